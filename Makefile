@@ -1,0 +1,58 @@
+# tern — CPU build (C11). `make` builds ./tern; `make run` fetches the default model and generates;
+# `make test` installs what the tests need and runs them. No CUDA anywhere in this build.
+CC      ?= cc
+# -ffp-contract=off: no silent FMA contraction, so the scalar and SIMD paths keep one rounding order.
+# No -march: the binary runs on any x86-64; AVX2/FMA kernels are chosen at run time (src/quant.c).
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -Wall -Wextra -Wno-unused-parameter -ffp-contract=off -D_GNU_SOURCE -Iinclude -Isrc
+LDLIBS  += -lpcre2-8 -lpthread -lm
+SAN     ?=
+BUILD   ?= build
+
+SRCS    := $(wildcard src/*.c)
+OBJS    := $(patsubst src/%.c,$(BUILD)/%.o,$(SRCS))
+TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
+
+MODEL   ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
+PROMPT  ?= Once upon a time
+
+.PHONY: all deps test-deps model run test clean asan
+all: tern $(TESTS)
+
+$(BUILD)/%.o: src/%.c $(wildcard src/*.h include/*.h) | $(BUILD)
+	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+
+$(BUILD)/libtern.a: $(OBJS)
+	ar rcs $@ $^
+
+tern: cli/tern.c $(BUILD)/libtern.a
+	$(CC) $(CFLAGS) $(SAN) $< -o $@ $(BUILD)/libtern.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/tests
+	$(CC) $(CFLAGS) $(SAN) $< -o $@ $(BUILD)/libtern.a $(LDLIBS)
+
+$(BUILD) $(BUILD)/tests:
+	mkdir -p $@
+
+deps:
+	@scripts/deps.sh build
+
+test-deps:
+	@scripts/deps.sh test
+
+model: $(MODEL)
+models/SmolLM2-135M-Instruct.Q4_1.gguf:
+	@scripts/fetch_model.sh
+
+run: deps
+	$(MAKE) tern
+	$(MAKE) model
+	./tern run -m $(MODEL) -p "$(PROMPT)" -n 64 --temp 0
+
+test: test-deps
+	$(MAKE) all
+	$(MAKE) model
+	tests/run.sh
+
+clean:
+	rm -rf $(BUILD) tern

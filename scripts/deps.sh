@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install what tern needs on Debian: `deps.sh build` (compiler, make, PCRE2) or `deps.sh test`
+# (build + python3 with numpy and gguf for the reference scripts). Installs only what is missing.
+set -euo pipefail
+want=${1:-build}
+need_apt=()
+command -v cc >/dev/null || need_apt+=(gcc)
+command -v make >/dev/null || need_apt+=(make)
+[ -f /usr/include/pcre2.h ] || need_apt+=(libpcre2-dev)
+command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
+command -v unzip >/dev/null || need_apt+=(unzip)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "deps: apt-get install ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+if [ "$want" = test ]; then
+  if ! python3 -c 'import numpy, gguf' 2>/dev/null; then
+    echo "deps: pip install numpy gguf==0.19.0"
+    python3 -m pip install -q numpy gguf==0.19.0 2>/dev/null \
+      || python3 -m pip install -q --break-system-packages numpy gguf==0.19.0
+  fi
+fi

@@ -1,0 +1,57 @@
+/* tokenizer.h: tokenizers built from GGUF metadata (tokenizer.ggml.*), matching llama.cpp's ids.
+ *
+ *  - "gpt2": byte-level BPE (GPT-2 byte-to-unicode map, merges by rank) with the pre-tokenizer regex
+ *    of the tokenizer.ggml.pre family (PCRE2 for the Unicode classes);
+ *  - "llama": SentencePiece-style BPE over scores with byte fallback (<0xXX> tokens), space -> U+2581.
+ * Special/control tokens (token_type CONTROL/USER_DEFINED) are matched in the text when parse_special.
+ */
+#ifndef TERN_TOKENIZER_H
+#define TERN_TOKENIZER_H
+#include <stddef.h>
+#include <stdint.h>
+#include "gguf.h"
+
+typedef struct tern_vocab tern_vocab;
+
+/* Build the vocabulary from the tokenizer.ggml.* metadata of f (the file may be closed afterwards:
+ * everything is copied). NULL on error (unknown tokenizer model or pre-tokenizer, missing arrays). */
+tern_vocab *tern_vocab_load(const gguf_file *f);
+void tern_vocab_free(tern_vocab *v);
+
+int32_t tern_vocab_n_tokens(const tern_vocab *v);
+int32_t tern_vocab_bos(const tern_vocab *v);  /* -1 if none */
+int32_t tern_vocab_eos(const tern_vocab *v);  /* -1 if none */
+/* tokenizer.ggml.add_bos_token (defaults as llama.cpp: true for "llama", false for "gpt2"). */
+int tern_vocab_add_bos(const tern_vocab *v);
+/* 1 if id ends generation: EOS, EOT, EOM and the end tokens llama.cpp recognises by text
+ * (<|im_end|>, <|eot_id|>, <end_of_turn>, <|endoftext|> ...). */
+int tern_vocab_is_eog(const tern_vocab *v, int32_t id);
+/* 1 if id is a control token (hidden when detokenizing for display). */
+int tern_vocab_is_control(const tern_vocab *v, int32_t id);
+/* Token id of an exact token text, or -1. */
+int32_t tern_vocab_find(const tern_vocab *v, const char *text);
+
+/* Tokenize len bytes of UTF-8 text. add_bos: prepend BOS (if the vocab has one). parse_special: match
+ * control/user-defined token texts in the input as single tokens (llama.cpp's `special`).
+ * Writes up to max ids; returns the number of ids (which may exceed max: then call again with a larger
+ * buffer), or -1 on error. */
+int tern_tokenize(const tern_vocab *v, const char *text, size_t len, int add_bos, int parse_special,
+                  int32_t *out, int max);
+
+/* The bytes of token id (byte-level BPE decoded, U+2581 -> space, <0xXX> -> byte). Control tokens give
+ * "" unless show_special. Returns the number of bytes (may exceed buflen: then truncated), -1 if id is
+ * out of range. */
+int tern_token_to_piece(const tern_vocab *v, int32_t id, char *buf, int buflen, int show_special);
+
+/* Detokenize a sequence (concatenated pieces; control tokens hidden unless show_special). Returns the
+ * byte count (may exceed buflen: then truncated). */
+int tern_detokenize(const tern_vocab *v, const int32_t *ids, int n, char *buf, int buflen, int show_special);
+
+/* Streaming UTF-8 guard: feed pieces, get back only complete UTF-8 sequences so a character split
+ * across tokens is never printed half. */
+typedef struct { char pending[8]; int n_pending; } tern_utf8_stream;
+/* Append in[0..n) to the stream; writes complete sequences to out (capacity >= n + 8) and returns
+ * their byte count; an incomplete trailing sequence stays pending. Invalid bytes pass through. */
+int tern_utf8_stream_push(tern_utf8_stream *s, const char *in, int n, char *out);
+
+#endif
