@@ -65,6 +65,12 @@ void tern_quantize_activation(enum tern_type vt, const float *x, void *y, int64_
  * tern_type_vec_dot_type(t). Returns the f32 result. Bit-identical on every SIMD path. */
 float tern_vec_dot(enum tern_type t, int64_t n, const void *w, const void *xq);
 
+/* Multi-column dot for prefill: out[c] = dot(W_row, x_c) for c in [0, ncols), x_c at
+ * (const char *)xq + c * xq_stride (each in tern_type_vec_dot_type(t)). Reuses the unpacked weight
+ * block across columns. Each out[c] is bit-identical to tern_vec_dot(t, n, w, x_c). */
+void tern_vec_dot_multi(enum tern_type t, int64_t n, const void *w, const void *xq, size_t xq_stride,
+                        int ncols, float *out);
+
 /* SIMD path selection: "avx2" (AVX2+FMA+F16C, if the CPU has it) or "scalar".
  * Default: best available; the env var TERN_SIMD=scalar forces the scalar path.
  * tern_simd_set returns 0 on success, -1 if the path is not available on this CPU. */
