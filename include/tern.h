@@ -1,0 +1,79 @@
+/* tern.h: the public C API of tern (CPU engine).
+ *
+ * Conventions: innermost dimension last in every shape written here, e.g. logits: (n_tokens, n_vocab)
+ * f32 means n_vocab contiguous floats per token. Functions that can fail return NULL or a negative
+ * value and leave a one-line message in tern_last_error(). Handles are opaque.
+ */
+#ifndef TERN_H
+#define TERN_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tern_model tern_model;
+typedef struct tern_context tern_context;
+
+/* Last error message of the calling thread ("" if none). */
+const char *tern_last_error(void);
+
+/* Load a GGUF model (mmapped, read-only). progress: print a loading progress line to stderr.
+ * Errors: missing/unreadable file, bad GGUF, unsupported architecture or tensor type, missing or
+ * mis-shaped tensors. */
+tern_model *tern_model_load(const char *path, int progress);
+void tern_model_free(tern_model *m);
+
+/* Hyperparameters. */
+int tern_model_n_vocab(const tern_model *m);
+int tern_model_n_ctx_train(const tern_model *m);
+int tern_model_n_embd(const tern_model *m);
+int tern_model_n_layer(const tern_model *m);
+/* Human-readable one-line description: arch, name, size, type counts. */
+const char *tern_model_desc(const tern_model *m);
+/* Number of parameters and bytes of tensor data. */
+uint64_t tern_model_n_params(const tern_model *m);
+uint64_t tern_model_size_bytes(const tern_model *m);
+/* tokenizer.chat_template or NULL. */
+const char *tern_model_chat_template(const tern_model *m);
+
+/* Tokenizer (see src/tokenizer.h for the algorithms). Returns the number of ids (may exceed max),
+ * or -1 on error. add_bos: prepend BOS when the vocab has one; special: parse control-token texts. */
+int tern_model_tokenize(const tern_model *m, const char *text, size_t len, int add_bos, int special,
+                        int32_t *out, int max);
+/* tokenizer.ggml.add_bos_token as the model says (llama.cpp default when absent). */
+int tern_model_add_bos(const tern_model *m);
+/* Bytes of a token for display (control tokens -> "" unless show_special). Returns byte count. */
+int tern_model_token_to_piece(const tern_model *m, int32_t id, char *buf, int buflen, int show_special);
+/* 1 if the token ends generation (EOS/EOT/<|im_end|>...). */
+int tern_model_is_eog(const tern_model *m, int32_t id);
+
+/* A context: KV cache of n_ctx positions (f32) and scratch buffers; n_threads workers for matmuls
+ * (<= 0: number of cores). n_ctx <= 0 means min(n_ctx_train, 4096). */
+tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads);
+void tern_context_free(tern_context *c);
+int tern_context_n_ctx(const tern_context *c);
+/* Tokens already in the KV cache. */
+int tern_context_n_past(const tern_context *c);
+/* Forget KV entries at positions >= n_past (n_past <= current). Returns 0, or -1 if out of range. */
+int tern_context_truncate(tern_context *c, int n_past);
+
+/* Run tokens[0..n) at positions n_past..n_past+n-1 (prefill when n > 1, decode when n == 1),
+ * append them to the KV cache, and write logits:
+ *   all_logits == 0: logits of the last token, (n_vocab) f32;
+ *   all_logits != 0: logits of every token, (n, n_vocab) f32.
+ * logits may be NULL. Returns 0, or -1 if n_past + n > n_ctx or a token id is out of range. */
+int tern_eval(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits);
+
+/* Per-op timing/counter info of the last calls (ms spent in matmuls, attention, other). */
+typedef struct {
+    double t_prefill_s, t_decode_s;
+    int64_t n_prefill_tokens, n_decode_tokens;
+} tern_perf;
+tern_perf tern_context_perf(const tern_context *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
