@@ -1,0 +1,276 @@
+/* arch.c: architecture knowledge: which GGUF metadata keys and tensor names make a model, and their
+ * shapes. Supported: `llama` (Llama 1/2/3, Mistral, SmolLM, ... as llama.cpp names them in GGUF).
+ * Tensor names and keys: GGUF spec "Standardized key-value pairs" and llama.cpp's LLM_TENSOR_NAMES.
+ * Note: llama-arch GGUFs store the Q/K rows permuted relative to HF checkpoints so that RoPE rotates
+ * adjacent pairs (convert_hf_to_gguf.py permute); forward.c's RoPE assumes that layout. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "tern.h"
+#include "util.h"
+
+static int get_int(const gguf_file *f, const char *arch, const char *key, int *out, int required) {
+    char k[128];
+    snprintf(k, sizeof k, "%s.%s", arch, key);
+    const gguf_value *v = gguf_get(f, k);
+    if (v && v->type == GGUF_VT_ARRAY) {
+        tern_set_error("metadata %s is a per-layer array; tern supports one value for all layers", k);
+        return -1;
+    }
+    uint64_t u;
+    if (gguf_get_u64(f, k, &u) != 0) {
+        if (!required) return 1;
+        tern_set_error("missing or non-integer metadata %s", k);
+        return -1;
+    }
+    if (u == 0 || u > (1u << 30)) {
+        tern_set_error("metadata %s = %llu is out of range", k, (unsigned long long)u);
+        return -1;
+    }
+    *out = (int)u;
+    return 0;
+}
+
+static int get_f64(const gguf_file *f, const char *arch, const char *key, double *out) {
+    char k[128];
+    snprintf(k, sizeof k, "%s.%s", arch, key);
+    return gguf_get_f64(f, k, out) == 0 ? 0 : 1;
+}
+
+/* Bind a 2-D weight: GGUF ne = (n_in, n_out). Returns 0, 1 if absent and optional, -1 on error. */
+static int bind_weight(tern_model *m, const char *name, int64_t n_in, int64_t n_out, tern_weight *w, int required) {
+    const gguf_tensor *t = gguf_find_tensor(m->gguf, name);
+    if (!t) {
+        if (!required) return 1;
+        tern_set_error("model is missing tensor '%s'", name);
+        return -1;
+    }
+    if (t->n_dims > 2 || t->ne[0] != n_in || t->ne[1] != n_out) {
+        tern_set_error("tensor '%s' has shape [%lld, %lld], expected [%lld, %lld]", name, (long long)t->ne[0],
+                       (long long)t->ne[1], (long long)n_in, (long long)n_out);
+        return -1;
+    }
+    if (t->type == TERN_TYPE_Q8_1 || t->type == TERN_TYPE_Q8_K) {
+        tern_set_error("tensor '%s' has type %s, which is an activation format, not a weight format", name,
+                       tern_type_name(t->type));
+        return -1;
+    }
+    w->data = t->data;
+    w->type = (enum tern_type)t->type;
+    w->n_in = n_in;
+    w->n_out = n_out;
+    w->row_bytes = tern_type_row_size(w->type, n_in);
+    return 0;
+}
+
+/* Bind a 1-D vector of n floats (any supported type, dequantized into a new array). */
+static int bind_vec(tern_model *m, const char *name, int64_t n, float **out, int required) {
+    const gguf_tensor *t = gguf_find_tensor(m->gguf, name);
+    *out = NULL;
+    if (!t) {
+        if (!required) return 1;
+        tern_set_error("model is missing tensor '%s'", name);
+        return -1;
+    }
+    if (gguf_tensor_nelements(t) != n || t->ne[0] != n) {
+        tern_set_error("tensor '%s' has %lld elements, expected %lld", name, (long long)gguf_tensor_nelements(t),
+                       (long long)n);
+        return -1;
+    }
+    if (t->type == TERN_TYPE_Q8_1 || t->type == TERN_TYPE_Q8_K) {
+        tern_set_error("tensor '%s' has activation type %s", name, tern_type_name(t->type));
+        return -1;
+    }
+    *out = tern_xmalloc(sizeof(float) * (size_t)n);
+    tern_dequantize_row((enum tern_type)t->type, t->data, *out, n);
+    return 0;
+}
+
+/* Fault the mapped tensor data in (so the first token is not timed on page faults), printing progress. */
+static void prefault(tern_model *m, int progress) {
+    const gguf_file *f = m->gguf;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const uint8_t *p = f->base + f->data_offset;
+    size_t n = f->size - f->data_offset;
+    madvise((void *)((uintptr_t)f->base & ~(uintptr_t)(page - 1)), f->size, MADV_WILLNEED);
+    volatile uint8_t sink = 0;
+    int tty = progress && isatty(2), last = -1;
+    const size_t step = (size_t)64 << 20;
+    for (size_t off = 0; off < n; off += step) {
+        size_t end = off + step < n ? off + step : n;
+        for (size_t i = off; i < end; i += page) sink += p[i];
+        int pct = (int)(100.0 * (double)end / (double)n);
+        if (tty && pct != last) {
+            fprintf(stderr, "\rloading %s: %3d%%", m->desc, pct);
+            last = pct;
+        }
+    }
+    (void)sink;
+    if (tty) fprintf(stderr, "\r\033[K");
+}
+
+void tern_model_free(tern_model *m) {
+    if (!m) return;
+    if (m->layers) {
+        for (int i = 0; i < m->n_layer; i++) {
+            tern_layer *l = &m->layers[i];
+            free(l->attn_norm); free(l->ffn_norm);
+            free(l->bq); free(l->bk); free(l->bv); free(l->bo);
+        }
+        free(m->layers);
+    }
+    free(m->output_norm);
+    free(m->rope_factors);
+    free(m->chat_template);
+    tern_vocab_free(m->vocab);
+    gguf_close(m->gguf);
+    free(m);
+}
+
+static tern_model *load_fail(tern_model *m) {
+    tern_model_free(m);
+    return NULL;
+}
+
+tern_model *tern_model_load(const char *path, int progress) {
+    tern_model *m = tern_xcalloc(1, sizeof *m);
+    m->gguf = gguf_open(path);
+    if (!m->gguf) return load_fail(m);
+    const gguf_file *f = m->gguf;
+
+    const char *arch = gguf_get_cstr(f, "general.architecture");
+    if (!arch) { tern_set_error("'%s': missing general.architecture", path); return load_fail(m); }
+    if (strcmp(arch, "llama") != 0) {
+        tern_set_error("unsupported architecture '%s' (tern supports: llama)", arch);
+        return load_fail(m);
+    }
+    snprintf(m->arch, sizeof m->arch, "%s", arch);
+
+    if (get_int(f, arch, "embedding_length", &m->n_embd, 1) || get_int(f, arch, "block_count", &m->n_layer, 1) ||
+        get_int(f, arch, "feed_forward_length", &m->n_ff, 1) || get_int(f, arch, "attention.head_count", &m->n_head, 1))
+        return load_fail(m);
+    m->n_head_kv = m->n_head;
+    m->n_ctx_train = 2048;
+    if (get_int(f, arch, "attention.head_count_kv", &m->n_head_kv, 0) < 0 ||
+        get_int(f, arch, "context_length", &m->n_ctx_train, 0) < 0)
+        return load_fail(m);
+    m->head_dim = m->n_embd / m->n_head;
+    int vdim = m->head_dim;
+    if (get_int(f, arch, "attention.key_length", &m->head_dim, 0) < 0 ||
+        get_int(f, arch, "attention.value_length", &vdim, 0) < 0)
+        return load_fail(m);
+    if (vdim != m->head_dim) {
+        tern_set_error("attention key_length %d != value_length %d is not supported", m->head_dim, vdim);
+        return load_fail(m);
+    }
+    m->n_rot = m->head_dim;
+    if (get_int(f, arch, "rope.dimension_count", &m->n_rot, 0) < 0) return load_fail(m);
+    if (m->n_head % m->n_head_kv != 0 || m->n_rot > m->head_dim || m->n_rot % 2) {
+        tern_set_error("inconsistent attention shape: %d heads, %d KV heads, head_dim %d, rope dims %d", m->n_head,
+                       m->n_head_kv, m->head_dim, m->n_rot);
+        return load_fail(m);
+    }
+    double eps = 1e-5;
+    get_f64(f, arch, "attention.layer_norm_rms_epsilon", &eps);
+    m->rms_eps = (float)eps;
+    m->rope_base = 10000.0;
+    get_f64(f, arch, "rope.freq_base", &m->rope_base);
+    m->rope_scale = 1.0;
+    char k[128];
+    snprintf(k, sizeof k, "%s.rope.scaling.type", arch);
+    const char *st = gguf_get_cstr(f, k);
+    double factor = 0.0;
+    if (get_f64(f, arch, "rope.scaling.factor", &factor) != 0) get_f64(f, arch, "rope.scale_linear", &factor);
+    if (st && strcmp(st, "none") != 0 && strcmp(st, "linear") != 0) {
+        tern_set_error("unsupported RoPE scaling type '%s' (tern supports none and linear)", st);
+        return load_fail(m);
+    }
+    if ((!st || strcmp(st, "linear") == 0) && factor > 0.0) m->rope_scale = factor;
+    if (gguf_find_tensor(f, "blk.0.ffn_gate_exps.weight")) {
+        tern_set_error("mixture-of-experts llama models are not supported yet");
+        return load_fail(m);
+    }
+
+    /* tokenizer */
+    const char *tok_model = gguf_get_cstr(f, "tokenizer.ggml.model");
+    if (tok_model && strcmp(tok_model, "no_vocab") != 0 && strcmp(tok_model, "none") != 0) {
+        m->vocab = tern_vocab_load(f);
+        if (!m->vocab) return load_fail(m);
+    }
+    const char *tmpl = gguf_get_cstr(f, "tokenizer.chat_template");
+    if (tmpl) m->chat_template = strdup(tmpl);
+
+    /* weights */
+    const gguf_tensor *te = gguf_find_tensor(f, "token_embd.weight");
+    if (!te) { tern_set_error("model is missing tensor 'token_embd.weight'"); return load_fail(m); }
+    m->n_vocab = (int)te->ne[1];
+    const int E = m->n_embd, Hq = m->n_head * m->head_dim, Hkv = m->n_head_kv * m->head_dim;
+    if (bind_weight(m, "token_embd.weight", E, m->n_vocab, &m->tok_embd, 1)) return load_fail(m);
+    int r = bind_weight(m, "output.weight", E, m->n_vocab, &m->output, 0);
+    if (r < 0) return load_fail(m);
+    if (r == 1) m->output = m->tok_embd; /* tied embeddings */
+    if (bind_vec(m, "output_norm.weight", E, &m->output_norm, 1) < 0) return load_fail(m);
+    if (bind_vec(m, "rope_freqs.weight", m->n_rot / 2, &m->rope_factors, 0) < 0) return load_fail(m);
+    if (m->vocab && tern_vocab_n_tokens(m->vocab) > m->n_vocab) {
+        tern_set_error("tokenizer has %d tokens but token_embd has %d rows", tern_vocab_n_tokens(m->vocab),
+                       m->n_vocab);
+        return load_fail(m);
+    }
+
+    m->layers = tern_xcalloc((size_t)m->n_layer, sizeof(tern_layer));
+    for (int i = 0; i < m->n_layer; i++) {
+        tern_layer *l = &m->layers[i];
+        char n[96];
+#define NAME(s) (snprintf(n, sizeof n, "blk.%d." s, i), n)
+        if (bind_vec(m, NAME("attn_norm.weight"), E, &l->attn_norm, 1) < 0 ||
+            bind_weight(m, NAME("attn_q.weight"), E, Hq, &l->wq, 1) < 0 ||
+            bind_weight(m, NAME("attn_k.weight"), E, Hkv, &l->wk, 1) < 0 ||
+            bind_weight(m, NAME("attn_v.weight"), E, Hkv, &l->wv, 1) < 0 ||
+            bind_weight(m, NAME("attn_output.weight"), Hq, E, &l->wo, 1) < 0 ||
+            bind_vec(m, NAME("attn_q.bias"), Hq, &l->bq, 0) < 0 || bind_vec(m, NAME("attn_k.bias"), Hkv, &l->bk, 0) < 0 ||
+            bind_vec(m, NAME("attn_v.bias"), Hkv, &l->bv, 0) < 0 || bind_vec(m, NAME("attn_output.bias"), E, &l->bo, 0) < 0 ||
+            bind_vec(m, NAME("ffn_norm.weight"), E, &l->ffn_norm, 1) < 0 ||
+            bind_weight(m, NAME("ffn_gate.weight"), E, m->n_ff, &l->w_gate, 1) < 0 ||
+            bind_weight(m, NAME("ffn_up.weight"), E, m->n_ff, &l->w_up, 1) < 0 ||
+            bind_weight(m, NAME("ffn_down.weight"), m->n_ff, E, &l->w_down, 1) < 0)
+            return load_fail(m);
+#undef NAME
+    }
+    for (uint64_t i = 0; i < f->n_tensors; i++) {
+        m->n_params += (uint64_t)gguf_tensor_nelements(&f->tensors[i]);
+        m->n_bytes += f->tensors[i].nbytes;
+    }
+    const char *name = gguf_get_cstr(f, "general.name");
+    snprintf(m->desc, sizeof m->desc, "%s (%s, %.0fM params, %.1f MiB)", name ? name : path, arch,
+             (double)m->n_params / 1e6, (double)m->n_bytes / (1024.0 * 1024.0));
+    prefault(m, progress);
+    return m;
+}
+
+int tern_model_n_vocab(const tern_model *m) { return m->n_vocab; }
+int tern_model_n_ctx_train(const tern_model *m) { return m->n_ctx_train; }
+int tern_model_n_embd(const tern_model *m) { return m->n_embd; }
+int tern_model_n_layer(const tern_model *m) { return m->n_layer; }
+const char *tern_model_desc(const tern_model *m) { return m->desc; }
+uint64_t tern_model_n_params(const tern_model *m) { return m->n_params; }
+uint64_t tern_model_size_bytes(const tern_model *m) { return m->n_bytes; }
+const char *tern_model_chat_template(const tern_model *m) { return m->chat_template; }
+
+int tern_model_tokenize(const tern_model *m, const char *text, size_t len, int add_bos, int special, int32_t *out,
+                        int max) {
+    if (!m->vocab) { tern_set_error("this model has no tokenizer (tokenizer.ggml.model = no_vocab)"); return -1; }
+    return tern_tokenize(m->vocab, text, len, add_bos, special, out, max);
+}
+
+int tern_model_add_bos(const tern_model *m) { return m->vocab ? tern_vocab_add_bos(m->vocab) : 0; }
+
+int tern_model_token_to_piece(const tern_model *m, int32_t id, char *buf, int buflen, int show_special) {
+    if (!m->vocab) return snprintf(buf, (size_t)buflen, "[%d]", id);
+    return tern_token_to_piece(m->vocab, id, buf, buflen, show_special);
+}
+
+int tern_model_is_eog(const tern_model *m, int32_t id) { return m->vocab ? tern_vocab_is_eog(m->vocab, id) : 0; }

@@ -1,0 +1,304 @@
+/* backend_cpu.c: CPU ops (matmul over quantized weights, RMSNorm, RoPE, attention, SwiGLU) and the
+ * thread pool. Kernels with SIMD variants live in quant.c (the dot products); everything here is
+ * plain C whose float reductions run in one fixed order (the build uses -ffp-contract=off and no
+ * -ffast-math, so the compiler cannot reorder them). */
+#include "backend_cpu.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* ---- thread pool ----------------------------------------------------------------------------
+ * Workers spin on a generation counter for a short while after each job (decode dispatches a few
+ * hundred jobs per token, ~10 µs apart: a condvar wake-up per job would cost more than the job), then
+ * sleep on a condvar so an idle pool (a chat waiting for input) burns no CPU. */
+
+#define POOL_SPIN_ITERS 200000
+
+struct tern_pool {
+    int n;
+    pthread_t *threads;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    _Atomic unsigned gen;   /* incremented per job */
+    _Atomic int n_done;     /* workers finished with the current job */
+    _Atomic int n_sleeping;
+    _Atomic int quit;
+    void (*fn)(void *, int, int);
+    void *arg;
+};
+
+typedef struct { tern_pool *p; int ith; } worker_arg;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void *worker_main(void *a_) {
+    worker_arg *a = a_;
+    tern_pool *p = a->p;
+    int ith = a->ith;
+    free(a);
+    unsigned seen = 0;
+    for (;;) {
+        unsigned g;
+        int spins = 0;
+        while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen && !atomic_load(&p->quit)) {
+            if (++spins < POOL_SPIN_ITERS) { cpu_relax(); continue; }
+            pthread_mutex_lock(&p->mu);
+            atomic_fetch_add(&p->n_sleeping, 1);
+            while (atomic_load_explicit(&p->gen, memory_order_acquire) == seen && !atomic_load(&p->quit))
+                pthread_cond_wait(&p->cv, &p->mu);
+            atomic_fetch_sub(&p->n_sleeping, 1);
+            pthread_mutex_unlock(&p->mu);
+            spins = 0;
+        }
+        if (atomic_load(&p->quit)) return NULL;
+        seen = g;
+        p->fn(p->arg, ith, p->n);
+        atomic_fetch_add_explicit(&p->n_done, 1, memory_order_release);
+    }
+}
+
+int tern_n_cores(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+tern_pool *tern_pool_new(int n_threads) {
+    if (n_threads < 1) n_threads = 1;
+    tern_pool *p = tern_xcalloc(1, sizeof *p);
+    p->n = n_threads;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->threads = tern_xcalloc((size_t)n_threads, sizeof(pthread_t));
+    for (int i = 1; i < n_threads; i++) {
+        worker_arg *a = tern_xmalloc(sizeof *a);
+        a->p = p;
+        a->ith = i;
+        if (pthread_create(&p->threads[i], NULL, worker_main, a) != 0) {
+            free(a);
+            p->n = i; /* run with the threads we have */
+            break;
+        }
+    }
+    return p;
+}
+
+void tern_pool_free(tern_pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->quit, 1);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 1; i < p->n; i++) pthread_join(p->threads[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->threads);
+    free(p);
+}
+
+int tern_pool_size(const tern_pool *p) { return p->n; }
+
+void tern_pool_run(tern_pool *p, void (*fn)(void *, int, int), void *arg) {
+    if (p->n == 1) { fn(arg, 0, 1); return; }
+    p->fn = fn;
+    p->arg = arg;
+    atomic_store_explicit(&p->n_done, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
+    if (atomic_load(&p->n_sleeping) > 0) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    fn(arg, 0, p->n);
+    while (atomic_load_explicit(&p->n_done, memory_order_acquire) < p->n - 1) cpu_relax();
+}
+
+/* ---- matmul --------------------------------------------------------------------------------- */
+
+static size_t act_row_bytes(enum tern_type t, int64_t n_in) {
+    enum tern_type vt = tern_type_vec_dot_type(t);
+    return tern_type_row_size(vt, n_in);
+}
+
+size_t cpu_matmul_scratch(enum tern_type t, int64_t n_in, int n) { return act_row_bytes(t, n_in) * (size_t)n; }
+
+#define MM_ROW_CHUNK 16 /* rows of W per work item: small enough to balance 2..16 threads */
+#define MM_COLS 8       /* activation columns per tern_vec_dot_multi call */
+
+typedef struct {
+    const tern_weight *w;
+    const float *x;
+    int n;
+    float *y;
+    uint8_t *xq;
+    size_t xq_row;
+    _Atomic int64_t next;  /* next row chunk to take */
+} mm_job;
+
+static void mm_quantize(void *a_, int ith, int nth) {
+    mm_job *a = a_;
+    enum tern_type vt = tern_type_vec_dot_type(a->w->type);
+    for (int i = ith; i < a->n; i += nth)
+        tern_quantize_activation(vt, a->x + (size_t)i * a->w->n_in, a->xq + (size_t)i * a->xq_row, a->w->n_in);
+}
+
+static void mm_rows(void *a_, int ith, int nth) {
+    mm_job *a = a_;
+    const tern_weight *w = a->w;
+    const int64_t n_out = w->n_out;
+    float tmp[MM_COLS];
+    for (;;) {
+        int64_t r0 = atomic_fetch_add(&a->next, MM_ROW_CHUNK);
+        if (r0 >= n_out) break;
+        int64_t r1 = r0 + MM_ROW_CHUNK < n_out ? r0 + MM_ROW_CHUNK : n_out;
+        for (int c0 = 0; c0 < a->n; c0 += MM_COLS) {
+            int nc = a->n - c0 < MM_COLS ? a->n - c0 : MM_COLS;
+            const uint8_t *xq = a->xq + (size_t)c0 * a->xq_row;
+            for (int64_t r = r0; r < r1; r++) {
+                const void *wr = (const uint8_t *)w->data + (size_t)r * w->row_bytes;
+                if (nc == 1) {
+                    a->y[(size_t)c0 * n_out + r] = tern_vec_dot(w->type, w->n_in, wr, xq);
+                } else {
+                    tern_vec_dot_multi(w->type, w->n_in, wr, xq, a->xq_row, nc, tmp);
+                    for (int c = 0; c < nc; c++) a->y[(size_t)(c0 + c) * n_out + r] = tmp[c];
+                }
+            }
+        }
+    }
+    (void)ith;
+    (void)nth;
+}
+
+void cpu_matmul(tern_pool *p, const tern_weight *w, const float *x, int n, float *y, void *scratch) {
+    mm_job a = {.w = w, .x = x, .n = n, .y = y, .xq = scratch, .xq_row = act_row_bytes(w->type, w->n_in)};
+    atomic_init(&a.next, 0);
+    if (n == 1) mm_quantize(&a, 0, 1);
+    else tern_pool_run(p, mm_quantize, &a);
+    tern_pool_run(p, mm_rows, &a);
+}
+
+void cpu_get_rows(const tern_weight *w, const int32_t *ids, int n, float *out) {
+    for (int i = 0; i < n; i++)
+        tern_dequantize_row(w->type, (const uint8_t *)w->data + (size_t)ids[i] * w->row_bytes,
+                            out + (size_t)i * w->n_in, w->n_in);
+}
+
+/* ---- elementwise ---------------------------------------------------------------------------- */
+
+void cpu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, float *y) {
+    for (int t = 0; t < n; t++) {
+        const float *xr = x + (size_t)t * dim;
+        float *yr = y + (size_t)t * dim;
+        double ss = 0.0; /* double: one pass, exact enough, and order-fixed */
+        for (int i = 0; i < dim; i++) ss += (double)xr[i] * xr[i];
+        float s = (float)(1.0 / sqrt(ss / dim + eps));
+        for (int i = 0; i < dim; i++) yr[i] = xr[i] * s * g[i];
+    }
+}
+
+void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const float *factors) {
+    for (int i = 0; i < n_rot / 2; i++) {
+        double f = pow(base, -2.0 * i / n_rot) / scale;
+        if (factors) f /= factors[i];
+        freq[i] = (float)f;
+    }
+}
+
+void cpu_rope(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq) {
+    for (int t = 0; t < n; t++) {
+        for (int i = 0; i < n_rot / 2; i++) {
+            double th = (double)pos[t] * freq[i];
+            float c = (float)cos(th), s = (float)sin(th);
+            for (int h = 0; h < n_heads; h++) {
+                float *v = x + ((size_t)t * n_heads + h) * head_dim + 2 * i;
+                float a = v[0], b = v[1];
+                v[0] = a * c - b * s;
+                v[1] = a * s + b * c;
+            }
+        }
+    }
+}
+
+void cpu_swiglu(float *g, const float *u, int64_t n) {
+    for (int64_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+void cpu_add(float *y, const float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+/* ---- attention ------------------------------------------------------------------------------ */
+
+typedef struct {
+    const float *q, *kc, *vc;
+    int n, pos0, n_head, n_head_kv, hd;
+    float scale;
+    float *out, *scratch;
+} attn_job;
+
+/* Dot of two f32 vectors with 4 partial sums in a fixed order. */
+static inline float dot_f32(const float *a, const float *b, int n) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+static void attn_rows(void *a_, int ith, int nth) {
+    attn_job *a = a_;
+    const int hd = a->hd, group = a->n_head / a->n_head_kv;
+    const size_t kv_stride = (size_t)a->n_head_kv * hd;
+    const int n_kv_max = a->pos0 + a->n;
+    for (int job = ith; job < a->n * a->n_head; job += nth) {
+        int t = job / a->n_head, h = job % a->n_head, hk = h / group;
+        int n_kv = a->pos0 + t + 1;
+        const float *q = a->q + ((size_t)t * a->n_head + h) * hd;
+        float *sc = a->scratch + (size_t)ith * n_kv_max;
+        float mx = -INFINITY;
+        for (int j = 0; j < n_kv; j++) {
+            sc[j] = dot_f32(q, a->kc + j * kv_stride + (size_t)hk * hd, hd) * a->scale;
+            if (sc[j] > mx) mx = sc[j];
+        }
+        float sum = 0.0f;
+        for (int j = 0; j < n_kv; j++) {
+            sc[j] = expf(sc[j] - mx);
+            sum += sc[j];
+        }
+        float *o = a->out + ((size_t)t * a->n_head + h) * hd;
+        memset(o, 0, sizeof(float) * hd);
+        for (int j = 0; j < n_kv; j++) {
+            const float *v = a->vc + j * kv_stride + (size_t)hk * hd;
+            float pj = sc[j];
+            for (int d = 0; d < hd; d++) o[d] += pj * v[d];
+        }
+        float inv = 1.0f / sum;
+        for (int d = 0; d < hd; d++) o[d] *= inv;
+    }
+}
+
+void cpu_attention(tern_pool *p, const float *q, const float *kc, const float *vc, int n, int pos0, int n_head,
+                   int n_head_kv, int hd, float scale, float *out, float *scratch) {
+    attn_job a = {q, kc, vc, n, pos0, n_head, n_head_kv, hd, scale, out, scratch};
+    tern_pool_run(p, attn_rows, &a);
+}

@@ -1,0 +1,73 @@
+/* backend_cpu.h: the CPU ops the forward pass is made of, and the thread pool they run on.
+ *
+ * Shapes: innermost dimension last, row-major. A weight W of GGUF shape ne = (n_in, n_out) is
+ * (n_out, n_in) here: n_out rows of n_in elements in its stored block type.
+ * Determinism: every output element is computed by exactly one thread with a fixed reduction order,
+ * so results are bit-identical for any thread count (and any SIMD path, see quant.h).
+ */
+#ifndef TERN_BACKEND_CPU_H
+#define TERN_BACKEND_CPU_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quant.h"
+
+/* ---- thread pool ---------------------------------------------------------------------------- */
+
+typedef struct tern_pool tern_pool;
+/* n_threads >= 1 workers including the caller (n_threads - 1 pthreads are started). NULL on error. */
+tern_pool *tern_pool_new(int n_threads);
+void tern_pool_free(tern_pool *p);
+int tern_pool_size(const tern_pool *p);
+/* Run fn(arg, ith, nth) for ith in [0, nth) on the pool (the caller runs ith = 0) and wait for all. */
+void tern_pool_run(tern_pool *p, void (*fn)(void *arg, int ith, int nth), void *arg);
+/* Number of cores available to this process. */
+int tern_n_cores(void);
+
+/* ---- weights -------------------------------------------------------------------------------- */
+
+/* A 2-D weight in its stored format: (n_out, n_in) in `type`, rows of row_bytes bytes. */
+typedef struct {
+    const void *data;
+    enum tern_type type;
+    int64_t n_in, n_out;
+    size_t row_bytes;
+} tern_weight;
+
+/* ---- ops ------------------------------------------------------------------------------------ */
+
+/* Bytes of scratch cpu_matmul needs to quantize n activation rows of n_in for weight type t. */
+size_t cpu_matmul_scratch(enum tern_type t, int64_t n_in, int n);
+
+/* y = x · Wᵀ: x (n, n_in) f32, y (n, n_out) f32. scratch: cpu_matmul_scratch bytes (activations are
+ * quantized into W's vec-dot format once, then rows of W are split across the pool). */
+void cpu_matmul(tern_pool *p, const tern_weight *w, const float *x, int n, float *y, void *scratch);
+
+/* Embedding lookup: out (n, n_in) f32 = dequantized rows ids[0..n) of w. ids must be < n_out. */
+void cpu_get_rows(const tern_weight *w, const int32_t *ids, int n, float *out);
+
+/* RMSNorm (Zhang & Sennrich 2019): y = x / sqrt(mean(x²) + eps) * g. x, y (n, dim); g (dim). */
+void cpu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, float *y);
+
+/* RoPE (RoFormer eq. 34) on adjacent pairs (x[2i], x[2i+1]) as llama.cpp's LLAMA rope type:
+ * x (n, n_heads, head_dim) f32 in place, rotating the first n_rot dims of each head by
+ * angle pos[t] * freq[i], freq (n_rot/2) precomputed by cpu_rope_freqs. */
+void cpu_rope(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq);
+/* freq[i] = base^(-2i/n_rot) / scale / (factors ? factors[i] : 1), i < n_rot/2, computed in double.
+ * scale: linear RoPE scaling factor (1 = none); factors: llama3 rope_freqs.weight or NULL. */
+void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const float *factors);
+
+/* Causal GQA attention over a KV cache.
+ * q (n, n_head, hd); kc, vc (n_ctx, n_head_kv, hd) f32 with positions [0, pos0 + n) filled;
+ * token t at position pos0 + t attends to positions [0, pos0 + t]. out (n, n_head, hd).
+ * scale = 1/sqrt(hd). Query head h uses KV head h / (n_head / n_head_kv). scratch: pool size *
+ * (pos0 + n) floats. */
+void cpu_attention(tern_pool *p, const float *q, const float *kc, const float *vc, int n, int pos0, int n_head,
+                   int n_head_kv, int hd, float scale, float *out, float *scratch);
+
+/* SwiGLU (Shazeer 2020): g = silu(g) * u elementwise, n elements. */
+void cpu_swiglu(float *g, const float *u, int64_t n);
+/* y += x, n elements. */
+void cpu_add(float *y, const float *x, int64_t n);
+
+#endif

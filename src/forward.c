@@ -1,0 +1,187 @@
+/* forward.c: the llama forward pass as a sequence of backend ops, for a chunk of tokens (prefill) or
+ * one token (decode), over an f32 KV cache. Ops live in backend_cpu.c; no kernel code here.
+ *
+ * Per layer (Touvron et al. 2023, "LLaMA"):
+ *   h = x + Wo · attn(rope(Wq·rmsnorm(x)), rope(Wk·rmsnorm(x)), Wv·rmsnorm(x))
+ *   x = h + Wdown · (silu(Wgate·rmsnorm(h)) * Wup·rmsnorm(h))
+ * then logits = Wout · rmsnorm(x).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "tern.h"
+#include "util.h"
+
+#define TERN_MAX_CHUNK 256 /* tokens per prefill chunk: bounds the activation scratch */
+
+struct tern_context {
+    tern_model *m;
+    tern_pool *pool;
+    int n_ctx, n_past, chunk;
+    float *kc, *vc;          /* (n_layer, n_ctx, n_head_kv*head_dim) f32 */
+    /* scratch for one chunk of up to `chunk` tokens */
+    float *x, *xn;           /* (chunk, n_embd) */
+    float *q, *att;          /* (chunk, n_head*head_dim) */
+    float *k, *v;            /* (chunk, n_head_kv*head_dim) */
+    float *g, *u;            /* (chunk, n_ff) */
+    float *tmp;              /* (chunk, n_embd) */
+    float *att_scratch;      /* (n_threads, n_ctx) */
+    void *xq;                /* quantized activations, max over the weights */
+    float *rope_freq;        /* (n_rot/2) */
+    int32_t *pos;            /* (chunk) */
+    tern_perf perf;
+};
+
+static size_t max_scratch(const tern_model *m, int chunk) {
+    size_t s = 0;
+    const tern_layer *l = &m->layers[0];
+    for (int i = 0; i < m->n_layer; i++) {
+        l = &m->layers[i];
+        const tern_weight *ws[] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->w_gate, &l->w_up, &l->w_down};
+        for (size_t j = 0; j < sizeof ws / sizeof ws[0]; j++) {
+            size_t b = cpu_matmul_scratch(ws[j]->type, ws[j]->n_in, chunk);
+            if (b > s) s = b;
+        }
+    }
+    size_t b = cpu_matmul_scratch(m->output.type, m->output.n_in, chunk);
+    return b > s ? b : s;
+}
+
+tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads) {
+    if (n_ctx <= 0) n_ctx = m->n_ctx_train < 4096 ? m->n_ctx_train : 4096;
+    if (n_threads <= 0) n_threads = tern_n_cores();
+    const size_t kv_row = (size_t)m->n_head_kv * m->head_dim;
+    const size_t kv_bytes = 2 * sizeof(float) * (size_t)m->n_layer * (size_t)n_ctx * kv_row;
+    tern_context *c = calloc(1, sizeof *c);
+    if (!c) { tern_set_error("out of memory"); return NULL; }
+    c->m = m;
+    c->n_ctx = n_ctx;
+    c->chunk = n_ctx < TERN_MAX_CHUNK ? n_ctx : TERN_MAX_CHUNK;
+    c->kc = malloc(kv_bytes / 2);
+    c->vc = malloc(kv_bytes / 2);
+    if (!c->kc || !c->vc) {
+        tern_set_error("cannot allocate the KV cache: %d positions need %.1f MiB", n_ctx, kv_bytes / 1048576.0);
+        tern_context_free(c);
+        return NULL;
+    }
+    const int B = c->chunk, E = m->n_embd, Hq = m->n_head * m->head_dim, Hkv = (int)kv_row;
+    c->x = tern_xmalloc(sizeof(float) * B * E);
+    c->xn = tern_xmalloc(sizeof(float) * B * E);
+    c->tmp = tern_xmalloc(sizeof(float) * B * E);
+    c->q = tern_xmalloc(sizeof(float) * B * Hq);
+    c->att = tern_xmalloc(sizeof(float) * B * Hq);
+    c->k = tern_xmalloc(sizeof(float) * B * Hkv);
+    c->v = tern_xmalloc(sizeof(float) * B * Hkv);
+    c->g = tern_xmalloc(sizeof(float) * B * (size_t)m->n_ff);
+    c->u = tern_xmalloc(sizeof(float) * B * (size_t)m->n_ff);
+    c->xq = tern_xmalloc(max_scratch(m, B));
+    c->pos = tern_xmalloc(sizeof(int32_t) * B);
+    c->rope_freq = tern_xmalloc(sizeof(float) * (size_t)(m->n_rot / 2 + 1));
+    cpu_rope_freqs(c->rope_freq, m->n_rot, m->rope_base, m->rope_scale, m->rope_factors);
+    c->pool = tern_pool_new(n_threads);
+    c->att_scratch = tern_xmalloc(sizeof(float) * (size_t)tern_pool_size(c->pool) * (size_t)n_ctx);
+    return c;
+}
+
+void tern_context_free(tern_context *c) {
+    if (!c) return;
+    if (c->pool) tern_pool_free(c->pool);
+    free(c->kc); free(c->vc);
+    free(c->x); free(c->xn); free(c->tmp); free(c->q); free(c->att); free(c->k); free(c->v);
+    free(c->g); free(c->u); free(c->xq); free(c->pos); free(c->rope_freq); free(c->att_scratch);
+    free(c);
+}
+
+int tern_context_n_ctx(const tern_context *c) { return c->n_ctx; }
+int tern_context_n_past(const tern_context *c) { return c->n_past; }
+tern_perf tern_context_perf(const tern_context *c) { return c->perf; }
+
+int tern_context_truncate(tern_context *c, int n_past) {
+    if (n_past < 0 || n_past > c->n_past) {
+        tern_set_error("cannot truncate the KV cache to %d positions (it holds %d)", n_past, c->n_past);
+        return -1;
+    }
+    c->n_past = n_past;
+    return 0;
+}
+
+static void add_bias(float *y, const float *b, int n, int dim) {
+    if (!b) return;
+    for (int t = 0; t < n; t++) cpu_add(y + (size_t)t * dim, b, dim);
+}
+
+/* One chunk of n <= c->chunk tokens at positions n_past.. ; logits for the last row or all rows. */
+static void forward_chunk(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits) {
+    const tern_model *m = c->m;
+    const int E = m->n_embd, hd = m->head_dim, Hq = m->n_head * hd, Hkv = m->n_head_kv * hd;
+    const int pos0 = c->n_past;
+    tern_pool *p = c->pool;
+    for (int t = 0; t < n; t++) c->pos[t] = pos0 + t;
+
+    cpu_get_rows(&m->tok_embd, tokens, n, c->x);
+    for (int il = 0; il < m->n_layer; il++) {
+        const tern_layer *l = &m->layers[il];
+        float *kc = c->kc + (size_t)il * c->n_ctx * Hkv, *vc = c->vc + (size_t)il * c->n_ctx * Hkv;
+        cpu_rmsnorm(c->x, l->attn_norm, m->rms_eps, n, E, c->xn);
+        cpu_matmul(p, &l->wq, c->xn, n, c->q, c->xq);
+        cpu_matmul(p, &l->wk, c->xn, n, c->k, c->xq);
+        cpu_matmul(p, &l->wv, c->xn, n, c->v, c->xq);
+        add_bias(c->q, l->bq, n, Hq);
+        add_bias(c->k, l->bk, n, Hkv);
+        add_bias(c->v, l->bv, n, Hkv);
+        cpu_rope(c->q, n, m->n_head, hd, m->n_rot, c->pos, c->rope_freq);
+        cpu_rope(c->k, n, m->n_head_kv, hd, m->n_rot, c->pos, c->rope_freq);
+        memcpy(kc + (size_t)pos0 * Hkv, c->k, sizeof(float) * n * Hkv);
+        memcpy(vc + (size_t)pos0 * Hkv, c->v, sizeof(float) * n * Hkv);
+        cpu_attention(p, c->q, kc, vc, n, pos0, m->n_head, m->n_head_kv, hd, 1.0f / sqrtf((float)hd), c->att,
+                      c->att_scratch);
+        cpu_matmul(p, &l->wo, c->att, n, c->tmp, c->xq);
+        add_bias(c->tmp, l->bo, n, E);
+        cpu_add(c->x, c->tmp, (int64_t)n * E);
+
+        cpu_rmsnorm(c->x, l->ffn_norm, m->rms_eps, n, E, c->xn);
+        cpu_matmul(p, &l->w_gate, c->xn, n, c->g, c->xq);
+        cpu_matmul(p, &l->w_up, c->xn, n, c->u, c->xq);
+        cpu_swiglu(c->g, c->u, (int64_t)n * m->n_ff);
+        cpu_matmul(p, &l->w_down, c->g, n, c->tmp, c->xq);
+        cpu_add(c->x, c->tmp, (int64_t)n * E);
+    }
+    if (!logits) return;
+    if (all_logits) {
+        cpu_rmsnorm(c->x, m->output_norm, m->rms_eps, n, E, c->xn);
+        cpu_matmul(p, &m->output, c->xn, n, logits, c->xq);
+    } else {
+        cpu_rmsnorm(c->x + (size_t)(n - 1) * E, m->output_norm, m->rms_eps, 1, E, c->xn);
+        cpu_matmul(p, &m->output, c->xn, 1, logits, c->xq);
+    }
+}
+
+int tern_eval(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits) {
+    if (n <= 0) { tern_set_error("tern_eval: no tokens"); return -1; }
+    if (n > c->n_ctx - c->n_past) {
+        tern_set_error("context full: %d tokens in the cache + %d new exceed the context of %d", c->n_past, n, c->n_ctx);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= c->m->n_vocab) {
+            tern_set_error("token id %d is out of range [0, %d)", tokens[i], c->m->n_vocab);
+            return -1;
+        }
+    double t0 = tern_time_s();
+    for (int i = 0; i < n; i += c->chunk) {
+        int nb = n - i < c->chunk ? n - i : c->chunk;
+        int last = i + nb == n;
+        float *lg = NULL;
+        if (logits && all_logits) lg = logits + (size_t)i * c->m->n_vocab;
+        else if (logits && last) lg = logits;
+        forward_chunk(c, tokens + i, nb, lg, all_logits);
+        c->n_past += nb;
+    }
+    double dt = tern_time_s() - t0;
+    if (n > 1) { c->perf.t_prefill_s += dt; c->perf.n_prefill_tokens += n; }
+    else { c->perf.t_decode_s += dt; c->perf.n_decode_tokens += 1; }
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* model.h: the llama-family model as loaded from GGUF (internal to tern; the public API is tern.h).
+ * arch.c fills it (hyperparameters from {arch}.* metadata, tensors by GGUF name); forward.c runs it. */
+#ifndef TERN_MODEL_H
+#define TERN_MODEL_H
+#include <stdint.h>
+
+#include "backend_cpu.h"
+#include "gguf.h"
+#include "tokenizer.h"
+
+typedef struct {
+    float *attn_norm;                /* (n_embd) */
+    tern_weight wq, wk, wv, wo;      /* (n_head*hd, n_embd), (n_kv*hd, n_embd) x2, (n_embd, n_head*hd) */
+    float *bq, *bk, *bv, *bo;        /* optional biases, NULL when absent */
+    float *ffn_norm;                 /* (n_embd) */
+    tern_weight w_gate, w_up, w_down; /* (n_ff, n_embd) x2, (n_embd, n_ff) */
+} tern_layer;
+
+struct tern_model {
+    gguf_file *gguf;
+    tern_vocab *vocab; /* NULL for a model without a tokenizer (tokenizer.ggml.model "no_vocab") */
+    char arch[32];
+    char desc[256];
+    /* hyperparameters */
+    int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_rot;
+    float rms_eps;
+    double rope_base, rope_scale; /* rope_scale: linear scaling factor, 1 = none */
+    /* weights */
+    tern_weight tok_embd;   /* (n_vocab, n_embd) */
+    tern_weight output;     /* (n_vocab, n_embd); = tok_embd when tied */
+    float *output_norm;     /* (n_embd) */
+    float *rope_factors;    /* (n_rot/2) or NULL: rope_freqs.weight (Llama-3.1 style) */
+    tern_layer *layers;     /* (n_layer) */
+    uint64_t n_params, n_bytes;
+    char *chat_template;
+};
+
+#endif
