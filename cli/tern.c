@@ -1,0 +1,350 @@
+/* tern: the command-line front end.
+ *   tern run  -m MODEL -p PROMPT [-n N] [sampling] [-c CTX] [-t THREADS]
+ *   tern chat -m MODEL [--chat-template NAME] [sampling] [-c CTX] [-t THREADS]
+ * Errors print one line "tern: error: ..." and exit with status 2. */
+#include <errno.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chat.h"
+#include "quant.h"
+#include "sampler.h"
+#include "tern.h"
+#include "tokenizer.h"
+#include "util.h"
+
+#define DEFAULT_MODEL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tern: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+static void usage(FILE *o) {
+    fprintf(o,
+            "usage: tern <command> [options]\n"
+            "commands:\n"
+            "  run    generate a continuation of a prompt (streams to stdout, tok/s to stderr)\n"
+            "  chat   interactive multi-turn chat using the model's chat template\n"
+            "options:\n"
+            "  -m, --model PATH        GGUF model (default: $TERN_MODEL or " DEFAULT_MODEL ")\n"
+            "  -p, --prompt TEXT       prompt (run)\n"
+            "  -f, --file PATH         read the prompt from a file (run)\n"
+            "  -n, --n-predict N       tokens to generate (default 128; stops early at end-of-generation)\n"
+            "  -c, --ctx-size N        context size (default min(model context, 4096))\n"
+            "  -t, --threads N         threads (default: number of cores)\n"
+            "  --temp T                temperature (default 0.8; 0 = greedy)\n"
+            "  --top-k N               top-k (default 40; 0 = off)\n"
+            "  --top-p P               top-p (default 0.95; 1 = off)\n"
+            "  --min-p P               min-p (default 0.05; 0 = off)\n"
+            "  --repeat-penalty R      repeat penalty (default 1.0 = off)\n"
+            "  --repeat-last-n N       tokens the repeat penalty looks back (default 64)\n"
+            "  -s, --seed S            RNG seed (default 0)\n"
+            "  --special               print control tokens\n"
+            "  --no-special            do not parse control-token texts in the prompt (run)\n"
+            "  --chat-template NAME    chatml | llama3 | gemma | mistral (chat; default: detect)\n"
+            "  --system TEXT           system message (chat)\n");
+}
+
+typedef struct {
+    const char *model, *prompt, *file, *chat_template, *system;
+    int n_predict, n_ctx, n_threads, show_special, parse_special;
+    tern_sampler_params sp;
+} options;
+
+static long parse_long(const char *flag, const char *s, long lo, long hi) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi) die("%s expects an integer in [%ld, %ld], got '%s'", flag, lo, hi, s);
+    return v;
+}
+
+static float parse_float(const char *flag, const char *s) {
+    char *end;
+    errno = 0;
+    float v = strtof(s, &end);
+    if (errno || *end || end == s || v != v) die("%s expects a number, got '%s'", flag, s);
+    return v;
+}
+
+static void parse_args(int argc, char **argv, options *o) {
+    memset(o, 0, sizeof *o);
+    o->n_predict = 128;
+    o->parse_special = 1;
+    o->sp = tern_sampler_default_params();
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+#define ARG() (i + 1 < argc ? argv[++i] : (die("%s needs a value", a), (char *)NULL))
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = ARG();
+        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = ARG();
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) o->file = ARG();
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) o->n_predict = (int)parse_long(a, ARG(), 0, INT_MAX / 2);
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) o->n_ctx = (int)parse_long(a, ARG(), 0, 1 << 24);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o->n_threads = (int)parse_long(a, ARG(), 1, 1024);
+        else if (!strcmp(a, "--temp")) o->sp.temp = parse_float(a, ARG());
+        else if (!strcmp(a, "--top-k")) o->sp.top_k = (int)parse_long(a, ARG(), 0, INT_MAX);
+        else if (!strcmp(a, "--top-p")) o->sp.top_p = parse_float(a, ARG());
+        else if (!strcmp(a, "--min-p")) o->sp.min_p = parse_float(a, ARG());
+        else if (!strcmp(a, "--repeat-penalty")) o->sp.repeat_penalty = parse_float(a, ARG());
+        else if (!strcmp(a, "--repeat-last-n")) o->sp.repeat_last_n = (int)parse_long(a, ARG(), -1, INT_MAX);
+        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) o->sp.seed = (uint64_t)parse_long(a, ARG(), 0, LONG_MAX);
+        else if (!strcmp(a, "--special")) o->show_special = 1;
+        else if (!strcmp(a, "--no-special")) o->parse_special = 0;
+        else if (!strcmp(a, "--chat-template")) o->chat_template = ARG();
+        else if (!strcmp(a, "--system")) o->system = ARG();
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        else die("unknown option '%s' (see tern --help)", a);
+#undef ARG
+    }
+    if (!o->model) o->model = getenv("TERN_MODEL");
+    if (!o->model) {
+        /* default model: ./models/... or next to the executable */
+        static char path[PATH_MAX];
+        if (access(DEFAULT_MODEL, R_OK) == 0) {
+            o->model = DEFAULT_MODEL;
+        } else {
+            ssize_t n = readlink("/proc/self/exe", path, sizeof path - 64 - sizeof DEFAULT_MODEL);
+            if (n > 0) {
+                path[n] = 0;
+                char *slash = strrchr(path, '/');
+                if (slash) strcpy(slash + 1, DEFAULT_MODEL);
+            }
+            o->model = n > 0 && access(path, R_OK) == 0 ? path : DEFAULT_MODEL;
+        }
+    }
+}
+
+static char *read_file(const char *path) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) die("cannot open prompt file '%s': %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = tern_xmalloc(cap);
+    size_t r;
+    while ((r = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
+        n += r;
+        if (cap - n - 1 == 0) buf = realloc(buf, cap *= 2);
+        if (!buf) die("out of memory reading '%s'", path);
+    }
+    fclose(fp);
+    buf[n] = 0;
+    return buf;
+}
+
+static int32_t *tokenize(const tern_model *m, const char *text, int add_bos, int special, int *n_out) {
+    size_t len = strlen(text);
+    int cap = (int)(len + 8);
+    int32_t *ids = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
+    int n = tern_model_tokenize(m, text, len, add_bos, special, ids, cap);
+    if (n < 0) die("tokenize: %s", tern_last_error());
+    if (n > cap) {
+        ids = realloc(ids, sizeof(int32_t) * (size_t)n);
+        if (!ids) die("out of memory");
+        n = tern_model_tokenize(m, text, len, add_bos, special, ids, n);
+    }
+    *n_out = n;
+    return ids;
+}
+
+/* Streams one token's bytes to stdout, never splitting a UTF-8 character. */
+static void emit(const tern_model *m, tern_utf8_stream *us, int32_t id, int show_special, char **acc, size_t *acc_len) {
+    char piece[256], out[256 + 8];
+    int n = tern_model_token_to_piece(m, id, piece, sizeof piece, show_special);
+    if (n > (int)sizeof piece) n = sizeof piece;
+    if (n <= 0) return;
+    int k = tern_utf8_stream_push(us, piece, n, out);
+    fwrite(out, 1, (size_t)k, stdout);
+    fflush(stdout);
+    if (acc) {
+        *acc = realloc(*acc, *acc_len + (size_t)n + 1);
+        if (!*acc) die("out of memory");
+        memcpy(*acc + *acc_len, piece, (size_t)n);
+        *acc_len += (size_t)n;
+        (*acc)[*acc_len] = 0;
+    }
+}
+
+typedef struct {
+    int n_gen;
+    double t_decode;
+} gen_stats;
+
+/* Sample and feed tokens after the prompt is in the cache; logits hold the last prompt position's. */
+static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *smp, float *logits, int32_t **hist,
+                          int *n_hist, int *cap_hist, int n_predict, int show_special, char **acc) {
+    gen_stats st = {0, 0.0};
+    tern_utf8_stream us = {{0}, 0};
+    size_t acc_len = acc && *acc ? strlen(*acc) : 0;
+    double t0 = tern_time_s();
+    for (int i = 0; i < n_predict; i++) {
+        int32_t id = tern_sampler_sample(smp, logits, *hist, *n_hist);
+        if (id < 0) die("sampling failed: %s", tern_last_error());
+        if (*n_hist == *cap_hist) {
+            *hist = realloc(*hist, sizeof(int32_t) * (size_t)(*cap_hist *= 2));
+            if (!*hist) die("out of memory");
+        }
+        (*hist)[(*n_hist)++] = id;
+        if (tern_model_is_eog(m, id)) break;
+        emit(m, &us, id, show_special, acc, &acc_len);
+        st.n_gen++;
+        if (i + 1 == n_predict) break;
+        if (tern_eval(ctx, &id, 1, logits, 0) != 0) die("%s", tern_last_error());
+    }
+    st.t_decode = tern_time_s() - t0;
+    if (us.n_pending) fwrite(us.pending, 1, (size_t)us.n_pending, stdout); /* invalid tail: pass through */
+    fflush(stdout);
+    return st;
+}
+
+static tern_model *load(const options *o) {
+    tern_model *m = tern_model_load(o->model, 1);
+    if (!m) die("%s", tern_last_error());
+    return m;
+}
+
+static tern_context *new_ctx(tern_model *m, const options *o) {
+    tern_context *c = tern_context_new(m, o->n_ctx, o->n_threads);
+    if (!c) die("%s", tern_last_error());
+    return c;
+}
+
+static int cmd_run(const options *o) {
+    if (!o->prompt && !o->file) die("run needs a prompt: -p TEXT or -f FILE");
+    char *text = o->file ? read_file(o->file) : strdup(o->prompt);
+    tern_model *m = load(o);
+    int n_prompt;
+    int32_t *toks = tokenize(m, text, tern_model_add_bos(m), o->parse_special, &n_prompt);
+    if (n_prompt == 0) die("the prompt is empty after tokenization (give a non-empty prompt)");
+    int n_ctx = o->n_ctx > 0 ? o->n_ctx : (tern_model_n_ctx_train(m) < 4096 ? tern_model_n_ctx_train(m) : 4096);
+    if ((long)n_prompt + o->n_predict > n_ctx)
+        die("prompt of %d tokens + %d to generate exceeds the context of %d (use -c or a smaller -n)", n_prompt,
+            o->n_predict, n_ctx);
+    tern_context *ctx = new_ctx(m, o);
+    tern_sampler *smp = tern_sampler_new(&o->sp, tern_model_n_vocab(m));
+    if (!smp) die("%s", tern_last_error());
+    float *logits = tern_xmalloc(sizeof(float) * (size_t)tern_model_n_vocab(m));
+    fputs(text, stdout);
+    fflush(stdout);
+    double t0 = tern_time_s();
+    if (tern_eval(ctx, toks, n_prompt, logits, 0) != 0) die("%s", tern_last_error());
+    double t_prefill = tern_time_s() - t0;
+    int cap = n_prompt + o->n_predict + 1, n_hist = n_prompt;
+    int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
+    memcpy(hist, toks, sizeof(int32_t) * (size_t)n_prompt);
+    gen_stats st = generate(ctx, m, smp, logits, &hist, &n_hist, &cap, o->n_predict, o->show_special, NULL);
+    fputc('\n', stdout);
+    fflush(stdout);
+    /* decode rate counts the tokens that went through a decode step (the first generated token comes
+     * from the prefill logits) */
+    int n_dec = st.n_gen > 1 ? st.n_gen - 1 : 0;
+    fprintf(stderr, "prefill: %d tokens in %.3f s, %.2f tok/s | decode: %d tokens in %.3f s, %.2f tok/s | %d threads, %s\n",
+            n_prompt, t_prefill, n_prompt / t_prefill, n_dec, st.t_decode,
+            st.t_decode > 0 && n_dec ? n_dec / st.t_decode : 0.0, o->n_threads > 0 ? o->n_threads : tern_n_cores(),
+            tern_simd_name());
+    free(hist); free(logits); free(toks); free(text);
+    tern_sampler_free(smp);
+    tern_context_free(ctx);
+    tern_model_free(m);
+    return 0;
+}
+
+static int cmd_chat(const options *o) {
+    tern_model *m = load(o);
+    enum tern_chat_family fam;
+    if (o->chat_template) {
+        fam = tern_chat_from_name(o->chat_template);
+        if (fam == TERN_CHAT_UNKNOWN) die("unknown --chat-template '%s' (chatml, llama3, gemma, mistral)", o->chat_template);
+    } else {
+        fam = tern_chat_detect(tern_model_chat_template(m));
+        if (fam == TERN_CHAT_UNKNOWN)
+            die("%s chat template of this model; choose one with --chat-template chatml|llama3|gemma|mistral",
+                tern_model_chat_template(m) ? "unrecognised" : "no");
+    }
+    tern_context *ctx = new_ctx(m, o);
+    tern_sampler *smp = tern_sampler_new(&o->sp, tern_model_n_vocab(m));
+    if (!smp) die("%s", tern_last_error());
+    const int n_vocab = tern_model_n_vocab(m), n_ctx = tern_context_n_ctx(ctx);
+    float *logits = tern_xmalloc(sizeof(float) * (size_t)n_vocab);
+    int n_msgs = 0, cap_msgs = 16;
+    tern_chat_msg *msgs = tern_xmalloc(sizeof(tern_chat_msg) * (size_t)cap_msgs);
+    if (o->system) msgs[n_msgs++] = (tern_chat_msg){"system", strdup(o->system)};
+    int cap_hist = 1024, n_hist = 0; /* tokens in the KV cache */
+    int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap_hist);
+    int tty = isatty(0);
+    fprintf(stderr, "chat with %s (template %s); empty line or EOF quits\n", tern_model_desc(m), tern_chat_name(fam));
+    char line[8192];
+    for (;;) {
+        if (tty) { fputs("> ", stdout); fflush(stdout); }
+        if (!fgets(line, sizeof line, stdin)) break;
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (!len) break;
+        if (n_msgs + 2 > cap_msgs) {
+            msgs = realloc(msgs, sizeof(tern_chat_msg) * (size_t)(cap_msgs *= 2));
+            if (!msgs) die("out of memory");
+        }
+        msgs[n_msgs++] = (tern_chat_msg){"user", strdup(line)};
+        int need = tern_chat_format(fam, msgs, n_msgs, 1, NULL, 0);
+        char *conv = tern_xmalloc((size_t)need + 1);
+        tern_chat_format(fam, msgs, n_msgs, 1, conv, (size_t)need + 1);
+        int n_tok;
+        int32_t *toks = tokenize(m, conv, tern_model_add_bos(m), 1, &n_tok);
+        free(conv);
+        if (n_tok + o->n_predict > n_ctx) {
+            fprintf(stderr, "tern: the conversation (%d tokens) + %d to generate exceeds the context of %d; "
+                            "start a new chat or use -c\n", n_tok, o->n_predict, n_ctx);
+            free(toks);
+            n_msgs--;
+            continue;
+        }
+        /* reuse the cached prefix of the conversation; evaluate the rest */
+        int keep = 0;
+        while (keep < n_hist && keep < n_tok - 1 && hist[keep] == toks[keep]) keep++;
+        tern_context_truncate(ctx, keep);
+        if (tern_eval(ctx, toks + keep, n_tok - keep, logits, 0) != 0) die("%s", tern_last_error());
+        if (n_tok + o->n_predict + 1 > cap_hist) {
+            cap_hist = n_tok + o->n_predict + 1;
+            hist = realloc(hist, sizeof(int32_t) * (size_t)cap_hist);
+            if (!hist) die("out of memory");
+        }
+        memcpy(hist, toks, sizeof(int32_t) * (size_t)n_tok);
+        n_hist = n_tok;
+        free(toks);
+        char *reply = strdup("");
+        generate(ctx, m, smp, logits, &hist, &n_hist, &cap_hist, o->n_predict, o->show_special, &reply);
+        n_hist = tern_context_n_past(ctx); /* the cache holds every generated token but the last */
+        fputc('\n', stdout);
+        fflush(stdout);
+        msgs[n_msgs++] = (tern_chat_msg){"assistant", reply};
+    }
+    for (int i = 0; i < n_msgs; i++) free((char *)msgs[i].content);
+    free(msgs); free(hist); free(logits);
+    tern_sampler_free(smp);
+    tern_context_free(ctx);
+    tern_model_free(m);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *simd = getenv("TERN_SIMD");
+    if (simd && tern_simd_set(simd) != 0) die("TERN_SIMD=%s is not available on this CPU", simd);
+    options o;
+    parse_args(argc, argv, &o);
+    if (!strcmp(argv[1], "run")) return cmd_run(&o);
+    if (!strcmp(argv[1], "chat")) return cmd_chat(&o);
+    die("unknown command '%s' (run, chat; see tern --help)", argv[1]);
+}
