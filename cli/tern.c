@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend_cpu.h"
 #include "chat.h"
 #include "quant.h"
 #include "sampler.h"
