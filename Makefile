@@ -3,8 +3,9 @@
 CC      ?= cc
 # -ffp-contract=off: no silent FMA contraction, so the scalar and SIMD paths keep one rounding order.
 # No -march: the binary runs on any x86-64; AVX2/FMA kernels are chosen at run time (src/quant.c).
-CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -Wall -Wextra -Wno-unused-parameter -ffp-contract=off -D_GNU_SOURCE -Iinclude -Isrc
+OPT     ?= -O2 -g
+CFLAGS  ?=
+override CFLAGS += $(OPT) -std=c11 -Wall -Wextra -Wno-unused-parameter -ffp-contract=off -D_GNU_SOURCE -Iinclude -Isrc
 LDLIBS  += -lpcre2-8 -lpthread -lm
 SAN     ?=
 BUILD   ?= build
@@ -16,7 +17,7 @@ TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 MODEL   ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
 PROMPT  ?= Once upon a time
 
-.PHONY: all deps test-deps model run test clean asan
+.PHONY: all deps test-deps model run test clean asan-test
 all: tern $(TESTS)
 
 $(BUILD)/%.o: src/%.c $(wildcard src/*.h include/*.h) | $(BUILD)
@@ -54,5 +55,12 @@ test: test-deps
 	$(MAKE) model
 	tests/run.sh
 
+# The parsers (GGUF reader, tokenizer) under AddressSanitizer + UBSan on corrupted and hostile input.
+ASAN_TESTS := test_gguf test_badinput
+asan-test: test-deps model
+	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  OPT="-O1 -g" $(addprefix build-asan/tests/,$(ASAN_TESTS))
+	@set -e; for t in $(ASAN_TESTS); do [ -x build-asan/tests/$$t ] && build-asan/tests/$$t; done
+
 clean:
-	rm -rf $(BUILD) tern
+	rm -rf build build-asan tern
