@@ -1,0 +1,119 @@
+/* test_badinput: hostile model files through the whole loader (tern_model_load), and out-of-range
+ * requests through the API. Every case must fail with a one-line message naming the problem; none may
+ * crash (CI runs this under ASan/UBSan). Corrupted files are copies of the default model written to /tmp. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "gguf.h"
+#include "tern.h"
+
+static const char *MODEL = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+static char tmp_path[64];
+
+static uint8_t *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *p = malloc(*n);
+    if (fread(p, 1, *n, f) != *n) { free(p); p = NULL; }
+    fclose(f);
+    return p;
+}
+
+static const char *write_tmp(const uint8_t *p, size_t n) {
+    FILE *f = fopen(tmp_path, "wb");
+    if (!f) { perror(tmp_path); exit(1); }
+    if (n) fwrite(p, 1, n, f);
+    fclose(f);
+    return tmp_path;
+}
+
+/* Load must fail with a one-line message containing want (if non-NULL). */
+static void expect_load_fail(const uint8_t *p, size_t n, const char *want, const char *what) {
+    tern_model *m = tern_model_load(write_tmp(p, n), 0);
+    const char *e = tern_last_error();
+    CHECK(m == NULL && e[0] && !strchr(e, '\n') && (!want || strstr(e, want)), "%s: got %s, error '%s'", what,
+          m ? "a model" : "NULL", e);
+    if (m) tern_model_free(m);
+}
+
+int main(void) {
+    snprintf(tmp_path, sizeof tmp_path, "/tmp/tern_badinput_%d.gguf", (int)getpid());
+    size_t n;
+    uint8_t *orig = slurp(MODEL, &n);
+    CHECK(orig != NULL, "default model missing at %s (run make model)", MODEL);
+    if (!orig) return check_summary("test_badinput");
+    uint8_t *c = malloc(n);
+
+    /* missing file */
+    tern_model *m = tern_model_load("/nonexistent/model.gguf", 0);
+    CHECK(!m && strstr(tern_last_error(), "cannot open"), "missing file: %s", tern_last_error());
+    /* wrong magic */
+    memcpy(c, orig, n);
+    memcpy(c, "GGML", 4);
+    expect_load_fail(c, n, "not a GGUF file", "wrong magic");
+    /* truncations: inside the header, the metadata, the tensor directory, the data, the last byte */
+    gguf_file *g = gguf_open(MODEL);
+    CHECK(g != NULL, "open: %s", tern_last_error());
+    size_t cuts[] = {3, 10, 1000, 500000, g->data_offset - 100, g->data_offset + 5000, n / 2, n - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "truncated to %zu bytes", cuts[i]);
+        expect_load_fail(orig, cuts[i], cuts[i] < 4 ? "not a GGUF" : (cuts[i] > g->data_offset ? "past the end" : "truncated"), what);
+    }
+    /* tensor data past the end: offset of the last tensor pushed beyond the file */
+    const gguf_tensor *t0 = &g->tensors[0];
+    size_t type_off = (size_t)((const uint8_t *)t0->name.ptr - g->base) + t0->name.len + 4 + 8 * t0->n_dims;
+    memcpy(c, orig, n);
+    uint64_t far = (uint64_t)n;
+    memcpy(c + type_off + 4, &far, 8);
+    expect_load_fail(c, n, "past the end", "tensor offset past EOF");
+    /* unknown tensor type */
+    memcpy(c, orig, n);
+    uint32_t bad_type = 77;
+    memcpy(c + type_off, &bad_type, 4);
+    expect_load_fail(c, n, "unsupported tensor type", "unknown tensor type");
+    /* unsupported architecture: general.architecture "llama" -> "qwen3" (same length) */
+    memcpy(c, orig, n);
+    uint8_t *a = memmem(c, g->data_offset, "general.architecture", 20);
+    CHECK(a != NULL, "architecture key present");
+    if (a) {
+        memcpy(a + 20 + 4 + 8, "qwen3", 5); /* key, u32 type, u64 len, value */
+        expect_load_fail(c, n, "unsupported architecture 'qwen3'", "unsupported architecture");
+    }
+    /* a required tensor renamed away */
+    memcpy(c, orig, n);
+    uint8_t *nm = memmem(c, g->data_offset, "output_norm.weight", 18);
+    if (nm) {
+        nm[0] = 'X';
+        expect_load_fail(c, n, "output_norm.weight", "missing tensor");
+    }
+    gguf_close(g);
+
+    /* out-of-range requests on a valid model */
+    m = tern_model_load(MODEL, 0);
+    CHECK(m != NULL, "load: %s", tern_last_error());
+    if (m) {
+        tern_context *ctx = tern_context_new(m, 16, 1);
+        int32_t toks[20] = {0};
+        for (int i = 0; i < 20; i++) toks[i] = 100 + i;
+        CHECK(tern_eval(ctx, toks, 17, NULL, 0) == -1 && strstr(tern_last_error(), "context"),
+              "prompt longer than the context: %s", tern_last_error());
+        int32_t bad = tern_model_n_vocab(m);
+        CHECK(tern_eval(ctx, &bad, 1, NULL, 0) == -1 && strstr(tern_last_error(), "out of range"),
+              "token id out of range: %s", tern_last_error());
+        CHECK(tern_context_n_past(ctx) == 0, "failed evals leave the cache empty");
+        CHECK(tern_context_truncate(ctx, 1) == -1, "truncate beyond n_past");
+        tern_context_free(ctx);
+        tern_model_free(m);
+    }
+    unlink(tmp_path);
+    free(c);
+    free(orig);
+    return check_summary("test_badinput");
+}
