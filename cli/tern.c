@@ -52,6 +52,7 @@ static void usage(FILE *o) {
             "  --repeat-last-n N       tokens the repeat penalty looks back (default 64)\n"
             "  -s, --seed S            RNG seed (default 0)\n"
             "  --special               print control tokens\n"
+            "  --ignore-eos            keep generating past end-of-generation tokens (benchmarks)\n"
             "  --no-special            do not parse control-token texts in the prompt (run)\n"
             "  --chat-template NAME    chatml | llama3 | gemma | mistral (chat; default: detect)\n"
             "  --system TEXT           system message (chat)\n");
@@ -59,7 +60,7 @@ static void usage(FILE *o) {
 
 typedef struct {
     const char *model, *prompt, *file, *chat_template, *system;
-    int n_predict, n_ctx, n_threads, show_special, parse_special;
+    int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos;
     tern_sampler_params sp;
 } options;
 
@@ -101,6 +102,7 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--repeat-last-n")) o->sp.repeat_last_n = (int)parse_long(a, ARG(), -1, INT_MAX);
         else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) o->sp.seed = (uint64_t)parse_long(a, ARG(), 0, LONG_MAX);
         else if (!strcmp(a, "--special")) o->show_special = 1;
+        else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
         else if (!strcmp(a, "--no-special")) o->parse_special = 0;
         else if (!strcmp(a, "--chat-template")) o->chat_template = ARG();
         else if (!strcmp(a, "--system")) o->system = ARG();
@@ -182,7 +184,8 @@ typedef struct {
 
 /* Sample and feed tokens after the prompt is in the cache; logits hold the last prompt position's. */
 static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *smp, float *logits, int32_t **hist,
-                          int *n_hist, int *cap_hist, int n_predict, int show_special, char **acc) {
+                          int *n_hist, int *cap_hist, int n_predict, int show_special, int ignore_eos,
+                          char **acc) {
     gen_stats st = {0, 0.0};
     tern_utf8_stream us = {{0}, 0};
     size_t acc_len = acc && *acc ? strlen(*acc) : 0;
@@ -195,7 +198,7 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
             if (!*hist) die("out of memory");
         }
         (*hist)[(*n_hist)++] = id;
-        if (tern_model_is_eog(m, id)) break;
+        if (!ignore_eos && tern_model_is_eog(m, id)) break;
         emit(m, &us, id, show_special, acc, &acc_len);
         st.n_gen++;
         if (i + 1 == n_predict) break;
@@ -242,7 +245,7 @@ static int cmd_run(const options *o) {
     int cap = n_prompt + o->n_predict + 1, n_hist = n_prompt;
     int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
     memcpy(hist, toks, sizeof(int32_t) * (size_t)n_prompt);
-    gen_stats st = generate(ctx, m, smp, logits, &hist, &n_hist, &cap, o->n_predict, o->show_special, NULL);
+    gen_stats st = generate(ctx, m, smp, logits, &hist, &n_hist, &cap, o->n_predict, o->show_special, o->ignore_eos, NULL);
     fputc('\n', stdout);
     fflush(stdout);
     /* decode rate counts the tokens that went through a decode step (the first generated token comes
@@ -322,7 +325,7 @@ static int cmd_chat(const options *o) {
         n_hist = n_tok;
         free(toks);
         char *reply = strdup("");
-        generate(ctx, m, smp, logits, &hist, &n_hist, &cap_hist, o->n_predict, o->show_special, &reply);
+        generate(ctx, m, smp, logits, &hist, &n_hist, &cap_hist, o->n_predict, o->show_special, 0, &reply);
         n_hist = tern_context_n_past(ctx); /* the cache holds every generated token but the last */
         fputc('\n', stdout);
         fflush(stdout);

@@ -36,7 +36,10 @@ struct tern_pool {
 
 typedef struct { tern_pool *p; int ith; } worker_arg;
 
-static inline void cpu_relax(void) {
+/* Busy-wait step: pause for the first iterations, then yield so an oversubscribed machine (more
+ * runnable threads than cores) still makes progress instead of burning the time slice. */
+static inline void cpu_relax_n(int i) {
+    if (i > 2000) { sched_yield(); return; }
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
@@ -52,7 +55,7 @@ static void *worker_main(void *a_) {
         unsigned g;
         int spins = 0;
         while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen && !atomic_load(&p->quit)) {
-            if (++spins < POOL_SPIN_ITERS) { cpu_relax(); continue; }
+            if (++spins < POOL_SPIN_ITERS) { cpu_relax_n(spins); continue; }
             pthread_mutex_lock(&p->mu);
             atomic_fetch_add(&p->n_sleeping, 1);
             while (atomic_load_explicit(&p->gen, memory_order_acquire) == seen && !atomic_load(&p->quit))
@@ -125,7 +128,7 @@ void tern_pool_run(tern_pool *p, void (*fn)(void *, int, int), void *arg) {
         pthread_mutex_unlock(&p->mu);
     }
     fn(arg, 0, p->n);
-    while (atomic_load_explicit(&p->n_done, memory_order_acquire) < p->n - 1) cpu_relax();
+    for (int i = 0; atomic_load_explicit(&p->n_done, memory_order_acquire) < p->n - 1; i++) cpu_relax_n(i);
 }
 
 /* ---- matmul --------------------------------------------------------------------------------- */
