@@ -143,42 +143,51 @@ size_t cpu_matmul_scratch(enum tern_type t, int64_t n_in, int n) { return act_ro
 #define MM_ROW_CHUNK 16 /* rows of W per work item: small enough to balance 2..16 threads */
 #define MM_COLS 8       /* activation columns per tern_vec_dot_multi call */
 
+#define MM_MAX_W 4 /* weights sharing one input in one dispatch (q/k/v, gate/up) */
+
 typedef struct {
-    const tern_weight *w;
+    const tern_weight *w[MM_MAX_W];
+    float *y[MM_MAX_W];
+    int64_t row_end[MM_MAX_W]; /* cumulative row counts: weight i owns rows [row_end[i-1], row_end[i]) */
+    int n_w;
     const float *x;
     int n;
-    float *y;
     uint8_t *xq;
     size_t xq_row;
-    _Atomic int64_t next;  /* next row chunk to take */
+    _Atomic int64_t next;  /* next row chunk to take, over the concatenated rows of all weights */
 } mm_job;
 
 static void mm_quantize(void *a_, int ith, int nth) {
     mm_job *a = a_;
-    enum tern_type vt = tern_type_vec_dot_type(a->w->type);
+    enum tern_type vt = tern_type_vec_dot_type(a->w[0]->type);
     for (int i = ith; i < a->n; i += nth)
-        tern_quantize_activation(vt, a->x + (size_t)i * a->w->n_in, a->xq + (size_t)i * a->xq_row, a->w->n_in);
+        tern_quantize_activation(vt, a->x + (size_t)i * a->w[0]->n_in, a->xq + (size_t)i * a->xq_row, a->w[0]->n_in);
 }
 
 static void mm_rows(void *a_, int ith, int nth) {
     mm_job *a = a_;
-    const tern_weight *w = a->w;
-    const int64_t n_out = w->n_out;
+    const int64_t total = a->row_end[a->n_w - 1];
     float tmp[MM_COLS];
     for (;;) {
-        int64_t r0 = atomic_fetch_add(&a->next, MM_ROW_CHUNK);
-        if (r0 >= n_out) break;
-        int64_t r1 = r0 + MM_ROW_CHUNK < n_out ? r0 + MM_ROW_CHUNK : n_out;
+        int64_t g0 = atomic_fetch_add(&a->next, MM_ROW_CHUNK);
+        if (g0 >= total) break;
+        int wi = 0;
+        while (g0 >= a->row_end[wi]) wi++;
+        const int64_t base = wi ? a->row_end[wi - 1] : 0;
+        const tern_weight *w = a->w[wi];
+        float *y = a->y[wi];
+        const int64_t n_out = w->n_out, r0 = g0 - base;
+        const int64_t r1 = r0 + MM_ROW_CHUNK < n_out ? r0 + MM_ROW_CHUNK : n_out;
         for (int c0 = 0; c0 < a->n; c0 += MM_COLS) {
             int nc = a->n - c0 < MM_COLS ? a->n - c0 : MM_COLS;
             const uint8_t *xq = a->xq + (size_t)c0 * a->xq_row;
             for (int64_t r = r0; r < r1; r++) {
                 const void *wr = (const uint8_t *)w->data + (size_t)r * w->row_bytes;
                 if (nc == 1) {
-                    a->y[(size_t)c0 * n_out + r] = tern_vec_dot(w->type, w->n_in, wr, xq);
+                    y[(size_t)c0 * n_out + r] = tern_vec_dot(w->type, w->n_in, wr, xq);
                 } else {
                     tern_vec_dot_multi(w->type, w->n_in, wr, xq, a->xq_row, nc, tmp);
-                    for (int c = 0; c < nc; c++) a->y[(size_t)(c0 + c) * n_out + r] = tmp[c];
+                    for (int c = 0; c < nc; c++) y[(size_t)(c0 + c) * n_out + r] = tmp[c];
                 }
             }
         }
@@ -187,12 +196,30 @@ static void mm_rows(void *a_, int ith, int nth) {
     (void)nth;
 }
 
-void cpu_matmul(tern_pool *p, const tern_weight *w, const float *x, int n, float *y, void *scratch) {
-    mm_job a = {.w = w, .x = x, .n = n, .y = y, .xq = scratch, .xq_row = act_row_bytes(w->type, w->n_in)};
+void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const float *x, int n, float *const *y,
+                  void *scratch) {
+    mm_job a = {.n_w = 0, .x = x, .n = n, .xq = scratch, .xq_row = act_row_bytes(w[0]->type, w[0]->n_in)};
+    enum tern_type vt = tern_type_vec_dot_type(w[0]->type);
+    int64_t rows = 0;
+    for (int i = 0; i < n_w; i++) {
+        /* weights join one dispatch only if they read the same quantized activations */
+        if (i > 0 && (a.n_w == MM_MAX_W || tern_type_vec_dot_type(w[i]->type) != vt || w[i]->n_in != w[0]->n_in)) {
+            cpu_matmul_n(p, n_w - i, w + i, x, n, y + i, (uint8_t *)scratch + (size_t)n * a.xq_row);
+            break;
+        }
+        a.w[a.n_w] = w[i];
+        a.y[a.n_w] = y[i];
+        rows += w[i]->n_out;
+        a.row_end[a.n_w++] = rows;
+    }
     atomic_init(&a.next, 0);
     if (n == 1) mm_quantize(&a, 0, 1);
     else tern_pool_run(p, mm_quantize, &a);
     tern_pool_run(p, mm_rows, &a);
+}
+
+void cpu_matmul(tern_pool *p, const tern_weight *w, const float *x, int n, float *y, void *scratch) {
+    cpu_matmul_n(p, 1, &w, x, n, &y, scratch);
 }
 
 void cpu_get_rows(const tern_weight *w, const int32_t *ids, int n, float *out) {

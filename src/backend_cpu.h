@@ -43,6 +43,13 @@ size_t cpu_matmul_scratch(enum tern_type t, int64_t n_in, int n);
  * quantized into W's vec-dot format once, then rows of W are split across the pool). */
 void cpu_matmul(tern_pool *p, const tern_weight *w, const float *x, int n, float *y, void *scratch);
 
+/* Several matmuls over one input in one dispatch: y[i] = x · w[i]ᵀ for i < n_w (all w[i] with the
+ * same n_in). Weights that share a vec-dot format share one quantization of x; the others get their
+ * own (scratch must then hold one quantized copy per distinct format: n_w * cpu_matmul_scratch is
+ * always enough). Results are bit-identical to n_w separate cpu_matmul calls. */
+void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const float *x, int n, float *const *y,
+                  void *scratch);
+
 /* Embedding lookup: out (n, n_in) f32 = dequantized rows ids[0..n) of w. ids must be < n_out. */
 void cpu_get_rows(const tern_weight *w, const int32_t *ids, int n, float *out);
 

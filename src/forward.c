@@ -47,7 +47,8 @@ static size_t max_scratch(const tern_model *m, int chunk) {
         }
     }
     size_t b = cpu_matmul_scratch(m->output.type, m->output.n_in, chunk);
-    return b > s ? b : s;
+    /* cpu_matmul_n may hold one quantized copy per weight of a group (q/k/v of mixed types) */
+    return 3 * (b > s ? b : s);
 }
 
 tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads) {
@@ -126,9 +127,9 @@ static void forward_chunk(tern_context *c, const int32_t *tokens, int n, float *
         const tern_layer *l = &m->layers[il];
         float *kc = c->kc + (size_t)il * c->n_ctx * Hkv, *vc = c->vc + (size_t)il * c->n_ctx * Hkv;
         cpu_rmsnorm(c->x, l->attn_norm, m->rms_eps, n, E, c->xn);
-        cpu_matmul(p, &l->wq, c->xn, n, c->q, c->xq);
-        cpu_matmul(p, &l->wk, c->xn, n, c->k, c->xq);
-        cpu_matmul(p, &l->wv, c->xn, n, c->v, c->xq);
+        const tern_weight *wqkv[3] = {&l->wq, &l->wk, &l->wv};
+        float *yqkv[3] = {c->q, c->k, c->v};
+        cpu_matmul_n(p, 3, wqkv, c->xn, n, yqkv, c->xq);
         add_bias(c->q, l->bq, n, Hq);
         add_bias(c->k, l->bk, n, Hkv);
         add_bias(c->v, l->bv, n, Hkv);
@@ -143,8 +144,9 @@ static void forward_chunk(tern_context *c, const int32_t *tokens, int n, float *
         cpu_add(c->x, c->tmp, (int64_t)n * E);
 
         cpu_rmsnorm(c->x, l->ffn_norm, m->rms_eps, n, E, c->xn);
-        cpu_matmul(p, &l->w_gate, c->xn, n, c->g, c->xq);
-        cpu_matmul(p, &l->w_up, c->xn, n, c->u, c->xq);
+        const tern_weight *wgu[2] = {&l->w_gate, &l->w_up};
+        float *ygu[2] = {c->g, c->u};
+        cpu_matmul_n(p, 2, wgu, c->xn, n, ygu, c->xq);
         cpu_swiglu(c->g, c->u, (int64_t)n * m->n_ff);
         cpu_matmul(p, &l->w_down, c->g, n, c->tmp, c->xq);
         cpu_add(c->x, c->tmp, (int64_t)n * E);
