@@ -205,7 +205,7 @@ gguf_file *gguf_open(const char *path) {
     c.p += 16;
     /* Each kv takes >= 8+1+4 bytes, each tensor info >= 8+4+8+4+8. */
     if (f->n_kv > f->size / 13 || f->n_tensors > f->size / 32) {
-        tern_set_error("bad GGUF file '%s': header claims %llu kv pairs and %llu tensors for a %zu-byte file", path,
+        tern_set_error("truncated or bad GGUF file '%s': header claims %llu kv pairs and %llu tensors for a %zu-byte file", path,
                        (unsigned long long)f->n_kv, (unsigned long long)f->n_tensors, f->size);
         return fail(f);
     }
