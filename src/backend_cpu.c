@@ -279,27 +279,61 @@ typedef struct {
     int n, pos0, n_head, n_head_kv, hd;
     float scale;
     float *out, *scratch;
+    int avx2;
 } attn_job;
 
-/* Dot of two f32 vectors with 4 partial sums in a fixed order. */
-static inline float dot_f32(const float *a, const float *b, int n) {
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+/* Attention's float reductions follow one order on every SIMD path (the "lanes8" order of quant.c):
+ * dot: lane k accumulates elements i = k mod 8 by fmaf over the leading multiple of 8, the lanes are
+ * combined by the tree ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), the tail continues with fmaf; the
+ * V sum is o[d] = fmaf(p_j, v_j[d], o[d]) in position order. The AVX2 variant executes exactly these
+ * operations 8 lanes at a time (vfmadd is the correctly rounded fmaf), so both give the same bits. */
+static float attn_dot_scalar(const float *a, const float *b, int n) {
+    float l[8] = {0};
     int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
-    }
-    for (; i < n; i++) s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) l[k] = fmaf(a[i + k], b[i + k], l[k]);
+    float r = ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+    for (; i < n; i++) r = fmaf(a[i], b[i], r);
+    return r;
 }
+
+static void attn_axpy_scalar(float *o, float p, const float *v, int n) {
+    for (int d = 0; d < n; d++) o[d] = fmaf(p, v[d], o[d]);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ATTN_AVX2 __attribute__((target("avx2,fma")))
+ATTN_AVX2 static float attn_dot_avx2(const float *a, const float *b, int n) {
+    __m256 acc = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc)); /* l_k + l_{k+4} */
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));                                           /* (0+4)+(2+6), (1+5)+(3+7) */
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    float s = _mm_cvtss_f32(r);
+    for (; i < n; i++) s = fmaf(a[i], b[i], s);
+    return s;
+}
+
+ATTN_AVX2 static void attn_axpy_avx2(float *o, float p, const float *v, int n) {
+    const __m256 pv = _mm256_set1_ps(p);
+    int d = 0;
+    for (; d + 8 <= n; d += 8) _mm256_storeu_ps(o + d, _mm256_fmadd_ps(pv, _mm256_loadu_ps(v + d), _mm256_loadu_ps(o + d)));
+    for (; d < n; d++) o[d] = fmaf(p, v[d], o[d]);
+}
+#endif
 
 static void attn_rows(void *a_, int ith, int nth) {
     attn_job *a = a_;
     const int hd = a->hd, group = a->n_head / a->n_head_kv;
     const size_t kv_stride = (size_t)a->n_head_kv * hd;
     const int n_kv_max = a->pos0 + a->n;
+    float (*dot)(const float *, const float *, int) = attn_dot_scalar;
+    void (*axpy)(float *, float, const float *, int) = attn_axpy_scalar;
+#if defined(__x86_64__) || defined(__i386__)
+    if (a->avx2) { dot = attn_dot_avx2; axpy = attn_axpy_avx2; }
+#endif
     for (int job = ith; job < a->n * a->n_head; job += nth) {
         int t = job / a->n_head, h = job % a->n_head, hk = h / group;
         int n_kv = a->pos0 + t + 1;
@@ -307,7 +341,7 @@ static void attn_rows(void *a_, int ith, int nth) {
         float *sc = a->scratch + (size_t)ith * n_kv_max;
         float mx = -INFINITY;
         for (int j = 0; j < n_kv; j++) {
-            sc[j] = dot_f32(q, a->kc + j * kv_stride + (size_t)hk * hd, hd) * a->scale;
+            sc[j] = dot(q, a->kc + j * kv_stride + (size_t)hk * hd, hd) * a->scale;
             if (sc[j] > mx) mx = sc[j];
         }
         float sum = 0.0f;
@@ -317,11 +351,7 @@ static void attn_rows(void *a_, int ith, int nth) {
         }
         float *o = a->out + ((size_t)t * a->n_head + h) * hd;
         memset(o, 0, sizeof(float) * hd);
-        for (int j = 0; j < n_kv; j++) {
-            const float *v = a->vc + j * kv_stride + (size_t)hk * hd;
-            float pj = sc[j];
-            for (int d = 0; d < hd; d++) o[d] += pj * v[d];
-        }
+        for (int j = 0; j < n_kv; j++) axpy(o, sc[j], a->vc + j * kv_stride + (size_t)hk * hd, hd);
         float inv = 1.0f / sum;
         for (int d = 0; d < hd; d++) o[d] *= inv;
     }
@@ -329,6 +359,6 @@ static void attn_rows(void *a_, int ith, int nth) {
 
 void cpu_attention(tern_pool *p, const float *q, const float *kc, const float *vc, int n, int pos0, int n_head,
                    int n_head_kv, int hd, float scale, float *out, float *scratch) {
-    attn_job a = {q, kc, vc, n, pos0, n_head, n_head_kv, hd, scale, out, scratch};
+    attn_job a = {q, kc, vc, n, pos0, n_head, n_head_kv, hd, scale, out, scratch, !strcmp(tern_simd_name(), "avx2")};
     tern_pool_run(p, attn_rows, &a);
 }
