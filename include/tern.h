@@ -106,7 +106,8 @@ void tern_sampler_penalize(tern_sampler *s, float *logits, const int32_t *histor
 int32_t tern_argmax(const float *logits, int n);
 
 
-/* Per-op timing/counter info of the last calls (ms spent in matmuls, attention, other). */
+/* Cumulative wall time (s) and token counts of this context's tern_eval calls: calls with n > 1
+ * count as prefill, n == 1 as decode. */
 typedef struct {
     double t_prefill_s, t_decode_s;
     int64_t n_prefill_tokens, n_decode_tokens;
