@@ -45,6 +45,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +327,19 @@ void tern_dequantize_row(enum tern_type t, const void *x, float *y, int64_t n) {
     }
 }
 
+/* fp16 -> f32 by table for the per-block scale products of dot32_avx2 (v2): two loads instead
+ * of movd + vcvtph2ps per side. Same values as h2f (filled from it). */
+static float g_h2f[65536];
+static pthread_once_t g_h2f_once = PTHREAD_ONCE_INIT;
+static void h2f_table_init(void) {
+    for (int i = 0; i < 65536; i++) g_h2f[i] = tern_fp16_to_fp32((uint16_t)i);
+}
+static inline float h2f_t(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return g_h2f[h];
+}
+
 /* ---- SIMD path selection (the one chooser) ---------------------------------------------------- */
 
 enum { SIMD_UNSET = -1, SIMD_SCALAR = 0, SIMD_AVX2 = 1 };
@@ -343,19 +357,21 @@ static int cpu_has_avx2(void) {
 /* The path every entry point uses: TERN_SIMD=scalar (read once) or tern_simd_set override it,
  * otherwise AVX2 when the CPU has AVX2+FMA+F16C. */
 static int simd_path(void) {
-    int s = atomic_load_explicit(&g_simd, memory_order_relaxed);
+    int s = atomic_load_explicit(&g_simd, memory_order_acquire);
     if (s != SIMD_UNSET) return s;
+    pthread_once(&g_h2f_once, h2f_table_init); /* before any path is published (release below) */
     const char *env = getenv("TERN_SIMD");
     s = cpu_has_avx2() ? SIMD_AVX2 : SIMD_SCALAR;
     if (env && strcmp(env, "scalar") == 0) s = SIMD_SCALAR;
     int expect = SIMD_UNSET;
-    atomic_compare_exchange_strong(&g_simd, &expect, s);
-    return atomic_load_explicit(&g_simd, memory_order_relaxed);
+    atomic_compare_exchange_strong_explicit(&g_simd, &expect, s, memory_order_release, memory_order_acquire);
+    return atomic_load_explicit(&g_simd, memory_order_acquire);
 }
 
 const char *tern_simd_name(void) { return simd_path() == SIMD_AVX2 ? "avx2" : "scalar"; }
 
 int tern_simd_set(const char *name) {
+    pthread_once(&g_h2f_once, h2f_table_init);
     if (name && strcmp(name, "scalar") == 0) {
         atomic_store(&g_simd, SIMD_SCALAR);
         return 0;
@@ -517,6 +533,10 @@ static inline float hsum8_scalar(const float v[8]) {
 /* Signature of every dot kernel: out[c] = dot(w, x_c), x_c = xq + c * xs, c < nc; n a multiple of
  * the block size (checked by the caller). */
 typedef void (*dot_fn)(int64_t n, const void *w, const void *xq, size_t xs, int nc, float *out);
+/* The single-column form (vec_dot's hot path in decode: no column loop, lighter prologue). */
+typedef float (*dot1_fn)(int64_t n, const void *w, const void *xq);
+/* The multi-row form: out[r] = dot(w + r * ws, xq), r < nr. */
+typedef void (*dotr_fn)(int64_t n, const void *w, size_t ws, const void *xq, int nr, float *out);
 
 static inline float wload_scalar(enum tern_type t, const uint8_t *w, int64_t i) {
     switch (t) {
@@ -751,9 +771,15 @@ static void kblock_quants_scalar(enum tern_type t, const uint8_t *b, uint8_t qu[
     }
 }
 
-/* The ksum epilogue, shared by both paths: isum = sum_g sc_g * (sum_e qu*x - off*bsum_g) and
- * imin = sum_g mn_g * bsum_g are exact int32 (|isum| <= 128*63*127*256 < 2^31), then the fixed
- * float order of the contract. `dotq` = sum_g sc_g * sum_{e in g} qu_e * x_e (the SIMD part). */
+/* The ksum float epilogue of the contract, shared by both paths. isum and imin are exact int32:
+ * isum = sum_g sc_g * (sum_{e in g} qu_e*x_e - off*bsum_g), imin = sum_g mn_g * bsum_g
+ * (|isum| <= 128*63*127*256 < 2^31). */
+static inline float ksum_float(float acc, float xd, float d, float dmin, int32_t isum, int32_t imin, int has_min) {
+    acc = acc + (xd * d) * (float)isum;
+    if (has_min) acc = acc - (xd * dmin) * (float)imin;
+    return acc;
+}
+
 static inline float ksum_step(float acc, const kblock *k, const block_q8_K *x, int32_t dotq) {
     int32_t isum = dotq, imin = 0;
     if (k->off) {
@@ -761,12 +787,9 @@ static inline float ksum_step(float acc, const kblock *k, const block_q8_K *x, i
         for (int g = 0; g < 16; g++) cs += (int32_t)k->sc[g] * x->bsums[g];
         isum -= k->off * cs;
     }
-    acc = acc + (x->d * k->d) * (float)isum;
-    if (k->has_min) {
+    if (k->has_min)
         for (int g = 0; g < 16; g++) imin += (int32_t)k->mn[g] * x->bsums[g];
-        acc = acc - (x->d * k->dmin) * (float)imin;
-    }
-    return acc;
+    return ksum_float(acc, x->d, k->d, k->dmin, isum, imin, k->has_min);
 }
 
 static void dotk_scalar(enum tern_type t, int64_t n, const void *w, const void *xq, size_t xs, int nc,
@@ -859,33 +882,27 @@ TERN_AVX2_INLINE __m256i bit5_avx2(const uint8_t *qh) {
 }
 
 /* Unpack block ib of a 32-block weight row: the 32 values (signed for Q4_0 Q5_0 Q8_0 IQ4_NL,
- * unsigned for Q4_1 Q5_1) and its scale lanes (d, and m in lane 1 for the types with a min). */
-TERN_AVX2_INLINE __m256i unpack32_avx2(enum tern_type t, const uint8_t *b, __m128 *ws) {
+ * unsigned for Q4_1 Q5_1). The fp16 d (and m) stay where they are: scales are read by the caller. */
+TERN_AVX2_INLINE __m256i unpack32_avx2(enum tern_type t, const uint8_t *b) {
     switch (t) {
     case TERN_TYPE_Q4_0:
-        *ws = half1_avx2(b);
         return _mm256_sub_epi8(nibbles32_avx2(b + 2), _mm256_set1_epi8(8));
     case TERN_TYPE_IQ4_NL: {
-        *ws = half1_avx2(b);
         const __m256i kv = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)k_iq4nl));
         return _mm256_shuffle_epi8(kv, nibbles32_avx2(b + 2));
     }
     case TERN_TYPE_Q4_1:
-        *ws = half2_avx2(b);
         return nibbles32_avx2(b + 4);
     case TERN_TYPE_Q5_0:
-        *ws = half1_avx2(b);
         return _mm256_sub_epi8(_mm256_or_si256(nibbles32_avx2(b + 6), bit5_avx2(b + 2)), _mm256_set1_epi8(16));
     case TERN_TYPE_Q5_1:
-        *ws = half2_avx2(b);
         return _mm256_or_si256(nibbles32_avx2(b + 8), bit5_avx2(b + 4));
     default: /* TERN_TYPE_Q8_0 */
-        *ws = half1_avx2(b);
         return _mm256_loadu_si256((const __m256i *)(b + 2));
     }
 }
 
-/* dot32_avx2 v1 (lanes8 contract) for NC columns at once; t and NC are compile-time constants
+/* dot32_avx2 (lanes8 contract) for NC columns at once; t and NC are compile-time constants
  * after inlining. Int8 bounds: maddubs pairs <= 2*128*127 = 32512 < 2^15 (no saturation), so
  * madd(., 1) gives the exact p_k of the contract. */
 TERN_AVX2_INLINE void dot32_avx2_nc(enum tern_type t, int64_t nb, const uint8_t *w, const uint8_t *x, size_t xs,
@@ -896,29 +913,72 @@ TERN_AVX2_INLINE void dot32_avx2_nc(enum tern_type t, int64_t nb, const uint8_t 
     const size_t xoff = has_min ? 4 : 2;
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[4];
-    __m128 summs[4];
+    float summs[4];
+#pragma GCC unroll 4
     for (int c = 0; c < NC; c++) {
         acc[c] = _mm256_setzero_ps();
-        summs[c] = _mm_setzero_ps();
+        summs[c] = 0.0f;
     }
     for (int64_t ib = 0; ib < nb; ib++) {
-        __m128 ws;
-        const __m256i qw = unpack32_avx2(t, w + (size_t)ib * wbs, &ws);
+        const uint8_t *wb = w + (size_t)ib * wbs;
+        const __m256i qw = unpack32_avx2(t, wb);
         const __m256i aw = is_signed ? _mm256_sign_epi8(qw, qw) : qw;
+        const float dw = h2f_t(wb), mw = has_min ? h2f_t(wb + 2) : 0.0f;
+#pragma GCC unroll 4
         for (int c = 0; c < NC; c++) {
             const uint8_t *xb = x + (size_t)c * xs + (size_t)ib * xbs;
-            const __m128 prod = _mm_mul_ps(ws, has_min ? half2_avx2(xb) : half1_avx2(xb)); /* dw*dx, mw*sx */
-            if (has_min) summs[c] = _mm_add_ps(summs[c], prod);
+            if (has_min) summs[c] = summs[c] + mw * h2f_t(xb + 2);
             const __m256i qx = _mm256_loadu_si256((const __m256i *)(xb + xoff));
             const __m256i p16 = is_signed ? _mm256_maddubs_epi16(aw, _mm256_sign_epi8(qx, qw))
                                           : _mm256_maddubs_epi16(qw, qx);
             const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
-            acc[c] = _mm256_fmadd_ps(_mm256_broadcastss_ps(prod), p, acc[c]);
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f_t(xb)), p, acc[c]);
         }
     }
+#pragma GCC unroll 4
     for (int c = 0; c < NC; c++) {
         const float h = hsum8_avx2(acc[c]);
-        out[c] = has_min ? h + _mm_cvtss_f32(_mm_movehdup_ps(summs[c])) : h;
+        out[c] = has_min ? h + summs[c] : h;
+    }
+}
+
+/* dot32_avx2_rows: the transpose of dot32_avx2_nc, NR weight rows against one activation row:
+ * the activation block is loaded once per step and the NR fmadd chains are independent, so
+ * they overlap (the single-row kernel waits on its one chain: fmadd latency 4 per block on Zen 3).
+ * Per row the operations and their order are those of dot32_avx2_nc: bit-identical results. */
+TERN_AVX2_INLINE void dot32_avx2_rows(enum tern_type t, int64_t nb, const uint8_t *w, size_t ws, const uint8_t *x,
+                                      const int NR, float *out) {
+    const int has_min = t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q5_1;
+    const int is_signed = !has_min;
+    const size_t wbs = k_traits[t].size, xbs = has_min ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    const size_t xoff = has_min ? 4 : 2;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[4];
+    float summs[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; r++) {
+        acc[r] = _mm256_setzero_ps();
+        summs[r] = 0.0f;
+    }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const uint8_t *xb = x + (size_t)ib * xbs;
+        const __m256i qx = _mm256_loadu_si256((const __m256i *)(xb + xoff));
+        const float dx = h2f_t(xb), sx = has_min ? h2f_t(xb + 2) : 0.0f;
+#pragma GCC unroll 4
+        for (int r = 0; r < NR; r++) {
+            const uint8_t *wb = w + (size_t)r * ws + (size_t)ib * wbs;
+            const __m256i qw = unpack32_avx2(t, wb);
+            const __m256i p16 = is_signed ? _mm256_maddubs_epi16(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qx, qw))
+                                          : _mm256_maddubs_epi16(qw, qx);
+            const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
+            if (has_min) summs[r] = summs[r] + h2f_t(wb + 2) * sx;
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(h2f_t(wb) * dx), p, acc[r]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; r++) {
+        const float h = hsum8_avx2(acc[r]);
+        out[r] = has_min ? h + summs[r] : h;
     }
 }
 
@@ -932,6 +992,23 @@ TERN_AVX2_INLINE void dot32_avx2_nc(enum tern_type t, int64_t nb, const uint8_t 
         case 3: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 3, o + c); break;                    \
         case 2: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 2, o + c); break;                    \
         case 1: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 1, o + c); break;                    \
+        default: break;                                                                               \
+        }                                                                                             \
+    }                                                                                                 \
+    TERN_AVX2 static float name##1(int64_t n, const void *w, const void *xq) {                       \
+        float r;                                                                                      \
+        dot32_avx2_nc(T, n / QK32, w, xq, 0, 1, &r);                                                  \
+        return r;                                                                                     \
+    }                                                                                                 \
+    TERN_AVX2 static void name##r(int64_t n, const void *w, size_t ws, const void *xq, int nr, float *o) { \
+        const uint8_t *wr = w;                                                                        \
+        const int64_t nb = n / QK32;                                                                  \
+        int r = 0;                                                                                    \
+        for (; r + 4 <= nr; r += 4) dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 4, o + r);   \
+        switch (nr - r) {                                                                             \
+        case 3: dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 3, o + r); break;                \
+        case 2: dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 2, o + r); break;                \
+        case 1: dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 1, o + r); break;                \
         default: break;                                                                               \
         }                                                                                             \
     }
@@ -982,87 +1059,149 @@ TERN_AVX2_INLINE void dotf_avx2_nc(enum tern_type t, int64_t n, const uint8_t *w
         int c = 0;                                                                                    \
         for (; c + 2 <= nc; c += 2) dotf_avx2_nc(T, n, w, x + (size_t)c * xs, xs, 2, o + c);        \
         if (c < nc) dotf_avx2_nc(T, n, w, x + (size_t)c * xs, xs, 1, o + c);                        \
+    }                                                                                                 \
+    TERN_AVX2 static float name##1(int64_t n, const void *w, const void *xq) {                       \
+        float r;                                                                                      \
+        dotf_avx2_nc(T, n, w, xq, 0, 1, &r);                                                          \
+        return r;                                                                                     \
     }
 DOTF_AVX2(dot_f32_avx2, TERN_TYPE_F32)
 DOTF_AVX2(dot_f16_avx2, TERN_TYPE_F16)
 DOTF_AVX2(dot_bf16_avx2, TERN_TYPE_BF16)
 
-/* K-quants: the super-block's 256 quants as unsigned bytes (same values as kblock_quants_scalar).
- * srli_epi16 moves bits across byte boundaries, the following masks cut them off again. */
-TERN_AVX2_INLINE void kblock_quants_avx2(enum tern_type t, const uint8_t *b, uint8_t *qu) {
+/* K-quants: quants 32c..32c+31 of the super-block as unsigned bytes (same values as
+ * kblock_quants_scalar). srli_epi16 moves bits across byte boundaries, the masks cut them off
+ * again. c is a constant after unrolling, so repeated loads of the same bytes are CSEd. */
+TERN_AVX2_INLINE __m256i kchunk_avx2(enum tern_type t, const uint8_t *b, const int c) {
     const __m256i m2 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(0x0F), m1 = _mm256_set1_epi8(1);
     switch (t) {
     case TERN_TYPE_Q2_K:
     case TERN_TYPE_Q3_K: {
         const uint8_t *qs = t == TERN_TYPE_Q2_K ? ((const block_q2_K *)(const void *)b)->qs
                                                 : ((const block_q3_K *)(const void *)b)->qs;
-        const __m256i hm = _mm256_loadu_si256((const __m256i *)b); /* Q3_K hmask is at offset 0 */
-        for (int h = 0; h < 2; h++) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
-            for (int s = 0; s < 4; s++) {
-                __m256i q = _mm256_and_si256(_mm256_srli_epi16(v, 2 * s), m2);
-                if (t == TERN_TYPE_Q3_K)
-                    q = _mm256_or_si256(q, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + s), m1), 2));
-                _mm256_store_si256((__m256i *)(qu + 128 * h + 32 * s), q);
-            }
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (c / 4)));
+        __m256i q = _mm256_and_si256(_mm256_srli_epi16(v, 2 * (c % 4)), m2);
+        if (t == TERN_TYPE_Q3_K) { /* hmask bit c of byte l: 1 means no -4, i.e. qu = q + 4 */
+            const __m256i hm = _mm256_loadu_si256((const __m256i *)((const block_q3_K *)(const void *)b)->hmask);
+            q = _mm256_or_si256(q, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, c), m1), 2));
         }
-        return;
+        return q;
     }
     case TERN_TYPE_Q4_K:
     case TERN_TYPE_Q5_K: {
         const int five = t == TERN_TYPE_Q5_K;
         const uint8_t *qs = five ? ((const block_q5_K *)(const void *)b)->qs : ((const block_q4_K *)(const void *)b)->qs;
-        const __m256i hm = five ? _mm256_loadu_si256((const __m256i *)((const block_q5_K *)(const void *)b)->qh)
-                                : _mm256_setzero_si256();
-        for (int c = 0; c < 4; c++) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
-            __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-            if (five) {
-                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, 2 * c), m1), 4));
-                hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, 2 * c + 1), m1), 4));
-            }
-            _mm256_store_si256((__m256i *)(qu + 64 * c), lo);
-            _mm256_store_si256((__m256i *)(qu + 64 * c + 32), hi);
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (c / 2)));
+        __m256i q = _mm256_and_si256(c % 2 ? _mm256_srli_epi16(v, 4) : v, m4);
+        if (five) {
+            const __m256i hm = _mm256_loadu_si256((const __m256i *)((const block_q5_K *)(const void *)b)->qh);
+            q = _mm256_or_si256(q, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, c), m1), 4));
         }
+        return q;
+    }
+    default: { /* TERN_TYPE_Q6_K: chunk c = 4h + k takes ql[64h + 32(k%2)] (low nibble for k < 2, high
+                * for k >= 2) and bits 2k, 2k+1 of qh[32h] */
+        const block_q6_K *x = (const void *)b;
+        const int h = c / 4, k = c % 4;
+        const __m256i l = _mm256_loadu_si256((const __m256i *)(x->ql + 64 * h + 32 * (k % 2)));
+        const __m256i hh = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * h));
+        const __m256i lo = _mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), m4);
+        return _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hh, 2 * k), m2), 4));
+    }
+    }
+}
+
+/* The super-block's scales in registers (same values as kblock_scales, which goes through
+ * memory byte by byte and would stall the 16-byte reload on store forwarding): int8 scale and
+ * uint8 min per 16-element group, d and dmin. */
+TERN_AVX2_INLINE void kscales_avx2(enum tern_type t, const uint8_t *b, __m128i *sc, __m128i *mn, float *d,
+                                   float *dmin) {
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    *mn = _mm_setzero_si128();
+    *dmin = 0.0f;
+    switch (t) {
+    case TERN_TYPE_Q2_K: {
+        const block_q2_K *x = (const void *)b;
+        const __m128i v = _mm_loadu_si128((const __m128i *)x->scales);
+        *sc = _mm_and_si128(v, m4);
+        *mn = _mm_and_si128(_mm_srli_epi16(v, 4), m4);
+        const __m128 f = half2_avx2((const uint8_t *)&x->d);
+        *d = _mm_cvtss_f32(f);
+        *dmin = _mm_cvtss_f32(_mm_movehdup_ps(f));
+        return;
+    }
+    case TERN_TYPE_Q3_K: {
+        const block_q3_K *x = (const void *)b;
+        uint64_t lo;
+        uint32_t hi;
+        memcpy(&lo, x->scales, 8);
+        memcpy(&hi, x->scales + 8, 4);
+        const __m128i l = _mm_and_si128(_mm_set_epi64x((long long)(lo >> 4), (long long)lo), m4);
+        const __m128i h = _mm_and_si128(_mm_setr_epi32((int)hi, (int)(hi >> 2), (int)(hi >> 4), (int)(hi >> 6)),
+                                        _mm_set1_epi8(3));
+        *sc = _mm_sub_epi8(_mm_or_si128(l, _mm_slli_epi16(h, 4)), _mm_set1_epi8(32));
+        *d = _mm_cvtss_f32(half1_avx2((const uint8_t *)&x->d));
+        return;
+    }
+    case TERN_TYPE_Q4_K:
+    case TERN_TYPE_Q5_K: {
+        const block_q4_K *x = (const void *)b; /* d, dmin, scales at the same offsets in Q5_K */
+        uint32_t w0, w1, w2;
+        memcpy(&w0, x->scales, 4);
+        memcpy(&w1, x->scales + 4, 4);
+        memcpy(&w2, x->scales + 8, 4);
+        /* k4_scale_min on 4 bytes at a time */
+        const uint32_t s03 = w0 & 0x3F3F3F3Fu, m03 = w1 & 0x3F3F3F3Fu;
+        const uint32_t s47 = (w2 & 0x0F0F0F0Fu) | ((w0 >> 6) & 0x03030303u) << 4;
+        const uint32_t m47 = ((w2 >> 4) & 0x0F0F0F0Fu) | ((w1 >> 6) & 0x03030303u) << 4;
+        const __m128i s8 = _mm_setr_epi32((int)s03, (int)s47, 0, 0), n8 = _mm_setr_epi32((int)m03, (int)m47, 0, 0);
+        *sc = _mm_unpacklo_epi8(s8, s8); /* one per 32 -> one per 16 */
+        *mn = _mm_unpacklo_epi8(n8, n8);
+        const __m128 f = half2_avx2(b);
+        *d = _mm_cvtss_f32(f);
+        *dmin = _mm_cvtss_f32(_mm_movehdup_ps(f));
         return;
     }
     default: { /* TERN_TYPE_Q6_K */
         const block_q6_K *x = (const void *)b;
-        for (int h = 0; h < 2; h++) {
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)(x->ql + 64 * h));
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(x->ql + 64 * h + 32));
-            const __m256i hh = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * h));
-            const __m256i lo[4] = {_mm256_and_si256(l0, m4), _mm256_and_si256(l1, m4),
-                                   _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                   _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4)};
-            for (int k = 0; k < 4; k++) {
-                const __m256i hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hh, 2 * k), m2), 4);
-                _mm256_store_si256((__m256i *)(qu + 128 * h + 32 * k), _mm256_or_si256(lo[k], hi));
-            }
-        }
+        *sc = _mm_loadu_si128((const __m128i *)x->scales);
+        *d = _mm_cvtss_f32(half1_avx2((const uint8_t *)&x->d));
         return;
     }
     }
 }
 
-/* sum_g sc_g * sum_{e in g} qu_e * x_e, exact: maddubs pairs <= 2*63*127 (qu <= 63), madd with
- * the int16 scales of the two groups in this 32-chunk (pshufb picks bytes 2c, 2c+1 eight times each,
- * cvtepi8_epi16 sign-extends them into the low / high 128-bit lane). */
-TERN_AVX2_INLINE int32_t kdot_avx2(const uint8_t *qu, const int8_t *sc, const int8_t *x) {
-    const __m128i scv = _mm_loadu_si128((const __m128i *)sc);
-    const __m128i pick0 = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+/* isum and imin of the ksum contract for one column, exact: maddubs pairs <= 2*63*127 (qu <= 63);
+ * madd against the int16 scales of the two groups in each 32-chunk (pshufb picks bytes 2c, 2c+1
+ * eight times each, cvtepi8_epi16 sign-extends them into the low / high 128-bit lane); the offset
+ * and min terms are madds of the scales / mins against the Q8_K bsums. */
+TERN_AVX2_INLINE void kdot_avx2(enum tern_type t, const uint8_t *b, __m256i s_lo, __m256i s_hi, __m256i sc16,
+                                __m256i mn16, const block_q8_K *x, int32_t *isum, int32_t *imin) {
     __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 8
     for (int c = 0; c < 8; c++) {
-        const __m256i p16 = _mm256_maddubs_epi16(_mm256_load_si256((const __m256i *)(qu + 32 * c)),
-                                                 _mm256_loadu_si256((const __m256i *)(x + 32 * c)));
-        const __m256i s16 = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scv, _mm_add_epi8(pick0, _mm_set1_epi8((char)(2 * c)))));
+        /* int16 scale of group 2c in the low lane, of group 2c+1 in the high lane: one in-lane
+         * pshufb of the groups' int16 scales, broadcast to both lanes (s_lo: groups 0..7). */
+        const int g = (2 * c) & 7;
+        const __m256i pick = _mm256_setr_epi8(2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
+                                              2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
+                                              2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2,
+                                              2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3,
+                                              2 * g + 2, 2 * g + 3);
+        const __m256i s16 = _mm256_shuffle_epi8(c < 4 ? s_lo : s_hi, pick);
+        const __m256i p16 = _mm256_maddubs_epi16(kchunk_avx2(t, b, c), _mm256_loadu_si256((const __m256i *)(x->qs + 32 * c)));
         acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p16, s16));
     }
-    return hsum_i32_avx2(acc);
+    const __m256i bs = _mm256_loadu_si256((const __m256i *)x->bsums);
+    if (t == TERN_TYPE_Q3_K) acc = _mm256_sub_epi32(acc, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 2));  /* off 4 */
+    if (t == TERN_TYPE_Q6_K) acc = _mm256_sub_epi32(acc, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));  /* off 32 */
+    *isum = hsum_i32_avx2(acc);
+    *imin = (t == TERN_TYPE_Q3_K || t == TERN_TYPE_Q6_K) ? 0 : hsum_i32_avx2(_mm256_madd_epi16(mn16, bs));
 }
 
 TERN_AVX2_INLINE void dotk_avx2(enum tern_type t, int64_t n, const void *w, const void *xq, size_t xs, int nc,
                                 float *out) {
+    const int has_min = t == TERN_TYPE_Q2_K || t == TERN_TYPE_Q4_K || t == TERN_TYPE_Q5_K;
     const int64_t nb = n / QK_K;
     const size_t wbs = k_traits[t].size;
     float acc[8];
@@ -1071,20 +1210,31 @@ TERN_AVX2_INLINE void dotk_avx2(enum tern_type t, int64_t n, const void *w, cons
         for (int c = 0; c < m; c++) acc[c] = 0.0f;
         for (int64_t ib = 0; ib < nb; ib++) {
             const uint8_t *b = (const uint8_t *)w + (size_t)ib * wbs;
-            _Alignas(32) uint8_t qu[256];
-            kblock k;
-            kblock_scales(t, b, &k);
-            kblock_quants_avx2(t, b, qu);
+            __m128i sc, mn;
+            float d, dmin;
+            kscales_avx2(t, b, &sc, &mn, &d, &dmin);
+            const __m256i sc16 = _mm256_cvtepi8_epi16(sc), mn16 = _mm256_cvtepu8_epi16(mn);
+            const __m256i s_lo = _mm256_permute2x128_si256(sc16, sc16, 0x00);
+            const __m256i s_hi = _mm256_permute2x128_si256(sc16, sc16, 0x11);
             for (int c = 0; c < m; c++) {
                 const block_q8_K *x = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(c0 + c) * xs) + ib;
-                acc[c] = ksum_step(acc[c], &k, x, kdot_avx2(qu, k.sc, x->qs));
+                int32_t isum, imin;
+                kdot_avx2(t, b, s_lo, s_hi, sc16, mn16, x, &isum, &imin);
+                acc[c] = ksum_float(acc[c], x->d, d, dmin, isum, imin, has_min);
             }
         }
         for (int c = 0; c < m; c++) out[c0 + c] = acc[c];
     }
 }
-#define DOTK_AVX2(name, T) \
-    TERN_AVX2 static void name(int64_t n, const void *w, const void *x, size_t xs, int nc, float *o) { dotk_avx2(T, n, w, x, xs, nc, o); }
+#define DOTK_AVX2(name, T)                                                                                   \
+    TERN_AVX2 static void name(int64_t n, const void *w, const void *x, size_t xs, int nc, float *o) {        \
+        dotk_avx2(T, n, w, x, xs, nc, o);                                                                    \
+    }                                                                                                        \
+    TERN_AVX2 static float name##1(int64_t n, const void *w, const void *x) {                                \
+        float r;                                                                                             \
+        dotk_avx2(T, n, w, x, 0, 1, &r);                                                                     \
+        return r;                                                                                            \
+    }
 DOTK_AVX2(dot_q2_K_avx2, TERN_TYPE_Q2_K)
 DOTK_AVX2(dot_q3_K_avx2, TERN_TYPE_Q3_K)
 DOTK_AVX2(dot_q4_K_avx2, TERN_TYPE_Q4_K)
@@ -1098,42 +1248,78 @@ static const dot_fn k_dot_avx2[TERN_TYPE_COUNT] = {
     [TERN_TYPE_Q2_K] = dot_q2_K_avx2, [TERN_TYPE_Q3_K] = dot_q3_K_avx2, [TERN_TYPE_Q4_K] = dot_q4_K_avx2,
     [TERN_TYPE_Q5_K] = dot_q5_K_avx2, [TERN_TYPE_Q6_K] = dot_q6_K_avx2,
 };
+static const dot1_fn k_dot1_avx2[TERN_TYPE_COUNT] = {
+    [TERN_TYPE_F32] = dot_f32_avx21,   [TERN_TYPE_F16] = dot_f16_avx21,   [TERN_TYPE_BF16] = dot_bf16_avx21,
+    [TERN_TYPE_Q4_0] = dot_q4_0_avx21, [TERN_TYPE_Q4_1] = dot_q4_1_avx21, [TERN_TYPE_Q5_0] = dot_q5_0_avx21,
+    [TERN_TYPE_Q5_1] = dot_q5_1_avx21, [TERN_TYPE_Q8_0] = dot_q8_0_avx21, [TERN_TYPE_IQ4_NL] = dot_iq4_nl_avx21,
+    [TERN_TYPE_Q2_K] = dot_q2_K_avx21, [TERN_TYPE_Q3_K] = dot_q3_K_avx21, [TERN_TYPE_Q4_K] = dot_q4_K_avx21,
+    [TERN_TYPE_Q5_K] = dot_q5_K_avx21, [TERN_TYPE_Q6_K] = dot_q6_K_avx21,
+};
+/* Multi-row kernels where interleaving rows pays (the 32-block types); others loop over rows. */
+static const dotr_fn k_dotr_avx2[TERN_TYPE_COUNT] = {
+    [TERN_TYPE_Q4_0] = dot_q4_0_avx2r, [TERN_TYPE_Q4_1] = dot_q4_1_avx2r, [TERN_TYPE_Q5_0] = dot_q5_0_avx2r,
+    [TERN_TYPE_Q5_1] = dot_q5_1_avx2r, [TERN_TYPE_Q8_0] = dot_q8_0_avx2r, [TERN_TYPE_IQ4_NL] = dot_iq4_nl_avx2r,
+};
 #endif /* TERN_X86 */
 
 /* ---- public dot entry points ------------------------------------------------------------------ */
 
-/* The kernel for weight type t on the current path; NULL (with the error set) if t has none or
- * n is not a multiple of its block size. */
-static dot_fn dot_kernel(enum tern_type t, int64_t n) {
-    if (!tern_type_supported((int)t) || k_traits[t].vdot == TERN_TYPE_COUNT) {
+/* 1 if t has a dot kernel and n is a whole number of its blocks (block sizes are 1, 32, 256);
+ * otherwise 0 with the error set. */
+static inline int dot_args_ok(enum tern_type t, int64_t n) {
+    if ((unsigned)t < TERN_TYPE_COUNT && k_traits[t].name && k_traits[t].vdot != TERN_TYPE_COUNT && n >= 0 &&
+        (n & (k_traits[t].blck - 1)) == 0)
+        return 1;
+    if (tern_type_supported((int)t) && k_traits[t].vdot != TERN_TYPE_COUNT)
+        tern_set_error("dot: n=%lld is not a multiple of %s's block size %lld", (long long)n, tern_type_name((int)t),
+                       (long long)k_traits[t].blck);
+    else
         tern_set_error("no dot product for weight type %s", tern_type_name((int)t));
-        return NULL;
-    }
-    if (n < 0 || n % k_traits[t].blck != 0) {
-        tern_set_error("dot: n=%lld is not a multiple of %s's block size %lld", (long long)n,
-                       tern_type_name((int)t), (long long)k_traits[t].blck);
-        return NULL;
-    }
-#ifdef TERN_X86
-    if (simd_path() == SIMD_AVX2) return k_dot_avx2[t];
-#endif
-    return k_dot_scalar[t];
+    return 0;
 }
 
 float tern_vec_dot(enum tern_type t, int64_t n, const void *w, const void *xq) {
-    const dot_fn f = dot_kernel(t, n);
-    if (!f) return NAN;
+    if (!dot_args_ok(t, n)) return NAN;
+#ifdef TERN_X86
+    if (simd_path() == SIMD_AVX2) return k_dot1_avx2[t](n, w, xq);
+#endif
     float r;
-    f(n, w, xq, 0, 1, &r);
+    k_dot_scalar[t](n, w, xq, 0, 1, &r);
     return r;
 }
 
 void tern_vec_dot_multi(enum tern_type t, int64_t n, const void *w, const void *xq, size_t xq_stride, int ncols,
                         float *out) {
-    const dot_fn f = dot_kernel(t, n);
-    if (!f) {
+    if (!dot_args_ok(t, n)) {
         for (int c = 0; c < ncols; c++) out[c] = NAN;
         return;
     }
-    if (ncols > 0) f(n, w, xq, xq_stride, ncols, out);
+    if (ncols <= 0) return;
+#ifdef TERN_X86
+    if (simd_path() == SIMD_AVX2) {
+        k_dot_avx2[t](n, w, xq, xq_stride, ncols, out);
+        return;
+    }
+#endif
+    k_dot_scalar[t](n, w, xq, xq_stride, ncols, out);
+}
+
+void tern_vec_dot_rows(enum tern_type t, int64_t n, const void *w, size_t w_stride, const void *xq, int nrows,
+                       float *out) {
+    if (!dot_args_ok(t, n)) {
+        for (int r = 0; r < nrows; r++) out[r] = NAN;
+        return;
+    }
+    const uint8_t *wr = w;
+#ifdef TERN_X86
+    if (simd_path() == SIMD_AVX2) {
+        if (k_dotr_avx2[t]) {
+            if (nrows > 0) k_dotr_avx2[t](n, w, w_stride, xq, nrows, out);
+        } else {
+            for (int r = 0; r < nrows; r++) out[r] = k_dot1_avx2[t](n, wr + (size_t)r * w_stride, xq);
+        }
+        return;
+    }
+#endif
+    for (int r = 0; r < nrows; r++) k_dot_scalar[t](n, wr + (size_t)r * w_stride, xq, 0, 1, &out[r]);
 }

@@ -71,6 +71,14 @@ float tern_vec_dot(enum tern_type t, int64_t n, const void *w, const void *xq);
 void tern_vec_dot_multi(enum tern_type t, int64_t n, const void *w, const void *xq, size_t xq_stride,
                         int ncols, float *out);
 
+/* Multi-row dot for decode: out[r] = dot(W_r, x) for r in [0, nrows), W_r at (const char *)w + r * w_stride
+ * (each a row of n elements in type t), x in tern_type_vec_dot_type(t). Each out[r] is bit-identical to
+ * tern_vec_dot(t, n, W_r, xq); the rows' float accumulation chains are interleaved (4 at a time on the
+ * AVX2 path for the 32-element block types), which hides the FMA latency a single row waits on.
+ * Errors as tern_vec_dot (out filled with NaN). */
+void tern_vec_dot_rows(enum tern_type t, int64_t n, const void *w, size_t w_stride, const void *xq, int nrows,
+                       float *out);
+
 /* SIMD path selection: "avx2" (AVX2+FMA+F16C, if the CPU has it) or "scalar".
  * Default: best available; the env var TERN_SIMD=scalar forces the scalar path.
  * tern_simd_set returns 0 on success, -1 if the path is not available on this CPU. */

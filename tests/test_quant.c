@@ -371,6 +371,46 @@ static void check_dot_case(enum tern_type t, int64_t n, const void *w, int avx2,
     free(xq);
 }
 
+/* tern_vec_dot_rows: nrows rows (stride > row size) bit-equal to tern_vec_dot per row on each path,
+ * nothing written past nrows. */
+static void check_rows_case(enum tern_type t, int64_t n, int avx2) {
+    enum { R = 11 };
+    const enum tern_type vt = tern_type_vec_dot_type(t);
+    const size_t rb = tern_type_row_size(t, n), ws = rb + 8;
+    uint8_t *w = malloc(ws * R);
+    for (int r = 0; r < R; r++) {
+        void *row = random_row(t, n);
+        memcpy(w + r * ws, row, rb);
+        free(row);
+    }
+    float *x = malloc(sizeof(float) * n);
+    uint8_t *xq = malloc(tern_type_row_size(vt, n));
+    random_act(x, n);
+    tern_quantize_activation(vt, x, xq, n);
+    float first[R];
+    for (int p = 0; p < (avx2 ? 2 : 1); p++) {
+        tern_simd_set(p == 0 ? "scalar" : "avx2");
+        for (int nr = 1; nr <= R; nr++) {
+            float out[R + 2];
+            for (int g = 0; g < R + 2; g++) out[g] = -4242.0f;
+            tern_vec_dot_rows(t, n, w, ws, xq, nr, out);
+            int bad = 0;
+            for (int r = 0; r < nr; r++) {
+                const float one = tern_vec_dot(t, n, w + r * ws, xq);
+                bad += !same_bits(out[r], one);
+                if (nr == R && p == 0) first[r] = one;
+                if (nr == R && p == 1) bad += !same_bits(one, first[r]);
+            }
+            CHECK(bad == 0, "%s n=%lld rows nr=%d (%s): %d rows differ from vec_dot", tern_type_name(t), (long long)n, nr,
+                  tern_simd_name(), bad);
+            CHECK(out[nr] == -4242.0f && out[nr + 1] == -4242.0f, "%s rows nr=%d wrote past nrows", tern_type_name(t), nr);
+        }
+    }
+    free(w);
+    free(x);
+    free(xq);
+}
+
 static void test_dots(int avx2) {
     static const int64_t n32[] = {32, 96, 576, 1536};
     static const int64_t nK[] = {256, 768, 1536};
@@ -384,6 +424,7 @@ static void test_dots(int avx2) {
             check_dot_case(t, ns[j], w, avx2, "random");
             free(w);
         }
+        check_rows_case(t, ns[nn - 1], avx2);
         fixture f; /* the fixture rows include zero and subnormal scales */
         if (load_fixture(k_types[i].name, &f) == 0) {
             check_dot_case(t, f.n, f.raw, avx2, "fixture");
@@ -398,6 +439,9 @@ static void test_dots(int avx2) {
     float out[2] = {0, 0};
     tern_vec_dot_multi(TERN_TYPE_Q4_K, 100, buf, buf, 0, 2, out);
     CHECK(isnan(out[0]) && isnan(out[1]), "vec_dot_multi n=100 q4_K is NaN");
+    out[0] = 0;
+    tern_vec_dot_rows(TERN_TYPE_Q8_0, 40, buf, 34, buf, 1, out);
+    CHECK(isnan(out[0]), "vec_dot_rows n=40 q8_0 is NaN");
 }
 
 int main(void) {
