@@ -25,21 +25,50 @@
  * ---- Activation formats ------------------------------------------------------------------------
  *  Q8_0 (34 B) and Q8_1 (36 B, d and s = fp16(d*sum q)) are byte-compatible with ggml's
  *  block_q8_0/block_q8_1, and are filled by the rule of llama.cpp's x86 quantize_row_q8_0/_1:
- *  d = amax/127 stored fp16, q = round-half-even(x * (127/amax)). Q8_K (292 B) is ggml's
+ *  d = amax/127 stored fp16, q = round-half-even(x * (127/amax)) (bytes equal to ggml's output on
+ *  the benchmark vectors below; gguf-py's reference quantizer rounds half away from zero instead). Q8_K (292 B) is ggml's
  *  block_q8_K with its quantize_row_q8_K_ref rule (iscale = -127/max-by-magnitude, d = 1/iscale).
  *
  * ---- Kernel variants and what they measured ----------------------------------------------------
- *  dot_*_scalar      reference for every type; mirrors the contract with fmaf.
- *  dot32_avx2 v1     one block per step, 1 fmadd chain per column, maddubs/madd int8 dot
- *                    (sign trick for signed weights), scale pairs via 1 cvtph2ps per block side.
- *                    vec_dot_multi runs it over 4 columns at a time, unpacking each block once.
- *  dotk_avx2         K-quants: unpack the super-block's quants to 256 unsigned bytes once, then
- *                    maddubs against Q8_K and madd against the 16 per-16 scales; mins/offsets
- *                    from the Q8_K bsums in scalar int.
- *  dotf_avx2         F32/F16/BF16: 4 ymm accumulators (32 lanes), 2 columns per pass in multi.
+ *  dot*_scalar        reference for every type; mirrors the contract with fmaf. Slow on purpose.
+ *  dot32_avx2_nc      32-blocks, NC columns (1..4) per pass: the weight block is unpacked once
+ *                     (nibbles -> bytes, Q5 fifth bit via pshufb/cmpeq, IQ4_NL via pshufb lookup),
+ *                     maddubs/madd int8 dot (sign trick for signed weights), one fmadd chain per
+ *                     column. vec_dot uses its NC=1 instance through a single-column entry (name##1);
+ *                     vec_dot_multi runs groups of 4 columns.
+ *    v1: scale pairs through F16C (movd + vcvtph2ps per side). v2 (kept): fp16 -> f32 table g_h2f
+ *        (256 KB, filled once from tern_fp16_to_fp32, exact like F16C). A/B in one session, min of 21
+ *        interleaved rounds, ns/row: Q4_1 576: v1 45.9, v2 39.6; Q4_1 1536: v1 106.8, v2 94.6;
+ *        Q8_0 576: v1 31.3, v2 30.5. v1's code is gone (a one-line difference in h2f_t).
+ *  dot32_avx2_rows    32-blocks, 4 weight rows against one activation (tern_vec_dot_rows): same ops
+ *                     per row, 4 independent fmadd chains. The single-row kernel is latency bound on
+ *                     its chain (fmadd 4 cycles per block on Zen 3); this removes that bound.
+ *  dotk_avx2          K-quants: scales/mins unpacked in registers (v1 went through a byte-written
+ *                     struct and lost ~2x to store-forwarding stalls: Q4_K 1536 ~750 -> ~220 ns),
+ *                     quants unpacked per 32-chunk in registers (v2 stored 256 bytes and reloaded
+ *                     them: Q4_K 1536 ~100 -> ~71 ns), maddubs against Q8_K, madd against per-16
+ *                     int16 scales picked by one in-lane pshufb, offsets/mins from the Q8_K bsums.
+ *  dotf_avx2          F32/F16/BF16: 4 ymm accumulators (the 32 lanes), 2 columns per pass in multi.
  *  quantize_q8_32_avx2  Q8_0/Q8_1 activation quantizer, same bytes as the scalar one.
- *  Measured on the 2-core AMD EPYC (Zen 3, family 25) dev box, rows hot in L1/L2, gcc 12 -O2:
- *  see MEASUREMENTS below (filled in from /tmp/bench_quant.c).
+ *
+ *  Measured on the dev box: 2-core AMD EPYC (Zen 3, family 25 model 1, AVX2+FMA+F16C, no AVX-512),
+ *  gcc 12.2 -O2, weights L2-resident (~200 KB of rows, each row dotted against one activation), min
+ *  of 21 interleaved rounds; the box was shared (load ~3), so +-10% between runs. "ggml" is
+ *  llama.cpp's ggml_vec_dot_* (AVX2 build in llama_cpp_python 0.3.36) on the same bytes; tern's
+ *  result bits equal ggml's for Q4_1, Q8_0, Q4_0, Q5_0 on every row tested.
+ *  Command: cc -std=c11 -O2 -ffp-contract=off -D_GNU_SOURCE -Isrc /tmp/qb/bench_quant.c src/quant.c
+ *           src/util.c -L$LLAMA_LIB -lggml-cpu -lggml-base -lm && MIN=1 ./a.out   (throwaway program)
+ *                      ns/row:  scalar   avx2 vec_dot   ggml vec_dot   rows (16/call)   multi (8 cols, per col)
+ *    Q4_1  576                    830        38.7           36.5            27.8              22.3
+ *    Q4_1 1536                   2180        90.6           85.8            72.4              57.3
+ *    Q8_0  576                    765        29.1           29.2            22.1              20.0
+ *    Q8_0 1536                   2050        70.9           73.3            58.1              51.5
+ *    Q4_0  576                   1070        38-48          40-42           31.6              23.6
+ *    Q5_0  576                   1300        47-50          45-54           39-44             26.2
+ *    Q4_K 1536                   3700        71-75          62-74           69-78             45.8
+ *    Q6_K 1536                   4600        73-92          68-104          72-86             40.8
+ *  So: single-row vec_dot is at parity with ggml (same float order, so it is latency bound the same
+ *  way); tern_vec_dot_rows beats it by ~1.3x and vec_dot_multi by ~1.6x per column.
  */
 #include "quant.h"
 #include "util.h"

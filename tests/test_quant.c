@@ -445,6 +445,8 @@ static void test_dots(int avx2) {
 }
 
 int main(void) {
+    const char *env = getenv("TERN_SIMD"); /* read once, at the first call that needs a path */
+    if (env && strcmp(env, "scalar") == 0) CHECK(strcmp(tern_simd_name(), "scalar") == 0, "TERN_SIMD=scalar honoured");
     const int avx2 = have_avx2();
     if (!avx2) printf("test_quant: note: this CPU has no AVX2+FMA+F16C, the avx2 arm is skipped\n");
     CHECK(tern_simd_set("nonsense") == -1, "unknown simd name refused");
