@@ -416,10 +416,13 @@ int tern_simd_set(const char *name) {
 
 /* ---- activation quantizers ------------------------------------------------------------------- */
 
-/* Round to nearest, ties to even, for |v| < 2^22 (same result as vroundps nearest). */
+/* Round to nearest, ties to even (same result as vroundps nearest) for the |v| <= 127.5 that
+ * finite activations produce; NaN (from Inf/NaN inputs, whose results are unspecified) gives -128
+ * instead of undefined behaviour. */
 static inline int round_ne(float v) {
     const float magic = 12582912.0f; /* 1.5 * 2^23 */
-    return (int)((v + magic) - magic);
+    const float r = (v + magic) - magic;
+    return r >= -128.0f && r <= 127.0f ? (int)r : (r > 127.0f ? 127 : -128); /* as cvtps+packs saturate */
 }
 
 /* Q8_0 / Q8_1 (with_sum): llama.cpp's x86 rule, see the header comment. */

@@ -55,6 +55,11 @@ void tern_dequantize_row(enum tern_type t, const void *x, float *y, int64_t n);
 
 /* The activation format weights of type t are dotted against:
  * f32 for F32/F16/BF16 weights; a Q8 block format for the quantized types. */
+/* (quant.c) Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants; TERN_TYPE_COUNT for
+ * a type with no dot product (Q8_1, Q8_K, unsupported ids). Q8_0/Q8_1/Q8_K blocks are byte-compatible with
+ * ggml's block_q8_0/q8_1/q8_K: Q8_0/Q8_1 take d = fp16(amax/127), q = round-half-even(x * 127/amax) and
+ * (Q8_1) s = fp16(d * sum q), llama.cpp's x86 quantize_row_q8_0/_1; Q8_K follows quantize_row_q8_K_ref.
+ * NaN/Inf activations give unspecified (but defined) quants. */
 enum tern_type tern_type_vec_dot_type(enum tern_type t);
 
 /* Quantize n floats x into the activation format vt (= tern_type_vec_dot_type of some weight type);
