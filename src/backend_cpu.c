@@ -181,14 +181,15 @@ static void mm_rows(void *a_, int ith, int nth) {
         for (int c0 = 0; c0 < a->n; c0 += MM_COLS) {
             int nc = a->n - c0 < MM_COLS ? a->n - c0 : MM_COLS;
             const uint8_t *xq = a->xq + (size_t)c0 * a->xq_row;
+            if (nc == 1) { /* one column (decode): several rows per call hide the FMA chain latency */
+                tern_vec_dot_rows(w->type, w->n_in, (const uint8_t *)w->data + (size_t)r0 * w->row_bytes, w->row_bytes,
+                                  xq, (int)(r1 - r0), y + (size_t)c0 * n_out + r0);
+                continue;
+            }
             for (int64_t r = r0; r < r1; r++) {
                 const void *wr = (const uint8_t *)w->data + (size_t)r * w->row_bytes;
-                if (nc == 1) {
-                    y[(size_t)c0 * n_out + r] = tern_vec_dot(w->type, w->n_in, wr, xq);
-                } else {
-                    tern_vec_dot_multi(w->type, w->n_in, wr, xq, a->xq_row, nc, tmp);
-                    for (int c = 0; c < nc; c++) y[(size_t)(c0 + c) * n_out + r] = tmp[c];
-                }
+                tern_vec_dot_multi(w->type, w->n_in, wr, xq, a->xq_row, nc, tmp);
+                for (int c = 0; c < nc; c++) y[(size_t)(c0 + c) * n_out + r] = tmp[c];
             }
         }
     }
