@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""ref_numpy.py: an independent float64 numpy forward pass of a GGUF `llama`-architecture model.
+
+It shares no code with tern's C engine: weights are dequantized by gguf-py (gguf.quants.dequantize),
+every activation is float64, and nothing is quantized on the way (llama.cpp, by contrast, quantizes
+activations to Q8 for its quantized matmuls, so its logits differ from these by ~1e-2 relative).
+
+Architecture (per layer):  h = x + Wo . attn(rope(Wq . rms(x)), rope(Wk . rms(x)), Wv . rms(x))
+                           x' = h + Wdown . (silu(Wgate . rms(h)) * (Wup . rms(h)))
+then logits = Wout . rms_final(x) with Wout = output.weight, or token_embd.weight when absent (tied).
+
+RoPE: GGUF llama files store the Q/K rows permuted (by the HF->GGUF converter) so that the rotation is
+the "normal" adjacent-pair one: pairs (x[2i], x[2i+1]) of each head turn by pos * base^(-2i/n_rot).
+
+Usage: python3 scripts/ref_numpy.py MODEL --tokens 1,2,3 --out FILE [--last]
+writes little-endian float32 logits, (n_tokens, n_vocab) row-major, or only the last row with --last.
+"""
+import argparse
+import sys
+
+import numpy as np
+import gguf
+
+
+def _field(reader, key, default=None):
+    f = reader.fields.get(key)
+    if f is None:
+        return default
+    return f.contents()
+
+
+class Model:
+    def __init__(self, path):
+        r = gguf.GGUFReader(path)
+        arch = _field(r, "general.architecture")
+        if arch != "llama":
+            raise SystemExit(f"ref_numpy: unsupported architecture {arch!r} (only llama)")
+        a = arch + "."
+        self.n_layer = int(_field(r, a + "block_count"))
+        self.n_embd = int(_field(r, a + "embedding_length"))
+        self.n_head = int(_field(r, a + "attention.head_count"))
+        self.n_head_kv = int(_field(r, a + "attention.head_count_kv", self.n_head))
+        self.head_dim = int(_field(r, a + "attention.key_length", self.n_embd // self.n_head))
+        self.head_dim_v = int(_field(r, a + "attention.value_length", self.head_dim))
+        self.n_rot = int(_field(r, a + "rope.dimension_count", self.head_dim))
+        self.eps = float(_field(r, a + "attention.layer_norm_rms_epsilon", 1e-5))
+        self.rope_base = float(_field(r, a + "rope.freq_base", 10000.0))
+        scaling = _field(r, a + "rope.scaling.type", "none")
+        factor = float(_field(r, a + "rope.scaling.factor", 0.0) or 0.0)
+        # Linear scaling divides positions by the factor; llama3-style scaling arrives as the
+        # rope_freqs tensor (per-pair divisors of the frequency) handled below.
+        self.pos_scale = 1.0 / factor if (scaling == "linear" and factor > 0) else 1.0
+        if scaling not in ("none", "linear"):
+            print(f"ref_numpy: warning: rope scaling {scaling!r} ignored", file=sys.stderr)
+
+        self.t = {}
+        for t in r.tensors:
+            w = gguf.quants.dequantize(t.data, t.tensor_type)
+            # gguf-py shape is ggml order (ne0 innermost); the array is (ne1, ne0) = (out, in).
+            ne = [int(x) for x in t.shape]
+            w = np.asarray(w, dtype=np.float32).reshape(list(reversed(ne)))
+            self.t[t.name] = w
+        self.n_vocab = self.t["token_embd.weight"].shape[0]
+        self.out_w = self.t.get("output.weight", self.t["token_embd.weight"])
+
+        # inverse frequencies of the rotated pairs: base^(-2i/n_rot)
+        i = np.arange(self.n_rot // 2, dtype=np.float64)
+        self.inv_freq = self.rope_base ** (-2.0 * i / self.n_rot)
+        if "rope_freqs.weight" in self.t:
+            self.inv_freq = self.inv_freq / self.t["rope_freqs.weight"].astype(np.float64)
+
+    def w(self, name):
+        return self.t[name].astype(np.float64)
+
+    def rms(self, x, weight):
+        return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * weight.astype(np.float64)
+
+    def rope(self, x, pos):
+        """x: (n_tokens, n_heads, head_dim); rotate adjacent pairs of the first n_rot dims."""
+        ang = (pos.astype(np.float64) * self.pos_scale)[:, None] * self.inv_freq[None, :]  # (T, n_rot/2)
+        c = np.cos(ang)[:, None, :]
+        s = np.sin(ang)[:, None, :]
+        y = x.copy()
+        x0 = x[..., 0:self.n_rot:2]
+        x1 = x[..., 1:self.n_rot:2]
+        y[..., 0:self.n_rot:2] = x0 * c - x1 * s
+        y[..., 1:self.n_rot:2] = x0 * s + x1 * c
+        return y
+
+    def forward(self, tokens):
+        """Logits (n_tokens, n_vocab) float64 of the tokens at positions 0..n-1 (no cache)."""
+        tokens = np.asarray(tokens, dtype=np.int64)
+        T = len(tokens)
+        pos = np.arange(T)
+        x = self.t["token_embd.weight"][tokens].astype(np.float64)  # (T, n_embd)
+        hd, hdv, nh, nkv = self.head_dim, self.head_dim_v, self.n_head, self.n_head_kv
+        group = nh // nkv
+        mask = np.triu(np.full((T, T), -np.inf), k=1)
+        for l in range(self.n_layer):
+            p = f"blk.{l}."
+            h = self.rms(x, self.t[p + "attn_norm.weight"])
+            q = (h @ self.w(p + "attn_q.weight").T).reshape(T, nh, hd)
+            k = (h @ self.w(p + "attn_k.weight").T).reshape(T, nkv, hd)
+            v = (h @ self.w(p + "attn_v.weight").T).reshape(T, nkv, hdv)
+            q = self.rope(q, pos)
+            k = self.rope(k, pos)
+            out = np.empty((T, nh, hdv))
+            for hh in range(nh):
+                kv = hh // group  # query head hh reads KV head hh // (n_head / n_head_kv)
+                sc = q[:, hh, :] @ k[:, kv, :].T / np.sqrt(hd) + mask  # (T, T)
+                sc = sc - sc.max(axis=1, keepdims=True)
+                pr = np.exp(sc)
+                pr /= pr.sum(axis=1, keepdims=True)
+                out[:, hh, :] = pr @ v[:, kv, :]
+            x = x + out.reshape(T, nh * hdv) @ self.w(p + "attn_output.weight").T
+            h = self.rms(x, self.t[p + "ffn_norm.weight"])
+            g = h @ self.w(p + "ffn_gate.weight").T
+            u = h @ self.w(p + "ffn_up.weight").T
+            x = x + ((g / (1.0 + np.exp(-g))) * u) @ self.w(p + "ffn_down.weight").T
+        x = self.rms(x, self.t["output_norm.weight"])
+        return x @ self.out_w.astype(np.float64).T
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model")
+    ap.add_argument("--tokens", required=True, help="comma-separated token ids")
+    ap.add_argument("--out", required=True, help="output file: raw little-endian float32 logits")
+    ap.add_argument("--last", action="store_true", help="write only the last position's logits")
+    ap.add_argument("--greedy", type=int, default=0,
+                    help="also print N greedy next tokens (recomputes the full pass per token)")
+    args = ap.parse_args()
+    toks = [int(s) for s in args.tokens.split(",") if s.strip()]
+    m = Model(args.model)
+    if any(t < 0 or t >= m.n_vocab for t in toks):
+        raise SystemExit("ref_numpy: token id out of range")
+    logits = m.forward(toks)
+    if args.last:
+        logits = logits[-1:]
+    logits.astype("<f4").tofile(args.out)
+    last = logits[-1]
+    top = np.argsort(-last)[:5]
+    print("ref_numpy: %d tokens -> %s (%d x %d f32); top-5 of last: %s" % (
+        len(toks), args.out, logits.shape[0], logits.shape[1],
+        ", ".join(f"{i}:{last[i]:.4f}" for i in top)))
+    if args.greedy > 0:
+        seq = list(toks)
+        for _ in range(args.greedy):
+            seq.append(int(np.argmax(m.forward(seq)[-1])))
+        print("ref_numpy: greedy ids:", ",".join(str(t) for t in seq[len(toks):]))
+        names = _field(gguf.GGUFReader(args.model), "tokenizer.ggml.tokens")
+        if names is not None:
+            print("ref_numpy: greedy text:", repr("".join(names[t] for t in seq[len(toks):])))
+
+
+if __name__ == "__main__":
+    main()
