@@ -169,7 +169,7 @@ tern_model *tern_model_load(const char *path, int progress) {
     }
     m->n_rot = m->head_dim;
     if (get_int(f, arch, "rope.dimension_count", &m->n_rot, 0) < 0) return load_fail(m);
-    if (m->n_head % m->n_head_kv != 0 || m->n_rot > m->head_dim || m->n_rot % 2) {
+    if (m->n_head % m->n_head_kv != 0 || m->n_rot > m->head_dim || m->n_rot % 2 || m->head_dim > 512) {
         tern_set_error("inconsistent attention shape: %d heads, %d KV heads, head_dim %d, rope dims %d", m->n_head,
                        m->n_head_kv, m->head_dim, m->n_rot);
         return load_fail(m);

@@ -273,93 +273,129 @@ void cpu_add(float *y, const float *x, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] += x[i];
 }
 
-/* ---- attention ------------------------------------------------------------------------------ */
+/* ---- attention ------------------------------------------------------------------------------
+ * KV cache in f16 (llama.cpp's default --cache-type-k/v f16): half the bytes of f32 per position.
+ * TERN_ATTN_ROUND_QP=1 additionally rounds q and the normalised probabilities to f16, as llama.cpp's
+ * non-flash CPU path does (ggml converts the f32 operand of an f16 mat-mul to f16). Measured against
+ * the greedy goldens it did not bring tern closer to llama.cpp (docs/ledger.md), so it is off.
+ * Float reductions follow one order on every SIMD path (quant.c's "lanes8" order): the dot has 8
+ * lanes, lane k accumulating elements i = k mod 8 by fmaf over the leading multiple of 8, combined
+ * by ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), tail by fmaf; the V sum is o[d] = fmaf(p_j, v_j[d], o[d])
+ * in position order. The AVX2 variant runs exactly these operations 8 lanes at a time (vfmadd is the
+ * correctly rounded fmaf, vcvtph2ps/vcvtps2ph are exact/round-to-nearest-even like util.c). */
+
+#define ATTN_MAX_HD 512
 
 typedef struct {
-    const float *q, *kc, *vc;
+    const float *q;
+    const uint16_t *kc, *vc;
     int n, pos0, n_head, n_head_kv, hd;
     float scale;
     float *out, *scratch;
-    int avx2;
+    int avx2, round_qp;
 } attn_job;
 
-/* Attention's float reductions follow one order on every SIMD path (the "lanes8" order of quant.c):
- * dot: lane k accumulates elements i = k mod 8 by fmaf over the leading multiple of 8, the lanes are
- * combined by the tree ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), the tail continues with fmaf; the
- * V sum is o[d] = fmaf(p_j, v_j[d], o[d]) in position order. The AVX2 variant executes exactly these
- * operations 8 lanes at a time (vfmadd is the correctly rounded fmaf), so both give the same bits. */
-static float attn_dot_scalar(const float *a, const float *b, int n) {
+static float attn_dot_scalar(const float *a, const uint16_t *b, int n) {
     float l[8] = {0};
     int i = 0;
     for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++) l[k] = fmaf(a[i + k], b[i + k], l[k]);
+        for (int k = 0; k < 8; k++) l[k] = fmaf(a[i + k], tern_fp16_to_fp32(b[i + k]), l[k]);
     float r = ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
-    for (; i < n; i++) r = fmaf(a[i], b[i], r);
+    for (; i < n; i++) r = fmaf(a[i], tern_fp16_to_fp32(b[i]), r);
     return r;
 }
 
-static void attn_axpy_scalar(float *o, float p, const float *v, int n) {
-    for (int d = 0; d < n; d++) o[d] = fmaf(p, v[d], o[d]);
+static void attn_axpy_scalar(float *o, float p, const uint16_t *v, int n) {
+    for (int d = 0; d < n; d++) o[d] = fmaf(p, tern_fp16_to_fp32(v[d]), o[d]);
+}
+
+static void f32_to_f16_scalar(const float *x, uint16_t *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = tern_fp32_to_fp16(x[i]);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
-#define ATTN_AVX2 __attribute__((target("avx2,fma")))
-ATTN_AVX2 static float attn_dot_avx2(const float *a, const float *b, int n) {
+#define ATTN_AVX2 __attribute__((target("avx2,fma,f16c")))
+ATTN_AVX2 static float attn_dot_avx2(const float *a, const uint16_t *b, int n) {
     __m256 acc = _mm256_setzero_ps();
     int i = 0;
-    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
+    for (; i + 8 <= n; i += 8)
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i))), acc);
     __m128 r = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc)); /* l_k + l_{k+4} */
     r = _mm_add_ps(r, _mm_movehl_ps(r, r));                                           /* (0+4)+(2+6), (1+5)+(3+7) */
     r = _mm_add_ss(r, _mm_movehdup_ps(r));
     float s = _mm_cvtss_f32(r);
-    for (; i < n; i++) s = fmaf(a[i], b[i], s);
+    for (; i < n; i++) s = fmaf(a[i], tern_fp16_to_fp32(b[i]), s);
     return s;
 }
 
-ATTN_AVX2 static void attn_axpy_avx2(float *o, float p, const float *v, int n) {
+ATTN_AVX2 static void attn_axpy_avx2(float *o, float p, const uint16_t *v, int n) {
     const __m256 pv = _mm256_set1_ps(p);
     int d = 0;
-    for (; d + 8 <= n; d += 8) _mm256_storeu_ps(o + d, _mm256_fmadd_ps(pv, _mm256_loadu_ps(v + d), _mm256_loadu_ps(o + d)));
-    for (; d < n; d++) o[d] = fmaf(p, v[d], o[d]);
+    for (; d + 8 <= n; d += 8) {
+        const __m256 vv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + d)));
+        _mm256_storeu_ps(o + d, _mm256_fmadd_ps(pv, vv, _mm256_loadu_ps(o + d)));
+    }
+    for (; d < n; d++) o[d] = fmaf(p, tern_fp16_to_fp32(v[d]), o[d]);
+}
+
+ATTN_AVX2 static void f32_to_f16_avx2(const float *x, uint16_t *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) y[i] = tern_fp32_to_fp16(x[i]);
 }
 #endif
+
+static int use_avx2(void) { return !strcmp(tern_simd_name(), "avx2"); }
+
+void cpu_f32_to_f16(const float *x, uint16_t *y, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (use_avx2()) { f32_to_f16_avx2(x, y, n); return; }
+#endif
+    f32_to_f16_scalar(x, y, n);
+}
+
+static inline float round_f16(float x) { return tern_fp16_to_fp32(tern_fp32_to_fp16(x)); }
 
 static void attn_rows(void *a_, int ith, int nth) {
     attn_job *a = a_;
     const int hd = a->hd, group = a->n_head / a->n_head_kv;
     const size_t kv_stride = (size_t)a->n_head_kv * hd;
     const int n_kv_max = a->pos0 + a->n;
-    float (*dot)(const float *, const float *, int) = attn_dot_scalar;
-    void (*axpy)(float *, float, const float *, int) = attn_axpy_scalar;
+    float (*dot)(const float *, const uint16_t *, int) = attn_dot_scalar;
+    void (*axpy)(float *, float, const uint16_t *, int) = attn_axpy_scalar;
 #if defined(__x86_64__) || defined(__i386__)
     if (a->avx2) { dot = attn_dot_avx2; axpy = attn_axpy_avx2; }
 #endif
+    float qh[ATTN_MAX_HD];
     for (int job = ith; job < a->n * a->n_head; job += nth) {
         int t = job / a->n_head, h = job % a->n_head, hk = h / group;
         int n_kv = a->pos0 + t + 1;
         const float *q = a->q + ((size_t)t * a->n_head + h) * hd;
+        for (int d = 0; d < hd; d++) qh[d] = a->round_qp ? round_f16(q[d]) : q[d];
         float *sc = a->scratch + (size_t)ith * n_kv_max;
         float mx = -INFINITY;
         for (int j = 0; j < n_kv; j++) {
-            sc[j] = dot(q, a->kc + j * kv_stride + (size_t)hk * hd, hd) * a->scale;
+            sc[j] = dot(qh, a->kc + j * kv_stride + (size_t)hk * hd, hd) * a->scale;
             if (sc[j] > mx) mx = sc[j];
         }
-        float sum = 0.0f;
+        double sum = 0.0;
         for (int j = 0; j < n_kv; j++) {
             sc[j] = expf(sc[j] - mx);
             sum += sc[j];
         }
+        const float inv = (float)(1.0 / sum);
         float *o = a->out + ((size_t)t * a->n_head + h) * hd;
         memset(o, 0, sizeof(float) * hd);
-        for (int j = 0; j < n_kv; j++) axpy(o, sc[j], a->vc + j * kv_stride + (size_t)hk * hd, hd);
-        float inv = 1.0f / sum;
-        for (int d = 0; d < hd; d++) o[d] *= inv;
+        for (int j = 0; j < n_kv; j++) axpy(o, a->round_qp ? round_f16(sc[j] * inv) : sc[j] * inv, a->vc + j * kv_stride + (size_t)hk * hd, hd);
     }
 }
 
-void cpu_attention(tern_pool *p, const float *q, const float *kc, const float *vc, int n, int pos0, int n_head,
+void cpu_attention(tern_pool *p, const float *q, const uint16_t *kc, const uint16_t *vc, int n, int pos0, int n_head,
                    int n_head_kv, int hd, float scale, float *out, float *scratch) {
-    attn_job a = {q, kc, vc, n, pos0, n_head, n_head_kv, hd, scale, out, scratch, !strcmp(tern_simd_name(), "avx2")};
+    static int round_qp = -1;
+    if (round_qp < 0) round_qp = getenv("TERN_ATTN_ROUND_QP") && atoi(getenv("TERN_ATTN_ROUND_QP"));
+    attn_job a = {q, kc, vc, n, pos0, n_head, n_head_kv, hd, scale, out, scratch, use_avx2(), round_qp};
     tern_pool_run(p, attn_rows, &a);
 }

@@ -64,13 +64,15 @@ void cpu_rope(float *x, int n, int n_heads, int head_dim, int n_rot, const int32
  * scale: linear RoPE scaling factor (1 = none); factors: llama3 rope_freqs.weight or NULL. */
 void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const float *factors);
 
-/* Causal GQA attention over a KV cache.
- * q (n, n_head, hd); kc, vc (n_ctx, n_head_kv, hd) f32 with positions [0, pos0 + n) filled;
- * token t at position pos0 + t attends to positions [0, pos0 + t]. out (n, n_head, hd).
- * scale = 1/sqrt(hd). Query head h uses KV head h / (n_head / n_head_kv). scratch: pool size *
- * (pos0 + n) floats. */
-void cpu_attention(tern_pool *p, const float *q, const float *kc, const float *vc, int n, int pos0, int n_head,
+/* Causal GQA attention over an f16 KV cache.
+ * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16 with positions [0, pos0 + n) filled;
+ * token t at position pos0 + t attends to positions [0, pos0 + t]. out (n, n_head, hd) f32.
+ * scale = 1/sqrt(hd). Query head h uses KV head h / (n_head / n_head_kv). hd <= 512.
+ * scratch: pool size * (pos0 + n) floats. Numerics: see backend_cpu.c (llama.cpp's CPU rounding). */
+void cpu_attention(tern_pool *p, const float *q, const uint16_t *kc, const uint16_t *vc, int n, int pos0, int n_head,
                    int n_head_kv, int hd, float scale, float *out, float *scratch);
+/* f32 -> f16 (round to nearest even), n elements; the KV-cache write. */
+void cpu_f32_to_f16(const float *x, uint16_t *y, int64_t n);
 
 /* SwiGLU (Shazeer 2020): g = silu(g) * u elementwise, n elements. */
 void cpu_swiglu(float *g, const float *u, int64_t n);

@@ -1,5 +1,5 @@
 /* forward.c: the llama forward pass as a sequence of backend ops, for a chunk of tokens (prefill) or
- * one token (decode), over an f32 KV cache. Ops live in backend_cpu.c; no kernel code here.
+ * one token (decode), over an f16 KV cache. Ops live in backend_cpu.c; no kernel code here.
  *
  * Per layer (Touvron et al. 2023, "LLaMA"):
  *   h = x + Wo · attn(rope(Wq·rmsnorm(x)), rope(Wk·rmsnorm(x)), Wv·rmsnorm(x))
@@ -21,7 +21,7 @@ struct tern_context {
     tern_model *m;
     tern_pool *pool;
     int n_ctx, n_past, chunk;
-    float *kc, *vc;          /* (n_layer, n_ctx, n_head_kv*head_dim) f32 */
+    uint16_t *kc, *vc;       /* (n_layer, n_ctx, n_head_kv*head_dim) f16 */
     /* scratch for one chunk of up to `chunk` tokens */
     float *x, *xn;           /* (chunk, n_embd) */
     float *q, *att;          /* (chunk, n_head*head_dim) */
@@ -55,7 +55,7 @@ tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads) {
     if (n_ctx <= 0) n_ctx = m->n_ctx_train < 4096 ? m->n_ctx_train : 4096;
     if (n_threads <= 0) n_threads = tern_n_cores();
     const size_t kv_row = (size_t)m->n_head_kv * m->head_dim;
-    const size_t kv_bytes = 2 * sizeof(float) * (size_t)m->n_layer * (size_t)n_ctx * kv_row;
+    const size_t kv_bytes = 2 * sizeof(uint16_t) * (size_t)m->n_layer * (size_t)n_ctx * kv_row;
     tern_context *c = calloc(1, sizeof *c);
     if (!c) { tern_set_error("out of memory"); return NULL; }
     c->m = m;
@@ -125,7 +125,7 @@ static void forward_chunk(tern_context *c, const int32_t *tokens, int n, float *
     cpu_get_rows(&m->tok_embd, tokens, n, c->x);
     for (int il = 0; il < m->n_layer; il++) {
         const tern_layer *l = &m->layers[il];
-        float *kc = c->kc + (size_t)il * c->n_ctx * Hkv, *vc = c->vc + (size_t)il * c->n_ctx * Hkv;
+        uint16_t *kc = c->kc + (size_t)il * c->n_ctx * Hkv, *vc = c->vc + (size_t)il * c->n_ctx * Hkv;
         cpu_rmsnorm(c->x, l->attn_norm, m->rms_eps, n, E, c->xn);
         const tern_weight *wqkv[3] = {&l->wq, &l->wk, &l->wv};
         float *yqkv[3] = {c->q, c->k, c->v};
@@ -135,8 +135,8 @@ static void forward_chunk(tern_context *c, const int32_t *tokens, int n, float *
         add_bias(c->v, l->bv, n, Hkv);
         cpu_rope(c->q, n, m->n_head, hd, m->n_rot, c->pos, c->rope_freq);
         cpu_rope(c->k, n, m->n_head_kv, hd, m->n_rot, c->pos, c->rope_freq);
-        memcpy(kc + (size_t)pos0 * Hkv, c->k, sizeof(float) * n * Hkv);
-        memcpy(vc + (size_t)pos0 * Hkv, c->v, sizeof(float) * n * Hkv);
+        cpu_f32_to_f16(c->k, kc + (size_t)pos0 * Hkv, (int64_t)n * Hkv);
+        cpu_f32_to_f16(c->v, vc + (size_t)pos0 * Hkv, (int64_t)n * Hkv);
         cpu_attention(p, c->q, kc, vc, n, pos0, m->n_head, m->n_head_kv, hd, 1.0f / sqrtf((float)hd), c->att,
                       c->att_scratch);
         cpu_matmul(p, &l->wo, c->att, n, c->tmp, c->xq);
