@@ -1,9 +1,11 @@
 /* tokenizer.h: tokenizers built from GGUF metadata (tokenizer.ggml.*), matching llama.cpp's ids.
  *
  *  - "gpt2": byte-level BPE (GPT-2 byte-to-unicode map, merges by rank) with the pre-tokenizer regex
- *    of the tokenizer.ggml.pre family (PCRE2 for the Unicode classes);
+ *    of the tokenizer.ggml.pre family (PCRE2 over a class-collapsed text as llama.cpp does, classes
+ *    from src/unicode_data.c at llama.cpp's Unicode 15.1);
  *  - "llama": SentencePiece-style BPE over scores with byte fallback (<0xXX> tokens), space -> U+2581.
- * Special/control tokens (token_type CONTROL/USER_DEFINED) are matched in the text when parse_special.
+ * Special tokens are cut out of the text before either: CONTROL ones when parse_special, USER_DEFINED
+ * ones always (as llama.cpp does; e.g. Gemma-3's "\n\n" tokens).
  */
 #ifndef TERN_TOKENIZER_H
 #define TERN_TOKENIZER_H
@@ -16,6 +18,9 @@ typedef struct tern_vocab tern_vocab;
 /* Build the vocabulary from the tokenizer.ggml.* metadata of f (the file may be closed afterwards:
  * everything is copied). NULL on error (unknown tokenizer model or pre-tokenizer, missing arrays). */
 tern_vocab *tern_vocab_load(const gguf_file *f);
+/* As tern_vocab_load, but with tokenizer.ggml.pre taken as `pre` (NULL: the file's). Lets tests run
+ * one vocabulary under every pre-tokenizer family. */
+tern_vocab *tern_vocab_load_pre(const gguf_file *f, const char *pre);
 void tern_vocab_free(tern_vocab *v);
 
 int32_t tern_vocab_n_tokens(const tern_vocab *v);
@@ -31,8 +36,9 @@ int tern_vocab_is_control(const tern_vocab *v, int32_t id);
 /* Token id of an exact token text, or -1. */
 int32_t tern_vocab_find(const tern_vocab *v, const char *text);
 
-/* Tokenize len bytes of UTF-8 text. add_bos: prepend BOS (if the vocab has one). parse_special: match
- * control/user-defined token texts in the input as single tokens (llama.cpp's `special`).
+/* Tokenize len bytes of UTF-8 text. add_bos: prepend BOS (if the vocab has one; pass
+ * tern_vocab_add_bos(v) for llama.cpp's add_special). parse_special: match control token texts in
+ * the input as single tokens (llama.cpp's `special`; user-defined tokens are matched either way).
  * Writes up to max ids; returns the number of ids (which may exceed max: then call again with a larger
  * buffer), or -1 on error. */
 int tern_tokenize(const tern_vocab *v, const char *text, size_t len, int add_bos, int parse_special,
