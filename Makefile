@@ -56,7 +56,7 @@ test: test-deps
 	tests/run.sh
 
 # The parsers (GGUF reader, tokenizer) under AddressSanitizer + UBSan on corrupted and hostile input.
-ASAN_TESTS := test_gguf test_badinput
+ASAN_TESTS := test_gguf test_badinput test_tokenizer
 asan-test: test-deps model
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  OPT="-O1 -g" $(addprefix build-asan/tests/,$(ASAN_TESTS))

@@ -8,7 +8,7 @@ command -v cc >/dev/null || need_apt+=(gcc)
 command -v make >/dev/null || need_apt+=(make)
 [ -f /usr/include/pcre2.h ] || need_apt+=(libpcre2-dev)
 command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
-command -v unzip >/dev/null || need_apt+=(unzip)
+command -v gzip >/dev/null || need_apt+=(gzip)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "deps: apt-get install ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
