@@ -174,41 +174,50 @@ static void mm_quantize(void *a_, int ith, int nth) {
         tern_quantize_activation(vt, a->x + (size_t)i * a->w[0]->n_in, a->xq + (size_t)i * a->xq_row, a->w[0]->n_in);
 }
 
+/* Rows [r0, r1) of one weight against the n activation columns. */
+static void mm_segment(const mm_job *a, const tern_weight *w, float *y, int64_t r0, int64_t r1) {
+    const int64_t n_out = w->n_out;
+    float tmp[MM_COLS];
+    for (int c0 = 0; c0 < a->n; c0 += MM_COLS) {
+        int nc = a->n - c0 < MM_COLS ? a->n - c0 : MM_COLS;
+        const uint8_t *xq = a->xq + (size_t)c0 * a->xq_row;
+        if (nc == 1 && g_decode_rows) { /* one column, several rows per call (ledger: lost end to end) */
+            tern_vec_dot_rows(w->type, w->n_in, (const uint8_t *)w->data + (size_t)r0 * w->row_bytes, w->row_bytes,
+                              xq, (int)(r1 - r0), y + (size_t)c0 * n_out + r0);
+            continue;
+        }
+        for (int64_t r = r0; r < r1; r++) {
+            const void *wr = (const uint8_t *)w->data + (size_t)r * w->row_bytes;
+            if (nc == 1) {
+                if (g_prefetch && (size_t)(r + 1) * w->row_bytes + (size_t)g_prefetch <= (size_t)n_out * w->row_bytes) {
+                    const char *pf = (const char *)wr + (size_t)g_prefetch;
+                    for (size_t off = 0; off < w->row_bytes; off += 64) __builtin_prefetch(pf + off, 0, 0);
+                }
+                y[(size_t)c0 * n_out + r] = tern_vec_dot(w->type, w->n_in, wr, xq);
+                continue;
+            }
+            tern_vec_dot_multi(w->type, w->n_in, wr, xq, a->xq_row, nc, tmp);
+            for (int c = 0; c < nc; c++) y[(size_t)(c0 + c) * n_out + r] = tmp[c];
+        }
+    }
+}
+
+/* Work items are ranges of a->chunk rows over the concatenated rows of all weights; a range may span
+ * the end of one weight and the start of the next. */
 static void mm_rows(void *a_, int ith, int nth) {
     mm_job *a = a_;
     const int64_t total = a->row_end[a->n_w - 1];
-    float tmp[MM_COLS];
     for (;;) {
-        int64_t g0 = atomic_fetch_add(&a->next, a->chunk);
-        if (g0 >= total) break;
+        int64_t g = atomic_fetch_add(&a->next, a->chunk);
+        if (g >= total) break;
+        const int64_t g_end = g + a->chunk < total ? g + a->chunk : total;
         int wi = 0;
-        while (g0 >= a->row_end[wi]) wi++;
-        const int64_t base = wi ? a->row_end[wi - 1] : 0;
-        const tern_weight *w = a->w[wi];
-        float *y = a->y[wi];
-        const int64_t n_out = w->n_out, r0 = g0 - base;
-        const int64_t r1 = r0 + a->chunk < n_out ? r0 + a->chunk : n_out;
-        for (int c0 = 0; c0 < a->n; c0 += MM_COLS) {
-            int nc = a->n - c0 < MM_COLS ? a->n - c0 : MM_COLS;
-            const uint8_t *xq = a->xq + (size_t)c0 * a->xq_row;
-            if (nc == 1 && g_decode_rows) { /* one column (decode): several rows per call hide the FMA chain latency */
-                tern_vec_dot_rows(w->type, w->n_in, (const uint8_t *)w->data + (size_t)r0 * w->row_bytes, w->row_bytes,
-                                  xq, (int)(r1 - r0), y + (size_t)c0 * n_out + r0);
-                continue;
-            }
-            for (int64_t r = r0; r < r1; r++) {
-                const void *wr = (const uint8_t *)w->data + (size_t)r * w->row_bytes;
-                if (nc == 1) {
-                    if (g_prefetch && (r + 1) * w->row_bytes + (size_t)g_prefetch <= (size_t)n_out * w->row_bytes) {
-                        const char *pf = (const char *)wr + (size_t)g_prefetch;
-                        for (size_t off = 0; off < w->row_bytes; off += 64) __builtin_prefetch(pf + off, 0, 0);
-                    }
-                    y[(size_t)c0 * n_out + r] = tern_vec_dot(w->type, w->n_in, wr, xq);
-                    continue;
-                }
-                tern_vec_dot_multi(w->type, w->n_in, wr, xq, a->xq_row, nc, tmp);
-                for (int c = 0; c < nc; c++) y[(size_t)(c0 + c) * n_out + r] = tmp[c];
-            }
+        while (g < g_end) {
+            while (g >= a->row_end[wi]) wi++;
+            const int64_t base = wi ? a->row_end[wi - 1] : 0;
+            const int64_t seg_end = g_end < a->row_end[wi] ? g_end : a->row_end[wi];
+            mm_segment(a, a->w[wi], a->y[wi], g - base, seg_end - base);
+            g = seg_end;
         }
     }
     (void)ith;
