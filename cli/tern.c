@@ -41,7 +41,8 @@ static void usage(FILE *o) {
             "  -m, --model PATH        GGUF model (default: $TERN_MODEL or " DEFAULT_MODEL ")\n"
             "  -p, --prompt TEXT       prompt (run)\n"
             "  -f, --file PATH         read the prompt from a file (run)\n"
-            "  -n, --n-predict N       tokens to generate (default 128; stops early at end-of-generation)\n"
+            "  -n, --n-predict N       tokens to generate, -1 = until the context is full (default: 128 for run,\n"
+            "                          the rest of the context for chat); stops early at end-of-generation\n"
             "  -c, --ctx-size N        context size (default min(model context, 4096))\n"
             "  -t, --threads N         threads (default: number of cores)\n"
             "  --temp T                temperature (default 0.8; 0 = greedy)\n"
@@ -55,7 +56,7 @@ static void usage(FILE *o) {
             "  --ignore-eos            keep generating past end-of-generation tokens (benchmarks)\n"
             "  --no-special            do not parse control-token texts in the prompt (run)\n"
             "  --chat-template NAME    chatml | llama3 | gemma | mistral (chat; default: detect)\n"
-            "  --system TEXT           system message (chat)\n");
+            "  --system TEXT           system message (chat; default: the template's own default, if any)\n");
 }
 
 typedef struct {
@@ -82,7 +83,7 @@ static float parse_float(const char *flag, const char *s) {
 
 static void parse_args(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
-    o->n_predict = 128;
+    o->n_predict = -2; /* not given: 128 for run, the rest of the context for chat */
     o->parse_special = 1;
     o->sp = tern_sampler_default_params();
     for (int i = 2; i < argc; i++) {
@@ -91,7 +92,7 @@ static void parse_args(int argc, char **argv, options *o) {
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = ARG();
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = ARG();
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) o->file = ARG();
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) o->n_predict = (int)parse_long(a, ARG(), 0, INT_MAX / 2);
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) o->n_predict = (int)parse_long(a, ARG(), -1, INT_MAX / 2);
         else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) o->n_ctx = (int)parse_long(a, ARG(), 0, 1 << 24);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o->n_threads = (int)parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "--temp")) o->sp.temp = parse_float(a, ARG());
@@ -230,9 +231,11 @@ static int cmd_run(const options *o) {
     int32_t *toks = tokenize(m, text, tern_model_add_bos(m), o->parse_special, &n_prompt);
     if (n_prompt == 0) die("the prompt is empty after tokenization (give a non-empty prompt)");
     int n_ctx = o->n_ctx > 0 ? o->n_ctx : (tern_model_n_ctx_train(m) < 4096 ? tern_model_n_ctx_train(m) : 4096);
-    if ((long)n_prompt + o->n_predict > n_ctx)
+    if (n_prompt > n_ctx) die("prompt of %d tokens exceeds the context of %d (use -c)", n_prompt, n_ctx);
+    const int n_predict = o->n_predict == -2 ? 128 : o->n_predict == -1 ? n_ctx - n_prompt : o->n_predict;
+    if ((long)n_prompt + n_predict > n_ctx)
         die("prompt of %d tokens + %d to generate exceeds the context of %d (use -c or a smaller -n)", n_prompt,
-            o->n_predict, n_ctx);
+            n_predict, n_ctx);
     tern_context *ctx = new_ctx(m, o);
     tern_sampler *smp = tern_sampler_new(&o->sp, tern_model_n_vocab(m));
     if (!smp) die("%s", tern_last_error());
@@ -242,10 +245,10 @@ static int cmd_run(const options *o) {
     double t0 = tern_time_s();
     if (tern_eval(ctx, toks, n_prompt, logits, 0) != 0) die("%s", tern_last_error());
     double t_prefill = tern_time_s() - t0;
-    int cap = n_prompt + o->n_predict + 1, n_hist = n_prompt;
+    int cap = n_prompt + n_predict + 1, n_hist = n_prompt;
     int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
     memcpy(hist, toks, sizeof(int32_t) * (size_t)n_prompt);
-    gen_stats st = generate(ctx, m, smp, logits, &hist, &n_hist, &cap, o->n_predict, o->show_special, o->ignore_eos, NULL);
+    gen_stats st = generate(ctx, m, smp, logits, &hist, &n_hist, &cap, n_predict, o->show_special, o->ignore_eos, NULL);
     fputc('\n', stdout);
     fflush(stdout);
     /* decode rate counts the tokens that went through a decode step (the first generated token comes
@@ -281,7 +284,10 @@ static int cmd_chat(const options *o) {
     float *logits = tern_xmalloc(sizeof(float) * (size_t)n_vocab);
     int n_msgs = 0, cap_msgs = 16;
     tern_chat_msg *msgs = tern_xmalloc(sizeof(tern_chat_msg) * (size_t)cap_msgs);
+    char def_sys[1024];
     if (o->system) msgs[n_msgs++] = (tern_chat_msg){"system", strdup(o->system)};
+    else if (tern_chat_default_system(tern_model_chat_template(m), def_sys, sizeof def_sys) > 0)
+        msgs[n_msgs++] = (tern_chat_msg){"system", strdup(def_sys)}; /* as the template would insert it */
     int cap_hist = 1024, n_hist = 0; /* tokens in the KV cache */
     int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap_hist);
     int tty = isatty(0);
@@ -304,9 +310,10 @@ static int cmd_chat(const options *o) {
         int n_tok;
         int32_t *toks = tokenize(m, conv, tern_model_add_bos(m), 1, &n_tok);
         free(conv);
-        if (n_tok + o->n_predict > n_ctx) {
+        const int n_predict = o->n_predict < 0 ? n_ctx - n_tok : o->n_predict;
+        if (n_tok + n_predict > n_ctx || n_predict <= 0) {
             fprintf(stderr, "tern: the conversation (%d tokens) + %d to generate exceeds the context of %d; "
-                            "start a new chat or use -c\n", n_tok, o->n_predict, n_ctx);
+                            "start a new chat or use -c\n", n_tok, n_predict > 0 ? n_predict : 1, n_ctx);
             free(toks);
             n_msgs--;
             continue;
@@ -316,8 +323,8 @@ static int cmd_chat(const options *o) {
         while (keep < n_hist && keep < n_tok - 1 && hist[keep] == toks[keep]) keep++;
         tern_context_truncate(ctx, keep);
         if (tern_eval(ctx, toks + keep, n_tok - keep, logits, 0) != 0) die("%s", tern_last_error());
-        if (n_tok + o->n_predict + 1 > cap_hist) {
-            cap_hist = n_tok + o->n_predict + 1;
+        if (n_tok + n_predict + 1 > cap_hist) {
+            cap_hist = n_tok + n_predict + 1;
             hist = realloc(hist, sizeof(int32_t) * (size_t)cap_hist);
             if (!hist) die("out of memory");
         }
@@ -325,7 +332,7 @@ static int cmd_chat(const options *o) {
         n_hist = n_tok;
         free(toks);
         char *reply = strdup("");
-        generate(ctx, m, smp, logits, &hist, &n_hist, &cap_hist, o->n_predict, o->show_special, 0, &reply);
+        generate(ctx, m, smp, logits, &hist, &n_hist, &cap_hist, n_predict, o->show_special, 0, &reply);
         n_hist = tern_context_n_past(ctx); /* the cache holds every generated token but the last */
         fputc('\n', stdout);
         fflush(stdout);

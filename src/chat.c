@@ -193,3 +193,25 @@ int tern_chat_format(enum tern_chat_family f, const tern_chat_msg *msgs, int n, 
     }
     return (int)o.len;
 }
+
+int tern_chat_default_system(const char *tmpl, char *buf, size_t cap) {
+    static const char open_tag[] = "<|im_start|>system";
+    if (!tmpl) return -1;
+    /* only a literal inside the template text counts: the opener is followed by a newline (a real one or
+     * the two characters backslash-n) and then text, not by a Jinja expression */
+    for (const char *p = strstr(tmpl, open_tag); p; p = strstr(p + 1, open_tag)) {
+        const char *q = p + sizeof open_tag - 1;
+        if (*q == '\n') q++;
+        else if (q[0] == '\\' && q[1] == 'n') q += 2;
+        else continue;
+        const char *end = strstr(q, "<|im_end|>");
+        if (!end || end == q) continue;
+        size_t n = (size_t)(end - q);
+        if (memchr(q, '{', n) || memchr(q, '\'', n) || memchr(q, '"', n)) continue; /* an expression */
+        if (n + 1 > cap) return -1;
+        memcpy(buf, q, n);
+        buf[n] = 0;
+        return (int)n;
+    }
+    return -1;
+}

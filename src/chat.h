@@ -43,4 +43,9 @@ const char *tern_chat_name(enum tern_chat_family f);
 int tern_chat_format(enum tern_chat_family f, const tern_chat_msg *msgs, int n, int add_assistant,
                      char *buf, size_t cap);
 
+/* The default system message a template inserts when the conversation has none, found as a string
+ * literal "<|im_start|>system\n...<|im_end|>" inside a ChatML template (SmolLM2's does this). Copies it
+ * NUL-terminated into buf and returns its length, or -1 if the template has none (or cap is too small). */
+int tern_chat_default_system(const char *tmpl, char *buf, size_t cap);
+
 #endif

@@ -23,9 +23,9 @@ Outputs in tests/fixtures/chat/ (bytes exactly as rendered, UTF-8, no added newl
   <family>.jinja          the template, used by the detection test
   <family>.sys.gen.txt    CONV_SYS,   add_generation_prompt=True
   <family>.sys.nogen.txt  CONV_SYS,   add_generation_prompt=False
-  <family>.nosys.gen.txt  CONV_NOSYS, add_generation_prompt=True   (not for chatml: the SmolLM2
-                          template inserts its own default system prompt when none is given, which
-                          tern's generic ChatML formatting does not replicate)
+  <family>.nosys.gen.txt  CONV_NOSYS, add_generation_prompt=True   (for chatml the SmolLM2 template
+                          inserts its own default system prompt; tern finds it with
+                          tern_chat_default_system and the test prepends it)
 CONV_SYS / CONV_NOSYS must stay identical to the conversations in tests/test_chat.c.
 """
 import argparse
@@ -147,7 +147,7 @@ def main():
         # family: (template, bos_token, eos_token, render the no-system conversation too)
         # SmolLM2's bos_token is "<|im_start|>" (id 1) but its template never emits bos_token;
         # stripping a leading "<|im_start|>" would eat the first turn marker, so render with "".
-        "chatml": (gguf_chat_template(args.model), "", "<|im_end|>", False),
+        "chatml": (gguf_chat_template(args.model), "", "<|im_end|>", True),
         "llama3": (LLAMA3_TEMPLATE, "<|begin_of_text|>", "<|eot_id|>", True),
         "gemma": (GEMMA3_TEMPLATE, "<bos>", "<eos>", True),
         "mistral": (MISTRAL_V7_TEMPLATE, "<s>", "</s>", True),
