@@ -53,6 +53,6 @@ cmp -s "$T/a" "$T/c" && ok || bad "scalar and SIMD paths differ"
 ./tern run -m "$MODEL" -p "The weather" -n 16 --temp 0.9 --seed 7 -t 1 >"$T/s2" 2>/dev/null
 cmp -s "$T/s1" "$T/s2" && ok || bad "same seed gave different text"
 # chat: two turns through the template, EOF ends it
-printf 'What is the capital of France?\nAnd of Italy?\n' | ./tern chat -m "$MODEL" --temp 0 -n 24 >"$T/chat" 2>"$T/chate"; rc=$?
+printf 'Hi!\nWhat is the capital of France?\n' | ./tern chat -m "$MODEL" --temp 0 -n 24 >"$T/chat" 2>"$T/chate"; rc=$?
 [ $rc -eq 0 ] && grep -qi paris "$T/chat" && ok || bad "chat rc=$rc: $(head -c 300 "$T/chat") $(cat "$T/chate")"
 echo "t_cli: $pass passed, $fail failed"
