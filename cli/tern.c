@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,18 +41,18 @@ static void usage(FILE *o) {
             "options:\n"
             "  -m, --model PATH        GGUF model (default: $TERN_MODEL or " DEFAULT_MODEL ")\n"
             "  -p, --prompt TEXT       prompt (run)\n"
-            "  -f, --file PATH         read the prompt from a file (run)\n"
+            "  -f, --file PATH         read the prompt from a file (run; one final newline is dropped)\n"
             "  -n, --n-predict N       tokens to generate, -1 = until the context is full (default: 128 for run,\n"
             "                          the rest of the context for chat); stops early at end-of-generation\n"
-            "  -c, --ctx-size N        context size (default min(model context, 4096))\n"
+            "  -c, --ctx-size N        context size (default or 0: min(model context, 4096))\n"
             "  -t, --threads N         threads (default: number of cores)\n"
-            "  --temp T                temperature (default 0.8; 0 = greedy)\n"
+            "  --temp T                temperature (default 0.8; <= 0 = greedy)\n"
             "  --top-k N               top-k (default 40; 0 = off)\n"
             "  --top-p P               top-p (default 0.95; 1 = off)\n"
             "  --min-p P               min-p (default 0.05; 0 = off)\n"
             "  --repeat-penalty R      repeat penalty (default 1.0 = off)\n"
             "  --repeat-last-n N       tokens the repeat penalty looks back (default 64)\n"
-            "  -s, --seed S            RNG seed (default 0)\n"
+            "  -s, --seed S            RNG seed (default 0: the same sampled text every run)\n"
             "  --special               print control tokens\n"
             "  --ignore-eos            keep generating past end-of-generation tokens (benchmarks)\n"
             "  --no-special            do not parse control-token texts in the prompt (run)\n"
@@ -60,6 +61,7 @@ static void usage(FILE *o) {
 }
 
 typedef struct {
+    const char *cmd;
     const char *model, *prompt, *file, *chat_template, *system;
     int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos;
     tern_sampler_params sp;
@@ -83,6 +85,8 @@ static float parse_float(const char *flag, const char *s) {
 
 static void parse_args(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
+    o->cmd = argv[1];
+    const int is_run = !strcmp(o->cmd, "run"), is_chat = !strcmp(o->cmd, "chat");
     o->n_predict = -2; /* not given: 128 for run, the rest of the context for chat */
     o->parse_special = 1;
     o->sp = tern_sampler_default_params();
@@ -110,7 +114,20 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         else die("unknown option '%s' (see tern --help)", a);
 #undef ARG
+        /* options of the other subcommand are an error, not silently ignored */
+        if (is_chat && (!strcmp(a, "-p") || !strcmp(a, "--prompt") || !strcmp(a, "-f") || !strcmp(a, "--file") ||
+                        !strcmp(a, "--ignore-eos") || !strcmp(a, "--no-special")))
+            die("%s is an option of 'tern run', not of 'tern chat'", a);
+        if (is_run && (!strcmp(a, "--system") || !strcmp(a, "--chat-template")))
+            die("%s is an option of 'tern chat', not of 'tern run'", a);
     }
+    if (o->prompt && o->file) die("give the prompt with -p or -f, not both");
+    /* sampling ranges, named as the options are (temp <= 0 means greedy, as in llama.cpp) */
+    if (o->sp.top_p <= 0.0f || o->sp.top_p > 1.0f) die("--top-p must be in (0, 1], got %g", o->sp.top_p);
+    if (o->sp.min_p < 0.0f || o->sp.min_p > 1.0f) die("--min-p must be in [0, 1], got %g", o->sp.min_p);
+    if (!(o->sp.repeat_penalty > 0.0f) || isinf(o->sp.repeat_penalty))
+        die("--repeat-penalty must be > 0, got %g", o->sp.repeat_penalty);
+    if (isinf(o->sp.temp)) die("--temp must be finite");
     if (!o->model) o->model = getenv("TERN_MODEL");
     if (!o->model) {
         /* default model: ./models/... or next to the executable */
@@ -206,7 +223,8 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
         if (tern_eval(ctx, &id, 1, logits, 0) != 0) die("%s", tern_last_error());
     }
     st.t_decode = tern_time_s() - t0;
-    if (us.n_pending) fwrite(us.pending, 1, (size_t)us.n_pending, stdout); /* invalid tail: pass through */
+    /* generation stopped inside a multi-byte character (-n reached): show U+FFFD, never half a character */
+    if (us.n_pending) fputs("\xEF\xBF\xBD", stdout);
     fflush(stdout);
     return st;
 }
@@ -218,6 +236,9 @@ static tern_model *load(const options *o) {
 }
 
 static tern_context *new_ctx(tern_model *m, const options *o) {
+    if (o->n_ctx > tern_model_n_ctx_train(m))
+        fprintf(stderr, "tern: warning: -c %d exceeds the model's training context of %d; quality may degrade\n",
+                o->n_ctx, tern_model_n_ctx_train(m));
     tern_context *c = tern_context_new(m, o->n_ctx, o->n_threads);
     if (!c) die("%s", tern_last_error());
     return c;
@@ -226,6 +247,8 @@ static tern_context *new_ctx(tern_model *m, const options *o) {
 static int cmd_run(const options *o) {
     if (!o->prompt && !o->file) die("run needs a prompt: -p TEXT or -f FILE");
     char *text = o->file ? read_file(o->file) : strdup(o->prompt);
+    size_t tl = strlen(text);
+    if (o->file && tl && text[tl - 1] == '\n') text[tl - 1] = 0; /* a file's final newline, as llama.cpp's -f */
     tern_model *m = load(o);
     int n_prompt;
     int32_t *toks = tokenize(m, text, tern_model_add_bos(m), o->parse_special, &n_prompt);
@@ -352,6 +375,8 @@ int main(int argc, char **argv) {
         return argc < 2 ? 2 : 0;
     }
     const char *simd = getenv("TERN_SIMD");
+    if (simd && strcmp(simd, "scalar") != 0 && strcmp(simd, "avx2") != 0)
+        die("TERN_SIMD=%s is not a SIMD path (scalar, avx2)", simd);
     if (simd && tern_simd_set(simd) != 0) die("TERN_SIMD=%s is not available on this CPU", simd);
     options o;
     parse_args(argc, argv, &o);
