@@ -41,6 +41,16 @@ expect_err "bad number" "expects" -- ./tern run -m "$MODEL" -p hi -n abc
 expect_err "unknown command" "unknown command" -- ./tern frobnicate
 expect_err "unknown chat template" "unknown --chat-template" -- ./tern chat -m "$MODEL" --chat-template nope
 
+expect_err "-p and -f together" "not both" -- ./tern run -m "$MODEL" -p hi -f /dev/null
+expect_err "run option given to chat" "not of 'tern chat'" -- ./tern chat -m "$MODEL" -p hi
+expect_err "top-p out of range" "--top-p must be in" -- ./tern run -m "$MODEL" -p hi --top-p 2
+
+# generation cut by -n inside a multi-byte character never leaves half a character on stdout
+for n in 47 48 50; do
+  ./tern run -m "$MODEL" -p "Écris une phrase en français sur le café ☕:" -n $n --temp 0 >"$T/u8" 2>/dev/null
+  python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$T/u8" 2>/dev/null && ok || bad "-n $n output is not valid UTF-8"
+done
+
 # a greedy run: coherent text on stdout, tok/s on stderr, identical at -t 1 / -t 2 / scalar SIMD
 ./tern run -m "$MODEL" -p "Once upon a time" -n 32 --temp 0 -t 1 >"$T/a" 2>"$T/ae"; rc=$?
 [ $rc -eq 0 ] && grep -q "decode:.*tok/s" "$T/ae" && [ "$(wc -w <"$T/a")" -ge 20 ] && ok || bad "greedy run rc=$rc $(cat "$T/ae")"
