@@ -315,11 +315,13 @@ static int cmd_chat(const options *o) {
     int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap_hist);
     int tty = isatty(0);
     fprintf(stderr, "chat with %s (template %s); empty line or EOF quits\n", tern_model_desc(m), tern_chat_name(fam));
-    char line[8192];
+    char *line = NULL;
+    size_t line_cap = 0;
     for (;;) {
         if (tty) { fputs("> ", stdout); fflush(stdout); }
-        if (!fgets(line, sizeof line, stdin)) break;
-        size_t len = strlen(line);
+        ssize_t got = getline(&line, &line_cap, stdin); /* any length: one line is one message */
+        if (got < 0) break;
+        size_t len = (size_t)got;
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if (!len) break;
         if (n_msgs + 2 > cap_msgs) {
@@ -338,7 +340,7 @@ static int cmd_chat(const options *o) {
             fprintf(stderr, "tern: the conversation (%d tokens) + %d to generate exceeds the context of %d; "
                             "start a new chat or use -c\n", n_tok, n_predict > 0 ? n_predict : 1, n_ctx);
             free(toks);
-            n_msgs--;
+            free((char *)msgs[--n_msgs].content);
             continue;
         }
         /* reuse the cached prefix of the conversation; evaluate the rest */
@@ -362,7 +364,7 @@ static int cmd_chat(const options *o) {
         msgs[n_msgs++] = (tern_chat_msg){"assistant", reply};
     }
     for (int i = 0; i < n_msgs; i++) free((char *)msgs[i].content);
-    free(msgs); free(hist); free(logits);
+    free(line); free(msgs); free(hist); free(logits);
     tern_sampler_free(smp);
     tern_context_free(ctx);
     tern_model_free(m);
