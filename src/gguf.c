@@ -141,6 +141,42 @@ static int rd_value(cursor *c, enum gguf_vtype t, gguf_value *v, int depth) {
     return 0;
 }
 
+static uint64_t str_hash(const char *p, uint64_t n) { /* FNV-1a */
+    uint64_t h = 1469598103934665603ULL;
+    for (uint64_t i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int str_same(gguf_str a, gguf_str b) { return a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0; }
+
+/* Insert strs[0..n) (at stride bytes) into a fresh open-addressing table of cap slots (power of two,
+ * >= 2n); returns the index of a duplicate, or -1. table holds index + 1, 0 = empty. */
+static int64_t hash_build(const void *base, size_t stride, uint64_t n, uint64_t *table, uint64_t cap) {
+    memset(table, 0, cap * sizeof *table);
+    for (uint64_t i = 0; i < n; i++) {
+        gguf_str s = *(const gguf_str *)((const char *)base + i * stride);
+        uint64_t h = str_hash(s.ptr, s.len) & (cap - 1);
+        while (table[h]) {
+            gguf_str o = *(const gguf_str *)((const char *)base + (table[h] - 1) * stride);
+            if (str_same(o, s)) return (int64_t)i;
+            h = (h + 1) & (cap - 1);
+        }
+        table[h] = i + 1;
+    }
+    return -1;
+}
+
+static uint64_t pow2_at_least(uint64_t n) {
+    uint64_t c = 16;
+    while (c < n) c <<= 1;
+    return c;
+}
+
+static int cmp_extent(const void *a, const void *b) {
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
 int gguf_str_eq(gguf_str s, const char *c) {
     size_t n = strlen(c);
     return s.len == n && memcmp(s.ptr, c, n) == 0;
@@ -231,11 +267,23 @@ gguf_file *gguf_open(const char *path) {
         if (rd_value(&c, (enum gguf_vtype)t, &kv->val, 0)) return fail(f);
     }
 
+    {
+        uint64_t cap = pow2_at_least(2 * f->n_kv);
+        uint64_t *tab = malloc(cap * sizeof *tab);
+        if (!tab) { tern_set_error("out of memory"); return fail(f); }
+        int64_t dup = hash_build(&f->kv[0].key, sizeof(gguf_kv), f->n_kv, tab, cap);
+        free(tab);
+        if (dup >= 0) {
+            gguf_str k = f->kv[dup].key;
+            tern_set_error("bad GGUF file: duplicate metadata key '%.*s'", (int)(k.len > 100 ? 100 : k.len), k.ptr);
+            return fail(f);
+        }
+    }
     f->alignment = 32;
     const gguf_value *al = gguf_get(f, "general.alignment");
     if (al) {
-        if (al->type != GGUF_VT_U32 || al->v.u == 0 || (al->v.u & (al->v.u - 1))) {
-            tern_set_error("bad GGUF file: general.alignment must be a power-of-two u32");
+        if (al->type != GGUF_VT_U32 || al->v.u < 8 || (al->v.u & (al->v.u - 1))) {
+            tern_set_error("bad GGUF file: general.alignment must be a u32 power of two >= 8 (GGUF spec)");
             return fail(f);
         }
         f->alignment = al->v.u;
@@ -313,6 +361,32 @@ gguf_file *gguf_open(const char *path) {
         }
         t->data = f->base + f->data_offset + t->offset;
     }
+    /* tensor name index (lookups are O(1): a file of many layers must not load in quadratic time) */
+    f->tensor_index_cap_ = pow2_at_least(2 * f->n_tensors);
+    f->tensor_index_ = arena_alloc(f, f->tensor_index_cap_ * sizeof(uint64_t));
+    if (!f->tensor_index_) { tern_set_error("out of memory"); return fail(f); }
+    int64_t dup = hash_build(&f->tensors[0].name, sizeof(gguf_tensor), f->n_tensors, f->tensor_index_,
+                             f->tensor_index_cap_);
+    if (dup >= 0) {
+        gguf_str n = f->tensors[dup].name;
+        tern_set_error("bad GGUF file: duplicate tensor name '%.*s'", (int)(n.len > 100 ? 100 : n.len), n.ptr);
+        return fail(f);
+    }
+    /* tensor data must not overlap (each tensor's bytes belong to it alone) */
+    if (f->n_tensors > 1) {
+        uint64_t *ext = malloc(2 * f->n_tensors * sizeof *ext);
+        if (!ext) { tern_set_error("out of memory"); return fail(f); }
+        for (uint64_t i = 0; i < f->n_tensors; i++) {
+            ext[2 * i] = f->tensors[i].offset;
+            ext[2 * i + 1] = f->tensors[i].nbytes;
+        }
+        qsort(ext, f->n_tensors, 2 * sizeof *ext, cmp_extent);
+        int overlap = 0;
+        for (uint64_t i = 0; i + 1 < f->n_tensors && !overlap; i++)
+            overlap = ext[2 * i] + ext[2 * i + 1] > ext[2 * i + 2];
+        free(ext);
+        if (overlap) { tern_set_error("bad GGUF file: tensor data regions overlap"); return fail(f); }
+    }
     return f;
 }
 
@@ -363,7 +437,7 @@ int gguf_get_bool(const gguf_file *f, const char *key, int *out) {
 
 const char *gguf_get_cstr(const gguf_file *f, const char *key) {
     const gguf_value *v = gguf_get(f, key);
-    if (!v || v->type != GGUF_VT_STRING) return NULL;
+    if (!v || v->type != GGUF_VT_STRING || memchr(v->v.s.ptr, 0, v->v.s.len)) return NULL;
     /* Copy into the arena (the const cast is for the cache only; the mapping is never written). */
     char *s = arena_alloc((gguf_file *)f, v->v.s.len + 1);
     if (!s) return NULL;
@@ -405,8 +479,14 @@ double gguf_arr_f64(const gguf_value *a, uint64_t i) {
 }
 
 const gguf_tensor *gguf_find_tensor(const gguf_file *f, const char *name) {
-    for (uint64_t i = 0; i < f->n_tensors; i++)
-        if (gguf_str_eq(f->tensors[i].name, name)) return &f->tensors[i];
+    if (!f->tensor_index_) return NULL;
+    const uint64_t cap = f->tensor_index_cap_;
+    uint64_t h = str_hash(name, strlen(name)) & (cap - 1);
+    while (f->tensor_index_[h]) {
+        const gguf_tensor *t = &f->tensors[f->tensor_index_[h] - 1];
+        if (gguf_str_eq(t->name, name)) return t;
+        h = (h + 1) & (cap - 1);
+    }
     return NULL;
 }
 

@@ -7,7 +7,9 @@
  * and may nest.
  *
  * Every length, count, offset and tensor extent is checked against the file size; a bad file gives a
- * NULL handle and tern_last_error() names the problem. Nothing is read past the mapping.
+ * NULL handle and tern_last_error() names the problem. Nothing is read past the mapping. Also rejected,
+ * as ggml's reader does: duplicate keys, duplicate tensor names, overlapping tensor data, and a
+ * general.alignment that is not a power of two multiple of 8.
  */
 #ifndef TERN_GGUF_H
 #define TERN_GGUF_H
@@ -59,6 +61,8 @@ typedef struct gguf_file {
     const uint8_t *base;  /* mapping */
     size_t size;          /* file size in bytes */
     size_t data_offset;   /* start of the tensor data section in the file */
+    uint64_t *tensor_index_; /* internal: open-addressing hash of tensor names (index + 1, 0 = empty) */
+    uint64_t tensor_index_cap_;
     void *arena_;         /* internal allocations */
 } gguf_file;
 
@@ -74,7 +78,8 @@ const gguf_value *gguf_get(const gguf_file *f, const char *key);
 int gguf_get_u64(const gguf_file *f, const char *key, uint64_t *out);
 int gguf_get_f64(const gguf_file *f, const char *key, double *out);
 int gguf_get_bool(const gguf_file *f, const char *key, int *out);
-/* String value: returns a NUL-terminated copy owned by the file (valid until gguf_close), or NULL. */
+/* String value: returns a NUL-terminated copy owned by the file (valid until gguf_close), or NULL
+ * (absent, not a string, or containing a NUL byte). */
 const char *gguf_get_cstr(const gguf_file *f, const char *key);
 /* Array value with the given element type (GGUF_VT_COUNT = any); NULL if absent or mismatched. */
 const gguf_value *gguf_get_arr(const gguf_file *f, const char *key, enum gguf_vtype elem_type);

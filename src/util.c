@@ -12,6 +12,9 @@ void tern_set_error(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(g_err, sizeof g_err, fmt, ap);
     va_end(ap);
+    /* one line, no terminal control: names and strings from a file may carry newlines or escapes */
+    for (char *p = g_err; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
 }
 
 const char *tern_last_error(void) { return g_err; }
@@ -24,13 +27,13 @@ double tern_time_s(void) {
 
 void *tern_xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
-    if (!p) { fprintf(stderr, "tern: out of memory allocating %zu bytes\n", n); exit(2); }
+    if (!p) { fprintf(stderr, "tern: error: out of memory allocating %zu bytes\n", n); exit(2); }
     return p;
 }
 
 void *tern_xcalloc(size_t n, size_t sz) {
     void *p = calloc(n ? n : 1, sz ? sz : 1);
-    if (!p) { fprintf(stderr, "tern: out of memory allocating %zu x %zu bytes\n", n, sz); exit(2); }
+    if (!p) { fprintf(stderr, "tern: error: out of memory allocating %zu x %zu bytes\n", n, sz); exit(2); }
     return p;
 }
 

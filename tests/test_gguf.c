@@ -176,6 +176,24 @@ static void test_synthetic(void) {
     memcpy(c, b.p, b.n); { uint64_t na = 1ULL << 62; memcpy(c + lo.off_arr_count, &na, 8); }
     CHECK(expect_fail(c, b.n, NULL), "huge array count: %s", tern_last_error());
     CHECK(expect_fail((const uint8_t *)"", 0, "not a GGUF"), "empty file: %s", tern_last_error());
+    /* what ggml's reader also refuses: duplicate keys and tensor names, overlapping data, alignment < 8 */
+    memcpy(c, b.p, b.n); memcpy(memmem(c, b.n, "t.i8", 4), "t.u8", 4);
+    CHECK(expect_fail(c, b.n, "duplicate metadata key 't.u8'"), "duplicate key: %s", tern_last_error());
+    memcpy(c, b.p, b.n); memcpy(memmem(c, b.n, "b.weight", 8), "a.weight", 8);
+    CHECK(expect_fail(c, b.n, "duplicate tensor name 'a.weight'"), "duplicate tensor: %s", tern_last_error());
+    memcpy(c, b.p, b.n); { uint64_t off = 0; memcpy(memmem(c, b.n, "b.weight", 8) + 8 + 4 + 8 + 4, &off, 8); }
+    CHECK(expect_fail(c, b.n, "overlap"), "overlapping tensors: %s", tern_last_error());
+    memcpy(c, b.p, b.n); { uint32_t al = 4; memcpy(memmem(c, b.n, "general.alignment", 17) + 17 + 4, &al, 4); }
+    CHECK(expect_fail(c, b.n, "alignment"), "alignment 4: %s", tern_last_error());
+    memcpy(c, b.p, b.n); { uint8_t *a = memmem(c, b.n, "llama", 5); a[2] = '\n'; }
+    gguf_file *g2 = open_bytes(c, b.n);
+    CHECK(g2 && gguf_get_cstr(g2, "general.architecture") && !strcmp(gguf_get_cstr(g2, "general.architecture"), "ll\nma"),
+          "a string with a newline is read as is");
+    if (g2) gguf_close(g2);
+    memcpy(c, b.p, b.n); { uint8_t *a = memmem(c, b.n, "llama", 5); a[2] = 0; }
+    g2 = open_bytes(c, b.n);
+    CHECK(g2 && gguf_get_cstr(g2, "general.architecture") == NULL, "a string with a NUL byte is not a C string");
+    if (g2) gguf_close(g2);
     CHECK(gguf_open("/nonexistent/x.gguf") == NULL && strstr(tern_last_error(), "cannot open"), "missing file");
 
     /* random byte flips: the reader either accepts the file or rejects it with a message; never crashes */
