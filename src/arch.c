@@ -3,6 +3,7 @@
  * Tensor names and keys: GGUF spec "Standardized key-value pairs" and llama.cpp's LLM_TENSOR_NAMES.
  * Note: llama-arch GGUFs store the Q/K rows permuted relative to HF checkpoints so that RoPE rotates
  * adjacent pairs (convert_hf_to_gguf.py permute); forward.c's RoPE assumes that layout. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,14 @@ static int get_int(const gguf_file *f, const char *arch, const char *key, int *o
         return -1;
     }
     uint64_t u;
-    if (gguf_get_u64(f, k, &u) != 0) {
+    if (!v) {
         if (!required) return 1;
-        tern_set_error("missing or non-integer metadata %s", k);
+        tern_set_error("missing metadata %s", k);
+        return -1;
+    }
+    if (v->type == GGUF_VT_STRING || v->type == GGUF_VT_F32 || v->type == GGUF_VT_F64 || v->type == GGUF_VT_BOOL ||
+        gguf_get_u64(f, k, &u) != 0) {
+        tern_set_error("metadata %s must be a non-negative integer", k);
         return -1;
     }
     if (u == 0 || u > (1u << 30)) {
@@ -35,10 +41,25 @@ static int get_int(const gguf_file *f, const char *arch, const char *key, int *o
     return 0;
 }
 
+/* Optional positive finite number: 0 and stored, 1 if absent, -1 (error set) if of another type or not
+ * a finite number > 0. */
 static int get_f64(const gguf_file *f, const char *arch, const char *key, double *out) {
     char k[128];
     snprintf(k, sizeof k, "%s.%s", arch, key);
-    return gguf_get_f64(f, k, out) == 0 ? 0 : 1;
+    const gguf_value *v = gguf_get(f, k);
+    double d;
+    if (!v) return 1;
+    if ((v->type != GGUF_VT_F32 && v->type != GGUF_VT_F64 && v->type != GGUF_VT_U32 && v->type != GGUF_VT_I32 &&
+         v->type != GGUF_VT_U64 && v->type != GGUF_VT_I64) || gguf_get_f64(f, k, &d) != 0) {
+        tern_set_error("metadata %s must be a number", k);
+        return -1;
+    }
+    if (!isfinite(d) || d <= 0.0) {
+        tern_set_error("metadata %s = %g is out of range (must be finite and > 0)", k, d);
+        return -1;
+    }
+    *out = d;
+    return 0;
 }
 
 /* Bind a 2-D weight: GGUF ne = (n_in, n_out). Returns 0, 1 if absent and optional, -1 on error. */
@@ -50,10 +71,12 @@ static int bind_weight(tern_model *m, const char *name, int64_t n_in, int64_t n_
         return -1;
     }
     if (t->n_dims > 2 || t->ne[0] != n_in || t->ne[1] != n_out) {
-        tern_set_error("tensor '%s' has shape [%lld, %lld], expected [%lld, %lld]", name, (long long)t->ne[0],
-                       (long long)t->ne[1], (long long)n_in, (long long)n_out);
+        tern_set_error("tensor '%s' has shape [%lld, %lld, %lld, %lld] (%u dims), expected [%lld, %lld]", name,
+                       (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3], t->n_dims,
+                       (long long)n_in, (long long)n_out);
         return -1;
     }
+    m->n_tensors_used++;
     if (t->type == TERN_TYPE_Q8_1 || t->type == TERN_TYPE_Q8_K) {
         tern_set_error("tensor '%s' has type %s, which is an activation format, not a weight format", name,
                        tern_type_name(t->type));
@@ -87,6 +110,7 @@ static int bind_vec(tern_model *m, const char *name, int64_t n, float **out, int
     }
     *out = tern_xmalloc(sizeof(float) * (size_t)n);
     tern_dequantize_row((enum tern_type)t->type, t->data, *out, n);
+    m->n_tensors_used++;
     return 0;
 }
 
@@ -175,16 +199,23 @@ tern_model *tern_model_load(const char *path, int progress) {
         return load_fail(m);
     }
     double eps = 1e-5;
-    get_f64(f, arch, "attention.layer_norm_rms_epsilon", &eps);
-    m->rms_eps = (float)eps;
     m->rope_base = 10000.0;
-    get_f64(f, arch, "rope.freq_base", &m->rope_base);
     m->rope_scale = 1.0;
+    double factor = 0.0;
+    int rf;
+    if (get_f64(f, arch, "attention.layer_norm_rms_epsilon", &eps) < 0 ||
+        get_f64(f, arch, "rope.freq_base", &m->rope_base) < 0 ||
+        (rf = get_f64(f, arch, "rope.scaling.factor", &factor)) < 0 ||
+        (rf == 1 && get_f64(f, arch, "rope.scale_linear", &factor) < 0))
+        return load_fail(m);
+    m->rms_eps = (float)eps;
     char k[128];
     snprintf(k, sizeof k, "%s.rope.scaling.type", arch);
     const char *st = gguf_get_cstr(f, k);
-    double factor = 0.0;
-    if (get_f64(f, arch, "rope.scaling.factor", &factor) != 0) get_f64(f, arch, "rope.scale_linear", &factor);
+    if (gguf_get(f, k) && !st) {
+        tern_set_error("metadata %s must be a string", k);
+        return load_fail(m);
+    }
     if (st && strcmp(st, "none") != 0 && strcmp(st, "linear") != 0) {
         tern_set_error("unsupported RoPE scaling type '%s' (tern supports none and linear)", st);
         return load_fail(m);
@@ -215,7 +246,12 @@ tern_model *tern_model_load(const char *path, int progress) {
     if (r == 1) m->output = m->tok_embd; /* tied embeddings */
     if (bind_vec(m, "output_norm.weight", E, &m->output_norm, 1) < 0) return load_fail(m);
     if (bind_vec(m, "rope_freqs.weight", m->n_rot / 2, &m->rope_factors, 0) < 0) return load_fail(m);
-    if (m->vocab && tern_vocab_n_tokens(m->vocab) > m->n_vocab) {
+    for (int i = 0; m->rope_factors && i < m->n_rot / 2; i++)
+        if (!isfinite(m->rope_factors[i]) || m->rope_factors[i] <= 0.0f) {
+            tern_set_error("rope_freqs.weight[%d] = %g is out of range (must be finite and > 0)", i, m->rope_factors[i]);
+            return load_fail(m);
+        }
+    if (m->vocab && tern_vocab_n_tokens(m->vocab) != m->n_vocab) {
         tern_set_error("tokenizer has %d tokens but token_embd has %d rows", tern_vocab_n_tokens(m->vocab),
                        m->n_vocab);
         return load_fail(m);
@@ -239,6 +275,11 @@ tern_model *tern_model_load(const char *path, int progress) {
             bind_weight(m, NAME("ffn_down.weight"), m->n_ff, E, &l->w_down, 1) < 0)
             return load_fail(m);
 #undef NAME
+    }
+    if ((uint64_t)m->n_tensors_used != f->n_tensors) {
+        tern_set_error("the file has %llu tensors but a %d-layer llama model uses %d (wrong block_count?)",
+                       (unsigned long long)f->n_tensors, m->n_layer, m->n_tensors_used);
+        return load_fail(m);
     }
     for (uint64_t i = 0; i < f->n_tensors; i++) {
         m->n_params += (uint64_t)gguf_tensor_nelements(&f->tensors[i]);

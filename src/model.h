@@ -32,6 +32,7 @@ struct tern_model {
     float *rope_factors;    /* (n_rot/2) or NULL: rope_freqs.weight (Llama-3.1 style) */
     tern_layer *layers;     /* (n_layer) */
     uint64_t n_params, n_bytes;
+    int n_tensors_used; /* tensors bound at load; must equal the file's tensor count */
     char *chat_template;
 };
 

@@ -1,6 +1,7 @@
 /* test_badinput: hostile model files through the whole loader (tern_model_load), and out-of-range
  * requests through the API. Every case must fail with a one-line message naming the problem; none may
  * crash (CI runs this under ASan/UBSan). Corrupted files are copies of the default model written to /tmp. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,41 @@ int main(void) {
     if (nm) {
         nm[0] = 'X';
         expect_load_fail(c, n, "output_norm.weight", "missing tensor");
+    }
+    /* wrong values for known keys (patched in place: key, u32 type, value) */
+    memcpy(c, orig, n);
+    uint8_t *bc = memmem(c, g->data_offset, "llama.block_count", 17);
+    if (bc) {
+        uint32_t v = 29;
+        memcpy(bc + 17 + 4, &v, 4);
+        expect_load_fail(c, n, "wrong block_count", "block_count lower than the layers in the file");
+    }
+    memcpy(c, orig, n);
+    uint8_t *ep = memmem(c, g->data_offset, "llama.attention.layer_norm_rms_epsilon", 38);
+    if (ep) {
+        float v = NAN;
+        memcpy(ep + 38 + 4, &v, 4);
+        expect_load_fail(c, n, "out of range", "rms epsilon NaN");
+    }
+    memcpy(c, orig, n);
+    uint8_t *fb = memmem(c, g->data_offset, "llama.rope.freq_base", 20);
+    if (fb) {
+        float v = -1.0f;
+        memcpy(fb + 20 + 4, &v, 4);
+        expect_load_fail(c, n, "out of range", "negative rope base");
+        uint32_t tb = GGUF_VT_STRING;
+        memcpy(c, orig, n);
+        memcpy(fb + 20, &tb, 4); /* a string of length read from the float's bytes: the reader must cope */
+        tern_model *mm = tern_model_load(write_tmp(c, n), 0);
+        CHECK(mm == NULL && tern_last_error()[0], "freq_base retyped as a string: %s", tern_last_error());
+        if (mm) tern_model_free(mm);
+    }
+    memcpy(c, orig, n);
+    uint8_t *hc = memmem(c, g->data_offset, "llama.embedding_length", 22);
+    if (hc) {
+        uint32_t tb = GGUF_VT_F32;
+        memcpy(hc + 22, &tb, 4);
+        expect_load_fail(c, n, "must be a non-negative integer", "embedding_length as f32");
     }
     gguf_close(g);
 
