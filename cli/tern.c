@@ -79,7 +79,8 @@ static float parse_float(const char *flag, const char *s) {
     char *end;
     errno = 0;
     float v = strtof(s, &end);
-    if (errno || *end || end == s || v != v) die("%s expects a number, got '%s'", flag, s);
+    /* ERANGE on underflow (1e-45) still gives a usable tiny value; only overflow and junk are errors */
+    if ((errno && isinf(v)) || *end || end == s || v != v) die("%s expects a number, got '%s'", flag, s);
     return v;
 }
 
@@ -146,6 +147,8 @@ static void parse_args(int argc, char **argv, options *o) {
     }
 }
 
+#define MAX_PROMPT_BYTES ((size_t)256 << 20) /* 256 MiB: far beyond any context; keeps int math safe */
+
 static char *read_file(const char *path) {
     FILE *fp = fopen(path, "rb");
     if (!fp) die("cannot open prompt file '%s': %s", path, strerror(errno));
@@ -154,16 +157,20 @@ static char *read_file(const char *path) {
     size_t r;
     while ((r = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
         n += r;
+        if (n > MAX_PROMPT_BYTES) die("prompt file '%s' is larger than %zu MiB", path, MAX_PROMPT_BYTES >> 20);
         if (cap - n - 1 == 0) buf = realloc(buf, cap *= 2);
         if (!buf) die("out of memory reading '%s'", path);
     }
+    if (ferror(fp)) die("cannot read prompt file '%s': %s", path, strerror(errno));
     fclose(fp);
+    if (memchr(buf, 0, n)) die("prompt file '%s' contains a NUL byte (not text)", path);
     buf[n] = 0;
     return buf;
 }
 
 static int32_t *tokenize(const tern_model *m, const char *text, int add_bos, int special, int *n_out) {
     size_t len = strlen(text);
+    if (len > MAX_PROMPT_BYTES) die("prompt of %zu bytes is larger than %zu MiB", len, MAX_PROMPT_BYTES >> 20);
     int cap = (int)(len + 8);
     int32_t *ids = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
     int n = tern_model_tokenize(m, text, len, add_bos, special, ids, cap);
@@ -179,10 +186,14 @@ static int32_t *tokenize(const tern_model *m, const char *text, int add_bos, int
 
 /* Streams one token's bytes to stdout, never splitting a UTF-8 character. */
 static void emit(const tern_model *m, tern_utf8_stream *us, int32_t id, int show_special, char **acc, size_t *acc_len) {
-    char piece[256], out[256 + 8];
-    int n = tern_model_token_to_piece(m, id, piece, sizeof piece, show_special);
-    if (n > (int)sizeof piece) n = sizeof piece;
-    if (n <= 0) return;
+    char small[256], *piece = small;
+    int n = tern_model_token_to_piece(m, id, small, sizeof small, show_special);
+    if (n > (int)sizeof small) { /* a long token text: fetch it whole */
+        piece = tern_xmalloc((size_t)n);
+        n = tern_model_token_to_piece(m, id, piece, n, show_special);
+    }
+    if (n <= 0) { if (piece != small) free(piece); return; }
+    char out_small[sizeof small + 8], *out = piece == small ? out_small : tern_xmalloc((size_t)n + 8);
     int k = tern_utf8_stream_push(us, piece, n, out);
     fwrite(out, 1, (size_t)k, stdout);
     fflush(stdout);
@@ -193,6 +204,7 @@ static void emit(const tern_model *m, tern_utf8_stream *us, int32_t id, int show
         *acc_len += (size_t)n;
         (*acc)[*acc_len] = 0;
     }
+    if (piece != small) { free(out); free(piece); }
 }
 
 typedef struct {
@@ -236,6 +248,9 @@ static tern_model *load(const options *o) {
 }
 
 static tern_context *new_ctx(tern_model *m, const options *o) {
+    if (o->n_threads > tern_n_cores())
+        fprintf(stderr, "tern: warning: -t %d exceeds the %d cores available; oversubscribed threads are slow\n",
+                o->n_threads, tern_n_cores());
     if (o->n_ctx > tern_model_n_ctx_train(m))
         fprintf(stderr, "tern: warning: -c %d exceeds the model's training context of %d; quality may degrade\n",
                 o->n_ctx, tern_model_n_ctx_train(m));
