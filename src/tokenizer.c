@@ -354,7 +354,6 @@ static int compile_regex(pre_regex *r, const char *re) {
 
 /* ---------------------------------------------------------------- loading */
 
-static const gguf_value *get_arr(const gguf_file *f, const char *key) { return gguf_get_arr(f, key, GGUF_VT_COUNT); }
 
 static int32_t text_token(const tern_vocab *v, const char *s) { return find_token(v, s, strlen(s)); }
 
@@ -611,9 +610,15 @@ tern_vocab *tern_vocab_load_pre(const gguf_file *f, const char *pre_override) {
         tern_set_error("tokenizer: missing or empty tokenizer.ggml.tokens");
         return NULL;
     }
-    const gguf_value *scores = get_arr(f, "tokenizer.ggml.scores");
-    const gguf_value *types = get_arr(f, "tokenizer.ggml.token_type");
+    /* present keys must have llama.cpp's types (f32 scores, i32 token types, string merges) */
+    const gguf_value *scores = gguf_get_arr(f, "tokenizer.ggml.scores", GGUF_VT_F32);
+    const gguf_value *types = gguf_get_arr(f, "tokenizer.ggml.token_type", GGUF_VT_I32);
     const gguf_value *merges = gguf_get_arr(f, "tokenizer.ggml.merges", GGUF_VT_STRING);
+    if ((!scores && gguf_get(f, "tokenizer.ggml.scores")) || (!types && gguf_get(f, "tokenizer.ggml.token_type")) ||
+        (!merges && gguf_get(f, "tokenizer.ggml.merges"))) {
+        tern_set_error("tokenizer: scores must be an f32 array, token_type an i32 array, merges a string array");
+        return NULL;
+    }
     int32_t n = (int32_t)toks->count;
     if ((scores && scores->count < (uint64_t)n) || (types && types->count < (uint64_t)n)) {
         tern_set_error("tokenizer: scores/token_type shorter than the vocabulary");
@@ -661,6 +666,11 @@ tern_vocab *tern_vocab_load_pre(const gguf_file *f, const char *pre_override) {
         off += v->text_len[i];
         v->text[off++] = 0;
         v->score[i] = scores ? (float)gguf_arr_f64(scores, (uint64_t)i) : 0.0f;
+        if (v->score[i] != v->score[i]) {
+            tern_set_error("tokenizer: score of token %d is NaN", i);
+            tern_vocab_free(v);
+            return NULL;
+        }
         v->attr[i] = types ? attr_of_type(gguf_arr_i64(types, (uint64_t)i)) : ATTR_NORMAL;
     }
     uint64_t cap = table_cap((uint64_t)n);
