@@ -123,6 +123,8 @@ static void parse_args(int argc, char **argv, options *o) {
             die("%s is an option of 'tern chat', not of 'tern run'", a);
     }
     if (o->prompt && o->file) die("give the prompt with -p or -f, not both");
+    if (o->n_threads > 4 * tern_n_cores())
+        die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", o->n_threads, tern_n_cores());
     /* sampling ranges, named as the options are (temp <= 0 means greedy, as in llama.cpp) */
     if (o->sp.top_p <= 0.0f || o->sp.top_p > 1.0f) die("--top-p must be in (0, 1], got %g", o->sp.top_p);
     if (o->sp.min_p < 0.0f || o->sp.min_p > 1.0f) die("--min-p must be in [0, 1], got %g", o->sp.min_p);

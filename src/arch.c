@@ -228,6 +228,10 @@ tern_model *tern_model_load(const char *path, int progress) {
 
     /* tokenizer */
     const char *tok_model = gguf_get_cstr(f, "tokenizer.ggml.model");
+    if (!tok_model && gguf_get(f, "tokenizer.ggml.model")) {
+        tern_set_error("metadata tokenizer.ggml.model must be a string");
+        return load_fail(m);
+    }
     if (tok_model && strcmp(tok_model, "no_vocab") != 0 && strcmp(tok_model, "none") != 0) {
         m->vocab = tern_vocab_load(f);
         if (!m->vocab) return load_fail(m);
@@ -303,7 +307,10 @@ const char *tern_model_chat_template(const tern_model *m) { return m->chat_templ
 
 int tern_model_tokenize(const tern_model *m, const char *text, size_t len, int add_bos, int special, int32_t *out,
                         int max) {
-    if (!m->vocab) { tern_set_error("this model has no tokenizer (tokenizer.ggml.model = no_vocab)"); return -1; }
+    if (!m->vocab) {
+        tern_set_error("this model has no tokenizer (tokenizer.ggml.model is absent or no_vocab): token ids only");
+        return -1;
+    }
     return tern_tokenize(m->vocab, text, len, add_bos, special, out, max);
 }
 

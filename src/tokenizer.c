@@ -632,6 +632,10 @@ tern_vocab *tern_vocab_load_pre(const gguf_file *f, const char *pre_override) {
     const pre_family *fam = NULL;
     if (type == VOCAB_BPE) {
         const char *pre = pre_override ? pre_override : gguf_get_cstr(f, "tokenizer.ggml.pre");
+        if (!pre && gguf_get(f, "tokenizer.ggml.pre")) {
+            tern_set_error("tokenizer: tokenizer.ggml.pre must be a string");
+            return NULL;
+        }
         if (!pre || !*pre) pre = "default"; /* llama.cpp warns and uses the default regexes */
         fam = find_pre(pre);
         if (!fam) {
