@@ -152,6 +152,10 @@ size_t cpu_matmul_scratch(enum tern_type t, int64_t n_in, int n) { return act_ro
  * items prefill uses): long sequential streams per thread, +23% decode tok/s (ledger "decode chunks"). */
 #define DECODE_PREFETCH_DEFAULT 12288
 static int g_decode_rows = -1, g_prefetch = DECODE_PREFETCH_DEFAULT, g_decode_chunk_div = 0;
+/* TERN_MATMUL_REF=1: the reference matmul, each weight row dequantized to f32 and dotted with the f32
+ * activations in double (no activation quantization). Slow; it separates the forward graph's correctness
+ * from the 8-bit activation rounding when comparing against a float64 reference (tests/test_model.c). */
+static int g_matmul_ref = 0;
 #define MM_MAX_W 4 /* weights sharing one input in one dispatch (q/k/v, gate/up) */
 
 typedef struct {
@@ -174,9 +178,30 @@ static void mm_quantize(void *a_, int ith, int nth) {
         tern_quantize_activation(vt, a->x + (size_t)i * a->w[0]->n_in, a->xq + (size_t)i * a->xq_row, a->w[0]->n_in);
 }
 
+void cpu_matmul_set_reference(int on) {
+    if (g_decode_rows < 0) cpu_matmul_n(NULL, 0, NULL, NULL, 0, NULL, NULL); /* read the env once first */
+    g_matmul_ref = on;
+}
+
+/* The reference arm: rows [r0, r1) dequantized, dotted in double with the f32 activations. */
+static void mm_segment_ref(const mm_job *a, const tern_weight *w, float *y, int64_t r0, int64_t r1) {
+    float *row = tern_xmalloc(sizeof(float) * (size_t)w->n_in);
+    for (int64_t r = r0; r < r1; r++) {
+        tern_dequantize_row(w->type, (const uint8_t *)w->data + (size_t)r * w->row_bytes, row, w->n_in);
+        for (int c = 0; c < a->n; c++) {
+            const float *x = a->x + (size_t)c * w->n_in;
+            double s = 0.0;
+            for (int64_t k = 0; k < w->n_in; k++) s += (double)row[k] * x[k];
+            y[(size_t)c * w->n_out + r] = (float)s;
+        }
+    }
+    free(row);
+}
+
 /* Rows [r0, r1) of one weight against the n activation columns. */
 static void mm_segment(const mm_job *a, const tern_weight *w, float *y, int64_t r0, int64_t r1) {
     const int64_t n_out = w->n_out;
+    if (g_matmul_ref) { mm_segment_ref(a, w, y, r0, r1); return; }
     float tmp[MM_COLS];
     for (int c0 = 0; c0 < a->n; c0 += MM_COLS) {
         int nc = a->n - c0 < MM_COLS ? a->n - c0 : MM_COLS;
@@ -227,11 +252,13 @@ static void mm_rows(void *a_, int ith, int nth) {
 void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const float *x, int n, float *const *y,
                   void *scratch) {
     if (g_decode_rows < 0) {
+        g_matmul_ref = getenv("TERN_MATMUL_REF") && atoi(getenv("TERN_MATMUL_REF"));
         g_decode_rows = getenv("TERN_DECODE_ROWS") && atoi(getenv("TERN_DECODE_ROWS"));
         g_prefetch = getenv("TERN_DECODE_PREFETCH") ? atoi(getenv("TERN_DECODE_PREFETCH")) : DECODE_PREFETCH_DEFAULT;
         if (g_prefetch < 0) g_prefetch = 0;
         g_decode_chunk_div = getenv("TERN_DECODE_CHUNK_DIV") ? atoi(getenv("TERN_DECODE_CHUNK_DIV")) : 4;
     }
+    if (n_w <= 0) return;
     mm_job a = {.n_w = 0, .x = x, .n = n, .xq = scratch, .xq_row = act_row_bytes(w[0]->type, w[0]->n_in)};
     enum tern_type vt = tern_type_vec_dot_type(w[0]->type);
     int64_t rows = 0;
@@ -252,7 +279,8 @@ void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const floa
         int64_t c = rows / ((int64_t)tern_pool_size(p) * g_decode_chunk_div);
         a.chunk = c > MM_ROW_CHUNK ? c : MM_ROW_CHUNK;
     }
-    if (n == 1) mm_quantize(&a, 0, 1);
+    if (g_matmul_ref) {} /* the reference reads the f32 activations directly */
+    else if (n == 1) mm_quantize(&a, 0, 1);
     else tern_pool_run(p, mm_quantize, &a);
     tern_pool_run(p, mm_rows, &a);
 }

@@ -50,6 +50,11 @@ void cpu_matmul(tern_pool *p, const tern_weight *w, const float *x, int n, float
 void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const float *x, int n, float *const *y,
                   void *scratch);
 
+/* Switch every matmul to the reference arm (1) or back (0): each weight row dequantized to f32 and
+ * dotted with the unquantized f32 activations in double. Slow; for comparisons with float64 references.
+ * The env var TERN_MATMUL_REF=1 sets it at start-up. Not thread-safe against matmuls in flight. */
+void cpu_matmul_set_reference(int on);
+
 /* Embedding lookup: out (n, n_in) f32 = dequantized rows ids[0..n) of w. ids must be < n_out. */
 void cpu_get_rows(const tern_weight *w, const int32_t *ids, int n, float *out);
 

@@ -7,6 +7,10 @@
  *                         amplifies rounding; llama.cpp itself (Q8 activations, f16 KV) is at 1.3e-2 on
  *                         these prompts and its flash-attention / f32-KV variants up to 2.3e-2, while a
  *                         wrong RoPE base (1e4) gives 4.6e-2 / 9.7e-2.
+ *                         The same prompts again with the reference matmul (cpu_matmul_set_reference:
+ *                         f32 activations, double dots, no 8-bit activation rounding) must be within
+ *                         REF_L2_EXACT = 1e-3 (measured 1.8e-4 / 8.9e-5): that is the issue's "1e-2 of a
+ *                         float64 reference" check on the forward graph itself, with margin.
  *   greedy.txt            llama.cpp greedy (pure argmax) continuations of 16 prompts with, at each
  *                         step, llama.cpp's top-1 logit, and id and logit of its top-2.
  *
@@ -35,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_cpu.h"
 #include "check.h"
 #include "tern.h"
 
@@ -43,6 +48,7 @@
 #define MAX_IDS 512
 #define MAX_PROMPTS 64
 #define REF_L2_MAX 4e-2 /* tern vs numpy logits, L2 relative */
+#define REF_L2_EXACT 1e-3 /* the same with the reference matmul (no 8-bit activations); measured 1.8e-4 / 8.9e-5 */
 #define D_MAX 2.0        /* largest tolerated |tern - llama.cpp| on a top logit (see above) */
 #define MIN_MATCHED 0.30 /* fraction of reference greedy tokens matched before divergences */
 
@@ -201,6 +207,22 @@ static void test_ref_logits(tern_model *m, const char *name, int check_paths) {
            n, e, maxabs, argmax_f(got, n_vocab), argmax_f(ref, n_vocab));
     CHECK(e < REF_L2_MAX, "%s: L2 relative error vs numpy reference %.3e >= %.0e", name, e, REF_L2_MAX);
     CHECK(argmax_f(got, n_vocab) == argmax_f(ref, n_vocab), "%s: argmax differs from numpy reference", name);
+
+    /* The same prompt with the reference matmul (f32 activations, double dots): what remains is the
+     * f16 KV cache and f32 rounding of the other ops, so the graph itself is held to REF_L2_EXACT. */
+    {
+        cpu_matmul_set_reference(1);
+        tern_context *cx = tern_context_new(m, 512, 2);
+        float *gx = malloc(sizeof(float) * n_vocab);
+        int rx = cx ? tern_eval(cx, ids, n, gx, 0) : -1;
+        cpu_matmul_set_reference(0);
+        CHECK(rx == 0, "tern_eval (reference matmul): %s", tern_last_error());
+        double ex = rel_l2(gx, ref, n_vocab);
+        printf("test_model: numpy reference %s, reference matmul: L2 rel %.3e\n", name, ex);
+        CHECK(ex < REF_L2_EXACT, "%s: reference-matmul L2 relative error vs numpy %.3e >= %.0e", name, ex, REF_L2_EXACT);
+        free(gx);
+        tern_context_free(cx);
+    }
 
     if (check_paths) {
         /* all_logits: last row equals the last-only logits of the same prompt */
