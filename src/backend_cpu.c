@@ -151,7 +151,7 @@ size_t cpu_matmul_scratch(enum tern_type t, int64_t n_in, int n) { return act_ro
  * TERN_DECODE_CHUNK_DIV=D: decode work items are rows / (threads * D) rows (default 4; 0 = the 16-row
  * items prefill uses): long sequential streams per thread, +23% decode tok/s (ledger "decode chunks"). */
 #define DECODE_PREFETCH_DEFAULT 12288
-static int g_decode_rows = -1, g_prefetch = DECODE_PREFETCH_DEFAULT, g_decode_chunk_div = 0;
+static int g_decode_rows = -1, g_prefetch = DECODE_PREFETCH_DEFAULT, g_decode_chunk_div = 4;
 /* TERN_MATMUL_REF=1: the reference matmul, each weight row dequantized to f32 and dotted with the f32
  * activations in double (no activation quantization). Slow; it separates the forward graph's correctness
  * from the 8-bit activation rounding when comparing against a float64 reference (tests/test_model.c). */
@@ -178,8 +178,18 @@ static void mm_quantize(void *a_, int ith, int nth) {
         tern_quantize_activation(vt, a->x + (size_t)i * a->w[0]->n_in, a->xq + (size_t)i * a->xq_row, a->w[0]->n_in);
 }
 
+/* The matmul switches, read from the environment once (the names are documented above and in README). */
+static void matmul_config_init(void) {
+    if (g_decode_rows >= 0) return;
+    g_matmul_ref = getenv("TERN_MATMUL_REF") && atoi(getenv("TERN_MATMUL_REF"));
+    g_decode_rows = getenv("TERN_DECODE_ROWS") && atoi(getenv("TERN_DECODE_ROWS"));
+    g_prefetch = getenv("TERN_DECODE_PREFETCH") ? atoi(getenv("TERN_DECODE_PREFETCH")) : DECODE_PREFETCH_DEFAULT;
+    if (g_prefetch < 0) g_prefetch = 0;
+    g_decode_chunk_div = getenv("TERN_DECODE_CHUNK_DIV") ? atoi(getenv("TERN_DECODE_CHUNK_DIV")) : 4;
+}
+
 void cpu_matmul_set_reference(int on) {
-    if (g_decode_rows < 0) cpu_matmul_n(NULL, 0, NULL, NULL, 0, NULL, NULL); /* read the env once first */
+    matmul_config_init();
     g_matmul_ref = on;
 }
 
@@ -251,14 +261,7 @@ static void mm_rows(void *a_, int ith, int nth) {
 
 void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const float *x, int n, float *const *y,
                   void *scratch) {
-    if (g_decode_rows < 0) {
-        g_matmul_ref = getenv("TERN_MATMUL_REF") && atoi(getenv("TERN_MATMUL_REF"));
-        g_decode_rows = getenv("TERN_DECODE_ROWS") && atoi(getenv("TERN_DECODE_ROWS"));
-        g_prefetch = getenv("TERN_DECODE_PREFETCH") ? atoi(getenv("TERN_DECODE_PREFETCH")) : DECODE_PREFETCH_DEFAULT;
-        if (g_prefetch < 0) g_prefetch = 0;
-        g_decode_chunk_div = getenv("TERN_DECODE_CHUNK_DIV") ? atoi(getenv("TERN_DECODE_CHUNK_DIV")) : 4;
-    }
-    if (n_w <= 0) return;
+    matmul_config_init();
     mm_job a = {.n_w = 0, .x = x, .n = n, .xq = scratch, .xq_row = act_row_bytes(w[0]->type, w[0]->n_in)};
     enum tern_type vt = tern_type_vec_dot_type(w[0]->type);
     int64_t rows = 0;
@@ -279,9 +282,10 @@ void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const floa
         int64_t c = rows / ((int64_t)tern_pool_size(p) * g_decode_chunk_div);
         a.chunk = c > MM_ROW_CHUNK ? c : MM_ROW_CHUNK;
     }
-    if (g_matmul_ref) {} /* the reference reads the f32 activations directly */
-    else if (n == 1) mm_quantize(&a, 0, 1);
-    else tern_pool_run(p, mm_quantize, &a);
+    if (!g_matmul_ref) { /* (the reference arm reads the f32 activations directly) */
+        if (n == 1) mm_quantize(&a, 0, 1);
+        else tern_pool_run(p, mm_quantize, &a);
+    }
     tern_pool_run(p, mm_rows, &a);
 }
 
