@@ -26,8 +26,9 @@ $(BUILD)/%.o: src/%.c $(wildcard src/*.h include/*.h) | $(BUILD)
 $(BUILD)/libtern.a: $(OBJS)
 	ar rcs $@ $^
 
-tern: cli/tern.c $(BUILD)/libtern.a
-	$(CC) $(CFLAGS) $(SAN) $< -o $@ $(BUILD)/libtern.a $(LDLIBS)
+CLI_SRCS := $(wildcard cli/*.c)
+tern: $(CLI_SRCS) cli/commands.h $(BUILD)/libtern.a
+	$(CC) $(CFLAGS) $(SAN) -Icli $(CLI_SRCS) -o $@ $(BUILD)/libtern.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/tests
 	$(CC) $(CFLAGS) $(SAN) $< -o $@ $(BUILD)/libtern.a $(LDLIBS)

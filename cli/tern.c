@@ -13,6 +13,7 @@
 
 #include "backend_cpu.h"
 #include "chat.h"
+#include "commands.h"
 #include "quant.h"
 #include "sampler.h"
 #include "tern.h"
@@ -397,9 +398,14 @@ int main(int argc, char **argv) {
     if (simd && strcmp(simd, "scalar") != 0 && strcmp(simd, "avx2") != 0)
         die("TERN_SIMD=%s is not a SIMD path (scalar, avx2)", simd);
     if (simd && tern_simd_set(simd) != 0) die("TERN_SIMD=%s is not available on this CPU", simd);
+    /* subcommands with their own option parsers, each in its own file under cli/ */
+    static const struct { const char *name; int (*fn)(int, char **); } subs[] = {
+        {"synth", cmd_synth}, {"bench", cmd_bench}, {"ab", cmd_ab}};
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (!strcmp(argv[1], subs[i].name)) return subs[i].fn(argc, argv);
     options o;
     parse_args(argc, argv, &o);
     if (!strcmp(argv[1], "run")) return cmd_run(&o);
     if (!strcmp(argv[1], "chat")) return cmd_chat(&o);
-    die("unknown command '%s' (run, chat; see tern --help)", argv[1]);
+    die("unknown command '%s' (run, chat, synth, bench, ab; see tern --help)", argv[1]);
 }

@@ -1,0 +1,11 @@
+/* cli/ab.c: `tern ab` (issue 3). Not implemented yet: says so and exits 2. */
+#include <stdio.h>
+
+#include "commands.h"
+
+int cmd_ab(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    fputs("tern: error: 'ab' is not implemented yet\n", stderr);
+    return 2;
+}

@@ -1,0 +1,14 @@
+/* commands.h: the tern subcommands that live in their own files under cli/ (run and chat are in tern.c).
+ * Each takes the full argv (argv[1] is the subcommand), returns the process exit status, and reports
+ * errors as one line "tern: error: ..." with status 2. */
+#ifndef TERN_CLI_COMMANDS_H
+#define TERN_CLI_COMMANDS_H
+
+/* tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] [--seed S] -o FILE.gguf (cli/synth.c) */
+int cmd_synth(int argc, char **argv);
+/* tern bench -m MODEL [-p 512,2048] [-n 128] [-r 5] [-t THREADS] [-o md|json] [--depth D] (cli/bench.c) */
+int cmd_bench(int argc, char **argv);
+/* tern ab -m MODEL --a "FLAGS" --b "FLAGS" [-r ROUNDS] [-p PROMPTFILE] [-n N] (cli/ab.c) */
+int cmd_ab(int argc, char **argv);
+
+#endif
