@@ -259,16 +259,65 @@ static void mm_rows(void *a_, int ith, int nth) {
     (void)nth;
 }
 
+/* ---- kernel-path counters (TERN_TRACE=1) -----------------------------------------------------
+ * Proof that an A/B arm dispatched the code it claims (shared/MEASURE.md "Proof the arm ran"): one
+ * relaxed atomic increment per matmul dispatch (cpu_matmul_n call, counted before weights that need
+ * their own quantization are split off) or attention call, never per row, so the cost is a few ns
+ * against dispatches of ~10 µs. With TERN_TRACE=1 in the environment the first count registers an
+ * atexit handler that prints the line cpu_trace_print writes. */
+static _Atomic uint64_t g_trace[CPU_TRACE_N];
+static int g_trace_on = -1; /* -1: environment not read yet */
+static void trace_atexit(void) { cpu_trace_print(stderr); }
+
+static inline void trace_count(enum cpu_trace_path k) {
+    if (g_trace_on < 0) {
+        const char *e = getenv("TERN_TRACE");
+        g_trace_on = e && atoi(e) ? 1 : 0;
+        if (g_trace_on) atexit(trace_atexit);
+    }
+    atomic_fetch_add_explicit(&g_trace[k], 1, memory_order_relaxed);
+}
+
+uint64_t cpu_trace_count(enum cpu_trace_path k) {
+    return k >= 0 && k < CPU_TRACE_N ? atomic_load_explicit(&g_trace[k], memory_order_relaxed) : 0;
+}
+
+void cpu_trace_print(FILE *f) {
+    fprintf(f, "trace: decode_row=%llu decode_rows4=%llu prefill_multi=%llu matmul_ref=%llu attention=%llu\n",
+            (unsigned long long)cpu_trace_count(CPU_TRACE_DECODE_ROW),
+            (unsigned long long)cpu_trace_count(CPU_TRACE_DECODE_ROWS4),
+            (unsigned long long)cpu_trace_count(CPU_TRACE_PREFILL_MULTI),
+            (unsigned long long)cpu_trace_count(CPU_TRACE_MATMUL_REF),
+            (unsigned long long)cpu_trace_count(CPU_TRACE_ATTENTION));
+    fflush(f);
+}
+
+/* The path mm_segment will take for a dispatch of n activation columns (same tests, same order). */
+static enum cpu_trace_path mm_path(int n) {
+    if (g_matmul_ref) return CPU_TRACE_MATMUL_REF;
+    if (n == 1) return g_decode_rows ? CPU_TRACE_DECODE_ROWS4 : CPU_TRACE_DECODE_ROW;
+    return CPU_TRACE_PREFILL_MULTI;
+}
+
+static void cpu_matmul_n_(tern_pool *p, int n_w, const tern_weight *const *w, const float *x, int n,
+                          float *const *y, void *scratch);
+
 void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const float *x, int n, float *const *y,
                   void *scratch) {
     matmul_config_init();
+    trace_count(mm_path(n));
+    cpu_matmul_n_(p, n_w, w, x, n, y, scratch);
+}
+
+static void cpu_matmul_n_(tern_pool *p, int n_w, const tern_weight *const *w, const float *x, int n,
+                          float *const *y, void *scratch) {
     mm_job a = {.n_w = 0, .x = x, .n = n, .xq = scratch, .xq_row = act_row_bytes(w[0]->type, w[0]->n_in)};
     enum tern_type vt = tern_type_vec_dot_type(w[0]->type);
     int64_t rows = 0;
     for (int i = 0; i < n_w; i++) {
         /* weights join one dispatch only if they read the same quantized activations */
         if (i > 0 && (a.n_w == MM_MAX_W || tern_type_vec_dot_type(w[i]->type) != vt || w[i]->n_in != w[0]->n_in)) {
-            cpu_matmul_n(p, n_w - i, w + i, x, n, y + i, (uint8_t *)scratch + (size_t)n * a.xq_row);
+            cpu_matmul_n_(p, n_w - i, w + i, x, n, y + i, (uint8_t *)scratch + (size_t)n * a.xq_row);
             break;
         }
         a.w[a.n_w] = w[i];
@@ -466,6 +515,7 @@ void cpu_attention(tern_pool *p, const float *q, const uint16_t *kc, const uint1
                    int n_head_kv, int hd, float scale, float *out, float *scratch) {
     static int round_qp = -1;
     if (round_qp < 0) round_qp = getenv("TERN_ATTN_ROUND_QP") && atoi(getenv("TERN_ATTN_ROUND_QP"));
+    trace_count(CPU_TRACE_ATTENTION);
     attn_job a = {q, kc, vc, n, pos0, n_head, n_head_kv, hd, scale, out, scratch, use_avx2(), round_qp};
     tern_pool_run(p, attn_rows, &a);
 }

@@ -9,6 +9,7 @@
 #define TERN_BACKEND_CPU_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "quant.h"
 
@@ -54,6 +55,21 @@ void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const floa
  * dotted with the unquantized f32 activations in double. Slow; for comparisons with float64 references.
  * The env var TERN_MATMUL_REF=1 sets it at start-up. Not thread-safe against matmuls in flight. */
 void cpu_matmul_set_reference(int on);
+
+/* Kernel-path counters: matmul dispatches (cpu_matmul_n calls) by the path their rows take, and
+ * cpu_attention calls; relaxed atomics, one increment per dispatch. With TERN_TRACE=1 in the
+ * environment, cpu_trace_print(stderr) runs at exit (registered on the first count), printing
+ * "trace: decode_row=N decode_rows4=N prefill_multi=N matmul_ref=N attention=N". */
+enum cpu_trace_path {
+    CPU_TRACE_DECODE_ROW,     /* n == 1, tern_vec_dot per row (default decode) */
+    CPU_TRACE_DECODE_ROWS4,   /* n == 1, tern_vec_dot_rows (TERN_DECODE_ROWS=1) */
+    CPU_TRACE_PREFILL_MULTI,  /* n > 1, tern_vec_dot_multi over up to MM_COLS columns */
+    CPU_TRACE_MATMUL_REF,     /* the reference arm (TERN_MATMUL_REF=1), any n */
+    CPU_TRACE_ATTENTION,      /* cpu_attention calls */
+    CPU_TRACE_N
+};
+uint64_t cpu_trace_count(enum cpu_trace_path k);
+void cpu_trace_print(FILE *f);
 
 /* Embedding lookup: out (n, n_in) f32 = dequantized rows ids[0..n) of w. ids must be < n_out. */
 void cpu_get_rows(const tern_weight *w, const int32_t *ids, int n, float *out);
