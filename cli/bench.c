@@ -1,11 +1,406 @@
-/* cli/bench.c: `tern bench` (issue 3). Not implemented yet: says so and exits 2. */
+/* cli/bench.c: `tern bench` (issue 3): llama-bench-shaped throughput table plus a JSON receipt.
+ *
+ *   tern bench -m MODEL [-p 512,2048] [-n 128] [-r 5] [--device cpu] [-t THREADS] [-o md|json]
+ *              [--depth D] [--receipt PATH]
+ *
+ * Tests: ppN = one tern_eval of N tokens (prefill), tgN = N tern_eval calls of one token (decode), each
+ * after D tokens already in the KV cache (--depth, default 0; filled once per test, untimed, and kept
+ * by tern_context_truncate between repetitions). Token ids are pseudo-random in [0, n_vocab) from a
+ * fixed seed, so models without a tokenizer (tern synth's no_vocab files) bench too; decode speed does
+ * not depend on the id, so tg feeds the next id of the same sequence instead of an argmax.
+ * Each test runs once untimed (warm-up: page cache, thread pool, branch predictors), then r timed
+ * repetitions by wall clock around the tern_eval calls; the table shows the median tok/s ± the
+ * sample standard deviation, the receipt every sample (shared/MEASURE.md).
+ * Receipt: -o json prints it on stdout (and to --receipt PATH if given); -o md prints the table and
+ * writes the receipt to --receipt PATH, default bench/receipt-<UTC timestamp>.json. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "backend_cpu.h"
 #include "commands.h"
+#include "quant.h"
+#include "tern.h"
+#include "util.h"
+
+#define BENCH_SEED 0x7465726eULL /* "tern" */
+#define MAX_TESTS 64
+
+static void bench_die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tern: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+static long bench_parse_long(const char *flag, const char *s, long lo, long hi) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi)
+        bench_die("%s expects an integer in [%ld, %ld], got '%s'", flag, lo, hi, s);
+    return v;
+}
+
+/* "512,2048" -> values; each in [lo, hi]. Returns the count. */
+static int parse_list(const char *flag, const char *s, int *out, int max, long lo, long hi) {
+    int n = 0;
+    const char *p = s;
+    if (!*s) bench_die("%s expects a comma-separated list of integers, got ''", flag);
+    for (;;) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || end == p || (*end && *end != ',') || v < lo || v > hi)
+            bench_die("%s expects a comma-separated list of integers in [%ld, %ld], got '%s'", flag, lo, hi, s);
+        if (n == max) bench_die("%s: more than %d values", flag, max);
+        out[n++] = (int)v;
+        if (!*end) break;
+        p = end + 1;
+    }
+    return n;
+}
+
+/* ---- receipt helpers ------------------------------------------------------------------------ */
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* First line of a shell command's stdout (trailing newline dropped), or `dflt`. */
+static void cmd_line(const char *cmd, char *buf, size_t n, const char *dflt) {
+    snprintf(buf, n, "%s", dflt);
+    FILE *p = popen(cmd, "r");
+    if (!p) return;
+    char tmp[512];
+    if (fgets(tmp, sizeof tmp, p)) {
+        tmp[strcspn(tmp, "\n")] = 0;
+        if (tmp[0]) snprintf(buf, n, "%s", tmp);
+    }
+    pclose(p);
+}
+
+/* The git commit of the repository the binary lives in (run time, not build time: a binary older
+ * than HEAD records HEAD; `dirty` flags uncommitted changes to tracked files). */
+static void git_info(char *commit, size_t n, int *dirty) {
+    char exe[PATH_MAX], cmd[PATH_MAX + 128];
+    ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    *dirty = -1;
+    snprintf(commit, n, "unknown");
+    if (l <= 0) return;
+    exe[l] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    if (strchr(exe, '\'')) return; /* keep the shell quoting simple */
+    snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse HEAD 2>/dev/null", exe);
+    cmd_line(cmd, commit, n, "unknown");
+    if (!strcmp(commit, "unknown")) return;
+    char st[64];
+    snprintf(cmd, sizeof cmd, "git -C '%s' status --porcelain --untracked-files=no 2>/dev/null | head -n 1", exe);
+    cmd_line(cmd, st, sizeof st, "");
+    *dirty = st[0] != 0;
+}
+
+/* CPU model name and the current clock of every core (MHz) from /proc/cpuinfo. */
+typedef struct {
+    char name[256];
+    double mhz_min, mhz_max, mhz_mean;
+    int n_mhz;
+} cpu_info;
+
+static cpu_info read_cpuinfo(void) {
+    cpu_info ci = {.name = "unknown"};
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return ci;
+    char line[512];
+    double sum = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        char *v = colon + 1;
+        while (*v == ' ' || *v == '\t') v++;
+        v[strcspn(v, "\n")] = 0;
+        if (!strncmp(line, "model name", 10) && !strcmp(ci.name, "unknown")) snprintf(ci.name, sizeof ci.name, "%s", v);
+        else if (!strncmp(line, "cpu MHz", 7)) {
+            double mhz = atof(v);
+            if (ci.n_mhz == 0 || mhz < ci.mhz_min) ci.mhz_min = mhz;
+            if (ci.n_mhz == 0 || mhz > ci.mhz_max) ci.mhz_max = mhz;
+            sum += mhz;
+            ci.n_mhz++;
+        }
+    }
+    fclose(f);
+    if (ci.n_mhz) ci.mhz_mean = sum / ci.n_mhz;
+    return ci;
+}
+
+/* ---- the tests ------------------------------------------------------------------------------ */
+
+typedef struct {
+    char name[48];       /* pp512, tg128, "pp512 @ d1024" */
+    int n_prompt, n_gen; /* one of them is 0 */
+    double *secs, *tps;  /* (r) wall seconds and tok/s per repetition */
+    double median, sd;   /* of tps */
+} bench_test;
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(const double *v, int n) {
+    double *s = tern_xmalloc(sizeof(double) * (size_t)n);
+    memcpy(s, v, sizeof(double) * (size_t)n);
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    free(s);
+    return m;
+}
+
+static double sd_of(const double *v, int n) {
+    if (n < 2) return 0.0;
+    double mean = 0, ss = 0;
+    for (int i = 0; i < n; i++) mean += v[i];
+    mean /= n;
+    for (int i = 0; i < n; i++) ss += (v[i] - mean) * (v[i] - mean);
+    return sqrt(ss / (n - 1));
+}
+
+/* One timed run of test t with `depth` tokens already in the cache; returns wall seconds. */
+static double run_once(tern_context *c, const bench_test *t, int depth, const int32_t *toks, float *logits) {
+    if (tern_context_truncate(c, depth) != 0) bench_die("%s", tern_last_error());
+    double t0 = tern_time_s();
+    if (t->n_prompt > 0) {
+        if (tern_eval(c, toks, t->n_prompt, logits, 0) != 0) bench_die("%s", tern_last_error());
+    } else {
+        for (int i = 0; i < t->n_gen; i++)
+            if (tern_eval(c, toks + i, 1, logits, 0) != 0) bench_die("%s", tern_last_error());
+    }
+    return tern_time_s() - t0;
+}
+
+static void fmt_size(char *buf, size_t n, uint64_t bytes) {
+    if (bytes >= (1ull << 30)) snprintf(buf, n, "%.2f GiB", bytes / (double)(1ull << 30));
+    else snprintf(buf, n, "%.2f MiB", bytes / (double)(1ull << 20));
+}
+
+static void fmt_params(char *buf, size_t n, uint64_t p) {
+    if (p >= 1000000000ull) snprintf(buf, n, "%.2f B", p / 1e9);
+    else snprintf(buf, n, "%.2f M", p / 1e6);
+}
 
 int cmd_bench(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fputs("tern: error: 'bench' is not implemented yet\n", stderr);
-    return 2;
+    const char *model = NULL, *out_fmt = "md", *receipt = NULL, *device = "cpu";
+    int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+#define ARG() (i + 1 < argc ? argv[++i] : (bench_die("%s needs a value", a), (char *)NULL))
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = ARG();
+        else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) n_pp = parse_list(a, ARG(), pp, MAX_TESTS, 0, 1 << 20);
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) n_tg = parse_list(a, ARG(), tg, MAX_TESTS, 0, 1 << 20);
+        else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) reps = (int)bench_parse_long(a, ARG(), 1, 1000);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) n_threads = (int)bench_parse_long(a, ARG(), 1, 1024);
+        else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) depth = (int)bench_parse_long(a, ARG(), 0, 1 << 20);
+        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out_fmt = ARG();
+        else if (!strcmp(a, "--receipt")) receipt = ARG();
+        else if (!strcmp(a, "--device")) device = ARG();
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-r 5] [--device cpu] [-t THREADS] [-o md|json]\n"
+                 "                  [--depth D] [--receipt PATH]\n"
+                 "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -r: timed repetitions after one\n"
+                 "  warm-up; --depth D: tokens already in the KV cache; the receipt (JSON, every sample) goes to\n"
+                 "  stdout with -o json, else to --receipt PATH (default bench/receipt-<timestamp>.json)");
+            return 0;
+        } else bench_die("unknown option '%s' for bench (see tern bench --help)", a);
+#undef ARG
+    }
+    if (strcmp(out_fmt, "md") && strcmp(out_fmt, "json")) bench_die("-o expects md or json, got '%s'", out_fmt);
+    if (strcmp(device, "cpu")) bench_die("--device %s: this build has only the cpu backend", device);
+    if (!model) model = getenv("TERN_MODEL");
+    if (!model) bench_die("bench needs a model: -m MODEL");
+    if (access(model, R_OK) != 0) bench_die("cannot read model '%s': %s", model, strerror(errno));
+    if (n_threads > 4 * tern_n_cores())
+        bench_die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", n_threads,
+                  tern_n_cores());
+    if (n_threads <= 0) n_threads = tern_n_cores();
+
+    /* the test list, llama-bench order: every pp, then every tg */
+    bench_test tests[2 * MAX_TESTS];
+    int n_tests = 0, max_len = 0;
+    for (int k = 0; k < 2; k++) {
+        const int *v = k ? tg : pp, nv = k ? n_tg : n_pp;
+        for (int i = 0; i < nv; i++) {
+            if (v[i] == 0) continue;
+            bench_test *t = &tests[n_tests++];
+            memset(t, 0, sizeof *t);
+            t->n_prompt = k ? 0 : v[i];
+            t->n_gen = k ? v[i] : 0;
+            if (depth) snprintf(t->name, sizeof t->name, "%s%d @ d%d", k ? "tg" : "pp", v[i], depth);
+            else snprintf(t->name, sizeof t->name, "%s%d", k ? "tg" : "pp", v[i]);
+            t->secs = tern_xcalloc((size_t)reps, sizeof(double));
+            t->tps = tern_xcalloc((size_t)reps, sizeof(double));
+            if (v[i] > max_len) max_len = v[i];
+        }
+    }
+    if (n_tests == 0) bench_die("nothing to run: every -p and -n value is 0");
+
+    /* receipt facts gathered before the first load, so the clocks are the idle clocks at start */
+    cpu_info ci = read_cpuinfo();
+    char commit[512];
+    int dirty;
+    git_info(commit, sizeof commit, &dirty);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char stamp[32], stamp_file[32];
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    strftime(stamp_file, sizeof stamp_file, "%Y%m%dT%H%M%SZ", &tm);
+
+    tern_model *m = tern_model_load(model, 0);
+    if (!m) bench_die("%s", tern_last_error());
+    const int n_vocab = tern_model_n_vocab(m);
+    const int n_ctx = depth + max_len;
+    tern_context *c = tern_context_new(m, n_ctx, n_threads);
+    if (!c) bench_die("%s", tern_last_error());
+
+    /* pseudo-random ids (splitmix64 of a fixed seed): depth prefix, then max_len test tokens */
+    int32_t *toks = tern_xmalloc(sizeof(int32_t) * (size_t)(depth + max_len));
+    uint64_t s = BENCH_SEED;
+    for (int i = 0; i < depth + max_len; i++) {
+        uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        toks[i] = (int32_t)(z % (uint64_t)n_vocab);
+    }
+    float *logits = tern_xmalloc(sizeof(float) * (size_t)n_vocab);
+
+    for (int ti = 0; ti < n_tests; ti++) {
+        bench_test *t = &tests[ti];
+        if (tern_context_truncate(c, 0) != 0) bench_die("%s", tern_last_error());
+        if (depth > 0 && tern_eval(c, toks, depth, logits, 0) != 0) bench_die("%s", tern_last_error());
+        const int n = t->n_prompt ? t->n_prompt : t->n_gen;
+        run_once(c, t, depth, toks + depth, logits); /* warm-up */
+        for (int r = 0; r < reps; r++) {
+            t->secs[r] = run_once(c, t, depth, toks + depth, logits);
+            t->tps[r] = t->secs[r] > 0 ? n / t->secs[r] : 0.0;
+        }
+        t->median = median_of(t->tps, reps);
+        t->sd = sd_of(t->tps, reps);
+        fprintf(stderr, "bench: %s done (%d reps)\n", t->name, reps);
+    }
+
+    char size_s[32], params_s[32], model_name[256];
+    fmt_size(size_s, sizeof size_s, tern_model_size_bytes(m));
+    fmt_params(params_s, sizeof params_s, tern_model_n_params(m));
+    /* the desc is "NAME (arch, ...)": the table shows NAME, the receipt the whole line */
+    snprintf(model_name, sizeof model_name, "%s", tern_model_desc(m));
+    char *paren = strstr(model_name, " (");
+    if (paren) *paren = 0;
+
+    /* the receipt */
+    FILE *rf = NULL;
+    char rpath[PATH_MAX];
+    if (receipt) snprintf(rpath, sizeof rpath, "%s", receipt);
+    else if (!strcmp(out_fmt, "md")) {
+        mkdir("bench", 0777); /* EEXIST is fine; fopen reports the rest */
+        snprintf(rpath, sizeof rpath, "bench/receipt-%s.json", stamp_file);
+    } else rpath[0] = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0) {
+            if (!rpath[0]) continue;
+            rf = fopen(rpath, "w");
+            if (!rf) bench_die("cannot write receipt '%s': %s", rpath, strerror(errno));
+        } else {
+            if (strcmp(out_fmt, "json")) continue;
+            rf = stdout;
+        }
+        fprintf(rf, "{\n  \"tool\": \"tern bench\",\n  \"timestamp\": \"%s\",\n  \"commit\": ", stamp);
+        json_str(rf, commit);
+        fprintf(rf, ",\n  \"dirty\": %s,\n", dirty < 0 ? "null" : dirty ? "true" : "false");
+        fputs("  \"build\": {\"compiler\": ", rf);
+#ifdef __VERSION__
+        json_str(rf, __VERSION__);
+#else
+        json_str(rf, "unknown");
+#endif
+        fputs(", \"simd\": ", rf);
+        json_str(rf, tern_simd_name());
+#ifdef __OPTIMIZE__
+        fputs(", \"optimized\": true", rf);
+#else
+        fputs(", \"optimized\": false", rf);
+#endif
+        fputs(", \"cflags\": \"unknown at run time (Makefile default: -O2 -g -ffp-contract=off)\"},\n", rf);
+        fputs("  \"device\": {\"backend\": \"cpu\", \"name\": ", rf);
+        json_str(rf, ci.name);
+        fprintf(rf, ", \"cores\": %d, \"cpu_mhz_at_start\": {\"min\": %.1f, \"mean\": %.1f, \"max\": %.1f, \"n\": %d}},\n",
+                tern_n_cores(), ci.mhz_min, ci.mhz_mean, ci.mhz_max, ci.n_mhz);
+        fputs("  \"model\": {\"path\": ", rf);
+        json_str(rf, model);
+        fputs(", \"desc\": ", rf);
+        json_str(rf, tern_model_desc(m));
+        fprintf(rf, ", \"size_bytes\": %llu, \"n_params\": %llu, \"n_vocab\": %d},\n",
+                (unsigned long long)tern_model_size_bytes(m), (unsigned long long)tern_model_n_params(m), n_vocab);
+        fprintf(rf, "  \"threads\": %d,\n  \"repetitions\": %d,\n  \"warmup\": 1,\n  \"depth\": %d,\n  \"n_ctx\": %d,\n",
+                n_threads, reps, depth, n_ctx);
+        fprintf(rf, "  \"token_seed\": %llu,\n  \"timer\": \"wall clock around tern_eval\",\n  \"results\": [\n",
+                (unsigned long long)BENCH_SEED);
+        for (int ti = 0; ti < n_tests; ti++) {
+            const bench_test *t = &tests[ti];
+            fputs("    {\"test\": ", rf);
+            json_str(rf, t->name);
+            fprintf(rf, ", \"n_prompt\": %d, \"n_gen\": %d, \"depth\": %d, \"median_tok_s\": %.3f, \"sd_tok_s\": %.3f,\n",
+                    t->n_prompt, t->n_gen, depth, t->median, t->sd);
+            fputs("     \"samples\": [", rf);
+            for (int r = 0; r < reps; r++) fprintf(rf, "%s%.3f", r ? ", " : "", t->tps[r]);
+            fputs("],\n     \"samples_s\": [", rf);
+            for (int r = 0; r < reps; r++) fprintf(rf, "%s%.6f", r ? ", " : "", t->secs[r]);
+            fprintf(rf, "]}%s\n", ti + 1 < n_tests ? "," : "");
+        }
+        fputs("  ]\n}\n", rf);
+        if (rf != stdout) {
+            if (fclose(rf) != 0) bench_die("cannot write receipt '%s'", rpath);
+            fprintf(stderr, "bench: receipt %s\n", rpath);
+        }
+    }
+
+    if (!strcmp(out_fmt, "md")) {
+        printf("| model | size | params | backend | threads | test | t/s |\n");
+        printf("| ----- | ---: | -----: | ------- | ------: | ---: | --: |\n");
+        for (int ti = 0; ti < n_tests; ti++)
+            printf("| %s | %s | %s | CPU (%s) | %d | %s | %.2f ± %.2f |\n", model_name, size_s, params_s,
+                   tern_simd_name(), n_threads, tests[ti].name, tests[ti].median, tests[ti].sd);
+        printf("\nmedian of %d repetitions after 1 warm-up ± sample sd; commit %.12s%s; %s\n", reps, commit,
+               dirty > 0 ? " (dirty)" : "", ci.name);
+    }
+    fflush(stdout);
+
+    for (int ti = 0; ti < n_tests; ti++) {
+        free(tests[ti].secs);
+        free(tests[ti].tps);
+    }
+    free(toks);
+    free(logits);
+    tern_context_free(c);
+    tern_model_free(m);
+    return 0;
 }
