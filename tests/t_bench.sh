@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# t_bench: `tern bench` (JSON receipt keys and samples, the markdown table) and `tern ab` (identical arms
+# match at a ratio near 1; TERN_DECODE_ROWS=0 vs 1 dispatch different kernels, shown by the trace
+# counters, with identical tokens), and both on bad input (one "tern: error:" line, exit 2).
+set -u
+cd "$(dirname "$0")/.."
+MODEL=models/SmolLM2-135M-Instruct.Q4_1.gguf
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL t_bench: $*"; }
+
+# expect_err NAME -- command...: exit status 2, exactly one stderr line starting "tern: error:"
+expect_err() {
+  local name=$1; shift 2
+  "$@" >"$T/out" 2>"$T/err"; local rc=$?
+  local lines; lines=$(wc -l <"$T/err")
+  if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && grep -q '^tern: error:' "$T/err"; then ok
+  else bad "$name: rc=$rc lines=$lines stderr: $(head -c 300 "$T/err")"; fi
+}
+
+# bench -o json: the receipt on stdout, every required key, r samples per test
+./tern bench -m "$MODEL" -p 16 -n 4 -r 2 -t 2 -o json >"$T/b.json" 2>"$T/b.err"; rc=$?
+if [ $rc -eq 0 ] && python3 - "$T/b.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("commit", "build", "device", "threads", "results", "model", "repetitions"):
+    assert k in d, k
+assert d["threads"] == 2 and d["repetitions"] == 2
+assert d["build"]["simd"] and d["build"]["compiler"]
+assert d["device"]["name"] and "cpu_mhz_at_start" in d["device"]
+names = [r["test"] for r in d["results"]]
+assert names == ["pp16", "tg4"], names
+for r in d["results"]:
+    assert len(r["samples"]) == 2 and len(r["samples_s"]) == 2, r
+    assert all(s > 0 for s in r["samples"]), r
+    assert r["median_tok_s"] > 0
+PY
+then ok; else bad "bench -o json rc=$rc: $(head -c 300 "$T/b.err")"; fi
+
+# bench -o md: the llama-bench table, and the receipt at --receipt
+./tern bench -m "$MODEL" -p 8 -n 2 -r 2 -t 2 --depth 8 --receipt "$T/r.json" >"$T/b.md" 2>"$T/b.err"; rc=$?
+if [ $rc -eq 0 ] && grep -q '^| model | size | params | backend | threads | test | t/s |$' "$T/b.md" &&
+   grep -q '| pp8 @ d8 |' "$T/b.md" && grep -q '| tg2 @ d8 |' "$T/b.md" &&
+   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["depth"] == 8' "$T/r.json"; then ok
+else bad "bench md rc=$rc: $(head -c 400 "$T/b.md") $(head -c 300 "$T/b.err")"; fi
+
+# ab, identical arms: MATCH and a decode ratio in 0.5..2
+./tern ab -m "$MODEL" --a "" --b "" -r 3 -n 12 -t 2 >"$T/ab1" 2>"$T/ab1.err"; rc=$?
+ratio=$(sed -n 's/^decode   B\/A: //p' "$T/ab1")
+if [ $rc -eq 0 ] && grep -q '^tokens: MATCH' "$T/ab1" &&
+   python3 -c 'import sys; r=float(sys.argv[1]); assert 0.5 <= r <= 2, r' "$ratio" 2>/dev/null &&
+   grep -q '^prefill  A: .* / .* / ' "$T/ab1"; then ok
+else bad "ab identical rc=$rc ratio=$ratio: $(cat "$T/ab1") $(tail -c 300 "$T/ab1.err")"; fi
+
+# ab, TERN_DECODE_ROWS 0 vs 1: different kernels ran (trace), bit-identical tokens
+./tern ab -m "$MODEL" --a "TERN_DECODE_ROWS=0" --b "TERN_DECODE_ROWS=1" -r 2 -n 8 -t 2 >"$T/ab2" 2>"$T/ab2.err"; rc=$?
+ta=$(grep '^A trace:' "$T/ab2"); tb=$(grep '^B trace:' "$T/ab2")
+if [ $rc -eq 0 ] && grep -q '^tokens: MATCH' "$T/ab2" &&
+   [[ "$ta" == *" decode_rows4=0 "* ]] && [[ "$ta" != *" decode_row=0 "* ]] &&
+   [[ "$tb" == *" decode_row=0 "* ]] && [[ "$tb" =~ decode_rows4=[1-9] ]]; then ok
+else bad "ab decode rows rc=$rc: $(cat "$T/ab2") $(tail -c 300 "$T/ab2.err")"; fi
+
+# bad input
+expect_err "bench missing model" -- ./tern bench -m /nonexistent.gguf -p 8 -n 2
+expect_err "bench -r 0" -- ./tern bench -m "$MODEL" -r 0
+expect_err "bench bad -p list" -- ./tern bench -m "$MODEL" -p 8,x
+expect_err "bench bad -o" -- ./tern bench -m "$MODEL" -o xml
+expect_err "bench unknown option" -- ./tern bench -m "$MODEL" --bogus
+expect_err "ab missing model" -- ./tern ab -m /nonexistent.gguf --a "" --b ""
+expect_err "ab -r 0" -- ./tern ab -m "$MODEL" --a "" --b "" -r 0
+expect_err "ab missing arm" -- ./tern ab -m "$MODEL" --a ""
+expect_err "ab failing arm" -- ./tern ab -m "$MODEL" --a "--bogus" --b "" -r 1 -n 2
+echo "t_bench: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
