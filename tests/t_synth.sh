@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# t_synth: `tern synth` on the command line: bad arguments give one-line errors with exit 2 (unknown
+# preset/type list the valid ones; a K-quant on smollm2's 576-wide rows is refused), --layers/--vocab
+# override the preset, the same seed gives the same bytes and another seed different ones, no partial
+# file is left on error. Loading and forward passes are in tests/test_synth.c.
+set -u
+cd "$(dirname "$0")/.."
+T=$(mktemp -d /tmp/tern_t_synth.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL t_synth: $*"; }
+
+expect_err() {
+  local name=$1 want=$2; shift 3
+  "$@" >"$T/out" 2>"$T/err"; local rc=$?
+  local lines; lines=$(wc -l <"$T/err")
+  if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && grep -q -- "$want" "$T/err" && grep -q '^tern: error: ' "$T/err"; then ok
+  else bad "$name: rc=$rc lines=$lines stderr: $(head -c 300 "$T/err")"; fi
+}
+
+expect_err "unknown preset" "presets: smollm2-135m, llama3.2-1b, llama3-8b, llama3-70b, mistral-7b" -- \
+  ./tern synth --arch llama9 --type q4_0 -o "$T/a.gguf"
+expect_err "unknown type" "types: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl" -- \
+  ./tern synth --arch smollm2-135m --type q7_0 -o "$T/a.gguf"
+expect_err "k-quant on 576 rows" "multiple of 256 elements, but smollm2-135m has n_embd = 576" -- \
+  ./tern synth --arch smollm2-135m --type q4_k -o "$T/a.gguf"
+expect_err "missing -o" "-o FILE.gguf is required" -- ./tern synth --arch smollm2-135m --type q4_0
+expect_err "bad layers" "--layers expects" -- ./tern synth --arch smollm2-135m --type q4_0 --layers 0 -o "$T/a.gguf"
+expect_err "bad vocab" "--vocab expects" -- ./tern synth --arch smollm2-135m --type q4_0 --vocab x -o "$T/a.gguf"
+expect_err "unknown option" "unknown option" -- ./tern synth --arch smollm2-135m --type q4_0 --bogus 1 -o "$T/a.gguf"
+expect_err "unwritable" "cannot create" -- ./tern synth --arch smollm2-135m --type q4_0 --layers 1 --vocab 64 -o /nonexistent/a.gguf
+[ ! -e "$T/a.gguf" ] && ok || bad "a file was left behind after an error"
+
+# overrides and size: smollm2 q8_0, 1 layer, vocab 256: header + (256 + 9*64*... ) computed exactly below
+if ./tern synth --arch smollm2-135m --type q8_0 --layers 1 --vocab 256 --seed 3 -o "$T/a.gguf" >"$T/out" 2>&1; then ok
+else bad "synth smollm2 q8_0: $(cat "$T/out")"; fi
+grep -q "1 layers, vocab 256, 11 tensors" "$T/out" && ok || bad "summary line: $(cat "$T/out")"
+# data bytes: q8_0 rows are n/32*34; token_embd 256x576, q 576x576, k/v 192x576, o 576x576, gate/up 1536x576,
+# down 576x1536; norms 3x576 f32. Each tensor is padded to 32 bytes (all of these are multiples already).
+want=$(( (256*576 + 576*576 + 2*192*576 + 576*576 + 2*1536*576 + 576*1536) / 32 * 34 + 3*576*4 ))
+size=$(stat -c %s "$T/a.gguf")
+[ "$size" -gt "$want" ] && [ "$size" -lt $((want + 8192)) ] && ok || bad "file size $size, want data $want + header"
+./tern synth --arch smollm2-135m --type q8_0 --layers 1 --vocab 256 --seed 3 -o "$T/b.gguf" >/dev/null 2>&1
+cmp -s "$T/a.gguf" "$T/b.gguf" && ok || bad "same seed gave different bytes"
+./tern synth --arch smollm2-135m --type q8_0 --layers 1 --vocab 256 --seed 4 -o "$T/c.gguf" >/dev/null 2>&1
+cmp -s "$T/a.gguf" "$T/c.gguf" && bad "different seeds gave the same bytes" || ok
+# metadata as the preset says (strings are in the header: check the keys' presence and the name)
+for k in general.architecture general.file_type llama.context_length llama.embedding_length llama.block_count \
+         llama.feed_forward_length llama.attention.head_count llama.attention.head_count_kv llama.rope.freq_base \
+         llama.attention.layer_norm_rms_epsilon llama.rope.dimension_count llama.vocab_size no_vocab; do
+  head -c 4096 "$T/a.gguf" | grep -aq "$k" && ok || bad "metadata $k missing"
+done
+# untied presets carry output.weight, tied ones do not ("blk.N.attn_output.weight" also contains the name)
+n_out() { head -c 4096 "$1" | grep -aoF "output.weight" | wc -l; }
+n_attn() { head -c 4096 "$1" | grep -aoF "attn_output.weight" | wc -l; }
+./tern synth --arch llama3-8b --type q4_0 --layers 1 --vocab 64 -o "$T/d.gguf" >/dev/null 2>&1
+[ $(( $(n_out "$T/d.gguf") - $(n_attn "$T/d.gguf") )) -eq 1 ] && ok || bad "llama3-8b has no output.weight"
+[ $(( $(n_out "$T/a.gguf") - $(n_attn "$T/a.gguf") )) -eq 0 ] && ok || bad "smollm2 (tied) has output.weight"
+echo "t_synth: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
