@@ -3,6 +3,7 @@
  * loading, memory and speed can be measured on models nobody has downloaded.
  *
  *   tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] [--seed S] -o FILE.gguf
+ *   tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] --dry-run   (prints metadata + directory)
  *
  * What the file holds (llama.cpp's llama-arch names, GGUF ne order = (n_in, n_out), innermost first):
  *   token_embd.weight (n_embd, n_vocab) TYPE   output_norm.weight (n_embd) f32   output.weight (n_embd, n_vocab)
@@ -284,9 +285,24 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
 
 typedef struct { const char *name; int64_t n_in, n_out; int is_norm; } synth_tensor;
 
+/* Metadata setters that also print "KEY = VALUE" for --dry-run. */
+static void kv_u32(gguf_writer *w, int show, const char *k, uint32_t v) {
+    gguf_writer_add_u32(w, k, v);
+    if (show) printf("%s = %u\n", k, v);
+}
+static void kv_f32(gguf_writer *w, int show, const char *k, float v) {
+    gguf_writer_add_f32(w, k, v);
+    if (show) printf("%s = %g\n", k, v);
+}
+static void kv_str(gguf_writer *w, int show, const char *k, const char *v) {
+    gguf_writer_add_str(w, k, v);
+    if (show) printf("%s = %s\n", k, v);
+}
+
 int cmd_synth(int argc, char **argv) {
     const char *arch = NULL, *type = NULL, *out = NULL;
     long long layers = -1, vocab = -1, seed = 0;
+    int dry = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -294,10 +310,14 @@ int cmd_synth(int argc, char **argv) {
             list_presets(p, sizeof p);
             list_types(t, sizeof t);
             printf("usage: tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] [--seed S] -o FILE.gguf\n"
+                   "       tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] --dry-run\n"
                    "  write a llama-architecture GGUF with a real model's tensor shapes and random weights\n"
-                   "  presets: %s\n  types:   %s (every matrix; norms are f32)\n", p, t);
+                   "  presets: %s\n  types:   %s (every matrix; norms are f32)\n"
+                   "  --dry-run prints the metadata and tensor directory (name type ne0 ne1) and writes nothing\n",
+                   p, t);
             return 0;
         }
+        if (!strcmp(a, "--dry-run")) { dry = 1; continue; }
         if (i + 1 >= argc) return synth_fail("synth: option %s needs a value (or unknown option)", a);
         const char *v = argv[++i];
         if (!strcmp(a, "--arch")) arch = v;
@@ -317,7 +337,7 @@ int cmd_synth(int argc, char **argv) {
     list_types(tlist, sizeof tlist);
     if (!arch) return synth_fail("synth: --arch PRESET is required (presets: %s)", plist);
     if (!type) return synth_fail("synth: --type TYPE is required (types: %s)", tlist);
-    if (!out) return synth_fail("synth: -o FILE.gguf is required");
+    if (!out && !dry) return synth_fail("synth: -o FILE.gguf is required");
     const synth_preset *P = NULL;
     const synth_type *T = NULL;
     for (int i = 0; i < N_PRESETS; i++)
@@ -369,26 +389,37 @@ int cmd_synth(int argc, char **argv) {
     gguf_writer *w = gguf_writer_new();
     char title[128];
     snprintf(title, sizeof title, "%s (synthetic %s, tern synth seed %lld)", P->title, T->name, seed);
-    gguf_writer_add_str(w, "general.architecture", "llama");
-    gguf_writer_add_str(w, "general.name", title);
-    gguf_writer_add_u32(w, "general.file_type", (uint32_t)T->ftype);
-    gguf_writer_add_u32(w, "llama.context_length", (uint32_t)P->n_ctx);
-    gguf_writer_add_u32(w, "llama.embedding_length", (uint32_t)E);
-    gguf_writer_add_u32(w, "llama.block_count", (uint32_t)n_layer);
-    gguf_writer_add_u32(w, "llama.feed_forward_length", (uint32_t)F);
-    gguf_writer_add_u32(w, "llama.attention.head_count", (uint32_t)P->n_head);
-    gguf_writer_add_u32(w, "llama.attention.head_count_kv", (uint32_t)P->n_head_kv);
-    gguf_writer_add_f32(w, "llama.rope.freq_base", P->rope_base);
-    gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", RMS_EPS);
-    gguf_writer_add_u32(w, "llama.rope.dimension_count", (uint32_t)hd);
-    gguf_writer_add_u32(w, "llama.vocab_size", (uint32_t)n_vocab);
-    gguf_writer_add_str(w, "tokenizer.ggml.model", "no_vocab");
+    kv_str(w, dry, "general.architecture", "llama");
+    kv_str(w, dry, "general.name", title);
+    kv_u32(w, dry, "general.file_type", (uint32_t)T->ftype);
+    kv_u32(w, dry, "llama.context_length", (uint32_t)P->n_ctx);
+    kv_u32(w, dry, "llama.embedding_length", (uint32_t)E);
+    kv_u32(w, dry, "llama.block_count", (uint32_t)n_layer);
+    kv_u32(w, dry, "llama.feed_forward_length", (uint32_t)F);
+    kv_u32(w, dry, "llama.attention.head_count", (uint32_t)P->n_head);
+    kv_u32(w, dry, "llama.attention.head_count_kv", (uint32_t)P->n_head_kv);
+    kv_f32(w, dry, "llama.rope.freq_base", P->rope_base);
+    kv_f32(w, dry, "llama.attention.layer_norm_rms_epsilon", RMS_EPS);
+    kv_u32(w, dry, "llama.rope.dimension_count", (uint32_t)hd);
+    kv_u32(w, dry, "llama.vocab_size", (uint32_t)n_vocab);
+    kv_str(w, dry, "tokenizer.ggml.model", "no_vocab");
     const synth_type F32T = {"f32", TERN_TYPE_F32, 0, -1, -1, 0};
     int rc = 0;
     for (int i = 0; i < n_t && !rc; i++) {
         int64_t ne[2] = {ts[i].n_in, ts[i].n_out};
         if (gguf_writer_add_tensor(w, ts[i].name, ts[i].is_norm ? 1 : 2, ne, ts[i].is_norm ? F32T.type : T->type))
             rc = synth_fail("synth: %s", tern_last_error());
+        else if (dry)
+            printf("tensor %s %s %lld %lld\n", ts[i].name, tern_type_name(ts[i].is_norm ? F32T.type : T->type),
+                   (long long)ne[0], (long long)(ts[i].is_norm ? 1 : ne[1]));
+    }
+    if (dry && !rc) {
+        printf("file size %llu bytes\n", (unsigned long long)gguf_writer_file_size(w));
+        for (int i = 0; i < n_t; i++) free(names[i]);
+        free(names);
+        free(ts);
+        gguf_writer_free(w);
+        return 0;
     }
 
     FILE *fp = NULL;

@@ -57,5 +57,31 @@ n_attn() { head -c 4096 "$1" | grep -aoF "attn_output.weight" | wc -l; }
 ./tern synth --arch llama3-8b --type q4_0 --layers 1 --vocab 64 -o "$T/d.gguf" >/dev/null 2>&1
 [ $(( $(n_out "$T/d.gguf") - $(n_attn "$T/d.gguf") )) -eq 1 ] && ok || bad "llama3-8b has no output.weight"
 [ $(( $(n_out "$T/a.gguf") - $(n_attn "$T/a.gguf") )) -eq 0 ] && ok || bad "smollm2 (tied) has output.weight"
+# the preset table (--dry-run writes nothing): embd layers ff heads kv vocab ctx rope_base tied rope_dims
+while read -r arch e l ff h kv v ctx base tied rd; do
+  ./tern synth --arch "$arch" --type q8_0 --dry-run >"$T/dry" 2>&1 || { bad "$arch --dry-run failed"; continue; }
+  got=$(awk -F' = ' '/^llama\.(embedding_length|block_count|feed_forward_length|attention\.head_count|attention\.head_count_kv|vocab_size|context_length|rope\.freq_base|rope\.dimension_count) =/ {k[$1]=$2}
+    END {print k["llama.embedding_length"], k["llama.block_count"], k["llama.feed_forward_length"], k["llama.attention.head_count"],
+         k["llama.attention.head_count_kv"], k["llama.vocab_size"], k["llama.context_length"], k["llama.rope.freq_base"]}' "$T/dry")
+  [ "$got" = "$e $l $ff $h $kv $v $ctx $base" ] && ok || bad "$arch metadata: got '$got'"
+  grep -q "^llama.rope.dimension_count = $rd$" "$T/dry" && ok || bad "$arch rope dims"
+  grep -q "^llama.attention.layer_norm_rms_epsilon = 1e-05$" "$T/dry" && ok || bad "$arch rms eps"
+  n_t=$(grep -c '^tensor ' "$T/dry"); want_t=$(( 2 + (1 - tied) + 9 * l ))
+  [ "$n_t" -eq "$want_t" ] && ok || bad "$arch: $n_t tensors, want $want_t"
+  grep -q "^tensor blk.0.attn_k.weight q8_0 $e $((kv * rd))$" "$T/dry" && ok || bad "$arch attn_k shape"
+  grep -q "^tensor blk.$((l - 1)).ffn_down.weight q8_0 $ff $e$" "$T/dry" && ok || bad "$arch ffn_down shape"
+  if [ "$tied" -eq 1 ]; then grep -q "^tensor output.weight" "$T/dry" && bad "$arch: tied but has output.weight" || ok
+  else grep -q "^tensor output.weight q8_0 $e $v$" "$T/dry" && ok || bad "$arch output.weight"; fi
+done <<'TAB'
+smollm2-135m 576 30 1536 9 3 49152 8192 100000 1 64
+llama3.2-1b 2048 16 8192 32 8 128256 131072 500000 1 64
+llama3-8b 4096 32 14336 32 8 128256 8192 500000 0 128
+llama3-70b 8192 80 28672 64 8 128256 8192 500000 0 128
+mistral-7b 4096 32 14336 32 8 32000 32768 10000 0 128
+TAB
+./tern synth --arch llama3-70b --type q4_0 --layers 3 --vocab 100 --dry-run >"$T/dry" 2>&1
+grep -q "^llama.block_count = 3$" "$T/dry" && grep -q "^llama.vocab_size = 100$" "$T/dry" && \
+  grep -q "^tensor token_embd.weight q4_0 8192 100$" "$T/dry" && [ "$(grep -c '^tensor ' "$T/dry")" -eq 30 ] && ok || \
+  bad "--layers/--vocab with --dry-run"
 echo "t_synth: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
