@@ -1,6 +1,6 @@
 /* cli/ab.c: `tern ab` (issue 3): an interleaved A/B comparison of two configurations end to end.
  *
- *   tern ab -m MODEL --a "FLAGS" --b "FLAGS" [-r ROUNDS] [-p PROMPTFILE] [-n N] [-t T]
+ *   tern ab -m MODEL --a "FLAGS" --b "FLAGS" [-r ROUNDS] [-p PROMPTFILE] [-n N] [-t T] [--receipt PATH]
  *
  * FLAGS: space-separated words; NAME=value words are environment assignments for that arm, the others
  * are extra arguments of `tern run` (e.g. --a "TERN_DECODE_PREFETCH=0" --b "TERN_DECODE_PREFETCH=12288").
@@ -9,7 +9,8 @@
  * "A/B, never A then B"), after one untimed run of A that warms the page cache. From each run: the
  * stderr stats line (prefill and decode tok/s), the kernel-path trace line (proof the arm ran), and an
  * FNV-1a 64 hash of stdout (prompt echo + generated text; both arms echo the same prompt, so equal
- * hashes mean equal generated text). Report: per-round tok/s, medians, B/A, tokens MATCH or DIFFER.
+ * hashes mean equal generated text). Report: per-round tok/s, medians, B/A, tokens MATCH or DIFFER;
+ * --receipt PATH also writes all of it as JSON, with the commit and both arms' trace lines.
  * Exit 0 with a report (DIFFER included: an arm may change numerics on purpose), 2 on an error. */
 #include <errno.h>
 #include <limits.h>
@@ -19,12 +20,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend_cpu.h"
 #include "commands.h"
 #include "tern.h"
 #include "util.h"
+
+/* from cli/bench.c */
+void bench_json_str(FILE *f, const char *s);
+void bench_git_info(char *commit, size_t n, int *dirty);
 
 #define AB_MAX_WORDS 32
 #define AB_DEFAULT_PROMPT_FILE "bench/prompt128.txt"
@@ -235,8 +241,51 @@ static void print_rounds(const char *what, const ab_arm *a, const double *v, int
     printf("  median %.2f tok/s\n", median(v, rounds));
 }
 
+static void write_receipt(const char *path, const ab_opts *o, const ab_arm *arms, int rounds, int match) {
+    FILE *f = fopen(path, "w");
+    if (!f) ab_die("cannot write receipt '%s': %s", path, strerror(errno));
+    char commit[512], stamp[32];
+    int dirty;
+    bench_git_info(commit, sizeof commit, &dirty);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(f, "{\n  \"tool\": \"tern ab\",\n  \"timestamp\": \"%s\",\n  \"commit\": ", stamp);
+    bench_json_str(f, commit);
+    fprintf(f, ",\n  \"dirty\": %s,\n  \"model\": ", dirty < 0 ? "null" : dirty ? "true" : "false");
+    bench_json_str(f, o->model);
+    fputs(",\n  \"prompt\": ", f);
+    bench_json_str(f, o->prompt_file ? o->prompt_file : "(built-in text)");
+    fprintf(f, ",\n  \"n_predict\": %d,\n  \"threads\": %d,\n  \"cores\": %d,\n  \"rounds\": %d,\n", o->n, o->threads,
+            tern_n_cores(), rounds);
+    fputs("  \"order\": \"warm-up A, then A B per round\",\n  \"arms\": [\n", f);
+    for (int k = 0; k < 2; k++) {
+        const ab_arm *a = &arms[k];
+        fprintf(f, "    {\"arm\": \"%s\", \"flags\": ", a->label);
+        bench_json_str(f, a->flags);
+        fprintf(f, ", \"median_prefill_tok_s\": %.3f, \"median_decode_tok_s\": %.3f,\n     \"prefill_tok_s\": [",
+                median(a->pf, rounds), median(a->dc, rounds));
+        for (int r = 0; r < rounds; r++) fprintf(f, "%s%.3f", r ? ", " : "", a->pf[r]);
+        fputs("], \"decode_tok_s\": [", f);
+        for (int r = 0; r < rounds; r++) fprintf(f, "%s%.3f", r ? ", " : "", a->dc[r]);
+        fputs("],\n     \"hashes\": [", f);
+        for (int r = 0; r < rounds; r++) fprintf(f, "%s\"%016llx\"", r ? ", " : "", (unsigned long long)a->hash[r]);
+        fputs("], \"trace\": ", f);
+        bench_json_str(f, a->trace);
+        fprintf(f, "}%s\n", k ? "" : ",");
+    }
+    const double pa = median(arms[0].pf, rounds), da = median(arms[0].dc, rounds);
+    fprintf(f, "  ],\n  \"prefill_ratio_b_a\": %.4f,\n  \"decode_ratio_b_a\": %.4f,\n  \"tokens_match\": %s\n}\n",
+            pa > 0 ? median(arms[1].pf, rounds) / pa : 0.0, da > 0 ? median(arms[1].dc, rounds) / da : 0.0,
+            match ? "true" : "false");
+    if (fclose(f) != 0) ab_die("cannot write receipt '%s'", path);
+    fprintf(stderr, "ab: receipt %s\n", path);
+}
+
 int cmd_ab(int argc, char **argv) {
     ab_opts o = {.n = 64};
+    const char *receipt = NULL;
     ab_arm arms[2] = {{.label = "A"}, {.label = "B"}};
     int rounds = 3;
     for (int i = 2; i < argc; i++) {
@@ -249,8 +298,10 @@ int cmd_ab(int argc, char **argv) {
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt-file")) o.prompt_file = ARG();
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) o.n = (int)ab_parse_long(a, ARG(), 1, 1 << 20);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o.threads = (int)ab_parse_long(a, ARG(), 1, 1024);
+        else if (!strcmp(a, "--receipt")) receipt = ARG();
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             puts("usage: tern ab -m MODEL --a \"FLAGS\" --b \"FLAGS\" [-r ROUNDS] [-p PROMPTFILE] [-n N] [-t T]\n"
+                 "              [--receipt PATH]\n"
                  "  FLAGS: NAME=value environment assignments and/or extra `tern run` arguments, space-separated;\n"
                  "  arms run interleaved A B A B ... (default 3 rounds, -n 64, prompt " AB_DEFAULT_PROMPT_FILE ")");
             return 0;
@@ -310,6 +361,7 @@ int cmd_ab(int argc, char **argv) {
                stable[0] ? "" : " varied between rounds", (unsigned long long)arms[1].hash[0],
                stable[1] ? "" : " varied between rounds");
     fflush(stdout);
+    if (receipt) write_receipt(receipt, &o, arms, rounds, same);
     for (int k = 0; k < 2; k++) {
         free(arms[k].buf);
         free(arms[k].pf);

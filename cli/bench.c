@@ -74,7 +74,7 @@ static int parse_list(const char *flag, const char *s, int *out, int max, long l
 
 /* ---- receipt helpers ------------------------------------------------------------------------ */
 
-static void json_str(FILE *f, const char *s) {
+void bench_json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
@@ -98,9 +98,11 @@ static void cmd_line(const char *cmd, char *buf, size_t n, const char *dflt) {
     pclose(p);
 }
 
+/* bench_json_str and bench_git_info are shared with cli/ab.c (declared there: commands.h is the lead's). */
+
 /* The git commit of the repository the binary lives in (run time, not build time: a binary older
  * than HEAD records HEAD; `dirty` flags uncommitted changes to tracked files). */
-static void git_info(char *commit, size_t n, int *dirty) {
+void bench_git_info(char *commit, size_t n, int *dirty) {
     char exe[PATH_MAX], cmd[PATH_MAX + 128];
     ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
     *dirty = -1;
@@ -266,7 +268,7 @@ int cmd_bench(int argc, char **argv) {
     cpu_info ci = read_cpuinfo();
     char commit[512];
     int dirty;
-    git_info(commit, sizeof commit, &dirty);
+    bench_git_info(commit, sizeof commit, &dirty);
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -334,16 +336,16 @@ int cmd_bench(int argc, char **argv) {
             rf = stdout;
         }
         fprintf(rf, "{\n  \"tool\": \"tern bench\",\n  \"timestamp\": \"%s\",\n  \"commit\": ", stamp);
-        json_str(rf, commit);
+        bench_json_str(rf, commit);
         fprintf(rf, ",\n  \"dirty\": %s,\n", dirty < 0 ? "null" : dirty ? "true" : "false");
         fputs("  \"build\": {\"compiler\": ", rf);
 #ifdef __VERSION__
-        json_str(rf, __VERSION__);
+        bench_json_str(rf, __VERSION__);
 #else
-        json_str(rf, "unknown");
+        bench_json_str(rf, "unknown");
 #endif
         fputs(", \"simd\": ", rf);
-        json_str(rf, tern_simd_name());
+        bench_json_str(rf, tern_simd_name());
 #ifdef __OPTIMIZE__
         fputs(", \"optimized\": true", rf);
 #else
@@ -351,13 +353,13 @@ int cmd_bench(int argc, char **argv) {
 #endif
         fputs(", \"cflags\": \"unknown at run time (Makefile default: -O2 -g -ffp-contract=off)\"},\n", rf);
         fputs("  \"device\": {\"backend\": \"cpu\", \"name\": ", rf);
-        json_str(rf, ci.name);
+        bench_json_str(rf, ci.name);
         fprintf(rf, ", \"cores\": %d, \"cpu_mhz_at_start\": {\"min\": %.1f, \"mean\": %.1f, \"max\": %.1f, \"n\": %d}},\n",
                 tern_n_cores(), ci.mhz_min, ci.mhz_mean, ci.mhz_max, ci.n_mhz);
         fputs("  \"model\": {\"path\": ", rf);
-        json_str(rf, model);
+        bench_json_str(rf, model);
         fputs(", \"desc\": ", rf);
-        json_str(rf, tern_model_desc(m));
+        bench_json_str(rf, tern_model_desc(m));
         fprintf(rf, ", \"size_bytes\": %llu, \"n_params\": %llu, \"n_vocab\": %d},\n",
                 (unsigned long long)tern_model_size_bytes(m), (unsigned long long)tern_model_n_params(m), n_vocab);
         fprintf(rf, "  \"threads\": %d,\n  \"repetitions\": %d,\n  \"warmup\": 1,\n  \"depth\": %d,\n  \"n_ctx\": %d,\n",
@@ -367,7 +369,7 @@ int cmd_bench(int argc, char **argv) {
         for (int ti = 0; ti < n_tests; ti++) {
             const bench_test *t = &tests[ti];
             fputs("    {\"test\": ", rf);
-            json_str(rf, t->name);
+            bench_json_str(rf, t->name);
             fprintf(rf, ", \"n_prompt\": %d, \"n_gen\": %d, \"depth\": %d, \"median_tok_s\": %.3f, \"sd_tok_s\": %.3f,\n",
                     t->n_prompt, t->n_gen, depth, t->median, t->sd);
             fputs("     \"samples\": [", rf);
