@@ -1,6 +1,7 @@
 /* test_synth: `tern synth` files (cli/synth.c, src/gguf_write.c) load in tern and run a forward pass with
  * finite, non-constant logits, for every preset x a few types (2 layers, vocab 512); tensor names, shapes
- * and types match the preset; a dequantized row's std is within 30% of 1/sqrt(n_in); the same seed gives
+ * and types match the preset; a dequantized row's std is within 30% of 1/sqrt(n_in); gguf_write round-trips every value kind through gguf_open;
+ * the same seed gives
  * the same bytes. Runs ./tern from the repo root (tests/run.sh cds there); temp files in /tmp, deleted. */
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "check.h"
 #include "gguf.h"
+#include "gguf_write.h"
 #include "quant.h"
 #include "tern.h"
 
@@ -84,8 +86,68 @@ static void check_forward(const char *arch, const char *type) {
     tern_model_free(m);
 }
 
+/* gguf_write round trip through gguf_open: every value kind the writer has, and tensor offsets/alignment. */
+static void check_writer(void) {
+    gguf_writer *w = gguf_writer_new();
+    const uint32_t au[3] = {1, 2, 4000000000u};
+    const float af[2] = {0.5f, -3.25f};
+    const char *as[3] = {"a", "", "xyz"};
+    gguf_writer_add_u32(w, "k.u32", 123456789u);
+    gguf_writer_add_f32(w, "k.f32", 1.5e-5f);
+    gguf_writer_add_bool(w, "k.bool", 1);
+    gguf_writer_add_str(w, "k.str", "hello");
+    gguf_writer_add_arr_u32(w, "k.au", au, 3);
+    gguf_writer_add_arr_f32(w, "k.af", af, 2);
+    gguf_writer_add_arr_str(w, "k.as", as, 3);
+    const int64_t ne0[1] = {3}, ne1[2] = {32, 2};
+    CHECK(gguf_writer_add_tensor(w, "t0", 1, ne0, TERN_TYPE_F32) == 0, "add t0");
+    CHECK(gguf_writer_add_tensor(w, "t1", 2, ne1, TERN_TYPE_Q8_0) == 0, "add t1");
+    const int64_t bad[2] = {48, 2};
+    CHECK(gguf_writer_add_tensor(w, "bad", 2, bad, TERN_TYPE_Q4_0) == -1, "48-wide q4_0 rows accepted");
+    FILE *fp = fopen(path, "wb");
+    CHECK(fp && gguf_writer_write_header(w, fp) == 0, "write header");
+    if (fp) {
+        const float t0[3] = {1, 2, 3};
+        uint8_t t1[68];
+        memset(t1, 0, sizeof t1);
+        t1[0] = 0x00; t1[1] = 0x3c; /* d = 1.0 (fp16) */
+        t1[2] = 5;
+        fwrite(t0, 1, sizeof t0, fp);
+        gguf_writer_write_pad(fp, sizeof t0);
+        fwrite(t1, 1, sizeof t1, fp);
+        gguf_writer_write_pad(fp, sizeof t1);
+        fclose(fp);
+    }
+    gguf_file *f = gguf_open(path);
+    CHECK(f != NULL, "gguf_open writer file: %s", tern_last_error());
+    if (f) {
+        uint64_t u = 0;
+        double d = 0;
+        int b = 0;
+        CHECK(f->version == 3 && f->n_kv == 7 && f->n_tensors == 2, "header");
+        CHECK(gguf_get_u64(f, "k.u32", &u) == 0 && u == 123456789u, "u32");
+        CHECK(gguf_get_f64(f, "k.f32", &d) == 0 && (float)d == 1.5e-5f, "f32");
+        CHECK(gguf_get_bool(f, "k.bool", &b) == 0 && b == 1, "bool");
+        const char *str = gguf_get_cstr(f, "k.str");
+        CHECK(str && !strcmp(str, "hello"), "str");
+        const gguf_value *a = gguf_get_arr(f, "k.au", GGUF_VT_U32);
+        CHECK(a && a->count == 3 && gguf_arr_i64(a, 2) == 4000000000ll, "arr u32");
+        a = gguf_get_arr(f, "k.af", GGUF_VT_F32);
+        CHECK(a && a->count == 2 && gguf_arr_f64(a, 1) == -3.25, "arr f32");
+        a = gguf_get_arr(f, "k.as", GGUF_VT_STRING);
+        CHECK(a && a->count == 3 && a->strs[1].len == 0 && gguf_str_eq(a->strs[2], "xyz"), "arr str");
+        const gguf_tensor *t0 = gguf_find_tensor(f, "t0"), *t1 = gguf_find_tensor(f, "t1");
+        CHECK(t0 && t0->offset == 0 && ((const float *)t0->data)[2] == 3.0f, "t0");
+        CHECK(t1 && t1->offset == 32 && t1->ne[0] == 32 && t1->ne[1] == 2 && t1->nbytes == 68 &&
+              ((const uint8_t *)t1->data)[2] == 5 && f->data_offset % 32 == 0, "t1");
+        gguf_close(f);
+    }
+    gguf_writer_free(w);
+}
+
 int main(void) {
     snprintf(path, sizeof path, "/tmp/tern_test_synth_%d.gguf", (int)getpid());
+    check_writer();
     static const struct { const char *arch, *types; int n_embd, n_ff, tied; } cases[] = {
         {"smollm2-135m", "q8_0 iq4_nl q5_1 f16 bf16 q4_0", 576, 1536, 1},
         {"llama3.2-1b", "q8_0 q4_k q6_k q2_k q3_k q5_k q4_1 q5_0 f32", 2048, 8192, 1},
