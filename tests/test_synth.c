@@ -1,8 +1,8 @@
 /* test_synth: `tern synth` files (cli/synth.c, src/gguf_write.c) load in tern and run a forward pass with
- * finite, non-constant logits, for every preset x a few types (2 layers, vocab 512); tensor names, shapes
- * and types match the preset; a dequantized row's std is within 30% of 1/sqrt(n_in); gguf_write round-trips every value kind through gguf_open;
- * the same seed gives
- * the same bytes. Runs ./tern from the repo root (tests/run.sh cds there); temp files in /tmp, deleted. */
+ * finite, non-constant logits, for every preset x a few types (2 layers, vocab 512; all 14 types appear);
+ * tensor names, shapes and types match the preset; a dequantized row's std is within 30% of 1/sqrt(n_in);
+ * gguf_write round-trips every value kind through gguf_open. (CLI errors, seeds and the full preset table:
+ * tests/t_synth.sh.) Runs ./tern from the repo root (tests/run.sh cds there); temp files in /tmp, deleted. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
