@@ -28,9 +28,6 @@
 #include "tern.h"
 #include "util.h"
 
-/* from cli/bench.c */
-void bench_json_str(FILE *f, const char *s);
-void bench_git_info(char *commit, size_t n, int *dirty);
 
 #define AB_MAX_WORDS 32
 #define AB_DEFAULT_PROMPT_FILE "bench/prompt128.txt"

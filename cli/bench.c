@@ -98,7 +98,7 @@ static void cmd_line(const char *cmd, char *buf, size_t n, const char *dflt) {
     pclose(p);
 }
 
-/* bench_json_str and bench_git_info are shared with cli/ab.c (declared there: commands.h is the lead's). */
+/* bench_json_str and bench_git_info are shared with cli/ab.c (declared in commands.h). */
 
 /* The git commit of the repository the binary lives in (run time, not build time: a binary older
  * than HEAD records HEAD; `dirty` flags uncommitted changes to tracked files). */

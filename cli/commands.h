@@ -11,4 +11,13 @@ int cmd_bench(int argc, char **argv);
 /* tern ab -m MODEL --a "FLAGS" --b "FLAGS" [-r ROUNDS] [-p PROMPTFILE] [-n N] (cli/ab.c) */
 int cmd_ab(int argc, char **argv);
 
+/* Receipt helpers shared by bench and ab (cli/bench.c). */
+#include <stddef.h>
+#include <stdio.h>
+/* Write s as a JSON string literal (quotes, escapes) to f. */
+void bench_json_str(FILE *f, const char *s);
+/* The git commit (hex, at most n-1 chars, "unknown" outside a checkout) of the repository the binary
+ * lives in, read at run time; *dirty = 1 when tracked files have uncommitted changes. */
+void bench_git_info(char *commit, size_t n, int *dirty);
+
 #endif
