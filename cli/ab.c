@@ -35,24 +35,7 @@
     "The history of the lighthouse begins in the ancient world, where fires were lit on hilltops to guide " \
     "ships safely into harbour."
 
-static void ab_die(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("tern: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(2);
-}
 
-static long ab_parse_long(const char *flag, const char *s, long lo, long hi) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi)
-        ab_die("%s expects an integer in [%ld, %ld], got '%s'", flag, lo, hi, s);
-    return v;
-}
 
 typedef struct {
     const char *label;   /* "A" / "B" */
@@ -80,7 +63,7 @@ static int is_env_word(const char *w) {
 static void arm_parse(ab_arm *a) {
     a->buf = strdup(a->flags);
     for (char *save = NULL, *w = strtok_r(a->buf, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
-        if (a->n_env + a->n_args >= AB_MAX_WORDS) ab_die("--%c: more than %d words", a->label[0] + 32, AB_MAX_WORDS);
+        if (a->n_env + a->n_args >= AB_MAX_WORDS) cli_die("--%c: more than %d words", a->label[0] + 32, AB_MAX_WORDS);
         if (is_env_word(w)) a->env[a->n_env++] = w;
         else a->args[a->n_args++] = w;
     }
@@ -97,7 +80,7 @@ static char *slurp(FILE *f) {
         if (cap - n - 1 == 0) {
             cap *= 2;
             s = realloc(s, cap);
-            if (!s) ab_die("out of memory");
+            if (!s) cli_die("out of memory");
         }
     }
     s[n] = 0;
@@ -172,11 +155,11 @@ static void arm_run(ab_arm *a, const ab_opts *o, int r) {
     argv[k] = NULL;
 
     FILE *out = tmpfile(), *err = tmpfile();
-    if (!out || !err) ab_die("cannot create temporary files: %s", strerror(errno));
+    if (!out || !err) cli_die("cannot create temporary files: %s", strerror(errno));
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    if (pid < 0) ab_die("fork: %s", strerror(errno));
+    if (pid < 0) cli_die("fork: %s", strerror(errno));
     if (pid == 0) {
         dup2(fileno(out), 1);
         dup2(fileno(err), 2);
@@ -188,7 +171,7 @@ static void arm_run(ab_arm *a, const ab_opts *o, int r) {
     }
     int st;
     while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) ab_die("waitpid: %s", strerror(errno));
+        if (errno != EINTR) cli_die("waitpid: %s", strerror(errno));
     char *so = slurp(out), *se = slurp(err);
     fclose(out);
     fclose(err);
@@ -196,7 +179,7 @@ static void arm_run(ab_arm *a, const ab_opts *o, int r) {
     char line[1024];
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         last_line(se, line, sizeof line);
-        ab_die("arm %s (%s) %s %d failed (%s %d): %s", a->label, a->flags, what, r < 0 ? 0 : r + 1,
+        cli_die("arm %s (%s) %s %d failed (%s %d): %s", a->label, a->flags, what, r < 0 ? 0 : r + 1,
                WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), line);
     }
     int np, nd;
@@ -204,7 +187,7 @@ static void arm_run(ab_arm *a, const ab_opts *o, int r) {
     if (!find_line(se, "prefill: ", line, sizeof line) ||
         sscanf(line, "prefill: %d tokens in %lf s, %lf tok/s | decode: %d tokens in %lf s, %lf tok/s", &np, &tp, &pf,
                &nd, &td, &dc) != 6)
-        ab_die("arm %s %s %d: no stats line on stderr of tern run", a->label, what, r + 1);
+        cli_die("arm %s %s %d: no stats line on stderr of tern run", a->label, what, r + 1);
     if (r >= 0) {
         a->pf[r] = pf;
         a->dc[r] = dc;
@@ -240,7 +223,7 @@ static void print_rounds(const char *what, const ab_arm *a, const double *v, int
 
 static void write_receipt(const char *path, const ab_opts *o, const ab_arm *arms, int rounds, int match) {
     FILE *f = fopen(path, "w");
-    if (!f) ab_die("cannot write receipt '%s': %s", path, strerror(errno));
+    if (!f) cli_die("cannot write receipt '%s': %s", path, strerror(errno));
     char commit[512], stamp[32];
     int dirty;
     bench_git_info(commit, sizeof commit, &dirty);
@@ -276,7 +259,7 @@ static void write_receipt(const char *path, const ab_opts *o, const ab_arm *arms
     fprintf(f, "  ],\n  \"prefill_ratio_b_a\": %.4f,\n  \"decode_ratio_b_a\": %.4f,\n  \"tokens_match\": %s\n}\n",
             pa > 0 ? median(arms[1].pf, rounds) / pa : 0.0, da > 0 ? median(arms[1].dc, rounds) / da : 0.0,
             match ? "true" : "false");
-    if (fclose(f) != 0) ab_die("cannot write receipt '%s'", path);
+    if (fclose(f) != 0) cli_die("cannot write receipt '%s'", path);
     fprintf(stderr, "ab: receipt %s\n", path);
 }
 
@@ -287,14 +270,14 @@ int cmd_ab(int argc, char **argv) {
     int rounds = 3;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-#define ARG() (i + 1 < argc ? argv[++i] : (ab_die("%s needs a value", a), (char *)NULL))
+#define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o.model = ARG();
         else if (!strcmp(a, "--a")) arms[0].flags = ARG();
         else if (!strcmp(a, "--b")) arms[1].flags = ARG();
-        else if (!strcmp(a, "-r") || !strcmp(a, "--rounds")) rounds = (int)ab_parse_long(a, ARG(), 1, 1000);
+        else if (!strcmp(a, "-r") || !strcmp(a, "--rounds")) rounds = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt-file")) o.prompt_file = ARG();
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) o.n = (int)ab_parse_long(a, ARG(), 1, 1 << 20);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o.threads = (int)ab_parse_long(a, ARG(), 1, 1024);
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) o.n = (int)cli_parse_long(a, ARG(), 1, 1 << 20);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o.threads = (int)cli_parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "--receipt")) receipt = ARG();
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             puts("usage: tern ab -m MODEL --a \"FLAGS\" --b \"FLAGS\" [-r ROUNDS] [-p PROMPTFILE] [-n N] [-t T]\n"
@@ -302,15 +285,15 @@ int cmd_ab(int argc, char **argv) {
                  "  FLAGS: NAME=value environment assignments and/or extra `tern run` arguments, space-separated;\n"
                  "  arms run interleaved A B A B ... (default 3 rounds, -n 64, prompt " AB_DEFAULT_PROMPT_FILE ")");
             return 0;
-        } else ab_die("unknown option '%s' for ab (see tern ab --help)", a);
+        } else cli_die("unknown option '%s' for ab (see tern ab --help)", a);
 #undef ARG
     }
     if (!o.model) o.model = getenv("TERN_MODEL");
-    if (!o.model) ab_die("ab needs a model: -m MODEL");
-    if (access(o.model, R_OK) != 0) ab_die("cannot read model '%s': %s", o.model, strerror(errno));
-    if (!arms[0].flags || !arms[1].flags) ab_die("ab needs both arms: --a \"FLAGS\" --b \"FLAGS\" (\"\" = defaults)");
+    if (!o.model) cli_die("ab needs a model: -m MODEL");
+    if (access(o.model, R_OK) != 0) cli_die("cannot read model '%s': %s", o.model, strerror(errno));
+    if (!arms[0].flags || !arms[1].flags) cli_die("ab needs both arms: --a \"FLAGS\" --b \"FLAGS\" (\"\" = defaults)");
     if (o.prompt_file) {
-        if (access(o.prompt_file, R_OK) != 0) ab_die("cannot read prompt file '%s': %s", o.prompt_file, strerror(errno));
+        if (access(o.prompt_file, R_OK) != 0) cli_die("cannot read prompt file '%s': %s", o.prompt_file, strerror(errno));
     } else if (access(AB_DEFAULT_PROMPT_FILE, R_OK) == 0) o.prompt_file = AB_DEFAULT_PROMPT_FILE;
     else o.prompt_text = AB_FALLBACK_PROMPT;
     for (int k = 0; k < 2; k++) {

@@ -34,37 +34,20 @@
 #define BENCH_SEED 0x7465726eULL /* "tern" */
 #define MAX_TESTS 64
 
-static void bench_die(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("tern: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(2);
-}
 
-static long bench_parse_long(const char *flag, const char *s, long lo, long hi) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi)
-        bench_die("%s expects an integer in [%ld, %ld], got '%s'", flag, lo, hi, s);
-    return v;
-}
 
 /* "512,2048" -> values; each in [lo, hi]. Returns the count. */
 static int parse_list(const char *flag, const char *s, int *out, int max, long lo, long hi) {
     int n = 0;
     const char *p = s;
-    if (!*s) bench_die("%s expects a comma-separated list of integers, got ''", flag);
+    if (!*s) cli_die("%s expects a comma-separated list of integers, got ''", flag);
     for (;;) {
         char *end;
         errno = 0;
         long v = strtol(p, &end, 10);
         if (errno || end == p || (*end && *end != ',') || v < lo || v > hi)
-            bench_die("%s expects a comma-separated list of integers in [%ld, %ld], got '%s'", flag, lo, hi, s);
-        if (n == max) bench_die("%s: more than %d values", flag, max);
+            cli_die("%s expects a comma-separated list of integers in [%ld, %ld], got '%s'", flag, lo, hi, s);
+        if (n == max) cli_die("%s: more than %d values", flag, max);
         out[n++] = (int)v;
         if (!*end) break;
         p = end + 1;
@@ -188,13 +171,13 @@ static double sd_of(const double *v, int n) {
 
 /* One timed run of test t with `depth` tokens already in the cache; returns wall seconds. */
 static double run_once(tern_context *c, const bench_test *t, int depth, const int32_t *toks, float *logits) {
-    if (tern_context_truncate(c, depth) != 0) bench_die("%s", tern_last_error());
+    if (tern_context_truncate(c, depth) != 0) cli_die("%s", tern_last_error());
     double t0 = tern_time_s();
     if (t->n_prompt > 0) {
-        if (tern_eval(c, toks, t->n_prompt, logits, 0) != 0) bench_die("%s", tern_last_error());
+        if (tern_eval(c, toks, t->n_prompt, logits, 0) != 0) cli_die("%s", tern_last_error());
     } else {
         for (int i = 0; i < t->n_gen; i++)
-            if (tern_eval(c, toks + i, 1, logits, 0) != 0) bench_die("%s", tern_last_error());
+            if (tern_eval(c, toks + i, 1, logits, 0) != 0) cli_die("%s", tern_last_error());
     }
     return tern_time_s() - t0;
 }
@@ -214,13 +197,13 @@ int cmd_bench(int argc, char **argv) {
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-#define ARG() (i + 1 < argc ? argv[++i] : (bench_die("%s needs a value", a), (char *)NULL))
+#define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = ARG();
         else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) n_pp = parse_list(a, ARG(), pp, MAX_TESTS, 0, 1 << 20);
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) n_tg = parse_list(a, ARG(), tg, MAX_TESTS, 0, 1 << 20);
-        else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) reps = (int)bench_parse_long(a, ARG(), 1, 1000);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) n_threads = (int)bench_parse_long(a, ARG(), 1, 1024);
-        else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) depth = (int)bench_parse_long(a, ARG(), 0, 1 << 20);
+        else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) reps = (int)cli_parse_long(a, ARG(), 1, 1000);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
+        else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) depth = (int)cli_parse_long(a, ARG(), 0, 1 << 20);
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out_fmt = ARG();
         else if (!strcmp(a, "--receipt")) receipt = ARG();
         else if (!strcmp(a, "--device")) device = ARG();
@@ -231,16 +214,16 @@ int cmd_bench(int argc, char **argv) {
                  "  warm-up; --depth D: tokens already in the KV cache; the receipt (JSON, every sample) goes to\n"
                  "  stdout with -o json, else to --receipt PATH (default bench/receipt-<timestamp>.json)");
             return 0;
-        } else bench_die("unknown option '%s' for bench (see tern bench --help)", a);
+        } else cli_die("unknown option '%s' for bench (see tern bench --help)", a);
 #undef ARG
     }
-    if (strcmp(out_fmt, "md") && strcmp(out_fmt, "json")) bench_die("-o expects md or json, got '%s'", out_fmt);
-    if (strcmp(device, "cpu")) bench_die("--device %s: this build has only the cpu backend", device);
+    if (strcmp(out_fmt, "md") && strcmp(out_fmt, "json")) cli_die("-o expects md or json, got '%s'", out_fmt);
+    if (strcmp(device, "cpu")) cli_die("--device %s: this build has only the cpu backend", device);
     if (!model) model = getenv("TERN_MODEL");
-    if (!model) bench_die("bench needs a model: -m MODEL");
-    if (access(model, R_OK) != 0) bench_die("cannot read model '%s': %s", model, strerror(errno));
+    if (!model) cli_die("bench needs a model: -m MODEL");
+    if (access(model, R_OK) != 0) cli_die("cannot read model '%s': %s", model, strerror(errno));
     if (n_threads > 4 * tern_n_cores())
-        bench_die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", n_threads,
+        cli_die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", n_threads,
                   tern_n_cores());
     if (n_threads <= 0) n_threads = tern_n_cores();
 
@@ -262,7 +245,7 @@ int cmd_bench(int argc, char **argv) {
             if (v[i] > max_len) max_len = v[i];
         }
     }
-    if (n_tests == 0) bench_die("nothing to run: every -p and -n value is 0");
+    if (n_tests == 0) cli_die("nothing to run: every -p and -n value is 0");
 
     /* receipt facts gathered before the first load, so the clocks are the idle clocks at start */
     cpu_info ci = read_cpuinfo();
@@ -277,11 +260,11 @@ int cmd_bench(int argc, char **argv) {
     strftime(stamp_file, sizeof stamp_file, "%Y%m%dT%H%M%SZ", &tm);
 
     tern_model *m = tern_model_load(model, 0);
-    if (!m) bench_die("%s", tern_last_error());
+    if (!m) cli_die("%s", tern_last_error());
     const int n_vocab = tern_model_n_vocab(m);
     const int n_ctx = depth + max_len;
     tern_context *c = tern_context_new(m, n_ctx, n_threads);
-    if (!c) bench_die("%s", tern_last_error());
+    if (!c) cli_die("%s", tern_last_error());
 
     /* pseudo-random ids (splitmix64 of a fixed seed): depth prefix, then max_len test tokens */
     int32_t *toks = tern_xmalloc(sizeof(int32_t) * (size_t)(depth + max_len));
@@ -297,8 +280,8 @@ int cmd_bench(int argc, char **argv) {
 
     for (int ti = 0; ti < n_tests; ti++) {
         bench_test *t = &tests[ti];
-        if (tern_context_truncate(c, 0) != 0) bench_die("%s", tern_last_error());
-        if (depth > 0 && tern_eval(c, toks, depth, logits, 0) != 0) bench_die("%s", tern_last_error());
+        if (tern_context_truncate(c, 0) != 0) cli_die("%s", tern_last_error());
+        if (depth > 0 && tern_eval(c, toks, depth, logits, 0) != 0) cli_die("%s", tern_last_error());
         const int n = t->n_prompt ? t->n_prompt : t->n_gen;
         run_once(c, t, depth, toks + depth, logits); /* warm-up */
         for (int r = 0; r < reps; r++) {
@@ -330,7 +313,7 @@ int cmd_bench(int argc, char **argv) {
         if (pass == 0) {
             if (!rpath[0]) continue;
             rf = fopen(rpath, "w");
-            if (!rf) bench_die("cannot write receipt '%s': %s", rpath, strerror(errno));
+            if (!rf) cli_die("cannot write receipt '%s': %s", rpath, strerror(errno));
         } else {
             if (strcmp(out_fmt, "json")) continue;
             rf = stdout;
@@ -380,7 +363,7 @@ int cmd_bench(int argc, char **argv) {
         }
         fputs("  ]\n}\n", rf);
         if (rf != stdout) {
-            if (fclose(rf) != 0) bench_die("cannot write receipt '%s'", rpath);
+            if (fclose(rf) != 0) cli_die("cannot write receipt '%s'", rpath);
             fprintf(stderr, "bench: receipt %s\n", rpath);
         }
     }

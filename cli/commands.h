@@ -11,6 +11,11 @@ int cmd_bench(int argc, char **argv);
 /* tern ab -m MODEL --a "FLAGS" --b "FLAGS" [-r ROUNDS] [-p PROMPTFILE] [-n N] (cli/ab.c) */
 int cmd_ab(int argc, char **argv);
 
+/* Shared by every subcommand (cli/tern.c): print "tern: error: ..." (one line) and exit with status 2;
+ * parse a decimal integer option value in [lo, hi] or die naming the flag. */
+void cli_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+long cli_parse_long(const char *flag, const char *s, long lo, long hi);
+
 /* Receipt helpers shared by bench and ab (cli/bench.c). */
 #include <stddef.h>
 #include <stdio.h>

@@ -22,8 +22,7 @@
 
 #define DEFAULT_MODEL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
 
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...) {
+void cli_die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fputs("tern: error: ", stderr);
@@ -71,11 +70,11 @@ typedef struct {
     tern_sampler_params sp;
 } options;
 
-static long parse_long(const char *flag, const char *s, long lo, long hi) {
+long cli_parse_long(const char *flag, const char *s, long lo, long hi) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi) die("%s expects an integer in [%ld, %ld], got '%s'", flag, lo, hi, s);
+    if (errno || *end || end == s || v < lo || v > hi) cli_die("%s expects an integer in [%ld, %ld], got '%s'", flag, lo, hi, s);
     return v;
 }
 
@@ -84,7 +83,7 @@ static float parse_float(const char *flag, const char *s) {
     errno = 0;
     float v = strtof(s, &end);
     /* ERANGE on underflow (1e-45) still gives a usable tiny value; only overflow and junk are errors */
-    if ((errno && isinf(v)) || *end || end == s || v != v) die("%s expects a number, got '%s'", flag, s);
+    if ((errno && isinf(v)) || *end || end == s || v != v) cli_die("%s expects a number, got '%s'", flag, s);
     return v;
 }
 
@@ -97,44 +96,44 @@ static void parse_args(int argc, char **argv, options *o) {
     o->sp = tern_sampler_default_params();
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-#define ARG() (i + 1 < argc ? argv[++i] : (die("%s needs a value", a), (char *)NULL))
+#define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = ARG();
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = ARG();
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) o->file = ARG();
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) o->n_predict = (int)parse_long(a, ARG(), -1, INT_MAX / 2);
-        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) o->n_ctx = (int)parse_long(a, ARG(), 0, 1 << 24);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o->n_threads = (int)parse_long(a, ARG(), 1, 1024);
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) o->n_predict = (int)cli_parse_long(a, ARG(), -1, INT_MAX / 2);
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) o->n_ctx = (int)cli_parse_long(a, ARG(), 0, 1 << 24);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o->n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "--temp")) o->sp.temp = parse_float(a, ARG());
-        else if (!strcmp(a, "--top-k")) o->sp.top_k = (int)parse_long(a, ARG(), 0, INT_MAX);
+        else if (!strcmp(a, "--top-k")) o->sp.top_k = (int)cli_parse_long(a, ARG(), 0, INT_MAX);
         else if (!strcmp(a, "--top-p")) o->sp.top_p = parse_float(a, ARG());
         else if (!strcmp(a, "--min-p")) o->sp.min_p = parse_float(a, ARG());
         else if (!strcmp(a, "--repeat-penalty")) o->sp.repeat_penalty = parse_float(a, ARG());
-        else if (!strcmp(a, "--repeat-last-n")) o->sp.repeat_last_n = (int)parse_long(a, ARG(), -1, INT_MAX);
-        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) o->sp.seed = (uint64_t)parse_long(a, ARG(), 0, LONG_MAX);
+        else if (!strcmp(a, "--repeat-last-n")) o->sp.repeat_last_n = (int)cli_parse_long(a, ARG(), -1, INT_MAX);
+        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) o->sp.seed = (uint64_t)cli_parse_long(a, ARG(), 0, LONG_MAX);
         else if (!strcmp(a, "--special")) o->show_special = 1;
         else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
         else if (!strcmp(a, "--no-special")) o->parse_special = 0;
         else if (!strcmp(a, "--chat-template")) o->chat_template = ARG();
         else if (!strcmp(a, "--system")) o->system = ARG();
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
-        else die("unknown option '%s' (see tern --help)", a);
+        else cli_die("unknown option '%s' (see tern --help)", a);
 #undef ARG
         /* options of the other subcommand are an error, not silently ignored */
         if (is_chat && (!strcmp(a, "-p") || !strcmp(a, "--prompt") || !strcmp(a, "-f") || !strcmp(a, "--file") ||
                         !strcmp(a, "--ignore-eos") || !strcmp(a, "--no-special")))
-            die("%s is an option of 'tern run', not of 'tern chat'", a);
+            cli_die("%s is an option of 'tern run', not of 'tern chat'", a);
         if (is_run && (!strcmp(a, "--system") || !strcmp(a, "--chat-template")))
-            die("%s is an option of 'tern chat', not of 'tern run'", a);
+            cli_die("%s is an option of 'tern chat', not of 'tern run'", a);
     }
-    if (o->prompt && o->file) die("give the prompt with -p or -f, not both");
+    if (o->prompt && o->file) cli_die("give the prompt with -p or -f, not both");
     if (o->n_threads > 4 * tern_n_cores())
-        die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", o->n_threads, tern_n_cores());
+        cli_die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", o->n_threads, tern_n_cores());
     /* sampling ranges, named as the options are (temp <= 0 means greedy, as in llama.cpp) */
-    if (o->sp.top_p <= 0.0f || o->sp.top_p > 1.0f) die("--top-p must be in (0, 1], got %g", o->sp.top_p);
-    if (o->sp.min_p < 0.0f || o->sp.min_p > 1.0f) die("--min-p must be in [0, 1], got %g", o->sp.min_p);
+    if (o->sp.top_p <= 0.0f || o->sp.top_p > 1.0f) cli_die("--top-p must be in (0, 1], got %g", o->sp.top_p);
+    if (o->sp.min_p < 0.0f || o->sp.min_p > 1.0f) cli_die("--min-p must be in [0, 1], got %g", o->sp.min_p);
     if (!(o->sp.repeat_penalty > 0.0f) || isinf(o->sp.repeat_penalty))
-        die("--repeat-penalty must be > 0, got %g", o->sp.repeat_penalty);
-    if (isinf(o->sp.temp)) die("--temp must be finite");
+        cli_die("--repeat-penalty must be > 0, got %g", o->sp.repeat_penalty);
+    if (isinf(o->sp.temp)) cli_die("--temp must be finite");
     if (!o->model) o->model = getenv("TERN_MODEL");
     if (!o->model) {
         /* default model: ./models/... or next to the executable */
@@ -157,33 +156,33 @@ static void parse_args(int argc, char **argv, options *o) {
 
 static char *read_file(const char *path) {
     FILE *fp = fopen(path, "rb");
-    if (!fp) die("cannot open prompt file '%s': %s", path, strerror(errno));
+    if (!fp) cli_die("cannot open prompt file '%s': %s", path, strerror(errno));
     size_t cap = 4096, n = 0;
     char *buf = tern_xmalloc(cap);
     size_t r;
     while ((r = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
         n += r;
-        if (n > MAX_PROMPT_BYTES) die("prompt file '%s' is larger than %zu MiB", path, MAX_PROMPT_BYTES >> 20);
+        if (n > MAX_PROMPT_BYTES) cli_die("prompt file '%s' is larger than %zu MiB", path, MAX_PROMPT_BYTES >> 20);
         if (cap - n - 1 == 0) buf = realloc(buf, cap *= 2);
-        if (!buf) die("out of memory reading '%s'", path);
+        if (!buf) cli_die("out of memory reading '%s'", path);
     }
-    if (ferror(fp)) die("cannot read prompt file '%s': %s", path, strerror(errno));
+    if (ferror(fp)) cli_die("cannot read prompt file '%s': %s", path, strerror(errno));
     fclose(fp);
-    if (memchr(buf, 0, n)) die("prompt file '%s' contains a NUL byte (not text)", path);
+    if (memchr(buf, 0, n)) cli_die("prompt file '%s' contains a NUL byte (not text)", path);
     buf[n] = 0;
     return buf;
 }
 
 static int32_t *tokenize(const tern_model *m, const char *text, int add_bos, int special, int *n_out) {
     size_t len = strlen(text);
-    if (len > MAX_PROMPT_BYTES) die("prompt of %zu bytes is larger than %zu MiB", len, MAX_PROMPT_BYTES >> 20);
+    if (len > MAX_PROMPT_BYTES) cli_die("prompt of %zu bytes is larger than %zu MiB", len, MAX_PROMPT_BYTES >> 20);
     int cap = (int)(len + 8);
     int32_t *ids = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
     int n = tern_model_tokenize(m, text, len, add_bos, special, ids, cap);
-    if (n < 0) die("tokenize: %s", tern_last_error());
+    if (n < 0) cli_die("tokenize: %s", tern_last_error());
     if (n > cap) {
         ids = realloc(ids, sizeof(int32_t) * (size_t)n);
-        if (!ids) die("out of memory");
+        if (!ids) cli_die("out of memory");
         n = tern_model_tokenize(m, text, len, add_bos, special, ids, n);
     }
     *n_out = n;
@@ -205,7 +204,7 @@ static void emit(const tern_model *m, tern_utf8_stream *us, int32_t id, int show
     fflush(stdout);
     if (acc) {
         *acc = realloc(*acc, *acc_len + (size_t)n + 1);
-        if (!*acc) die("out of memory");
+        if (!*acc) cli_die("out of memory");
         memcpy(*acc + *acc_len, piece, (size_t)n);
         *acc_len += (size_t)n;
         (*acc)[*acc_len] = 0;
@@ -228,17 +227,17 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
     double t0 = tern_time_s();
     for (int i = 0; i < n_predict; i++) {
         int32_t id = tern_sampler_sample(smp, logits, *hist, *n_hist);
-        if (id < 0) die("sampling failed: %s", tern_last_error());
+        if (id < 0) cli_die("sampling failed: %s", tern_last_error());
         if (*n_hist == *cap_hist) {
             *hist = realloc(*hist, sizeof(int32_t) * (size_t)(*cap_hist *= 2));
-            if (!*hist) die("out of memory");
+            if (!*hist) cli_die("out of memory");
         }
         (*hist)[(*n_hist)++] = id;
         if (!ignore_eos && tern_model_is_eog(m, id)) break;
         emit(m, &us, id, show_special, acc, &acc_len);
         st.n_gen++;
         if (i + 1 == n_predict) break;
-        if (tern_eval(ctx, &id, 1, logits, 0) != 0) die("%s", tern_last_error());
+        if (tern_eval(ctx, &id, 1, logits, 0) != 0) cli_die("%s", tern_last_error());
     }
     st.t_decode = tern_time_s() - t0;
     /* generation stopped inside a multi-byte character (-n reached): show U+FFFD, never half a character */
@@ -249,7 +248,7 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
 
 static tern_model *load(const options *o) {
     tern_model *m = tern_model_load(o->model, 1);
-    if (!m) die("%s", tern_last_error());
+    if (!m) cli_die("%s", tern_last_error());
     return m;
 }
 
@@ -261,33 +260,33 @@ static tern_context *new_ctx(tern_model *m, const options *o) {
         fprintf(stderr, "tern: warning: -c %d exceeds the model's training context of %d; quality may degrade\n",
                 o->n_ctx, tern_model_n_ctx_train(m));
     tern_context *c = tern_context_new(m, o->n_ctx, o->n_threads);
-    if (!c) die("%s", tern_last_error());
+    if (!c) cli_die("%s", tern_last_error());
     return c;
 }
 
 static int cmd_run(const options *o) {
-    if (!o->prompt && !o->file) die("run needs a prompt: -p TEXT or -f FILE");
+    if (!o->prompt && !o->file) cli_die("run needs a prompt: -p TEXT or -f FILE");
     char *text = o->file ? read_file(o->file) : strdup(o->prompt);
     size_t tl = strlen(text);
     if (o->file && tl && text[tl - 1] == '\n') text[tl - 1] = 0; /* a file's final newline, as llama.cpp's -f */
     tern_model *m = load(o);
     int n_prompt;
     int32_t *toks = tokenize(m, text, tern_model_add_bos(m), o->parse_special, &n_prompt);
-    if (n_prompt == 0) die("the prompt is empty after tokenization (give a non-empty prompt)");
+    if (n_prompt == 0) cli_die("the prompt is empty after tokenization (give a non-empty prompt)");
     int n_ctx = o->n_ctx > 0 ? o->n_ctx : (tern_model_n_ctx_train(m) < 4096 ? tern_model_n_ctx_train(m) : 4096);
-    if (n_prompt > n_ctx) die("prompt of %d tokens exceeds the context of %d (use -c)", n_prompt, n_ctx);
+    if (n_prompt > n_ctx) cli_die("prompt of %d tokens exceeds the context of %d (use -c)", n_prompt, n_ctx);
     const int n_predict = o->n_predict == -2 ? 128 : o->n_predict == -1 ? n_ctx - n_prompt : o->n_predict;
     if ((long)n_prompt + n_predict > n_ctx)
-        die("prompt of %d tokens + %d to generate exceeds the context of %d (use -c or a smaller -n)", n_prompt,
+        cli_die("prompt of %d tokens + %d to generate exceeds the context of %d (use -c or a smaller -n)", n_prompt,
             n_predict, n_ctx);
     tern_context *ctx = new_ctx(m, o);
     tern_sampler *smp = tern_sampler_new(&o->sp, tern_model_n_vocab(m));
-    if (!smp) die("%s", tern_last_error());
+    if (!smp) cli_die("%s", tern_last_error());
     float *logits = tern_xmalloc(sizeof(float) * (size_t)tern_model_n_vocab(m));
     fputs(text, stdout);
     fflush(stdout);
     double t0 = tern_time_s();
-    if (tern_eval(ctx, toks, n_prompt, logits, 0) != 0) die("%s", tern_last_error());
+    if (tern_eval(ctx, toks, n_prompt, logits, 0) != 0) cli_die("%s", tern_last_error());
     double t_prefill = tern_time_s() - t0;
     int cap = n_prompt + n_predict + 1, n_hist = n_prompt;
     int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
@@ -314,16 +313,16 @@ static int cmd_chat(const options *o) {
     enum tern_chat_family fam;
     if (o->chat_template) {
         fam = tern_chat_from_name(o->chat_template);
-        if (fam == TERN_CHAT_UNKNOWN) die("unknown --chat-template '%s' (chatml, llama3, gemma, mistral)", o->chat_template);
+        if (fam == TERN_CHAT_UNKNOWN) cli_die("unknown --chat-template '%s' (chatml, llama3, gemma, mistral)", o->chat_template);
     } else {
         fam = tern_chat_detect(tern_model_chat_template(m));
         if (fam == TERN_CHAT_UNKNOWN)
-            die("%s chat template of this model; choose one with --chat-template chatml|llama3|gemma|mistral",
+            cli_die("%s chat template of this model; choose one with --chat-template chatml|llama3|gemma|mistral",
                 tern_model_chat_template(m) ? "unrecognised" : "no");
     }
     tern_context *ctx = new_ctx(m, o);
     tern_sampler *smp = tern_sampler_new(&o->sp, tern_model_n_vocab(m));
-    if (!smp) die("%s", tern_last_error());
+    if (!smp) cli_die("%s", tern_last_error());
     const int n_vocab = tern_model_n_vocab(m), n_ctx = tern_context_n_ctx(ctx);
     float *logits = tern_xmalloc(sizeof(float) * (size_t)n_vocab);
     int n_msgs = 0, cap_msgs = 16;
@@ -347,7 +346,7 @@ static int cmd_chat(const options *o) {
         if (!len) break;
         if (n_msgs + 2 > cap_msgs) {
             msgs = realloc(msgs, sizeof(tern_chat_msg) * (size_t)(cap_msgs *= 2));
-            if (!msgs) die("out of memory");
+            if (!msgs) cli_die("out of memory");
         }
         msgs[n_msgs++] = (tern_chat_msg){"user", strdup(line)};
         int need = tern_chat_format(fam, msgs, n_msgs, 1, NULL, 0);
@@ -368,11 +367,11 @@ static int cmd_chat(const options *o) {
         int keep = 0;
         while (keep < n_hist && keep < n_tok - 1 && hist[keep] == toks[keep]) keep++;
         tern_context_truncate(ctx, keep);
-        if (tern_eval(ctx, toks + keep, n_tok - keep, logits, 0) != 0) die("%s", tern_last_error());
+        if (tern_eval(ctx, toks + keep, n_tok - keep, logits, 0) != 0) cli_die("%s", tern_last_error());
         if (n_tok + n_predict + 1 > cap_hist) {
             cap_hist = n_tok + n_predict + 1;
             hist = realloc(hist, sizeof(int32_t) * (size_t)cap_hist);
-            if (!hist) die("out of memory");
+            if (!hist) cli_die("out of memory");
         }
         memcpy(hist, toks, sizeof(int32_t) * (size_t)n_tok);
         n_hist = n_tok;
@@ -399,8 +398,8 @@ int main(int argc, char **argv) {
     }
     const char *simd = getenv("TERN_SIMD");
     if (simd && strcmp(simd, "scalar") != 0 && strcmp(simd, "avx2") != 0)
-        die("TERN_SIMD=%s is not a SIMD path (scalar, avx2)", simd);
-    if (simd && tern_simd_set(simd) != 0) die("TERN_SIMD=%s is not available on this CPU", simd);
+        cli_die("TERN_SIMD=%s is not a SIMD path (scalar, avx2)", simd);
+    if (simd && tern_simd_set(simd) != 0) cli_die("TERN_SIMD=%s is not available on this CPU", simd);
     /* subcommands with their own option parsers, each in its own file under cli/ */
     static const struct { const char *name; int (*fn)(int, char **); } subs[] = {
         {"synth", cmd_synth}, {"bench", cmd_bench}, {"ab", cmd_ab}};
@@ -410,5 +409,5 @@ int main(int argc, char **argv) {
     parse_args(argc, argv, &o);
     if (!strcmp(argv[1], "run")) return cmd_run(&o);
     if (!strcmp(argv[1], "chat")) return cmd_chat(&o);
-    die("unknown command '%s' (run, chat, synth, bench, ab; see tern --help)", argv[1]);
+    cli_die("unknown command '%s' (run, chat, synth, bench, ab; see tern --help)", argv[1]);
 }
