@@ -201,24 +201,10 @@ static void arm_run(ab_arm *a, const ab_opts *o, int r) {
     free(se);
 }
 
-static int cmp_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double median(const double *v, int n) {
-    double *s = tern_xmalloc(sizeof(double) * (size_t)n);
-    memcpy(s, v, sizeof(double) * (size_t)n);
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    free(s);
-    return m;
-}
-
 static void print_rounds(const char *what, const ab_arm *a, const double *v, int rounds) {
     printf("%-8s %s:", what, a->label);
     for (int r = 0; r < rounds; r++) printf("%s%.2f", r ? " / " : " ", v[r]);
-    printf("  median %.2f tok/s\n", median(v, rounds));
+    printf("  median %.2f tok/s\n", cli_median(v, rounds));
 }
 
 static void write_receipt(const char *path, const ab_opts *o, const ab_arm *arms, int rounds, int match) {
@@ -245,7 +231,7 @@ static void write_receipt(const char *path, const ab_opts *o, const ab_arm *arms
         fprintf(f, "    {\"arm\": \"%s\", \"flags\": ", a->label);
         bench_json_str(f, a->flags);
         fprintf(f, ", \"median_prefill_tok_s\": %.3f, \"median_decode_tok_s\": %.3f,\n     \"prefill_tok_s\": [",
-                median(a->pf, rounds), median(a->dc, rounds));
+                cli_median(a->pf, rounds), cli_median(a->dc, rounds));
         for (int r = 0; r < rounds; r++) fprintf(f, "%s%.3f", r ? ", " : "", a->pf[r]);
         fputs("], \"decode_tok_s\": [", f);
         for (int r = 0; r < rounds; r++) fprintf(f, "%s%.3f", r ? ", " : "", a->dc[r]);
@@ -255,9 +241,9 @@ static void write_receipt(const char *path, const ab_opts *o, const ab_arm *arms
         bench_json_str(f, a->trace);
         fprintf(f, "}%s\n", k ? "" : ",");
     }
-    const double pa = median(arms[0].pf, rounds), da = median(arms[0].dc, rounds);
+    const double pa = cli_median(arms[0].pf, rounds), da = cli_median(arms[0].dc, rounds);
     fprintf(f, "  ],\n  \"prefill_ratio_b_a\": %.4f,\n  \"decode_ratio_b_a\": %.4f,\n  \"tokens_match\": %s\n}\n",
-            pa > 0 ? median(arms[1].pf, rounds) / pa : 0.0, da > 0 ? median(arms[1].dc, rounds) / da : 0.0,
+            pa > 0 ? cli_median(arms[1].pf, rounds) / pa : 0.0, da > 0 ? cli_median(arms[1].dc, rounds) / da : 0.0,
             match ? "true" : "false");
     if (fclose(f) != 0) cli_die("cannot write receipt '%s'", path);
     fprintf(stderr, "ab: receipt %s\n", path);
@@ -320,11 +306,11 @@ int cmd_ab(int argc, char **argv) {
 
     print_rounds("prefill", &arms[0], arms[0].pf, rounds);
     print_rounds("prefill", &arms[1], arms[1].pf, rounds);
-    const double pa = median(arms[0].pf, rounds), pb = median(arms[1].pf, rounds);
+    const double pa = cli_median(arms[0].pf, rounds), pb = cli_median(arms[1].pf, rounds);
     printf("prefill  B/A: %.3f\n", pa > 0 ? pb / pa : 0.0);
     print_rounds("decode", &arms[0], arms[0].dc, rounds);
     print_rounds("decode", &arms[1], arms[1].dc, rounds);
-    const double da = median(arms[0].dc, rounds), db = median(arms[1].dc, rounds);
+    const double da = cli_median(arms[0].dc, rounds), db = cli_median(arms[1].dc, rounds);
     printf("decode   B/A: %.3f\n", da > 0 ? db / da : 0.0);
     for (int k = 0; k < 2; k++)
         printf("%s %s%s\n", arms[k].label, arms[k].trace, arms[k].trace_varies ? " (varied between rounds)" : "");

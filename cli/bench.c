@@ -151,7 +151,7 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static double median_of(const double *v, int n) {
+double cli_median(const double *v, int n) {
     double *s = tern_xmalloc(sizeof(double) * (size_t)n);
     memcpy(s, v, sizeof(double) * (size_t)n);
     qsort(s, (size_t)n, sizeof(double), cmp_double);
@@ -288,7 +288,7 @@ int cmd_bench(int argc, char **argv) {
             t->secs[r] = run_once(c, t, depth, toks + depth, logits);
             t->tps[r] = t->secs[r] > 0 ? n / t->secs[r] : 0.0;
         }
-        t->median = median_of(t->tps, reps);
+        t->median = cli_median(t->tps, reps);
         t->sd = sd_of(t->tps, reps);
         fprintf(stderr, "bench: %s done (%d reps)\n", t->name, reps);
     }

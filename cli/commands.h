@@ -16,6 +16,9 @@ int cmd_ab(int argc, char **argv);
 void cli_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 long cli_parse_long(const char *flag, const char *s, long lo, long hi);
 
+/* Median of v[0..n) (n >= 1; v is not modified), shared by bench and ab (cli/bench.c). */
+double cli_median(const double *v, int n);
+
 /* Receipt helpers shared by bench and ab (cli/bench.c). */
 #include <stddef.h>
 #include <stdio.h>
