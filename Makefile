@@ -1,5 +1,7 @@
 # tern — CPU build (C11). `make` builds ./tern; `make run` fetches the default model and generates;
 # `make test` installs what the tests need and runs them. No CUDA anywhere in this build.
+# `make CUDA=1` builds the CUDA backend too (src/cuda/*.cu with nvcc, objects in build-cuda/); the binary
+# links the CUDA runtime statically (it loads the driver itself, lazily) and cuBLASLt, never libcuda.
 CC      ?= cc
 # -ffp-contract=off: no silent FMA contraction, so the scalar and SIMD paths keep one rounding order.
 # No -march: the binary runs on any x86-64; AVX2/FMA kernels are chosen at run time (src/quant.c).
@@ -8,20 +10,43 @@ CFLAGS  ?=
 override CFLAGS += $(OPT) -std=c11 -Wall -Wextra -Wno-unused-parameter -ffp-contract=off -D_GNU_SOURCE -Iinclude -Isrc
 LDLIBS  += -lpcre2-8 -lpthread -lm
 SAN     ?=
+CUDA    ?=
+ifeq ($(CUDA),1)
+BUILD   ?= build-cuda
+CUDA_HOME ?= /usr/local/cuda
+NVCC    ?= $(CUDA_HOME)/bin/nvcc
+# sm_90 (H100/H200) first; sm_80/sm_89 compile-checked. CUDA_ARCHS="-arch=sm_90" for a quick build.
+CUDA_ARCHS ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_80,code=sm_80 \
+              -gencode=arch=compute_89,code=sm_89
+NVFLAGS ?= -O3 -lineinfo
+override CFLAGS += -DTERN_CUDA -I$(CUDA_HOME)/include
+LDLIBS  += -L$(CUDA_HOME)/lib64 -lcublasLt -lcudart_static -ldl -lrt -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
+CU_SRCS := $(wildcard src/cuda/*.cu)
+GPU_TESTS := $(patsubst tests/gpu/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/*.c))
+else
 BUILD   ?= build
+CU_SRCS :=
+GPU_TESTS :=
+endif
 
 SRCS    := $(wildcard src/*.c)
-OBJS    := $(patsubst src/%.c,$(BUILD)/%.o,$(SRCS))
+OBJS    := $(patsubst src/%.c,$(BUILD)/%.o,$(SRCS)) $(patsubst src/cuda/%.cu,$(BUILD)/cuda/%.o,$(CU_SRCS))
 TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 
 MODEL   ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
 PROMPT  ?= Once upon a time
 
 .PHONY: all deps test-deps model run test clean asan-test
-all: tern $(TESTS)
+all: tern $(TESTS) $(GPU_TESTS)
 
-$(BUILD)/%.o: src/%.c $(wildcard src/*.h include/*.h) | $(BUILD)
+$(BUILD)/%.o: src/%.c $(wildcard src/*.h include/*.h src/cuda/*.h) | $(BUILD)
 	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+
+$(BUILD)/cuda/%.o: src/cuda/%.cu $(wildcard src/cuda/*.h src/cuda/*.cuh src/quant.h) | $(BUILD)/cuda
+	$(NVCC) $(NVFLAGS) $(CUDA_ARCHS) -std=c++17 -Isrc -Iinclude -c $< -o $@
+
+$(BUILD)/gpu/%: tests/gpu/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/gpu
+	$(CC) $(CFLAGS) -Itests $< -o $@ $(BUILD)/libtern.a $(LDLIBS)
 
 $(BUILD)/libtern.a: $(OBJS)
 	ar rcs $@ $^
@@ -33,7 +58,7 @@ tern: $(CLI_SRCS) cli/commands.h $(BUILD)/libtern.a
 $(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/tests
 	$(CC) $(CFLAGS) $(SAN) $< -o $@ $(BUILD)/libtern.a $(LDLIBS)
 
-$(BUILD) $(BUILD)/tests:
+$(BUILD) $(BUILD)/tests $(BUILD)/cuda $(BUILD)/gpu:
 	mkdir -p $@
 
 deps:
@@ -64,4 +89,4 @@ asan-test: test-deps model
 	@set -e; for t in $(ASAN_TESTS); do [ -x build-asan/tests/$$t ] && build-asan/tests/$$t; done
 
 clean:
-	rm -rf build build-asan tern
+	rm -rf build build-asan build-cuda tern

@@ -4,7 +4,7 @@
 set -u
 cd "$(dirname "$0")/.."
 pass=0; fail=0
-for t in build/tests/test_*; do
+for t in "${BUILD:-build}"/tests/test_*; do
   [ -x "$t" ] || continue
   out=$("$t" 2>&1); rc=$?
   printf '%s\n' "$out" | grep -E '^(FAIL|[A-Za-z0-9_.-]+: [0-9]+ passed)' | tail -n 40

@@ -1,0 +1,119 @@
+/* tcu.h: the CUDA backend's kernels, as extern "C" launchers callable from C11 (src/cuda/*.cu).
+ *
+ * Only the CUDA build (make CUDA=1) compiles or includes this file. Conventions:
+ * - every pointer is a device pointer; every launcher is asynchronous on `st` and returns nothing
+ *   (launch errors surface at the next cudaGetLastError / synchronisation, checked by the caller);
+ * - shapes innermost last, row-major, as backend_cpu.h: a weight W is (n_out, n_in) rows of row_bytes
+ *   bytes in its stored GGUF block type (enum tern_type), uploaded unchanged;
+ * - f16 values travel as uint16_t (IEEE binary16 bits), bf16 as uint16_t (bfloat16 bits);
+ * - positions (`pos`) and KV lengths are read from device memory, so a decode step captured in a CUDA
+ *   graph replays correctly at every position;
+ * - each kernel family's CPU reference is the matching cpu_* op in backend_cpu.h (or quant.h's
+ *   dequantizer), which tests/gpu/gpu_ops.c runs on the same random inputs.
+ */
+#ifndef TERN_TCU_H
+#define TERN_TCU_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- weights: formats with a GPU kernel -------------------------------------------------------- */
+
+/* 1 if tcu_gemv / tcu_dequant_f16 / tcu_get_rows handle weight type t (enum tern_type): F32, F16, BF16,
+ * Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K. */
+int tcu_type_supported(int t);
+
+/* ---- embedding (src/cuda/dequant.cu) ----------------------------------------------------------- */
+
+/* out (n, n_in) f32 = dequantized rows ids[0..n) of W (n_out, n_in) in type t. ids: (n) int32 on the
+ * device, each < n_out (the caller checks). CPU reference: cpu_get_rows. */
+void tcu_get_rows(int t, const void *w, size_t row_bytes, int64_t n_in, const int32_t *ids, int n, float *out,
+                  cudaStream_t st);
+
+/* out (n_out, n_in) f16 = W dequantized (the prefill GEMM's weight tile source). Values are computed in
+ * f32 exactly as tern_dequantize_row, then rounded to f16 (round to nearest even). */
+void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, uint16_t *out,
+                     cudaStream_t st);
+
+/* ---- GEMV, decode (src/cuda/gemv.cu) ---------------------------------------------------------- */
+
+/* y (n_out) f32 = W · x, x (n_in) f32, f32 accumulation. n_in must be a multiple of the block size.
+ * Every y[r] is computed by one warp in a fixed order (no atomics): the same inputs give the same bits.
+ * CPU reference: dequantize row (tern_dequantize_row) and dot in double. */
+void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, float *y,
+              cudaStream_t st);
+
+/* ---- GEMM, prefill (src/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
+
+typedef struct tcu_blas tcu_blas;
+/* A cuBLASLt handle plus a workspace of ws_bytes. NULL (message in *err, 256 bytes) on failure. */
+tcu_blas *tcu_blas_new(size_t ws_bytes, char *err);
+void tcu_blas_free(tcu_blas *b);
+/* Y (n, n_out) f32 = X (n, n_in) f16 · Wᵀ, W (n_out, n_in) f16; f32 accumulation (CUBLAS_COMPUTE_32F).
+ * Returns 0, or -1 if cuBLASLt refuses the shape. */
+int tcu_gemm_f16(tcu_blas *b, const uint16_t *w, const uint16_t *x, float *y, int n, int64_t n_in, int64_t n_out,
+                 cudaStream_t st);
+/* The same with bf16 operands (for tern roofline's matrix peak). */
+int tcu_gemm_bf16(tcu_blas *b, const uint16_t *w, const uint16_t *x, float *y, int n, int64_t n_in, int64_t n_out,
+                  cudaStream_t st);
+
+/* ---- norms, RoPE, elementwise (src/cuda/elementwise.cu) --------------------------------------- */
+
+/* RMSNorm: y = x / sqrt(mean(x²) + eps) * g, x (n, dim) f32, g (dim) f32. y32 (n, dim) f32 and/or
+ * y16 (n, dim) f16 (either may be NULL). CPU reference: cpu_rmsnorm. */
+void tcu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
+                 cudaStream_t st);
+/* RoPE on adjacent pairs, x (n, n_heads, hd) f32 in place; token t at position pos[t]; angle
+ * pos[t] * freq[i] evaluated in double as cpu_rope does. freq (n_rot/2) f32. */
+void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq,
+              cudaStream_t st);
+/* KV-cache write: kc/vc rows (n_ctx, row) f16; k, v (n, row) f32 stored at rows pos[t]. */
+void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row, const int32_t *pos,
+                  cudaStream_t st);
+/* g = silu(g) * u, n elements (f32); optionally also g16 = f16(g) (NULL: skip). CPU reference: cpu_swiglu. */
+void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st);
+/* y += x, n elements f32. */
+void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st);
+/* y (n, dim) += b (dim) per row. */
+void tcu_add_bias(float *y, const float *b, int n, int dim, cudaStream_t st);
+/* y = f16(x), n elements. */
+void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStream_t st);
+/* pos[i] = pos[i] + delta for i < n (advances the device-side position of a captured decode step). */
+void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st);
+
+/* ---- attention (src/cuda/attention.cu) -------------------------------------------------------- */
+
+/* Causal GQA attention over an f16 KV cache (the layout of cpu_attention):
+ * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16; token t attends to cache rows [0, pos[t]]
+ * (pos on the device; rows up to pos[t] already written). out (n, n_head, hd) f32. Query head h uses KV
+ * head h / (n_head / n_head_kv). hd in {64, 128, 256} or any multiple of 32 up to 256. f32 softmax and
+ * accumulation (online softmax, Milakov & Gimelshein 2018). The grid does not depend on pos, so the call
+ * can be captured in a graph. CPU reference: cpu_attention. */
+void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
+                   int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+
+/* ---- sampling (src/cuda/sample.cu) ------------------------------------------------------------ */
+
+/* out[0] = index of the largest of x[0..n) (lowest index on ties; NaN never chosen unless all NaN),
+ * as tern_argmax. */
+void tcu_argmax(const float *x, int n, int32_t *out, cudaStream_t st);
+
+/* ---- roofline probes (src/cuda/roofline.cu) --------------------------------------------------- */
+
+/* Read every byte of buf (bytes, a multiple of 16) with coalesced 16-byte loads; the xor of all words is
+ * written to sink[0] (keeps the loads alive). */
+void tcu_read_stream(const void *buf, size_t bytes, uint32_t *sink, cudaStream_t st);
+/* dst = src, bytes (a multiple of 16), 16-byte loads and stores. */
+void tcu_copy_stream(void *dst, const void *src, size_t bytes, cudaStream_t st);
+/* Fill n bytes with a reproducible pseudo-random pattern (never zeros) from seed. */
+void tcu_fill_random(void *buf, size_t bytes, uint64_t seed, cudaStream_t st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
