@@ -3,8 +3,10 @@
  * Only the CUDA build (make CUDA=1) compiles or includes this file. Conventions:
  * - every pointer is a device pointer; every launcher is asynchronous on `st` and returns nothing
  *   (launch errors surface at the next cudaGetLastError / synchronisation, checked by the caller);
- * - shapes innermost last, row-major, as backend_cpu.h: a weight W is (n_out, n_in) rows of row_bytes
- *   bytes in its stored GGUF block type (enum tern_type), uploaded unchanged;
+ * - shapes innermost last, row-major, as backend_cpu.h: a weight W is (n_out, n_in), each row in its
+ *   stored GGUF block type (enum tern_type), uploaded unchanged; `row_bytes` is the stride between rows,
+ *   which must be a multiple of 16 with a 16-byte aligned base (the backend pads each row's
+ *   tern_type_row_size bytes up to 16); n_in must be a multiple of 8 and of the block size;
  * - f16 values travel as uint16_t (IEEE binary16 bits), bf16 as uint16_t (bfloat16 bits);
  * - positions (`pos`) and KV lengths are read from device memory, so a decode step captured in a CUDA
  *   graph replays correctly at every position;
@@ -112,6 +114,11 @@ void tcu_read_stream(const void *buf, size_t bytes, uint32_t *sink, cudaStream_t
 void tcu_copy_stream(void *dst, const void *src, size_t bytes, cudaStream_t st);
 /* Fill n bytes with a reproducible pseudo-random pattern (never zeros) from seed. */
 void tcu_fill_random(void *buf, size_t bytes, uint64_t seed, cudaStream_t st);
+/* x (n) = reproducible pseudo-random values uniform in [-1, 1) from seed, finite, stored as kind
+ * (TCU_FILL_F32 float, TCU_FILL_F16 / TCU_FILL_BF16 uint16_t bits, round to nearest even): matmul
+ * operands to time on (tcu_fill_random's bit patterns can be NaN/Inf as f16/bf16/f32). */
+enum { TCU_FILL_F32 = 0, TCU_FILL_F16 = 1, TCU_FILL_BF16 = 2 };
+void tcu_fill_uniform(void *x, size_t n, int kind, uint64_t seed, cudaStream_t st);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,72 @@
+/* dequant.cu: embedding row lookup (tcu_get_rows) and whole-weight dequantization to f16 for the
+ * prefill GEMM (tcu_dequant_f16). One thread per 8 consecutive elements (16-byte f16 stores, 32-byte
+ * f32 stores); the element values come from dequant.cuh, bit-equal to tern_dequantize_row.
+ * CPU reference: tern_dequantize_row (src/quant.c); checked by tests/gpu/gpu_ops.c. */
+#include <cuda_fp16.h>
+
+#include "cuda/dequant.cuh"
+#include "cuda/tcu.h"
+
+extern "C" int tcu_type_supported(int t) {
+    switch (t) {
+#define X(T) case T:
+        TCU_FOR_TYPES(X)
+#undef X
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+template <int T>
+__global__ void get_rows_k(const uint8_t *w, size_t stride, int n_in, const int32_t *ids, int n, float *out) {
+    const int t = blockIdx.y;
+    const int e0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    if (t >= n || e0 >= n_in) return;
+    float v[8];
+    dequant8<T>(w + (size_t)ids[t] * stride, e0, v);
+    float4 *o = (float4 *)(out + (size_t)t * n_in + e0);
+    o[0] = make_float4(v[0], v[1], v[2], v[3]);
+    o[1] = make_float4(v[4], v[5], v[6], v[7]);
+}
+
+extern "C" void tcu_get_rows(int t, const void *w, size_t row_bytes, int64_t n_in, const int32_t *ids, int n,
+                             float *out, cudaStream_t st) {
+    dim3 grid((unsigned)((n_in / 8 + 127) / 128), (unsigned)n);
+    switch (t) {
+#define X(T) \
+    case T: get_rows_k<T><<<grid, 128, 0, st>>>((const uint8_t *)w, row_bytes, (int)n_in, ids, n, out); break;
+        TCU_FOR_TYPES(X)
+#undef X
+    default: break;
+    }
+}
+
+template <int T>
+__global__ void dequant_f16_k(const uint8_t *w, size_t stride, int n_in, int64_t n_out, uint16_t *out) {
+    const int64_t r = blockIdx.y + (int64_t)blockIdx.z * gridDim.y;
+    const int e0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    if (r >= n_out || e0 >= n_in) return;
+    float v[8];
+    dequant8<T>(w + (size_t)r * stride, e0, v);
+    uint4 o;
+    o.x = (uint32_t)__half_as_ushort(__float2half_rn(v[0])) | (uint32_t)__half_as_ushort(__float2half_rn(v[1])) << 16;
+    o.y = (uint32_t)__half_as_ushort(__float2half_rn(v[2])) | (uint32_t)__half_as_ushort(__float2half_rn(v[3])) << 16;
+    o.z = (uint32_t)__half_as_ushort(__float2half_rn(v[4])) | (uint32_t)__half_as_ushort(__float2half_rn(v[5])) << 16;
+    o.w = (uint32_t)__half_as_ushort(__float2half_rn(v[6])) | (uint32_t)__half_as_ushort(__float2half_rn(v[7])) << 16;
+    *(uint4 *)(out + (size_t)r * n_in + e0) = o;
+}
+
+extern "C" void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, uint16_t *out,
+                                cudaStream_t st) {
+    /* rows over grid.y (≤ 65535) and grid.z */
+    const unsigned gy = n_out < 65535 ? (unsigned)n_out : 65535u;
+    dim3 grid((unsigned)((n_in / 8 + 127) / 128), gy, (unsigned)((n_out + gy - 1) / gy));
+    switch (t) {
+#define X(T) \
+    case T: dequant_f16_k<T><<<grid, 128, 0, st>>>((const uint8_t *)w, row_bytes, (int)n_in, n_out, out); break;
+        TCU_FOR_TYPES(X)
+#undef X
+    default: break;
+    }
+}
