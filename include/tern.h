@@ -50,8 +50,28 @@ int tern_model_token_to_piece(const tern_model *m, int32_t id, char *buf, int bu
 int tern_model_is_eog(const tern_model *m, int32_t id);
 
 /* A context: KV cache of n_ctx positions (f16) and scratch buffers; n_threads workers for matmuls
- * (<= 0: number of cores). n_ctx <= 0 means min(n_ctx_train, 4096). */
+ * (<= 0: number of cores). n_ctx <= 0 means min(n_ctx_train, 4096). Runs on the default device
+ * (TERN_DEVICE_AUTO below). */
 tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads);
+
+/* Where a context runs. AUTO: the env var TERN_DEVICE ("cpu" or "cuda") if set, else CUDA when the build
+ * has it and a GPU is present, else the CPU. */
+typedef enum { TERN_DEVICE_AUTO = 0, TERN_DEVICE_CPU = 1, TERN_DEVICE_CUDA = 2 } tern_device;
+typedef struct {
+    int n_ctx;         /* <= 0: min(n_ctx_train, 4096) */
+    int n_threads;     /* CPU workers; <= 0: number of cores */
+    tern_device device;
+    int ubatch;        /* tokens per prefill chunk; <= 0: 256 on the CPU, 512 on CUDA */
+    int verbose;       /* print the device memory plan to stderr */
+} tern_context_params;
+tern_context_params tern_context_default_params(void);
+/* As tern_context_new with explicit parameters. Errors: TERN_DEVICE_CUDA without a CUDA build or GPU, a
+ * device memory plan that does not fit (the message gives the numbers), an unknown TERN_DEVICE value. */
+tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p);
+/* "cpu" or "cuda": the device the context runs on. */
+const char *tern_context_device(const tern_context *c);
+/* Name of the CUDA device (e.g. "NVIDIA H200"), or "" if none is usable or the build has no CUDA. */
+const char *tern_cuda_name(void);
 void tern_context_free(tern_context *c);
 int tern_context_n_ctx(const tern_context *c);
 /* Tokens already in the KV cache. */
@@ -65,6 +85,10 @@ int tern_context_truncate(tern_context *c, int n_past);
  *   all_logits != 0: logits of every token, (n, n_vocab) f32.
  * logits may be NULL. Returns 0, or -1 if n_past + n > n_ctx or a token id is out of range. */
 int tern_eval(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits);
+/* As tern_eval, but returns in *next the greedy choice (argmax, lowest id on ties) after the last token
+ * instead of its logits. On CUDA the argmax runs on the device and only the id is copied back; the
+ * decode step (n == 1) replays a captured CUDA graph. Returns 0 or -1 as tern_eval. */
+int tern_eval_greedy(tern_context *c, const int32_t *tokens, int n, int32_t *next);
 
 /* ---- sampling -------------------------------------------------------------------------------
  * Token sampling from logits (src/sampler.c): greedy, temperature, top-k, top-p, min-p, repeat

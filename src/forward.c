@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_cuda.h"
 #include "model.h"
 #include "tern.h"
 #include "util.h"
@@ -19,6 +20,8 @@
 
 struct tern_context {
     tern_model *m;
+    tern_cuda *cu;           /* non-NULL: the context runs on the GPU (backend_cuda.c); the fields below stay empty */
+    float *greedy_logits;    /* (n_vocab) for tern_eval_greedy on the CPU, allocated on first use */
     tern_pool *pool;
     int n_ctx, n_past, chunk;
     uint16_t *kc, *vc;       /* (n_layer, n_ctx, n_head_kv*head_dim) f16 */
@@ -51,9 +54,49 @@ static size_t max_scratch(const tern_model *m, int chunk) {
     return 3 * (b > s ? b : s);
 }
 
+tern_context_params tern_context_default_params(void) {
+    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0};
+    return p;
+}
+
+const char *tern_cuda_name(void) { return tern_cuda_device_name(); }
+
+const char *tern_context_device(const tern_context *c) { return c->cu ? "cuda" : "cpu"; }
+
 tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads) {
+    tern_context_params p = tern_context_default_params();
+    p.n_ctx = n_ctx;
+    p.n_threads = n_threads;
+    return tern_context_new_ex(m, &p);
+}
+
+tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
+    int n_ctx = p->n_ctx, n_threads = p->n_threads;
     if (n_ctx <= 0) n_ctx = m->n_ctx_train < 4096 ? m->n_ctx_train : 4096;
     if (n_threads <= 0) n_threads = tern_n_cores();
+    tern_device dev = p->device;
+    if (dev == TERN_DEVICE_AUTO) {
+        const char *e = getenv("TERN_DEVICE");
+        if (e && *e) {
+            if (!strcmp(e, "cpu")) dev = TERN_DEVICE_CPU;
+            else if (!strcmp(e, "cuda")) dev = TERN_DEVICE_CUDA;
+            else { tern_set_error("TERN_DEVICE=%s: expected cpu or cuda", e); return NULL; }
+        } else {
+            dev = tern_cuda_available() ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
+        }
+    }
+    if (dev == TERN_DEVICE_CUDA) {
+        const int ub = p->ubatch > 0 ? (p->ubatch < n_ctx ? p->ubatch : n_ctx) : (n_ctx < 512 ? n_ctx : 512);
+        tern_cuda *cu = tern_cuda_new(m, n_ctx, ub, p->verbose);
+        if (!cu) return NULL;
+        tern_context *c = calloc(1, sizeof *c);
+        if (!c) { tern_cuda_free(cu); tern_set_error("out of memory"); return NULL; }
+        c->m = m;
+        c->cu = cu;
+        c->n_ctx = n_ctx;
+        c->chunk = ub;
+        return c;
+    }
     const size_t kv_row = (size_t)m->n_head_kv * m->head_dim;
     const size_t kv_bytes = 2 * sizeof(uint16_t) * (size_t)m->n_layer * (size_t)n_ctx * kv_row;
     tern_context *c = calloc(1, sizeof *c);
@@ -61,6 +104,7 @@ tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads) {
     c->m = m;
     c->n_ctx = n_ctx;
     c->chunk = n_ctx < TERN_MAX_CHUNK ? n_ctx : TERN_MAX_CHUNK;
+    if (p->ubatch > 0 && p->ubatch < c->chunk) c->chunk = p->ubatch;
     c->kc = malloc(kv_bytes / 2);
     c->vc = malloc(kv_bytes / 2);
     if (!c->kc || !c->vc) {
@@ -89,6 +133,8 @@ tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads) {
 
 void tern_context_free(tern_context *c) {
     if (!c) return;
+    if (c->cu) tern_cuda_free(c->cu);
+    free(c->greedy_logits);
     if (c->pool) tern_pool_free(c->pool);
     free(c->kc); free(c->vc);
     free(c->x); free(c->xn); free(c->tmp); free(c->q); free(c->att); free(c->k); free(c->v);
@@ -161,7 +207,7 @@ static void forward_chunk(tern_context *c, const int32_t *tokens, int n, float *
     }
 }
 
-int tern_eval(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits) {
+static int eval(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits, int32_t *next) {
     if (n <= 0) { tern_set_error("tern_eval: no tokens"); return -1; }
     if (n > c->n_ctx - c->n_past) {
         tern_set_error("context full: %d tokens in the cache + %d new exceed the context of %d", c->n_past, n, c->n_ctx);
@@ -179,11 +225,28 @@ int tern_eval(tern_context *c, const int32_t *tokens, int n, float *logits, int 
         float *lg = NULL;
         if (logits && all_logits) lg = logits + (size_t)i * c->m->n_vocab;
         else if (logits && last) lg = logits;
-        forward_chunk(c, tokens + i, nb, lg, all_logits);
+        if (c->cu) {
+            if (tern_cuda_eval(c->cu, tokens + i, nb, c->n_past, lg, all_logits, last ? next : NULL) != 0) return -1;
+        } else {
+            if (next && last && !lg) {
+                if (!c->greedy_logits) c->greedy_logits = tern_xmalloc(sizeof(float) * (size_t)c->m->n_vocab);
+                lg = c->greedy_logits;
+            }
+            forward_chunk(c, tokens + i, nb, lg, all_logits && !(next && !logits));
+            if (next && last) *next = tern_argmax(lg + (all_logits && logits ? (size_t)(nb - 1) * c->m->n_vocab : 0), c->m->n_vocab);
+        }
         c->n_past += nb;
     }
     double dt = tern_time_s() - t0;
     if (n > 1) { c->perf.t_prefill_s += dt; c->perf.n_prefill_tokens += n; }
     else { c->perf.t_decode_s += dt; c->perf.n_decode_tokens += 1; }
     return 0;
+}
+
+int tern_eval(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits) {
+    return eval(c, tokens, n, logits, all_logits, NULL);
+}
+
+int tern_eval_greedy(tern_context *c, const int32_t *tokens, int n, int32_t *next) {
+    return eval(c, tokens, n, NULL, 0, next);
 }

@@ -1,0 +1,44 @@
+/* backend_cuda.h: the llama forward pass on an NVIDIA GPU (src/backend_cuda.c over the kernels of
+ * src/cuda/, declared in src/cuda/tcu.h). In a build without CUDA (make without CUDA=1) these are stubs:
+ * tern_cuda_available() is 0 and tern_cuda_new() fails with "built without CUDA".
+ *
+ * Device state: weights uploaded once in their stored block format (each row padded to 16 bytes), an f16
+ * KV cache (n_layer, n_ctx, n_head_kv*head_dim), and scratch for one chunk of up to `ubatch` tokens.
+ * Numerics (recorded in docs/ledger.md): residual stream, norms, RoPE, attention and softmax in f32;
+ * decode GEMV reads f32 activations and accumulates in f32; prefill GEMMs take f16 activations and f16
+ * weight tiles (dequantized per chunk) with f32 accumulation (cuBLASLt); KV cache f16.
+ */
+#ifndef TERN_BACKEND_CUDA_H
+#define TERN_BACKEND_CUDA_H
+#include <stdint.h>
+
+#include "model.h"
+#include "tern.h"
+
+typedef struct tern_cuda tern_cuda;
+
+/* 1 if the CUDA runtime finds a usable device (driver present, >= 1 GPU); the answer is cached. Loads
+ * the driver lazily (the CUDA runtime is linked statically and opens libcuda on first use), so a
+ * CUDA build starts and runs on a machine with no driver: then 0. Always 0 in a CPU build. */
+int tern_cuda_available(void);
+/* Name of device 0 ("NVIDIA H200"), or "" when none. */
+const char *tern_cuda_device_name(void);
+
+/* Upload m's weights, allocate the KV cache of n_ctx positions and scratch for ubatch tokens on device 0.
+ * Before allocating, prints the memory plan (weights, KV cache, scratch against free device memory) to
+ * stderr when verbose, and refuses (NULL, tern_last_error) if it does not fit. Errors: no device, a weight
+ * type without a GPU kernel, n_in not a multiple of 8, out of device memory. */
+tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose);
+void tern_cuda_free(tern_cuda *g);
+
+/* Run tokens[0..n) (n <= ubatch) at positions pos0.. and append them to the KV cache.
+ * logits: NULL, the last row (n_vocab f32) or, with all_logits, every row (n, n_vocab) f32, copied to
+ * the host. next: if not NULL, receives the argmax of the last row (computed on the device, lowest id on
+ * ties). A single-token call (decode) replays a CUDA graph captured on the first such call, unless
+ * TERN_CUDA_GRAPH=0. Returns 0 or -1 (tern_last_error). */
+int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *logits, int all_logits, int32_t *next);
+
+/* Bytes the plan counted: weights, KV cache, scratch (for reports). */
+void tern_cuda_plan(const tern_cuda *g, uint64_t *weights, uint64_t *kv, uint64_t *scratch);
+
+#endif
