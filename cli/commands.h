@@ -10,6 +10,9 @@ int cmd_synth(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 /* tern ab -m MODEL --a "FLAGS" --b "FLAGS" [-r ROUNDS] [-p PROMPTFILE] [-n N] (cli/ab.c) */
 int cmd_ab(int argc, char **argv);
+/* tern roofline [--device cuda|cpu] [-m MODEL] [-o md|json] [-t THREADS] [--quick] [--receipt FILE]
+ * (cli/roofline.c) */
+int cmd_roofline(int argc, char **argv);
 
 /* Shared by every subcommand (cli/tern.c): print "tern: error: ..." (one line) and exit with status 2;
  * parse a decimal integer option value in [lo, hi] or die naming the flag. */

@@ -41,6 +41,7 @@ static void usage(FILE *o) {
             "  synth  write a synthetic GGUF with a real architecture's shapes (tern synth --help)\n"
             "  bench  prefill/decode tok/s table and JSON receipt (tern bench --help)\n"
             "  ab     interleaved A/B of two configurations (tern ab --help)\n"
+            "  roofline  device ceilings, and kernels as %% of their floor (tern roofline --help)\n"
             "options of run and chat:\n"
             "  -m, --model PATH        GGUF model (default: $TERN_MODEL or " DEFAULT_MODEL ")\n"
             "  -p, --prompt TEXT       prompt (run)\n"
@@ -402,12 +403,12 @@ int main(int argc, char **argv) {
     if (simd && tern_simd_set(simd) != 0) cli_die("TERN_SIMD=%s is not available on this CPU", simd);
     /* subcommands with their own option parsers, each in its own file under cli/ */
     static const struct { const char *name; int (*fn)(int, char **); } subs[] = {
-        {"synth", cmd_synth}, {"bench", cmd_bench}, {"ab", cmd_ab}};
+        {"synth", cmd_synth}, {"bench", cmd_bench}, {"ab", cmd_ab}, {"roofline", cmd_roofline}};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (!strcmp(argv[1], subs[i].name)) return subs[i].fn(argc, argv);
     options o;
     parse_args(argc, argv, &o);
     if (!strcmp(argv[1], "run")) return cmd_run(&o);
     if (!strcmp(argv[1], "chat")) return cmd_chat(&o);
-    cli_die("unknown command '%s' (run, chat, synth, bench, ab; see tern --help)", argv[1]);
+    cli_die("unknown command '%s' (run, chat, synth, bench, ab, roofline; see tern --help)", argv[1]);
 }
