@@ -7,7 +7,8 @@
  * after D tokens already in the KV cache (--depth, default 0; filled once per test, untimed, and kept
  * by tern_context_truncate between repetitions). Token ids are pseudo-random in [0, n_vocab) from a
  * fixed seed, so models without a tokenizer (tern synth's no_vocab files) bench too; decode speed does
- * not depend on the id, so tg feeds the next id of the same sequence instead of an argmax.
+ * not depend on the id, so tg feeds the next id of the same sequence instead of the argmax; each tg step
+ * is a tern_eval_greedy call (the argmax computed, one id copied back: the greedy decode step of tern run).
  * Each test runs once untimed (warm-up: page cache, thread pool, branch predictors), then r timed
  * repetitions by wall clock around the tern_eval calls; the table shows the median tok/s ± the
  * sample standard deviation, the receipt every sample (shared/MEASURE.md).
@@ -171,13 +172,14 @@ static double sd_of(const double *v, int n) {
 
 /* One timed run of test t with `depth` tokens already in the cache; returns wall seconds. */
 static double run_once(tern_context *c, const bench_test *t, int depth, const int32_t *toks, float *logits) {
+    int32_t next;
     if (tern_context_truncate(c, depth) != 0) cli_die("%s", tern_last_error());
     double t0 = tern_time_s();
     if (t->n_prompt > 0) {
         if (tern_eval(c, toks, t->n_prompt, logits, 0) != 0) cli_die("%s", tern_last_error());
     } else {
         for (int i = 0; i < t->n_gen; i++)
-            if (tern_eval(c, toks + i, 1, logits, 0) != 0) cli_die("%s", tern_last_error());
+            if (tern_eval_greedy(c, toks + i, 1, &next) != 0) cli_die("%s", tern_last_error());
     }
     return tern_time_s() - t0;
 }
@@ -193,7 +195,9 @@ static void fmt_params(char *buf, size_t n, uint64_t p) {
 }
 
 int cmd_bench(int argc, char **argv) {
-    const char *model = NULL, *out_fmt = "md", *receipt = NULL, *device = "cpu";
+    const char *model = NULL, *out_fmt = "md", *receipt = NULL;
+    tern_device device = TERN_DEVICE_AUTO;
+    int ubatch = 0;
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -206,10 +210,11 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) depth = (int)cli_parse_long(a, ARG(), 0, 1 << 20);
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out_fmt = ARG();
         else if (!strcmp(a, "--receipt")) receipt = ARG();
-        else if (!strcmp(a, "--device")) device = ARG();
+        else if (!strcmp(a, "--device")) device = cli_parse_device(ARG());
+        else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-r 5] [--device cpu] [-t THREADS] [-o md|json]\n"
-                 "                  [--depth D] [--receipt PATH]\n"
+            puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-r 5] [--device cpu|cuda|auto] [-t THREADS]\n"
+                 "                  [-ub UBATCH] [-o md|json] [--depth D] [--receipt PATH]\n"
                  "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -r: timed repetitions after one\n"
                  "  warm-up; --depth D: tokens already in the KV cache; the receipt (JSON, every sample) goes to\n"
                  "  stdout with -o json, else to --receipt PATH (default bench/receipt-<timestamp>.json)");
@@ -218,7 +223,6 @@ int cmd_bench(int argc, char **argv) {
 #undef ARG
     }
     if (strcmp(out_fmt, "md") && strcmp(out_fmt, "json")) cli_die("-o expects md or json, got '%s'", out_fmt);
-    if (strcmp(device, "cpu")) cli_die("--device %s: this build has only the cpu backend", device);
     if (!model) model = getenv("TERN_MODEL");
     if (!model) cli_die("bench needs a model: -m MODEL");
     if (access(model, R_OK) != 0) cli_die("cannot read model '%s': %s", model, strerror(errno));
@@ -263,8 +267,15 @@ int cmd_bench(int argc, char **argv) {
     if (!m) cli_die("%s", tern_last_error());
     const int n_vocab = tern_model_n_vocab(m);
     const int n_ctx = depth + max_len;
-    tern_context *c = tern_context_new(m, n_ctx, n_threads);
+    tern_context_params cp = tern_context_default_params();
+    cp.n_ctx = n_ctx;
+    cp.n_threads = n_threads;
+    cp.device = device;
+    cp.ubatch = ubatch;
+    cp.verbose = 1;
+    tern_context *c = tern_context_new_ex(m, &cp);
     if (!c) cli_die("%s", tern_last_error());
+    const int on_cuda = !strcmp(tern_context_device(c), "cuda");
 
     /* pseudo-random ids (splitmix64 of a fixed seed): depth prefix, then max_len test tokens */
     int32_t *toks = tern_xmalloc(sizeof(int32_t) * (size_t)(depth + max_len));
@@ -335,10 +346,14 @@ int cmd_bench(int argc, char **argv) {
         fputs(", \"optimized\": false", rf);
 #endif
         fputs(", \"cflags\": \"unknown at run time (Makefile default: -O2 -g -ffp-contract=off)\"},\n", rf);
-        fputs("  \"device\": {\"backend\": \"cpu\", \"name\": ", rf);
+        fputs("  \"device\": {\"backend\": ", rf);
+        bench_json_str(rf, tern_context_device(c));
+        fputs(", \"name\": ", rf);
+        bench_json_str(rf, on_cuda ? tern_cuda_name() : ci.name);
+        fputs(", \"host_cpu\": ", rf);
         bench_json_str(rf, ci.name);
-        fprintf(rf, ", \"cores\": %d, \"cpu_mhz_at_start\": {\"min\": %.1f, \"mean\": %.1f, \"max\": %.1f, \"n\": %d}},\n",
-                tern_n_cores(), ci.mhz_min, ci.mhz_mean, ci.mhz_max, ci.n_mhz);
+        fprintf(rf, ", \"ubatch\": %d, \"cores\": %d, \"cpu_mhz_at_start\": {\"min\": %.1f, \"mean\": %.1f, \"max\": %.1f, \"n\": %d}},\n",
+                ubatch, tern_n_cores(), ci.mhz_min, ci.mhz_mean, ci.mhz_max, ci.n_mhz);
         fputs("  \"model\": {\"path\": ", rf);
         bench_json_str(rf, model);
         fputs(", \"desc\": ", rf);
@@ -347,7 +362,7 @@ int cmd_bench(int argc, char **argv) {
                 (unsigned long long)tern_model_size_bytes(m), (unsigned long long)tern_model_n_params(m), n_vocab);
         fprintf(rf, "  \"threads\": %d,\n  \"repetitions\": %d,\n  \"warmup\": 1,\n  \"depth\": %d,\n  \"n_ctx\": %d,\n",
                 n_threads, reps, depth, n_ctx);
-        fprintf(rf, "  \"token_seed\": %llu,\n  \"timer\": \"wall clock around tern_eval\",\n  \"results\": [\n",
+        fprintf(rf, "  \"token_seed\": %llu,\n  \"timer\": \"wall clock around tern_eval (pp) and tern_eval_greedy (tg)\",\n  \"results\": [\n",
                 (unsigned long long)BENCH_SEED);
         for (int ti = 0; ti < n_tests; ti++) {
             const bench_test *t = &tests[ti];
@@ -372,8 +387,9 @@ int cmd_bench(int argc, char **argv) {
         printf("| model | size | params | backend | threads | test | t/s |\n");
         printf("| ----- | ---: | -----: | ------- | ------: | ---: | --: |\n");
         for (int ti = 0; ti < n_tests; ti++)
-            printf("| %s | %s | %s | CPU (%s) | %d | %s | %.2f ± %.2f |\n", model_name, size_s, params_s,
-                   tern_simd_name(), n_threads, tests[ti].name, tests[ti].median, tests[ti].sd);
+            printf("| %s | %s | %s | %s (%s) | %d | %s | %.2f ± %.2f |\n", model_name, size_s, params_s,
+                   on_cuda ? "CUDA" : "CPU", on_cuda ? tern_cuda_name() : tern_simd_name(), n_threads,
+                   tests[ti].name, tests[ti].median, tests[ti].sd);
         printf("\nmedian of %d repetitions after 1 warm-up ± sample sd; commit %.12s%s; %s\n", reps, commit,
                dirty > 0 ? " (dirty)" : "", ci.name);
     }

@@ -18,6 +18,9 @@ int cmd_roofline(int argc, char **argv);
  * parse a decimal integer option value in [lo, hi] or die naming the flag. */
 void cli_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 long cli_parse_long(const char *flag, const char *s, long lo, long hi);
+/* --device cpu|cuda|auto -> tern_device, or die (cli/tern.c). */
+#include "tern.h"
+tern_device cli_parse_device(const char *s);
 
 /* Median of v[0..n) (n >= 1; v is not modified), shared by bench and ab (cli/bench.c). */
 double cli_median(const double *v, int n);

@@ -50,6 +50,8 @@ static void usage(FILE *o) {
             "                          the rest of the context for chat); stops early at end-of-generation\n"
             "  -c, --ctx-size N        context size (default or 0: min(model context, 4096))\n"
             "  -t, --threads N         threads (default: number of cores)\n"
+            "  --device cpu|cuda|auto  where to run (default auto: cuda when this build has it and a GPU is present)\n"
+            "  -ub, --ubatch N         tokens per prefill chunk (default 256 on cpu, 512 on cuda)\n"
             "  --temp T                temperature (default 0.8; <= 0 = greedy)\n"
             "  --top-k N               top-k (default 40; 0 = off)\n"
             "  --top-p P               top-p (default 0.95; 1 = off)\n"
@@ -67,9 +69,20 @@ static void usage(FILE *o) {
 typedef struct {
     const char *cmd;
     const char *model, *prompt, *file, *chat_template, *system;
-    int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos;
+    int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos, ubatch;
+    tern_device device;
     tern_sampler_params sp;
 } options;
+
+#define PLAIN_GREEDY(o) ((o)->sp.temp <= 0.0f && (o)->sp.repeat_penalty == 1.0f)
+
+tern_device cli_parse_device(const char *s) {
+    if (!strcmp(s, "cpu")) return TERN_DEVICE_CPU;
+    if (!strcmp(s, "cuda")) return TERN_DEVICE_CUDA;
+    if (!strcmp(s, "auto")) return TERN_DEVICE_AUTO;
+    cli_die("--device expects cpu, cuda or auto, got '%s'", s);
+    return TERN_DEVICE_AUTO;
+}
 
 long cli_parse_long(const char *flag, const char *s, long lo, long hi) {
     char *end;
@@ -104,6 +117,8 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) o->n_predict = (int)cli_parse_long(a, ARG(), -1, INT_MAX / 2);
         else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) o->n_ctx = (int)cli_parse_long(a, ARG(), 0, 1 << 24);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o->n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
+        else if (!strcmp(a, "--device")) o->device = cli_parse_device(ARG());
+        else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) o->ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--temp")) o->sp.temp = parse_float(a, ARG());
         else if (!strcmp(a, "--top-k")) o->sp.top_k = (int)cli_parse_long(a, ARG(), 0, INT_MAX);
         else if (!strcmp(a, "--top-p")) o->sp.top_p = parse_float(a, ARG());
@@ -221,13 +236,16 @@ typedef struct {
 /* Sample and feed tokens after the prompt is in the cache; logits hold the last prompt position's. */
 static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *smp, float *logits, int32_t **hist,
                           int *n_hist, int *cap_hist, int n_predict, int show_special, int ignore_eos,
-                          char **acc) {
+                          char **acc, int plain_greedy) {
     gen_stats st = {0, 0.0};
+    /* plain greedy (temp <= 0, no repeat penalty): the argmax comes from tern_eval_greedy, so a GPU decode
+     * step copies back one id instead of the logits; the first id is the prefill logits' argmax */
+    int32_t next = -1;
     tern_utf8_stream us = {{0}, 0};
     size_t acc_len = acc && *acc ? strlen(*acc) : 0;
     double t0 = tern_time_s();
     for (int i = 0; i < n_predict; i++) {
-        int32_t id = tern_sampler_sample(smp, logits, *hist, *n_hist);
+        int32_t id = plain_greedy && i > 0 ? next : tern_sampler_sample(smp, logits, *hist, *n_hist);
         if (id < 0) cli_die("sampling failed: %s", tern_last_error());
         if (*n_hist == *cap_hist) {
             *hist = realloc(*hist, sizeof(int32_t) * (size_t)(*cap_hist *= 2));
@@ -238,7 +256,8 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
         emit(m, &us, id, show_special, acc, &acc_len);
         st.n_gen++;
         if (i + 1 == n_predict) break;
-        if (tern_eval(ctx, &id, 1, logits, 0) != 0) cli_die("%s", tern_last_error());
+        if (plain_greedy ? tern_eval_greedy(ctx, &id, 1, &next) : tern_eval(ctx, &id, 1, logits, 0))
+            cli_die("%s", tern_last_error());
     }
     st.t_decode = tern_time_s() - t0;
     /* generation stopped inside a multi-byte character (-n reached): show U+FFFD, never half a character */
@@ -260,7 +279,13 @@ static tern_context *new_ctx(tern_model *m, const options *o) {
     if (o->n_ctx > tern_model_n_ctx_train(m))
         fprintf(stderr, "tern: warning: -c %d exceeds the model's training context of %d; quality may degrade\n",
                 o->n_ctx, tern_model_n_ctx_train(m));
-    tern_context *c = tern_context_new(m, o->n_ctx, o->n_threads);
+    tern_context_params p = tern_context_default_params();
+    p.n_ctx = o->n_ctx;
+    p.n_threads = o->n_threads;
+    p.device = o->device;
+    p.ubatch = o->ubatch;
+    p.verbose = 1;
+    tern_context *c = tern_context_new_ex(m, &p);
     if (!c) cli_die("%s", tern_last_error());
     return c;
 }
@@ -292,16 +317,19 @@ static int cmd_run(const options *o) {
     int cap = n_prompt + n_predict + 1, n_hist = n_prompt;
     int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
     memcpy(hist, toks, sizeof(int32_t) * (size_t)n_prompt);
-    gen_stats st = generate(ctx, m, smp, logits, &hist, &n_hist, &cap, n_predict, o->show_special, o->ignore_eos, NULL);
+    gen_stats st = generate(ctx, m, smp, logits, &hist, &n_hist, &cap, n_predict, o->show_special, o->ignore_eos, NULL,
+                            PLAIN_GREEDY(o));
     fputc('\n', stdout);
     fflush(stdout);
     /* decode rate counts the tokens that went through a decode step (the first generated token comes
      * from the prefill logits) */
     int n_dec = st.n_gen > 1 ? st.n_gen - 1 : 0;
-    fprintf(stderr, "prefill: %d tokens in %.3f s, %.2f tok/s | decode: %d tokens in %.3f s, %.2f tok/s | %d threads, %s\n",
+    char where[300];
+    if (!strcmp(tern_context_device(ctx), "cuda")) snprintf(where, sizeof where, "cuda, %s", tern_cuda_name());
+    else snprintf(where, sizeof where, "%d threads, %s", o->n_threads > 0 ? o->n_threads : tern_n_cores(), tern_simd_name());
+    fprintf(stderr, "prefill: %d tokens in %.3f s, %.2f tok/s | decode: %d tokens in %.3f s, %.2f tok/s | %s\n",
             n_prompt, t_prefill, n_prompt / t_prefill, n_dec, st.t_decode,
-            st.t_decode > 0 && n_dec ? n_dec / st.t_decode : 0.0, o->n_threads > 0 ? o->n_threads : tern_n_cores(),
-            tern_simd_name());
+            st.t_decode > 0 && n_dec ? n_dec / st.t_decode : 0.0, where);
     free(hist); free(logits); free(toks); free(text);
     tern_sampler_free(smp);
     tern_context_free(ctx);
@@ -378,7 +406,8 @@ static int cmd_chat(const options *o) {
         n_hist = n_tok;
         free(toks);
         char *reply = strdup("");
-        generate(ctx, m, smp, logits, &hist, &n_hist, &cap_hist, n_predict, o->show_special, 0, &reply);
+        generate(ctx, m, smp, logits, &hist, &n_hist, &cap_hist, n_predict, o->show_special, 0, &reply,
+                 PLAIN_GREEDY(o));
         n_hist = tern_context_n_past(ctx); /* the cache holds every generated token but the last */
         fputc('\n', stdout);
         fflush(stdout);
