@@ -650,7 +650,9 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
         a.n_in = w->n_in;
         a.n_out = w->n_out;
         a.copies = dmalloc(stride * (size_t)a.n_copies, "weight copies");
-        CK(cudaMemcpy(a.copies, w->data, wb, cudaMemcpyHostToDevice));
+        /* on st, like the D2D copies after it: a pageable cudaMemcpy may return before its DMA lands, and st
+         * does not wait for the legacy stream */
+        CK(cudaMemcpyAsync(a.copies, w->data, wb, cudaMemcpyHostToDevice, st));
         for (long c = 1; c < a.n_copies; c++)
             CK(cudaMemcpyAsync(a.copies + stride * (size_t)c, a.copies, wb, cudaMemcpyDeviceToDevice, st));
         float *x = dmalloc(sizeof(float) * (size_t)w->n_in, "gemv x");
@@ -726,7 +728,8 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
         int32_t *pos = dmalloc(sizeof(int32_t) * (size_t)n, "attention pos");
         int32_t *hpos = tern_xmalloc(sizeof(int32_t) * (size_t)n);
         for (int t = 0; t < n; t++) hpos[t] = decode ? S - 1 : t;
-        CK(cudaMemcpy(pos, hpos, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice));
+        CK(cudaMemcpyAsync(pos, hpos, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice, st));
+        CK(cudaStreamSynchronize(st)); /* before hpos is freed */
         free(hpos);
         tcu_fill_uniform(g.kv, g.copy_elems * (size_t)g.n_copies, TCU_FILL_F16, RF_SEED + 5, st);
         tcu_fill_uniform(q, (size_t)n * (size_t)n_head * (size_t)hd, TCU_FILL_F32, RF_SEED + 6, st);
