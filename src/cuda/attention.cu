@@ -1,0 +1,325 @@
+/* attention.cu: causal GQA attention over the f16 KV cache (tcu_attention in tcu.h).
+ *
+ * Shapes (innermost last): q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16 bits; out (n, n_head, hd)
+ * f32; pos (n) int32 on the device. Token t attends to cache rows [0, pos[t]]; query head h reads KV head
+ * h / (n_head / n_head_kv). CPU reference: cpu_attention (backend_cpu.c), which takes the max, then
+ * exp(s - max) / sum, then the weighted sum of V rows; the kernels below get the same value (to f32 rounding)
+ * by the online softmax (Milakov & Gimelshein 2018, "Online normalizer calculation for softmax").
+ *
+ * Variants (llm.c dev/cuda style; tests/gpu/gpu_attention.c checks each against a float64 reference):
+ *
+ *   ref   attention_ref_kernel: one thread per (token, query head). Three passes over the keys: max of the
+ *         scores, sum of exp(s - max) (in double, as cpu_attention), then out[d] += p_j * v_j[d] straight
+ *         into global memory. Slow (O(S * hd) serial work per thread, uncoalesced), obviously correct, handles any hd and any head
+ *         ratio: it is also the fallback for shapes the fast kernel does not take (hd not a multiple of 32
+ *         or > 256, n_head not a multiple of n_head_kv).
+ *
+ *   v1    attention_split_kernel<EPL, QH>: one CTA per (token, KV head, chunk of QH <= 4 query heads of its
+ *         group), so a K/V row is read once for the QH heads that share it. The CTA's NW warps split the
+ *         keys [0, pos[t]] into batches of U consecutive rows (warp w takes batches w, w + NW, ...). A lane
+ *         holds EPL = hd/32 consecutive elements of q, of each K/V row and of the accumulator, so a warp
+ *         reads a row as one coalesced hd*2-byte segment (16/8/4-byte loads for EPL 8/4/2). Each warp
+ *         loads its U K rows and U V rows first (2 KiB in flight per warp), then keeps its own (m, l, acc)
+ *         by the online softmax. The warps' partials are combined in shared memory in a fixed order
+ *         (M = max m_w, L = sum_w l_w e^(m_w - M), out = sum_w acc_w e^(m_w - M) / L, warp w + 8 folded
+ *         into w, then w = 0..7 summed in order), so the same inputs give the same bits.
+ *         Prefill (n > 1): 8 warps; decode (n == 1): 16 warps (more loads in flight: decode is
+ *         latency-bound with only n_head_kv CTAs). CTAs are issued longest-first (token n-1 first) to
+ *         shorten the tail. Unmeasured so far (written without a GPU at hand).
+ *
+ *   next  (not written) decode split-K across CTAs ("flash-decoding"): decode v1 runs only
+ *         n_head_kv * chunks CTAs, each streaming all pos+1 rows of its KV head, so at long contexts it is
+ *         bound by per-SM load latency, not HBM bandwidth. Splitting the keys over more CTAs needs a
+ *         workspace for the partials (or sm_90 clusters with distributed shared memory), which the
+ *         launcher's signature does not have.
+ *
+ * Numerics: f32 scores (fmaf over the lane's EPL elements, then an xor-butterfly warp sum, identical in
+ * every lane), expf (not __expf), f32 l and acc. A fully masked batch never reaches exp: a warp only
+ * enters a batch whose first row is visible, so its running max is finite after the first batch, and
+ * masked scores (-inf) are given p = 0 explicitly; a warp with no rows has m = -inf and weight 0 in the
+ * combine (never exp(-inf - -inf)).
+ */
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "cuda/tcu.h"
+
+#define ATT_MAX_WARPS 16   /* decode CTA: 512 threads; __launch_bounds__ caps registers at 128 */
+#define ATT_RED_SLOTS 8    /* shared-memory partial slots; NW must be a multiple of this */
+#define ATT_MAX_QH 4       /* query heads per CTA (registers: QH * EPL accumulators per lane) */
+#define ATT_PREFILL_WARPS 8
+#define ATT_DECODE_WARPS 16
+
+/* ---- ref: one thread per (token, head), two-pass softmax ------------------------------------------ */
+
+__global__ void attention_ref_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
+                                     const uint16_t *__restrict__ vc, int n, const int32_t *__restrict__ pos,
+                                     int n_head, int n_head_kv, int hd, float scale, float *__restrict__ out) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (int64_t)n * n_head) return;
+    const int t = (int)(i / n_head), h = (int)(i % n_head), hk = h / (n_head / n_head_kv);
+    const int n_kv = pos[t] + 1;
+    const float *qh = q + i * hd;
+    float *o = out + i * hd;
+    const size_t stride = (size_t)n_head_kv * hd;
+    float mx = -INFINITY;
+    for (int j = 0; j < n_kv; j++) {
+        const uint16_t *k = kc + j * stride + (size_t)hk * hd;
+        float s = 0.0f;
+        for (int d = 0; d < hd; d++) s = fmaf(qh[d], __half2float(__ushort_as_half(k[d])), s);
+        mx = fmaxf(mx, s * scale);
+    }
+    double sum = 0.0; /* as cpu_attention */
+    for (int j = 0; j < n_kv; j++) {
+        const uint16_t *k = kc + j * stride + (size_t)hk * hd;
+        float s = 0.0f;
+        for (int d = 0; d < hd; d++) s = fmaf(qh[d], __half2float(__ushort_as_half(k[d])), s);
+        sum += expf(s * scale - mx);
+    }
+    for (int d = 0; d < hd; d++) o[d] = 0.0f;
+    for (int j = 0; j < n_kv; j++) {
+        const uint16_t *k = kc + j * stride + (size_t)hk * hd;
+        const uint16_t *v = vc + j * stride + (size_t)hk * hd;
+        float s = 0.0f;
+        for (int d = 0; d < hd; d++) s = fmaf(qh[d], __half2float(__ushort_as_half(k[d])), s);
+        const float p = (float)(expf(s * scale - mx) / sum);
+        for (int d = 0; d < hd; d++) o[d] = fmaf(p, __half2float(__ushort_as_half(v[d])), o[d]);
+    }
+}
+
+/* Reference launcher (same contract as tcu_attention); for tests and as the fallback. */
+extern "C" void tcu_attention_ref(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                                  int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
+    if (n <= 0 || n_head <= 0) return;
+    const int64_t threads = (int64_t)n * n_head;
+    attention_ref_kernel<<<(unsigned)((threads + 127) / 128), 128, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,
+                                                                            hd, scale, out);
+}
+
+/* ---- v1: split-warp CTA per (token, KV head, query-head chunk) ------------------------------------ */
+
+/* A lane's EPL consecutive f16 of a row, kept packed: word i holds elements 2i (low half) and 2i+1. */
+template <int EPL> struct att_raw { uint32_t w[(EPL + 1) / 2]; };
+
+template <int EPL>
+__device__ __forceinline__ void att_load(att_raw<EPL> &r, const uint16_t *__restrict__ p) {
+    if constexpr (EPL % 8 == 0) {
+#pragma unroll
+        for (int i = 0; i < EPL / 8; i++) {
+            const uint4 x = ((const uint4 *)p)[i];
+            r.w[4 * i] = x.x; r.w[4 * i + 1] = x.y; r.w[4 * i + 2] = x.z; r.w[4 * i + 3] = x.w;
+        }
+    } else if constexpr (EPL % 4 == 0) {
+        const uint2 x = *(const uint2 *)p;
+        r.w[0] = x.x; r.w[1] = x.y;
+    } else if constexpr (EPL % 2 == 0) {
+#pragma unroll
+        for (int i = 0; i < EPL / 2; i++) r.w[i] = ((const uint32_t *)p)[i];
+    } else {
+#pragma unroll
+        for (int i = 0; i < (EPL + 1) / 2; i++) {
+            const uint32_t lo = p[2 * i], hi = 2 * i + 1 < EPL ? p[2 * i + 1] : 0u;
+            r.w[i] = lo | (hi << 16);
+        }
+    }
+}
+
+template <int EPL> __device__ __forceinline__ void att_zero(att_raw<EPL> &r) {
+#pragma unroll
+    for (int i = 0; i < (EPL + 1) / 2; i++) r.w[i] = 0u;
+}
+
+template <int EPL> __device__ __forceinline__ float att_elem(const att_raw<EPL> &r, int e) {
+    return __half2float(__ushort_as_half((unsigned short)(r.w[e / 2] >> (16 * (e & 1)))));
+}
+
+__device__ __forceinline__ float att_warp_sum(float x) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+/* Rows per warp batch: 16 f16 per lane per K (and V) batch, so 2 KiB of loads in flight per warp; hd = 32
+ * stops at 4 rows (8 spilled bytes at QH = 3 with 8: the QH * U scores live in registers too). */
+template <int EPL> struct att_batch { static constexpr int U = EPL >= 8 ? 2 : EPL >= 4 ? 4 : EPL >= 2 ? 8 : 4; };
+
+/* grid (n, n_head_kv * n_chunk), block NW*32 (NW a multiple of ATT_RED_SLOTS, <= ATT_MAX_WARPS).
+ * Chunk c of KV head hk serves query heads hk*G + c*QH + g, g < QH, those < (hk+1)*G (G = group size). */
+template <int EPL, int QH>
+__global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
+attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
+                       int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
+                       float *__restrict__ out, int n_chunk) {
+    constexpr int HD = EPL * 32, U = att_batch<EPL>::U;
+    __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH];
+    __shared__ float red[ATT_RED_SLOTS][QH][HD];
+
+    const int t = n - 1 - (int)blockIdx.x; /* longest rows first */
+    const int hk = (int)blockIdx.y / n_chunk, c = (int)blockIdx.y % n_chunk;
+    const int G = n_head / n_head_kv;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, NW = blockDim.x >> 5;
+    const int n_kv = pos[t] + 1;
+    const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
+    const uint16_t *kb = kc + (size_t)hk * HD + lane * EPL, *vb = vc + (size_t)hk * HD + lane * EPL;
+
+    float qr[QH][EPL], acc[QH][EPL], m[QH], l[QH];
+#pragma unroll
+    for (int g = 0; g < QH; g++) {
+        const int gi = c * QH + g; /* index within the group */
+        const float *qp = q + ((size_t)t * n_head + (size_t)hk * G + gi) * HD + lane * EPL;
+#pragma unroll
+        for (int e = 0; e < EPL; e++) {
+            qr[g][e] = gi < G ? qp[e] : 0.0f;
+            acc[g][e] = 0.0f;
+        }
+        m[g] = -INFINITY;
+        l[g] = 0.0f;
+    }
+
+    for (int j0 = w * U; j0 < n_kv; j0 += NW * U) { /* warp-uniform: row j0 is visible */
+        att_raw<EPL> kr[U], vr[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (j0 + u < n_kv) {
+                att_load<EPL>(kr[u], kb + (size_t)(j0 + u) * stride);
+                att_load<EPL>(vr[u], vb + (size_t)(j0 + u) * stride);
+            } else {
+                att_zero<EPL>(kr[u]);
+                att_zero<EPL>(vr[u]);
+            }
+        }
+        float s[QH][U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+#pragma unroll
+            for (int g = 0; g < QH; g++) {
+                float d = 0.0f;
+#pragma unroll
+                for (int e = 0; e < EPL; e++) d = fmaf(qr[g][e], att_elem<EPL>(kr[u], e), d);
+                d = att_warp_sum(d) * scale;
+                s[g][u] = j0 + u < n_kv ? d : -INFINITY;
+            }
+        }
+#pragma unroll
+        for (int g = 0; g < QH; g++) {
+            float mx = m[g];
+#pragma unroll
+            for (int u = 0; u < U; u++) mx = fmaxf(mx, s[g][u]);
+            /* mx >= s[g][0], finite; the guard keeps exp(-inf - -inf) impossible even for inf inputs */
+            const float corr = m[g] == -INFINITY || mx == -INFINITY ? 0.0f : expf(m[g] - mx);
+            l[g] *= corr;
+#pragma unroll
+            for (int e = 0; e < EPL; e++) acc[g][e] *= corr;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const float p = s[g][u] == -INFINITY ? 0.0f : expf(s[g][u] - mx);
+                l[g] += p;
+#pragma unroll
+                for (int e = 0; e < EPL; e++) acc[g][e] = fmaf(p, att_elem<EPL>(vr[u], e), acc[g][e]);
+            }
+            m[g] = mx;
+        }
+    }
+
+    /* combine the warps' (m, l, acc) in a fixed order */
+    if (lane == 0) {
+#pragma unroll
+        for (int g = 0; g < QH; g++) { sm_m[w][g] = m[g]; sm_l[w][g] = l[g]; }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int g = 0; g < QH; g++) {
+        float M = -INFINITY;
+        for (int i = 0; i < NW; i++) M = fmaxf(M, sm_m[i][g]);
+        float L = 0.0f;
+        for (int i = 0; i < NW; i++) L += sm_m[i][g] == -INFINITY ? 0.0f : sm_l[i][g] * expf(sm_m[i][g] - M);
+        /* L >= 1 whenever row 0 is visible (pos[t] >= 0); a negative pos gives zeros, not NaN */
+        const float f = m[g] == -INFINITY || L == 0.0f ? 0.0f : expf(m[g] - M) / L;
+#pragma unroll
+        for (int e = 0; e < EPL; e++) acc[g][e] *= f;
+    }
+    /* fold warps [8r, 8r+8) into warps [0, 8), highest r first */
+    for (int r = NW / ATT_RED_SLOTS - 1; r >= 1; r--) {
+        if (w >= r * ATT_RED_SLOTS && w < (r + 1) * ATT_RED_SLOTS) {
+#pragma unroll
+            for (int g = 0; g < QH; g++)
+#pragma unroll
+                for (int e = 0; e < EPL; e++) red[w - r * ATT_RED_SLOTS][g][lane * EPL + e] = acc[g][e];
+        }
+        __syncthreads();
+        if (w < ATT_RED_SLOTS) {
+#pragma unroll
+            for (int g = 0; g < QH; g++)
+#pragma unroll
+                for (int e = 0; e < EPL; e++) acc[g][e] += red[w][g][lane * EPL + e];
+        }
+        __syncthreads();
+    }
+    if (w < ATT_RED_SLOTS) {
+#pragma unroll
+        for (int g = 0; g < QH; g++)
+#pragma unroll
+            for (int e = 0; e < EPL; e++) red[w][g][lane * EPL + e] = acc[g][e];
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < QH * HD; i += blockDim.x) {
+        const int g = i / HD, d = i % HD, gi = c * QH + g;
+        if (gi >= G) continue;
+        float o = red[0][g][d];
+        for (int k = 1; k < ATT_RED_SLOTS; k++) o += red[k][g][d];
+        out[((size_t)t * n_head + (size_t)hk * G + gi) * HD + d] = o;
+    }
+}
+
+/* ---- the chooser and the public launcher ---------------------------------------------------------- */
+
+/* Query heads per CTA for v1 (0: not supported, use ref). Chunks of a group are balanced
+ * (G = 5 -> 3 + 2, G = 8 -> 4 + 4). Unmeasured: one chunk per KV head when G <= 4 reads K/V once. */
+static int att_choose_qh(int n_head, int n_head_kv, int hd) {
+    if (n_head <= 0 || n_head_kv <= 0 || n_head % n_head_kv) return 0;
+    if (hd <= 0 || hd % 32 || hd > 256) return 0;
+    const int G = n_head / n_head_kv, n_chunk = (G + ATT_MAX_QH - 1) / ATT_MAX_QH;
+    return (G + n_chunk - 1) / n_chunk;
+}
+
+#define ATT_CASE_QH(E)                                                                                      \
+    case E:                                                                                                 \
+        switch (qh) {                                                                                       \
+        case 1: attention_split_kernel<E, 1><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,  \
+                                                                     scale, out, n_chunk); break;           \
+        case 2: attention_split_kernel<E, 2><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,  \
+                                                                     scale, out, n_chunk); break;           \
+        case 3: attention_split_kernel<E, 3><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,  \
+                                                                     scale, out, n_chunk); break;           \
+        default: attention_split_kernel<E, 4><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, \
+                                                                      scale, out, n_chunk); break;          \
+        }                                                                                                   \
+        break;
+
+/* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_ctx, n_head_kv, hd) f16, pos (n) on the
+ * device, out (n, n_head, hd) f32; online softmax in f32 (Milakov & Gimelshein 2018). The grid depends on
+ * n and the head shape only, never on pos (graph capture). v1 for hd a multiple of 32 up to 256 and
+ * n_head a multiple of n_head_kv, else the ref kernel. */
+extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                              int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
+    if (n <= 0 || n_head <= 0) return;
+    const int qh = att_choose_qh(n_head, n_head_kv, hd);
+    if (!qh) {
+        tcu_attention_ref(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st);
+        return;
+    }
+    const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
+    const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk));
+    const dim3 block(32 * (n == 1 ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS));
+    switch (hd / 32) {
+        ATT_CASE_QH(1)
+        ATT_CASE_QH(2)
+        ATT_CASE_QH(3)
+        ATT_CASE_QH(4)
+        ATT_CASE_QH(5)
+        ATT_CASE_QH(6)
+        ATT_CASE_QH(7)
+        ATT_CASE_QH(8)
+    }
+}
