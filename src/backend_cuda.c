@@ -66,6 +66,11 @@ struct tern_cuda {
     uint64_t b_weights, b_kv, b_scratch;
     cudaGraphExec_t graph;
     int graph_ok, use_graph;
+    /* TERN_CUDA_TIMING=1: device time of each eval, from events around its launches (printed at free) */
+    int timing;
+    cudaEvent_t ev0, ev1;
+    double t_dec_ms, t_pre_ms;
+    long n_dec, n_pre_tok;
 };
 
 static int g_avail = -1;
@@ -226,6 +231,8 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
     g->b_kv = kvb;
     g->b_scratch = sb;
     g->use_graph = !(getenv("TERN_CUDA_GRAPH") && !strcmp(getenv("TERN_CUDA_GRAPH"), "0"));
+    g->timing = getenv("TERN_CUDA_TIMING") && !strcmp(getenv("TERN_CUDA_TIMING"), "1");
+    if (g->timing && (cudaEventCreate(&g->ev0) != cudaSuccess || cudaEventCreate(&g->ev1) != cudaSuccess)) g->timing = 0;
     int fail = 0;
     if (cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking) != cudaSuccess) fail = 1;
     char err[256] = "";
@@ -282,6 +289,13 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
 
 void tern_cuda_free(tern_cuda *g) {
     if (!g) return;
+    if (g->timing) {
+        fprintf(stderr, "cuda timing: decode %ld steps, %.4f ms/step device time (%s); prefill %ld tokens, %.4f ms/token\n",
+                g->n_dec, g->n_dec ? g->t_dec_ms / g->n_dec : 0.0, g->use_graph ? "graph replay" : "un-captured launches",
+                g->n_pre_tok, g->n_pre_tok ? g->t_pre_ms / g->n_pre_tok : 0.0);
+        cudaEventDestroy(g->ev0);
+        cudaEventDestroy(g->ev1);
+    }
     if (g->graph_ok) cudaGraphExecDestroy(g->graph);
     for (int i = 0; i < g->n_w; i++) cudaFree(g->w[i].d);
     if (g->layers)
@@ -373,6 +387,8 @@ int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *
     for (int i = 0; i < n; i++) pos[i] = pos0 + i;
     CU(cudaMemcpyAsync(g->tok, tokens, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice, g->st));
     CU(cudaMemcpyAsync(g->pos, pos, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice, g->st));
+    const int timed = g->timing && !(n == 1 && g->use_graph && !g->graph_ok); /* not the capturing call */
+    if (timed) CU(cudaEventRecord(g->ev0, g->st));
     if (n == 1 && g->use_graph) {
         if (!g->graph_ok) {
             cudaGraph_t graph;
@@ -390,16 +406,22 @@ int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *
         return -1;
     }
     CU(cudaGetLastError());
+    if (timed) CU(cudaEventRecord(g->ev1, g->st));
     const size_t V = (size_t)g->m->n_vocab;
     if (logits) {
         const float *src = g->logits;
         size_t rows = 1;
         if (all_logits && n > 1) rows = (size_t)n;
         CU(cudaMemcpyAsync(logits, src, sizeof(float) * V * rows, cudaMemcpyDeviceToHost, g->st));
-        if (all_logits && n == 1) { /* one row either way */ }
     }
     if (next) CU(cudaMemcpyAsync(next, g->next, sizeof(int32_t), cudaMemcpyDeviceToHost, g->st));
     CU(cudaStreamSynchronize(g->st));
+    if (timed) {
+        float ms = 0;
+        CU(cudaEventElapsedTime(&ms, g->ev0, g->ev1));
+        if (n == 1) { g->t_dec_ms += ms; g->n_dec++; }
+        else { g->t_pre_ms += ms; g->n_pre_tok += n; }
+    }
     return 0;
 }
 

@@ -35,7 +35,8 @@ void tern_cuda_free(tern_cuda *g);
  * logits: NULL, the last row (n_vocab f32) or, with all_logits, every row (n, n_vocab) f32, copied to
  * the host. next: if not NULL, receives the argmax of the last row (computed on the device, lowest id on
  * ties). A single-token call (decode) replays a CUDA graph captured on the first such call, unless
- * TERN_CUDA_GRAPH=0. Returns 0 or -1 (tern_last_error). */
+ * TERN_CUDA_GRAPH=0. TERN_CUDA_TIMING=1 measures each call's device time with events (printed at free).
+ * Returns 0 or -1 (tern_last_error). */
 int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *logits, int all_logits, int32_t *next);
 
 /* Bytes the plan counted: weights, KV cache, scratch (for reports). */

@@ -1,4 +1,4 @@
-/* tcu.h: the CUDA backend's kernels, as extern "C" launchers callable from C11 (src/cuda/*.cu).
+/* tcu.h: the CUDA backend's kernels, as extern "C" launchers callable from C11 (src/cuda/, one .cu per family).
  *
  * Only the CUDA build (make CUDA=1) compiles or includes this file. Conventions:
  * - every pointer is a device pointer; every launcher is asynchronous on `st` and returns nothing

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench/gpu_check.sh: everything the CUDA backend must pass on a GPU box, in one call, with a short
+# table last (issue "CUDA backend"). Not run by CI (no GPU there).
+#
+#   bench/gpu_check.sh [STEP...]      steps: build ops attn model hf synth bench roofline (default: all)
+#
+# Environment: MODEL (default models/SmolLM2-135M-Instruct.Q4_1.gguf), OUT (logs and receipts; the
+# device tool's $OUT, else /tmp/gpu_check), SYNTH_DIR (synthetic models, default /tmp/tern_synth),
+# BENCH_REPS (default 3). Each step's log is $OUT/<step>.log; receipts are $OUT/*.json.
+set -u
+cd "$(dirname "$0")/.."
+MODEL=${MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
+OUT=${OUT:-/tmp/gpu_check}
+SYNTH_DIR=${SYNTH_DIR:-/tmp/tern_synth}
+REPS=${BENCH_REPS:-3}
+mkdir -p "$OUT" "$SYNTH_DIR"
+steps=${*:-build ops attn model hf synth bench roofline}
+summary=()
+note() { summary+=("$(printf '%-10s | %-4s | %s' "$1" "$2" "$3")"); }
+counts() { grep -E ': [0-9]+ passed, [0-9]+ failed' "$1" | tail -1; }
+status_of() { local l; l=$(counts "$1"); [ -n "$l" ] && echo "$l" | grep -q ', 0 failed' && echo PASS || echo FAIL; }
+
+synth() { # synth ARCH TYPE LAYERS -> path
+    local f="$SYNTH_DIR/$1-$2-L$3.gguf"
+    [ -s "$f" ] || ./tern synth --arch "$1" --type "$2" --layers "$3" -o "$f" >"$OUT/synth-$1-$2-$3.log" 2>&1
+    echo "$f"
+}
+
+for s in $steps; do
+  case $s in
+  build)
+    t0=$(date +%s)
+    if make CUDA=1 CUDA_ARCHS="${CUDA_ARCHS:--arch=sm_90}" -j"$(nproc)" all >"$OUT/build.log" 2>&1; then
+      note build PASS "make CUDA=1 in $(( $(date +%s) - t0 )) s; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+    else
+      tail -30 "$OUT/build.log"; note build FAIL "see build.log"; break
+    fi ;;
+  ops)
+    build-cuda/gpu/gpu_ops >"$OUT/ops.log" 2>&1
+    note ops "$(status_of "$OUT/ops.log")" "$(counts "$OUT/ops.log")" ;;
+  attn)
+    build-cuda/gpu/gpu_attention >"$OUT/attn.log" 2>&1
+    note attn "$(status_of "$OUT/attn.log")" "$(counts "$OUT/attn.log")" ;;
+  model)
+    build-cuda/gpu/gpu_model "$MODEL" --dump "$OUT/logits.bin" >"$OUT/model.log" 2>&1
+    note model "$(status_of "$OUT/model.log")" "$(grep -E '^(logits rel L2, GPU vs CPU ref|greedy)' "$OUT/model.log" | tr '\n' ' ' | cut -c1-150)" ;;
+  hf)
+    if [ -d .whl ]; then python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >/dev/null 2>&1; fi
+    PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} python3 scripts/hf_check.py "$OUT/logits.bin" "$MODEL" >"$OUT/hf.log" 2>&1
+    note hf "$(status_of "$OUT/hf.log")" "$(grep -E '^tern gpu' "$OUT/hf.log" | cut -c1-150)" ;;
+  synth)
+    for ty in q4_0 q8_0 q4_K q6_K f16 bf16 q4_1; do
+      f=$(synth llama3-8b $ty 2)
+      build-cuda/gpu/gpu_model "$f" >"$OUT/synth-$ty.log" 2>&1
+      note "synth $ty" "$(status_of "$OUT/synth-$ty.log")" "$(grep -E '^logits rel L2, GPU vs CPU ref' "$OUT/synth-$ty.log" | cut -c1-150)"
+    done ;;
+  bench)
+    f=$(synth llama3-8b q4_0 32)
+    TERN_CUDA_TIMING=1 ./tern bench -m "$f" --device cuda -p 512 -n 128 -r "$REPS" --receipt "$OUT/bench-llama3-8b-q4_0.json" \
+      >"$OUT/bench.md" 2>"$OUT/bench.err"
+    TERN_CUDA_GRAPH=0 TERN_CUDA_TIMING=1 ./tern bench -m "$f" --device cuda -p 512 -n 128 -r "$REPS" \
+      --receipt "$OUT/bench-llama3-8b-q4_0-nograph.json" >"$OUT/bench-nograph.md" 2>"$OUT/bench-nograph.err"
+    cat "$OUT/bench.md" "$OUT/bench-nograph.md"; grep -h "cuda timing" "$OUT/bench.err" "$OUT/bench-nograph.err"
+    pp=$(grep -E '\| pp512 \|' "$OUT/bench.md" | awk -F'|' '{print $(NF-1)}')
+    tg=$(grep -E '\| tg128 \|' "$OUT/bench.md" | awk -F'|' '{print $(NF-1)}')
+    tgn=$(grep -E '\| tg128 \|' "$OUT/bench-nograph.md" | awk -F'|' '{print $(NF-1)}')
+    note bench "$(awk -v p="${pp%%±*}" -v t="${tg%%±*}" 'BEGIN{print (p+0 >= 5000 && t+0 >= 300) ? "PASS" : "FAIL"}')" \
+      "llama3-8b q4_0: pp512 $pp tok/s (bar 5000), tg128 $tg (bar 300); tg128 un-captured $tgn" ;;
+  roofline)
+    f=$(synth llama3-8b q4_0 32)
+    ./tern roofline --device cuda -m "$f" --receipt "$OUT/roofline.json" >"$OUT/roofline.md" 2>"$OUT/roofline.err"
+    rc=$?; cat "$OUT/roofline.md"
+    note roofline "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "$(grep -iE 'read' "$OUT/roofline.md" | head -1 | cut -c1-120)" ;;
+  *) echo "unknown step $s"; exit 2 ;;
+  esac
+done
+echo
+echo "step       | ok   | result"
+echo "---------- | ---- | ------"
+printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | grep -q '| FAIL' && exit 1 || exit 0
