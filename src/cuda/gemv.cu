@@ -6,8 +6,8 @@
  * float4 per lane, L1/L2-resident) and are reused across the R rows; each row's 8 weights come from
  * dequant.cuh (16-bit loads for the 2-byte aligned block formats). Per-lane partial sums run in
  * element order; the warp reduces them with a fixed xor-shuffle tree: no atomics, so the same inputs
- * give the same bits on every launch. R is a compile-time constant (1, 2, 4) chosen per call:
- * TERN_CUDA_GEMV_ROWS overrides the default rule (below) for sweeps.
+ * give the same bits on every launch. R (1, 2, 4) and the steps in flight U (1, 2, 4) are compile-time
+ * constants chosen per call by gemv_rule; env vars override it for sweeps.
  * CPU reference: dot of tern_dequantize_row with x in double (tests/gpu/gpu_ops.c). */
 #include <stdlib.h>
 
@@ -16,7 +16,7 @@
 
 #define GEMV_WARPS 4
 
-template <int T, int R>
+template <int T, int R, int U>
 __global__ void __launch_bounds__(GEMV_WARPS * 32)
 gemv_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const float *__restrict__ x,
        float *__restrict__ y) {
@@ -29,8 +29,27 @@ gemv_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const 
     float acc[R];
 #pragma unroll
     for (int r = 0; r < R; r++) acc[r] = 0.0f;
-#pragma unroll 2
-    for (int e0 = lane * 8; e0 < n_in; e0 += 256) {
+    int e0 = lane * 8;
+    /* U steps of 256 elements at once: every load of the U*R row pieces is issued before the first FMA
+     * (more bytes in flight per warp); the FMAs still run in element order, so U does not change bits */
+    for (; e0 + 256 * (U - 1) < n_in; e0 += 256 * U) {
+        float wv[U][R][8], xv[U][8];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const float4 xa = __ldg((const float4 *)(x + e0 + 256 * u)), xb = __ldg((const float4 *)(x + e0 + 256 * u + 4));
+            xv[u][0] = xa.x; xv[u][1] = xa.y; xv[u][2] = xa.z; xv[u][3] = xa.w;
+            xv[u][4] = xb.x; xv[u][5] = xb.y; xv[u][6] = xb.z; xv[u][7] = xb.w;
+#pragma unroll
+            for (int r = 0; r < R; r++) dequant8<T>(rows[r], e0 + 256 * u, wv[u][r]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int i = 0; i < 8; i++) acc[r] = fmaf(wv[u][r][i], xv[u][i], acc[r]);
+    }
+    for (; e0 < n_in; e0 += 256) {
         const float4 xa = __ldg((const float4 *)(x + e0)), xb = __ldg((const float4 *)(x + e0 + 4));
         const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
 #pragma unroll
@@ -50,26 +69,40 @@ gemv_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const 
     }
 }
 
-static int gemv_rows_rule(int64_t n_out) {
-    static int forced = -1;
-    if (forced < 0) {
-        const char *e = getenv("TERN_CUDA_GEMV_ROWS");
-        forced = e ? atoi(e) : 0;
-        if (forced != 1 && forced != 2 && forced != 4) forced = 0;
-    }
-    if (forced) return forced;
-    return n_out >= 8192 ? 2 : 1; /* first guess; the sweep in bench/sweeps decides (issue: decode roofline) */
+static int env_choice(const char *name, int a, int b, int c) {
+    const char *e = getenv(name);
+    const int v = e ? atoi(e) : 0;
+    return v == a || v == b || v == c ? v : 0;
 }
+
+/* Rows per warp R and steps in flight U: TERN_CUDA_GEMV_ROWS / TERN_CUDA_GEMV_UNROLL (1, 2, 4) override
+ * the default for sweeps (bench/sweeps/gemv.md). */
+static void gemv_rule(int64_t n_out, int *R, int *U) {
+    static int fr = -1, fu = -1;
+    if (fr < 0) {
+        fr = env_choice("TERN_CUDA_GEMV_ROWS", 1, 2, 4);
+        fu = env_choice("TERN_CUDA_GEMV_UNROLL", 1, 2, 4);
+    }
+    *R = fr ? fr : (n_out >= 8192 ? 2 : 1);
+    *U = fu ? fu : 2;
+}
+
+#define GEMV_CASE(RR, UU)                                                                                    \
+    if (R == RR && U == UU) {                                                                                \
+        const unsigned grid = (unsigned)((n_out + GEMV_WARPS * RR - 1) / (GEMV_WARPS * RR));                 \
+        gemv_k<T, RR, UU><<<grid, GEMV_WARPS * 32, 0, st>>>(wb, stride, (int)n_in, (int)n_out, x, y);        \
+        return;                                                                                              \
+    }
 
 template <int T>
 static void gemv_launch(const void *w, size_t stride, int64_t n_in, int64_t n_out, const float *x, float *y,
                         cudaStream_t st) {
-    const int R = gemv_rows_rule(n_out);
-    const unsigned grid = (unsigned)((n_out + GEMV_WARPS * R - 1) / (GEMV_WARPS * R));
+    int R, U;
+    gemv_rule(n_out, &R, &U);
     const uint8_t *wb = (const uint8_t *)w;
-    if (R == 4) gemv_k<T, 4><<<grid, GEMV_WARPS * 32, 0, st>>>(wb, stride, (int)n_in, (int)n_out, x, y);
-    else if (R == 2) gemv_k<T, 2><<<grid, GEMV_WARPS * 32, 0, st>>>(wb, stride, (int)n_in, (int)n_out, x, y);
-    else gemv_k<T, 1><<<grid, GEMV_WARPS * 32, 0, st>>>(wb, stride, (int)n_in, (int)n_out, x, y);
+    GEMV_CASE(1, 1) GEMV_CASE(1, 2) GEMV_CASE(1, 4)
+    GEMV_CASE(2, 1) GEMV_CASE(2, 2) GEMV_CASE(2, 4)
+    GEMV_CASE(4, 1) GEMV_CASE(4, 2) GEMV_CASE(4, 4)
 }
 
 extern "C" void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, float *y,
