@@ -49,7 +49,7 @@ for s in $steps; do
     PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} python3 scripts/hf_check.py "$OUT/logits.bin" "$MODEL" >"$OUT/hf.log" 2>&1
     note hf "$(status_of "$OUT/hf.log")" "$(grep -E '^tern gpu' "$OUT/hf.log" | cut -c1-150)" ;;
   synth)
-    for ty in q4_0 q8_0 q4_K q6_K f16 bf16 q4_1; do
+    for ty in q4_0 q8_0 q4_k q6_k f16 bf16 q4_1; do
       f=$(synth llama3-8b $ty 2)
       build-cuda/gpu/gpu_model "$f" >"$OUT/synth-$ty.log" 2>&1
       note "synth $ty" "$(status_of "$OUT/synth-$ty.log")" "$(grep -E '^logits rel L2, GPU vs CPU ref' "$OUT/synth-$ty.log" | cut -c1-150)"

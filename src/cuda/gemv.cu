@@ -14,6 +14,115 @@
 #include "cuda/dequant.cuh"
 #include "cuda/tcu.h"
 
+/* ---- per-type 8-element dot products ----------------------------------------------------------
+ * dot8<T>(row, e0, x) = Σ_{i<8} W[e0+i]·x[i] for the thread's 8 elements. The generic form dequantizes
+ * (dequant.cuh) and chains FMAs. The block formats that matter most for decode are specialised to spend
+ * fewer instructions per weight (the first kernel was issue-bound on Q4_0: ~1 TB/s on 4096x14336 where
+ * Q8_0, twice the bytes per element, reached 2.4 TB/s): the integer -> float conversion (I2F, a
+ * quarter-rate instruction on sm_90) is replaced by the exponent trick: a byte k placed in the low
+ * mantissa bits of 2^23 by one PRMT is the float 2^23 + k, and one FADD removes the 2^23 (exact for
+ * k < 2^23); the block scale multiplies the 8-element partial once instead of every weight. */
+#define MAGIC 0x4B000000u /* the bits of 8388608.0f = 2^23 */
+static __device__ __forceinline__ float magic_byte(uint32_t v, int k) {
+    /* bytes: [v.byte k, 0x00, 0x00, 0x4B] -> 2^23 + byte */
+    return __uint_as_float(__byte_perm(v, MAGIC, 0x7540u | (unsigned)k));
+}
+
+template <int T> static __device__ __forceinline__ float dot8(const uint8_t *row, int e0, const float *x) {
+    float w[8], s = 0.0f;
+    dequant8<T>(row, e0, w);
+#pragma unroll
+    for (int i = 0; i < 8; i++) s = fmaf(w[i], x[i], s);
+    return s;
+}
+
+/* Q4_0: d * Σ (q_i - 8) x_i. */
+template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q4_0>(const uint8_t *row, int e0, const float *x) {
+    const uint8_t *b = row + (size_t)(e0 >> 5) * 18;
+    const int j = e0 & 31, sh = j >= 16 ? 4 : 0;
+    uint32_t lo, hi;
+    dq_ld8(b + 2 + (j & 15), &lo, &hi);
+    const float d = dq_h2f(dq_ld16(b));
+    lo = (lo >> sh) & 0x0F0F0F0Fu;
+    hi = (hi >> sh) & 0x0F0F0F0Fu;
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(lo, i) - 8388616.0f, x[i], s);
+#pragma unroll
+    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(hi, i) - 8388616.0f, x[4 + i], s);
+    return d * s;
+}
+
+/* Q4_1: d * Σ q_i x_i + m * Σ x_i. */
+template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q4_1>(const uint8_t *row, int e0, const float *x) {
+    const uint8_t *b = row + (size_t)(e0 >> 5) * 20;
+    const int j = e0 & 31, sh = j >= 16 ? 4 : 0;
+    uint32_t lo, hi;
+    dq_ld8(b + 4 + (j & 15), &lo, &hi);
+    const float d = dq_h2f(dq_ld16(b)), m = dq_h2f(dq_ld16(b + 2));
+    lo = (lo >> sh) & 0x0F0F0F0Fu;
+    hi = (hi >> sh) & 0x0F0F0F0Fu;
+    float s = 0.0f, sx = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) { s = fmaf(magic_byte(lo, i) - 8388608.0f, x[i], s); sx += x[i]; }
+#pragma unroll
+    for (int i = 0; i < 4; i++) { s = fmaf(magic_byte(hi, i) - 8388608.0f, x[4 + i], s); sx += x[4 + i]; }
+    return fmaf(d, s, m * sx);
+}
+
+/* Q8_0: d * Σ q_i x_i, q signed: (q ^ 0x80) is q + 128 as an unsigned byte. */
+template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q8_0>(const uint8_t *row, int e0, const float *x) {
+    const uint8_t *b = row + (size_t)(e0 >> 5) * 34;
+    uint32_t lo, hi;
+    dq_ld8(b + 2 + (e0 & 31), &lo, &hi);
+    const float d = dq_h2f(dq_ld16(b));
+    lo ^= 0x80808080u;
+    hi ^= 0x80808080u;
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(lo, i) - 8388736.0f, x[i], s);
+#pragma unroll
+    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(hi, i) - 8388736.0f, x[4 + i], s);
+    return d * s;
+}
+
+/* Q4_K: (d*sc) * Σ q_i x_i - (dmin*mn) * Σ x_i over the 8 elements (one sub-block, one nibble). */
+template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q4_K>(const uint8_t *row, int e0, const float *x) {
+    const uint8_t *b = row + (size_t)(e0 >> 8) * 144;
+    const int e = e0 & 255, sub = e >> 5;
+    const uint2 q8 = __ldg((const uint2 *)(b + 16 + (e >> 6) * 32 + (e & 31)));
+    const float d = dq_h2f(dq_ld16(b)), dmin = dq_h2f(dq_ld16(b + 2));
+    int sc, mn;
+    dq_k4_scale_min(b + 4, sub, &sc, &mn);
+    const int sh = 4 * ((e & 63) >> 5);
+    const uint32_t lo = (q8.x >> sh) & 0x0F0F0F0Fu, hi = (q8.y >> sh) & 0x0F0F0F0Fu;
+    float s = 0.0f, sx = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) { s = fmaf(magic_byte(lo, i) - 8388608.0f, x[i], s); sx += x[i]; }
+#pragma unroll
+    for (int i = 0; i < 4; i++) { s = fmaf(magic_byte(hi, i) - 8388608.0f, x[4 + i], s); sx += x[4 + i]; }
+    return fmaf(d * (float)sc, s, -(dmin * (float)mn) * sx);
+}
+
+/* Q6_K: (d*sc) * Σ (q_i - 32) x_i, q = low nibble | 2 high bits << 4 (one 16-element scale group). */
+template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q6_K>(const uint8_t *row, int e0, const float *x) {
+    const uint8_t *b = row + (size_t)(e0 >> 8) * 210;
+    const int e = e0 & 255, h = e >> 7, r = e & 127;
+    uint32_t l0, l1, h0, h1;
+    dq_ld8(b + h * 64 + (r & 63), &l0, &l1);
+    dq_ld8(b + 128 + h * 32 + (r & 31), &h0, &h1);
+    const float dl = dq_h2f(dq_ld16(b + 208)) * (float)(int8_t)__ldg(b + 192 + (e >> 4));
+    const int sl = 4 * (r >> 6), shh = 2 * (r >> 5);
+    const uint32_t q0 = ((l0 >> sl) & 0x0F0F0F0Fu) | (((h0 >> shh) & 0x03030303u) << 4);
+    const uint32_t q1 = ((l1 >> sl) & 0x0F0F0F0Fu) | (((h1 >> shh) & 0x03030303u) << 4);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(q0, i) - 8388640.0f, x[i], s);
+#pragma unroll
+    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(q1, i) - 8388640.0f, x[4 + i], s);
+    return dl * s;
+}
+
 #define GEMV_WARPS 4
 #define GEMV_T (GEMV_WARPS * 32)
 
@@ -37,36 +146,31 @@ gemv_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const 
     for (int r = 0; r < R; r++) acc[r] = 0.0f;
     const int step = GEMV_T * 8;
     int e0 = threadIdx.x * 8;
-    /* U steps at once: every load of the U*R row pieces is issued before the first FMA (more bytes in
-     * flight per warp); the FMAs still run in element order, so U does not change bits */
+    /* U steps at once: the loads of all U*R row pieces can issue before the first FMA (more bytes in
+     * flight per warp); each row's partials are still added in element order, so U does not change bits */
     for (; e0 + step * (U - 1) < n_in; e0 += step * U) {
-        float wv[U][R][8], xv[U][8];
+        float xv[U][8], pr[U][R];
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const float4 xa = __ldg((const float4 *)(x + e0 + step * u));
             const float4 xb = __ldg((const float4 *)(x + e0 + step * u + 4));
             xv[u][0] = xa.x; xv[u][1] = xa.y; xv[u][2] = xa.z; xv[u][3] = xa.w;
             xv[u][4] = xb.x; xv[u][5] = xb.y; xv[u][6] = xb.z; xv[u][7] = xb.w;
-#pragma unroll
-            for (int r = 0; r < R; r++) dequant8<T>(rows[r], e0 + step * u, wv[u][r]);
         }
 #pragma unroll
         for (int u = 0; u < U; u++)
 #pragma unroll
-            for (int r = 0; r < R; r++)
+            for (int r = 0; r < R; r++) pr[u][r] = dot8<T>(rows[r], e0 + step * u, xv[u]);
 #pragma unroll
-                for (int i = 0; i < 8; i++) acc[r] = fmaf(wv[u][r][i], xv[u][i], acc[r]);
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int r = 0; r < R; r++) acc[r] += pr[u][r];
     }
     for (; e0 < n_in; e0 += step) {
         const float4 xa = __ldg((const float4 *)(x + e0)), xb = __ldg((const float4 *)(x + e0 + 4));
         const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
 #pragma unroll
-        for (int r = 0; r < R; r++) {
-            float wv[8];
-            dequant8<T>(rows[r], e0, wv);
-#pragma unroll
-            for (int i = 0; i < 8; i++) acc[r] = fmaf(wv[i], xv[i], acc[r]);
-        }
+        for (int r = 0; r < R; r++) acc[r] += dot8<T>(rows[r], e0, xv);
     }
 #pragma unroll
     for (int r = 0; r < R; r++) {
