@@ -18,12 +18,14 @@
 
 static __device__ __forceinline__ float dq_h2f(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 static __device__ __forceinline__ float dq_bf2f(uint16_t h) { return __uint_as_float((uint32_t)h << 16); }
-static __device__ __forceinline__ uint16_t dq_ld16(const uint8_t *p) { return __ldg((const unsigned short *)p); }
+/* Plain (generic) loads, not the read-only-cache intrinsic: the same code reads weights from global
+ * memory and, in the GEMV's staged variant, from shared memory. */
+static __device__ __forceinline__ uint16_t dq_ld16(const uint8_t *p) { return *(const unsigned short *)p; }
 /* 8 bytes at a 2-byte aligned address, little-endian, as two words. */
 static __device__ __forceinline__ void dq_ld8(const uint8_t *p, uint32_t *lo, uint32_t *hi) {
     const unsigned short *s = (const unsigned short *)p;
-    *lo = (uint32_t)__ldg(s) | (uint32_t)__ldg(s + 1) << 16;
-    *hi = (uint32_t)__ldg(s + 2) | (uint32_t)__ldg(s + 3) << 16;
+    *lo = (uint32_t)s[0] | (uint32_t)s[1] << 16;
+    *hi = (uint32_t)s[2] | (uint32_t)s[3] << 16;
 }
 static __device__ __forceinline__ int dq_byte(uint32_t lo, uint32_t hi, int i) {
     return (int)(((i < 4 ? lo : hi) >> (8 * (i & 3))) & 0xFF);
@@ -32,12 +34,12 @@ static __device__ __forceinline__ int dq_byte(uint32_t lo, uint32_t hi, int i) {
 /* Q4_K/Q5_K 6-bit scale and min of sub-block j (ggml get_scale_min_k4). s: the 12 scale bytes. */
 static __device__ __forceinline__ void dq_k4_scale_min(const uint8_t *s, int j, int *sc, int *mn) {
     if (j < 4) {
-        *sc = __ldg(s + j) & 63;
-        *mn = __ldg(s + j + 4) & 63;
+        *sc = s[j] & 63;
+        *mn = s[j + 4] & 63;
     } else {
-        const int b = __ldg(s + j + 4);
-        *sc = (b & 0xF) | ((__ldg(s + j - 4) >> 6) << 4);
-        *mn = (b >> 4) | ((__ldg(s + j) >> 6) << 4);
+        const int b = s[j + 4];
+        *sc = (b & 0xF) | ((s[j - 4] >> 6) << 4);
+        *mn = (b >> 4) | ((s[j] >> 6) << 4);
     }
 }
 
@@ -111,7 +113,7 @@ template <int FIVE> static __device__ __forceinline__ void dq_k45(const uint8_t 
     dq_k4_scale_min(b + 4, sub, &sc, &mn);
     const float dl = __fmul_rn(d, (float)sc), ml = __fmul_rn(dmin, (float)mn);
     const uint8_t *qs = b + (FIVE ? 48 : 16);
-    const uint2 q8 = __ldg((const uint2 *)(qs + (e >> 6) * 32 + (e & 31))); /* 8-byte aligned */
+    const uint2 q8 = *(const uint2 *)(qs + (e >> 6) * 32 + (e & 31)); /* 8-byte aligned */
     const int sh = 4 * ((e & 63) >> 5);
     uint32_t hlo = 0, hhi = 0;
     if (FIVE) dq_ld8(b + 16 + (e & 31), &hlo, &hhi);
@@ -135,7 +137,7 @@ template <> __device__ __forceinline__ void dequant8<TERN_TYPE_Q6_K>(const uint8
     const uint8_t *b = row + (size_t)(e0 >> 8) * 210;
     const int e = e0 & 255, h = e >> 7, r = e & 127;
     const float d = dq_h2f(dq_ld16(b + 208));
-    const float dl = __fmul_rn(d, (float)(int8_t)__ldg(b + 192 + (e >> 4)));
+    const float dl = __fmul_rn(d, (float)(int8_t)b[192 + (e >> 4)]);
     uint32_t l0, l1, h0, h1;
     dq_ld8(b + h * 64 + (r & 63), &l0, &l1);
     dq_ld8(b + 128 + h * 32 + (r & 31), &h0, &h1);
@@ -148,7 +150,7 @@ template <> __device__ __forceinline__ void dequant8<TERN_TYPE_Q6_K>(const uint8
 }
 
 template <> __device__ __forceinline__ void dequant8<TERN_TYPE_F16>(const uint8_t *row, int e0, float *w) {
-    const uint4 v = __ldg((const uint4 *)(row + (size_t)e0 * 2));
+    const uint4 v = *(const uint4 *)(row + (size_t)e0 * 2);
     const uint32_t u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int i = 0; i < 4; i++) {
@@ -158,7 +160,7 @@ template <> __device__ __forceinline__ void dequant8<TERN_TYPE_F16>(const uint8_
 }
 
 template <> __device__ __forceinline__ void dequant8<TERN_TYPE_BF16>(const uint8_t *row, int e0, float *w) {
-    const uint4 v = __ldg((const uint4 *)(row + (size_t)e0 * 2));
+    const uint4 v = *(const uint4 *)(row + (size_t)e0 * 2);
     const uint32_t u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int i = 0; i < 4; i++) {
@@ -168,7 +170,7 @@ template <> __device__ __forceinline__ void dequant8<TERN_TYPE_BF16>(const uint8
 }
 
 template <> __device__ __forceinline__ void dequant8<TERN_TYPE_F32>(const uint8_t *row, int e0, float *w) {
-    const float4 a = __ldg((const float4 *)(row + (size_t)e0 * 4)), b = __ldg((const float4 *)(row + (size_t)e0 * 4 + 16));
+    const float4 a = *(const float4 *)(row + (size_t)e0 * 4), b = *(const float4 *)(row + (size_t)e0 * 4 + 16);
     w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
     w[4] = b.x; w[5] = b.y; w[6] = b.z; w[7] = b.w;
 }
