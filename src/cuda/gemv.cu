@@ -205,7 +205,7 @@ gemv_smem_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, c
     extern __shared__ uint4 sm[];
     __shared__ float part[GEMV_WARPS][R];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int r0 = blockIdx.x * R;
+    for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) { /* persistent, as variant 2 */
     const int nrow = n_out - r0 < R ? n_out - r0 : R;
     const int n16 = (int)((size_t)nrow * stride / 16);
     const uint4 *src = (const uint4 *)(w + (size_t)r0 * stride);
@@ -243,6 +243,8 @@ gemv_smem_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, c
 #pragma unroll
         for (int k = 1; k < GEMV_WARPS; k++) s += part[k][threadIdx.x];
         y[r0 + threadIdx.x] = s;
+    }
+    __syncthreads(); /* sm[] and part[] are rewritten by the next group */
     }
 }
 
@@ -333,7 +335,8 @@ static void gemv_rule(int64_t n_out, int *R, int *U) {
     if (R == RR && U == UU) {                                                                                \
         if (variant == 3 && (size_t)RR * stride <= GEMV_SMEM_MAX && stride % 16 == 0 &&                     \
             ((uintptr_t)wb & 15) == 0) {                                                                     \
-            const unsigned g3 = (unsigned)((n_out + RR - 1) / RR);                                           \
+            const int64_t g3n = (n_out + RR - 1) / RR, g3c = (int64_t)gemv_sms() * 8;                       \
+            const unsigned g3 = (unsigned)(g3n < g3c ? g3n : g3c);                                           \
             gemv_smem_k<T, RR><<<g3, GEMV_T, RR * stride, st>>>(wb, stride, (int)n_in, (int)n_out, x, y);    \
             return;                                                                                          \
         }                                                                                                    \
