@@ -1,0 +1,86 @@
+/* test_context: context parameters and the greedy entry point on the CPU (any build; on a machine with
+ * no GPU a CUDA build takes the same path).
+ * - tern_context_new_ex(device CPU) runs on "cpu"; TERN_DEVICE=bogus is refused; TERN_DEVICE_CUDA fails
+ *   with a one-line message when the build or the machine has no GPU (skipped where a GPU is present);
+ * - ubatch: a prompt evaluated in chunks of 7 gives bit-identical logits to one chunk (every token's
+ *   row is computed with one fixed order whatever the chunking, see backend_cpu.h);
+ * - tern_eval_greedy returns the argmax of tern_eval's logits, step by step, for 24 decode steps. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "tern.h"
+
+#define MODEL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+static tern_context *cpu_ctx(tern_model *m, int ubatch) {
+    tern_context_params p = tern_context_default_params();
+    p.n_ctx = 128;
+    p.n_threads = 2;
+    p.device = TERN_DEVICE_CPU;
+    p.ubatch = ubatch;
+    return tern_context_new_ex(m, &p);
+}
+
+int main(void) {
+    tern_model *m = tern_model_load(MODEL, 0);
+    CHECK(m != NULL, "load: %s", tern_last_error());
+    if (!m) return check_summary("test_context");
+    const int V = tern_model_n_vocab(m);
+    const char *text = "The quick brown fox jumps over the lazy dog, and then";
+    int32_t ids[64];
+    const int n = tern_model_tokenize(m, text, strlen(text), tern_model_add_bos(m), 1, ids, 64);
+    CHECK(n > 8 && n < 64, "tokens %d", n);
+
+    /* device selection */
+    tern_context *c = cpu_ctx(m, 0);
+    CHECK(c && !strcmp(tern_context_device(c), "cpu"), "cpu context");
+    tern_context_free(c);
+    setenv("TERN_DEVICE", "bogus", 1);
+    c = tern_context_new(m, 64, 1);
+    CHECK(c == NULL && strstr(tern_last_error(), "TERN_DEVICE"), "TERN_DEVICE=bogus accepted: %s", tern_last_error());
+    tern_context_free(c);
+    setenv("TERN_DEVICE", "cpu", 1);
+    c = tern_context_new(m, 64, 1);
+    CHECK(c && !strcmp(tern_context_device(c), "cpu"), "TERN_DEVICE=cpu");
+    tern_context_free(c);
+    unsetenv("TERN_DEVICE");
+    if (!tern_cuda_name()[0]) {
+        tern_context_params p = tern_context_default_params();
+        p.n_ctx = 64;
+        p.device = TERN_DEVICE_CUDA;
+        c = tern_context_new_ex(m, &p);
+        CHECK(c == NULL && strstr(tern_last_error(), "CUDA") && !strchr(tern_last_error(), '\n'),
+              "cuda without a GPU: %s", tern_last_error());
+        tern_context_free(c);
+    }
+
+    /* chunked prefill is bit-identical */
+    float *a = malloc(sizeof(float) * (size_t)V * n), *b = malloc(sizeof(float) * (size_t)V * n);
+    tern_context *c1 = cpu_ctx(m, 0), *c7 = cpu_ctx(m, 7);
+    CHECK(tern_eval(c1, ids, n, a, 1) == 0 && tern_eval(c7, ids, n, b, 1) == 0, "eval");
+    CHECK(memcmp(a, b, sizeof(float) * (size_t)V * n) == 0, "ubatch 7 changed the logits");
+    CHECK(tern_context_n_past(c7) == n, "n_past %d", tern_context_n_past(c7));
+
+    /* tern_eval_greedy == argmax of tern_eval */
+    tern_context *g = cpu_ctx(m, 0);
+    int32_t next = -1, want = tern_argmax(a + (size_t)(n - 1) * V, V);
+    CHECK(tern_eval_greedy(g, ids, n, &next) == 0 && next == want, "prefill greedy %d vs %d", next, want);
+    int same = 1;
+    for (int i = 0; i < 24 && same; i++) {
+        int32_t tok = want;
+        CHECK(tern_eval(c1, &tok, 1, a, 0) == 0, "decode");
+        want = tern_argmax(a, V);
+        same = tern_eval_greedy(g, &tok, 1, &next) == 0 && next == want;
+    }
+    CHECK(same, "greedy step differs: %d vs %d", next, want);
+    int32_t bad = V;
+    CHECK(tern_eval_greedy(g, &bad, 1, &next) == -1, "out-of-range token accepted");
+    tern_context_free(g);
+    tern_context_free(c1);
+    tern_context_free(c7);
+    free(a);
+    free(b);
+    tern_model_free(m);
+    return check_summary("test_context");
+}
