@@ -52,8 +52,11 @@ $(BUILD)/libtern.a: $(OBJS)
 	ar rcs $@ $^
 
 CLI_SRCS := $(wildcard cli/*.c)
+# The commit the binary is built at goes into its receipts ("build_commit"; "commit" is the checkout's
+# at run time, which differs when a binary is copied to another machine's tree).
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 tern: $(CLI_SRCS) cli/commands.h $(BUILD)/libtern.a
-	$(CC) $(CFLAGS) $(SAN) -Icli $(CLI_SRCS) -o $@ $(BUILD)/libtern.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(SAN) -Icli -DTERN_BUILD_COMMIT='"$(GIT_COMMIT)"' $(CLI_SRCS) -o $@ $(BUILD)/libtern.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/tests
 	$(CC) $(CFLAGS) $(SAN) $< -o $@ $(BUILD)/libtern.a $(LDLIBS)

@@ -28,6 +28,9 @@
 
 #include "backend_cpu.h"
 #include "commands.h"
+#ifndef TERN_BUILD_COMMIT
+#define TERN_BUILD_COMMIT "unknown"
+#endif
 #include "quant.h"
 #include "tern.h"
 #include "util.h"
@@ -332,6 +335,7 @@ int cmd_bench(int argc, char **argv) {
         fprintf(rf, "{\n  \"tool\": \"tern bench\",\n  \"timestamp\": \"%s\",\n  \"commit\": ", stamp);
         bench_json_str(rf, commit);
         fprintf(rf, ",\n  \"dirty\": %s,\n", dirty < 0 ? "null" : dirty ? "true" : "false");
+        fputs("  \"build_commit\": \"" TERN_BUILD_COMMIT "\",\n", rf);
         fputs("  \"build\": {\"compiler\": ", rf);
 #ifdef __VERSION__
         bench_json_str(rf, __VERSION__);

@@ -41,6 +41,9 @@
 
 #include "backend_cpu.h"
 #include "commands.h"
+#ifndef TERN_BUILD_COMMIT
+#define TERN_BUILD_COMMIT "unknown"
+#endif
 #include "model.h"
 #include "quant.h"
 #include "tern.h"
@@ -866,6 +869,7 @@ static void write_json(FILE *f, const rf_report *r, const char *stamp, const cha
     fprintf(f, "{\n  \"tool\": \"tern roofline\",\n  \"timestamp\": \"%s\",\n  \"commit\": ", stamp);
     bench_json_str(f, commit);
     fprintf(f, ",\n  \"dirty\": %s,\n", dirty < 0 ? "null" : dirty ? "true" : "false");
+        fputs("  \"build_commit\": \"" TERN_BUILD_COMMIT "\",\n", f);
     fputs("  \"build\": {\"compiler\": ", f);
 #ifdef __VERSION__
     bench_json_str(f, __VERSION__);

@@ -8,11 +8,13 @@
  *    path (reported). Models without a tokenizer (tern synth) use pseudo-random ids.
  * 2. Chunked prefill: ubatch 7 vs the default ubatch gives the same last-row logits (rel < 1e-3).
  * 3. Graph: a context with TERN_CUDA_GRAPH=0 gives bit-identical decode logits to the graph replay.
- * 4. Greedy (models with a tokenizer): 64 tokens GPU vs CPU (default path) on 8 prompts, fed in lockstep;
+ * 4. Greedy (models with a tokenizer): 64 tokens GPU vs CPU on 8 prompts, fed in lockstep, once against the
+ *    CPU's default path (8-bit activations) and once against its reference arm;
  *    a divergence is accepted only as a near-tie, the rule of tests/test_model.c with the CPU as reference:
  *    d_i = max |gpu - cpu| over the CPU's top-1 and top-2 ids, D_j = max_{i<=j} d_i, accepted iff the CPU's
  *    top-2 gap at j is < 2*D_j; D < 2.0 and >= 30% of tokens matched overall. The GPU's own greedy run
  *    through tern_eval_greedy (device argmax, graph) must reproduce the GPU's lockstep argmaxes.
+ * 5. The memory plan refuses an 8M-position context with its numbers ("does not fit"), no allocation.
  * --dump FILE writes int32 n, int32 n_vocab, int32 ids[n], float32 gpu_logits[n][n_vocab],
  *    float32 cpu_ref_logits[n][n_vocab] for scripts/hf_check.py. */
 #include <math.h>
@@ -62,6 +64,70 @@ static const char *k_prompts[] = {
     "List three colors:\n1.",
     "Water boils at a temperature of",
 };
+
+/* 64 greedy tokens on each prompt, GPU and CPU fed the CPU's choice in lockstep; the near-tie rule of
+ * the file header. ref_arm: the CPU runs its reference arm instead of its default path. The first call
+ * also checks tern_eval_greedy (device argmax + graph) against the GPU's own lockstep argmaxes. */
+static void greedy_vs_cpu(tern_model *m, int ref_arm) {
+    const int V = tern_model_n_vocab(m);
+    const int n_prompts = (int)(sizeof k_prompts / sizeof k_prompts[0]), n_gen = 64;
+    int total = 0, matched = 0, identical = 0;
+    double Dmax = 0;
+    float *lc = malloc(sizeof(float) * (size_t)V), *lgp = malloc(sizeof(float) * (size_t)V);
+    for (int p = 0; p < n_prompts; p++) {
+        int32_t pids[256], gpu_seq[64];
+        const int np = tern_model_tokenize(m, k_prompts[p], strlen(k_prompts[p]), tern_model_add_bos(m), 1, pids, 256);
+        cpu_matmul_set_reference(ref_arm);
+        tern_context *cc = ctx(m, TERN_DEVICE_CPU, 512, 0), *gg = ctx(m, TERN_DEVICE_CUDA, 512, 0);
+        CHECK(tern_eval(cc, pids, np, lc, 0) == 0 && tern_eval(gg, pids, np, lgp, 0) == 0, "greedy prefill");
+        double D = 0;
+        int j = 0, ok = 1, diverged = 0;
+        for (; j < n_gen; j++) {
+            int c1, c2;
+            top2(lc, V, &c1, &c2);
+            const int g1 = tern_argmax(lgp, V);
+            gpu_seq[j] = g1;
+            double d = fmax(fabs((double)lgp[c1] - lc[c1]), fabs((double)lgp[c2] - lc[c2]));
+            if (d > D) D = d;
+            total++;
+            if (g1 != c1) {
+                const double gap = (double)lc[c1] - lc[g1];
+                ok = gap < 2 * D;
+                printf("  prompt %d: step %d cpu %d gpu %d, cpu gap %.4f vs 2D %.4f: %s\n", p, j, c1, g1, gap, 2 * D,
+                       ok ? "near-tie, accepted" : "NOT a near-tie");
+                diverged = 1;
+                j++;
+                break;
+            }
+            matched++;
+            if (tern_model_is_eog(m, c1)) { j++; break; }
+            if (tern_eval(cc, &c1, 1, lc, 0) || tern_eval(gg, &c1, 1, lgp, 0)) { ok = 0; break; }
+        }
+        cpu_matmul_set_reference(0);
+        if (D > Dmax) Dmax = D;
+        if (!diverged) identical++;
+        CHECK(ok, "prompt %d (cpu %s): greedy divergence that is not a near-tie", p, ref_arm ? "reference" : "default");
+        tern_context_free(cc);
+        tern_context_free(gg);
+        if (!ref_arm) {
+            tern_context *g2 = ctx(m, TERN_DEVICE_CUDA, 512, 0);
+            int32_t nx;
+            int same = tern_eval_greedy(g2, pids, np, &nx) == 0;
+            for (int k = 0; k < j && same; k++) {
+                same = nx == gpu_seq[k];
+                if (same && k + 1 < j) same = tern_eval_greedy(g2, &nx, 1, &nx) == 0;
+            }
+            CHECK(same, "prompt %d: tern_eval_greedy on the GPU differs from the argmax of its logits", p);
+            tern_context_free(g2);
+        }
+    }
+    printf("greedy GPU vs CPU %s: %d/%d prompts identical for %d tokens (or to EOG), %d/%d tokens matched, D max %.4f\n",
+           ref_arm ? "reference arm" : "default path", identical, n_prompts, n_gen, matched, total, Dmax);
+    CHECK(Dmax < 2.0, "D %.4f", Dmax);
+    CHECK(matched >= 0.30 * total, "only %d of %d tokens matched", matched, total);
+    free(lc);
+    free(lgp);
+}
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: gpu_model MODEL [--dump FILE]\n"); return 2; }
@@ -158,62 +224,21 @@ int main(int argc, char **argv) {
     }
     tern_context_free(cg);
 
-    /* ---- 4. greedy, GPU vs CPU ---- */
+    /* ---- 4. greedy, GPU vs CPU (default path, then the reference arm) ---- */
     if (has_vocab) {
-        const int n_prompts = (int)(sizeof k_prompts / sizeof k_prompts[0]), n_gen = 64;
-        int total = 0, matched = 0, identical = 0;
-        double Dmax = 0;
-        float *lc = malloc(sizeof(float) * (size_t)V), *lgp = malloc(sizeof(float) * (size_t)V);
-        for (int p = 0; p < n_prompts; p++) {
-            int32_t pids[256], gpu_seq[64];
-            const int np = tern_model_tokenize(m, k_prompts[p], strlen(k_prompts[p]), tern_model_add_bos(m), 1, pids, 256);
-            tern_context *cc = ctx(m, TERN_DEVICE_CPU, 512, 0), *gg = ctx(m, TERN_DEVICE_CUDA, 512, 0);
-            CHECK(tern_eval(cc, pids, np, lc, 0) == 0 && tern_eval(gg, pids, np, lgp, 0) == 0, "greedy prefill");
-            double D = 0;
-            int j = 0, ok = 1, diverged = 0;
-            for (; j < n_gen; j++) {
-                int c1, c2;
-                top2(lc, V, &c1, &c2);
-                const int g1 = tern_argmax(lgp, V);
-                gpu_seq[j] = g1;
-                double d = fmax(fabs((double)lgp[c1] - lc[c1]), fabs((double)lgp[c2] - lc[c2]));
-                if (d > D) D = d;
-                total++;
-                if (g1 != c1) {
-                    const double gap = (double)lc[c1] - lc[g1];
-                    ok = gap < 2 * D;
-                    printf("  prompt %d: step %d cpu %d gpu %d, cpu gap %.4f vs 2D %.4f: %s\n", p, j, c1, g1, gap, 2 * D,
-                           ok ? "near-tie, accepted" : "NOT a near-tie");
-                    diverged = 1;
-                    j++;
-                    break;
-                }
-                matched++;
-                if (tern_model_is_eog(m, c1)) { j++; break; }
-                if (tern_eval(cc, &c1, 1, lc, 0) || tern_eval(gg, &c1, 1, lgp, 0)) { ok = 0; break; }
-            }
-            if (D > Dmax) Dmax = D;
-            if (!diverged) identical++;
-            CHECK(ok, "prompt %d: greedy divergence that is not a near-tie", p);
-            tern_context_free(cc);
-            tern_context_free(gg);
-            /* the GPU's own greedy run (device argmax, graph replay) reproduces its lockstep argmaxes */
-            tern_context *g2 = ctx(m, TERN_DEVICE_CUDA, 512, 0);
-            int32_t nx;
-            int same = tern_eval_greedy(g2, pids, np, &nx) == 0;
-            for (int k = 0; k < j && same; k++) {
-                same = nx == gpu_seq[k];
-                if (same && k + 1 < j) same = tern_eval_greedy(g2, &nx, 1, &nx) == 0;
-            }
-            CHECK(same, "prompt %d: tern_eval_greedy on the GPU differs from the argmax of its logits", p);
-            tern_context_free(g2);
-        }
-        printf("greedy GPU vs CPU: %d/%d prompts identical for %d tokens (or to EOG), %d/%d tokens matched, D max %.4f\n",
-               identical, n_prompts, n_gen, matched, total, Dmax);
-        CHECK(Dmax < 2.0, "D %.4f", Dmax);
-        CHECK(matched >= 0.30 * total, "only %d of %d tokens matched", matched, total);
-        free(lc);
-        free(lgp);
+        for (int arm = 0; arm < 2; arm++) greedy_vs_cpu(m, arm);
+    }
+
+    /* ---- 5. the memory plan refuses what does not fit ---- */
+    {
+        tern_context_params p = tern_context_default_params();
+        p.n_ctx = 1 << 23; /* 8M positions: hundreds of GiB of KV cache */
+        p.device = TERN_DEVICE_CUDA;
+        tern_context *big = tern_context_new_ex(m, &p);
+        CHECK(big == NULL && strstr(tern_last_error(), "does not fit"), "8M-position context: %s",
+              big ? "accepted" : tern_last_error());
+        printf("memory plan, 8M positions: %s\n", big ? "ACCEPTED" : tern_last_error());
+        tern_context_free(big);
     }
     free(lg_gpu);
     free(lg_ref);
