@@ -28,6 +28,12 @@ int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *
 void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) {
     (void)g; *w = *kv = *s = 0;
 }
+int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, const tern_cuda_sampling *sp,
+                          int32_t *next) {
+    (void)g; (void)tokens; (void)n; (void)pos0; (void)sp; (void)next;
+    tern_set_error("this tern was built without CUDA");
+    return -1;
+}
 
 #else
 
@@ -63,6 +69,11 @@ struct tern_cuda {
     float *x, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
     int32_t *tok, *pos, *next;
+    /* device sampler (tcu_sample): penalty ids (pen_cap), the uniform draw, an n_vocab scratch */
+    int32_t *pen;
+    int pen_cap;
+    double *ud;
+    float *samp;
     uint64_t b_weights, b_kv, b_scratch;
     cudaGraphExec_t graph;
     int graph_ok, use_graph;
@@ -202,7 +213,8 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
     if (F > maxin) maxin = F;
     const size_t ws_bytes = 32u << 20;
     uint64_t sb = sizeof(float) * (uint64_t)B * (3ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) +
-                  sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat) + sizeof(int32_t) * (2ull * B + 1) + ws_bytes;
+                  sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat) + sizeof(int32_t) * (2ull * B + 1 + 4096) +
+                  sizeof(double) + sizeof(float) * (uint64_t)V + ws_bytes;
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -278,6 +290,10 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         g->tok = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->pos = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->next = dalloc(sizeof(int32_t), &fail);
+        g->pen_cap = 4096;
+        g->pen = dalloc(sizeof(int32_t) * (size_t)g->pen_cap, &fail);
+        g->ud = dalloc(sizeof(double), &fail);
+        g->samp = dalloc(sizeof(float) * (size_t)V, &fail);
     }
     if (fail) {
         tern_set_error("CUDA setup failed: %s", err[0] ? err : cudaGetErrorString(cudaGetLastError()));
@@ -305,7 +321,7 @@ void tern_cuda_free(tern_cuda *g) {
             cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
         }
     void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
-                    g->logits, g->x16, g->dq, g->tok, g->pos, g->next};
+                    g->logits, g->x16, g->dq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->blas) tcu_blas_free(g->blas);
     if (g->st) cudaStreamDestroy(g->st);
@@ -380,15 +396,17 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     return 0;
 }
 
-int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *logits, int all_logits, int32_t *next) {
+/* Copy tokens and positions, run the forward pass (graph replay for one token), leave the results on
+ * the device. *timed: whether the events bracket this call. */
+static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_logits, int *timed) {
     if (n < 1 || n > g->ubatch) { tern_set_error("tern_cuda_eval: %d tokens (ubatch %d)", n, g->ubatch); return -1; }
-    if (pos0 + n > g->n_ctx) { tern_set_error("tern_cuda_eval: positions beyond the context"); return -1; }
+    if (pos0 < 0 || pos0 + n > g->n_ctx) { tern_set_error("tern_cuda_eval: positions beyond the context"); return -1; }
     int32_t pos[n];
     for (int i = 0; i < n; i++) pos[i] = pos0 + i;
     CU(cudaMemcpyAsync(g->tok, tokens, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice, g->st));
     CU(cudaMemcpyAsync(g->pos, pos, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice, g->st));
-    const int timed = g->timing && !(n == 1 && g->use_graph && !g->graph_ok); /* not the capturing call */
-    if (timed) CU(cudaEventRecord(g->ev0, g->st));
+    *timed = g->timing && !(n == 1 && g->use_graph && !g->graph_ok); /* not the capturing call */
+    if (*timed) CU(cudaEventRecord(g->ev0, g->st));
     if (n == 1 && g->use_graph) {
         if (!g->graph_ok) {
             cudaGraph_t graph;
@@ -406,15 +424,12 @@ int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *
         return -1;
     }
     CU(cudaGetLastError());
+    return 0;
+}
+
+/* Wait for the stream; account the call's device time. */
+static int finish(tern_cuda *g, int n, int timed) {
     if (timed) CU(cudaEventRecord(g->ev1, g->st));
-    const size_t V = (size_t)g->m->n_vocab;
-    if (logits) {
-        const float *src = g->logits;
-        size_t rows = 1;
-        if (all_logits && n > 1) rows = (size_t)n;
-        CU(cudaMemcpyAsync(logits, src, sizeof(float) * V * rows, cudaMemcpyDeviceToHost, g->st));
-    }
-    if (next) CU(cudaMemcpyAsync(next, g->next, sizeof(int32_t), cudaMemcpyDeviceToHost, g->st));
     CU(cudaStreamSynchronize(g->st));
     if (timed) {
         float ms = 0;
@@ -422,6 +437,46 @@ int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *
         if (n == 1) { g->t_dec_ms += ms; g->n_dec++; }
         else { g->t_pre_ms += ms; g->n_pre_tok += n; }
     }
+    return 0;
+}
+
+int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *logits, int all_logits, int32_t *next) {
+    int timed = 0;
+    if (run(g, tokens, n, pos0, all_logits, &timed) != 0) return -1;
+    const size_t V = (size_t)g->m->n_vocab;
+    if (logits) {
+        const size_t rows = all_logits && n > 1 ? (size_t)n : 1;
+        CU(cudaMemcpyAsync(logits, g->logits, sizeof(float) * V * rows, cudaMemcpyDeviceToHost, g->st));
+    }
+    if (next) CU(cudaMemcpyAsync(next, g->next, sizeof(int32_t), cudaMemcpyDeviceToHost, g->st));
+    return finish(g, n, timed);
+}
+
+int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, const tern_cuda_sampling *sp,
+                          int32_t *next) {
+    if (sp->top_k < 1 || sp->top_k > TERN_CUDA_SAMPLE_KMAX || sp->top_k >= g->m->n_vocab || !(sp->temp > 0.0f)) {
+        tern_set_error("tern_cuda_eval_sample: top_k %d / temp %g outside the device sampler's range", sp->top_k,
+                       (double)sp->temp);
+        return -1;
+    }
+    if (sp->n_pen > g->pen_cap) {
+        int32_t *np = NULL;
+        CU(cudaMalloc((void **)&np, sizeof(int32_t) * (size_t)sp->n_pen));
+        cudaFree(g->pen);
+        g->pen = np;
+        g->pen_cap = sp->n_pen;
+    }
+    int timed = 0;
+    if (run(g, tokens, n, pos0, 0, &timed) != 0) return -1;
+    if (sp->n_pen > 0)
+        CU(cudaMemcpyAsync(g->pen, sp->pen_ids, sizeof(int32_t) * (size_t)sp->n_pen, cudaMemcpyHostToDevice, g->st));
+    CU(cudaMemcpyAsync(g->ud, &sp->u, sizeof(double), cudaMemcpyHostToDevice, g->st));
+    tcu_sample(g->logits, g->m->n_vocab, g->pen, sp->n_pen, sp->penalty, sp->top_k, sp->top_p, sp->min_p, sp->temp,
+               g->ud, g->samp, g->next, g->st);
+    CU(cudaGetLastError());
+    CU(cudaMemcpyAsync(next, g->next, sizeof(int32_t), cudaMemcpyDeviceToHost, g->st));
+    if (finish(g, n, timed) != 0) return -1;
+    if (*next < 0) { tern_set_error("sampler: all logits are NaN"); return -1; }
     return 0;
 }
 

@@ -39,6 +39,22 @@ void tern_cuda_free(tern_cuda *g);
  * Returns 0 or -1 (tern_last_error). */
 int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *logits, int all_logits, int32_t *next);
 
+/* The sampling chain on the device (src/cuda/sample.cu) for temp > 0 and 0 < top_k <= TERN_CUDA_SAMPLE_KMAX
+ * (top_k < n_vocab): the decode step copies back one id. pen_ids: the distinct ids the repeat penalty
+ * touches (tern_sampler_penalty_ids); u: the host sampler's uniform draw for this call. */
+#define TERN_CUDA_SAMPLE_KMAX 1024
+typedef struct {
+    const int32_t *pen_ids;
+    int n_pen;
+    float penalty, top_p, min_p, temp;
+    int top_k;
+    double u;
+} tern_cuda_sampling;
+/* As tern_cuda_eval, then sample the last row on the device into *next (bit-for-bit the choice of
+ * tern_sampler_sample on the same logits and draw, up to CUDA's expf/logf vs the host libm's). */
+int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, const tern_cuda_sampling *sp,
+                          int32_t *next);
+
 /* Bytes the plan counted: weights, KV cache, scratch (for reports). */
 void tern_cuda_plan(const tern_cuda *g, uint64_t *weights, uint64_t *kv, uint64_t *scratch);
 

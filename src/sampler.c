@@ -379,3 +379,26 @@ int32_t tern_sampler_sample(tern_sampler *s, const float *logits, const int32_t 
     }
     return c[last].id;  /* r landed past the rounded total: the last id with weight */
 }
+
+/* ---- for device samplers (sampler.h) ------------------------------------------------------------- */
+
+const tern_sampler_params *tern_sampler_get_params(const tern_sampler *s) { return &s->p; }
+
+double tern_sampler_draw_uniform(tern_sampler *s) { return rng_uniform(s->rng); }
+
+int tern_sampler_penalty_ids(tern_sampler *s, const int32_t *history, int n_hist, int32_t *out) {
+    const tern_sampler_params *p = &s->p;
+    if (!penalty_active(p, history, n_hist)) return 0;
+    const int nv = s->n_vocab;
+    int win = p->repeat_last_n < 0 || p->repeat_last_n > n_hist ? n_hist : p->repeat_last_n;
+    const int32_t *h = history + (n_hist - win);
+    int m = 0;
+    for (int i = 0; i < win; i++) {
+        int32_t t = h[i];
+        if (t < 0 || t >= nv || s->seen[t]) continue;
+        s->seen[t] = 1;
+        out[m++] = t;
+    }
+    for (int i = 0; i < m; i++) s->seen[out[i]] = 0;
+    return m;
+}

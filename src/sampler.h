@@ -6,4 +6,13 @@
 #define TERN_SAMPLER_H
 /* The sampler API is public: it lives in include/tern.h. */
 #include "tern.h"
+
+/* Internal, for a device that runs the chain itself (backend_cuda.c through forward.c): */
+/* The sampler's parameters. */
+const tern_sampler_params *tern_sampler_get_params(const tern_sampler *s);
+/* The next uniform draw in [0, 1) of s's RNG: exactly the draw tern_sampler_sample makes at temp > 0. */
+double tern_sampler_draw_uniform(tern_sampler *s);
+/* The distinct in-range ids the repeat penalty touches for this history (first-occurrence order within
+ * the last repeat_last_n entries) into out (room for n_hist ids); 0 when the penalty is off. */
+int tern_sampler_penalty_ids(tern_sampler *s, const int32_t *history, int n_hist, int32_t *out);
 #endif

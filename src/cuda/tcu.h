@@ -105,6 +105,17 @@ void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n
  * as tern_argmax. */
 void tcu_argmax(const float *x, int n, int32_t *out, cudaStream_t st);
 
+/* The sampling chain of src/sampler.c on the device, for temp > 0 and 0 < k < n, k <= TCU_SAMPLE_KMAX:
+ * repeat penalty on the distinct ids pen_ids[0..n_pen) (v > 0 ? v / penalty : v * penalty), top-k (larger
+ * logit first, lower id on ties, NaN never), top-p and min-p at temperature 1, then temperature and the
+ * draw with the host's uniform u[0] in [0, 1), all in sampler.c's order of float/double operations.
+ * logits (n) f32 are not modified; scratch: n floats. out[0] = the sampled id, or -1 if every logit is
+ * NaN. One CTA (graph-capturable; its time is tens of microseconds at n = 128k). CPU reference:
+ * tern_sampler_sample with top_k = k. */
+#define TCU_SAMPLE_KMAX 1024
+void tcu_sample(const float *logits, int n, const int32_t *pen_ids, int n_pen, float penalty, int k, float top_p,
+                float min_p, float temp, const double *u, float *scratch, int32_t *out, cudaStream_t st);
+
 /* ---- roofline probes (src/cuda/roofline.cu) --------------------------------------------------- */
 
 /* Read every byte of buf (bytes, a multiple of 16) with coalesced 16-byte loads; the xor of all words is
