@@ -20,19 +20,21 @@ extern "C" int tcu_type_supported(int t) {
 
 template <int T>
 __global__ void get_rows_k(const uint8_t *w, size_t stride, int n_in, const int32_t *ids, int n, float *out) {
-    const int t = blockIdx.y;
     const int e0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
-    if (t >= n || e0 >= n_in) return;
-    float v[8];
-    dequant8<T>(w + (size_t)ids[t] * stride, e0, v);
-    float4 *o = (float4 *)(out + (size_t)t * n_in + e0);
-    o[0] = make_float4(v[0], v[1], v[2], v[3]);
-    o[1] = make_float4(v[4], v[5], v[6], v[7]);
+    if (e0 >= n_in) return;
+    for (int t = blockIdx.y; t < n; t += gridDim.y) { /* grid.y <= 65535 < the largest ubatch (65536) */
+        float v[8];
+        dequant8<T>(w + (size_t)ids[t] * stride, e0, v);
+        float4 *o = (float4 *)(out + (size_t)t * n_in + e0);
+        o[0] = make_float4(v[0], v[1], v[2], v[3]);
+        o[1] = make_float4(v[4], v[5], v[6], v[7]);
+    }
 }
 
 extern "C" void tcu_get_rows(int t, const void *w, size_t row_bytes, int64_t n_in, const int32_t *ids, int n,
                              float *out, cudaStream_t st) {
-    dim3 grid((unsigned)((n_in / 8 + 127) / 128), (unsigned)n);
+    if (n <= 0) return;
+    dim3 grid((unsigned)((n_in / 8 + 127) / 128), (unsigned)(n < 65535 ? n : 65535));
     switch (t) {
 #define X(T) \
     case T: get_rows_k<T><<<grid, 128, 0, st>>>((const uint8_t *)w, row_bytes, (int)n_in, ids, n, out); break;

@@ -34,36 +34,42 @@ extern "C" void tcu_rmsnorm(const float *x, const float *g, float eps, int n, in
 
 /* Thread per (token, pair i): one angle, applied to every head. */
 __global__ void rope_k(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq) {
-    const int t = blockIdx.y, i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n || i >= n_rot / 2) return;
-    const double th = (double)pos[t] * (double)freq[i];
-    const float c = (float)cos(th), s = (float)sin(th);
-    for (int h = 0; h < n_heads; h++) {
-        float *v = x + ((size_t)t * n_heads + h) * hd + 2 * i;
-        const float a = v[0], b = v[1];
-        v[0] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
-        v[1] = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_rot / 2) return;
+    for (int t = blockIdx.y; t < n; t += gridDim.y) { /* grid.y <= 65535 < the largest ubatch (65536) */
+        const double th = (double)pos[t] * (double)freq[i];
+        const float c = (float)cos(th), s = (float)sin(th);
+        for (int h = 0; h < n_heads; h++) {
+            float *v = x + ((size_t)t * n_heads + h) * hd + 2 * i;
+            const float a = v[0], b = v[1];
+            v[0] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
+            v[1] = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
+        }
     }
 }
 
 extern "C" void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq,
                          cudaStream_t st) {
-    dim3 grid((unsigned)((n_rot / 2 + 63) / 64), (unsigned)n);
+    if (n <= 0 || n_rot < 2) return;
+    dim3 grid((unsigned)((n_rot / 2 + 63) / 64), (unsigned)(n < 65535 ? n : 65535));
     rope_k<<<grid, 64, 0, st>>>(x, n, n_heads, hd, n_rot, pos, freq);
 }
 
 __global__ void kv_write_k(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row,
                            const int32_t *pos) {
-    const int t = blockIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n || j >= row) return;
-    const size_t dst = (size_t)pos[t] * row + j, src = (size_t)t * row + j;
-    kc[dst] = __half_as_ushort(__float2half_rn(k[src]));
-    vc[dst] = __half_as_ushort(__float2half_rn(v[src]));
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= row) return;
+    for (int t = blockIdx.y; t < n; t += gridDim.y) { /* grid.y <= 65535 < the largest ubatch (65536) */
+        const size_t dst = (size_t)pos[t] * row + j, src = (size_t)t * row + j;
+        kc[dst] = __half_as_ushort(__float2half_rn(k[src]));
+        vc[dst] = __half_as_ushort(__float2half_rn(v[src]));
+    }
 }
 
 extern "C" void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row,
                              const int32_t *pos, cudaStream_t st) {
-    dim3 grid((unsigned)((row + 255) / 256), (unsigned)n);
+    if (n <= 0) return;
+    dim3 grid((unsigned)((row + 255) / 256), (unsigned)(n < 65535 ? n : 65535));
     kv_write_k<<<grid, 256, 0, st>>>(k, v, kc, vc, n, row, pos);
 }
 
