@@ -238,14 +238,15 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
                           int *n_hist, int *cap_hist, int n_predict, int show_special, int ignore_eos,
                           char **acc, int plain_greedy) {
     gen_stats st = {0, 0.0};
-    /* plain greedy (temp <= 0, no repeat penalty): the argmax comes from tern_eval_greedy, so a GPU decode
-     * step copies back one id instead of the logits; the first id is the prefill logits' argmax */
+    /* the first id is sampled from the prefill logits; later ids come with each decode step: from
+     * tern_eval_greedy for plain greedy (temp <= 0, no repeat penalty), else from tern_eval_sample, so a
+     * GPU decode step copies back one id instead of the logits */
     int32_t next = -1;
     tern_utf8_stream us = {{0}, 0};
     size_t acc_len = acc && *acc ? strlen(*acc) : 0;
     double t0 = tern_time_s();
     for (int i = 0; i < n_predict; i++) {
-        int32_t id = plain_greedy && i > 0 ? next : tern_sampler_sample(smp, logits, *hist, *n_hist);
+        int32_t id = i > 0 ? next : tern_sampler_sample(smp, logits, *hist, *n_hist);
         if (id < 0) cli_die("sampling failed: %s", tern_last_error());
         if (*n_hist == *cap_hist) {
             *hist = realloc(*hist, sizeof(int32_t) * (size_t)(*cap_hist *= 2));
@@ -256,7 +257,8 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
         emit(m, &us, id, show_special, acc, &acc_len);
         st.n_gen++;
         if (i + 1 == n_predict) break;
-        if (plain_greedy ? tern_eval_greedy(ctx, &id, 1, &next) : tern_eval(ctx, &id, 1, logits, 0))
+        /* sampling: the next id comes from tern_eval_sample (on the GPU the chain runs on the device) */
+        if (plain_greedy ? tern_eval_greedy(ctx, &id, 1, &next) : tern_eval_sample(ctx, &id, 1, smp, *hist, *n_hist, &next))
             cli_die("%s", tern_last_error());
     }
     st.t_decode = tern_time_s() - t0;

@@ -90,6 +90,14 @@ int tern_eval(tern_context *c, const int32_t *tokens, int n, float *logits, int 
  * decode step (n == 1) replays a captured CUDA graph. Returns 0 or -1 as tern_eval. */
 int tern_eval_greedy(tern_context *c, const int32_t *tokens, int n, int32_t *next);
 
+typedef struct tern_sampler tern_sampler;
+/* As tern_eval, then draw the next id after the last token with s: the same chain, RNG stream and
+ * choice as tern_sampler_sample(s, logits of the last token, history, n_hist). On CUDA with temp > 0 and
+ * 0 < top_k <= 1024 (top_k < n_vocab) the whole chain runs on the device and one id is copied back
+ * (src/cuda/sample.cu); otherwise the logits come back and the host samples. Returns 0 or -1. */
+int tern_eval_sample(tern_context *c, const int32_t *tokens, int n, tern_sampler *s, const int32_t *history,
+                     int n_hist, int32_t *next);
+
 /* ---- sampling -------------------------------------------------------------------------------
  * Token sampling from logits (src/sampler.c): greedy, temperature, top-k, top-p, min-p, repeat
  * penalty, with a seeded RNG so the same seed gives the same tokens on every machine. Order of the
@@ -108,7 +116,6 @@ typedef struct {
 /* Defaults: temp 0.8, top_k 40, top_p 0.95, min_p 0.05, repeat_penalty 1.0, repeat_last_n 64, seed 0. */
 tern_sampler_params tern_sampler_default_params(void);
 
-typedef struct tern_sampler tern_sampler;
 /* NULL (with tern_last_error) if a parameter is out of range: n_vocab <= 0, temp not finite,
  * top_p <= 0 or NaN, min_p NaN or > 1, repeat_penalty <= 0 or not finite, repeat_last_n < -1.
  * Allocates about 17 bytes per vocab entry once (candidate, weight, penalty and mark arrays). */

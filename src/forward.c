@@ -13,6 +13,7 @@
 
 #include "backend_cuda.h"
 #include "model.h"
+#include "sampler.h"
 #include "tern.h"
 #include "util.h"
 
@@ -249,4 +250,51 @@ int tern_eval(tern_context *c, const int32_t *tokens, int n, float *logits, int 
 
 int tern_eval_greedy(tern_context *c, const int32_t *tokens, int n, int32_t *next) {
     return eval(c, tokens, n, NULL, 0, next);
+}
+
+int tern_eval_sample(tern_context *c, const int32_t *tokens, int n, tern_sampler *s, const int32_t *history,
+                     int n_hist, int32_t *next) {
+    if (!s || !next) { tern_set_error("tern_eval_sample: NULL sampler or output"); return -1; }
+    const tern_sampler_params *p = tern_sampler_get_params(s);
+    const int nv = c->m->n_vocab;
+    if (!(c->cu && p->temp > 0.0f && p->top_k > 0 && p->top_k < nv && p->top_k <= TERN_CUDA_SAMPLE_KMAX)) {
+        if (!c->greedy_logits) c->greedy_logits = tern_xmalloc(sizeof(float) * (size_t)nv);
+        if (eval(c, tokens, n, c->greedy_logits, 0, NULL) != 0) return -1;
+        const int32_t id = tern_sampler_sample(s, c->greedy_logits, history, n_hist);
+        if (id < 0) return -1;
+        *next = id;
+        return 0;
+    }
+    if (n <= 0) { tern_set_error("tern_eval: no tokens"); return -1; }
+    /* every chunk but the last through eval; the last one samples on the device */
+    const int rest = (n - 1) % c->chunk + 1, head = n - rest;
+    if (head > 0 && eval(c, tokens, head, NULL, 0, NULL) != 0) return -1;
+    if (rest > c->n_ctx - c->n_past) {
+        tern_set_error("context full: %d tokens in the cache + %d new exceed the context of %d", c->n_past, rest, c->n_ctx);
+        return -1;
+    }
+    for (int i = head; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= nv) {
+            tern_set_error("token id %d is out of range [0, %d)", tokens[i], nv);
+            return -1;
+        }
+    int32_t *pen = tern_xmalloc(sizeof(int32_t) * (size_t)(n_hist > 0 ? n_hist : 1));
+    tern_cuda_sampling sp;
+    sp.pen_ids = pen;
+    sp.n_pen = tern_sampler_penalty_ids(s, history, n_hist, pen);
+    sp.penalty = p->repeat_penalty;
+    sp.top_p = p->top_p;
+    sp.min_p = p->min_p;
+    sp.temp = p->temp;
+    sp.top_k = p->top_k;
+    sp.u = tern_sampler_draw_uniform(s);
+    const double t0 = tern_time_s();
+    const int rc = tern_cuda_eval_sample(c->cu, tokens + head, rest, c->n_past, &sp, next);
+    free(pen);
+    if (rc != 0) return -1;
+    c->n_past += rest;
+    const double dt = tern_time_s() - t0;
+    if (rest > 1) { c->perf.t_prefill_s += dt; c->perf.n_prefill_tokens += rest; }
+    else { c->perf.t_decode_s += dt; c->perf.n_decode_tokens += 1; }
+    return 0;
 }

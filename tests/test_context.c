@@ -4,7 +4,8 @@
  *   with a one-line message when the build or the machine has no GPU (skipped where a GPU is present);
  * - ubatch: a prompt evaluated in chunks of 7 gives bit-identical logits to one chunk (every token's
  *   row is computed with one fixed order whatever the chunking, see backend_cpu.h);
- * - tern_eval_greedy returns the argmax of tern_eval's logits, step by step, for 24 decode steps. */
+ * - tern_eval_greedy returns the argmax of tern_eval's logits, step by step, for 24 decode steps;
+ * - tern_eval_sample draws what tern_sampler_sample draws from tern_eval's logits (same seed, penalty on). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,36 @@ int main(void) {
     CHECK(same, "greedy step differs: %d vs %d", next, want);
     int32_t bad = V;
     CHECK(tern_eval_greedy(g, &bad, 1, &next) == -1, "out-of-range token accepted");
+
+    /* tern_eval_sample == tern_sampler_sample on tern_eval's logits, same seed, penalty on */
+    {
+        tern_sampler_params sp = tern_sampler_default_params();
+        sp.seed = 42;
+        sp.repeat_penalty = 1.3f;
+        tern_sampler *s1 = tern_sampler_new(&sp, V), *s2 = tern_sampler_new(&sp, V);
+        tern_context *e1 = cpu_ctx(m, 0), *e2 = cpu_ctx(m, 0);
+        int32_t hist[128];
+        int nh = n;
+        memcpy(hist, ids, sizeof(int32_t) * (size_t)n);
+        CHECK(tern_eval(e1, ids, n, a, 0) == 0, "eval");
+        int32_t want_id = tern_sampler_sample(s1, a, hist, nh), got_id = -1;
+        CHECK(tern_eval_sample(e2, ids, n, s2, hist, nh, &got_id) == 0 && got_id == want_id, "prefill sample %d vs %d",
+              got_id, want_id);
+        int same_s = 1;
+        for (int i = 0; i < 24 && same_s && nh < 128; i++) {
+            const int32_t tok = want_id;
+            hist[nh++] = tok;
+            CHECK(tern_eval(e1, &tok, 1, a, 0) == 0, "decode");
+            want_id = tern_sampler_sample(s1, a, hist, nh);
+            same_s = tern_eval_sample(e2, &tok, 1, s2, hist, nh, &got_id) == 0 && got_id == want_id;
+        }
+        CHECK(same_s, "sampled step differs: %d vs %d", got_id, want_id);
+        CHECK(tern_eval_sample(e2, &bad, 1, s2, hist, nh, &got_id) == -1, "out-of-range token accepted by sample");
+        tern_context_free(e1);
+        tern_context_free(e2);
+        tern_sampler_free(s1);
+        tern_sampler_free(s2);
+    }
     tern_context_free(g);
     tern_context_free(c1);
     tern_context_free(c7);
