@@ -126,7 +126,7 @@ template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q6_K>(const uint8_t 
 
 #define GEMV_WARPS 4
 #define GEMV_T (GEMV_WARPS * 32)
-#define GEMV_SMEM_MAX (48u << 10) /* variant 3's staging buffer without opting in to more */
+#define GEMV_SMEM_MAX (48u << 10) /* variant 3's staging buffer + its static part[] without opting in to more */
 
 /* Variant 2 (default): the CTA's 4 warps split each row's columns (split-K inside the CTA): thread t of
  * the CTA takes the 8 elements e0 = 8t + 1024k; partial sums go warp-reduced into shared memory and are
@@ -333,7 +333,8 @@ static void gemv_rule(int64_t n_out, int *R, int *U) {
 
 #define GEMV_CASE(RR, UU)                                                                                    \
     if (R == RR && U == UU) {                                                                                \
-        if (variant == 3 && (size_t)RR * stride <= GEMV_SMEM_MAX && stride % 16 == 0 &&                     \
+        if (variant == 3 && (size_t)RR * stride + sizeof(float) * GEMV_WARPS * RR <= GEMV_SMEM_MAX &&       \
+            stride % 16 == 0 &&                                                                              \
             ((uintptr_t)wb & 15) == 0) {                                                                     \
             const int64_t g3n = (n_out + RR - 1) / RR, g3c = (int64_t)gemv_sms() * 8;                       \
             const unsigned g3 = (unsigned)(g3n < g3c ? g3n : g3c);                                           \
