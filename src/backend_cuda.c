@@ -98,6 +98,7 @@ int tern_cuda_available(void) {
     }
     struct cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) snprintf(g_name, sizeof g_name, "%s", p.name);
+    else (void)cudaGetLastError();
     g_avail = 1;
     return 1;
 }
@@ -109,6 +110,7 @@ const char *tern_cuda_device_name(void) { return tern_cuda_available() ? g_name 
         cudaError_t e_ = (call);                                                                     \
         if (e_ != cudaSuccess) {                                                                     \
             tern_set_error("CUDA error %s at %s:%d (%s)", cudaGetErrorName(e_), __FILE__, __LINE__, #call); \
+            (void)cudaGetLastError(); /* not left for the next call's cudaGetLastError to report */  \
             return -1;                                                                               \
         }                                                                                            \
     } while (0)
@@ -296,7 +298,8 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         g->samp = dalloc(sizeof(float) * (size_t)V, &fail);
     }
     if (fail) {
-        tern_set_error("CUDA setup failed: %s", err[0] ? err : cudaGetErrorString(cudaGetLastError()));
+        const cudaError_t e_last = cudaGetLastError(); /* read (and cleared) whichever message is used */
+        tern_set_error("CUDA setup failed: %s", err[0] ? err : cudaGetErrorString(e_last));
         tern_cuda_free(g);
         return NULL;
     }
