@@ -412,14 +412,16 @@ static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_log
     if (*timed) CU(cudaEventRecord(g->ev0, g->st));
     if (n == 1 && g->use_graph) {
         if (!g->graph_ok) {
-            cudaGraph_t graph;
+            cudaGraph_t graph = NULL;
             CU(cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
             int rc = forward(g, 1, 0);
             cudaError_t e = cudaStreamEndCapture(g->st, &graph);
+            if (rc != 0 && graph) cudaGraphDestroy(graph); /* not leaked on a failed capture */
             if (rc != 0) return -1;
             CU(e);
-            CU(cudaGraphInstantiate(&g->graph, graph, 0));
+            e = cudaGraphInstantiate(&g->graph, graph, 0);
             cudaGraphDestroy(graph);
+            CU(e);
             g->graph_ok = 1;
         }
         CU(cudaGraphLaunch(g->graph, g->st));
