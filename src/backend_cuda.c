@@ -206,7 +206,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
             wb += dweight_bytes(w);
             if ((uint64_t)w->n_in * w->n_out > max_mat) max_mat = (uint64_t)w->n_in * w->n_out;
         }
-        wb += sizeof(float) * (2 * (uint64_t)E + (m->layers[il].bq ? Hq : 0) + (m->layers[il].bk ? 2 * Hkv : 0) +
+        wb += sizeof(float) * (2 * (uint64_t)E + (m->layers[il].bq ? Hq : 0) + (m->layers[il].bk ? Hkv : 0) + (m->layers[il].bv ? Hkv : 0) +
                                (m->layers[il].bo ? E : 0));
     }
     wb += sizeof(float) * ((uint64_t)E + m->n_rot / 2 + 1);
