@@ -45,7 +45,7 @@ void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t n_in, int64
 /* ---- GEMV, decode (src/cuda/gemv.cu) ---------------------------------------------------------- */
 
 /* y (n_out) f32 = W · x, x (n_in) f32, f32 accumulation. n_in must be a multiple of the block size.
- * Every y[r] is computed by one warp in a fixed order (no atomics): the same inputs give the same bits.
+ * Every y[r] is computed by one CTA in a fixed order (no atomics): the same inputs give the same bits.
  * CPU reference: dequantize row (tern_dequantize_row) and dot in double. */
 void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, float *y,
               cudaStream_t st);
