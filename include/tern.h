@@ -90,6 +90,12 @@ int tern_eval(tern_context *c, const int32_t *tokens, int n, float *logits, int 
  * decode step (n == 1) replays a captured CUDA graph. Returns 0 or -1 as tern_eval. */
 int tern_eval_greedy(tern_context *c, const int32_t *tokens, int n, int32_t *next);
 
+/* As tern_eval with every row's logits, returning only each row's argmax in ids (n), lowest id on ties:
+ * ids[i] is the greedy choice after tokens[0..i]. On CUDA the argmaxes run on the device; chunks of up to
+ * 16 tokens use the decode kernels, so every row has the bits of a one-token decode step (the exact
+ * verify of speculative decoding); on the CPU every chunk size has that property. Returns 0 or -1. */
+int tern_eval_argmax(tern_context *c, const int32_t *tokens, int n, int32_t *ids);
+
 typedef struct tern_sampler tern_sampler;
 /* As tern_eval, then draw the next id after the last token with s: the same chain, RNG stream and
  * choice as tern_sampler_sample(s, logits of the last token, history, n_hist). On CUDA with temp > 0 and

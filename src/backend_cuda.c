@@ -28,6 +28,11 @@ int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *
 void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) {
     (void)g; *w = *kv = *s = 0;
 }
+int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, int32_t *ids) {
+    (void)g; (void)tokens; (void)n; (void)pos0; (void)ids;
+    tern_set_error("this tern was built without CUDA");
+    return -1;
+}
 int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, const tern_cuda_sampling *sp,
                           int32_t *next) {
     (void)g; (void)tokens; (void)n; (void)pos0; (void)sp; (void)next;
@@ -68,7 +73,7 @@ struct tern_cuda {
     /* scratch for ubatch tokens */
     float *x, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
-    int32_t *tok, *pos, *next;
+    int32_t *tok, *pos, *next, *ids; /* ids: per-row argmax (ubatch) */
     /* device sampler (tcu_sample): penalty ids (pen_cap), the uniform draw, an n_vocab scratch */
     int32_t *pen;
     int pen_cap;
@@ -215,7 +220,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
     if (F > maxin) maxin = F;
     const size_t ws_bytes = 32u << 20;
     uint64_t sb = sizeof(float) * (uint64_t)B * (3ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) +
-                  sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat) + sizeof(int32_t) * (2ull * B + 1 + 4096) +
+                  sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
                   sizeof(double) + sizeof(float) * (uint64_t)V + ws_bytes;
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
@@ -292,6 +297,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         g->tok = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->pos = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->next = dalloc(sizeof(int32_t), &fail);
+        g->ids = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->pen_cap = 4096;
         g->pen = dalloc(sizeof(int32_t) * (size_t)g->pen_cap, &fail);
         g->ud = dalloc(sizeof(double), &fail);
@@ -324,7 +330,7 @@ void tern_cuda_free(tern_cuda *g) {
             cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
         }
     void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
-                    g->logits, g->x16, g->dq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp};
+                    g->logits, g->x16, g->dq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->blas) tcu_blas_free(g->blas);
     if (g->st) cudaStreamDestroy(g->st);
@@ -339,10 +345,10 @@ void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) 
     *s = g->b_scratch;
 }
 
-/* y (n, n_out) = x · Wᵀ: GEMV for one token (x32), cuBLASLt on f16 tiles otherwise (x16). */
+/* y (n, n_out) = x · Wᵀ: GEMV for up to TCU_MULTI_MAX tokens (x32), cuBLASLt on f16 tiles beyond (x16). */
 static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const uint16_t *x16, float *y) {
-    if (n == 1) {
-        tcu_gemv(w->type, w->d, w->stride, w->n_in, w->n_out, x32, y, g->st);
+    if (n <= TCU_MULTI_MAX) { /* GEMV and its bit-identical multi-column twin: the exact (decode) path */
+        tcu_gemv_multi(w->type, w->d, w->stride, w->n_in, w->n_out, x32, n, y, g->st);
         return 0;
     }
     tcu_dequant_f16(w->type, w->d, w->stride, w->n_in, w->n_out, g->dq, g->st);
@@ -358,7 +364,7 @@ static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const
 static int forward(tern_cuda *g, int n, int all_logits) {
     const tern_model *m = g->m;
     const int E = m->n_embd, hd = m->head_dim, Hq = m->n_head * hd, Hkv = m->n_head_kv * hd, F = m->n_ff;
-    const int one = n == 1;
+    const int one = n <= TCU_MULTI_MAX; /* the GEMV path: every token's bits as in its own decode step */
     cudaStream_t st = g->st;
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
     for (int il = 0; il < m->n_layer; il++) {
@@ -388,8 +394,8 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     }
     const int V = m->n_vocab;
     if (all_logits && n > 1) {
-        tcu_rmsnorm(g->x, g->output_norm, m->rms_eps, n, E, NULL, g->x16, st);
-        if (matmul(g, g->output, n, NULL, g->x16, g->logits)) return -1;
+        tcu_rmsnorm(g->x, g->output_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, st);
+        if (matmul(g, g->output, n, g->xn, g->x16, g->logits)) return -1;
         tcu_argmax(g->logits + (size_t)(n - 1) * V, V, g->next, st);
     } else {
         tcu_rmsnorm(g->x + (size_t)(n - 1) * E, g->output_norm, m->rms_eps, 1, E, g->xn, NULL, st);
@@ -454,6 +460,16 @@ int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *
         CU(cudaMemcpyAsync(logits, g->logits, sizeof(float) * V * rows, cudaMemcpyDeviceToHost, g->st));
     }
     if (next) CU(cudaMemcpyAsync(next, g->next, sizeof(int32_t), cudaMemcpyDeviceToHost, g->st));
+    return finish(g, n, timed);
+}
+
+int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, int32_t *ids) {
+    int timed = 0;
+    if (run(g, tokens, n, pos0, 1, &timed) != 0) return -1;
+    const size_t V = (size_t)g->m->n_vocab;
+    for (int r = 0; r < n; r++) tcu_argmax(g->logits + (size_t)r * V, (int)V, g->ids + r, g->st);
+    CU(cudaGetLastError());
+    CU(cudaMemcpyAsync(ids, g->ids, sizeof(int32_t) * (size_t)n, cudaMemcpyDeviceToHost, g->st));
     return finish(g, n, timed);
 }
 

@@ -55,6 +55,10 @@ typedef struct {
 int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, const tern_cuda_sampling *sp,
                           int32_t *next);
 
+/* As tern_cuda_eval with every row's logits computed, returning only each row's argmax: ids (n), lowest
+ * id on ties. For n <= 16 every row is bit-identical to a one-token decode step at its position. */
+int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, int32_t *ids);
+
 /* Bytes the plan counted: weights, KV cache, scratch (for reports). */
 void tern_cuda_plan(const tern_cuda *g, uint64_t *weights, uint64_t *kv, uint64_t *scratch);
 

@@ -298,3 +298,37 @@ int tern_eval_sample(tern_context *c, const int32_t *tokens, int n, tern_sampler
     else { c->perf.t_decode_s += dt; c->perf.n_decode_tokens += 1; }
     return 0;
 }
+
+int tern_eval_argmax(tern_context *c, const int32_t *tokens, int n, int32_t *ids) {
+    if (!ids) { tern_set_error("tern_eval_argmax: NULL output"); return -1; }
+    const int nv = c->m->n_vocab;
+    if (!c->cu) {
+        float *lg = malloc(sizeof(float) * (size_t)nv * (size_t)(n > 0 ? n : 1));
+        if (!lg) { tern_set_error("out of memory"); return -1; }
+        const int rc = eval(c, tokens, n, lg, 1, NULL);
+        if (rc == 0)
+            for (int i = 0; i < n; i++) ids[i] = tern_argmax(lg + (size_t)i * nv, nv);
+        free(lg);
+        return rc;
+    }
+    if (n <= 0) { tern_set_error("tern_eval: no tokens"); return -1; }
+    if (n > c->n_ctx - c->n_past) {
+        tern_set_error("context full: %d tokens in the cache + %d new exceed the context of %d", c->n_past, n, c->n_ctx);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= nv) {
+            tern_set_error("token id %d is out of range [0, %d)", tokens[i], nv);
+            return -1;
+        }
+    const double t0 = tern_time_s();
+    for (int i = 0; i < n; i += c->chunk) {
+        const int nb = n - i < c->chunk ? n - i : c->chunk;
+        if (tern_cuda_eval_argmax(c->cu, tokens + i, nb, c->n_past, ids + i) != 0) return -1;
+        c->n_past += nb;
+    }
+    const double dt = tern_time_s() - t0;
+    if (n > 1) { c->perf.t_prefill_s += dt; c->perf.n_prefill_tokens += n; }
+    else { c->perf.t_decode_s += dt; c->perf.n_decode_tokens += 1; }
+    return 0;
+}

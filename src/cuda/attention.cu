@@ -23,7 +23,7 @@
  *         by the online softmax. The warps' partials are combined in shared memory in a fixed order
  *         (M = max m_w, L = sum_w l_w e^(m_w - M), out = sum_w acc_w e^(m_w - M) / L, warp w + 8 folded
  *         into w, then w = 0..7 summed in order), so the same inputs give the same bits.
- *         Prefill (n > 1): 8 warps; decode (n == 1): 16 warps (more loads in flight: decode is
+ *         Prefill (n > 16): 8 warps; decode and short chunks (n <= 16, TCU_MULTI_MAX): 16 warps (more loads in flight: decode is
  *         latency-bound with only n_head_kv CTAs). CTAs are issued longest-first (token n-1 first) to
  *         shorten the tail. Unmeasured so far (written without a GPU at hand).
  *
@@ -311,7 +311,10 @@ extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t
     }
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
     const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk));
-    const dim3 block(32 * (n == 1 ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS));
+    /* up to TCU_MULTI_MAX tokens take the decode configuration: a token's keys are split over the same
+     * warps and combined in the same order as in a one-token call, so a speculative verify of k tokens
+     * gives each token the bits of its own decode step */
+    const dim3 block(32 * (n <= TCU_MULTI_MAX ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS));
     switch (hd / 32) {
         ATT_CASE_QH(1)
         ATT_CASE_QH(2)

@@ -29,99 +29,118 @@ static __device__ __forceinline__ float magic_byte(uint32_t v, int k) {
     return __uint_as_float(__byte_perm(v, MAGIC, 0x7540u | (unsigned)k));
 }
 
-template <int T> static __device__ __forceinline__ float dot8(const uint8_t *row, int e0, const float *x) {
-    float w[8], s = 0.0f;
-    dequant8<T>(row, e0, w);
-#pragma unroll
-    for (int i = 0; i < 8; i++) s = fmaf(w[i], x[i], s);
-    return s;
+/* Each dot8 is split into load8 (the weights as exact small floats plus up to two block constants) and
+ * apply8 (the dot with x), so the multi-column GEMV (tcu_gemv_multi) decodes a weight piece once and
+ * applies it to every column with exactly the float operations of the single-column kernel: its result
+ * per column is bit-identical (explicit fmaf / _rn intrinsics, nothing left for nvcc to contract). */
+typedef struct {
+    float w[8]; /* exact: small integers, or the dequantized value for the generic kind */
+    float a, b; /* kind 1: result = a * s; kind 2: result = fma(a, s, b * Σx); kind 0: unused */
+} wpiece;
+
+static __device__ __forceinline__ constexpr int wkind(int t) {
+    return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q8_0 || t == TERN_TYPE_Q6_K ? 1
+           : t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q4_K                      ? 2
+                                                                             : 0;
 }
 
-/* Q4_0: d * Σ (q_i - 8) x_i. */
-template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q4_0>(const uint8_t *row, int e0, const float *x) {
+template <int T> static __device__ __forceinline__ void load8(const uint8_t *row, int e0, wpiece *k) {
+    dequant8<T>(row, e0, k->w);
+    k->a = k->b = 0.0f;
+}
+
+/* Q4_0: w = q - 8, a = d. */
+template <> __device__ __forceinline__ void load8<TERN_TYPE_Q4_0>(const uint8_t *row, int e0, wpiece *k) {
     const uint8_t *b = row + (size_t)(e0 >> 5) * 18;
     const int j = e0 & 31, sh = j >= 16 ? 4 : 0;
     uint32_t lo, hi;
     dq_ld8(b + 2 + (j & 15), &lo, &hi);
-    const float d = dq_h2f(dq_ld16(b));
+    k->a = dq_h2f(dq_ld16(b));
+    k->b = 0.0f;
     lo = (lo >> sh) & 0x0F0F0F0Fu;
     hi = (hi >> sh) & 0x0F0F0F0Fu;
-    float s = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(lo, i) - 8388616.0f, x[i], s);
-#pragma unroll
-    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(hi, i) - 8388616.0f, x[4 + i], s);
-    return d * s;
+    for (int i = 0; i < 4; i++) { k->w[i] = magic_byte(lo, i) - 8388616.0f; k->w[4 + i] = magic_byte(hi, i) - 8388616.0f; }
 }
 
-/* Q4_1: d * Σ q_i x_i + m * Σ x_i. */
-template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q4_1>(const uint8_t *row, int e0, const float *x) {
+/* Q4_1: w = q, a = d, b = m. */
+template <> __device__ __forceinline__ void load8<TERN_TYPE_Q4_1>(const uint8_t *row, int e0, wpiece *k) {
     const uint8_t *b = row + (size_t)(e0 >> 5) * 20;
     const int j = e0 & 31, sh = j >= 16 ? 4 : 0;
     uint32_t lo, hi;
     dq_ld8(b + 4 + (j & 15), &lo, &hi);
-    const float d = dq_h2f(dq_ld16(b)), m = dq_h2f(dq_ld16(b + 2));
+    k->a = dq_h2f(dq_ld16(b));
+    k->b = dq_h2f(dq_ld16(b + 2));
     lo = (lo >> sh) & 0x0F0F0F0Fu;
     hi = (hi >> sh) & 0x0F0F0F0Fu;
-    float s = 0.0f, sx = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 4; i++) { s = fmaf(magic_byte(lo, i) - 8388608.0f, x[i], s); sx += x[i]; }
-#pragma unroll
-    for (int i = 0; i < 4; i++) { s = fmaf(magic_byte(hi, i) - 8388608.0f, x[4 + i], s); sx += x[4 + i]; }
-    return fmaf(d, s, m * sx);
+    for (int i = 0; i < 4; i++) { k->w[i] = magic_byte(lo, i) - 8388608.0f; k->w[4 + i] = magic_byte(hi, i) - 8388608.0f; }
 }
 
-/* Q8_0: d * Σ q_i x_i, q signed: (q ^ 0x80) is q + 128 as an unsigned byte. */
-template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q8_0>(const uint8_t *row, int e0, const float *x) {
+/* Q8_0: w = q (signed: (q ^ 0x80) is q + 128 as an unsigned byte), a = d. */
+template <> __device__ __forceinline__ void load8<TERN_TYPE_Q8_0>(const uint8_t *row, int e0, wpiece *k) {
     const uint8_t *b = row + (size_t)(e0 >> 5) * 34;
     uint32_t lo, hi;
     dq_ld8(b + 2 + (e0 & 31), &lo, &hi);
-    const float d = dq_h2f(dq_ld16(b));
+    k->a = dq_h2f(dq_ld16(b));
+    k->b = 0.0f;
     lo ^= 0x80808080u;
     hi ^= 0x80808080u;
-    float s = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(lo, i) - 8388736.0f, x[i], s);
-#pragma unroll
-    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(hi, i) - 8388736.0f, x[4 + i], s);
-    return d * s;
+    for (int i = 0; i < 4; i++) { k->w[i] = magic_byte(lo, i) - 8388736.0f; k->w[4 + i] = magic_byte(hi, i) - 8388736.0f; }
 }
 
-/* Q4_K: (d*sc) * Σ q_i x_i - (dmin*mn) * Σ x_i over the 8 elements (one sub-block, one nibble). */
-template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q4_K>(const uint8_t *row, int e0, const float *x) {
+/* Q4_K: w = q, a = d*sc, b = -(dmin*mn) (one sub-block, one nibble). */
+template <> __device__ __forceinline__ void load8<TERN_TYPE_Q4_K>(const uint8_t *row, int e0, wpiece *k) {
     const uint8_t *b = row + (size_t)(e0 >> 8) * 144;
     const int e = e0 & 255, sub = e >> 5;
     const uint2 q8 = *(const uint2 *)(b + 16 + (e >> 6) * 32 + (e & 31));
     const float d = dq_h2f(dq_ld16(b)), dmin = dq_h2f(dq_ld16(b + 2));
     int sc, mn;
     dq_k4_scale_min(b + 4, sub, &sc, &mn);
+    k->a = __fmul_rn(d, (float)sc);
+    k->b = -__fmul_rn(dmin, (float)mn);
     const int sh = 4 * ((e & 63) >> 5);
     const uint32_t lo = (q8.x >> sh) & 0x0F0F0F0Fu, hi = (q8.y >> sh) & 0x0F0F0F0Fu;
-    float s = 0.0f, sx = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 4; i++) { s = fmaf(magic_byte(lo, i) - 8388608.0f, x[i], s); sx += x[i]; }
-#pragma unroll
-    for (int i = 0; i < 4; i++) { s = fmaf(magic_byte(hi, i) - 8388608.0f, x[4 + i], s); sx += x[4 + i]; }
-    return fmaf(d * (float)sc, s, -(dmin * (float)mn) * sx);
+    for (int i = 0; i < 4; i++) { k->w[i] = magic_byte(lo, i) - 8388608.0f; k->w[4 + i] = magic_byte(hi, i) - 8388608.0f; }
 }
 
-/* Q6_K: (d*sc) * Σ (q_i - 32) x_i, q = low nibble | 2 high bits << 4 (one 16-element scale group). */
-template <> __device__ __forceinline__ float dot8<TERN_TYPE_Q6_K>(const uint8_t *row, int e0, const float *x) {
+/* Q6_K: w = q - 32 (low nibble | 2 high bits << 4), a = d*sc (one 16-element scale group). */
+template <> __device__ __forceinline__ void load8<TERN_TYPE_Q6_K>(const uint8_t *row, int e0, wpiece *k) {
     const uint8_t *b = row + (size_t)(e0 >> 8) * 210;
     const int e = e0 & 255, h = e >> 7, r = e & 127;
     uint32_t l0, l1, h0, h1;
     dq_ld8(b + h * 64 + (r & 63), &l0, &l1);
     dq_ld8(b + 128 + h * 32 + (r & 31), &h0, &h1);
-    const float dl = dq_h2f(dq_ld16(b + 208)) * (float)(int8_t)b[192 + (e >> 4)];
+    k->a = __fmul_rn(dq_h2f(dq_ld16(b + 208)), (float)(int8_t)b[192 + (e >> 4)]);
+    k->b = 0.0f;
     const int sl = 4 * (r >> 6), shh = 2 * (r >> 5);
     const uint32_t q0 = ((l0 >> sl) & 0x0F0F0F0Fu) | (((h0 >> shh) & 0x03030303u) << 4);
     const uint32_t q1 = ((l1 >> sl) & 0x0F0F0F0Fu) | (((h1 >> shh) & 0x03030303u) << 4);
+#pragma unroll
+    for (int i = 0; i < 4; i++) { k->w[i] = magic_byte(q0, i) - 8388640.0f; k->w[4 + i] = magic_byte(q1, i) - 8388640.0f; }
+}
+
+template <int T> static __device__ __forceinline__ float apply8(const wpiece *k, const float *x) {
     float s = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(q0, i) - 8388640.0f, x[i], s);
+    for (int i = 0; i < 8; i++) s = fmaf(k->w[i], x[i], s);
+    if (wkind(T) == 1) return __fmul_rn(k->a, s);
+    if (wkind(T) == 2) {
+        float sx = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 4; i++) s = fmaf(magic_byte(q1, i) - 8388640.0f, x[4 + i], s);
-    return dl * s;
+        for (int i = 0; i < 8; i++) sx = __fadd_rn(sx, x[i]);
+        return fmaf(k->a, s, __fmul_rn(k->b, sx));
+    }
+    return s;
+}
+
+/* dot8<T>(row, e0, x) = Σ_{i<8} W[e0+i]·x[i] for the thread's 8 elements. */
+template <int T> static __device__ __forceinline__ float dot8(const uint8_t *row, int e0, const float *x) {
+    wpiece k;
+    load8<T>(row, e0, &k);
+    return apply8<T>(&k, x);
 }
 
 #define GEMV_WARPS 4
@@ -168,13 +187,13 @@ gemv_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const 
 #pragma unroll
         for (int u = 0; u < U; u++)
 #pragma unroll
-            for (int r = 0; r < R; r++) acc[r] += pr[u][r];
+            for (int r = 0; r < R; r++) acc[r] = __fadd_rn(acc[r], pr[u][r]);
     }
     for (; e0 < n_in; e0 += step) {
         const float4 xa = __ldg((const float4 *)(x + e0)), xb = __ldg((const float4 *)(x + e0 + 4));
         const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
 #pragma unroll
-        for (int r = 0; r < R; r++) acc[r] += dot8<T>(rows[r], e0, xv);
+        for (int r = 0; r < R; r++) acc[r] = __fadd_rn(acc[r], dot8<T>(rows[r], e0, xv));
     }
 #pragma unroll
     for (int r = 0; r < R; r++) {
@@ -228,7 +247,7 @@ gemv_smem_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, c
         const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
 #pragma unroll
         for (int r = 0; r < R; r++)
-            if (r < nrow) acc[r] += dot8<T>(smb + (size_t)r * stride, e0, xv);
+            if (r < nrow) acc[r] = __fadd_rn(acc[r], dot8<T>(smb + (size_t)r * stride, e0, xv));
     }
 #pragma unroll
     for (int r = 0; r < R; r++) {
@@ -376,6 +395,84 @@ extern "C" void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, i
                          cudaStream_t st) {
     switch (t) {
 #define X(T) case T: gemv_launch<T>(w, row_bytes, n_in, n_out, x, y, st); break;
+        TCU_FOR_TYPES(X)
+#undef X
+    default: break;
+    }
+}
+/* The multi-column twin (tcu_gemv_multi): m <= M columns of x against one stream of W. A CTA owns one
+ * row at a time; each thread decodes its 8-weight piece once (load8) and applies it to every column
+ * (apply8); per column the partials are added in the single-column kernel's order (steps in element
+ * order, the same xor-shuffle tree, warps 0..3 in order), so y[c] is bit-identical to tcu_gemv on x_c:
+ * the exact verify path of speculative decoding rests on it (tests/gpu/gpu_ops.c checks memcmp). */
+template <int T, int M>
+__global__ void __launch_bounds__(GEMV_T)
+gemv_multi_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const float *__restrict__ x, int m,
+             float *__restrict__ y) {
+    __shared__ float part[GEMV_WARPS][M];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int r0 = blockIdx.x; r0 < n_out; r0 += gridDim.x) {
+        const uint8_t *row = w + (size_t)r0 * stride;
+        float acc[M];
+#pragma unroll
+        for (int c = 0; c < M; c++) acc[c] = 0.0f;
+        for (int e0 = threadIdx.x * 8; e0 < n_in; e0 += GEMV_T * 8) {
+            wpiece k;
+            load8<T>(row, e0, &k);
+#pragma unroll
+            for (int c = 0; c < M; c++) {
+                if (c < m) {
+                    const float *xc = x + (size_t)c * n_in + e0;
+                    const float4 xa = __ldg((const float4 *)xc), xb = __ldg((const float4 *)(xc + 4));
+                    const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+                    acc[c] = __fadd_rn(acc[c], apply8<T>(&k, xv));
+                }
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < M; c++) {
+            float s = acc[c];
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+            if (lane == 0) part[warp][c] = s;
+        }
+        __syncthreads();
+        if ((int)threadIdx.x < m) {
+            float s = part[0][threadIdx.x];
+#pragma unroll
+            for (int k = 1; k < GEMV_WARPS; k++) s += part[k][threadIdx.x];
+            y[(size_t)threadIdx.x * n_out + r0] = s;
+        }
+        __syncthreads();
+    }
+}
+
+template <int T, int M>
+static void gemv_multi_launch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n_out, const float *x, int m,
+                              float *y, cudaStream_t st) {
+    static int per_sm = 0;
+    if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_multi_k<T, M>, GEMV_T, 0) != cudaSuccess)
+        per_sm = 4;
+    const int64_t cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
+    const unsigned grid = (unsigned)(n_out < cap ? n_out : cap);
+    gemv_multi_k<T, M><<<grid, GEMV_T, 0, st>>>(w, stride, (int)n_in, (int)n_out, x, m, y);
+}
+
+extern "C" void tcu_gemv_multi(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x,
+                               int m, float *y, cudaStream_t st) {
+    if (m <= 1) {
+        if (m == 1) tcu_gemv(t, w, row_bytes, n_in, n_out, x, y, st);
+        return;
+    }
+    const uint8_t *wb = (const uint8_t *)w;
+    switch (t) {
+#define X(T)                                                                                   \
+    case T:                                                                                    \
+        if (m <= 2) gemv_multi_launch<T, 2>(wb, row_bytes, n_in, n_out, x, m, y, st);          \
+        else if (m <= 4) gemv_multi_launch<T, 4>(wb, row_bytes, n_in, n_out, x, m, y, st);     \
+        else if (m <= 8) gemv_multi_launch<T, 8>(wb, row_bytes, n_in, n_out, x, m, y, st);     \
+        else gemv_multi_launch<T, 16>(wb, row_bytes, n_in, n_out, x, m, y, st);                \
+        break;
         TCU_FOR_TYPES(X)
 #undef X
     default: break;

@@ -50,6 +50,14 @@ void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t n_in, int64
 void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, float *y,
               cudaStream_t st);
 
+/* Multi-column twin of tcu_gemv for 2..TCU_MULTI_MAX tokens (speculative verify, short chunks):
+ * y (m, n_out) f32, row c = W · x_c for x (m, n_in) f32; one pass over W. Each y row is bit-identical to
+ * tcu_gemv on that x row (same per-element float operations and reduction order). m > TCU_MULTI_MAX is
+ * not supported (the caller uses the GEMM); m == 1 calls tcu_gemv. */
+#define TCU_MULTI_MAX 16
+void tcu_gemv_multi(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, int m,
+                    float *y, cudaStream_t st);
+
 /* ---- GEMM, prefill (src/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 
 typedef struct tcu_blas tcu_blas;
