@@ -2,7 +2,7 @@
 # bench/gpu_check.sh: everything the CUDA backend must pass on a GPU box, in one call, with a short
 # table last (issue "CUDA backend"). Not run by CI (no GPU there).
 #
-#   bench/gpu_check.sh [STEP...]      steps: build ops attn sample model hf synth bench roofline (default: all)
+#   bench/gpu_check.sh [STEP...]      steps: build ops attn multi sample model hf synth bench roofline (default: all)
 #
 # Environment: MODEL (default models/SmolLM2-135M-Instruct.Q4_1.gguf), OUT (logs and receipts; the
 # device tool's $OUT, else /tmp/gpu_check), SYNTH_DIR (synthetic models, default /tmp/tern_synth),
@@ -14,7 +14,7 @@ OUT=${OUT:-/tmp/gpu_check}
 SYNTH_DIR=${SYNTH_DIR:-/tmp/tern_synth}
 REPS=${BENCH_REPS:-3}
 mkdir -p "$OUT" "$SYNTH_DIR"
-steps=${*:-build ops attn sample model hf synth bench roofline}
+steps=${*:-build ops attn multi sample model hf synth bench roofline}
 summary=()
 note() { summary+=("$(printf '%-10s | %-4s | %s' "$1" "$2" "$3")"); }
 counts() { grep -E ': [0-9]+ passed, [0-9]+ failed' "$1" | tail -1; }
@@ -41,6 +41,9 @@ for s in $steps; do
   attn)
     build-cuda/gpu/gpu_attention >"$OUT/attn.log" 2>&1
     note attn "$(status_of "$OUT/attn.log")" "$(counts "$OUT/attn.log")" ;;
+  multi)
+    build-cuda/gpu/gpu_multi >"$OUT/multi.log" 2>&1
+    note multi "$(status_of "$OUT/multi.log")" "$(counts "$OUT/multi.log")" ;;
   sample)
     build-cuda/gpu/gpu_sample >"$OUT/sample.log" 2>&1
     note sample "$(status_of "$OUT/sample.log")" "$(grep -E 'draws|tcu_sample n=' "$OUT/sample.log" | tr '\n' ' ' | cut -c1-150)" ;;

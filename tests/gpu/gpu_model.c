@@ -14,6 +14,7 @@
  *    d_i = max |gpu - cpu| over the CPU's top-1 and top-2 ids, D_j = max_{i<=j} d_i, accepted iff the CPU's
  *    top-2 gap at j is < 2*D_j; D < 2.0 and >= 30% of tokens matched overall. The GPU's own greedy run
  *    through tern_eval_greedy (device argmax, graph) must reproduce the GPU's lockstep argmaxes.
+ * 6. A chunk of 8 tokens gives bit-identical logits to 8 decode steps; tern_eval_argmax agrees.
  * 5. The memory plan refuses an 8M-position context with its numbers ("does not fit"), no allocation.
  * --dump FILE writes int32 n, int32 n_vocab, int32 ids[n], float32 gpu_logits[n][n_vocab],
  *    float32 cpu_ref_logits[n][n_vocab] for scripts/hf_check.py. */
@@ -227,6 +228,33 @@ int main(int argc, char **argv) {
     /* ---- 4. greedy, GPU vs CPU (default path, then the reference arm) ---- */
     if (has_vocab) {
         for (int arm = 0; arm < 2; arm++) greedy_vs_cpu(m, arm);
+    }
+
+    /* ---- 6. chunks of <= 16 tokens reproduce decode bits (the exact verify of speculative decoding) ---- */
+    {
+        tern_context *ca = ctx(m, TERN_DEVICE_CUDA, 256, 0), *cb = ctx(m, TERN_DEVICE_CUDA, 256, 0);
+        const int k = 8;
+        float *la = malloc(sizeof(float) * (size_t)V * k), *lb = malloc(sizeof(float) * (size_t)V * k);
+        int32_t batch[8], am[8];
+        for (int i = 0; i < k; i++) batch[i] = ids[(i * 7 + 3) % n];
+        CHECK(tern_eval(ca, ids, n, NULL, 0) == 0 && tern_eval(cb, ids, n, NULL, 0) == 0, "prefill for the batch check");
+        CHECK(tern_eval(ca, batch, k, la, 1) == 0, "batch of %d", k);
+        for (int i = 0; i < k; i++) CHECK(tern_eval(cb, &batch[i], 1, lb + (size_t)i * V, 0) == 0, "step %d", i);
+        int same = memcmp(la, lb, sizeof(float) * (size_t)V * k) == 0;
+        CHECK(same, "a batch of %d tokens differs from %d decode steps", k, k);
+        /* tern_eval_argmax on a third context: the argmaxes of those rows */
+        tern_context *cc = ctx(m, TERN_DEVICE_CUDA, 256, 0);
+        CHECK(tern_eval(cc, ids, n, NULL, 0) == 0 && tern_eval_argmax(cc, batch, k, am) == 0, "eval_argmax");
+        int am_ok = 1;
+        for (int i = 0; i < k; i++) am_ok &= am[i] == tern_argmax(lb + (size_t)i * V, V);
+        CHECK(am_ok, "tern_eval_argmax differs from the argmax of the decode logits");
+        printf("batch of %d vs %d decode steps: %s; tern_eval_argmax %s\n", k, k, same ? "bit-identical" : "DIFFERENT",
+               am_ok ? "matches" : "DIFFERS");
+        free(la);
+        free(lb);
+        tern_context_free(ca);
+        tern_context_free(cb);
+        tern_context_free(cc);
     }
 
     /* ---- 5. the memory plan refuses what does not fit ---- */
