@@ -46,6 +46,8 @@ int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, 
 
 #include "cuda/tcu.h"
 
+_Static_assert(TERN_CUDA_SAMPLE_KMAX == TCU_SAMPLE_KMAX, "backend_cuda.h and tcu.h disagree on the device top_k limit");
+
 typedef struct {
     void *d;           /* device rows, stride bytes apart */
     int type;
