@@ -52,6 +52,13 @@ static void usage(FILE *o) {
             "  -t, --threads N         threads (default: number of cores)\n"
             "  --device cpu|cuda|auto  where to run (default auto: cuda when this build has it and a GPU is present)\n"
             "  -ub, --ubatch N         tokens per prefill chunk (default 256 on cpu, 512 on cuda)\n"
+            "speculative decoding (run, greedy; output identical to plain greedy):\n"
+            "  --spec-lookup           draft by prompt lookup (continuation of the last n-gram's earlier occurrence)\n"
+            "  --draft-model PATH      draft with a second model of the same vocabulary\n"
+            "  --draft-layers K        draft with the model's own first K layers (self-speculative)\n"
+            "  --draft-max N           tokens drafted per pass, 1..15 (default 4)\n"
+            "  --draft-min N           draft nothing when fewer would be drafted (default 0)\n"
+            "  --draft-p-min P         model drafters: stop drafting under this top probability (default 0 = off)\n"
             "  --temp T                temperature (default 0.8; <= 0 = greedy)\n"
             "  --top-k N               top-k (default 40; 0 = off)\n"
             "  --top-p P               top-p (default 0.95; 1 = off)\n"
@@ -72,6 +79,10 @@ typedef struct {
     int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos, ubatch;
     tern_device device;
     tern_sampler_params sp;
+    /* speculative decoding (run): prompt lookup, a draft model, or the first K layers */
+    int spec_lookup, draft_max, draft_min, draft_layers;
+    const char *draft_model;
+    float draft_p_min;
 } options;
 
 #define PLAIN_GREEDY(o) ((o)->sp.temp <= 0.0f && (o)->sp.repeat_penalty == 1.0f)
@@ -119,6 +130,12 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o->n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "--device")) o->device = cli_parse_device(ARG());
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) o->ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
+        else if (!strcmp(a, "--spec-lookup")) o->spec_lookup = 1;
+        else if (!strcmp(a, "--draft-max")) o->draft_max = (int)cli_parse_long(a, ARG(), 0, TERN_SPEC_MAX_DRAFT);
+        else if (!strcmp(a, "--draft-min")) o->draft_min = (int)cli_parse_long(a, ARG(), 0, TERN_SPEC_MAX_DRAFT);
+        else if (!strcmp(a, "--draft-model")) o->draft_model = ARG();
+        else if (!strcmp(a, "--draft-layers")) o->draft_layers = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
+        else if (!strcmp(a, "--draft-p-min")) o->draft_p_min = parse_float(a, ARG());
         else if (!strcmp(a, "--temp")) o->sp.temp = parse_float(a, ARG());
         else if (!strcmp(a, "--top-k")) o->sp.top_k = (int)cli_parse_long(a, ARG(), 0, INT_MAX);
         else if (!strcmp(a, "--top-p")) o->sp.top_p = parse_float(a, ARG());
@@ -142,6 +159,16 @@ static void parse_args(int argc, char **argv, options *o) {
             cli_die("%s is an option of 'tern chat', not of 'tern run'", a);
     }
     if (o->prompt && o->file) cli_die("give the prompt with -p or -f, not both");
+    const int spec = o->spec_lookup + (o->draft_model != NULL) + (o->draft_layers > 0);
+    if (spec > 1) cli_die("choose one drafter: --spec-lookup, --draft-model or --draft-layers");
+    if (!spec && (o->draft_max || o->draft_min || o->draft_p_min != 0.0f))
+        cli_die("--draft-max/--draft-min/--draft-p-min need a drafter (--spec-lookup, --draft-model, --draft-layers)");
+    if (spec && !is_run) cli_die("speculative decoding is an option of 'tern run'");
+    if (spec && !PLAIN_GREEDY(o))
+        cli_die("speculative decoding is greedy-only for now: use --temp 0 and no --repeat-penalty");
+    if (!(o->draft_p_min >= 0.0f && o->draft_p_min <= 1.0f)) cli_die("--draft-p-min must be in [0, 1], got %g", o->draft_p_min);
+    if (spec && !o->draft_max) o->draft_max = 4;
+    if (o->draft_min > o->draft_max) cli_die("--draft-min %d exceeds --draft-max %d", o->draft_min, o->draft_max);
     if (o->n_threads > 4 * tern_n_cores())
         cli_die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", o->n_threads, tern_n_cores());
     /* sampling ranges, named as the options are (temp <= 0 means greedy, as in llama.cpp) */
@@ -268,6 +295,51 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
     return st;
 }
 
+/* Speculative greedy generation (tern_spec_step) after the prompt is in the cache; logits hold the last
+ * prompt position's. Same output as generate() with plain greedy; prints the drafter's counters. */
+static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const options *o, tern_context *dctx,
+                               const float *logits, int32_t **hist, int *n_hist, int *cap_hist, int n_predict) {
+    gen_stats st = {0, 0.0};
+    tern_utf8_stream us = {{0}, 0};
+    size_t acc_len = 0;
+    tern_spec_params sp = tern_spec_default_params();
+    sp.draft_max = o->draft_max;
+    sp.draft_min = o->draft_min;
+    sp.draft = dctx;
+    sp.p_min = o->draft_p_min;
+    tern_spec_stats ss = {0, 0, 0, 0};
+    double t0 = tern_time_s();
+    int32_t out[TERN_SPEC_MAX_DRAFT + 1];
+    int n_out = 1, done = 0;
+    out[0] = tern_argmax(logits, tern_model_n_vocab(m));
+    while (!done) {
+        for (int i = 0; i < n_out && !done; i++) {
+            const int32_t id = out[i];
+            if (*n_hist == *cap_hist) {
+                *hist = realloc(*hist, sizeof(int32_t) * (size_t)(*cap_hist *= 2));
+                if (!*hist) cli_die("out of memory");
+            }
+            (*hist)[(*n_hist)++] = id;
+            if (!o->ignore_eos && tern_model_is_eog(m, id)) { done = 1; break; }
+            emit(m, &us, id, o->show_special, NULL, &acc_len);
+            if (++st.n_gen == n_predict) done = 1;
+        }
+        if (done) break;
+        n_out = tern_spec_step(ctx, &sp, *hist, *n_hist, out, n_predict - st.n_gen + 1, &ss);
+        if (n_out < 0) cli_die("%s", tern_last_error());
+    }
+    st.t_decode = tern_time_s() - t0;
+    if (us.n_pending) fputs("\xEF\xBF\xBD", stdout);
+    fflush(stdout);
+    fprintf(stderr, "spec: %s, %lld passes for %lld tokens (%.3f passes/token), %lld drafted, %lld accepted (%.1f%%), "
+                    "mean accepted %.2f per pass\n",
+            o->spec_lookup ? "prompt lookup" : o->draft_model ? "draft model" : "first layers", (long long)ss.passes,
+            (long long)ss.generated, ss.generated ? (double)ss.passes / ss.generated : 0.0, (long long)ss.drafted,
+            (long long)ss.accepted, ss.drafted ? 100.0 * ss.accepted / ss.drafted : 0.0,
+            ss.passes ? (double)ss.accepted / ss.passes : 0.0);
+    return st;
+}
+
 static tern_model *load(const options *o) {
     tern_model *m = tern_model_load(o->model, 1);
     if (!m) cli_die("%s", tern_last_error());
@@ -319,8 +391,33 @@ static int cmd_run(const options *o) {
     int cap = n_prompt + n_predict + 1, n_hist = n_prompt;
     int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
     memcpy(hist, toks, sizeof(int32_t) * (size_t)n_prompt);
-    gen_stats st = generate(ctx, m, smp, logits, &hist, &n_hist, &cap, n_predict, o->show_special, o->ignore_eos, NULL,
-                            PLAIN_GREEDY(o));
+    tern_model *dm = NULL;
+    tern_context *dctx = NULL;
+    if (o->draft_model || o->draft_layers > 0) {
+        if (o->draft_model) {
+            dm = tern_model_load(o->draft_model, 0);
+            if (!dm) cli_die("draft model: %s", tern_last_error());
+            if (tern_model_n_vocab(dm) != tern_model_n_vocab(m))
+                cli_die("draft model has %d vocabulary entries, the model %d: they must share the vocabulary",
+                        tern_model_n_vocab(dm), tern_model_n_vocab(m));
+        }
+        if (o->draft_layers > 0 && o->draft_layers >= tern_model_n_layer(m))
+            cli_die("--draft-layers %d: the model has %d layers (the drafter must be shallower)", o->draft_layers,
+                    tern_model_n_layer(m));
+        tern_context_params dp = tern_context_default_params();
+        dp.n_ctx = tern_context_n_ctx(ctx);
+        dp.n_threads = o->n_threads;
+        dp.device = !strcmp(tern_context_device(ctx), "cuda") ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
+        dp.n_layer = o->draft_layers;
+        dctx = tern_context_new_ex(dm ? dm : m, &dp);
+        if (!dctx) cli_die("draft context: %s", tern_last_error());
+    }
+    const int spec = o->spec_lookup || dctx;
+    gen_stats st = spec ? generate_spec(ctx, m, o, dctx, logits, &hist, &n_hist, &cap, n_predict)
+                        : generate(ctx, m, smp, logits, &hist, &n_hist, &cap, n_predict, o->show_special, o->ignore_eos,
+                                   NULL, PLAIN_GREEDY(o));
+    tern_context_free(dctx);
+    tern_model_free(dm);
     fputc('\n', stdout);
     fflush(stdout);
     /* decode rate counts the tokens that went through a decode step (the first generated token comes

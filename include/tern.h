@@ -63,6 +63,8 @@ typedef struct {
     tern_device device;
     int ubatch;        /* tokens per prefill chunk; <= 0: 256 on the CPU, 512 on CUDA */
     int verbose;       /* print the device memory plan to stderr */
+    int n_layer;       /* run only the first n_layer layers, then the output norm and head (the self-
+                        * speculative drafter); <= 0 or >= the model's: all */
 } tern_context_params;
 tern_context_params tern_context_default_params(void);
 /* As tern_context_new with explicit parameters. Errors: TERN_DEVICE_CUDA without a CUDA build or GPU, a
@@ -142,6 +144,31 @@ void tern_sampler_penalize(tern_sampler *s, float *logits, const int32_t *histor
 /* Index of the largest logit, lowest index on ties; NaN is never chosen unless all are NaN. */
 int32_t tern_argmax(const float *logits, int n);
 
+
+/* ---- speculative decoding (src/speculate.c) -----------------------------------------------------
+ * Greedy speculative decoding with exact verification: the output equals plain greedy decoding byte for
+ * byte (the target verifies every draft with the bits of its own decode step). */
+#define TERN_SPEC_MAX_DRAFT 15 /* drafts per pass: the verify batch is <= 16 tokens */
+typedef struct {
+    int draft_max;       /* tokens proposed per pass, 0..15 (default 4) */
+    int draft_min;       /* fewer proposals than this: a plain one-token step instead (default 0) */
+    int ngram_max;       /* prompt lookup: longest history suffix matched (default 3) */
+    tern_context *draft; /* model drafter: a draft model's context (same vocabulary) or the target's first K
+                          * layers (tern_context_params.n_layer); NULL: prompt lookup */
+    float p_min;         /* model drafter: stop drafting when its top probability falls under p_min (0: off) */
+} tern_spec_params;
+tern_spec_params tern_spec_default_params(void);
+typedef struct {
+    int64_t passes, drafted, accepted, generated; /* target passes, draft tokens proposed / accepted, tokens out */
+} tern_spec_stats;
+/* One pass. hist (n_hist >= 1): prompt and output so far; c's KV cache holds hist[0..n_hist-1) (all but
+ * the last token). Writes 1..draft_max+1 new tokens to out (room for max_out) and returns their count;
+ * afterwards the cache holds hist plus all new tokens but the last, so the caller appends them and calls
+ * again. st (may be NULL) accumulates counters. Returns -1 on error (tern_last_error). */
+int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hist, int n_hist, int32_t *out,
+                   int max_out, tern_spec_stats *st);
+/* The model a context runs. */
+tern_model *tern_context_model(const tern_context *c);
 
 /* Cumulative wall time (s) and token counts of this context's tern_eval calls: calls with n > 1
  * count as prefill, n == 1 as decode. */

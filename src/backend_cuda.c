@@ -28,6 +28,7 @@ int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *
 void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) {
     (void)g; *w = *kv = *s = 0;
 }
+void tern_cuda_set_layers(tern_cuda *g, int n_layer) { (void)g; (void)n_layer; }
 int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, int32_t *ids) {
     (void)g; (void)tokens; (void)n; (void)pos0; (void)ids;
     tern_set_error("this tern was built without CUDA");
@@ -84,6 +85,7 @@ struct tern_cuda {
     uint64_t b_weights, b_kv, b_scratch;
     cudaGraphExec_t graph;
     int graph_ok, use_graph;
+    int n_layer_eval; /* layers the forward pass runs (tern_cuda_set_layers) */
     /* TERN_CUDA_TIMING=1: device time of each eval, from events around its launches (printed at free) */
     int timing;
     cudaEvent_t ev0, ev1;
@@ -246,6 +248,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
     tern_cuda *g = calloc(1, sizeof *g);
     if (!g) { tern_set_error("out of memory"); return NULL; }
     g->m = m;
+    g->n_layer_eval = m->n_layer;
     g->n_ctx = n_ctx;
     g->ubatch = B;
     g->b_weights = wb;
@@ -341,6 +344,10 @@ void tern_cuda_free(tern_cuda *g) {
     free(g);
 }
 
+void tern_cuda_set_layers(tern_cuda *g, int n_layer) {
+    if (n_layer > 0 && n_layer <= g->m->n_layer && !g->graph_ok) g->n_layer_eval = n_layer;
+}
+
 void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) {
     *w = g->b_weights;
     *kv = g->b_kv;
@@ -369,7 +376,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     const int one = n <= TCU_MULTI_MAX; /* the GEMV path: every token's bits as in its own decode step */
     cudaStream_t st = g->st;
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
-    for (int il = 0; il < m->n_layer; il++) {
+    for (int il = 0; il < g->n_layer_eval; il++) {
         const dlayer *l = &g->layers[il];
         uint16_t *kc = g->kc + (size_t)il * g->n_ctx * Hkv, *vc = g->vc + (size_t)il * g->n_ctx * Hkv;
         tcu_rmsnorm(g->x, l->attn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, st);

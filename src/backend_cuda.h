@@ -59,6 +59,10 @@ int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, 
  * id on ties. For n <= 16 every row is bit-identical to a one-token decode step at its position. */
 int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, int32_t *ids);
 
+/* Run only the first n_layer layers (then the output head): the self-speculative drafter. Before the
+ * first eval only (the decode graph is captured with it). */
+void tern_cuda_set_layers(tern_cuda *g, int n_layer);
+
 /* Bytes the plan counted: weights, KV cache, scratch (for reports). */
 void tern_cuda_plan(const tern_cuda *g, uint64_t *weights, uint64_t *kv, uint64_t *scratch);
 

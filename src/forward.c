@@ -25,6 +25,7 @@ struct tern_context {
     float *greedy_logits;    /* (n_vocab) for tern_eval_greedy on the CPU, allocated on first use */
     tern_pool *pool;
     int n_ctx, n_past, chunk;
+    int n_layer;             /* layers run (tern_context_params.n_layer): m->n_layer unless a drafter */
     uint16_t *kc, *vc;       /* (n_layer, n_ctx, n_head_kv*head_dim) f16 */
     /* scratch for one chunk of up to `chunk` tokens */
     float *x, *xn;           /* (chunk, n_embd) */
@@ -56,7 +57,7 @@ static size_t max_scratch(const tern_model *m, int chunk) {
 }
 
 tern_context_params tern_context_default_params(void) {
-    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0};
+    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0, 0};
     return p;
 }
 
@@ -75,6 +76,7 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
     int n_ctx = p->n_ctx, n_threads = p->n_threads;
     if (n_ctx <= 0) n_ctx = m->n_ctx_train < 4096 ? m->n_ctx_train : 4096;
     if (n_threads <= 0) n_threads = tern_n_cores();
+    const int nl = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
     tern_device dev = p->device;
     if (dev == TERN_DEVICE_AUTO) {
         const char *e = getenv("TERN_DEVICE");
@@ -90,10 +92,12 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
         const int ub = p->ubatch > 0 ? (p->ubatch < n_ctx ? p->ubatch : n_ctx) : (n_ctx < 512 ? n_ctx : 512);
         tern_cuda *cu = tern_cuda_new(m, n_ctx, ub, p->verbose);
         if (!cu) return NULL;
+        tern_cuda_set_layers(cu, nl);
         tern_context *c = calloc(1, sizeof *c);
         if (!c) { tern_cuda_free(cu); tern_set_error("out of memory"); return NULL; }
         c->m = m;
         c->cu = cu;
+        c->n_layer = nl;
         c->n_ctx = n_ctx;
         c->chunk = ub;
         return c;
@@ -103,6 +107,7 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
     tern_context *c = calloc(1, sizeof *c);
     if (!c) { tern_set_error("out of memory"); return NULL; }
     c->m = m;
+    c->n_layer = nl;
     c->n_ctx = n_ctx;
     c->chunk = n_ctx < TERN_MAX_CHUNK ? n_ctx : TERN_MAX_CHUNK;
     if (p->ubatch > 0 && p->ubatch < c->chunk) c->chunk = p->ubatch;
@@ -144,6 +149,7 @@ void tern_context_free(tern_context *c) {
 }
 
 int tern_context_n_ctx(const tern_context *c) { return c->n_ctx; }
+tern_model *tern_context_model(const tern_context *c) { return c->m; }
 int tern_context_n_past(const tern_context *c) { return c->n_past; }
 tern_perf tern_context_perf(const tern_context *c) { return c->perf; }
 
@@ -170,7 +176,7 @@ static void forward_chunk(tern_context *c, const int32_t *tokens, int n, float *
     for (int t = 0; t < n; t++) c->pos[t] = pos0 + t;
 
     cpu_get_rows(&m->tok_embd, tokens, n, c->x);
-    for (int il = 0; il < m->n_layer; il++) {
+    for (int il = 0; il < c->n_layer; il++) {
         const tern_layer *l = &m->layers[il];
         uint16_t *kc = c->kc + (size_t)il * c->n_ctx * Hkv, *vc = c->vc + (size_t)il * c->n_ctx * Hkv;
         cpu_rmsnorm(c->x, l->attn_norm, m->rms_eps, n, E, c->xn);

@@ -1,0 +1,115 @@
+/* speculate.c: speculative greedy decoding with exact verification (Leviathan et al. 2023, "Fast
+ * Inference from Transformers via Speculative Decoding"; Chen et al. 2023), greedy case.
+ *
+ * A pass: the drafter proposes d tokens after the history; the target evaluates [pending, draft...] in
+ * one call (tern_eval_argmax), which gives the greedy choice after every prefix; the drafts are accepted
+ * while they equal those choices, and the first disagreeing choice (or the bonus token after d accepted
+ * drafts) is emitted too. The KV cache is cut back to the accepted prefix (tern_context_truncate).
+ * Exactness: tern_eval_argmax computes every row with the bits of a one-token decode step (CPU: any
+ * chunk; CUDA: chunks <= 16 tokens use the decode kernels), so the output equals plain greedy decoding
+ * byte for byte (tests/t_spec.sh checks it).
+ *
+ * Drafters: prompt lookup (the continuation of the most recent earlier occurrence of the history's
+ * last n tokens, n = ngram_max..1; Saxena 2023, "prompt lookup decoding"), or a model drafter: a context
+ * of a draft model with the same vocabulary, or of the target's own first K layers (self-speculative,
+ * tern_context_params.n_layer), decoding greedily, with a confidence gate p_min on its top probability. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tern.h"
+#include "util.h"
+
+tern_spec_params tern_spec_default_params(void) {
+    tern_spec_params p = {4, 0, 3, NULL, 0.0f};
+    return p;
+}
+
+/* Prompt lookup: up to max drafts into out; returns the count. */
+static int draft_lookup(const int32_t *hist, int n_hist, int ngram_max, int max, int32_t *out) {
+    for (int n = ngram_max; n >= 1; n--) {
+        if (n >= n_hist) continue;
+        const int32_t *suf = hist + n_hist - n;
+        /* most recent earlier occurrence: start i with i + n <= n_hist - 1 */
+        for (int i = n_hist - n - 1; i >= 0; i--) {
+            if (memcmp(hist + i, suf, sizeof(int32_t) * (size_t)n) != 0) continue;
+            int d = 0;
+            while (d < max && i + n + d < n_hist) { out[d] = hist[i + n + d]; d++; }
+            if (d > 0) return d;
+        }
+    }
+    return 0;
+}
+
+/* Top probability of logits (n): 1 / Σ exp(l - max). */
+static float top_prob(const float *l, int n) {
+    float mx = -INFINITY;
+    for (int i = 0; i < n; i++) if (l[i] > mx) mx = l[i];
+    double z = 0.0;
+    for (int i = 0; i < n; i++) z += exp((double)l[i] - mx);
+    return (float)(1.0 / z);
+}
+
+/* Model drafter: bring the draft context up to the history, then decode greedily. */
+static int draft_model(tern_context *dc, const int32_t *hist, int n_hist, int max, float p_min, int32_t *out) {
+    const int past = tern_context_n_past(dc);
+    if (past >= n_hist && tern_context_truncate(dc, n_hist - 1) != 0) return -1;
+    const int from = tern_context_n_past(dc);
+    const int nv = tern_model_n_vocab(tern_context_model(dc));
+    float *lg = p_min > 0.0f ? malloc(sizeof(float) * (size_t)nv) : NULL;
+    int d = 0, rc = 0;
+    int32_t next;
+    const int32_t *feed = hist + from;
+    int n_feed = n_hist - from;
+    while (d < max) {
+        if (lg) {
+            if ((rc = tern_eval(dc, feed, n_feed, lg, 0)) != 0) break;
+            next = tern_argmax(lg, nv);
+            if (top_prob(lg, nv) < p_min) break; /* the gate: not confident enough to draft this one */
+        } else if ((rc = tern_eval_greedy(dc, feed, n_feed, &next)) != 0) {
+            break;
+        }
+        out[d++] = next;
+        feed = &out[d - 1];
+        n_feed = 1;
+    }
+    free(lg);
+    return rc != 0 ? -1 : d;
+}
+
+int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hist, int n_hist, int32_t *out,
+                   int max_out, tern_spec_stats *st) {
+    if (!c || !p || !hist || n_hist < 1 || !out || max_out < 1) { tern_set_error("tern_spec_step: bad arguments"); return -1; }
+    if (tern_context_n_past(c) != n_hist - 1) {
+        tern_set_error("tern_spec_step: the cache holds %d tokens, the history %d (all but the last must be cached)",
+                       tern_context_n_past(c), n_hist);
+        return -1;
+    }
+    int dmax = p->draft_max < TERN_SPEC_MAX_DRAFT ? p->draft_max : TERN_SPEC_MAX_DRAFT;
+    if (dmax > max_out - 1) dmax = max_out - 1;
+    const int room = tern_context_n_ctx(c) - tern_context_n_past(c) - 1;
+    if (dmax > room) dmax = room;
+    int32_t batch[1 + TERN_SPEC_MAX_DRAFT], got[1 + TERN_SPEC_MAX_DRAFT];
+    int d = 0;
+    if (dmax > 0) {
+        d = p->draft ? draft_model(p->draft, hist, n_hist, dmax, p->p_min, batch + 1)
+                     : draft_lookup(hist, n_hist, p->ngram_max > 0 ? p->ngram_max : 3, dmax, batch + 1);
+        if (d < 0) return -1;
+        if (d < p->draft_min) d = 0;
+    }
+    batch[0] = hist[n_hist - 1];
+    const int past = tern_context_n_past(c);
+    if (tern_eval_argmax(c, batch, 1 + d, got) != 0) return -1;
+    int a = 0;
+    while (a < d && got[a] == batch[1 + a]) a++;
+    for (int i = 0; i < a; i++) out[i] = batch[1 + i];
+    out[a] = got[a];
+    if (tern_context_truncate(c, past + 1 + a) != 0) return -1;
+    if (st) {
+        st->passes++;
+        st->drafted += d;
+        st->accepted += a;
+        st->generated += a + 1;
+    }
+    return a + 1;
+}
