@@ -77,6 +77,7 @@ struct tern_cuda {
     float *x, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
     int32_t *tok, *pos, *next, *ids; /* ids: per-row argmax (ubatch) */
+    int32_t *hpos;                   /* host: positions of the chunk being copied (ubatch) */
     /* device sampler (tcu_sample): penalty ids (pen_cap), the uniform draw, an n_vocab scratch */
     int32_t *pen;
     int pen_cap;
@@ -303,6 +304,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         g->pos = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->next = dalloc(sizeof(int32_t), &fail);
         g->ids = dalloc(sizeof(int32_t) * (size_t)B, &fail);
+        if (!(g->hpos = malloc(sizeof(int32_t) * (size_t)B))) fail = 1;
         g->pen_cap = 4096;
         g->pen = dalloc(sizeof(int32_t) * (size_t)g->pen_cap, &fail);
         g->ud = dalloc(sizeof(double), &fail);
@@ -339,6 +341,7 @@ void tern_cuda_free(tern_cuda *g) {
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->blas) tcu_blas_free(g->blas);
     if (g->st) cudaStreamDestroy(g->st);
+    free(g->hpos);
     free(g->w);
     free(g->layers);
     free(g);
@@ -419,7 +422,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
 static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_logits, int *timed) {
     if (n < 1 || n > g->ubatch) { tern_set_error("tern_cuda_eval: %d tokens (ubatch %d)", n, g->ubatch); return -1; }
     if (pos0 < 0 || pos0 + n > g->n_ctx) { tern_set_error("tern_cuda_eval: positions beyond the context"); return -1; }
-    int32_t pos[n];
+    int32_t *pos = g->hpos; /* host staging (ubatch ints), not a stack array of up to 256 KiB */
     for (int i = 0; i < n; i++) pos[i] = pos0 + i;
     CU(cudaMemcpyAsync(g->tok, tokens, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice, g->st));
     CU(cudaMemcpyAsync(g->pos, pos, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice, g->st));
