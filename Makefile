@@ -55,7 +55,11 @@ CLI_SRCS := $(wildcard cli/*.c)
 # The commit the binary is built at goes into its receipts ("build_commit"; "commit" is the checkout's
 # at run time, which differs when a binary is copied to another machine's tree).
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-tern: $(CLI_SRCS) cli/commands.h $(BUILD)/libtern.a
+# ./tern is shared by the CPU and the CUDA build: a stamp of the configuration relinks it when the other
+# build made it last (make CUDA=1, then make, gives the CPU binary back).
+BUILD_STAMP := .build-config
+$(shell echo "$(BUILD) CUDA=$(CUDA) $(SAN)" | cmp -s - $(BUILD_STAMP) 2>/dev/null || echo "$(BUILD) CUDA=$(CUDA) $(SAN)" > $(BUILD_STAMP))
+tern: $(CLI_SRCS) cli/commands.h $(BUILD)/libtern.a $(BUILD_STAMP)
 	$(CC) $(CFLAGS) $(SAN) -Icli -DTERN_BUILD_COMMIT='"$(GIT_COMMIT)"' $(CLI_SRCS) -o $@ $(BUILD)/libtern.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/tests
@@ -92,4 +96,4 @@ asan-test: test-deps model
 	@set -e; for t in $(ASAN_TESTS); do [ -x build-asan/tests/$$t ] && build-asan/tests/$$t; done
 
 clean:
-	rm -rf build build-asan build-cuda tern
+	rm -rf build build-asan build-cuda tern .build-config

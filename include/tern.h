@@ -54,7 +54,7 @@ int tern_model_is_eog(const tern_model *m, int32_t id);
  * (TERN_DEVICE_AUTO below). */
 tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads);
 
-/* Where a context runs. AUTO: the env var TERN_DEVICE ("cpu" or "cuda") if set, else CUDA when the build
+/* Where a context runs. AUTO: the env var TERN_DEVICE ("cpu", "cuda" or "auto") if set, else CUDA when the build
  * has it and a GPU is present, else the CPU. */
 typedef enum { TERN_DEVICE_AUTO = 0, TERN_DEVICE_CPU = 1, TERN_DEVICE_CUDA = 2 } tern_device;
 typedef struct {

@@ -83,7 +83,8 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
         if (e && *e) {
             if (!strcmp(e, "cpu")) dev = TERN_DEVICE_CPU;
             else if (!strcmp(e, "cuda")) dev = TERN_DEVICE_CUDA;
-            else { tern_set_error("TERN_DEVICE=%s: expected cpu or cuda", e); return NULL; }
+            else if (!strcmp(e, "auto")) dev = tern_cuda_available() ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
+            else { tern_set_error("TERN_DEVICE=%s: expected cpu, cuda or auto", e); return NULL; }
         } else {
             dev = tern_cuda_available() ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
         }
