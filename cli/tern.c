@@ -59,6 +59,8 @@ static void usage(FILE *o) {
             "  --draft-max N           tokens drafted per pass, 1..15 (default 4)\n"
             "  --draft-min N           draft nothing when fewer would be drafted (default 0)\n"
             "  --draft-p-min P         model drafters: stop drafting under this top probability (default 0 = off)\n"
+            "  --draft-accept-min R    pause drafting 8 passes when under R of the last 16+ drafts were accepted\n"
+            "                          (default 0.25; 0 = off)\n"
             "  --temp T                temperature (default 0.8; <= 0 = greedy)\n"
             "  --top-k N               top-k (default 40; 0 = off)\n"
             "  --top-p P               top-p (default 0.95; 1 = off)\n"
@@ -82,7 +84,7 @@ typedef struct {
     /* speculative decoding (run): prompt lookup, a draft model, or the first K layers */
     int spec_lookup, draft_max, draft_min, draft_layers;
     const char *draft_model;
-    float draft_p_min;
+    float draft_p_min, draft_accept_min;
 } options;
 
 #define PLAIN_GREEDY(o) ((o)->sp.temp <= 0.0f && (o)->sp.repeat_penalty == 1.0f)
@@ -117,6 +119,7 @@ static void parse_args(int argc, char **argv, options *o) {
     o->cmd = argv[1];
     const int is_run = !strcmp(o->cmd, "run"), is_chat = !strcmp(o->cmd, "chat");
     o->n_predict = -2; /* not given: 128 for run, the rest of the context for chat */
+    o->draft_accept_min = -1.0f; /* not given */
     o->parse_special = 1;
     o->sp = tern_sampler_default_params();
     for (int i = 2; i < argc; i++) {
@@ -136,6 +139,7 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--draft-model")) o->draft_model = ARG();
         else if (!strcmp(a, "--draft-layers")) o->draft_layers = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--draft-p-min")) o->draft_p_min = parse_float(a, ARG());
+        else if (!strcmp(a, "--draft-accept-min")) o->draft_accept_min = parse_float(a, ARG());
         else if (!strcmp(a, "--temp")) o->sp.temp = parse_float(a, ARG());
         else if (!strcmp(a, "--top-k")) o->sp.top_k = (int)cli_parse_long(a, ARG(), 0, INT_MAX);
         else if (!strcmp(a, "--top-p")) o->sp.top_p = parse_float(a, ARG());
@@ -161,13 +165,15 @@ static void parse_args(int argc, char **argv, options *o) {
     if (o->prompt && o->file) cli_die("give the prompt with -p or -f, not both");
     const int spec = o->spec_lookup + (o->draft_model != NULL) + (o->draft_layers > 0);
     if (spec > 1) cli_die("choose one drafter: --spec-lookup, --draft-model or --draft-layers");
-    if (!spec && (o->draft_max || o->draft_min || o->draft_p_min != 0.0f))
+    if (!spec && (o->draft_max || o->draft_min || o->draft_p_min != 0.0f || o->draft_accept_min >= 0.0f))
         cli_die("--draft-max/--draft-min/--draft-p-min need a drafter (--spec-lookup, --draft-model, --draft-layers)");
     if (spec && !is_run) cli_die("speculative decoding is an option of 'tern run'");
     if (spec && !PLAIN_GREEDY(o))
         cli_die("speculative decoding is greedy-only for now: use --temp 0 and no --repeat-penalty");
     if (!(o->draft_p_min >= 0.0f && o->draft_p_min <= 1.0f)) cli_die("--draft-p-min must be in [0, 1], got %g", o->draft_p_min);
     if (spec && !o->draft_max) o->draft_max = 4;
+    if (!(o->draft_accept_min <= 1.0f)) cli_die("--draft-accept-min must be in [0, 1], got %g", o->draft_accept_min);
+    if (o->draft_accept_min < 0.0f) o->draft_accept_min = 0.25f; /* not given */
     if (o->draft_min > o->draft_max) cli_die("--draft-min %d exceeds --draft-max %d", o->draft_min, o->draft_max);
     if (o->n_threads > 4 * tern_n_cores())
         cli_die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", o->n_threads, tern_n_cores());
@@ -307,7 +313,9 @@ static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const opt
     sp.draft_min = o->draft_min;
     sp.draft = dctx;
     sp.p_min = o->draft_p_min;
-    tern_spec_stats ss = {0, 0, 0, 0};
+    sp.min_accept = o->draft_accept_min;
+    tern_spec_stats ss;
+    memset(&ss, 0, sizeof ss);
     double t0 = tern_time_s();
     int32_t out[TERN_SPEC_MAX_DRAFT + 1];
     int n_out = 1, done = 0;
@@ -332,11 +340,11 @@ static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const opt
     if (us.n_pending) fputs("\xEF\xBF\xBD", stdout);
     fflush(stdout);
     fprintf(stderr, "spec: %s, %lld passes for %lld tokens (%.3f passes/token), %lld drafted, %lld accepted (%.1f%%), "
-                    "mean accepted %.2f per pass\n",
+                    "mean accepted %.2f per pass, %lld passes gated\n",
             o->spec_lookup ? "prompt lookup" : o->draft_model ? "draft model" : "first layers", (long long)ss.passes,
             (long long)ss.generated, ss.generated ? (double)ss.passes / ss.generated : 0.0, (long long)ss.drafted,
             (long long)ss.accepted, ss.drafted ? 100.0 * ss.accepted / ss.drafted : 0.0,
-            ss.passes ? (double)ss.accepted / ss.passes : 0.0);
+            ss.passes ? (double)ss.accepted / ss.passes : 0.0, (long long)ss.gated);
     return st;
 }
 

@@ -156,15 +156,24 @@ typedef struct {
     tern_context *draft; /* model drafter: a draft model's context (same vocabulary) or the target's first K
                           * layers (tern_context_params.n_layer); NULL: prompt lookup */
     float p_min;         /* model drafter: stop drafting when its top probability falls under p_min (0: off) */
+    float min_accept;    /* gate: when under this fraction of the last >= 16 drafted tokens were accepted,
+                          * draft nothing for the next 8 passes, 16, 32 .. 256 while it keeps failing (0: off) */
+    /* custom drafter (used when set, before `draft` and prompt lookup): write up to max tokens that may
+     * follow hist[0..n_hist) into out, return the count (0..max) or -1 on error */
+    int (*draft_fn)(void *ud, const int32_t *hist, int n_hist, int max, int32_t *out);
+    void *draft_ud;
 } tern_spec_params;
 tern_spec_params tern_spec_default_params(void);
 typedef struct {
     int64_t passes, drafted, accepted, generated; /* target passes, draft tokens proposed / accepted, tokens out */
+    int64_t gated;                                /* passes the min_accept gate kept from drafting */
+    int win_drafted, win_accepted, cooldown, fails; /* the gate's window (state carried between steps) */
 } tern_spec_stats;
 /* One pass. hist (n_hist >= 1): prompt and output so far; c's KV cache holds hist[0..n_hist-1) (all but
  * the last token). Writes 1..draft_max+1 new tokens to out (room for max_out) and returns their count;
  * afterwards the cache holds hist plus all new tokens but the last, so the caller appends them and calls
- * again. st (may be NULL) accumulates counters. Returns -1 on error (tern_last_error). */
+ * again. st (may be NULL; zero it before the first pass) accumulates counters and carries the gate's
+ * state. Returns -1 on error (tern_last_error). */
 int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hist, int n_hist, int32_t *out,
                    int max_out, tern_spec_stats *st);
 /* The model a context runs. */

@@ -12,7 +12,10 @@
  * Drafters: prompt lookup (the continuation of the most recent earlier occurrence of the history's
  * last n tokens, n = ngram_max..1; Saxena 2023, "prompt lookup decoding"), or a model drafter: a context
  * of a draft model with the same vocabulary, or of the target's own first K layers (self-speculative,
- * tern_context_params.n_layer), decoding greedily, with a confidence gate p_min on its top probability. */
+ * tern_context_params.n_layer), decoding greedily, with a confidence gate p_min on its top probability;
+ * or the caller's own (draft_fn). A second gate, min_accept, stops drafting for 8 passes whenever the
+ * acceptance of the last >= 16 drafted tokens falls under it (doubling the pause, up to 256, while it
+ * keeps failing), so bad drafts cost a window now and then. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +24,7 @@
 #include "util.h"
 
 tern_spec_params tern_spec_default_params(void) {
-    tern_spec_params p = {4, 0, 3, NULL, 0.0f};
+    tern_spec_params p = {4, 0, 3, NULL, 0.0f, 0.0f, NULL, NULL};
     return p;
 }
 
@@ -90,11 +93,18 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
     const int room = tern_context_n_ctx(c) - tern_context_n_past(c) - 1;
     if (dmax > room) dmax = room;
     int32_t batch[1 + TERN_SPEC_MAX_DRAFT], got[1 + TERN_SPEC_MAX_DRAFT];
+    if (st && p->min_accept > 0.0f && st->cooldown > 0) { /* the gate: a pass without drafts */
+        st->cooldown--;
+        st->gated++;
+        dmax = 0;
+    }
     int d = 0;
     if (dmax > 0) {
-        d = p->draft ? draft_model(p->draft, hist, n_hist, dmax, p->p_min, batch + 1)
-                     : draft_lookup(hist, n_hist, p->ngram_max > 0 ? p->ngram_max : 3, dmax, batch + 1);
-        if (d < 0) return -1;
+        d = p->draft_fn ? p->draft_fn(p->draft_ud, hist, n_hist, dmax, batch + 1)
+            : p->draft  ? draft_model(p->draft, hist, n_hist, dmax, p->p_min, batch + 1)
+                        : draft_lookup(hist, n_hist, p->ngram_max > 0 ? p->ngram_max : 3, dmax, batch + 1);
+        if (d < 0) { if (!tern_last_error()[0]) tern_set_error("tern_spec_step: the drafter failed"); return -1; }
+        if (d > dmax) d = dmax;
         if (d < p->draft_min) d = 0;
     }
     batch[0] = hist[n_hist - 1];
@@ -110,6 +120,20 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
         st->drafted += d;
         st->accepted += a;
         st->generated += a + 1;
+        if (p->min_accept > 0.0f && d > 0) {
+            st->win_drafted += d;
+            st->win_accepted += a;
+            if (st->win_drafted >= 16) {
+                /* a failed window pauses drafting for 8 passes, doubling (to 256) while windows keep failing */
+                if (st->win_accepted < p->min_accept * st->win_drafted) {
+                    st->cooldown = 8 << (st->fails < 5 ? st->fails : 5);
+                    st->fails++;
+                } else {
+                    st->fails = 0;
+                }
+                st->win_drafted = st->win_accepted = 0;
+            }
+        }
     }
     return a + 1;
 }
