@@ -23,6 +23,10 @@ struct tern_context {
     tern_model *m;
     tern_cuda *cu;           /* non-NULL: the context runs on the GPU (backend_cuda.c); the fields below stay empty */
     float *greedy_logits;    /* (n_vocab) for tern_eval_greedy on the CPU, allocated on first use */
+    float *rows_logits;      /* (rows_cap, n_vocab) for tern_eval_argmax on the CPU, grown on demand */
+    int rows_cap;
+    int32_t *pen;            /* (pen_cap) penalty ids for tern_eval_sample on CUDA, grown on demand */
+    int pen_cap;
     tern_pool *pool;
     int n_ctx, n_past, chunk;
     int n_layer;             /* layers run (tern_context_params.n_layer): m->n_layer unless a drafter */
@@ -142,6 +146,8 @@ void tern_context_free(tern_context *c) {
     if (!c) return;
     if (c->cu) tern_cuda_free(c->cu);
     free(c->greedy_logits);
+    free(c->rows_logits);
+    free(c->pen);
     if (c->pool) tern_pool_free(c->pool);
     free(c->kc); free(c->vc);
     free(c->x); free(c->xn); free(c->tmp); free(c->q); free(c->att); free(c->k); free(c->v);
@@ -215,7 +221,8 @@ static void forward_chunk(tern_context *c, const int32_t *tokens, int n, float *
     }
 }
 
-static int eval(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits, int32_t *next) {
+/* The checks every eval entry makes: tokens[0..n) fit the context and are valid ids. 0 or -1. */
+static int check_tokens(const tern_context *c, const int32_t *tokens, int n) {
     if (n <= 0) { tern_set_error("tern_eval: no tokens"); return -1; }
     if (n > c->n_ctx - c->n_past) {
         tern_set_error("context full: %d tokens in the cache + %d new exceed the context of %d", c->n_past, n, c->n_ctx);
@@ -226,6 +233,11 @@ static int eval(tern_context *c, const int32_t *tokens, int n, float *logits, in
             tern_set_error("token id %d is out of range [0, %d)", tokens[i], c->m->n_vocab);
             return -1;
         }
+    return 0;
+}
+
+static int eval(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits, int32_t *next) {
+    if (check_tokens(c, tokens, n) != 0) return -1;
     double t0 = tern_time_s();
     for (int i = 0; i < n; i += c->chunk) {
         int nb = n - i < c->chunk ? n - i : c->chunk;
@@ -276,19 +288,15 @@ int tern_eval_sample(tern_context *c, const int32_t *tokens, int n, tern_sampler
     /* every chunk but the last through eval; the last one samples on the device */
     const int rest = (n - 1) % c->chunk + 1, head = n - rest;
     if (head > 0 && eval(c, tokens, head, NULL, 0, NULL) != 0) return -1;
-    if (rest > c->n_ctx - c->n_past) {
-        tern_set_error("context full: %d tokens in the cache + %d new exceed the context of %d", c->n_past, rest, c->n_ctx);
-        return -1;
+    if (check_tokens(c, tokens + head, rest) != 0) return -1;
+    if (n_hist > c->pen_cap) {
+        free(c->pen);
+        c->pen_cap = n_hist;
+        c->pen = tern_xmalloc(sizeof(int32_t) * (size_t)c->pen_cap);
     }
-    for (int i = head; i < n; i++)
-        if (tokens[i] < 0 || tokens[i] >= nv) {
-            tern_set_error("token id %d is out of range [0, %d)", tokens[i], nv);
-            return -1;
-        }
-    int32_t *pen = tern_xmalloc(sizeof(int32_t) * (size_t)(n_hist > 0 ? n_hist : 1));
     tern_cuda_sampling sp;
-    sp.pen_ids = pen;
-    sp.n_pen = tern_sampler_penalty_ids(s, history, n_hist, pen);
+    sp.pen_ids = c->pen;
+    sp.n_pen = c->pen ? tern_sampler_penalty_ids(s, history, n_hist, c->pen) : 0;
     sp.penalty = p->repeat_penalty;
     sp.top_p = p->top_p;
     sp.min_p = p->min_p;
@@ -297,7 +305,6 @@ int tern_eval_sample(tern_context *c, const int32_t *tokens, int n, tern_sampler
     sp.u = tern_sampler_draw_uniform(s);
     const double t0 = tern_time_s();
     const int rc = tern_cuda_eval_sample(c->cu, tokens + head, rest, c->n_past, &sp, next);
-    free(pen);
     if (rc != 0) return -1;
     c->n_past += rest;
     const double dt = tern_time_s() - t0;
@@ -310,24 +317,19 @@ int tern_eval_argmax(tern_context *c, const int32_t *tokens, int n, int32_t *ids
     if (!ids) { tern_set_error("tern_eval_argmax: NULL output"); return -1; }
     const int nv = c->m->n_vocab;
     if (!c->cu) {
-        float *lg = malloc(sizeof(float) * (size_t)nv * (size_t)(n > 0 ? n : 1));
-        if (!lg) { tern_set_error("out of memory"); return -1; }
+        if (n > c->rows_cap) { /* grown once to the largest batch (a speculative pass: <= 16 rows) */
+            free(c->rows_logits);
+            c->rows_cap = n;
+            c->rows_logits = malloc(sizeof(float) * (size_t)nv * (size_t)n);
+            if (!c->rows_logits) { c->rows_cap = 0; tern_set_error("out of memory"); return -1; }
+        }
+        float *lg = c->rows_logits;
         const int rc = eval(c, tokens, n, lg, 1, NULL);
         if (rc == 0)
             for (int i = 0; i < n; i++) ids[i] = tern_argmax(lg + (size_t)i * nv, nv);
-        free(lg);
         return rc;
     }
-    if (n <= 0) { tern_set_error("tern_eval: no tokens"); return -1; }
-    if (n > c->n_ctx - c->n_past) {
-        tern_set_error("context full: %d tokens in the cache + %d new exceed the context of %d", c->n_past, n, c->n_ctx);
-        return -1;
-    }
-    for (int i = 0; i < n; i++)
-        if (tokens[i] < 0 || tokens[i] >= nv) {
-            tern_set_error("token id %d is out of range [0, %d)", tokens[i], nv);
-            return -1;
-        }
+    if (check_tokens(c, tokens, n) != 0) return -1;
     const double t0 = tern_time_s();
     for (int i = 0; i < n; i += c->chunk) {
         const int nb = n - i < c->chunk ? n - i : c->chunk;
