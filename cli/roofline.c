@@ -994,8 +994,15 @@ int cmd_roofline(int argc, char **argv) {
 #undef ARG
     }
     if (strcmp(out_fmt, "md") && strcmp(out_fmt, "json")) cli_die("-o expects md or json, got '%s'", out_fmt);
+    /* as run and bench: --device cpu|cuda|auto, else TERN_DEVICE, else auto */
+    if (!device && getenv("TERN_DEVICE") && *getenv("TERN_DEVICE")) {
+        device = getenv("TERN_DEVICE");
+        if (strcmp(device, "cpu") && strcmp(device, "cuda") && strcmp(device, "auto"))
+            cli_die("TERN_DEVICE=%s: expected cpu, cuda or auto", device);
+    }
+    if (device && !strcmp(device, "auto")) device = NULL;
     if (device && strcmp(device, "cpu") && strcmp(device, "cuda"))
-        cli_die("--device expects cpu or cuda, got '%s'", device);
+        cli_die("--device expects cpu, cuda or auto, got '%s'", device);
 #ifdef TERN_CUDA
     if (!device) device = cuda_available() ? "cuda" : "cpu";
     else if (!strcmp(device, "cuda") && !cuda_available()) cli_die("--device cuda: no CUDA device is available");

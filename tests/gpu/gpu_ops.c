@@ -1093,7 +1093,11 @@ int main(void) {
     printf("gpu_ops: seed %llu (GPU_TEST_SEED=%llu replays this run)\n", (unsigned long long)seed,
            (unsigned long long)seed);
 
-    int dev = 0;
+    int dev = 0, n_dev = 0;
+    if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev < 1) {
+        printf("gpu_ops: no CUDA device, skipped\ngpu_ops: 0 passed, 0 failed\n");
+        return 0;
+    }
     CU(cudaSetDevice(dev));
     struct cudaDeviceProp prop;
     CU(cudaGetDeviceProperties(&prop, dev));
