@@ -168,6 +168,7 @@ typedef struct {
     int64_t passes, drafted, accepted, generated; /* target passes, draft tokens proposed / accepted, tokens out */
     int64_t gated;                                /* passes the min_accept gate kept from drafting */
     int win_drafted, win_accepted, cooldown, fails; /* the gate's window (state carried between steps) */
+    int depth;                                    /* adaptive depth (0: start at draft_max) */
 } tern_spec_stats;
 /* One pass. hist (n_hist >= 1): prompt and output so far; c's KV cache holds hist[0..n_hist-1) (all but
  * the last token). Writes 1..draft_max+1 new tokens to out (room for max_out) and returns their count;

@@ -15,7 +15,8 @@
  * tern_context_params.n_layer), decoding greedily, with a confidence gate p_min on its top probability;
  * or the caller's own (draft_fn). A second gate, min_accept, stops drafting for 8 passes whenever the
  * acceptance of the last >= 16 drafted tokens falls under it (doubling the pause, up to 256, while it
- * keeps failing), so bad drafts cost a window now and then. */
+ * keeps failing), so bad drafts cost a window now and then; with it, the depth adapts (halved after a
+ * pass that accepted nothing, doubled after one that accepted all). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,9 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
         return -1;
     }
     int dmax = p->draft_max < TERN_SPEC_MAX_DRAFT ? p->draft_max : TERN_SPEC_MAX_DRAFT;
+    /* adaptive depth (with the gate): halve after a pass that accepted nothing, double after one that
+     * accepted everything, between 1 and draft_max */
+    if (st && p->min_accept > 0.0f && st->depth > 0 && st->depth < dmax) dmax = st->depth;
     if (dmax > max_out - 1) dmax = max_out - 1;
     const int room = tern_context_n_ctx(c) - tern_context_n_past(c) - 1;
     if (dmax > room) dmax = room;
@@ -121,6 +125,8 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
         st->accepted += a;
         st->generated += a + 1;
         if (p->min_accept > 0.0f && d > 0) {
+            const int cur = st->depth > 0 ? st->depth : p->draft_max;
+            st->depth = a == 0 ? (cur > 1 ? cur / 2 : 1) : a == d ? (cur * 2 < p->draft_max ? cur * 2 : p->draft_max) : cur;
             st->win_drafted += d;
             st->win_accepted += a;
             if (st->win_drafted >= 16) {
