@@ -72,6 +72,23 @@ void bench_json_str(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+void bench_json_head(FILE *f, const char *tool, const char *stamp, const char *commit, int dirty) {
+    fputs("{\n  \"tool\": ", f);
+    bench_json_str(f, tool);
+    fprintf(f, ",\n  \"timestamp\": \"%s\",\n  \"commit\": ", stamp);
+    bench_json_str(f, commit);
+    fprintf(f, ",\n  \"dirty\": %s,\n", dirty < 0 ? "null" : dirty ? "true" : "false");
+    fputs("  \"build_commit\": \"" TERN_BUILD_COMMIT "\",\n", f);
+    fputs("  \"build\": {\"compiler\": ", f);
+#ifdef __VERSION__
+    bench_json_str(f, __VERSION__);
+#else
+    bench_json_str(f, "unknown");
+#endif
+    fputs(", \"simd\": ", f);
+    bench_json_str(f, tern_simd_name());
+}
+
 /* First line of a shell command's stdout (trailing newline dropped), or `dflt`. */
 static void cmd_line(const char *cmd, char *buf, size_t n, const char *dflt) {
     snprintf(buf, n, "%s", dflt);
@@ -332,18 +349,7 @@ int cmd_bench(int argc, char **argv) {
             if (strcmp(out_fmt, "json")) continue;
             rf = stdout;
         }
-        fprintf(rf, "{\n  \"tool\": \"tern bench\",\n  \"timestamp\": \"%s\",\n  \"commit\": ", stamp);
-        bench_json_str(rf, commit);
-        fprintf(rf, ",\n  \"dirty\": %s,\n", dirty < 0 ? "null" : dirty ? "true" : "false");
-        fputs("  \"build_commit\": \"" TERN_BUILD_COMMIT "\",\n", rf);
-        fputs("  \"build\": {\"compiler\": ", rf);
-#ifdef __VERSION__
-        bench_json_str(rf, __VERSION__);
-#else
-        bench_json_str(rf, "unknown");
-#endif
-        fputs(", \"simd\": ", rf);
-        bench_json_str(rf, tern_simd_name());
+        bench_json_head(rf, "tern bench", stamp, commit, dirty);
 #ifdef __OPTIMIZE__
         fputs(", \"optimized\": true", rf);
 #else

@@ -30,6 +30,9 @@ double cli_median(const double *v, int n);
 #include <stdio.h>
 /* Write s as a JSON string literal (quotes, escapes) to f. */
 void bench_json_str(FILE *f, const char *s);
+/* The head every receipt shares: {"tool", "timestamp", "commit", "dirty", "build_commit", and the opening
+ * of "build" with "compiler" and "simd"; the caller adds its own build fields and closes the object. */
+void bench_json_head(FILE *f, const char *tool, const char *stamp, const char *commit, int dirty);
 /* The git commit (hex, at most n-1 chars, "unknown" outside a checkout) of the repository the binary
  * lives in, read at run time; *dirty = 1 when tracked files have uncommitted changes. */
 void bench_git_info(char *commit, size_t n, int *dirty);

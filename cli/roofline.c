@@ -41,9 +41,6 @@
 
 #include "backend_cpu.h"
 #include "commands.h"
-#ifndef TERN_BUILD_COMMIT
-#define TERN_BUILD_COMMIT "unknown"
-#endif
 #include "model.h"
 #include "quant.h"
 #include "tern.h"
@@ -866,18 +863,7 @@ static void json_num(FILE *f, double v, const char *fmt) {
 }
 
 static void write_json(FILE *f, const rf_report *r, const char *stamp, const char *commit, int dirty) {
-    fprintf(f, "{\n  \"tool\": \"tern roofline\",\n  \"timestamp\": \"%s\",\n  \"commit\": ", stamp);
-    bench_json_str(f, commit);
-    fprintf(f, ",\n  \"dirty\": %s,\n", dirty < 0 ? "null" : dirty ? "true" : "false");
-        fputs("  \"build_commit\": \"" TERN_BUILD_COMMIT "\",\n", f);
-    fputs("  \"build\": {\"compiler\": ", f);
-#ifdef __VERSION__
-    bench_json_str(f, __VERSION__);
-#else
-    bench_json_str(f, "unknown");
-#endif
-    fputs(", \"simd\": ", f);
-    bench_json_str(f, tern_simd_name());
+    bench_json_head(f, "tern roofline", stamp, commit, dirty);
 #ifdef TERN_CUDA
     fputs(", \"cuda\": true},\n", f);
 #else
