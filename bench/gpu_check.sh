@@ -2,7 +2,8 @@
 # bench/gpu_check.sh: everything the CUDA backend must pass on a GPU box, in one call, with a short
 # table last (issue "CUDA backend"). Not run by CI (no GPU there).
 #
-#   bench/gpu_check.sh [STEP...]      steps: build ops attn multi sample model hf synth bench roofline (default: all)
+#   bench/gpu_check.sh [STEP...]      steps: build ops attn multi sample model hf synth bench roofline tp tpbench
+#                                     (default: all but tpbench)
 #
 # Environment: MODEL (default models/SmolLM2-135M-Instruct.Q4_1.gguf), OUT (logs and receipts; the
 # device tool's $OUT, else /tmp/gpu_check), SYNTH_DIR (synthetic models, default /tmp/tern_synth),
@@ -14,7 +15,7 @@ OUT=${OUT:-/tmp/gpu_check}
 SYNTH_DIR=${SYNTH_DIR:-/tmp/tern_synth}
 REPS=${BENCH_REPS:-3}
 mkdir -p "$OUT" "$SYNTH_DIR"
-steps=${*:-build ops attn multi sample model hf synth bench roofline}
+steps=${*:-build ops attn multi sample model hf synth bench roofline tp}
 summary=()
 note() { summary+=("$(printf '%-10s | %-4s | %s' "$1" "$2" "$3")"); }
 counts() { grep -E ': [0-9]+ passed, [0-9]+ failed' "$1" | tail -1; }
@@ -77,6 +78,30 @@ for s in $steps; do
     ./tern roofline --device cuda -m "$f" --receipt "$OUT/roofline.json" >"$OUT/roofline.md" 2>"$OUT/roofline.err"
     rc=$?; cat "$OUT/roofline.md"
     note roofline "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "$(grep -iE 'read' "$OUT/roofline.md" | head -1 | cut -c1-120)" ;;
+  tp)
+    NCCL_NVLS_ENABLE=0 build-cuda/gpu/gpu_tp >"$OUT/tp.log" 2>&1
+    note tp "$(status_of "$OUT/tp.log")" "$(grep -E '^tp [0-9]: (decode|64)|SKIP' "$OUT/tp.log" | tr '\n' ' ' | cut -c1-150)" ;;
+  tpbench)
+    # issue "tensor parallelism": llama3-70b q4_0 tg128 + pp2048 at TP = 1, 2, .. (the GPUs present), then
+    # llama3-405b q4_0 (larger than one GPU) at the smallest TP that holds it. Models made in memory.
+    ng=$(nvidia-smi -L 2>/dev/null | wc -l)
+    for tp in 1 2 4 8; do
+      [ "$tp" -le "$ng" ] || break
+      NCCL_NVLS_ENABLE=0 timeout 900 ./tern bench --synthetic llama3-70b --tp $tp -p 2048 -n 128 -r "$REPS" \
+        --receipt "$OUT/bench-llama3-70b-q4_0-tp$tp.json" >"$OUT/tpbench-70b-$tp.md" 2>"$OUT/tpbench-70b-$tp.err"
+      cat "$OUT/tpbench-70b-$tp.md"
+      note "70b tp$tp" "$([ -s "$OUT/bench-llama3-70b-q4_0-tp$tp.json" ] && echo DONE || echo FAIL)" \
+        "$(grep -E '\| (pp2048|tg128) \|' "$OUT/tpbench-70b-$tp.md" | awk -F'|' '{printf "%s %s ", $(NF-2), $(NF-1)}')"
+    done
+    for tp in 2 4 8; do
+      [ "$tp" -le "$ng" ] || break
+      NCCL_NVLS_ENABLE=0 timeout 900 ./tern bench --synthetic llama3-405b --tp $tp -p 512 -n 32 -r 1 \
+        --receipt "$OUT/bench-llama3-405b-q4_0-tp$tp.json" >"$OUT/tpbench-405b-$tp.md" 2>"$OUT/tpbench-405b-$tp.err"
+      cat "$OUT/tpbench-405b-$tp.md"; tail -3 "$OUT/tpbench-405b-$tp.err"
+      note "405b tp$tp" "$([ -s "$OUT/bench-llama3-405b-q4_0-tp$tp.json" ] && echo DONE || echo FAIL)" \
+        "$(grep -E '\| (pp512|tg32) \|' "$OUT/tpbench-405b-$tp.md" | awk -F'|' '{printf "%s %s ", $(NF-2), $(NF-1)}')"
+      [ -s "$OUT/bench-llama3-405b-q4_0-tp$tp.json" ] && break
+    done ;;
   *) echo "unknown step $s"; exit 2 ;;
   esac
 done

@@ -32,6 +32,7 @@
 #define TERN_BUILD_COMMIT "unknown"
 #endif
 #include "quant.h"
+#include "synth.h"
 #include "tern.h"
 #include "util.h"
 
@@ -217,7 +218,8 @@ static void fmt_params(char *buf, size_t n, uint64_t p) {
 int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *out_fmt = "md", *receipt = NULL;
     tern_device device = TERN_DEVICE_AUTO;
-    int ubatch = 0;
+    int ubatch = 0, tp = 1, syn_layers = 0;
+    const char *synthetic = NULL, *syn_type = "q4_0";
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -232,9 +234,17 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--receipt")) receipt = ARG();
         else if (!strcmp(a, "--device")) device = cli_parse_device(ARG());
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
+        else if (!strcmp(a, "--tp")) tp = (int)cli_parse_long(a, ARG(), 1, 8);
+        else if (!strcmp(a, "--synthetic")) synthetic = ARG();
+        else if (!strcmp(a, "--synthetic-type")) syn_type = ARG();
+        else if (!strcmp(a, "--synthetic-layers")) syn_layers = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-r 5] [--device cpu|cuda|auto] [-t THREADS]\n"
-                 "                  [-ub UBATCH] [-o md|json] [--depth D] [--receipt PATH]\n"
+                 "                  [-ub UBATCH] [--tp N] [-o md|json] [--depth D] [--receipt PATH]\n"
+                 "       tern bench --synthetic PRESET [--synthetic-type q4_0] [--synthetic-layers N] ... (CUDA)\n"
+                 "  --synthetic: the model tern synth --arch PRESET --type TYPE would write (seed 0), made in memory\n"
+                 "  while it is uploaded (no file: for models larger than the disk, e.g. llama3-405b); --tp N: tensor\n"
+                 "  parallelism over CUDA GPUs 0..N-1 (NCCL)\n"
                  "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -r: timed repetitions after one\n"
                  "  warm-up; --depth D: tokens already in the KV cache; the receipt (JSON, every sample) goes to\n"
                  "  stdout with -o json, else to --receipt PATH (default bench/receipt-<timestamp>.json)");
@@ -243,9 +253,15 @@ int cmd_bench(int argc, char **argv) {
 #undef ARG
     }
     if (strcmp(out_fmt, "md") && strcmp(out_fmt, "json")) cli_die("-o expects md or json, got '%s'", out_fmt);
+    char syn_path[128];
+    if (synthetic && model) cli_die("bench takes -m MODEL or --synthetic PRESET, not both");
+    if (synthetic) {
+        snprintf(syn_path, sizeof syn_path, "synthetic:%s:%s", synthetic, syn_type);
+        model = syn_path;
+    }
     if (!model) model = getenv("TERN_MODEL");
     if (!model) cli_die("bench needs a model: -m MODEL");
-    if (access(model, R_OK) != 0) cli_die("cannot read model '%s': %s", model, strerror(errno));
+    if (!synthetic && access(model, R_OK) != 0) cli_die("cannot read model '%s': %s", model, strerror(errno));
     if (n_threads > 4 * tern_n_cores())
         cli_die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", n_threads,
                   tern_n_cores());
@@ -283,7 +299,7 @@ int cmd_bench(int argc, char **argv) {
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
     strftime(stamp_file, sizeof stamp_file, "%Y%m%dT%H%M%SZ", &tm);
 
-    tern_model *m = tern_model_load(model, 0);
+    tern_model *m = synthetic ? tern_synth_model_new(synthetic, syn_type, syn_layers, 0) : tern_model_load(model, 0);
     if (!m) cli_die("%s", tern_last_error());
     const int n_vocab = tern_model_n_vocab(m);
     const int n_ctx = depth + max_len;
@@ -292,6 +308,7 @@ int cmd_bench(int argc, char **argv) {
     cp.n_threads = n_threads;
     cp.device = device;
     cp.ubatch = ubatch;
+    cp.tp = tp;
     cp.verbose = 1;
     tern_context *c = tern_context_new_ex(m, &cp);
     if (!c) cli_die("%s", tern_last_error());
@@ -362,6 +379,7 @@ int cmd_bench(int argc, char **argv) {
         bench_json_str(rf, on_cuda ? tern_cuda_name() : ci.name);
         fputs(", \"host_cpu\": ", rf);
         bench_json_str(rf, ci.name);
+        fprintf(rf, ", \"tp\": %d", tp);
         fprintf(rf, ", \"ubatch\": %d, \"cores\": %d, \"cpu_mhz_at_start\": {\"min\": %.1f, \"mean\": %.1f, \"max\": %.1f, \"n\": %d}},\n",
                 ubatch, tern_n_cores(), ci.mhz_min, ci.mhz_mean, ci.mhz_max, ci.n_mhz);
         fputs("  \"model\": {\"path\": ", rf);

@@ -52,6 +52,7 @@ static void usage(FILE *o) {
             "  -t, --threads N         threads (default: number of cores)\n"
             "  --device cpu|cuda|auto  where to run (default auto: cuda when this build has it and a GPU is present)\n"
             "  -ub, --ubatch N         tokens per prefill chunk (default 256 on cpu, 512 on cuda)\n"
+            "  --tp N                  tensor parallelism over CUDA GPUs 0..N-1 through NCCL (default 1)\n"
             "speculative decoding (run, greedy; output identical to plain greedy):\n"
             "  --spec-lookup           draft by prompt lookup (continuation of the last n-gram's earlier occurrence)\n"
             "  --draft-model PATH      draft with a second model of the same vocabulary\n"
@@ -78,7 +79,7 @@ static void usage(FILE *o) {
 typedef struct {
     const char *cmd;
     const char *model, *prompt, *file, *chat_template, *system;
-    int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos, ubatch;
+    int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos, ubatch, tp;
     tern_device device;
     tern_sampler_params sp;
     /* speculative decoding (run): prompt lookup, a draft model, or the first K layers */
@@ -133,6 +134,7 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o->n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "--device")) o->device = cli_parse_device(ARG());
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) o->ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
+        else if (!strcmp(a, "--tp")) o->tp = (int)cli_parse_long(a, ARG(), 1, 8);
         else if (!strcmp(a, "--spec-lookup")) o->spec_lookup = 1;
         else if (!strcmp(a, "--draft-max")) o->draft_max = (int)cli_parse_long(a, ARG(), 0, TERN_SPEC_MAX_DRAFT);
         else if (!strcmp(a, "--draft-min")) o->draft_min = (int)cli_parse_long(a, ARG(), 0, TERN_SPEC_MAX_DRAFT);
@@ -366,6 +368,7 @@ static tern_context *new_ctx(tern_model *m, const options *o) {
     p.n_threads = o->n_threads;
     p.device = o->device;
     p.ubatch = o->ubatch;
+    p.tp = o->tp;
     p.verbose = 1;
     tern_context *c = tern_context_new_ex(m, &p);
     if (!c) cli_die("%s", tern_last_error());

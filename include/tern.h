@@ -65,6 +65,8 @@ typedef struct {
     int verbose;       /* print the device memory plan to stderr */
     int n_layer;       /* run only the first n_layer layers, then the output norm and head (the self-
                         * speculative drafter); <= 0 or >= the model's: all */
+    int tp;            /* CUDA tensor parallelism over GPUs 0..tp-1 (NCCL); <= 1: one GPU. Needs the CUDA device;
+                        * the model must split (heads, KV heads divisible by tp; see backend_cuda.h) */
 } tern_context_params;
 tern_context_params tern_context_default_params(void);
 /* As tern_context_new with explicit parameters. Errors: TERN_DEVICE_CUDA without a CUDA build or GPU, a

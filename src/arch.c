@@ -152,6 +152,7 @@ void tern_model_free(tern_model *m) {
     free(m->chat_template);
     tern_vocab_free(m->vocab);
     gguf_close(m->gguf);
+    if (m->gen_free) m->gen_free(m->gen_ctx);
     free(m);
 }
 

@@ -7,15 +7,49 @@
 #include <string.h>
 
 #include "backend_cuda.h"
+#include "quant.h"
 #include "tern.h"
 #include "util.h"
+
+int tern_tp_check(const tern_model *m, int n, char *why, size_t nwhy) {
+    if (n < 1 || n > TERN_TP_MAX) {
+        snprintf(why, nwhy, "--tp %d: expected 1..%d GPUs", n, TERN_TP_MAX);
+        return -1;
+    }
+    if (n == 1) return 0;
+    if (m->n_head_kv % n != 0 || m->n_head % n != 0) {
+        snprintf(why, nwhy,
+                 "--tp %d: the model's %d attention heads / %d KV heads do not split evenly over %d GPUs (each GPU "
+                 "holds whole KV heads); use a --tp that divides %d",
+                 n, m->n_head, m->n_head_kv, n, m->n_head_kv);
+        return -1;
+    }
+    const int64_t hq = (int64_t)m->n_head / n * m->head_dim, f = (int64_t)m->n_ff / n;
+    for (int il = 0; il < m->n_layer; il++) {
+        const tern_weight *wo = &m->layers[il].wo, *wd = &m->layers[il].w_down;
+        if (hq % tern_type_block_size(wo->type) || hq % 8 || f % tern_type_block_size(wd->type) || f % 8) {
+            snprintf(why, nwhy,
+                     "--tp %d: layer %d's per-GPU slices (%lld attention-output columns of %s, %lld FFN-down columns "
+                     "of %s) are not whole blocks; use a smaller --tp",
+                     n, il, (long long)hq, tern_type_name((int)wo->type), (long long)f, tern_type_name((int)wd->type));
+            return -1;
+        }
+    }
+    const int vpad = (m->n_vocab + n - 1) / n;
+    if ((int64_t)(n - 1) * vpad >= m->n_vocab) {
+        snprintf(why, nwhy, "--tp %d: a vocabulary of %d rows leaves a GPU without output rows", n, m->n_vocab);
+        return -1;
+    }
+    return 0;
+}
 
 #ifndef TERN_CUDA
 
 int tern_cuda_available(void) { return 0; }
+int tern_cuda_device_count(void) { return 0; }
 const char *tern_cuda_device_name(void) { return ""; }
-tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose) {
-    (void)m; (void)n_ctx; (void)ubatch; (void)verbose;
+tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose, int n_tp) {
+    (void)m; (void)n_ctx; (void)ubatch; (void)verbose; (void)n_tp;
     tern_set_error("this tern was built without CUDA (build with make CUDA=1)");
     return NULL;
 }
@@ -44,7 +78,10 @@ int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, 
 #else
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <nccl.h>
 
+#include "backend_cpu.h"
 #include "cuda/tcu.h"
 
 _Static_assert(TERN_CUDA_SAMPLE_KMAX == TCU_SAMPLE_KMAX, "backend_cuda.h and tcu.h disagree on the device top_k limit");
@@ -54,7 +91,8 @@ typedef struct {
     int type;
     int64_t n_in, n_out;
     size_t stride;
-    const void *host;  /* the mmapped source (tied weights share one upload) */
+    const void *host;  /* the source tensor (tied weights share one upload) */
+    int64_t row0, col0; /* the slice of the source: rows [row0, row0 + n_out), columns [col0, col0 + n_in) */
 } dweight;
 
 typedef struct {
@@ -62,9 +100,13 @@ typedef struct {
     dweight *wq, *wk, *wv, *wo, *gate, *up, *down;
 } dlayer;
 
+/* One GPU's state. At TP = 1 the only one; at TP = n, rank 0's struct is the handle the API sees and
+ * rk[] holds every rank (rk[0] == itself). */
 struct tern_cuda {
     const tern_model *m;
     int n_ctx, ubatch;
+    int rank, n_rank, dev;
+    int nh, nkv, nf, nv, vpad; /* this GPU's heads, KV heads, FFN columns, vocab rows; vocab rows per GPU */
     cudaStream_t st;
     tcu_blas *blas;
     dweight *w;        /* every uploaded matrix */
@@ -72,7 +114,7 @@ struct tern_cuda {
     dlayer *layers;
     dweight *tok_embd, *output;
     float *output_norm, *freq;
-    uint16_t *kc, *vc; /* (n_layer, n_ctx, Hkv) f16 */
+    uint16_t *kc, *vc; /* (n_layer, n_ctx, nkv*hd) f16 */
     /* scratch for ubatch tokens */
     float *x, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
@@ -83,18 +125,27 @@ struct tern_cuda {
     int pen_cap;
     double *ud;
     float *samp;
+    float *lg;         /* logits in vocabulary order, (ubatch, n_vocab): = logits at TP = 1, = lfull at TP > 1 */
     uint64_t b_weights, b_kv, b_scratch;
     cudaGraphExec_t graph;
-    int graph_ok, use_graph;
+    int graph_ok, use_graph, warm;
     int n_layer_eval; /* layers the forward pass runs (tern_cuda_set_layers) */
     /* TERN_CUDA_TIMING=1: device time of each eval, from events around its launches (printed at free) */
     int timing;
     cudaEvent_t ev0, ev1;
     double t_dec_ms, t_pre_ms;
     long n_dec, n_pre_tok;
+    /* tensor parallelism */
+    ncclComm_t comm;
+    struct tern_cuda **rk; /* rank 0 at TP > 1: every rank */
+    tern_pool *pool;       /* rank 0 at TP > 1: one thread per rank (the caller runs rank 0) */
+    float *gath;           /* (n_rank, ubatch, vpad): all-gathered logits */
+    float *lfull;          /* rank 0: (ubatch, n_vocab) */
+    void *stage;           /* pinned host staging for generated weights (in-memory synthetic models) */
+    char errmsg[512];      /* this rank's last error (tern_last_error is per thread) */
 };
 
-static int g_avail = -1;
+static int g_avail = -1, g_ndev = 0;
 static char g_name[256];
 
 int tern_cuda_available(void) {
@@ -109,11 +160,13 @@ int tern_cuda_available(void) {
     struct cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) snprintf(g_name, sizeof g_name, "%s", p.name);
     else (void)cudaGetLastError();
+    g_ndev = n;
     g_avail = 1;
     return 1;
 }
 
 const char *tern_cuda_device_name(void) { return tern_cuda_available() ? g_name : ""; }
+int tern_cuda_device_count(void) { return tern_cuda_available() ? g_ndev : 0; }
 
 #define CU(call)                                                                                     \
     do {                                                                                             \
@@ -125,15 +178,60 @@ const char *tern_cuda_device_name(void) { return tern_cuda_available() ? g_name 
         }                                                                                            \
     } while (0)
 
+/* ---- NCCL, loaded at run time (a CUDA build runs without it; --tp > 1 needs it) ---- */
+
+static struct {
+    int tried, ok;
+    ncclResult_t (*CommInitAll)(ncclComm_t *, int, const int *);
+    ncclResult_t (*CommDestroy)(ncclComm_t);
+    ncclResult_t (*AllReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+    ncclResult_t (*AllGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+    ncclResult_t (*GetVersion)(int *);
+    const char *(*GetErrorString)(ncclResult_t);
+    int version;
+} nccl;
+
+static int nccl_load(void) {
+    if (nccl.tried) return nccl.ok ? 0 : -1;
+    nccl.tried = 1;
+    const char *env = getenv("TERN_NCCL_LIB");
+    const char *names[] = {env && *env ? env : "libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib/libnccl.so.2",
+                           "/usr/local/cuda/lib64/libnccl.so.2"};
+    void *h = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        tern_set_error("--tp > 1 needs NCCL: libnccl.so.2 was not found (install libnccl2 or set TERN_NCCL_LIB)");
+        return -1;
+    }
+#define SYM(f) ((*(void **)&nccl.f = dlsym(h, "nccl" #f)) != NULL)
+    if (!SYM(CommInitAll) || !SYM(CommDestroy) || !SYM(AllReduce) || !SYM(AllGather) || !SYM(GetVersion) ||
+        !SYM(GetErrorString)) {
+        tern_set_error("NCCL library lacks a symbol tern needs (too old?)");
+        return -1;
+    }
+#undef SYM
+    nccl.GetVersion(&nccl.version);
+    nccl.ok = 1;
+    return 0;
+}
+
+#define NC(call)                                                                                      \
+    do {                                                                                              \
+        ncclResult_t r_ = (call);                                                                     \
+        if (r_ != ncclSuccess) {                                                                      \
+            tern_set_error("NCCL error '%s' at %s:%d (%s)", nccl.GetErrorString(r_), __FILE__, __LINE__, #call); \
+            return -1;                                                                                \
+        }                                                                                             \
+    } while (0)
+
+/* ---- weights ---- */
+
 static size_t pad16(size_t b) { return (b + 15) & ~(size_t)15; }
 
 static const tern_weight *layer_weight(const tern_layer *l, int j) {
     const tern_weight *ws[7] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->w_gate, &l->w_up, &l->w_down};
     return ws[j];
 }
-
-/* Bytes of one matrix on the device. */
-static uint64_t dweight_bytes(const tern_weight *w) { return (uint64_t)pad16(w->row_bytes) * (uint64_t)w->n_out; }
 
 static int check_weight(const tern_weight *w, const char *what) {
     if (!tcu_type_supported((int)w->type)) {
@@ -150,22 +248,64 @@ static int check_weight(const tern_weight *w, const char *what) {
     return 0;
 }
 
-static dweight *upload(tern_cuda *g, const tern_weight *w) {
-    for (int i = 0; i < g->n_w; i++)
-        if (g->w[i].host == w->data && g->w[i].type == (int)w->type && g->w[i].n_out == w->n_out) return &g->w[i];
+/* A rank's slice of layer weight j (q k v o gate up down): rows [*r0, *r0 + *nr), columns [*c0, *c0 + *nc). */
+static void layer_slice(const tern_cuda *g, const tern_weight *w, int j, int64_t *r0, int64_t *nr, int64_t *c0,
+                        int64_t *nc) {
+    const int hd = g->m->head_dim;
+    *r0 = 0; *nr = w->n_out; *c0 = 0; *nc = w->n_in;
+    switch (j) {
+    case 0: *nr = (int64_t)g->nh * hd; *r0 = *nr * g->rank; break;   /* q: heads */
+    case 1: case 2: *nr = (int64_t)g->nkv * hd; *r0 = *nr * g->rank; break; /* k, v: KV heads */
+    case 3: *nc = (int64_t)g->nh * hd; *c0 = *nc * g->rank; break;   /* o: its input columns */
+    case 4: case 5: *nr = g->nf; *r0 = *nr * g->rank; break;           /* gate, up: FFN rows */
+    default: *nc = g->nf; *c0 = *nc * g->rank; break;                 /* down: its input columns */
+    }
+}
+
+/* Bytes of a slice of nr rows of nc elements on the device. */
+static uint64_t slice_bytes(const tern_weight *w, int64_t nr, int64_t nc) {
+    return (uint64_t)pad16(tern_type_row_size(w->type, nc)) * (uint64_t)nr;
+}
+
+#define STAGE_BYTES ((size_t)64 << 20)
+
+/* Upload rows [row0, row0+nr), columns [c0, c0+nc) of w in block format, each row padded to 16 bytes. */
+static dweight *upload_part(tern_cuda *g, const tern_weight *w, int64_t row0, int64_t nr, int64_t c0, int64_t nc) {
+    for (int i = 0; i < g->n_w; i++) {
+        const dweight *o = &g->w[i];
+        if (w->data && o->host == w->data && o->type == (int)w->type && o->n_out == nr && o->n_in == nc &&
+            o->row0 == row0 && o->col0 == c0)
+            return &g->w[i];
+    }
     dweight *d = &g->w[g->n_w++];
     d->type = (int)w->type;
-    d->n_in = w->n_in;
-    d->n_out = w->n_out;
-    d->stride = pad16(w->row_bytes);
+    d->n_in = nc;
+    d->n_out = nr;
+    d->row0 = row0;
+    d->col0 = c0;
+    const size_t off = tern_type_row_size(w->type, c0), rb = tern_type_row_size(w->type, nc);
+    d->stride = pad16(rb);
     d->host = w->data;
-    if (cudaMalloc(&d->d, d->stride * (size_t)w->n_out) != cudaSuccess) return NULL;
-    if (cudaMemcpy2D(d->d, d->stride, w->data, w->row_bytes, w->row_bytes, (size_t)w->n_out, cudaMemcpyHostToDevice) !=
-        cudaSuccess)
-        return NULL;
-    if (d->stride != w->row_bytes) /* padding bytes: defined, never read as data */
-        if (cudaMemset2D((char *)d->d + w->row_bytes, d->stride, 0, d->stride - w->row_bytes, (size_t)w->n_out) != cudaSuccess)
+    if (cudaMalloc(&d->d, d->stride * (size_t)nr) != cudaSuccess) return NULL;
+    if (w->data) {
+        if (cudaMemcpy2D(d->d, d->stride, (const char *)w->data + (size_t)row0 * w->row_bytes + off, w->row_bytes, rb,
+                         (size_t)nr, cudaMemcpyHostToDevice) != cudaSuccess)
             return NULL;
+    } else { /* in-memory synthetic model: make the rows chunk by chunk, upload the slice */
+        if (!g->m->gen_rows) { tern_set_error("a weight without data"); return NULL; }
+        if (!g->stage && cudaMallocHost(&g->stage, STAGE_BYTES + w->row_bytes) != cudaSuccess) return NULL;
+        int64_t chunk = (int64_t)(STAGE_BYTES / w->row_bytes);
+        if (chunk < 1) chunk = 1;
+        for (int64_t c = 0; c < nr; c += chunk) {
+            const int64_t cn = c + chunk < nr ? chunk : nr - c;
+            if (g->m->gen_rows(g->m, w, row0 + c, cn, g->stage) != 0) return NULL;
+            if (cudaMemcpy2D((char *)d->d + (size_t)c * d->stride, d->stride, (const char *)g->stage + off, w->row_bytes,
+                             rb, (size_t)cn, cudaMemcpyHostToDevice) != cudaSuccess)
+                return NULL;
+        }
+    }
+    if (d->stride != rb) /* padding bytes: defined, never read as data */
+        if (cudaMemset2D((char *)d->d + rb, d->stride, 0, d->stride - rb, (size_t)nr) != cudaSuccess) return NULL;
     return d;
 }
 
@@ -185,97 +325,88 @@ static void *dalloc(size_t bytes, int *fail) {
 
 static double gib(uint64_t b) { return b / (double)(1ull << 30); }
 
-tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose) {
-    if (!tern_cuda_available()) {
-        tern_set_error("no CUDA device found (driver missing or no GPU); use --device cpu");
-        return NULL;
-    }
-    if (m->head_dim % 32 != 0 || m->head_dim > 256) {
-        tern_set_error("head dim %d: the GPU attention kernel needs a multiple of 32 up to 256; use --device cpu",
-                       m->head_dim);
-        return NULL;
-    }
-    if (m->n_rot % 2 != 0) { tern_set_error("n_rot %d is odd", m->n_rot); return NULL; }
-    if (check_weight(&m->tok_embd, "token_embd") || check_weight(&m->output, "output")) return NULL;
-    for (int il = 0; il < m->n_layer; il++)
-        for (int j = 0; j < 7; j++) {
-            char what[64];
-            snprintf(what, sizeof what, "layer %d", il);
-            if (check_weight(layer_weight(&m->layers[il], j), what)) return NULL;
-        }
+/* ---- the memory plan and setup of one rank ---- */
 
-    /* ---- memory plan ---- */
-    const int E = m->n_embd, hd = m->head_dim, Hq = m->n_head * hd, Hkv = m->n_head_kv * hd, F = m->n_ff;
-    const int V = m->n_vocab, B = ubatch;
-    uint64_t wb = dweight_bytes(&m->tok_embd), max_mat = (uint64_t)m->tok_embd.n_in * m->tok_embd.n_out;
-    if (m->output.data != m->tok_embd.data) wb += dweight_bytes(&m->output);
-    if ((uint64_t)m->output.n_in * m->output.n_out > max_mat) max_mat = (uint64_t)m->output.n_in * m->output.n_out;
+static void rank_dims(tern_cuda *g, const tern_model *m, int rank, int n_rank) {
+    g->m = m;
+    g->rank = rank;
+    g->n_rank = n_rank;
+    g->dev = rank;
+    g->nh = m->n_head / n_rank;
+    g->nkv = m->n_head_kv / n_rank;
+    g->nf = m->n_ff / n_rank;
+    g->vpad = (m->n_vocab + n_rank - 1) / n_rank;
+    g->nv = rank < n_rank - 1 ? g->vpad : m->n_vocab - (n_rank - 1) * g->vpad;
+}
+
+/* The rank's bytes: weights, KV cache, scratch; the largest matrix (elements) for the f16 tile. */
+static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_, uint64_t *max_mat_, int *maxin_) {
+    const tern_model *m = g->m;
+    const int E = m->n_embd, hd = m->head_dim, Hq = g->nh * hd, Hkv = g->nkv * hd, F = g->nf;
+    const int B = g->ubatch, V = g->nv;
+    uint64_t wb = slice_bytes(&m->tok_embd, m->tok_embd.n_out, m->tok_embd.n_in);
+    uint64_t max_mat = (uint64_t)E * V; /* the f16 tile holds one matrix the GEMM path reads (token_embd: rows only) */
+    if (m->output.data != m->tok_embd.data || g->n_rank > 1 || !m->output.data) wb += slice_bytes(&m->output, V, E);
     for (int il = 0; il < m->n_layer; il++) {
         for (int j = 0; j < 7; j++) {
             const tern_weight *w = layer_weight(&m->layers[il], j);
-            wb += dweight_bytes(w);
-            if ((uint64_t)w->n_in * w->n_out > max_mat) max_mat = (uint64_t)w->n_in * w->n_out;
+            int64_t r0, nr, c0, nc;
+            layer_slice(g, w, j, &r0, &nr, &c0, &nc);
+            wb += slice_bytes(w, nr, nc);
+            if ((uint64_t)nr * nc > max_mat) max_mat = (uint64_t)nr * nc;
         }
-        wb += sizeof(float) * (2 * (uint64_t)E + (m->layers[il].bq ? Hq : 0) + (m->layers[il].bk ? Hkv : 0) + (m->layers[il].bv ? Hkv : 0) +
-                               (m->layers[il].bo ? E : 0));
+        wb += sizeof(float) * (2 * (uint64_t)E + (m->layers[il].bq ? Hq : 0) + (m->layers[il].bk ? Hkv : 0) +
+                               (m->layers[il].bv ? Hkv : 0) + (m->layers[il].bo ? E : 0));
     }
     wb += sizeof(float) * ((uint64_t)E + m->n_rot / 2 + 1);
-    const uint64_t kvb = 2ull * sizeof(uint16_t) * m->n_layer * (uint64_t)n_ctx * Hkv;
+    const uint64_t kvb = 2ull * sizeof(uint16_t) * m->n_layer * (uint64_t)g->n_ctx * Hkv;
     int maxin = E > Hq ? E : Hq;
     if (F > maxin) maxin = F;
     const size_t ws_bytes = 32u << 20;
     uint64_t sb = sizeof(float) * (uint64_t)B * (3ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) +
                   sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
-                  sizeof(double) + sizeof(float) * (uint64_t)V + ws_bytes;
-    size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
-        (void)cudaGetLastError();
-        tern_set_error("cannot query device memory");
-        return NULL;
+                  sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes;
+    if (g->n_rank > 1) {
+        sb += sizeof(float) * (uint64_t)g->n_rank * B * g->vpad;                 /* gath */
+        if (g->rank == 0) sb += sizeof(float) * (uint64_t)B * m->n_vocab;        /* lfull */
     }
-    const uint64_t need = wb + kvb + sb, reserve = 256ull << 20; /* CUDA context, cuBLASLt, graphs */
-    if (verbose)
-        fprintf(stderr,
-                "tern: cuda memory plan on %s: weights %.2f GiB + KV cache %.2f GiB (%d positions, f16) + scratch "
-                "%.2f GiB (ubatch %d) = %.2f GiB of %.2f GiB free\n",
-                g_name, gib(wb), gib(kvb), n_ctx, gib(sb), B, gib(need), gib(free_b));
-    if (need + reserve > free_b) {
-        tern_set_error("the model does not fit on %s: it needs %.2f GiB (weights %.2f + KV cache %.2f for %d positions + "
-                       "scratch %.2f) and %.2f GiB are free; try a smaller -c or --device cpu",
-                       g_name, gib(need), gib(wb), gib(kvb), n_ctx, gib(sb), gib(free_b));
-        return NULL;
-    }
+    *wb_ = wb; *kvb_ = kvb; *sb_ = sb; *max_mat_ = max_mat; *maxin_ = maxin;
+}
 
-    tern_cuda *g = calloc(1, sizeof *g);
-    if (!g) { tern_set_error("out of memory"); return NULL; }
-    g->m = m;
-    g->n_layer_eval = m->n_layer;
-    g->n_ctx = n_ctx;
-    g->ubatch = B;
-    g->b_weights = wb;
-    g->b_kv = kvb;
-    g->b_scratch = sb;
-    g->use_graph = !(getenv("TERN_CUDA_GRAPH") && !strcmp(getenv("TERN_CUDA_GRAPH"), "0"));
-    g->timing = getenv("TERN_CUDA_TIMING") && !strcmp(getenv("TERN_CUDA_TIMING"), "1");
-    if (g->timing && (cudaEventCreate(&g->ev0) != cudaSuccess || cudaEventCreate(&g->ev1) != cudaSuccess)) g->timing = 0;
+/* Allocate and upload one rank (on its device, from its own thread). 0 or -1 (g->errmsg). */
+static int rank_setup(tern_cuda *g) {
+    const tern_model *m = g->m;
+    const int E = m->n_embd, hd = m->head_dim, Hq = g->nh * hd, Hkv = g->nkv * hd, F = g->nf, B = g->ubatch;
+    uint64_t wb, kvb, sb, max_mat;
+    int maxin;
+    rank_plan(g, &wb, &kvb, &sb, &max_mat, &maxin);
     int fail = 0;
-    if (cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking) != cudaSuccess) fail = 1;
     char err[256] = "";
-    if (!fail && !(g->blas = tcu_blas_new(ws_bytes, err))) fail = 1;
+    if (cudaSetDevice(g->dev) != cudaSuccess) fail = 1;
+    if (!fail && cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking) != cudaSuccess) fail = 1;
+    if (!fail && !(g->blas = tcu_blas_new(32u << 20, err))) fail = 1;
     g->w = calloc((size_t)m->n_layer * 7 + 2, sizeof *g->w);
     g->layers = calloc((size_t)m->n_layer, sizeof *g->layers);
     if (!g->w || !g->layers) fail = 1;
-    if (!fail && (!(g->tok_embd = upload(g, &m->tok_embd)) || !(g->output = upload(g, &m->output)))) fail = 1;
+    if (!fail && (!(g->tok_embd = upload_part(g, &m->tok_embd, 0, m->tok_embd.n_out, 0, E)) ||
+                  !(g->output = upload_part(g, &m->output, (int64_t)g->rank * g->vpad, g->nv, 0, E))))
+        fail = 1;
     for (int il = 0; il < m->n_layer && !fail; il++) {
         const tern_layer *l = &m->layers[il];
         dlayer *d = &g->layers[il];
         dweight **slots[7] = {&d->wq, &d->wk, &d->wv, &d->wo, &d->gate, &d->up, &d->down};
-        for (int j = 0; j < 7 && !fail; j++)
-            if (!(*slots[j] = upload(g, layer_weight(l, j)))) fail = 1;
+        for (int j = 0; j < 7 && !fail; j++) {
+            const tern_weight *w = layer_weight(l, j);
+            int64_t r0, nr, c0, nc;
+            layer_slice(g, w, j, &r0, &nr, &c0, &nc);
+            if (!(*slots[j] = upload_part(g, w, r0, nr, c0, nc))) fail = 1;
+        }
         if (fail) break;
         if (!(d->attn_norm = upload_f32(l->attn_norm, E)) || !(d->ffn_norm = upload_f32(l->ffn_norm, E))) fail = 1;
-        if ((l->bq && !(d->bq = upload_f32(l->bq, Hq))) || (l->bk && !(d->bk = upload_f32(l->bk, Hkv))) ||
-            (l->bv && !(d->bv = upload_f32(l->bv, Hkv))) || (l->bo && !(d->bo = upload_f32(l->bo, E))))
+        if ((l->bq && !(d->bq = upload_f32(l->bq + (size_t)g->rank * Hq, Hq))) ||
+            (l->bk && !(d->bk = upload_f32(l->bk + (size_t)g->rank * Hkv, Hkv))) ||
+            (l->bv && !(d->bv = upload_f32(l->bv + (size_t)g->rank * Hkv, Hkv))) ||
+            (l->bo && !(d->bo = upload_f32(l->bo, E))))
             fail = 1;
     }
     if (!fail && !(g->output_norm = upload_f32(m->output_norm, E))) fail = 1;
@@ -285,6 +416,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         if (!(g->freq = upload_f32(fq, (size_t)(m->n_rot / 2 + 1)))) fail = 1;
         free(fq);
     }
+    if (g->stage) { cudaFreeHost(g->stage); g->stage = NULL; }
     if (!fail) {
         g->kc = dalloc(kvb / 2, &fail);
         g->vc = dalloc(kvb / 2, &fail);
@@ -297,7 +429,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         g->v = dalloc(sizeof(float) * (size_t)B * Hkv, &fail);
         g->g = dalloc(sizeof(float) * (size_t)B * F, &fail);
         g->u = dalloc(sizeof(float) * (size_t)B * F, &fail);
-        g->logits = dalloc(sizeof(float) * (size_t)B * V, &fail);
+        g->logits = dalloc(sizeof(float) * (size_t)B * (g->n_rank > 1 ? g->vpad : g->nv), &fail);
         g->x16 = dalloc(sizeof(uint16_t) * (size_t)B * maxin, &fail);
         g->dq = dalloc(sizeof(uint16_t) * (size_t)max_mat, &fail);
         g->tok = dalloc(sizeof(int32_t) * (size_t)B, &fail);
@@ -308,11 +440,169 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         g->pen_cap = 4096;
         g->pen = dalloc(sizeof(int32_t) * (size_t)g->pen_cap, &fail);
         g->ud = dalloc(sizeof(double), &fail);
-        g->samp = dalloc(sizeof(float) * (size_t)V, &fail);
+        g->samp = dalloc(sizeof(float) * (size_t)m->n_vocab, &fail);
+        g->lg = g->logits;
+        if (g->n_rank > 1) {
+            g->gath = dalloc(sizeof(float) * (size_t)g->n_rank * B * g->vpad, &fail);
+            if (g->rank == 0) g->lg = g->lfull = dalloc(sizeof(float) * (size_t)B * m->n_vocab, &fail);
+        }
     }
     if (fail) {
         const cudaError_t e_last = cudaGetLastError(); /* read (and cleared) whichever message is used */
-        tern_set_error("CUDA setup failed: %s", err[0] ? err : cudaGetErrorString(e_last));
+        snprintf(g->errmsg, sizeof g->errmsg, "CUDA setup failed on GPU %d: %s", g->dev,
+                 err[0] ? err : e_last != cudaSuccess ? cudaGetErrorString(e_last) : tern_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+static void rank_free(tern_cuda *g) {
+    if (!g) return;
+    cudaSetDevice(g->dev);
+    if (g->graph_ok) cudaGraphExecDestroy(g->graph);
+    if (g->w)
+        for (int i = 0; i < g->n_w; i++) cudaFree(g->w[i].d);
+    if (g->layers)
+        for (int il = 0; il < g->m->n_layer; il++) {
+            dlayer *d = &g->layers[il];
+            cudaFree(d->attn_norm); cudaFree(d->ffn_norm);
+            cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
+        }
+    void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
+                    g->logits, g->x16, g->dq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
+                    g->lfull};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
+    if (g->stage) cudaFreeHost(g->stage);
+    if (g->comm) nccl.CommDestroy(g->comm);
+    if (g->blas) tcu_blas_free(g->blas);
+    if (g->st) cudaStreamDestroy(g->st);
+    free(g->hpos);
+    free(g->w);
+    free(g->layers);
+}
+
+static void setup_job(void *arg, int ith, int nth) {
+    (void)nth;
+    tern_cuda **rk = arg;
+    (void)rank_setup(rk[ith]);
+}
+
+tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose, int n_tp) {
+    if (!tern_cuda_available()) {
+        tern_set_error("no CUDA device found (driver missing or no GPU); use --device cpu");
+        return NULL;
+    }
+    if (m->head_dim % 32 != 0 || m->head_dim > 256) {
+        tern_set_error("head dim %d: the GPU attention kernel needs a multiple of 32 up to 256; use --device cpu",
+                       m->head_dim);
+        return NULL;
+    }
+    if (m->n_rot % 2 != 0) { tern_set_error("n_rot %d is odd", m->n_rot); return NULL; }
+    char why[512];
+    if (tern_tp_check(m, n_tp, why, sizeof why)) { tern_set_error("%s", why); return NULL; }
+    if (n_tp > g_ndev) {
+        tern_set_error("--tp %d needs %d GPUs and %d %s visible", n_tp, n_tp, g_ndev, g_ndev == 1 ? "is" : "are");
+        return NULL;
+    }
+    if (check_weight(&m->tok_embd, "token_embd") || check_weight(&m->output, "output")) return NULL;
+    for (int il = 0; il < m->n_layer; il++)
+        for (int j = 0; j < 7; j++) {
+            char what[64];
+            snprintf(what, sizeof what, "layer %d", il);
+            if (check_weight(layer_weight(&m->layers[il], j), what)) return NULL;
+        }
+    if (n_tp > 1) {
+        setenv("NCCL_NVLS_ENABLE", "0", 1); /* NVLink multicast stays off (shared/ KINDS: it can take GPUs down) */
+        if (!getenv("NCCL_RUNTIME_CONNECT")) setenv("NCCL_RUNTIME_CONNECT", "0", 1); /* connect at init, not in a capture */
+        if (nccl_load() != 0) return NULL;
+    }
+
+    /* ---- memory plan, every GPU, before anything is allocated ---- */
+    tern_cuda **rk = calloc((size_t)n_tp, sizeof *rk);
+    if (!rk) { tern_set_error("out of memory"); return NULL; }
+    for (int r = 0; r < n_tp; r++) {
+        if (!(rk[r] = calloc(1, sizeof **rk))) {
+            for (int q = 0; q < r; q++) free(rk[q]);
+            free(rk);
+            tern_set_error("out of memory");
+            return NULL;
+        }
+        rank_dims(rk[r], m, r, n_tp);
+        rk[r]->n_ctx = n_ctx;
+        rk[r]->ubatch = ubatch;
+    }
+    int refuse = 0;
+    for (int r = 0; r < n_tp && !refuse; r++) {
+        uint64_t wb, kvb, sb, max_mat;
+        int maxin;
+        rank_plan(rk[r], &wb, &kvb, &sb, &max_mat, &maxin);
+        rk[r]->b_weights = wb;
+        rk[r]->b_kv = kvb;
+        rk[r]->b_scratch = sb;
+        size_t free_b = 0, total_b = 0;
+        if (cudaSetDevice(r) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+            (void)cudaGetLastError();
+            tern_set_error("cannot query the memory of GPU %d", r);
+            refuse = 1;
+            break;
+        }
+        const uint64_t need = wb + kvb + sb, reserve = (256ull << 20) + (n_tp > 1 ? 512ull << 20 : 0); /* context, cuBLASLt, graphs, NCCL */
+        if (verbose)
+            fprintf(stderr,
+                    "tern: cuda memory plan on GPU %d (%s)%s: weights %.2f GiB + KV cache %.2f GiB (%d positions, f16) + "
+                    "scratch %.2f GiB (ubatch %d) = %.2f GiB of %.2f GiB free\n",
+                    r, g_name, n_tp > 1 ? ", tensor-parallel shard" : "", gib(wb), gib(kvb), n_ctx, gib(sb), ubatch,
+                    gib(need), gib(free_b));
+        if (need + reserve > free_b) {
+            tern_set_error("the model does not fit on GPU %d (%s): it needs %.2f GiB (weights %.2f + KV cache %.2f for %d "
+                           "positions + scratch %.2f) and %.2f GiB are free; try a smaller -c%s or --device cpu",
+                           r, g_name, gib(need), gib(wb), gib(kvb), n_ctx, gib(sb), gib(free_b),
+                           n_tp < TERN_TP_MAX ? ", a larger --tp" : "");
+            refuse = 1;
+        }
+    }
+    cudaSetDevice(0);
+    if (refuse) {
+        for (int r = 0; r < n_tp; r++) free(rk[r]);
+        free(rk);
+        return NULL;
+    }
+
+    tern_cuda *g = rk[0];
+    g->n_layer_eval = m->n_layer;
+    g->use_graph = !(getenv("TERN_CUDA_GRAPH") && !strcmp(getenv("TERN_CUDA_GRAPH"), "0"));
+    for (int r = 1; r < n_tp; r++) {
+        rk[r]->n_layer_eval = m->n_layer;
+        rk[r]->use_graph = g->use_graph;
+    }
+    g->timing = getenv("TERN_CUDA_TIMING") && !strcmp(getenv("TERN_CUDA_TIMING"), "1");
+    if (g->timing && (cudaEventCreate(&g->ev0) != cudaSuccess || cudaEventCreate(&g->ev1) != cudaSuccess)) g->timing = 0;
+    int fail = 0;
+    if (n_tp > 1) {
+        g->rk = rk;
+        g->pool = tern_pool_new(n_tp);
+        if (tern_pool_size(g->pool) < n_tp) { tern_set_error("cannot start %d threads for --tp", n_tp); fail = 1; }
+        if (!fail) tern_pool_run(g->pool, setup_job, rk); /* every GPU uploads its shard at once */
+    } else if (rank_setup(g) != 0) {
+        fail = 1;
+    }
+    for (int r = 0; r < n_tp && !fail; r++)
+        if (rk[r]->errmsg[0]) { tern_set_error("%s", rk[r]->errmsg); fail = 1; }
+    if (!fail && n_tp > 1) {
+        ncclComm_t comms[TERN_TP_MAX];
+        int devs[TERN_TP_MAX];
+        for (int r = 0; r < n_tp; r++) devs[r] = r;
+        ncclResult_t nr = nccl.CommInitAll(comms, n_tp, devs);
+        if (nr != ncclSuccess) {
+            tern_set_error("NCCL init over %d GPUs failed: %s", n_tp, nccl.GetErrorString(nr));
+            fail = 1;
+        } else {
+            for (int r = 0; r < n_tp; r++) rk[r]->comm = comms[r];
+        }
+        cudaSetDevice(0);
+    }
+    if (n_tp == 1) free(rk);
+    if (fail) {
         tern_cuda_free(g);
         return NULL;
     }
@@ -328,27 +618,27 @@ void tern_cuda_free(tern_cuda *g) {
         cudaEventDestroy(g->ev0);
         cudaEventDestroy(g->ev1);
     }
-    if (g->graph_ok) cudaGraphExecDestroy(g->graph);
-    for (int i = 0; i < g->n_w; i++) cudaFree(g->w[i].d);
-    if (g->layers)
-        for (int il = 0; il < g->m->n_layer; il++) {
-            dlayer *d = &g->layers[il];
-            cudaFree(d->attn_norm); cudaFree(d->ffn_norm);
-            cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
+    tern_cuda **rk = g->rk;
+    const int n = g->n_rank;
+    if (g->pool) tern_pool_free(g->pool);
+    if (rk) {
+        for (int r = n - 1; r >= 0; r--) {
+            rank_free(rk[r]);
+            if (r > 0) free(rk[r]);
         }
-    void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
-                    g->logits, g->x16, g->dq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
-    if (g->blas) tcu_blas_free(g->blas);
-    if (g->st) cudaStreamDestroy(g->st);
-    free(g->hpos);
-    free(g->w);
-    free(g->layers);
+        free(rk);
+    } else {
+        rank_free(g);
+    }
+    cudaSetDevice(0);
     free(g);
 }
 
 void tern_cuda_set_layers(tern_cuda *g, int n_layer) {
-    if (n_layer > 0 && n_layer <= g->m->n_layer && !g->graph_ok) g->n_layer_eval = n_layer;
+    if (n_layer > 0 && n_layer <= g->m->n_layer && !g->graph_ok) {
+        g->n_layer_eval = n_layer;
+        for (int r = 1; g->rk && r < g->n_rank; r++) g->rk[r]->n_layer_eval = n_layer;
+    }
 }
 
 void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) {
@@ -356,6 +646,8 @@ void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) 
     *kv = g->b_kv;
     *s = g->b_scratch;
 }
+
+/* ---- the forward pass of one rank ---- */
 
 /* y (n, n_out) = x · Wᵀ: GEMV for up to TCU_MULTI_MAX tokens (x32), cuBLASLt on f16 tiles beyond (x16). */
 static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const uint16_t *x16, float *y) {
@@ -371,11 +663,33 @@ static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const
     return 0;
 }
 
+/* TP: sum the ranks' partial (n, E) outputs in place (f32). */
+static int allreduce(tern_cuda *g, float *buf, size_t count) {
+    if (g->n_rank == 1) return 0;
+    NC(nccl.AllReduce(buf, buf, count, ncclFloat, ncclSum, g->comm, g->st));
+    return 0;
+}
+
+/* TP: every rank's (n, nv) logits into rank 0's (n, n_vocab) lfull, in vocabulary order. */
+static int gather_logits(tern_cuda *g, int n) {
+    if (g->n_rank == 1) return 0;
+    NC(nccl.AllGather(g->logits, g->gath, (size_t)n * g->vpad, ncclFloat, g->comm, g->st));
+    if (g->rank != 0) return 0;
+    const int V = g->m->n_vocab;
+    for (int r = 0; r < g->n_rank; r++) {
+        const int nv = r < g->n_rank - 1 ? g->vpad : V - (g->n_rank - 1) * g->vpad;
+        CU(cudaMemcpy2DAsync(g->lfull + (size_t)r * g->vpad, sizeof(float) * (size_t)V,
+                             g->gath + (size_t)r * n * g->vpad, sizeof(float) * (size_t)nv, sizeof(float) * (size_t)nv,
+                             (size_t)n, cudaMemcpyDeviceToDevice, g->st));
+    }
+    return 0;
+}
+
 /* The forward pass over tokens already in g->tok / positions in g->pos (device), n tokens; logits of
- * the last row (or all rows) into g->logits and the argmax of the last row into g->next. */
+ * the last row (or all rows) into g->lg (rank 0) and the argmax of the last row into g->next. */
 static int forward(tern_cuda *g, int n, int all_logits) {
     const tern_model *m = g->m;
-    const int E = m->n_embd, hd = m->head_dim, Hq = m->n_head * hd, Hkv = m->n_head_kv * hd, F = m->n_ff;
+    const int E = m->n_embd, hd = m->head_dim, Hq = g->nh * hd, Hkv = g->nkv * hd, F = g->nf;
     const int one = n <= TCU_MULTI_MAX; /* the GEMV path: every token's bits as in its own decode step */
     cudaStream_t st = g->st;
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
@@ -389,46 +703,51 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (l->bq) tcu_add_bias(g->q, l->bq, n, Hq, st);
         if (l->bk) tcu_add_bias(g->k, l->bk, n, Hkv, st);
         if (l->bv) tcu_add_bias(g->v, l->bv, n, Hkv, st);
-        tcu_rope(g->q, n, m->n_head, hd, m->n_rot, g->pos, g->freq, st);
-        tcu_rope(g->k, n, m->n_head_kv, hd, m->n_rot, g->pos, g->freq, st);
+        tcu_rope(g->q, n, g->nh, hd, m->n_rot, g->pos, g->freq, st);
+        tcu_rope(g->k, n, g->nkv, hd, m->n_rot, g->pos, g->freq, st);
         tcu_kv_write(g->k, g->v, kc, vc, n, Hkv, g->pos, st);
-        tcu_attention(g->q, kc, vc, n, g->pos, m->n_head, m->n_head_kv, hd, 1.0f / sqrtf((float)hd), g->att, st);
+        tcu_attention(g->q, kc, vc, n, g->pos, g->nh, g->nkv, hd, 1.0f / sqrtf((float)hd), g->att, st);
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
-        if (matmul(g, l->wo, n, g->att, g->x16, g->tmp)) return -1;
+        if (matmul(g, l->wo, n, g->att, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
         if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
         tcu_add(g->x, g->tmp, (int64_t)n * E, st);
 
         tcu_rmsnorm(g->x, l->ffn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, st);
         if (matmul(g, l->gate, n, g->xn, g->x16, g->g) || matmul(g, l->up, n, g->xn, g->x16, g->u)) return -1;
         tcu_swiglu(g->g, g->u, (int64_t)n * F, one ? NULL : g->x16, st);
-        if (matmul(g, l->down, n, g->g, g->x16, g->tmp)) return -1;
+        if (matmul(g, l->down, n, g->g, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
         tcu_add(g->x, g->tmp, (int64_t)n * E, st);
     }
     const int V = m->n_vocab;
     if (all_logits && n > 1) {
         tcu_rmsnorm(g->x, g->output_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, st);
-        if (matmul(g, g->output, n, g->xn, g->x16, g->logits)) return -1;
-        tcu_argmax(g->logits + (size_t)(n - 1) * V, V, g->next, st);
+        if (matmul(g, g->output, n, g->xn, g->x16, g->logits) || gather_logits(g, n)) return -1;
+        if (g->rank == 0) tcu_argmax(g->lg + (size_t)(n - 1) * V, V, g->next, st);
     } else {
         tcu_rmsnorm(g->x + (size_t)(n - 1) * E, g->output_norm, m->rms_eps, 1, E, g->xn, NULL, st);
-        tcu_gemv(g->output->type, g->output->d, g->output->stride, E, V, g->xn, g->logits, st);
-        tcu_argmax(g->logits, V, g->next, st);
+        tcu_gemv(g->output->type, g->output->d, g->output->stride, E, g->nv, g->xn, g->logits, st);
+        if (gather_logits(g, 1)) return -1;
+        if (g->rank == 0) tcu_argmax(g->lg, V, g->next, st);
     }
     return 0;
 }
 
 /* Copy tokens and positions, run the forward pass (graph replay for one token), leave the results on
- * the device. *timed: whether the events bracket this call. */
+ * the device. *timed: whether the events bracket this call. One rank, on its own thread. */
 static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_logits, int *timed) {
     if (n < 1 || n > g->ubatch) { tern_set_error("tern_cuda_eval: %d tokens (ubatch %d)", n, g->ubatch); return -1; }
     if (pos0 < 0 || pos0 + n > g->n_ctx) { tern_set_error("tern_cuda_eval: positions beyond the context"); return -1; }
+    if (g->n_rank > 1) CU(cudaSetDevice(g->dev));
     int32_t *pos = g->hpos; /* host staging (ubatch ints), not a stack array of up to 256 KiB */
     for (int i = 0; i < n; i++) pos[i] = pos0 + i;
     CU(cudaMemcpyAsync(g->tok, tokens, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice, g->st));
     CU(cudaMemcpyAsync(g->pos, pos, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice, g->st));
-    *timed = g->timing && !(n == 1 && g->use_graph && !g->graph_ok); /* not the capturing call */
+    /* TP: the first decode step runs eagerly (NCCL sets up its decode-sized channels outside a capture) */
+    const int capture = n == 1 && g->use_graph && !g->graph_ok && (g->n_rank == 1 || g->warm);
+    if (n == 1) g->warm = 1;
+    *timed = g->timing && !capture;
     if (*timed) CU(cudaEventRecord(g->ev0, g->st));
-    if (n == 1 && g->use_graph) {
+    if (n == 1 && g->use_graph && (g->graph_ok || capture)) {
         if (!g->graph_ok) {
             cudaGraph_t graph = NULL;
             CU(cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
@@ -450,7 +769,38 @@ static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_log
     return 0;
 }
 
-/* Wait for the stream; account the call's device time. */
+typedef struct {
+    tern_cuda *g;
+    const int32_t *tokens;
+    int n, pos0, all_logits, timed;
+    int rc[TERN_TP_MAX];
+} run_job;
+
+static void run_rank(void *arg, int ith, int nth) {
+    (void)nth;
+    run_job *j = arg;
+    tern_cuda *g = j->g->rk[ith];
+    int timed = 0;
+    j->rc[ith] = run(g, j->tokens, j->n, j->pos0, j->all_logits, ith == 0 ? &j->timed : &timed);
+    if (j->rc[ith]) snprintf(g->errmsg, sizeof g->errmsg, "%s", tern_last_error());
+}
+
+/* run() on every rank at once (TP), or on the one GPU. */
+static int run_all(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_logits, int *timed) {
+    if (g->n_rank == 1) return run(g, tokens, n, pos0, all_logits, timed);
+    run_job j = {g, tokens, n, pos0, all_logits, 0, {0}};
+    tern_pool_run(g->pool, run_rank, &j);
+    for (int r = 0; r < g->n_rank; r++)
+        if (j.rc[r]) {
+            tern_set_error("GPU %d: %s", r, g->rk[r]->errmsg);
+            return -1;
+        }
+    *timed = j.timed;
+    return 0;
+}
+
+/* Wait for the stream (rank 0's: at TP its last op is the all-gather, which waits for every rank); account
+ * the call's device time. */
 static int finish(tern_cuda *g, int n, int timed) {
     if (timed) CU(cudaEventRecord(g->ev1, g->st));
     CU(cudaStreamSynchronize(g->st));
@@ -465,11 +815,11 @@ static int finish(tern_cuda *g, int n, int timed) {
 
 int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *logits, int all_logits, int32_t *next) {
     int timed = 0;
-    if (run(g, tokens, n, pos0, all_logits, &timed) != 0) return -1;
+    if (run_all(g, tokens, n, pos0, all_logits, &timed) != 0) return -1;
     const size_t V = (size_t)g->m->n_vocab;
     if (logits) {
         const size_t rows = all_logits && n > 1 ? (size_t)n : 1;
-        CU(cudaMemcpyAsync(logits, g->logits, sizeof(float) * V * rows, cudaMemcpyDeviceToHost, g->st));
+        CU(cudaMemcpyAsync(logits, g->lg, sizeof(float) * V * rows, cudaMemcpyDeviceToHost, g->st));
     }
     if (next) CU(cudaMemcpyAsync(next, g->next, sizeof(int32_t), cudaMemcpyDeviceToHost, g->st));
     return finish(g, n, timed);
@@ -477,9 +827,9 @@ int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *
 
 int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, int32_t *ids) {
     int timed = 0;
-    if (run(g, tokens, n, pos0, 1, &timed) != 0) return -1;
+    if (run_all(g, tokens, n, pos0, 1, &timed) != 0) return -1;
     const size_t V = (size_t)g->m->n_vocab;
-    for (int r = 0; r < n; r++) tcu_argmax(g->logits + (size_t)r * V, (int)V, g->ids + r, g->st);
+    for (int r = 0; r < n; r++) tcu_argmax(g->lg + (size_t)r * V, (int)V, g->ids + r, g->st);
     CU(cudaGetLastError());
     CU(cudaMemcpyAsync(ids, g->ids, sizeof(int32_t) * (size_t)n, cudaMemcpyDeviceToHost, g->st));
     return finish(g, n, timed);
@@ -500,11 +850,11 @@ int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, 
         g->pen_cap = sp->n_pen;
     }
     int timed = 0;
-    if (run(g, tokens, n, pos0, 0, &timed) != 0) return -1;
+    if (run_all(g, tokens, n, pos0, 0, &timed) != 0) return -1;
     if (sp->n_pen > 0)
         CU(cudaMemcpyAsync(g->pen, sp->pen_ids, sizeof(int32_t) * (size_t)sp->n_pen, cudaMemcpyHostToDevice, g->st));
     CU(cudaMemcpyAsync(g->ud, &sp->u, sizeof(double), cudaMemcpyHostToDevice, g->st));
-    tcu_sample(g->logits, g->m->n_vocab, g->pen, sp->n_pen, sp->penalty, sp->top_k, sp->top_p, sp->min_p, sp->temp,
+    tcu_sample(g->lg, g->m->n_vocab, g->pen, sp->n_pen, sp->penalty, sp->top_k, sp->top_p, sp->min_p, sp->temp,
                g->ud, g->samp, g->next, g->st);
     CU(cudaGetLastError());
     CU(cudaMemcpyAsync(next, g->next, sizeof(int32_t), cudaMemcpyDeviceToHost, g->st));

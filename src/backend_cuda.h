@@ -21,14 +21,31 @@ typedef struct tern_cuda tern_cuda;
  * the driver lazily (the CUDA runtime is linked statically and opens libcuda on first use), so a
  * CUDA build starts and runs on a machine with no driver: then 0. Always 0 in a CPU build. */
 int tern_cuda_available(void);
+/* Number of CUDA devices (0 when none or a CPU build). */
+int tern_cuda_device_count(void);
 /* Name of device 0 ("NVIDIA H200"), or "" when none. */
 const char *tern_cuda_device_name(void);
 
-/* Upload m's weights, allocate the KV cache of n_ctx positions and scratch for ubatch tokens on device 0.
- * Before allocating, prints the memory plan (weights, KV cache, scratch against free device memory) to
- * stderr when verbose, and refuses (NULL, tern_last_error) if it does not fit. Errors: no device, a weight
- * type without a GPU kernel, n_in not a multiple of 8, out of device memory. */
-tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose);
+/* Tensor parallelism (Megatron-LM's split, Shoeybi et al. 2019, sec. 3): GPU r of n holds attention heads
+ * [r*H/n, (r+1)*H/n) and their KV heads (Q/K/V rows, O columns, the KV cache), FFN columns
+ * [r*F/n, (r+1)*F/n) (gate/up rows, down columns) and output-head rows [r*ceil(V/n), ...); the token
+ * embedding is replicated (a row lookup; splitting it would add an all-reduce per step). NCCL all-reduces
+ * (sum, f32) the attention-output and FFN-down partial sums and all-gathers the logits. */
+#define TERN_TP_MAX 8
+/* 0 if m splits over n GPUs (1 <= n <= TERN_TP_MAX): heads and KV heads divisible by n, each GPU's slice of
+ * the O and down rows whole blocks of their weight type, every GPU at least one vocabulary row; else -1
+ * with a one-line reason in why. Pure (no GPU needed; also in a CPU build). */
+int tern_tp_check(const tern_model *m, int n, char *why, size_t nwhy);
+
+/* Upload m's weights, allocate the KV cache of n_ctx positions and scratch for ubatch tokens on devices
+ * 0..n_tp-1 (n_tp = 1: device 0, no NCCL). Before allocating, prints the memory plan of every GPU
+ * (weights, KV cache, scratch against its free memory) to stderr when verbose, and refuses (NULL,
+ * tern_last_error) if a GPU's share does not fit. n_tp > 1 loads NCCL (libnccl.so.2) at run time and keeps
+ * NVLink multicast off (NCCL_NVLS_ENABLE=0). Errors: no device, fewer than n_tp devices, a model that does
+ * not split (tern_tp_check), NCCL missing, a weight type without a GPU kernel, n_in not a multiple of 8,
+ * out of device memory. Models with m->gen_rows (in-memory synthetic) are generated chunk by chunk into
+ * a pinned staging buffer and uploaded. */
+tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose, int n_tp);
 void tern_cuda_free(tern_cuda *g);
 
 /* Run tokens[0..n) (n <= ubatch) at positions pos0.. and append them to the KV cache.
@@ -63,7 +80,7 @@ int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, 
  * first eval only (the decode graph is captured with it). */
 void tern_cuda_set_layers(tern_cuda *g, int n_layer);
 
-/* Bytes the plan counted: weights, KV cache, scratch (for reports). */
+/* Bytes the plan counted on GPU 0: weights, KV cache, scratch (for reports). */
 void tern_cuda_plan(const tern_cuda *g, uint64_t *weights, uint64_t *kv, uint64_t *scratch);
 
 #endif

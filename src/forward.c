@@ -61,7 +61,7 @@ static size_t max_scratch(const tern_model *m, int chunk) {
 }
 
 tern_context_params tern_context_default_params(void) {
-    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0, 0};
+    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0, 0, 1};
     return p;
 }
 
@@ -95,7 +95,7 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
     }
     if (dev == TERN_DEVICE_CUDA) {
         const int ub = p->ubatch > 0 ? (p->ubatch < n_ctx ? p->ubatch : n_ctx) : (n_ctx < 512 ? n_ctx : 512);
-        tern_cuda *cu = tern_cuda_new(m, n_ctx, ub, p->verbose);
+        tern_cuda *cu = tern_cuda_new(m, n_ctx, ub, p->verbose, p->tp > 1 ? p->tp : 1);
         if (!cu) return NULL;
         tern_cuda_set_layers(cu, nl);
         tern_context *c = calloc(1, sizeof *c);
@@ -106,6 +106,14 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
         c->n_ctx = n_ctx;
         c->chunk = ub;
         return c;
+    }
+    if (p->tp > 1) {
+        tern_set_error("--tp %d runs on CUDA GPUs only (this context is on the CPU)", p->tp);
+        return NULL;
+    }
+    if (m->gen_rows) {
+        tern_set_error("an in-memory synthetic model runs on --device cuda only (tern synth writes a file for the CPU)");
+        return NULL;
     }
     const size_t kv_row = (size_t)m->n_head_kv * m->head_dim;
     const size_t kv_bytes = 2 * sizeof(uint16_t) * (size_t)m->n_layer * (size_t)n_ctx * kv_row;

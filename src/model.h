@@ -34,6 +34,13 @@ struct tern_model {
     uint64_t n_params, n_bytes;
     int n_tensors_used; /* tensors bound at load; must equal the file's tensor count */
     char *chat_template;
+    /* In-memory synthetic models (tern bench --synthetic, cli/synth.c): every matrix has data == NULL and
+     * gen_rows writes rows [r0, r0 + n) of w (n * w->row_bytes bytes at dst), the bytes tern synth would
+     * write to a file; returns 0 or -1. Only the CUDA backend uploads such weights (the CPU path refuses).
+     * gen_free(gen_ctx) runs in tern_model_free. NULL for a model loaded from a file. */
+    int (*gen_rows)(const struct tern_model *m, const tern_weight *w, int64_t r0, int64_t n, void *dst);
+    void (*gen_free)(void *gen_ctx);
+    void *gen_ctx;
 };
 
 #endif

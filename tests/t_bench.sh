@@ -68,6 +68,14 @@ expect_err "bench missing model" -- ./tern bench -m /nonexistent.gguf -p 8 -n 2
 expect_err "bench -r 0" -- ./tern bench -m "$MODEL" -r 0
 expect_err "bench bad -p list" -- ./tern bench -m "$MODEL" -p 8,x
 expect_err "bench bad -o" -- ./tern bench -m "$MODEL" -o xml
+# --synthetic (in-memory models run on CUDA only) and --tp (CUDA GPUs only): refused on the CPU, one line
+expect_err "bench --synthetic on cpu" -- ./tern bench --synthetic llama3-8b --synthetic-layers 1 --device cpu -p 8 -n 0
+expect_err "bench --synthetic unknown preset" -- ./tern bench --synthetic llama9 -p 8 -n 0
+expect_err "bench --synthetic with -m" -- ./tern bench --synthetic llama3-8b -m "$MODEL"
+expect_err "bench --tp 0" -- ./tern bench -m "$MODEL" --tp 0
+expect_err "bench --tp on cpu" -- ./tern bench -m "$MODEL" --tp 2 --device cpu -p 8 -n 0
+expect_err "run --tp on cpu" -- ./tern run -m "$MODEL" --tp 3 --device cpu -p hi -n 1
+grep -q "runs on CUDA GPUs only" "$T/err" && ok || bad "run --tp on cpu: message: $(cat "$T/err")"
 expect_err "bench unknown option" -- ./tern bench -m "$MODEL" --bogus
 expect_err "ab missing model" -- ./tern ab -m /nonexistent.gguf --a "" --b ""
 expect_err "ab -r 0" -- ./tern ab -m "$MODEL" --a "" --b "" -r 0

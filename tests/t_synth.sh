@@ -19,7 +19,7 @@ expect_err() {
   else bad "$name: rc=$rc lines=$lines stderr: $(head -c 300 "$T/err")"; fi
 }
 
-expect_err "unknown preset" "presets: smollm2-135m, llama3.2-1b, llama3-8b, llama3-70b, mistral-7b" -- \
+expect_err "unknown preset" "presets: smollm2-135m, llama3.2-1b, llama3-8b, llama3-70b, llama3-405b, mistral-7b" -- \
   ./tern synth --arch llama9 --type q4_0 -o "$T/a.gguf"
 expect_err "unknown type" "types: f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl" -- \
   ./tern synth --arch smollm2-135m --type q7_0 -o "$T/a.gguf"
@@ -77,6 +77,7 @@ smollm2-135m 576 30 1536 9 3 49152 8192 100000 1 64
 llama3.2-1b 2048 16 8192 32 8 128256 131072 500000 1 64
 llama3-8b 4096 32 14336 32 8 128256 8192 500000 0 128
 llama3-70b 8192 80 28672 64 8 128256 8192 500000 0 128
+llama3-405b 16384 126 53248 128 8 128256 131072 500000 0 128
 mistral-7b 4096 32 14336 32 8 32000 32768 10000 0 128
 TAB
 ./tern synth --arch llama3-70b --type q4_0 --layers 3 --vocab 100 --dry-run >"$T/dry" 2>&1

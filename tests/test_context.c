@@ -2,6 +2,9 @@
  * no GPU a CUDA build takes the same path).
  * - tern_context_new_ex(device CPU) runs on "cpu"; TERN_DEVICE=bogus is refused; TERN_DEVICE_CUDA fails
  *   with a one-line message when the build or the machine has no GPU (skipped where a GPU is present);
+ * - tensor parallelism: tern_tp_check splits SmolLM2 (9 heads, 3 KV heads) over 1 and 3 GPUs and refuses 2
+ *   (KV heads), 9 (over TERN_TP_MAX); a 4-layer copy whose O rows are Q6_K refuses 3 (192 columns are not
+ *   whole 256-blocks); --tp on a CPU context is refused;
  * - ubatch: a prompt evaluated in chunks of 7 gives bit-identical logits to one chunk (every token's
  *   row is computed with one fixed order whatever the chunking, see backend_cpu.h);
  * - tern_eval_greedy returns the argmax of tern_eval's logits, step by step, for 24 decode steps;
@@ -9,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_cuda.h"
 #include "check.h"
+#include "model.h"
 #include "tern.h"
 
 #define MODEL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -112,6 +117,24 @@ int main(void) {
     tern_context_free(c7);
     free(a);
     free(b);
+    /* tensor parallelism: what splits, what is refused (no GPU needed) */
+    char why[512];
+    CHECK(tern_tp_check(m, 1, why, sizeof why) == 0 && tern_tp_check(m, 3, why, sizeof why) == 0, "tp 1, 3: %s", why);
+    CHECK(tern_tp_check(m, 2, why, sizeof why) == -1 && strstr(why, "3 KV heads"), "tp 2 refused: %s", why);
+    CHECK(tern_tp_check(m, 9, why, sizeof why) == -1 && strstr(why, "1..8"), "tp 9 refused: %s", why);
+    const enum tern_type wo_type = m->layers[1].wo.type;
+    m->layers[1].wo.type = TERN_TYPE_Q6_K; /* only the check reads it */
+    CHECK(tern_tp_check(m, 3, why, sizeof why) == -1 && strstr(why, "layer 1") && strstr(why, "whole blocks"),
+          "tp 3 with Q6_K O rows refused: %s", why);
+    m->layers[1].wo.type = wo_type;
+    tern_context_params tp = tern_context_default_params();
+    tp.device = TERN_DEVICE_CPU;
+    tp.n_ctx = 16;
+    tp.tp = 3;
+    c = tern_context_new_ex(m, &tp);
+    CHECK(c == NULL && strstr(tern_last_error(), "CUDA GPUs only"), "tp on the CPU refused: %s", tern_last_error());
+    tern_context_free(c);
+
     tern_model_free(m);
     return check_summary("test_context");
 }

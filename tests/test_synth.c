@@ -13,7 +13,9 @@
 #include "check.h"
 #include "gguf.h"
 #include "gguf_write.h"
+#include "model.h"
 #include "quant.h"
+#include "synth.h"
 #include "tern.h"
 
 static char path[256];
@@ -145,6 +147,55 @@ static void check_writer(void) {
     gguf_writer_free(w);
 }
 
+/* tern_synth_model_new (tern bench --synthetic) makes the file's bytes: for every matrix, rows 0, the middle
+ * and the last (token_embd/output: of the file's 512-row vocabulary, rows past it are the same streams) equal
+ * the file written with the same preset, type, layers and seed; norms equal; the CPU refuses the model. */
+static void check_memory(const char *arch, const char *type, int seed) {
+    tern_model *m = tern_synth_model_new(arch, type, 2, seed);
+    CHECK(m != NULL, "%s %s: tern_synth_model_new: %s", arch, type, tern_last_error());
+    gguf_file *f = gguf_open(path);
+    CHECK(f != NULL, "gguf_open");
+    if (!m || !f) { tern_model_free(m); gguf_close(f); return; }
+    static const char *lnames[7] = {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"};
+    int n_cmp = 0, n_bad = 0;
+    for (int t = -2; t < 7 * m->n_layer; t++) {
+        const tern_weight *w;
+        char name[64];
+        if (t == -2) { w = &m->tok_embd; snprintf(name, sizeof name, "token_embd.weight"); }
+        else if (t == -1) {
+            w = &m->output;
+            snprintf(name, sizeof name, "%s", gguf_find_tensor(f, "output.weight") ? "output.weight" : "token_embd.weight");
+        } else {
+            const tern_layer *l = &m->layers[t / 7];
+            const tern_weight *ws[7] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->w_gate, &l->w_up, &l->w_down};
+            w = ws[t % 7];
+            snprintf(name, sizeof name, "blk.%d.%s.weight", t / 7, lnames[t % 7]);
+        }
+        const gguf_tensor *ft = gguf_find_tensor(f, name);
+        CHECK(ft && w->data == NULL && (int64_t)ft->ne[0] == w->n_in, "%s: %s in the file and in memory", arch, name);
+        if (!ft) continue;
+        const int64_t rows = (int64_t)ft->ne[1], pick[3] = {0, rows / 2, rows - 1};
+        uint8_t *buf = malloc(w->row_bytes);
+        for (int k = 0; k < 3; k++) {
+            CHECK(m->gen_rows(m, w, pick[k], 1, buf) == 0, "gen_rows");
+            n_cmp++;
+            if (memcmp(buf, (const char *)ft->data + (size_t)pick[k] * w->row_bytes, w->row_bytes)) n_bad++;
+        }
+        free(buf);
+    }
+    CHECK(n_bad == 0 && n_cmp >= 3 * (2 + 14), "%s %s: %d of %d rows differ from the file", arch, type, n_bad, n_cmp);
+    const gguf_tensor *nt = gguf_find_tensor(f, "blk.1.ffn_norm.weight");
+    CHECK(nt && !memcmp(nt->data, m->layers[1].ffn_norm, sizeof(float) * (size_t)m->n_embd), "%s: ffn_norm", arch);
+    tern_context_params p = tern_context_default_params();
+    p.device = TERN_DEVICE_CPU;
+    p.n_ctx = 16;
+    tern_context *c = tern_context_new_ex(m, &p);
+    CHECK(c == NULL && strstr(tern_last_error(), "cuda only"), "the CPU refuses an in-memory model: %s", tern_last_error());
+    tern_context_free(c);
+    gguf_close(f);
+    tern_model_free(m);
+}
+
 int main(void) {
     snprintf(path, sizeof path, "/tmp/tern_test_synth_%d.gguf", (int)getpid());
     check_writer();
@@ -165,6 +216,11 @@ int main(void) {
             check_forward(cases[i].arch, t);
         }
     }
+    /* in memory == file (tied and untied presets, two block types) */
+    CHECK(synth("smollm2-135m", "q8_0", 2, 512, 7) == 0, "synth");
+    check_memory("smollm2-135m", "q8_0", 7);
+    CHECK(synth("llama3-8b", "q6_k", 2, 512, 3) == 0, "synth");
+    check_memory("llama3-8b", "q6_k", 3);
     unlink(path);
     return check_summary("test_synth");
 }
