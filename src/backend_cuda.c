@@ -663,9 +663,16 @@ static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const
     return 0;
 }
 
-/* TP: sum the ranks' partial (n, E) outputs in place (f32). */
+/* TP: sum the ranks' partial (n, E) outputs in place (f32). TERN_TP_NO_COMM=1 skips the all-reduces: a
+ * measurement arm only (what the collectives cost per step); its outputs are wrong and it says so. */
+static int g_no_comm = -1;
 static int allreduce(tern_cuda *g, float *buf, size_t count) {
     if (g->n_rank == 1) return 0;
+    if (g_no_comm < 0) {
+        g_no_comm = getenv("TERN_TP_NO_COMM") && !strcmp(getenv("TERN_TP_NO_COMM"), "1");
+        if (g_no_comm) fprintf(stderr, "tern: TERN_TP_NO_COMM=1: all-reduces skipped, outputs are WRONG (timing arm)\n");
+    }
+    if (g_no_comm) return 0;
     NC(nccl.AllReduce(buf, buf, count, ncclFloat, ncclSum, g->comm, g->st));
     return 0;
 }
