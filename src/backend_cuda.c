@@ -118,8 +118,8 @@ struct tern_cuda {
     /* scratch for ubatch tokens */
     float *x, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
-    void *xq;             /* int8 GEMV input: <= 16 rows of max(E, Hq, n_ff) quantized (tcu_q8_bytes) */
-    int use_q8;           /* the int8 GEMV for Q4_0/Q8_0 weights (TERN_CUDA_GEMV_Q8=0: the f32 GEMV) */
+    void *xq;             /* integer GEMV input: <= 16 rows of max(E, Hq, n_ff) quantized (tcu_x16_bytes) */
+    int use_dp4a;         /* the integer GEMV for Q4_0/Q8_0 weights (TERN_CUDA_DP4A=0: the f32 GEMV) */
     int32_t *tok, *pos, *next, *ids; /* ids: per-row argmax (ubatch) */
     int32_t *hpos;                   /* host: positions of the chunk being copied (ubatch) */
     /* device sampler (tcu_sample): penalty ids (pen_cap), the uniform draw, an n_vocab scratch */
@@ -367,7 +367,7 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     const size_t ws_bytes = 32u << 20;
     uint64_t sb = sizeof(float) * (uint64_t)B * (3ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) +
                   sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
-                  sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes + tcu_q8_bytes(TCU_MULTI_MAX, maxin);
+                  sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, maxin);
     if (g->n_rank > 1) {
         sb += sizeof(float) * (uint64_t)g->n_rank * B * g->vpad;                 /* gath */
         if (g->rank == 0) sb += sizeof(float) * (uint64_t)B * m->n_vocab;        /* lfull */
@@ -434,8 +434,8 @@ static int rank_setup(tern_cuda *g) {
         g->logits = dalloc(sizeof(float) * (size_t)B * (g->n_rank > 1 ? g->vpad : g->nv), &fail);
         g->x16 = dalloc(sizeof(uint16_t) * (size_t)B * maxin, &fail);
         g->dq = dalloc(sizeof(uint16_t) * (size_t)max_mat, &fail);
-        g->xq = dalloc(tcu_q8_bytes(TCU_MULTI_MAX, maxin), &fail);
-        g->use_q8 = !(getenv("TERN_CUDA_GEMV_Q8") && !strcmp(getenv("TERN_CUDA_GEMV_Q8"), "0"));
+        g->xq = dalloc(tcu_x16_bytes(TCU_MULTI_MAX, maxin), &fail);
+        g->use_dp4a = !(getenv("TERN_CUDA_DP4A") && !strcmp(getenv("TERN_CUDA_DP4A"), "0"));
         g->tok = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->pos = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->next = dalloc(sizeof(int32_t), &fail);
@@ -653,24 +653,24 @@ void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) 
 
 /* ---- the forward pass of one rank ---- */
 
-/* The int8 GEMV's input for up to TCU_MULTI_MAX rows of x (n, n_in): x quantized once into g->xq when
- * one of the matrices that read it (a, b, c; NULL: none) has an int8 kernel; NULL otherwise. */
-static const void *q8_input(tern_cuda *g, const float *x, int n, int64_t n_in, const dweight *a, const dweight *b,
+/* The integer GEMV's input for up to TCU_MULTI_MAX rows of x (n, n_in): x quantized once into g->xq when
+ * one of the matrices that read it (a, b, c; NULL: none) has a dp4a kernel; NULL otherwise. */
+static const void *x16_input(tern_cuda *g, const float *x, int n, int64_t n_in, const dweight *a, const dweight *b,
                             const dweight *c) {
-    if (!g->use_q8 || n > TCU_MULTI_MAX || n_in % 32) return NULL;
-    if (!tcu_gemv_q8_supported(a->type) && !(b && tcu_gemv_q8_supported(b->type)) &&
-        !(c && tcu_gemv_q8_supported(c->type)))
+    if (!g->use_dp4a || n > TCU_MULTI_MAX || n_in % 32) return NULL;
+    if (!tcu_gemv_dp4a_supported(a->type) && !(b && tcu_gemv_dp4a_supported(b->type)) &&
+        !(c && tcu_gemv_dp4a_supported(c->type)))
         return NULL;
-    tcu_quantize_q8(x, n, n_in, g->xq, g->st);
+    tcu_quantize_x16(x, n, n_in, g->xq, g->st);
     return g->xq;
 }
 
-/* y (n, n_out) = x · Wᵀ: GEMV for up to TCU_MULTI_MAX tokens (the int8 kernel on xq for Q4_0/Q8_0 when xq
+/* y (n, n_out) = x · Wᵀ: GEMV for up to TCU_MULTI_MAX tokens (the dp4a kernel on xq for Q4_0/Q8_0 when xq
  * is given, else f32 x32), cuBLASLt on f16 tiles beyond (x16). */
 static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16,
                   float *y) {
     if (n <= TCU_MULTI_MAX) { /* GEMV and its bit-identical multi-column twin: the exact (decode) path */
-        if (xq && tcu_gemv_q8_supported(w->type)) tcu_gemv_q8(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st);
+        if (xq && tcu_gemv_dp4a_supported(w->type)) tcu_gemv_dp4a(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st);
         else tcu_gemv_multi(w->type, w->d, w->stride, w->n_in, w->n_out, x32, n, y, g->st);
         return 0;
     }
@@ -723,7 +723,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         const dlayer *l = &g->layers[il];
         uint16_t *kc = g->kc + (size_t)il * g->n_ctx * Hkv, *vc = g->vc + (size_t)il * g->n_ctx * Hkv;
         tcu_rmsnorm(g->x, l->attn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, st);
-        const void *xq = q8_input(g, g->xn, n, E, l->wq, l->wk, l->wv);
+        const void *xq = x16_input(g, g->xn, n, E, l->wq, l->wk, l->wv);
         if (matmul(g, l->wq, n, g->xn, xq, g->x16, g->q) || matmul(g, l->wk, n, g->xn, xq, g->x16, g->k) ||
             matmul(g, l->wv, n, g->xn, xq, g->x16, g->v))
             return -1;
@@ -735,29 +735,29 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         tcu_kv_write(g->k, g->v, kc, vc, n, Hkv, g->pos, st);
         tcu_attention(g->q, kc, vc, n, g->pos, g->nh, g->nkv, hd, 1.0f / sqrtf((float)hd), g->att, st);
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
-        xq = q8_input(g, g->att, n, Hq, l->wo, NULL, NULL);
+        xq = x16_input(g, g->att, n, Hq, l->wo, NULL, NULL);
         if (matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
         if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
         tcu_add(g->x, g->tmp, (int64_t)n * E, st);
 
         tcu_rmsnorm(g->x, l->ffn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, st);
-        xq = q8_input(g, g->xn, n, E, l->gate, l->up, NULL);
+        xq = x16_input(g, g->xn, n, E, l->gate, l->up, NULL);
         if (matmul(g, l->gate, n, g->xn, xq, g->x16, g->g) || matmul(g, l->up, n, g->xn, xq, g->x16, g->u)) return -1;
         tcu_swiglu(g->g, g->u, (int64_t)n * F, one ? NULL : g->x16, st);
-        xq = q8_input(g, g->g, n, F, l->down, NULL, NULL);
+        xq = x16_input(g, g->g, n, F, l->down, NULL, NULL);
         if (matmul(g, l->down, n, g->g, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
         tcu_add(g->x, g->tmp, (int64_t)n * E, st);
     }
     const int V = m->n_vocab;
     if (all_logits && n > 1) {
         tcu_rmsnorm(g->x, g->output_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, st);
-        const void *xq = q8_input(g, g->xn, n, E, g->output, NULL, NULL);
+        const void *xq = x16_input(g, g->xn, n, E, g->output, NULL, NULL);
         if (matmul(g, g->output, n, g->xn, xq, g->x16, g->logits) || gather_logits(g, n)) return -1;
         if (g->rank == 0) tcu_argmax(g->lg + (size_t)(n - 1) * V, V, g->next, st);
     } else {
         tcu_rmsnorm(g->x + (size_t)(n - 1) * E, g->output_norm, m->rms_eps, 1, E, g->xn, NULL, st);
-        const void *xq = q8_input(g, g->xn, 1, E, g->output, NULL, NULL);
-        if (xq) tcu_gemv_q8(g->output->type, g->output->d, g->output->stride, E, g->nv, xq, 1, g->logits, st);
+        const void *xq = x16_input(g, g->xn, 1, E, g->output, NULL, NULL);
+        if (xq) tcu_gemv_dp4a(g->output->type, g->output->d, g->output->stride, E, g->nv, xq, 1, g->logits, st);
         else tcu_gemv(g->output->type, g->output->d, g->output->stride, E, g->nv, g->xn, g->logits, st);
         if (gather_logits(g, 1)) return -1;
         if (g->rank == 0) tcu_argmax(g->lg, V, g->next, st);

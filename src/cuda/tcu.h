@@ -58,20 +58,19 @@ void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_ou
 void tcu_gemv_multi(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, int m,
                     float *y, cudaStream_t st);
 
-/* ---- int8 GEMV for Q4_0 / Q8_0 (src/cuda/gemv_q8.cu) ------------------------------------------
- * Activations quantized per 32 elements by tern's CPU rule for Q8_0 activations (tern_quantize_activation),
- * then one __dp4a integer dot per block and f32 accumulation; the CPU path's integers. */
-/* 1 for the weight types tcu_gemv_q8 handles (Q4_0, Q8_0). */
-int tcu_gemv_q8_supported(int t);
+/* ---- integer GEMV for Q4_0 / Q8_0 (src/cuda/gemv_dp4a.cu) -----------------------------------
+ * Activations in 16-bit block fixed point (per 32 elements: d = amax/32512, q = round(x/d)) as two int8
+ * planes, an exact int32 dot per block by __dp4a, f32 accumulation of dw*d*isum in block order. */
+/* 1 for the weight types tcu_gemv_dp4a handles (Q4_0, Q8_0). */
+int tcu_gemv_dp4a_supported(int t);
 /* Bytes of the quantized activations of m columns of n_in (n_in a multiple of 32). */
-size_t tcu_q8_bytes(int m, int64_t n_in);
-/* xq (tcu_q8_bytes(m, n_in), 16-byte aligned) = x (m, n_in) f32 quantized; the q bytes and d equal
- * tern_quantize_activation(Q8_0) of each row. */
-void tcu_quantize_q8(const float *x, int m, int64_t n_in, void *xq, cudaStream_t st);
+size_t tcu_x16_bytes(int m, int64_t n_in);
+/* xq (tcu_x16_bytes(m, n_in), 16-byte aligned) = x (m, n_in) f32 quantized (layout: gemv_dp4a.cu). */
+void tcu_quantize_x16(const float *x, int m, int64_t n_in, void *xq, cudaStream_t st);
 /* y (m, n_out) = W · x_c for the m <= TCU_MULTI_MAX quantized columns in xq; row c of the m-column call
  * is bit-identical to the 1-column call on x_c. */
-void tcu_gemv_q8(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m, float *y,
-                 cudaStream_t st);
+void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m, float *y,
+                   cudaStream_t st);
 
 /* ---- GEMM, prefill (src/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 

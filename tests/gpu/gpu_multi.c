@@ -2,11 +2,12 @@
  * the bits of tcu_gemv on that column (memcmp): the exact verify path of speculative decoding and of
  * chunks of <= 16 tokens rests on it. Weights: random blocks with finite f16 scales for each weight type
  * with a GPU kernel; shapes with rows not a multiple of anything (n_out 1000, 7) and n_in 4096 / 512.
- * The int8 path (gemv_q8.cu, Q4_0/Q8_0): tcu_quantize_q8 gives tern_quantize_activation's bytes (q and
- * the fp16 d, every block); tcu_gemv_q8 per column is within 1e-5 * sum|w*x| of the double dot of the
- * dequantized weights and those CPU-quantized activations; its m-column call equals the 1-column calls
- * bit for bit. Shapes include an odd block count (the last block's words start 2 bytes past a word).
- * Also times Q4_0 4096x14336 at m = 1, 2, 4, 8, 16, f32 and int8 paths, weights rotated over 4 copies
+ * The dp4a path (gemv_dp4a.cu, Q4_0/Q8_0): tcu_quantize_x16 gives the bytes of the same rule in C here
+ * (d = amax/32512, q = rint(x*32512/amax), hi/lo planes, Σ q); tcu_gemv_dp4a per column is within
+ * 1e-5 * sum|w*x| of the double dot of the dequantized weights with q*d; its m-column call equals the
+ * 1-column calls bit for bit. Shapes include an odd block count (the last block's words start 2 bytes
+ * past a word) and an all-zero block. Also times Q4_0 4096x14336 at m = 1, 2, 4, 8, 16, f32 and dp4a
+ * paths, weights rotated over 4 copies
  * (118 MB, beyond the 60 MB L2): the verify cost curve and the GEMV's DRAM rate (no assertions).
  * Run by bench/gpu_check.sh on a GPU box. */
 #include <math.h>
@@ -62,7 +63,24 @@ static void fill_weights(int t, uint8_t *w, int64_t n_in, int64_t n_out, size_t 
     }
 }
 
-/* The int8 path for one type and shape: quantizer bytes, the reference dot, multi == single. */
+/* The dp4a path's activation rule in C (gemv_dp4a.cu): per 32-block d = amax/32512, q = rint(x*32512/amax). */
+static void x16_ref(const float *x, int64_t n, int8_t *hi, int8_t *lo, float *d, int *sum) {
+    for (int64_t b = 0; b < n / 32; b++) {
+        float a = 0.0f;
+        for (int i = 0; i < 32; i++) a = fmaxf(a, fabsf(x[b * 32 + i]));
+        d[b] = a / 32512.0f;
+        const float id = a != 0.0f ? 32512.0f / a : 0.0f;
+        sum[b] = 0;
+        for (int i = 0; i < 32; i++) {
+            const int q = (int)rintf(x[b * 32 + i] * id), l = (int)(int8_t)(q & 0xFF);
+            hi[b * 32 + i] = (int8_t)((q - l) / 256);
+            lo[b * 32 + i] = (int8_t)l;
+            sum[b] += q;
+        }
+    }
+}
+
+/* The dp4a path for one type and shape: quantizer bytes, the reference dot, multi == single. */
 static void check_q8(int t, int64_t n_in, int64_t n_out) {
     const size_t stride = (tern_type_row_size((enum tern_type)t, n_in) + 15) & ~(size_t)15;
     const int nb = (int)(n_in / 32);
@@ -73,7 +91,8 @@ static void check_q8(int t, int64_t n_in, int64_t n_out) {
     for (int i = 0; i < 32; i++) hx[3 * n_in + i] = 0.0f; /* an all-zero block: d = 0 */
     void *dw, *dq1, *dqm;
     float *dx, *dy1, *dym;
-    const size_t q1 = tcu_q8_bytes(1, n_in), qm = tcu_q8_bytes(16, n_in);
+    const size_t q1 = (tcu_x16_bytes(1, n_in) + 15) & ~(size_t)15, qm = tcu_x16_bytes(16, n_in);
+    const size_t pb = ((size_t)n_in + 15) & ~(size_t)15;
     CU(cudaMalloc(&dw, stride * (size_t)n_out));
     CU(cudaMalloc(&dq1, q1 * 16));
     CU(cudaMalloc(&dqm, qm));
@@ -84,33 +103,31 @@ static void check_q8(int t, int64_t n_in, int64_t n_out) {
     CU(cudaMemcpy(dx, hx, sizeof(float) * (size_t)n_in * 16, cudaMemcpyHostToDevice));
     CU(cudaMemset(dy1, 0xFF, sizeof(float) * (size_t)n_out * 16));
     for (int c = 0; c < 16; c++) {
-        tcu_quantize_q8(dx + (size_t)c * n_in, 1, n_in, (char *)dq1 + (size_t)c * q1, 0);
-        tcu_gemv_q8(t, dw, stride, n_in, n_out, (char *)dq1 + (size_t)c * q1, 1, dy1 + (size_t)c * n_out, 0);
+        tcu_quantize_x16(dx + (size_t)c * n_in, 1, n_in, (char *)dq1 + (size_t)c * q1, 0);
+        tcu_gemv_dp4a(t, dw, stride, n_in, n_out, (char *)dq1 + (size_t)c * q1, 1, dy1 + (size_t)c * n_out, 0);
     }
     CU(cudaGetLastError());
     uint8_t *hq = malloc(q1 * 16);
     float *y1 = malloc(sizeof(float) * (size_t)n_out * 16), *ym = malloc(sizeof(float) * (size_t)n_out * 16);
     CU(cudaMemcpy(hq, dq1, q1 * 16, cudaMemcpyDeviceToHost));
     CU(cudaMemcpy(y1, dy1, sizeof(float) * (size_t)n_out * 16, cudaMemcpyDeviceToHost));
-    uint8_t *cq = malloc(tern_type_row_size(TERN_TYPE_Q8_0, n_in));
-    float *xd = malloc(sizeof(float) * (size_t)n_in), *wd = malloc(sizeof(float) * (size_t)n_in);
+    int8_t *rh = malloc((size_t)n_in), *rl = malloc((size_t)n_in);
+    float *rd = malloc(sizeof(float) * (size_t)nb), *xd = malloc(sizeof(float) * (size_t)n_in);
+    float *wd = malloc(sizeof(float) * (size_t)n_in);
+    int *rsum = malloc(sizeof(int) * (size_t)nb);
     int qbad = 0;
     double worst = 0;
     for (int c = 0; c < 16; c++) {
-        tern_quantize_activation(TERN_TYPE_Q8_0, hx + (size_t)c * n_in, cq, n_in);
-        const int8_t *gq = (const int8_t *)(hq + (size_t)c * q1);
-        const int32_t *gds = (const int32_t *)(hq + (size_t)c * q1 + ((size_t)n_in + 15) / 16 * 16);
+        x16_ref(hx + (size_t)c * n_in, n_in, rh, rl, rd, rsum);
+        const uint8_t *base = hq + (size_t)c * q1;
+        const int32_t *gds = (const int32_t *)(base + 2 * pb);
+        if (memcmp(base, rh, (size_t)n_in) || memcmp(base + pb, rl, (size_t)n_in)) qbad++;
         for (int b = 0; b < nb; b++) {
-            uint16_t dh;
-            memcpy(&dh, cq + (size_t)b * 34, 2);
             float gd;
             memcpy(&gd, &gds[2 * b], 4);
-            int sum = 0;
-            for (int i = 0; i < 32; i++) sum += (int8_t)cq[(size_t)b * 34 + 2 + i];
-            if (memcmp(gq + (size_t)b * 32, cq + (size_t)b * 34 + 2, 32) || gd != tern_fp16_to_fp32(dh) || gds[2 * b + 1] != sum)
-                qbad++;
+            if (gd != rd[b] || gds[2 * b + 1] != rsum[b]) qbad++;
+            for (int i = 0; i < 32; i++) xd[b * 32 + i] = (float)(256 * rh[b * 32 + i] + rl[b * 32 + i]) * rd[b];
         }
-        tern_dequantize_row(TERN_TYPE_Q8_0, cq, xd, n_in);
         for (int64_t r = 0; r < n_out; r++) {
             tern_dequantize_row((enum tern_type)t, hw + (size_t)r * stride, wd, n_in);
             double ref = 0, mag = 0;
@@ -119,25 +136,25 @@ static void check_q8(int t, int64_t n_in, int64_t n_out) {
             if (!(e <= worst)) worst = e;
         }
     }
-    CHECK(qbad == 0, "q8 %s n_in %lld: %d activation blocks differ from tern_quantize_activation", tern_type_name(t),
+    CHECK(qbad == 0, "dp4a %s n_in %lld: %d activation planes/blocks differ from the rule in C", tern_type_name(t),
           (long long)n_in, qbad);
-    CHECK(worst <= 1.0, "q8 %s %lldx%lld: worst err/tol %.3g against the CPU-quantized dot", tern_type_name(t),
+    CHECK(worst <= 1.0, "dp4a %s %lldx%lld: worst err/tol %.3g against the double dot", tern_type_name(t),
           (long long)n_in, (long long)n_out, worst);
     const int ms[4] = {2, 5, 8, 16};
     for (int mi = 0; mi < 4; mi++) {
         const int m = ms[mi];
-        tcu_quantize_q8(dx, m, n_in, dqm, 0);
+        tcu_quantize_x16(dx, m, n_in, dqm, 0);
         CU(cudaMemset(dym, 0xFF, sizeof(float) * (size_t)n_out * 16));
-        tcu_gemv_q8(t, dw, stride, n_in, n_out, dqm, m, dym, 0);
+        tcu_gemv_dp4a(t, dw, stride, n_in, n_out, dqm, m, dym, 0);
         CU(cudaGetLastError());
         CU(cudaMemcpy(ym, dym, sizeof(float) * (size_t)n_out * 16, cudaMemcpyDeviceToHost));
         CHECK(memcmp(ym, y1, sizeof(float) * (size_t)n_out * (size_t)m) == 0,
-              "q8 %s %lldx%lld m=%d: multi-column result differs from the single-column kernel", tern_type_name(t),
+              "dp4a %s %lldx%lld m=%d: multi-column result differs from the single-column kernel", tern_type_name(t),
               (long long)n_in, (long long)n_out, m);
     }
-    printf("q8 %s %lldx%lld: quantizer bytes equal, worst err/tol %.3g, m = 2/5/8/16 bit-identical\n",
+    printf("dp4a %s %lldx%lld: quantizer bytes equal, worst err/tol %.3g, m = 2/5/8/16 bit-identical\n",
            tern_type_name(t), (long long)n_in, (long long)n_out, worst);
-    free(hw); free(hx); free(hq); free(y1); free(ym); free(cq); free(xd); free(wd);
+    free(hw); free(hx); free(hq); free(y1); free(ym); free(rh); free(rl); free(rd); free(xd); free(wd); free(rsum);
     CU(cudaFree(dw)); CU(cudaFree(dq1)); CU(cudaFree(dqm)); CU(cudaFree(dx)); CU(cudaFree(dy1)); CU(cudaFree(dym));
 }
 
@@ -149,7 +166,7 @@ static float time_gemv(int t, int q8, void **dw, int nc, size_t stride, int64_t 
     float best = 1e9f;
     for (int r = 0; r < 12; r++) {
         CU(cudaEventRecord(e0, 0));
-        if (q8) tcu_gemv_q8(t, dw[r % nc], stride, n_in, n_out, dxq, m, dy, 0);
+        if (q8) tcu_gemv_dp4a(t, dw[r % nc], stride, n_in, n_out, dxq, m, dy, 0);
         else tcu_gemv_multi(t, dw[r % nc], stride, n_in, n_out, dx, m, dy, 0);
         CU(cudaEventRecord(e1, 0));
         CU(cudaEventSynchronize(e1));
@@ -213,7 +230,7 @@ int main(void) {
             CU(cudaFree(dw)); CU(cudaFree(dx)); CU(cudaFree(dy1)); CU(cudaFree(dym));
         }
     }
-    /* the int8 path */
+    /* the dp4a path */
     const int64_t q8shapes[5][2] = {{4096, 1000}, {512, 7}, {4096, 33}, {96, 5}, {14336, 64}};
     for (int ti = 0; ti < 2; ti++)
         for (int si = 0; si < 5; si++) check_q8(ti ? TERN_TYPE_Q8_0 : TERN_TYPE_Q4_0, q8shapes[si][0], q8shapes[si][1]);
@@ -235,15 +252,15 @@ int main(void) {
         float *hx = malloc(sizeof(float) * (size_t)n_in * 16);
         for (int64_t i = 0; i < n_in * 16; i++) hx[i] = frnd(1.0f);
         CU(cudaMalloc((void **)&dx, sizeof(float) * (size_t)n_in * 16));
-        CU(cudaMalloc(&dxq, tcu_q8_bytes(16, n_in)));
+        CU(cudaMalloc(&dxq, tcu_x16_bytes(16, n_in)));
         CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * 16));
         CU(cudaMemcpy(dx, hx, sizeof(float) * (size_t)n_in * 16, cudaMemcpyHostToDevice));
         const double mb = (double)stride * n_out / 1e6;
-        printf("gemv %s %lldx%lld (%.1f MB, 4 copies rotated): us (GB/s) per call, f32 path | int8 path\n",
+        printf("gemv %s %lldx%lld (%.1f MB, 4 copies rotated): us (GB/s) per call, f32 path | dp4a path\n",
                tern_type_name(t), (long long)n_in, (long long)n_out, mb);
         const int mm[5] = {1, 2, 4, 8, 16};
         for (int i = 0; i < 5; i++) {
-            tcu_quantize_q8(dx, mm[i], n_in, dxq, 0);
+            tcu_quantize_x16(dx, mm[i], n_in, dxq, 0);
             const float a = time_gemv(t, 0, dw, 4, stride, n_in, n_out, dx, dxq, mm[i], dy);
             const float b = time_gemv(t, 1, dw, 4, stride, n_in, n_out, dx, dxq, mm[i], dy);
             printf("  m=%2d  %8.1f (%6.0f) | %8.1f (%6.0f)\n", mm[i], a, mb * 1e3 / a, b, mb * 1e3 / b);

@@ -1,22 +1,26 @@
-/* gemv_q8.cu: decode GEMV for Q4_0 and Q8_0 weights against activations quantized to 8 bits (the int8
- * path): y = W · x with x first quantized per 32-element block by tern's CPU rule for Q8_0 activations
- * (src/quant.c, llama.cpp's x86 quantize_row_q8_0: d = fp16(amax/127), q = round-half-even(x*127/amax)),
- * so the GPU dots the same integers as tern's CPU path. Per block, one integer dot by __dp4a (4 int8
- * products and a sum per instruction) replaces 32 dequantize-and-FMA steps of the f32 path (gemv.cu),
- * which measured issue-bound on Q4_0 (~1.2 TB/s): Σ_i (qw_i - 8)·qx_i = Σ qw·qx - 8·Σ qx for Q4_0, with
- * Σ qx computed once per activation block; then acc = fma(dw·dx, (float)isum, acc) in block order.
+/* gemv_dp4a.cu: decode GEMV for Q4_0 and Q8_0 weights by integer dot products (__dp4a: 4 int8 products
+ * and a sum per instruction), replacing 32 dequantize-and-FMA steps of the f32 path (gemv.cu) per block;
+ * the f32 path measured issue-bound on Q4_0 (~1.2 TB/s).
+ *
+ * Activations: per 32-element block, 16-bit fixed point: d = amax / 32512, q = round-half-even(x*32512/amax)
+ * in [-32512, 32512], stored as two int8 planes, q = 256*hi + lo (lo = the low byte as a signed value, so hi
+ * stays in [-127, 127]). The block's dot is one exact int32: Σ w·q = 256·Σ w·hi + Σ w·lo, minus 8·Σ q for
+ * Q4_0's offset (|.| < 2^28). 8-bit activations (tern's CPU rule, llama.cpp's) were tried first and put
+ * the 2-layer synthetic Llama-3-8B's logits 1.7e-2 from the CPU reference (bar 1e-2; the f32 path: 1e-3;
+ * docs/ledger.md); 15 bits cost 8 more dp4a and 32 more activation bytes per block (L1-resident, reused
+ * over R rows) and keep the f32 path's accuracy. Per block: acc = fma(dw*d, (float)isum, acc), blocks in order.
  *
  * Weight loads keep the GGUF block layout (18- and 34-byte blocks, 2-byte aligned): each block's quant
  * bytes are read as 32-bit words from the 4-byte-aligned address at or below them (one word more when
  * they start 2 bytes past a word), and __funnelshift_r realigns them.
  *
- * Layout of the quantized activations for m columns of n_in (tcu_q8_bytes): int8 q[m][n_in], then at a
- * 16-byte aligned offset int2 ds[m][n_in/32] = (bits of the f32 d, Σ q) per block.
+ * Activation buffer for m columns of n_in (tcu_x16_bytes): int8 hi[m][n_in], int8 lo[m][n_in], then
+ * int2 ds[m][n_in/32] = (bits of the f32 d, Σ q); each part at a 16-byte aligned offset.
  * Bit-identity: the multi-column kernel applies each decoded weight block to every column with the
  * single-column kernel's operations in its order (blocks t, t+128, ... per thread; the same xor-shuffle
- * tree; warps in order), so column c of tcu_gemv_q8(m) equals tcu_gemv_q8(1) on x_c bit for bit.
- * CPU reference (tests/gpu/gpu_multi.c): the double dot of the dequantized weights with the CPU-quantized
- * activations; the quantizer is compared byte for byte with tern_quantize_activation. */
+ * tree; warps in order), so column c of tcu_gemv_dp4a(m) equals tcu_gemv_dp4a(1) on x_c bit for bit.
+ * CPU reference (tests/gpu/gpu_multi.c): the quantizer against the same rule in C, byte for byte; the GEMV
+ * against the double dot of the dequantized weights with the dequantized activations. */
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,15 +30,21 @@
 
 #define Q8_WARPS 4
 #define Q8_T (Q8_WARPS * 32)
+#define X16_MAX 32512.0f /* 127 * 256 */
 
-extern "C" size_t tcu_q8_bytes(int m, int64_t n_in) {
-    return (((size_t)m * (size_t)n_in + 15) & ~(size_t)15) + sizeof(int2) * (size_t)m * (size_t)(n_in / 32);
+static __host__ __device__ __forceinline__ size_t plane_bytes(int m, int64_t n_in) {
+    return ((size_t)m * (size_t)n_in + 15) & ~(size_t)15;
 }
 
-extern "C" int tcu_gemv_q8_supported(int t) { return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q8_0; }
+extern "C" size_t tcu_x16_bytes(int m, int64_t n_in) {
+    return 2 * plane_bytes(m, n_in) + sizeof(int2) * (size_t)m * (size_t)(n_in / 32);
+}
+
+extern "C" int tcu_gemv_dp4a_supported(int t) { return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q8_0; }
 
 /* ---- activations: one warp per 32-element block ---- */
-__global__ void quant_q8_k(const float *__restrict__ x, int64_t nb, int8_t *__restrict__ q, int2 *__restrict__ ds) {
+__global__ void quant_x16_k(const float *__restrict__ x, int64_t nb, int8_t *__restrict__ hi, int8_t *__restrict__ lo,
+                            int2 *__restrict__ ds) {
     const int64_t b = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
     const int lane = threadIdx.x & 31;
     if (b >= nb) return;
@@ -42,21 +52,24 @@ __global__ void quant_q8_k(const float *__restrict__ x, int64_t nb, int8_t *__re
     float a = fabsf(v);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
-    const float d = __fdiv_rn(a, 127.0f), id = a != 0.0f ? __fdiv_rn(127.0f, a) : 0.0f;
-    const float r = rintf(__fmul_rn(v, id)); /* round half to even, as the CPU's round_ne */
-    const int qi = r >= -128.0f && r <= 127.0f ? (int)r : (r > 127.0f ? 127 : -128);
-    q[b * 32 + lane] = (int8_t)qi;
-    int s = qi;
+    const float d = __fdiv_rn(a, X16_MAX), id = a != 0.0f ? __fdiv_rn(X16_MAX, a) : 0.0f;
+    const float r = rintf(__fmul_rn(v, id)); /* round half to even */
+    const int q = r >= -X16_MAX && r <= X16_MAX ? (int)r : (r > X16_MAX ? 32512 : -32512); /* NaN: -32512 */
+    const int l = (int)(int8_t)(q & 0xFF);
+    hi[b * 32 + lane] = (int8_t)((q - l) / 256);
+    lo[b * 32 + lane] = (int8_t)l;
+    int s = q;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    if (lane == 0) ds[b] = make_int2(__float_as_int(__half2float(__float2half_rn(d))), s);
+    if (lane == 0) ds[b] = make_int2(__float_as_int(d), s);
 }
 
-extern "C" void tcu_quantize_q8(const float *x, int m, int64_t n_in, void *xq, cudaStream_t st) {
+extern "C" void tcu_quantize_x16(const float *x, int m, int64_t n_in, void *xq, cudaStream_t st) {
     const int64_t nb = (int64_t)m * (n_in / 32);
-    int8_t *q = (int8_t *)xq;
-    int2 *ds = (int2 *)((char *)xq + (((size_t)m * (size_t)n_in + 15) & ~(size_t)15));
-    quant_q8_k<<<(unsigned)((nb + 7) / 8), 256, 0, st>>>(x, nb, q, ds);
+    const size_t pb = plane_bytes(m, n_in);
+    int8_t *hi = (int8_t *)xq, *lo = (int8_t *)xq + pb;
+    int2 *ds = (int2 *)((char *)xq + 2 * pb);
+    quant_x16_k<<<(unsigned)((nb + 7) / 8), 256, 0, st>>>(x, nb, hi, lo, ds);
 }
 
 /* ---- weights: one block as 8 words of 4 signed bytes (element order 4i..4i+3 in word i) and d ---- */
@@ -99,12 +112,18 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q8_0>(const uint8
     ld_words<8>(p + 2, (uint32_t *)wq);
 }
 
-/* The block's contribution, added to acc: fma(dw*dx, isum, acc) with isum the exact integer dot. */
+/* The block's contribution, added to acc: fma(dw*d, isum, acc) with isum the exact integer dot. */
 template <int T>
-static __device__ __forceinline__ float blk_dot(const int *wq, float dw, const int4 xa, const int4 xb, int2 ds, float acc) {
-    int s = 0;
-    s = __dp4a(wq[0], xa.x, s); s = __dp4a(wq[1], xa.y, s); s = __dp4a(wq[2], xa.z, s); s = __dp4a(wq[3], xa.w, s);
-    s = __dp4a(wq[4], xb.x, s); s = __dp4a(wq[5], xb.y, s); s = __dp4a(wq[6], xb.z, s); s = __dp4a(wq[7], xb.w, s);
+static __device__ __forceinline__ float blk_dot(const int *wq, float dw, const int8_t *hi, const int8_t *lo, int2 ds,
+                                                float acc) {
+    const int4 ha = __ldg((const int4 *)hi), hb = __ldg((const int4 *)(hi + 16));
+    const int4 la = __ldg((const int4 *)lo), lb = __ldg((const int4 *)(lo + 16));
+    int sh = 0, sl = 0;
+    sh = __dp4a(wq[0], ha.x, sh); sh = __dp4a(wq[1], ha.y, sh); sh = __dp4a(wq[2], ha.z, sh); sh = __dp4a(wq[3], ha.w, sh);
+    sh = __dp4a(wq[4], hb.x, sh); sh = __dp4a(wq[5], hb.y, sh); sh = __dp4a(wq[6], hb.z, sh); sh = __dp4a(wq[7], hb.w, sh);
+    sl = __dp4a(wq[0], la.x, sl); sl = __dp4a(wq[1], la.y, sl); sl = __dp4a(wq[2], la.z, sl); sl = __dp4a(wq[3], la.w, sl);
+    sl = __dp4a(wq[4], lb.x, sl); sl = __dp4a(wq[5], lb.y, sl); sl = __dp4a(wq[6], lb.z, sl); sl = __dp4a(wq[7], lb.w, sl);
+    int s = sh * 256 + sl;
     if (T == TERN_TYPE_Q4_0) s -= 8 * ds.y;
     return fmaf(__fmul_rn(dw, __int_as_float(ds.x)), __int2float_rn(s), acc);
 }
@@ -113,8 +132,8 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, const i
  * blocks t, t+128, ... of each row; the activation block is loaded once for the R rows. */
 template <int T, int R>
 __global__ void __launch_bounds__(Q8_T)
-gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xq,
-          const int2 *__restrict__ xds, float *__restrict__ y) {
+gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
+          const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
     __shared__ float part[Q8_WARPS][R];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
@@ -125,14 +144,13 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 #pragma unroll
         for (int r = 0; r < R; r++) acc[r] = 0.0f;
         for (int b = threadIdx.x; b < nb; b += Q8_T) {
-            const int4 xa = __ldg((const int4 *)(xq + (size_t)b * 32)), xb = __ldg((const int4 *)(xq + (size_t)b * 32 + 16));
             const int2 ds = __ldg(xds + b);
             int wq[R][8];
             float dw[R];
 #pragma unroll
             for (int r = 0; r < R; r++) load_blk<T>(rows[r], b, wq[r], &dw[r]);
 #pragma unroll
-            for (int r = 0; r < R; r++) acc[r] = blk_dot<T>(wq[r], dw[r], xa, xb, ds, acc[r]);
+            for (int r = 0; r < R; r++) acc[r] = blk_dot<T>(wq[r], dw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
         }
 #pragma unroll
         for (int r = 0; r < R; r++) {
@@ -155,8 +173,8 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 /* m <= M columns: a CTA owns one row at a time; each weight block is decoded once for every column. */
 template <int T, int M>
 __global__ void __launch_bounds__(Q8_T)
-gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xq,
-                const int2 *__restrict__ xds, int m, float *__restrict__ y) {
+gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
+                const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
     __shared__ float part[Q8_WARPS][M];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const size_t n_in = (size_t)nb * 32;
@@ -172,9 +190,8 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
 #pragma unroll
             for (int c = 0; c < M; c++)
                 if (c < m) {
-                    const int8_t *xc = xq + c * n_in + (size_t)b * 32;
-                    acc[c] = blk_dot<T>(wq, dw, __ldg((const int4 *)xc), __ldg((const int4 *)(xc + 16)),
-                                        __ldg(xds + (size_t)c * nb + b), acc[c]);
+                    const size_t o = c * n_in + (size_t)b * 32;
+                    acc[c] = blk_dot<T>(wq, dw, xh + o, xl + o, __ldg(xds + (size_t)c * nb + b), acc[c]);
                 }
         }
 #pragma unroll
@@ -205,11 +222,11 @@ static int q8_sms(void) {
     return n;
 }
 
-/* Rows per CTA: TERN_CUDA_Q8_ROWS (1, 2, 4, 8) overrides the default for sweeps. */
+/* Rows per CTA: TERN_CUDA_DP4A_ROWS (1, 2, 4, 8) overrides the default for sweeps. */
 static int q8_rows(void) {
     static int r = -1;
     if (r < 0) {
-        const char *e = getenv("TERN_CUDA_Q8_ROWS");
+        const char *e = getenv("TERN_CUDA_DP4A_ROWS");
         const int v = e ? atoi(e) : 0;
         r = v == 1 || v == 2 || v == 4 || v == 8 ? v : 4;
     }
@@ -217,45 +234,46 @@ static int q8_rows(void) {
 }
 
 template <int T, int R>
-static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int2 *ds, float *y,
-                      cudaStream_t st) {
+static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
+                      const int2 *ds, float *y, cudaStream_t st) {
     static int per_sm = 0;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_q8_k<T, R>, Q8_T, 0) != cudaSuccess)
         per_sm = 4;
     const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)q8_sms() * (per_sm > 0 ? per_sm : 4);
-    gemv_q8_k<T, R><<<(unsigned)(groups < cap ? groups : cap), Q8_T, 0, st>>>(w, stride, nb, n_out, q, ds, y);
+    gemv_q8_k<T, R><<<(unsigned)(groups < cap ? groups : cap), Q8_T, 0, st>>>(w, stride, nb, n_out, q, ql, ds, y);
 }
 
 template <int T, int M>
-static void q8_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int2 *ds, int m,
-                            float *y, cudaStream_t st) {
+static void q8_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
+                            const int2 *ds, int m, float *y, cudaStream_t st) {
     static int per_sm = 0;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_q8_multi_k<T, M>, Q8_T, 0) != cudaSuccess)
         per_sm = 4;
     const int64_t cap = (int64_t)q8_sms() * (per_sm > 0 ? per_sm : 4);
-    gemv_q8_multi_k<T, M><<<(unsigned)(n_out < cap ? n_out : cap), Q8_T, 0, st>>>(w, stride, nb, n_out, q, ds, m, y);
+    gemv_q8_multi_k<T, M><<<(unsigned)(n_out < cap ? n_out : cap), Q8_T, 0, st>>>(w, stride, nb, n_out, q, ql, ds, m, y);
 }
 
 template <int T>
 static void q8_dispatch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n_out, const void *xq, int m, float *y,
                         cudaStream_t st) {
     const int nb = (int)(n_in / 32);
-    const int8_t *q = (const int8_t *)xq;
-    const int2 *ds = (const int2 *)((const char *)xq + (((size_t)m * (size_t)n_in + 15) & ~(size_t)15));
+    const size_t pb = plane_bytes(m, n_in);
+    const int8_t *q = (const int8_t *)xq, *ql = (const int8_t *)xq + pb;
+    const int2 *ds = (const int2 *)((const char *)xq + 2 * pb);
     if (m == 1) {
         switch (q8_rows()) {
-        case 1: q8_launch<T, 1>(w, stride, nb, (int)n_out, q, ds, y, st); break;
-        case 2: q8_launch<T, 2>(w, stride, nb, (int)n_out, q, ds, y, st); break;
-        case 8: q8_launch<T, 8>(w, stride, nb, (int)n_out, q, ds, y, st); break;
-        default: q8_launch<T, 4>(w, stride, nb, (int)n_out, q, ds, y, st); break;
+        case 1: q8_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+        case 2: q8_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+        case 8: q8_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+        default: q8_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
         }
-    } else if (m <= 2) q8_multi_launch<T, 2>(w, stride, nb, (int)n_out, q, ds, m, y, st);
-    else if (m <= 4) q8_multi_launch<T, 4>(w, stride, nb, (int)n_out, q, ds, m, y, st);
-    else if (m <= 8) q8_multi_launch<T, 8>(w, stride, nb, (int)n_out, q, ds, m, y, st);
-    else q8_multi_launch<T, 16>(w, stride, nb, (int)n_out, q, ds, m, y, st);
+    } else if (m <= 2) q8_multi_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+    else if (m <= 4) q8_multi_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+    else if (m <= 8) q8_multi_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+    else q8_multi_launch<T, 16>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
 }
 
-extern "C" void tcu_gemv_q8(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
+extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
                             float *y, cudaStream_t st) {
     if (m < 1 || m > TCU_MULTI_MAX) return;
     if (t == TERN_TYPE_Q4_0) q8_dispatch<TERN_TYPE_Q4_0>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
