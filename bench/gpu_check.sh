@@ -2,7 +2,7 @@
 # bench/gpu_check.sh: everything the CUDA backend must pass on a GPU box, in one call, with a short
 # table last (issue "CUDA backend"). Not run by CI (no GPU there).
 #
-#   bench/gpu_check.sh [STEP...]      steps: build ops attn multi sample model hf synth bench roofline tp tpbench
+#   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi sample model hf synth bench roofline tp tpbench
 #                                     (default: all but tpbench)
 #
 # Environment: MODEL (default models/SmolLM2-135M-Instruct.Q4_1.gguf), OUT (logs and receipts; the
@@ -15,7 +15,7 @@ OUT=${OUT:-/tmp/gpu_check}
 SYNTH_DIR=${SYNTH_DIR:-/tmp/tern_synth}
 REPS=${BENCH_REPS:-3}
 mkdir -p "$OUT" "$SYNTH_DIR"
-steps=${*:-build ops attn multi sample model hf synth bench roofline tp}
+steps=${*:-build ops fused attn multi sample model hf synth bench roofline tp}
 summary=()
 note() { summary+=("$(printf '%-10s | %-4s | %s' "$1" "$2" "$3")"); }
 counts() { grep -E ': [0-9]+ passed, [0-9]+ failed' "$1" | tail -1; }
@@ -39,6 +39,9 @@ for s in $steps; do
   ops)
     build-cuda/gpu/gpu_ops >"$OUT/ops.log" 2>&1
     note ops "$(status_of "$OUT/ops.log")" "$(counts "$OUT/ops.log")" ;;
+  fused)
+    build-cuda/gpu/gpu_fused >"$OUT/fused.log" 2>&1
+    note fused "$(status_of "$OUT/fused.log")" "$(counts "$OUT/fused.log")" ;;
   attn)
     build-cuda/gpu/gpu_attention >"$OUT/attn.log" 2>&1
     note attn "$(status_of "$OUT/attn.log")" "$(counts "$OUT/attn.log")" ;;

@@ -93,11 +93,14 @@ typedef struct {
     size_t stride;
     const void *host;  /* the source tensor (tied weights share one upload) */
     int64_t row0, col0; /* the slice of the source: rows [row0, row0 + n_out), columns [col0, col0 + n_in) */
+    int own;            /* d is this matrix's allocation (else a view into a fused one) */
 } dweight;
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
     dweight *wq, *wk, *wv, *wo, *gate, *up, *down;
+    dweight *qkv, *gu; /* q|k|v and gate|up rows in one allocation (same type), the parts views into it; the
+                        * decode step runs each as one GEMV; NULL when the types differ */
 } dlayer;
 
 /* One GPU's state. At TP = 1 the only one; at TP = n, rank 0's struct is the handle the API sees and
@@ -117,6 +120,7 @@ struct tern_cuda {
     uint16_t *kc, *vc; /* (n_layer, n_ctx, nkv*hd) f16 */
     /* scratch for ubatch tokens */
     float *x, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
+    float *qkv1, *gu1;    /* one token's fused q|k|v and gate|up outputs */
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
     void *xq;             /* integer GEMV input: <= 16 rows of max(E, Hq, n_ff) quantized (tcu_x16_bytes) */
     int use_dp4a;         /* the integer GEMV for Q4_0/Q8_0 weights (TERN_CUDA_DP4A=0: the f32 GEMV) */
@@ -230,6 +234,12 @@ static int nccl_load(void) {
 
 static size_t pad16(size_t b) { return (b + 15) & ~(size_t)15; }
 
+/* The environment variable name is set to "0" (an A/B switch turned off). */
+static int getenv_is0(const char *name) {
+    const char *e = getenv(name);
+    return e && !strcmp(e, "0");
+}
+
 static const tern_weight *layer_weight(const tern_layer *l, int j) {
     const tern_weight *ws[7] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->w_gate, &l->w_up, &l->w_down};
     return ws[j];
@@ -271,6 +281,45 @@ static uint64_t slice_bytes(const tern_weight *w, int64_t nr, int64_t nc) {
 
 #define STAGE_BYTES ((size_t)64 << 20)
 
+/* Copy rows [row0, row0+nr), columns [c0, c0+nc) of w in block format into dst (rows stride bytes apart,
+ * padding bytes zeroed). 0 or -1. */
+static int fill_part(tern_cuda *g, void *dst, size_t stride, const tern_weight *w, int64_t row0, int64_t nr, int64_t c0,
+                     int64_t nc) {
+    const size_t off = tern_type_row_size(w->type, c0), rb = tern_type_row_size(w->type, nc);
+    if (w->data) {
+        if (cudaMemcpy2D(dst, stride, (const char *)w->data + (size_t)row0 * w->row_bytes + off, w->row_bytes, rb,
+                         (size_t)nr, cudaMemcpyHostToDevice) != cudaSuccess)
+            return -1;
+    } else { /* in-memory synthetic model: make the rows chunk by chunk, upload the slice */
+        if (!g->m->gen_rows) { tern_set_error("a weight without data"); return -1; }
+        if (!g->stage && cudaMallocHost(&g->stage, STAGE_BYTES + w->row_bytes) != cudaSuccess) return -1;
+        int64_t chunk = (int64_t)(STAGE_BYTES / w->row_bytes);
+        if (chunk < 1) chunk = 1;
+        for (int64_t c = 0; c < nr; c += chunk) {
+            const int64_t cn = c + chunk < nr ? chunk : nr - c;
+            if (g->m->gen_rows(g->m, w, row0 + c, cn, g->stage) != 0) return -1;
+            if (cudaMemcpy2D((char *)dst + (size_t)c * stride, stride, (const char *)g->stage + off, w->row_bytes, rb,
+                             (size_t)cn, cudaMemcpyHostToDevice) != cudaSuccess)
+                return -1;
+        }
+    }
+    if (stride != rb) /* padding bytes: defined, never read as data */
+        if (cudaMemset2D((char *)dst + rb, stride, 0, stride - rb, (size_t)nr) != cudaSuccess) return -1;
+    return 0;
+}
+
+static dweight *new_dweight(tern_cuda *g, const tern_weight *w, int64_t row0, int64_t nr, int64_t c0, int64_t nc) {
+    dweight *d = &g->w[g->n_w++];
+    d->type = (int)w->type;
+    d->n_in = nc;
+    d->n_out = nr;
+    d->row0 = row0;
+    d->col0 = c0;
+    d->stride = pad16(tern_type_row_size(w->type, nc));
+    d->host = w->data;
+    return d;
+}
+
 /* Upload rows [row0, row0+nr), columns [c0, c0+nc) of w in block format, each row padded to 16 bytes. */
 static dweight *upload_part(tern_cuda *g, const tern_weight *w, int64_t row0, int64_t nr, int64_t c0, int64_t nc) {
     for (int i = 0; i < g->n_w; i++) {
@@ -279,36 +328,35 @@ static dweight *upload_part(tern_cuda *g, const tern_weight *w, int64_t row0, in
             o->row0 == row0 && o->col0 == c0)
             return &g->w[i];
     }
-    dweight *d = &g->w[g->n_w++];
-    d->type = (int)w->type;
-    d->n_in = nc;
-    d->n_out = nr;
-    d->row0 = row0;
-    d->col0 = c0;
-    const size_t off = tern_type_row_size(w->type, c0), rb = tern_type_row_size(w->type, nc);
-    d->stride = pad16(rb);
-    d->host = w->data;
+    dweight *d = new_dweight(g, w, row0, nr, c0, nc);
     if (cudaMalloc(&d->d, d->stride * (size_t)nr) != cudaSuccess) return NULL;
-    if (w->data) {
-        if (cudaMemcpy2D(d->d, d->stride, (const char *)w->data + (size_t)row0 * w->row_bytes + off, w->row_bytes, rb,
-                         (size_t)nr, cudaMemcpyHostToDevice) != cudaSuccess)
-            return NULL;
-    } else { /* in-memory synthetic model: make the rows chunk by chunk, upload the slice */
-        if (!g->m->gen_rows) { tern_set_error("a weight without data"); return NULL; }
-        if (!g->stage && cudaMallocHost(&g->stage, STAGE_BYTES + w->row_bytes) != cudaSuccess) return NULL;
-        int64_t chunk = (int64_t)(STAGE_BYTES / w->row_bytes);
-        if (chunk < 1) chunk = 1;
-        for (int64_t c = 0; c < nr; c += chunk) {
-            const int64_t cn = c + chunk < nr ? chunk : nr - c;
-            if (g->m->gen_rows(g->m, w, row0 + c, cn, g->stage) != 0) return NULL;
-            if (cudaMemcpy2D((char *)d->d + (size_t)c * d->stride, d->stride, (const char *)g->stage + off, w->row_bytes,
-                             rb, (size_t)cn, cudaMemcpyHostToDevice) != cudaSuccess)
-                return NULL;
-        }
+    d->own = 1;
+    return fill_part(g, d->d, d->stride, w, row0, nr, c0, nc) == 0 ? d : NULL;
+}
+
+/* Layer weights js[0..nj) (all one type, rows of nc columns) stacked in one allocation: returns the fused
+ * view and sets *parts[j] to views of its rows. */
+static dweight *upload_fused(tern_cuda *g, const tern_layer *l, const int *js, int nj, dweight ***parts) {
+    int64_t r0[3], nr[3], c0[3], nc[3], rows = 0;
+    for (int j = 0; j < nj; j++) {
+        layer_slice(g, layer_weight(l, js[j]), js[j], &r0[j], &nr[j], &c0[j], &nc[j]);
+        rows += nr[j];
     }
-    if (d->stride != rb) /* padding bytes: defined, never read as data */
-        if (cudaMemset2D((char *)d->d + rb, d->stride, 0, d->stride - rb, (size_t)nr) != cudaSuccess) return NULL;
-    return d;
+    const tern_weight *w0 = layer_weight(l, js[0]);
+    dweight *f = new_dweight(g, w0, 0, rows, c0[0], nc[0]);
+    f->host = NULL;
+    if (cudaMalloc(&f->d, f->stride * (size_t)rows) != cudaSuccess) return NULL;
+    f->own = 1;
+    int64_t at = 0;
+    for (int j = 0; j < nj; j++) {
+        dweight *p = new_dweight(g, layer_weight(l, js[j]), r0[j], nr[j], c0[j], nc[j]);
+        p->host = NULL;
+        p->d = (char *)f->d + (size_t)at * f->stride;
+        if (fill_part(g, p->d, p->stride, layer_weight(l, js[j]), r0[j], nr[j], c0[j], nc[j]) != 0) return NULL;
+        *parts[j] = p;
+        at += nr[j];
+    }
+    return f;
 }
 
 static float *upload_f32(const float *h, size_t n) {
@@ -365,7 +413,7 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     int maxin = E > Hq ? E : Hq;
     if (F > maxin) maxin = F;
     const size_t ws_bytes = 32u << 20;
-    uint64_t sb = sizeof(float) * (uint64_t)B * (3ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) +
+    uint64_t sb = sizeof(float) * ((uint64_t)B * (3ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) + Hq + 2ull * Hkv + 2ull * F) +
                   sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
                   sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, maxin);
     if (g->n_rank > 1) {
@@ -387,7 +435,7 @@ static int rank_setup(tern_cuda *g) {
     if (cudaSetDevice(g->dev) != cudaSuccess) fail = 1;
     if (!fail && cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking) != cudaSuccess) fail = 1;
     if (!fail && !(g->blas = tcu_blas_new(32u << 20, err))) fail = 1;
-    g->w = calloc((size_t)m->n_layer * 7 + 2, sizeof *g->w);
+    g->w = calloc((size_t)m->n_layer * 9 + 2, sizeof *g->w);
     g->layers = calloc((size_t)m->n_layer, sizeof *g->layers);
     if (!g->w || !g->layers) fail = 1;
     if (!fail && (!(g->tok_embd = upload_part(g, &m->tok_embd, 0, m->tok_embd.n_out, 0, E)) ||
@@ -397,7 +445,17 @@ static int rank_setup(tern_cuda *g) {
         const tern_layer *l = &m->layers[il];
         dlayer *d = &g->layers[il];
         dweight **slots[7] = {&d->wq, &d->wk, &d->wv, &d->wo, &d->gate, &d->up, &d->down};
+        static const int jq[3] = {0, 1, 2}, jg[2] = {4, 5};
+        if (l->wq.type == l->wk.type && l->wq.type == l->wv.type && !getenv_is0("TERN_CUDA_FUSE")) {
+            dweight **ps[3] = {&d->wq, &d->wk, &d->wv};
+            if (!(d->qkv = upload_fused(g, l, jq, 3, ps))) fail = 1;
+        }
+        if (!fail && l->w_gate.type == l->w_up.type && !getenv_is0("TERN_CUDA_FUSE")) {
+            dweight **ps[2] = {&d->gate, &d->up};
+            if (!(d->gu = upload_fused(g, l, jg, 2, ps))) fail = 1;
+        }
         for (int j = 0; j < 7 && !fail; j++) {
+            if (*slots[j]) continue; /* a part of a fused upload */
             const tern_weight *w = layer_weight(l, j);
             int64_t r0, nr, c0, nc;
             layer_slice(g, w, j, &r0, &nr, &c0, &nc);
@@ -431,6 +489,8 @@ static int rank_setup(tern_cuda *g) {
         g->v = dalloc(sizeof(float) * (size_t)B * Hkv, &fail);
         g->g = dalloc(sizeof(float) * (size_t)B * F, &fail);
         g->u = dalloc(sizeof(float) * (size_t)B * F, &fail);
+        g->qkv1 = dalloc(sizeof(float) * (size_t)(Hq + 2 * Hkv), &fail);
+        g->gu1 = dalloc(sizeof(float) * 2 * (size_t)F, &fail);
         g->logits = dalloc(sizeof(float) * (size_t)B * (g->n_rank > 1 ? g->vpad : g->nv), &fail);
         g->x16 = dalloc(sizeof(uint16_t) * (size_t)B * maxin, &fail);
         g->dq = dalloc(sizeof(uint16_t) * (size_t)max_mat, &fail);
@@ -465,7 +525,8 @@ static void rank_free(tern_cuda *g) {
     cudaSetDevice(g->dev);
     if (g->graph_ok) cudaGraphExecDestroy(g->graph);
     if (g->w)
-        for (int i = 0; i < g->n_w; i++) cudaFree(g->w[i].d);
+        for (int i = 0; i < g->n_w; i++)
+            if (g->w[i].own) cudaFree(g->w[i].d);
     if (g->layers)
         for (int il = 0; il < g->m->n_layer; il++) {
             dlayer *d = &g->layers[il];
@@ -473,7 +534,7 @@ static void rank_free(tern_cuda *g) {
             cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
         }
     void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
-                    g->logits, g->x16, g->dq, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
+                    g->qkv1, g->gu1, g->logits, g->x16, g->dq, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
                     g->lfull};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->stage) cudaFreeHost(g->stage);
@@ -653,18 +714,6 @@ void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) 
 
 /* ---- the forward pass of one rank ---- */
 
-/* The integer GEMV's input for up to TCU_MULTI_MAX rows of x (n, n_in): x quantized once into g->xq when
- * one of the matrices that read it (a, b, c; NULL: none) has a dp4a kernel; NULL otherwise. */
-static const void *x16_input(tern_cuda *g, const float *x, int n, int64_t n_in, const dweight *a, const dweight *b,
-                            const dweight *c) {
-    if (!g->use_dp4a || n > TCU_MULTI_MAX || n_in % 32) return NULL;
-    if (!tcu_gemv_dp4a_supported(a->type) && !(b && tcu_gemv_dp4a_supported(b->type)) &&
-        !(c && tcu_gemv_dp4a_supported(c->type)))
-        return NULL;
-    tcu_quantize_x16(x, n, n_in, g->xq, g->st);
-    return g->xq;
-}
-
 /* y (n, n_out) = x · Wᵀ: GEMV for up to TCU_MULTI_MAX tokens (the dp4a kernel on xq for Q4_0/Q8_0 when xq
  * is given, else f32 x32), cuBLASLt on f16 tiles beyond (x16). */
 static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16,
@@ -711,8 +760,22 @@ static int gather_logits(tern_cuda *g, int n) {
     return 0;
 }
 
+/* g->xq when the GEMV path (n <= TCU_MULTI_MAX) runs one of the matrices a, b, c (NULL: none) with the dp4a
+ * kernel: the producer of their input then writes it in the x16 format too; else NULL. */
+static void *want_x16(const tern_cuda *g, int n, const dweight *a, const dweight *b, const dweight *c) {
+    if (!g->use_dp4a || n > TCU_MULTI_MAX) return NULL;
+    const int any = tcu_gemv_dp4a_supported(a->type) || (b && tcu_gemv_dp4a_supported(b->type)) ||
+                    (c && tcu_gemv_dp4a_supported(c->type));
+    return any ? g->xq : NULL;
+}
+
 /* The forward pass over tokens already in g->tok / positions in g->pos (device), n tokens; logits of
- * the last row (or all rows) into g->lg (rank 0) and the argmax of the last row into g->next. */
+ * the last row (or all rows) into g->lg (rank 0) and the argmax of the last row into g->next.
+ * Per layer (decode, the defaults): attention RMSNorm with the previous layer's FFN residual add and the
+ * x16 activations (1 kernel), q|k|v GEMV (1), RoPE + KV-cache write (1), attention (1), x16 of its output
+ * (1), O GEMV (1), [TP all-reduce], FFN RMSNorm with the attention residual add (1), gate|up GEMV (1),
+ * SwiGLU with the x16 output (1), down GEMV (1), [TP all-reduce]: 10 kernels. TERN_CUDA_FUSE=0 uploads
+ * q/k/v and gate/up apart (5 GEMVs a layer; the other fusions do not change bits or launch order). */
 static int forward(tern_cuda *g, int n, int all_logits) {
     const tern_model *m = g->m;
     const int E = m->n_embd, hd = m->head_dim, Hq = g->nh * hd, Hkv = g->nkv * hd, F = g->nf;
@@ -722,41 +785,55 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     for (int il = 0; il < g->n_layer_eval; il++) {
         const dlayer *l = &g->layers[il];
         uint16_t *kc = g->kc + (size_t)il * g->n_ctx * Hkv, *vc = g->vc + (size_t)il * g->n_ctx * Hkv;
-        tcu_rmsnorm(g->x, l->attn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, st);
-        const void *xq = x16_input(g, g->xn, n, E, l->wq, l->wk, l->wv);
-        if (matmul(g, l->wq, n, g->xn, xq, g->x16, g->q) || matmul(g, l->wk, n, g->xn, xq, g->x16, g->k) ||
-            matmul(g, l->wv, n, g->xn, xq, g->x16, g->v))
+        void *xq = want_x16(g, n, l->wq, l->wk, l->wv);
+        tcu_add_rmsnorm(g->x, il > 0 ? g->tmp : NULL, l->attn_norm, m->rms_eps, n, E, one ? g->xn : NULL,
+                        one ? NULL : g->x16, xq, st);
+        float *q = g->q, *k = g->k, *v = g->v;
+        if (n == 1 && l->qkv) {
+            if (matmul(g, l->qkv, 1, g->xn, xq, g->x16, g->qkv1)) return -1;
+            q = g->qkv1;
+            k = q + Hq;
+            v = k + Hkv;
+        } else if (matmul(g, l->wq, n, g->xn, xq, g->x16, q) || matmul(g, l->wk, n, g->xn, xq, g->x16, k) ||
+                   matmul(g, l->wv, n, g->xn, xq, g->x16, v)) {
             return -1;
-        if (l->bq) tcu_add_bias(g->q, l->bq, n, Hq, st);
-        if (l->bk) tcu_add_bias(g->k, l->bk, n, Hkv, st);
-        if (l->bv) tcu_add_bias(g->v, l->bv, n, Hkv, st);
-        tcu_rope(g->q, n, g->nh, hd, m->n_rot, g->pos, g->freq, st);
-        tcu_rope(g->k, n, g->nkv, hd, m->n_rot, g->pos, g->freq, st);
-        tcu_kv_write(g->k, g->v, kc, vc, n, Hkv, g->pos, st);
-        tcu_attention(g->q, kc, vc, n, g->pos, g->nh, g->nkv, hd, 1.0f / sqrtf((float)hd), g->att, st);
+        }
+        if (l->bq) tcu_add_bias(q, l->bq, n, Hq, st);
+        if (l->bk) tcu_add_bias(k, l->bk, n, Hkv, st);
+        if (l->bv) tcu_add_bias(v, l->bv, n, Hkv, st);
+        tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
+        tcu_attention(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, 1.0f / sqrtf((float)hd), g->att, st);
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
-        xq = x16_input(g, g->att, n, Hq, l->wo, NULL, NULL);
+        xq = want_x16(g, n, l->wo, NULL, NULL);
+        if (xq) tcu_quantize_x16(g->att, n, Hq, xq, st);
         if (matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
         if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
-        tcu_add(g->x, g->tmp, (int64_t)n * E, st);
 
-        tcu_rmsnorm(g->x, l->ffn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, st);
-        xq = x16_input(g, g->xn, n, E, l->gate, l->up, NULL);
-        if (matmul(g, l->gate, n, g->xn, xq, g->x16, g->g) || matmul(g, l->up, n, g->xn, xq, g->x16, g->u)) return -1;
-        tcu_swiglu(g->g, g->u, (int64_t)n * F, one ? NULL : g->x16, st);
-        xq = x16_input(g, g->g, n, F, l->down, NULL, NULL);
-        if (matmul(g, l->down, n, g->g, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
-        tcu_add(g->x, g->tmp, (int64_t)n * E, st);
+        xq = want_x16(g, n, l->gate, l->up, NULL);
+        tcu_add_rmsnorm(g->x, g->tmp, l->ffn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
+        float *gp = g->g, *up = g->u;
+        if (n == 1 && l->gu) {
+            if (matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
+            gp = g->gu1;
+            up = gp + F;
+        } else if (matmul(g, l->gate, n, g->xn, xq, g->x16, gp) || matmul(g, l->up, n, g->xn, xq, g->x16, up)) {
+            return -1;
+        }
+        xq = want_x16(g, n, l->down, NULL, NULL);
+        if (xq) tcu_swiglu_x16(gp, up, n, F, xq, st);
+        else tcu_swiglu(gp, up, (int64_t)n * F, one ? NULL : g->x16, st);
+        if (matmul(g, l->down, n, gp, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
     }
+    /* the output norm takes the last layer's FFN residual add (all rows, or only the row that is read) */
     const int V = m->n_vocab;
+    void *xq = want_x16(g, all_logits ? n : 1, g->output, NULL, NULL);
     if (all_logits && n > 1) {
-        tcu_rmsnorm(g->x, g->output_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, st);
-        const void *xq = x16_input(g, g->xn, n, E, g->output, NULL, NULL);
+        tcu_add_rmsnorm(g->x, g->tmp, g->output_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
         if (matmul(g, g->output, n, g->xn, xq, g->x16, g->logits) || gather_logits(g, n)) return -1;
         if (g->rank == 0) tcu_argmax(g->lg + (size_t)(n - 1) * V, V, g->next, st);
     } else {
-        tcu_rmsnorm(g->x + (size_t)(n - 1) * E, g->output_norm, m->rms_eps, 1, E, g->xn, NULL, st);
-        const void *xq = x16_input(g, g->xn, 1, E, g->output, NULL, NULL);
+        tcu_add_rmsnorm(g->x + (size_t)(n - 1) * E, g->tmp + (size_t)(n - 1) * E, g->output_norm, m->rms_eps, 1, E,
+                        g->xn, NULL, xq, st);
         if (xq) tcu_gemv_dp4a(g->output->type, g->output->d, g->output->stride, E, g->nv, xq, 1, g->logits, st);
         else tcu_gemv(g->output->type, g->output->d, g->output->stride, E, g->nv, g->xn, g->logits, st);
         if (gather_logits(g, 1)) return -1;

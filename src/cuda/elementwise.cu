@@ -5,14 +5,28 @@
 #include <cuda_fp16.h>
 
 #include "cuda/tcu.h"
+#include "cuda/x16.cuh"
 
-/* One CTA per row; sum of squares in double, fixed order (thread-strided partials, then a tree). */
-__global__ void rmsnorm_k(const float *x, const float *g, float eps, int dim, float *y32, uint16_t *y16) {
+/* One CTA per row; sum of squares in double, fixed order (thread-strided partials, then a tree). With r,
+ * the residual add x += r comes first (written back to x; the sum is over the new x). With xq (dim a
+ * multiple of 32), the output is also written in the dp4a GEMV's x16 format: every warp holds 32
+ * consecutive elements, one block, in each pass of the output loop. */
+__global__ void rmsnorm_k(float *x, const float *r, const float *g, float eps, int dim, float *y32, uint16_t *y16,
+                          void *xq, size_t plane) {
     __shared__ double red[256];
     const int t = blockIdx.x;
-    const float *xr = x + (size_t)t * dim;
+    float *xr = x + (size_t)t * dim;
     double ss = 0.0;
-    for (int i = threadIdx.x; i < dim; i += blockDim.x) ss += (double)xr[i] * (double)xr[i];
+    if (r) {
+        const float *rr = r + (size_t)t * dim;
+        for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+            const float v = __fadd_rn(xr[i], rr[i]);
+            xr[i] = v;
+            ss += (double)v * (double)v;
+        }
+    } else {
+        for (int i = threadIdx.x; i < dim; i += blockDim.x) ss += (double)xr[i] * (double)xr[i];
+    }
     red[threadIdx.x] = ss;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -24,12 +38,19 @@ __global__ void rmsnorm_k(const float *x, const float *g, float eps, int dim, fl
         const float v = __fmul_rn(__fmul_rn(xr[i], sc), g[i]);
         if (y32) y32[(size_t)t * dim + i] = v;
         if (y16) y16[(size_t)t * dim + i] = __half_as_ushort(__float2half_rn(v));
+        if (xq) x16_put(v, threadIdx.x & 31, ((int64_t)t * dim + i) / 32, xq, plane);
     }
 }
 
 extern "C" void tcu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
                             cudaStream_t st) {
-    rmsnorm_k<<<n, 256, 0, st>>>(x, g, eps, dim, y32, y16);
+    rmsnorm_k<<<n, 256, 0, st>>>((float *)x, NULL, g, eps, dim, y32, y16, NULL, 0);
+}
+
+extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n, int dim, float *y32,
+                                uint16_t *y16, void *xq, cudaStream_t st) {
+    if (dim % 32) xq = NULL; /* the caller then quantizes (tcu_quantize_x16 needs whole blocks too) */
+    rmsnorm_k<<<n, 256, 0, st>>>(x, r, g, eps, dim, y32, y16, xq, x16_plane_bytes(n, dim));
 }
 
 /* Thread per (token, pair i): one angle, applied to every head. */
@@ -55,6 +76,53 @@ extern "C" void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const 
     rope_k<<<grid, 64, 0, st>>>(x, n, n_heads, hd, n_rot, pos, freq);
 }
 
+/* RoPE on q and k and the KV-cache write in one kernel: thread per (token, element pair i < hd/2); pairs
+ * below n_rot/2 rotate (rope_k's operations), the rest are copied; the thread then writes its k and v pairs
+ * of every KV head to the cache (kv_write_k's conversion). Same bits as rope_k twice and kv_write_k. */
+__global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
+                          const int32_t *pos, const float *freq, uint16_t *kc, uint16_t *vc) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= hd / 2) return;
+    const int row = nkv * hd;
+    for (int t = blockIdx.y; t < n; t += gridDim.y) {
+        float c = 1.0f, s = 0.0f;
+        const int rot = i < n_rot / 2;
+        if (rot) {
+            const double th = (double)pos[t] * (double)freq[i];
+            c = (float)cos(th);
+            s = (float)sin(th);
+        }
+        for (int h = 0; h < nh; h++) {
+            float *p = q + ((size_t)t * nh + h) * hd + 2 * i;
+            if (rot) {
+                const float a = p[0], b = p[1];
+                p[0] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
+                p[1] = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
+            }
+        }
+        for (int h = 0; h < nkv; h++) {
+            float *p = k + ((size_t)t * nkv + h) * hd + 2 * i;
+            if (rot) {
+                const float a = p[0], b = p[1];
+                p[0] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
+                p[1] = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
+            }
+            const size_t dst = (size_t)pos[t] * row + (size_t)h * hd + 2 * i, src = (size_t)t * row + (size_t)h * hd + 2 * i;
+            kc[dst] = __half_as_ushort(__float2half_rn(p[0]));
+            kc[dst + 1] = __half_as_ushort(__float2half_rn(p[1]));
+            vc[dst] = __half_as_ushort(__float2half_rn(v[src]));
+            vc[dst + 1] = __half_as_ushort(__float2half_rn(v[src + 1]));
+        }
+    }
+}
+
+extern "C" void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
+                            const int32_t *pos, const float *freq, uint16_t *kc, uint16_t *vc, cudaStream_t st) {
+    if (n <= 0) return;
+    dim3 grid((unsigned)((hd / 2 + 63) / 64), (unsigned)(n < 65535 ? n : 65535));
+    rope_kv_k<<<grid, 64, 0, st>>>(q, k, v, n, nh, nkv, hd, n_rot, pos, freq, kc, vc);
+}
+
 __global__ void kv_write_k(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row,
                            const int32_t *pos) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -73,12 +141,15 @@ extern "C" void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint1
     kv_write_k<<<grid, 256, 0, st>>>(k, v, kc, vc, n, row, pos);
 }
 
-__global__ void swiglu_k(float *g, const float *u, int64_t n, uint16_t *g16) {
+/* With xq (n a multiple of 32, rows of a multiple of 32): the output also in the x16 format (a warp holds
+ * one 32-element block in every pass: the stride is a multiple of 32). */
+__global__ void swiglu_k(float *g, const float *u, int64_t n, uint16_t *g16, void *xq, size_t plane) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         const float a = g[i];
         const float v = __fmul_rn(__fdiv_rn(a, __fadd_rn(1.0f, expf(-a))), u[i]);
         g[i] = v;
         if (g16) g16[i] = __half_as_ushort(__float2half_rn(v));
+        if (xq) x16_put(v, threadIdx.x & 31, i / 32, xq, plane);
     }
 }
 
@@ -88,7 +159,12 @@ static unsigned ew_grid(int64_t n) {
 }
 
 extern "C" void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st) {
-    swiglu_k<<<ew_grid(n), 256, 0, st>>>(g, u, n, g16);
+    swiglu_k<<<ew_grid(n), 256, 0, st>>>(g, u, n, g16, NULL, 0);
+}
+
+extern "C" void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st) {
+    const int64_t n = (int64_t)rows * dim;
+    swiglu_k<<<ew_grid(n), 256, 0, st>>>(g, u, n, NULL, xq, x16_plane_bytes(rows, dim));
 }
 
 __global__ void add_k(float *y, const float *x, int64_t n) {

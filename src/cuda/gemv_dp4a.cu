@@ -27,14 +27,11 @@
 
 #include "cuda/dequant.cuh"
 #include "cuda/tcu.h"
+#include "cuda/x16.cuh"
 
 #define Q8_WARPS 4
 #define Q8_T (Q8_WARPS * 32)
-#define X16_MAX 32512.0f /* 127 * 256 */
-
-static __host__ __device__ __forceinline__ size_t plane_bytes(int m, int64_t n_in) {
-    return ((size_t)m * (size_t)n_in + 15) & ~(size_t)15;
-}
+#define plane_bytes x16_plane_bytes
 
 extern "C" size_t tcu_x16_bytes(int m, int64_t n_in) {
     return 2 * plane_bytes(m, n_in) + sizeof(int2) * (size_t)m * (size_t)(n_in / 32);
@@ -43,33 +40,15 @@ extern "C" size_t tcu_x16_bytes(int m, int64_t n_in) {
 extern "C" int tcu_gemv_dp4a_supported(int t) { return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q8_0; }
 
 /* ---- activations: one warp per 32-element block ---- */
-__global__ void quant_x16_k(const float *__restrict__ x, int64_t nb, int8_t *__restrict__ hi, int8_t *__restrict__ lo,
-                            int2 *__restrict__ ds) {
+__global__ void quant_x16_k(const float *__restrict__ x, int64_t nb, void *__restrict__ xq, size_t plane) {
     const int64_t b = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
-    const int lane = threadIdx.x & 31;
     if (b >= nb) return;
-    const float v = x[b * 32 + lane];
-    float a = fabsf(v);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
-    const float d = __fdiv_rn(a, X16_MAX), id = a != 0.0f ? __fdiv_rn(X16_MAX, a) : 0.0f;
-    const float r = rintf(__fmul_rn(v, id)); /* round half to even */
-    const int q = r >= -X16_MAX && r <= X16_MAX ? (int)r : (r > X16_MAX ? 32512 : -32512); /* NaN: -32512 */
-    const int l = (int)(int8_t)(q & 0xFF);
-    hi[b * 32 + lane] = (int8_t)((q - l) / 256);
-    lo[b * 32 + lane] = (int8_t)l;
-    int s = q;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    if (lane == 0) ds[b] = make_int2(__float_as_int(d), s);
+    x16_put(x[b * 32 + (threadIdx.x & 31)], threadIdx.x & 31, b, xq, plane);
 }
 
 extern "C" void tcu_quantize_x16(const float *x, int m, int64_t n_in, void *xq, cudaStream_t st) {
     const int64_t nb = (int64_t)m * (n_in / 32);
-    const size_t pb = plane_bytes(m, n_in);
-    int8_t *hi = (int8_t *)xq, *lo = (int8_t *)xq + pb;
-    int2 *ds = (int2 *)((char *)xq + 2 * pb);
-    quant_x16_k<<<(unsigned)((nb + 7) / 8), 256, 0, st>>>(x, nb, hi, lo, ds);
+    quant_x16_k<<<(unsigned)((nb + 7) / 8), 256, 0, st>>>(x, nb, xq, plane_bytes(m, n_in));
 }
 
 /* ---- weights: one block as 8 words of 4 signed bytes (element order 4i..4i+3 in word i) and d ---- */

@@ -92,6 +92,10 @@ int tcu_gemm_bf16(tcu_blas *b, const uint16_t *w, const uint16_t *x, float *y, i
  * y16 (n, dim) f16 (either may be NULL). CPU reference: cpu_rmsnorm. */
 void tcu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
                  cudaStream_t st);
+/* As tcu_rmsnorm with the residual add first (x += r, written back; r NULL: none) and, with xq (dim a
+ * multiple of 32), the output also in the dp4a GEMV's x16 format (tcu_quantize_x16's bytes). */
+void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
+                     void *xq, cudaStream_t st);
 /* RoPE on adjacent pairs, x (n, n_heads, hd) f32 in place; token t at position pos[t]; angle
  * pos[t] * freq[i] evaluated in double as cpu_rope does. freq (n_rot/2) f32. */
 void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq,
@@ -99,8 +103,13 @@ void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *po
 /* KV-cache write: kc/vc rows (n_ctx, row) f16; k, v (n, row) f32 stored at rows pos[t]. */
 void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row, const int32_t *pos,
                   cudaStream_t st);
+/* tcu_rope on q (n, nh*hd) and on k (n, nkv*hd), then tcu_kv_write of k and v, in one kernel: the same bits. */
+void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, const int32_t *pos,
+                 const float *freq, uint16_t *kc, uint16_t *vc, cudaStream_t st);
 /* g = silu(g) * u, n elements (f32); optionally also g16 = f16(g) (NULL: skip). CPU reference: cpu_swiglu. */
 void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st);
+/* As tcu_swiglu on rows x dim (dim a multiple of 32), writing the output also in the x16 format into xq. */
+void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st);
 /* y += x, n elements f32. */
 void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st);
 /* y (n, dim) += b (dim) per row. */

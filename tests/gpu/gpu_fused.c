@@ -1,0 +1,144 @@
+/* gpu_fused: each fused decode kernel against the unfused kernels it replaces, bit for bit, on random
+ * inputs (run by bench/gpu_check.sh on a GPU box):
+ * - tcu_add_rmsnorm(x, r) == tcu_add then tcu_rmsnorm (x written back, y32, y16), and its x16 output ==
+ *   tcu_quantize_x16 of y32 (n = 1, 3, 16 rows; dim 576, 4096);
+ * - tcu_swiglu_x16 == tcu_swiglu, and its x16 output == tcu_quantize_x16 of the result;
+ * - tcu_rope_kv == tcu_rope on q, tcu_rope on k, tcu_kv_write (q, k, both caches; n_rot = hd and n_rot < hd). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "check.h"
+#include "cuda/tcu.h"
+
+#define CU(x)                                                                                          \
+    do {                                                                                               \
+        cudaError_t e_ = (x);                                                                          \
+        if (e_ != cudaSuccess) { fprintf(stderr, "CUDA %s at %s:%d\n", cudaGetErrorName(e_), __FILE__, __LINE__); exit(1); } \
+    } while (0)
+
+static uint64_t rs;
+static float frnd(float a) {
+    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+    return ((float)((rs >> 20) & 0xFFFFFF) / 16777216.0f * 2.0f - 1.0f) * a;
+}
+
+static void *dup_dev(const void *h, size_t b) {
+    void *d;
+    CU(cudaMalloc(&d, b));
+    CU(cudaMemcpy(d, h, b, cudaMemcpyHostToDevice));
+    return d;
+}
+
+/* 1 if the device buffers a and b (bytes) are equal. */
+static int dev_eq(const void *a, const void *b, size_t bytes) {
+    void *ha = malloc(bytes), *hb = malloc(bytes);
+    CU(cudaMemcpy(ha, a, bytes, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(hb, b, bytes, cudaMemcpyDeviceToHost));
+    const int eq = memcmp(ha, hb, bytes) == 0;
+    free(ha); free(hb);
+    return eq;
+}
+
+static float *rand_dev(size_t n, float a) {
+    float *h = malloc(sizeof(float) * n);
+    for (size_t i = 0; i < n; i++) h[i] = frnd(a);
+    float *d = dup_dev(h, sizeof(float) * n);
+    free(h);
+    return d;
+}
+
+int main(void) {
+    int dev_n = 0;
+    if (cudaGetDeviceCount(&dev_n) != cudaSuccess || dev_n < 1) {
+        printf("gpu_fused: no CUDA device, skipped\ngpu_fused: 0 passed, 0 failed\n");
+        return 0;
+    }
+    const char *se = getenv("GPU_TEST_SEED");
+    rs = se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL) * 2654435761ull + 7;
+    printf("gpu_fused: seed %llu\n", (unsigned long long)rs);
+    /* add + RMSNorm (+ x16) */
+    const int dims[2] = {576, 4096}, ns[3] = {1, 3, 16};
+    for (int di = 0; di < 2; di++)
+        for (int ni = 0; ni < 3; ni++) {
+            const int dim = dims[di], n = ns[ni];
+            const size_t nb = (size_t)n * dim;
+            float *x = rand_dev(nb, 3.0f), *r = rand_dev(nb, 1.0f), *g = rand_dev((size_t)dim, 1.5f);
+            float *x2;
+            CU(cudaMalloc((void **)&x2, sizeof(float) * nb));
+            CU(cudaMemcpy(x2, x, sizeof(float) * nb, cudaMemcpyDeviceToDevice));
+            float *ya, *yb;
+            uint16_t *ha, *hb;
+            void *qa, *qb;
+            CU(cudaMalloc((void **)&ya, sizeof(float) * nb)); CU(cudaMalloc((void **)&yb, sizeof(float) * nb));
+            CU(cudaMalloc((void **)&ha, 2 * nb)); CU(cudaMalloc((void **)&hb, 2 * nb));
+            CU(cudaMalloc(&qa, tcu_x16_bytes(n, dim))); CU(cudaMalloc(&qb, tcu_x16_bytes(n, dim)));
+            CU(cudaMemset(qa, 0x5A, tcu_x16_bytes(n, dim))); CU(cudaMemset(qb, 0x5A, tcu_x16_bytes(n, dim)));
+            tcu_add(x, r, (int64_t)nb, 0);
+            tcu_rmsnorm(x, g, 1e-5f, n, dim, ya, ha, 0);
+            tcu_quantize_x16(ya, n, dim, qa, 0);
+            tcu_add_rmsnorm(x2, r, g, 1e-5f, n, dim, yb, hb, qb, 0);
+            CU(cudaDeviceSynchronize());
+            CHECK(dev_eq(x, x2, sizeof(float) * nb) && dev_eq(ya, yb, sizeof(float) * nb) && dev_eq(ha, hb, 2 * nb),
+                  "add_rmsnorm n=%d dim=%d: x / y32 / y16 differ from add + rmsnorm", n, dim);
+            CHECK(dev_eq(qa, qb, tcu_x16_bytes(n, dim)), "add_rmsnorm n=%d dim=%d: x16 differs from tcu_quantize_x16", n,
+                  dim);
+            cudaFree(x); cudaFree(x2); cudaFree(r); cudaFree(g); cudaFree(ya); cudaFree(yb); cudaFree(ha); cudaFree(hb);
+            cudaFree(qa); cudaFree(qb);
+        }
+    /* SwiGLU (+ x16) */
+    for (int ni = 0; ni < 3; ni++) {
+        const int n = ns[ni], F = 14336;
+        const size_t nb = (size_t)n * F;
+        float *ga = rand_dev(nb, 6.0f), *u = rand_dev(nb, 2.0f), *gb;
+        CU(cudaMalloc((void **)&gb, sizeof(float) * nb));
+        CU(cudaMemcpy(gb, ga, sizeof(float) * nb, cudaMemcpyDeviceToDevice));
+        void *qa, *qb;
+        CU(cudaMalloc(&qa, tcu_x16_bytes(n, F))); CU(cudaMalloc(&qb, tcu_x16_bytes(n, F)));
+        CU(cudaMemset(qa, 0x5A, tcu_x16_bytes(n, F))); CU(cudaMemset(qb, 0x5A, tcu_x16_bytes(n, F)));
+        tcu_swiglu(ga, u, (int64_t)nb, NULL, 0);
+        tcu_quantize_x16(ga, n, F, qa, 0);
+        tcu_swiglu_x16(gb, u, n, F, qb, 0);
+        CU(cudaDeviceSynchronize());
+        CHECK(dev_eq(ga, gb, sizeof(float) * nb) && dev_eq(qa, qb, tcu_x16_bytes(n, F)), "swiglu_x16 n=%d differs", n);
+        cudaFree(ga); cudaFree(gb); cudaFree(u); cudaFree(qa); cudaFree(qb);
+    }
+    /* RoPE + KV write */
+    const int rots[2] = {128, 64};
+    for (int ri = 0; ri < 2; ri++)
+        for (int ni = 0; ni < 3; ni++) {
+            const int n = ns[ni], nh = 32, nkv = 8, hd = 128, n_rot = rots[ri], n_ctx = 64, row = nkv * hd;
+            float *qa = rand_dev((size_t)n * nh * hd, 2.0f), *ka = rand_dev((size_t)n * row, 2.0f);
+            float *v = rand_dev((size_t)n * row, 2.0f), *qb, *kb;
+            CU(cudaMalloc((void **)&qb, sizeof(float) * n * nh * hd)); CU(cudaMalloc((void **)&kb, sizeof(float) * n * row));
+            CU(cudaMemcpy(qb, qa, sizeof(float) * n * nh * hd, cudaMemcpyDeviceToDevice));
+            CU(cudaMemcpy(kb, ka, sizeof(float) * n * row, cudaMemcpyDeviceToDevice));
+            float *hf = malloc(sizeof(float) * (n_rot / 2 + 1));
+            for (int i = 0; i < n_rot / 2; i++) hf[i] = powf(500000.0f, -2.0f * i / n_rot);
+            float *freq = dup_dev(hf, sizeof(float) * (n_rot / 2 + 1));
+            int32_t hp[16];
+            for (int t = 0; t < n; t++) hp[t] = 40 + 3 * t % 20;
+            int32_t *pos = dup_dev(hp, sizeof hp);
+            uint16_t *kca, *vca, *kcb, *vcb;
+            const size_t cb = sizeof(uint16_t) * (size_t)n_ctx * row;
+            CU(cudaMalloc((void **)&kca, cb)); CU(cudaMalloc((void **)&vca, cb));
+            CU(cudaMalloc((void **)&kcb, cb)); CU(cudaMalloc((void **)&vcb, cb));
+            CU(cudaMemset(kca, 0x11, cb)); CU(cudaMemset(vca, 0x11, cb)); CU(cudaMemset(kcb, 0x11, cb)); CU(cudaMemset(vcb, 0x11, cb));
+            tcu_rope(qa, n, nh, hd, n_rot, pos, freq, 0);
+            tcu_rope(ka, n, nkv, hd, n_rot, pos, freq, 0);
+            tcu_kv_write(ka, v, kca, vca, n, row, pos, 0);
+            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, pos, freq, kcb, vcb, 0);
+            CU(cudaDeviceSynchronize());
+            CHECK(dev_eq(qa, qb, sizeof(float) * n * nh * hd) && dev_eq(ka, kb, sizeof(float) * n * row) &&
+                      dev_eq(kca, kcb, cb) && dev_eq(vca, vcb, cb),
+                  "rope_kv n=%d n_rot=%d differs from rope + rope + kv_write", n, n_rot);
+            free(hf);
+            cudaFree(qa); cudaFree(qb); cudaFree(ka); cudaFree(kb); cudaFree(v); cudaFree(freq); cudaFree(pos);
+            cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);
+        }
+    return check_summary("gpu_fused");
+}
