@@ -11,9 +11,12 @@
  * the residual add x += r comes first (written back to x; the sum is over the new x). With xq (dim a
  * multiple of 32), the output is also written in the dp4a GEMV's x16 format: every warp holds 32
  * consecutive elements, one block, in each pass of the output loop. */
-__global__ void rmsnorm_k(float *x, const float *r, const float *g, float eps, int dim, float *y32, uint16_t *y16,
-                          void *xq, size_t plane) {
-    __shared__ double red[256];
+#define RMS_T 1024 /* one CTA per row: a decode step's RMSNorm is one CTA, so it is as wide as a CTA goes (256
+                    * threads: 0.1-0.2 ms more per Llama-3-8B step, docs/ledger.md) */
+__global__ void __launch_bounds__(RMS_T)
+rmsnorm_k(float *x, const float *r, const float *g, float eps, int dim, float *y32, uint16_t *y16, void *xq,
+          size_t plane) {
+    __shared__ double red[RMS_T];
     const int t = blockIdx.x;
     float *xr = x + (size_t)t * dim;
     double ss = 0.0;
@@ -44,13 +47,13 @@ __global__ void rmsnorm_k(float *x, const float *r, const float *g, float eps, i
 
 extern "C" void tcu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
                             cudaStream_t st) {
-    rmsnorm_k<<<n, 256, 0, st>>>((float *)x, NULL, g, eps, dim, y32, y16, NULL, 0);
+    rmsnorm_k<<<n, RMS_T, 0, st>>>((float *)x, NULL, g, eps, dim, y32, y16, NULL, 0);
 }
 
 extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n, int dim, float *y32,
                                 uint16_t *y16, void *xq, cudaStream_t st) {
     if (dim % 32) xq = NULL; /* the caller then quantizes (tcu_quantize_x16 needs whole blocks too) */
-    rmsnorm_k<<<n, 256, 0, st>>>(x, r, g, eps, dim, y32, y16, xq, x16_plane_bytes(n, dim));
+    rmsnorm_k<<<n, RMS_T, 0, st>>>(x, r, g, eps, dim, y32, y16, xq, x16_plane_bytes(n, dim));
 }
 
 /* Thread per (token, pair i): one angle, applied to every head. */

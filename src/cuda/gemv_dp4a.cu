@@ -24,6 +24,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda/dequant.cuh"
 #include "cuda/tcu.h"
@@ -149,6 +150,64 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     }
 }
 
+/* As gemv_q8_k with the CTA's R rows (R*stride contiguous bytes) first staged in shared memory by 16-byte
+ * loads (eight in flight per thread, evict-first): the block-by-block word loads of gemv_q8_k touch ~5
+ * cache lines per warp instruction (lanes 18 or 34 bytes apart); from shared memory they are cheap. The
+ * per-row arithmetic and reduction are gemv_q8_k's, so both give the same bits. */
+template <int T, int R>
+__global__ void __launch_bounds__(Q8_T)
+gemv_q8_smem_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
+               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
+    extern __shared__ uint4 sm[];
+    __shared__ float part[Q8_WARPS][R];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const uint8_t *smb = (const uint8_t *)sm;
+    for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
+        const int nrow = n_out - r0 < R ? n_out - r0 : R;
+        const int n16 = (int)((size_t)nrow * stride / 16);
+        const uint4 *src = (const uint4 *)(w + (size_t)r0 * stride);
+        int i = threadIdx.x;
+        for (; i + 7 * Q8_T < n16; i += 8 * Q8_T) {
+            uint4 v[8];
+#pragma unroll
+            for (int k = 0; k < 8; k++) v[k] = __ldcs(src + i + k * Q8_T);
+#pragma unroll
+            for (int k = 0; k < 8; k++) sm[i + k * Q8_T] = v[k];
+        }
+        for (; i < n16; i += Q8_T) sm[i] = __ldcs(src + i);
+        __syncthreads();
+        float acc[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) acc[r] = 0.0f;
+        for (int b = threadIdx.x; b < nb; b += Q8_T) {
+            const int2 ds = __ldg(xds + b);
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                if (r < nrow) {
+                    int wq[8];
+                    float dw;
+                    load_blk<T>(smb + (size_t)r * stride, b, wq, &dw);
+                    acc[r] = blk_dot<T>(wq, dw, xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
+                }
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            float s = acc[r];
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+            if (lane == 0) part[warp][r] = s;
+        }
+        __syncthreads();
+        if ((int)threadIdx.x < nrow) {
+            float s = part[0][threadIdx.x];
+#pragma unroll
+            for (int k = 1; k < Q8_WARPS; k++) s += part[k][threadIdx.x];
+            y[r0 + threadIdx.x] = s;
+        }
+        __syncthreads(); /* sm[] and part[] are rewritten by the next group */
+    }
+}
+
 /* m <= M columns: a CTA owns one row at a time; each weight block is decoded once for every column. */
 template <int T, int M>
 __global__ void __launch_bounds__(Q8_T)
@@ -207,14 +266,39 @@ static int q8_rows(void) {
     if (r < 0) {
         const char *e = getenv("TERN_CUDA_DP4A_ROWS");
         const int v = e ? atoi(e) : 0;
-        r = v == 1 || v == 2 || v == 4 || v == 8 ? v : 4;
+        r = v == 1 || v == 2 || v == 4 || v == 8 ? v : 2; /* R=2 won a 1/2/4/8 sweep: 3.75 ms a Llama-3-8B Q4_0 step vs 3.96 at 4 (ledger) */
     }
     return r;
+}
+
+/* TERN_CUDA_DP4A_SMEM=0: the direct-load kernel (A/B arm); the staged one when its rows fit 48 KB. */
+static int q8_smem(void) {
+    static int v = -1;
+    if (v < 0) v = !(getenv("TERN_CUDA_DP4A_SMEM") && !strcmp(getenv("TERN_CUDA_DP4A_SMEM"), "0"));
+    return v;
 }
 
 template <int T, int R>
 static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                       const int2 *ds, float *y, cudaStream_t st) {
+    const size_t smem = (size_t)R * stride;
+    if (q8_smem() && smem <= (48u << 10) && stride % 16 == 0 && ((uintptr_t)w & 15) == 0) {
+        static size_t seen[16]; /* occupancy depends on the staging size: asked once per size */
+        static int occ[16], n_seen = 0;
+        int per_sm_s = 0;
+        for (int k = 0; k < n_seen && !per_sm_s; k++)
+            if (seen[k] == smem) per_sm_s = occ[k];
+        if (!per_sm_s) {
+            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_s, gemv_q8_smem_k<T, R>, Q8_T, smem) != cudaSuccess ||
+                per_sm_s < 1)
+                per_sm_s = 2;
+            if (n_seen < 16) { seen[n_seen] = smem; occ[n_seen++] = per_sm_s; }
+        }
+        const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)q8_sms() * (per_sm_s > 0 ? per_sm_s : 2);
+        gemv_q8_smem_k<T, R><<<(unsigned)(groups < cap ? groups : cap), Q8_T, smem, st>>>(w, stride, nb, n_out, q, ql,
+                                                                                          ds, y);
+        return;
+    }
     static int per_sm = 0;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_q8_k<T, R>, Q8_T, 0) != cudaSuccess)
         per_sm = 4;
