@@ -151,9 +151,9 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 }
 
 /* As gemv_q8_k with the CTA's R rows (R*stride contiguous bytes) first staged in shared memory by 16-byte
- * loads (eight in flight per thread, evict-first): the block-by-block word loads of gemv_q8_k touch ~5
- * cache lines per warp instruction (lanes 18 or 34 bytes apart); from shared memory they are cheap. The
- * per-row arithmetic and reduction are gemv_q8_k's, so both give the same bits. */
+ * loads (eight in flight per thread, evict-first). Motive: the block-by-block word loads of gemv_q8_k
+ * touch ~5 cache lines per warp instruction (lanes 18 or 34 bytes apart). It lost (TERN_CUDA_DP4A_SMEM=1,
+ * numbers at q8_smem): the load-then-compute phases of a CTA do not overlap. Same bits as gemv_q8_k. */
 template <int T, int R>
 __global__ void __launch_bounds__(Q8_T)
 gemv_q8_smem_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
@@ -271,10 +271,11 @@ static int q8_rows(void) {
     return r;
 }
 
-/* TERN_CUDA_DP4A_SMEM=0: the direct-load kernel (A/B arm); the staged one when its rows fit 48 KB. */
+/* TERN_CUDA_DP4A_SMEM=1: the shared-memory-staged kernel (when its rows fit 48 KB), an A/B arm that lost:
+ * Q4_0 4096x14336 23.2 vs 17.9 us, a Llama-3-8B Q4_0 decode step 3.78 vs 3.08 ms (docs/ledger.md). */
 static int q8_smem(void) {
     static int v = -1;
-    if (v < 0) v = !(getenv("TERN_CUDA_DP4A_SMEM") && !strcmp(getenv("TERN_CUDA_DP4A_SMEM"), "0"));
+    if (v < 0) v = getenv("TERN_CUDA_DP4A_SMEM") && !strcmp(getenv("TERN_CUDA_DP4A_SMEM"), "1");
     return v;
 }
 
