@@ -54,7 +54,7 @@ $(BUILD)/libtern.a: $(OBJS)
 CLI_SRCS := $(wildcard cli/*.c)
 # The commit the binary is built at goes into its receipts ("build_commit"; "commit" is the checkout's
 # at run time, which differs when a binary is copied to another machine's tree).
-GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+GIT_COMMIT := $(shell git describe --always --dirty=-dirty --abbrev=12 2>/dev/null || echo unknown)
 # ./tern is shared by the CPU and the CUDA build: a stamp of the configuration relinks it when the other
 # build made it last (make CUDA=1, then make, gives the CPU binary back).
 BUILD_STAMP := .build-config
