@@ -15,7 +15,7 @@
  * and the output head):
  *   cpu:  cpu_matmul n = 1   floor = bytes / read                       (bw)
  *         cpu_matmul n = 64  floor = max(flops / fma, bytes / read)
- *   cuda: tcu_gemv             floor = bytes / read                     (bw)
+ *   cuda: tcu_gemv_dp4a (Q4_0, Q8_0) / tcu_gemv, the decode GEMV   floor = bytes / read   (bw)
  *         tcu_dequant_f16 + tcu_gemm_f16, n = 512: floor = max(flops / f16 matmul at that shape, bytes / read)
  *         tcu_attention decode at pos 4095: floor = KV bytes / read (bw); prefill n = 512: floor = causal
  *         FLOPs 4·S²·D·Hq/2 / best square f16 matmul rate (flops)
@@ -583,13 +583,17 @@ typedef struct {
     const float *x;
     float *y;
     uint16_t *wf16, *x16; /* prefill */
+    void *xq;             /* the decode step's dp4a input (x quantized once, outside the timing) or NULL */
     int n, rc;
 } gpu_mm;
 
+/* The decode GEMV the forward pass runs for this type: tcu_gemv_dp4a for Q4_0/Q8_0 (unless
+ * TERN_CUDA_DP4A=0), else tcu_gemv. */
 static void gpu_gemv_run(void *arg, long i) {
     gpu_mm *a = arg;
-    tcu_gemv(a->type, a->copies + a->stride * (size_t)(i % a->n_copies), a->row_bytes, a->n_in, a->n_out, a->x, a->y,
-             a->st);
+    const char *w = a->copies + a->stride * (size_t)(i % a->n_copies);
+    if (a->xq) tcu_gemv_dp4a(a->type, w, a->row_bytes, a->n_in, a->n_out, a->xq, 1, a->y, a->st);
+    else tcu_gemv(a->type, w, a->row_bytes, a->n_in, a->n_out, a->x, a->y, a->st);
 }
 
 static void gpu_prefill_run(void *arg, long i) {
@@ -659,6 +663,11 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
         a.y = dmalloc(sizeof(float) * (size_t)NP * (size_t)w->n_out, "y");
         tcu_fill_uniform(x, (size_t)w->n_in, TCU_FILL_F32, RF_SEED + 3, st);
         a.x = x;
+        const int dp4a = tcu_gemv_dp4a_supported(w->type) && !(getenv("TERN_CUDA_DP4A") && !strcmp(getenv("TERN_CUDA_DP4A"), "0"));
+        if (dp4a) {
+            a.xq = dmalloc(tcu_x16_bytes(1, w->n_in), "gemv x16");
+            tcu_quantize_x16(x, 1, w->n_in, a.xq, st);
+        }
         CK(cudaGetLastError());
         CK(cudaStreamSynchronize(st));
         const double ws_mib = (double)a.n_copies * (double)wb / 1048576.0;
@@ -666,7 +675,7 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
         /* decode GEMV */
         a.n = 1;
         double sec = time_gpu(gpu_gemv_run, &a, st, GPU_REPS, 1e-3);
-        rf_kernel *k = add_kernel(r, "tcu_gemv", shapes[si].names, tn, 1, w->n_in, w->n_out);
+        rf_kernel *k = add_kernel(r, dp4a ? "tcu_gemv_dp4a" : "tcu_gemv", shapes[si].names, tn, 1, w->n_in, w->n_out);
         k->bytes = (double)wb + 4.0 * (double)(w->n_in + w->n_out);
         k->flops = 2.0 * (double)w->n_in * (double)w->n_out;
         k->time_us = sec * 1e6;
@@ -701,6 +710,7 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
         CK(cudaFree(a.wf16));
         CK(cudaFree(a.x16));
         CK(cudaFree(x));
+        if (a.xq) CK(cudaFree(a.xq));
         CK(cudaFree(a.y));
         CK(cudaFree(a.copies));
     }

@@ -170,8 +170,6 @@ static void parse_args(int argc, char **argv, options *o) {
     if (!spec && (o->draft_max || o->draft_min || o->draft_p_min != 0.0f || o->draft_accept_min >= 0.0f))
         cli_die("--draft-max/--draft-min/--draft-p-min need a drafter (--spec-lookup, --draft-model, --draft-layers)");
     if (spec && !is_run) cli_die("speculative decoding is an option of 'tern run'");
-    if (spec && !PLAIN_GREEDY(o))
-        cli_die("speculative decoding is greedy-only for now: use --temp 0 and no --repeat-penalty");
     if (!(o->draft_p_min >= 0.0f && o->draft_p_min <= 1.0f)) cli_die("--draft-p-min must be in [0, 1], got %g", o->draft_p_min);
     if (spec && !o->draft_max) o->draft_max = 4;
     if (!(o->draft_accept_min <= 1.0f)) cli_die("--draft-accept-min must be in [0, 1], got %g", o->draft_accept_min);
@@ -303,10 +301,12 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
     return st;
 }
 
-/* Speculative greedy generation (tern_spec_step) after the prompt is in the cache; logits hold the last
- * prompt position's. Same output as generate() with plain greedy; prints the drafter's counters. */
+/* Speculative generation (tern_spec_step) after the prompt is in the cache; logits hold the last prompt
+ * position's. Greedy: the same output as generate(); with sampling settings, speculative sampling (the
+ * same distribution, not the same tokens). Prints the drafter's counters. */
 static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const options *o, tern_context *dctx,
-                               const float *logits, int32_t **hist, int *n_hist, int *cap_hist, int n_predict) {
+                               tern_sampler *smp, const float *logits, int32_t **hist, int *n_hist, int *cap_hist,
+                               int n_predict) {
     gen_stats st = {0, 0.0};
     tern_utf8_stream us = {{0}, 0};
     size_t acc_len = 0;
@@ -316,12 +316,14 @@ static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const opt
     sp.draft = dctx;
     sp.p_min = o->draft_p_min;
     sp.min_accept = o->draft_accept_min;
+    sp.sampler = PLAIN_GREEDY(o) ? NULL : smp; /* speculative sampling keeps plain sampling's distribution */
     tern_spec_stats ss;
     memset(&ss, 0, sizeof ss);
     double t0 = tern_time_s();
     int32_t out[TERN_SPEC_MAX_DRAFT + 1];
     int n_out = 1, done = 0;
-    out[0] = tern_argmax(logits, tern_model_n_vocab(m));
+    out[0] = sp.sampler ? tern_sampler_sample(smp, logits, *hist, *n_hist) : tern_argmax(logits, tern_model_n_vocab(m));
+    if (out[0] < 0) cli_die("%s", tern_last_error());
     while (!done) {
         for (int i = 0; i < n_out && !done; i++) {
             const int32_t id = out[i];
@@ -424,7 +426,7 @@ static int cmd_run(const options *o) {
         if (!dctx) cli_die("draft context: %s", tern_last_error());
     }
     const int spec = o->spec_lookup || dctx;
-    gen_stats st = spec ? generate_spec(ctx, m, o, dctx, logits, &hist, &n_hist, &cap, n_predict)
+    gen_stats st = spec ? generate_spec(ctx, m, o, dctx, smp, logits, &hist, &n_hist, &cap, n_predict)
                         : generate(ctx, m, smp, logits, &hist, &n_hist, &cap, n_predict, o->show_special, o->ignore_eos,
                                    NULL, PLAIN_GREEDY(o));
     tern_context_free(dctx);

@@ -164,6 +164,10 @@ typedef struct {
      * follow hist[0..n_hist) into out, return the count (0..max) or -1 on error */
     int (*draft_fn)(void *ud, const int32_t *hist, int n_hist, int max, int32_t *out);
     void *draft_ud;
+    /* speculative sampling: with a sampler the drafts are accepted by the rule that keeps the output
+     * distributed exactly as plain sampling with this sampler (see tern_spec_step; at temp <= 0 that is
+     * greedy on the penalised logits); NULL: greedy through tern_eval_argmax, byte-identical to plain greedy */
+    tern_sampler *sampler;
 } tern_spec_params;
 tern_spec_params tern_spec_default_params(void);
 typedef struct {
@@ -173,7 +177,14 @@ typedef struct {
     int depth;                                    /* adaptive depth (0: start at draft_max) */
 } tern_spec_stats;
 /* One pass. hist (n_hist >= 1): prompt and output so far; c's KV cache holds hist[0..n_hist-1) (all but
- * the last token). Writes 1..draft_max+1 new tokens to out (room for max_out) and returns their count;
+ * the last token). With p->sampler (speculative sampling; Leviathan et al. 2023, Alg. 1, with
+ * the drafter's distribution a point mass on its proposal, as prompt lookup and greedy drafters are): draft
+ * x_i is kept with probability P_i(x_i), P_i the sampler's distribution (tern_sampler_probs: its whole
+ * chain, the repeat penalty over hist + the kept drafts) on the target's logits after x_1..x_{i-1}; the
+ * first rejected one is replaced by a draw from P_i without x_i, renormalised; after d kept drafts one more
+ * token is drawn from P_d. Each emitted token is then distributed exactly as plain sampling's (tests/
+ * test_spec.c: chi-square over seeded runs); the draws come from the sampler's RNG, so the token stream
+ * differs from plain sampling's with the same seed. Writes 1..draft_max+1 new tokens to out (room for max_out) and returns their count;
  * afterwards the cache holds hist plus all new tokens but the last, so the caller appends them and calls
  * again. st (may be NULL; zero it before the first pass) accumulates counters and carries the gate's
  * state. Returns -1 on error (tern_last_error). */

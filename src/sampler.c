@@ -325,25 +325,18 @@ void tern_sampler_penalize(tern_sampler *s, float *logits, const int32_t *histor
 
 /* ---- the chain ---------------------------------------------------------------------------------- */
 
-int32_t tern_sampler_sample(tern_sampler *s, const float *logits, const int32_t *history, int n_hist) {
-    if (!s || !logits) { tern_set_error("sampler: NULL sampler or logits"); return -1; }
+/* Steps 1-4 and the tempered weights of step 5 (temp > 0): the survivors in s->cand[0..*n) with their
+ * unnormalised weights in s->w, total *z. Returns 0, or -1 when every logit is NaN. */
+static int chain(tern_sampler *s, const float *logits, const int32_t *history, int n_hist, int *n_out, double *z_out) {
     const tern_sampler_params *p = &s->p;
     const int nv = s->n_vocab;
     const float *l = logits;
-
     /* 1. repeat penalty, on a copy so the caller's logits stay untouched. */
     if (penalty_active(p, history, n_hist)) {
         memcpy(s->pen, logits, (size_t)nv * sizeof *s->pen);
         penalize(s, s->pen, history, n_hist);
         l = s->pen;
     }
-
-    if (p->temp <= 0.0f) {
-        int32_t id = tern_argmax(l, nv);
-        if (isnan(l[id])) { tern_set_error("sampler: all logits are NaN"); return -1; }
-        return id;
-    }
-
     /* 2. top-k (or collect every non-NaN id, unsorted). */
     tern_cand *c = s->cand;
     int n, sorted;
@@ -356,18 +349,41 @@ int32_t tern_sampler_sample(tern_sampler *s, const float *logits, const int32_t 
         sorted = 0;
     }
     if (n == 0) { tern_set_error("sampler: all logits are NaN"); return -1; }
-
     /* 3. top-p, 4. min-p (both at temperature 1). */
     if (p->top_p < 1.0f && n > 1) {
         n = apply_top_p(s, c, n, sorted, p->top_p);
         sorted = 1;
     }
     if (p->min_p > 0.0f && n > 1) n = apply_min_p(c, n, sorted, p->min_p);
-
-    /* 5. temperature and the draw. */
+    /* 5. temperature: the weights */
     float mx = cand_max(c, n, sorted);
     double z = 0.0;
     for (int i = 0; i < n; i++) z += (s->w[i] = soft_w(c[i].logit, mx, p->temp));
+    *n_out = n;
+    *z_out = z;
+    return 0;
+}
+
+/* The penalised logits' argmax (the temp <= 0 choice), or -1 when all are NaN. */
+static int32_t greedy_id(tern_sampler *s, const float *logits, const int32_t *history, int n_hist) {
+    const float *l = logits;
+    if (penalty_active(&s->p, history, n_hist)) {
+        memcpy(s->pen, logits, (size_t)s->n_vocab * sizeof *s->pen);
+        penalize(s, s->pen, history, n_hist);
+        l = s->pen;
+    }
+    int32_t id = tern_argmax(l, s->n_vocab);
+    if (isnan(l[id])) { tern_set_error("sampler: all logits are NaN"); return -1; }
+    return id;
+}
+
+int32_t tern_sampler_sample(tern_sampler *s, const float *logits, const int32_t *history, int n_hist) {
+    if (!s || !logits) { tern_set_error("sampler: NULL sampler or logits"); return -1; }
+    if (s->p.temp <= 0.0f) return greedy_id(s, logits, history, n_hist);
+    int n;
+    double z;
+    if (chain(s, logits, history, n_hist, &n, &z) != 0) return -1;
+    const tern_cand *c = s->cand;
     double r = rng_uniform(s->rng) * z;
     double acc = 0.0;
     int last = 0;
@@ -378,6 +394,22 @@ int32_t tern_sampler_sample(tern_sampler *s, const float *logits, const int32_t 
         if (r < acc) return c[i].id;
     }
     return c[last].id;  /* r landed past the rounded total: the last id with weight */
+}
+
+int tern_sampler_probs(tern_sampler *s, const float *logits, const int32_t *history, int n_hist, double *probs) {
+    if (!s || !logits || !probs) { tern_set_error("sampler: NULL argument"); return -1; }
+    memset(probs, 0, sizeof *probs * (size_t)s->n_vocab);
+    if (s->p.temp <= 0.0f) {
+        const int32_t id = greedy_id(s, logits, history, n_hist);
+        if (id < 0) return -1;
+        probs[id] = 1.0;
+        return 0;
+    }
+    int n;
+    double z;
+    if (chain(s, logits, history, n_hist, &n, &z) != 0) return -1;
+    for (int i = 0; i < n; i++) probs[s->cand[i].id] = s->w[i] / z;
+    return 0;
 }
 
 /* ---- for device samplers (sampler.h) ------------------------------------------------------------- */

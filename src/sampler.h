@@ -15,4 +15,8 @@ double tern_sampler_draw_uniform(tern_sampler *s);
 /* The distinct in-range ids the repeat penalty touches for this history (first-occurrence order within
  * the last repeat_last_n entries) into out (room for n_hist ids); 0 when the penalty is off. */
 int tern_sampler_penalty_ids(tern_sampler *s, const int32_t *history, int n_hist, int32_t *out);
+/* The distribution tern_sampler_sample(s, logits, history, n_hist) draws from, into probs (n_vocab):
+ * the survivors' tempered softmax weights over their total, 0 elsewhere; one-hot at temp <= 0. Draws
+ * nothing from the RNG. Returns 0, or -1 when every logit is NaN. */
+int tern_sampler_probs(tern_sampler *s, const float *logits, const int32_t *history, int n_hist, double *probs);
 #endif

@@ -1,5 +1,6 @@
-/* speculate.c: speculative greedy decoding with exact verification (Leviathan et al. 2023, "Fast
- * Inference from Transformers via Speculative Decoding"; Chen et al. 2023), greedy case.
+/* speculate.c: speculative decoding with exact verification (Leviathan et al. 2023, "Fast Inference from
+ * Transformers via Speculative Decoding"; Chen et al. 2023): greedy (byte-identical output) and, with a
+ * sampler, speculative sampling (the output distribution of plain sampling; tern_spec_sample_accept).
  *
  * A pass: the drafter proposes d tokens after the history; the target evaluates [pending, draft...] in
  * one call (tern_eval_argmax), which gives the greedy choice after every prefix; the drafts are accepted
@@ -21,12 +22,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sampler.h"
+#include "speculate.h"
 #include "tern.h"
 #include "util.h"
 
 tern_spec_params tern_spec_default_params(void) {
-    tern_spec_params p = {4, 0, 3, NULL, 0.0f, 0.0f, NULL, NULL};
+    tern_spec_params p = {4, 0, 3, NULL, 0.0f, 0.0f, NULL, NULL, NULL};
     return p;
+}
+
+/* Speculative sampling's acceptance (tern_spec_step's comment): logits (d + 1, nv) are the target's rows
+ * after hist and after each draft prefix; writes the emitted tokens to out and returns their count
+ * (1..d+1), or -1. hx: scratch for n_hist + d ids; probs: scratch for nv doubles. */
+int tern_spec_sample_accept(tern_sampler *s, const float *logits, int nv, const int32_t *hist, int n_hist,
+                            const int32_t *draft, int d, int32_t *hx, double *probs, int32_t *out) {
+    memcpy(hx, hist, sizeof(int32_t) * (size_t)n_hist);
+    for (int i = 0; i < d; i++) {
+        const float *row = logits + (size_t)i * nv;
+        if (tern_sampler_probs(s, row, hx, n_hist + i, probs) != 0) return -1;
+        const int32_t x = draft[i];
+        const double px = x >= 0 && x < nv ? probs[x] : 0.0;
+        if (tern_sampler_draw_uniform(s) < px) { /* kept */
+            out[i] = x;
+            hx[n_hist + i] = x;
+            continue;
+        }
+        /* rejected: a draw from probs without x, renormalised (1 - px > 0 here, else u < px held) */
+        const double rest = 1.0 - px, r = tern_sampler_draw_uniform(s) * rest;
+        double acc = 0.0;
+        int32_t pick = -1, last = -1;
+        for (int32_t v = 0; v < nv && pick < 0; v++) {
+            if (v == x || probs[v] <= 0.0) continue;
+            last = v;
+            acc += probs[v];
+            if (r < acc) pick = v;
+        }
+        if (pick < 0) pick = last; /* r past the rounded total */
+        if (pick < 0) { tern_set_error("speculative sampling: no token left after a rejection"); return -1; }
+        out[i] = pick;
+        return i + 1;
+    }
+    const int32_t bonus = tern_sampler_sample(s, logits + (size_t)d * nv, hx, n_hist + d);
+    if (bonus < 0) return -1;
+    out[d] = bonus;
+    return d + 1;
 }
 
 /* Prompt lookup: up to max drafts into out; returns the count. */
@@ -113,11 +153,28 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
     }
     batch[0] = hist[n_hist - 1];
     const int past = tern_context_n_past(c);
-    if (tern_eval_argmax(c, batch, 1 + d, got) != 0) return -1;
     int a = 0;
-    while (a < d && got[a] == batch[1 + a]) a++;
-    for (int i = 0; i < a; i++) out[i] = batch[1 + i];
-    out[a] = got[a];
+    if (p->sampler) { /* speculative sampling (at temp <= 0: greedy on the penalised logits, one-hot P) */
+        const int nv = tern_model_n_vocab(tern_context_model(c));
+        float *lg = malloc(sizeof(float) * (size_t)nv * (size_t)(1 + d));
+        double *probs = malloc(sizeof(double) * (size_t)nv);
+        int32_t *hx = malloc(sizeof(int32_t) * (size_t)(n_hist + d));
+        int k = -1;
+        if (lg && probs && hx && tern_eval(c, batch, 1 + d, lg, 1) == 0)
+            k = tern_spec_sample_accept(p->sampler, lg, nv, hist, n_hist, batch + 1, d, hx, probs, out);
+        else if (!(lg && probs && hx))
+            tern_set_error("out of memory");
+        free(lg);
+        free(probs);
+        free(hx);
+        if (k < 0) return -1;
+        a = k - 1; /* out[0..a) are kept drafts, out[a] the drawn token */
+    } else {
+        if (tern_eval_argmax(c, batch, 1 + d, got) != 0) return -1;
+        while (a < d && got[a] == batch[1 + a]) a++;
+        for (int i = 0; i < a; i++) out[i] = batch[1 + i];
+        out[a] = got[a];
+    }
     if (tern_context_truncate(c, past + 1 + a) != 0) return -1;
     if (st) {
         st->passes++;

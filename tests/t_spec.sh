@@ -63,6 +63,20 @@ run "${prompts[0]}" --draft-model "$MODEL" --draft-max 4 >"$T/spec" 2>"$T/spec.e
 acc=$(sed -nE 's/.*accepted \(([0-9.]+)%\).*/\1/p' "$T/spec.err")
 awk -v a="${acc:-0}" 'BEGIN { exit !(a > 90) }' && ok || bad "self-drafting acceptance ${acc:-?}% (expected > 90%)"
 
+# greedy with a repeat penalty goes through the speculative-sampling path (one-hot distributions): it must
+# still equal plain decoding byte for byte; sampling at temp > 0 runs and emits its tokens
+for d in 1 4 8; do
+  ./tern run -m "$MODEL" -p "${prompts[1]}" -n 48 --temp 0 --repeat-penalty 1.3 --ignore-eos -t 2 --device "$DEV" \
+    >"$T/pp" 2>/dev/null
+  ./tern run -m "$MODEL" -p "${prompts[1]}" -n 48 --temp 0 --repeat-penalty 1.3 --ignore-eos -t 2 --device "$DEV" \
+    --spec-lookup --draft-max $d >"$T/ps" 2>/dev/null
+  cmp -s "$T/pp" "$T/ps" && ok || bad "greedy + repeat penalty, depth $d: speculative output differs"
+done
+./tern run -m "$MODEL" -p "${prompts[1]}" -n 32 --temp 0.8 --seed 5 --ignore-eos -t 2 --device "$DEV" --spec-lookup \
+  >"$T/samp" 2>"$T/samp.err" &&
+  grep -q "passes for 31 tokens" "$T/samp.err" && ok || bad "speculative sampling run: $(tail -2 "$T/samp.err")"
+
+# (the first token comes from the prefill; the counter covers the 31 after it)
 # bad combinations: one-line error, exit 2
 expect_err() {
   local name=$1 want=$2; shift 2
@@ -72,7 +86,6 @@ expect_err() {
   else bad "$name: rc=$rc $(head -c 300 "$T/err")"; fi
 }
 expect_err "draft-max without drafter" "need a drafter" ./tern run -m "$MODEL" -p hi --temp 0 --draft-max 4
-expect_err "sampling" "greedy-only" ./tern run -m "$MODEL" -p hi --temp 0.8 --spec-lookup
 expect_err "two drafters" "choose one drafter" ./tern run -m "$MODEL" -p hi --temp 0 --spec-lookup --draft-layers 2
 expect_err "too many layers" "drafter must be shallower" ./tern run -m "$MODEL" -p hi --temp 0 --draft-layers 99
 expect_err "depth range" "expects an integer" ./tern run -m "$MODEL" -p hi --temp 0 --spec-lookup --draft-max 16

@@ -7,11 +7,20 @@
  * - Model drafters: the model drafting for itself (a second context; everything accepted) and its first
  *   12 layers: output equal to plain greedy; the draft context is rolled back too.
  * - Prompt lookup on a repetitive prompt: equal output and some drafts accepted.
- * - The acceptance gate pauses drafting after a failed window. */
+ * - The acceptance gate pauses drafting after a failed window.
+ * - Speculative sampling (tern_spec_sample_accept): over 40,000 seeded trials with 3 drafts on fixed
+ *   random logits (50 ids; penalty, top-p, min-p, temperature on), the first emitted token's frequencies
+ *   match the sampler's distribution P_0 (tern_sampler_probs), and the second token's, given the first
+ *   draft was kept, match P_1 (history + that draft): chi-square under the p = 0.001 critical value; the
+ *   same statistic against a different distribution (temperature 1.6) exceeds it (the test has power).
+ *   Plain tern_sampler_sample draws match P_0 the same way (tern_sampler_probs is what sampling uses).
+ *   tern_spec_step with the sampler on the model runs 32 tokens with the cache in step. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "sampler.h"
+#include "speculate.h"
 #include "tern.h"
 
 #define MODEL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -64,6 +73,85 @@ static int spec_run(tern_model *m, const int32_t *prompt, int np, const int32_t 
     }
     tern_context_free(c);
     return memcmp(hist + np, G, sizeof(int32_t) * L) == 0;
+}
+
+
+/* Pearson chi-square of counts (n ids, total N) against probabilities p: ids with expected count >= 5
+ * as their own bins, the rest pooled; *df = bins - 1. */
+static double chi2(const long *cnt, const double *p, int n, long N, int *df) {
+    double x = 0, pe = 0;
+    long pc = 0;
+    int bins = 0;
+    for (int i = 0; i < n; i++) {
+        const double e = p[i] * (double)N;
+        if (e >= 5.0) { x += (cnt[i] - e) * (cnt[i] - e) / e; bins++; }
+        else { pe += e; pc += cnt[i]; }
+    }
+    if (pe >= 5.0) { x += (pc - pe) * (pc - pe) / pe; bins++; }
+    else if (pc > 0) x += 1e9; /* draws where (almost) no mass is: fail */
+    *df = bins - 1;
+    return x;
+}
+
+/* Chi-square critical value at p = 0.001 (Wilson-Hilferty: df (1 - 2/(9df) + z sqrt(2/(9df)))^3, z = 3.0902). */
+static double chi2_crit(int df) {
+    const double a = 2.0 / (9.0 * df);
+    const double t = 1.0 - a + 3.0902 * sqrt(a);
+    return df * t * t * t;
+}
+
+static void spec_sampling_stats(void) {
+    enum { NV = 50, D = 3, NT = 40000 };
+    float logits[(D + 1) * NV];
+    uint64_t r = 12345;
+    for (int i = 0; i < (D + 1) * NV; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        logits[i] = (float)((r >> 40) % 1000) / 250.0f; /* 0..4 */
+    }
+    tern_sampler_params sp = tern_sampler_default_params();
+    sp.temp = 0.8f;
+    sp.top_k = 0;
+    sp.top_p = 0.97f;
+    sp.min_p = 0.02f;
+    sp.repeat_penalty = 1.3f;
+    sp.repeat_last_n = 64;
+    tern_sampler *s = tern_sampler_new(&sp, NV);
+    tern_sampler_set_seed(s, 7);
+    const int32_t hist[4] = {3, 17, 3, 41};
+    double p0[NV], p1[NV], probs[NV], wrong[NV];
+    CHECK(tern_sampler_probs(s, logits, hist, 4, p0) == 0, "probs");
+    /* drafts: the most likely id first (kept often), then two arbitrary ones */
+    int32_t draft[D] = {0, 5, 9};
+    for (int i = 1; i < NV; i++) if (p0[i] > p0[draft[0]]) draft[0] = i;
+    int32_t h1[5] = {3, 17, 3, 41, draft[0]};
+    CHECK(tern_sampler_probs(s, logits + NV, h1, 5, p1) == 0, "probs row 1");
+    long c0[NV] = {0}, c1[NV] = {0}, cp[NV] = {0}, n1 = 0;
+    int32_t hx[4 + D], out[D + 1];
+    int bad = 0;
+    for (int t = 0; t < NT; t++) {
+        const int k = tern_spec_sample_accept(s, logits, NV, hist, 4, draft, D, hx, probs, out);
+        if (k < 1 || k > D + 1) { bad++; continue; }
+        c0[out[0]]++;
+        if (k >= 2) { c1[out[1]]++; n1++; } /* out[0] was the kept draft */
+        cp[tern_sampler_sample(s, logits, hist, 4)]++;
+    }
+    CHECK(bad == 0, "%d trials failed", bad);
+    int df0, df1, dfp, dfw;
+    const double x0 = chi2(c0, p0, NV, NT, &df0), x1 = chi2(c1, p1, NV, n1, &df1), xp = chi2(cp, p0, NV, NT, &dfp);
+    tern_sampler_params wp = sp;
+    wp.temp = 1.6f;
+    tern_sampler *ws = tern_sampler_new(&wp, NV);
+    CHECK(tern_sampler_probs(ws, logits, hist, 4, wrong) == 0, "probs (wrong)");
+    const double xw = chi2(c0, wrong, NV, NT, &dfw);
+    CHECK(df0 > 3 && x0 < chi2_crit(df0), "first token: chi2 %.1f, df %d, critical %.1f", x0, df0, chi2_crit(df0));
+    CHECK(df1 > 3 && n1 > 2000 && x1 < chi2_crit(df1), "second token given a kept draft: chi2 %.1f, df %d (n %ld), critical %.1f",
+          x1, df1, n1, chi2_crit(df1));
+    CHECK(xp < chi2_crit(dfp), "plain sampling vs tern_sampler_probs: chi2 %.1f, df %d", xp, dfp);
+    CHECK(xw > chi2_crit(dfw), "power: against temperature 1.6 chi2 %.1f should exceed %.1f", xw, chi2_crit(dfw));
+    printf("speculative sampling: chi2 first token %.1f (df %d, crit %.1f), second %.1f (df %d, n %ld), plain %.1f, "
+           "wrong distribution %.1f\n", x0, df0, chi2_crit(df0), x1, df1, n1, xp, xw);
+    tern_sampler_free(s);
+    tern_sampler_free(ws);
 }
 
 int main(void) {
@@ -126,6 +214,39 @@ int main(void) {
         tern_context_free(dc);
     }
     sp.draft = NULL;
+    /* speculative sampling: statistics, then tern_spec_step with a sampler on the model */
+    spec_sampling_stats();
+    {
+        tern_sampler_params smp_p = tern_sampler_default_params();
+        smp_p.temp = 0.7f;
+        tern_sampler *smp = tern_sampler_new(&smp_p, V);
+        tern_sampler_set_seed(smp, 11);
+        sc.wrong_at = 2;
+        sp.draft_fn = scripted;
+        sp.draft_ud = &sc;
+        sp.draft_max = 4;
+        sp.sampler = smp;
+        tern_context *c = cctx(m, 0);
+        int32_t hist[128 + L + 8];
+        memcpy(hist, prompt, sizeof(int32_t) * (size_t)np);
+        int n_hist = np, ok = tern_eval(c, prompt, np - 1, NULL, 0) == 0;
+        tern_spec_stats st;
+        memset(&st, 0, sizeof st);
+        while (ok && n_hist < np + 32) {
+            int32_t out[8];
+            const int k = tern_spec_step(c, &sp, hist, n_hist, out, 8, &st);
+            ok = k >= 1 && k <= 5;
+            for (int i = 0; ok && i < k; i++) ok = out[i] >= 0 && out[i] < V;
+            if (ok) { memcpy(hist + n_hist, out, sizeof(int32_t) * (size_t)k); n_hist += k; }
+            ok = ok && tern_context_n_past(c) == n_hist - 1;
+        }
+        CHECK(ok, "tern_spec_step with a sampler: %s", tern_last_error());
+        CHECK(st.passes > 0 && st.drafted > 0, "sampling passes %lld, drafted %lld", (long long)st.passes, (long long)st.drafted);
+        tern_context_free(c);
+        tern_sampler_free(smp);
+        sp.sampler = NULL;
+        sp.draft_fn = NULL;
+    }
     tern_model_free(m);
     return check_summary("test_spec");
 }
