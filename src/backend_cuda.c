@@ -121,6 +121,7 @@ struct tern_cuda {
     /* scratch for ubatch tokens */
     float *x, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
     float *qkv1, *gu1;    /* one token's fused q|k|v and gate|up outputs */
+    float *attws;         /* split-K decode attention partials (tcu_attention_ws_bytes for 16 tokens) */
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
     void *xq;             /* integer GEMV input: <= 16 rows of max(E, Hq, n_ff) quantized (tcu_x16_bytes) */
     int use_dp4a;         /* the integer GEMV for Q4_0/Q8_0 weights (TERN_CUDA_DP4A=0: the f32 GEMV) */
@@ -415,7 +416,8 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     const size_t ws_bytes = 32u << 20;
     uint64_t sb = sizeof(float) * ((uint64_t)B * (3ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) + Hq + 2ull * Hkv + 2ull * F) +
                   sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
-                  sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, maxin);
+                  sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, maxin) +
+                  tcu_attention_ws_bytes(TCU_MULTI_MAX, g->nh, hd);
     if (g->n_rank > 1) {
         sb += sizeof(float) * (uint64_t)g->n_rank * B * g->vpad;                 /* gath */
         if (g->rank == 0) sb += sizeof(float) * (uint64_t)B * m->n_vocab;        /* lfull */
@@ -491,6 +493,7 @@ static int rank_setup(tern_cuda *g) {
         g->u = dalloc(sizeof(float) * (size_t)B * F, &fail);
         g->qkv1 = dalloc(sizeof(float) * (size_t)(Hq + 2 * Hkv), &fail);
         g->gu1 = dalloc(sizeof(float) * 2 * (size_t)F, &fail);
+        g->attws = dalloc(tcu_attention_ws_bytes(TCU_MULTI_MAX, g->nh, hd), &fail);
         g->logits = dalloc(sizeof(float) * (size_t)B * (g->n_rank > 1 ? g->vpad : g->nv), &fail);
         g->x16 = dalloc(sizeof(uint16_t) * (size_t)B * maxin, &fail);
         g->dq = dalloc(sizeof(uint16_t) * (size_t)max_mat, &fail);
@@ -534,7 +537,7 @@ static void rank_free(tern_cuda *g) {
             cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
         }
     void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
-                    g->qkv1, g->gu1, g->logits, g->x16, g->dq, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
+                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
                     g->lfull};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->stage) cudaFreeHost(g->stage);
@@ -802,7 +805,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (l->bk) tcu_add_bias(k, l->bk, n, Hkv, st);
         if (l->bv) tcu_add_bias(v, l->bv, n, Hkv, st);
         tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
-        tcu_attention(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, 1.0f / sqrtf((float)hd), g->att, st);
+        tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, 1.0f / sqrtf((float)hd), g->att, g->attws, st);
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
         xq = want_x16(g, n, l->wo, NULL, NULL);
         if (xq) tcu_quantize_x16(g->att, n, Hq, xq, st);

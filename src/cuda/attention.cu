@@ -27,11 +27,13 @@
  *         latency-bound with only n_head_kv CTAs). CTAs are issued longest-first (token n-1 first) to
  *         shorten the tail. Unmeasured so far (written without a GPU at hand).
  *
- *   next  (not written) decode split-K across CTAs ("flash-decoding"): decode v1 runs only
- *         n_head_kv * chunks CTAs, each streaming all pos+1 rows of its KV head, so at long contexts it is
- *         bound by per-SM load latency, not HBM bandwidth. Splitting the keys over more CTAs needs a
- *         workspace for the partials (or sm_90 clusters with distributed shared memory), which the
- *         launcher's signature does not have.
+ *   v2    decode split-K across CTAs ("flash-decoding", Dao et al. 2023), tcu_attention_split: v1 for
+ *         n <= TCU_MULTI_MAX runs only n * n_head_kv * chunks CTAs, each streaming all pos+1 rows of its KV
+ *         head, so at long contexts it is bound by per-SM load latency, not HBM bandwidth. v2 gives each
+ *         (token, KV head, chunk) S CTAs (grid.z), split z taking rows [n_kv*z/S, n_kv*(z+1)/S); a CTA
+ *         writes its unnormalised (M, L, Σ acc e^(m_w - M)) to a workspace and attention_combine_kernel
+ *         merges the S partials in order z = 0..S-1. S depends on the head shape only (never on n or pos),
+ *         so a verify chunk of k tokens still gives each token the bits of its decode step.
  *
  * Numerics: f32 scores (fmaf over the lane's EPL elements, then an xor-butterfly warp sum, identical in
  * every lane), expf (not __expf), f32 l and acc. A fully masked batch never reaches exp: a warp only
@@ -42,6 +44,7 @@
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "cuda/tcu.h"
 
@@ -50,6 +53,7 @@
 #define ATT_MAX_QH 4       /* query heads per CTA (registers: QH * EPL accumulators per lane) */
 #define ATT_PREFILL_WARPS 8
 #define ATT_DECODE_WARPS 16
+#define ATT_DECODE_SPLITS 16 /* v2 splits per (token, KV head, chunk) in the decode configuration */
 
 /* ---- ref: one thread per (token, head), two-pass softmax ------------------------------------------ */
 
@@ -150,7 +154,7 @@ template <int EPL, int QH>
 __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
 attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
                        int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
-                       float *__restrict__ out, int n_chunk) {
+                       float *__restrict__ out, int n_chunk, float *__restrict__ ws) {
     constexpr int HD = EPL * 32, U = att_batch<EPL>::U;
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH];
     __shared__ float red[ATT_RED_SLOTS][QH][HD];
@@ -159,7 +163,9 @@ attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__
     const int hk = (int)blockIdx.y / n_chunk, c = (int)blockIdx.y % n_chunk;
     const int G = n_head / n_head_kv;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, NW = blockDim.x >> 5;
-    const int n_kv = pos[t] + 1;
+    const int n_kv = pos[t] + 1, S = (int)gridDim.z, z = (int)blockIdx.z;
+    /* this CTA's rows (v2 split z of S; the whole range when S = 1) */
+    const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S);
     const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
     const uint16_t *kb = kc + (size_t)hk * HD + lane * EPL, *vb = vc + (size_t)hk * HD + lane * EPL;
 
@@ -177,11 +183,11 @@ attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__
         l[g] = 0.0f;
     }
 
-    for (int j0 = w * U; j0 < n_kv; j0 += NW * U) { /* warp-uniform: row j0 is visible */
+    for (int j0 = r0 + w * U; j0 < r1; j0 += NW * U) { /* warp-uniform: row j0 is visible */
         att_raw<EPL> kr[U], vr[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            if (j0 + u < n_kv) {
+            if (j0 + u < r1) {
                 att_load<EPL>(kr[u], kb + (size_t)(j0 + u) * stride);
                 att_load<EPL>(vr[u], vb + (size_t)(j0 + u) * stride);
             } else {
@@ -198,7 +204,7 @@ attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__
 #pragma unroll
                 for (int e = 0; e < EPL; e++) d = fmaf(qr[g][e], att_elem<EPL>(kr[u], e), d);
                 d = att_warp_sum(d) * scale;
-                s[g][u] = j0 + u < n_kv ? d : -INFINITY;
+                s[g][u] = j0 + u < r1 ? d : -INFINITY;
             }
         }
 #pragma unroll
@@ -234,8 +240,15 @@ attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__
         for (int i = 0; i < NW; i++) M = fmaxf(M, sm_m[i][g]);
         float L = 0.0f;
         for (int i = 0; i < NW; i++) L += sm_m[i][g] == -INFINITY ? 0.0f : sm_l[i][g] * expf(sm_m[i][g] - M);
-        /* L >= 1 whenever row 0 is visible (pos[t] >= 0); a negative pos gives zeros, not NaN */
-        const float f = m[g] == -INFINITY || L == 0.0f ? 0.0f : expf(m[g] - M) / L;
+        /* L >= 1 whenever row 0 is visible (pos[t] >= 0); a negative pos gives zeros, not NaN. A split
+         * (S > 1) keeps the sum unnormalised and leaves (M, L) to the combine kernel */
+        const float f = m[g] == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? expf(m[g] - M) : expf(m[g] - M) / L;
+        if (S > 1 && threadIdx.x == 0 && c * QH + g < G) {
+            float *ml = ws + (size_t)n * n_head * S * HD;
+            const size_t slot = ((size_t)t * n_head + (size_t)hk * G + c * QH + g) * S + z;
+            ml[2 * slot] = M;
+            ml[2 * slot + 1] = L;
+        }
 #pragma unroll
         for (int e = 0; e < EPL; e++) acc[g][e] *= f;
     }
@@ -268,7 +281,25 @@ attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__
         if (gi >= G) continue;
         float o = red[0][g][d];
         for (int k = 1; k < ATT_RED_SLOTS; k++) o += red[k][g][d];
-        out[((size_t)t * n_head + (size_t)hk * G + gi) * HD + d] = o;
+        if (S > 1) ws[(((size_t)t * n_head + (size_t)hk * G + gi) * S + z) * HD + d] = o;
+        else out[((size_t)t * n_head + (size_t)hk * G + gi) * HD + d] = o;
+    }
+}
+
+/* v2's merge: block per (token, head), thread per element; partials in split order. */
+__global__ void attention_combine_kernel(const float *__restrict__ ws, int n, int n_head, int hd, int S,
+                                         float *__restrict__ out) {
+    const size_t th = blockIdx.x; /* t * n_head + h */
+    const float *ml = ws + (size_t)n * n_head * S * hd + th * S * 2;
+    float M = -INFINITY;
+    for (int z = 0; z < S; z++) M = fmaxf(M, ml[2 * z]);
+    float L = 0.0f;
+    for (int z = 0; z < S; z++) L += ml[2 * z] == -INFINITY ? 0.0f : ml[2 * z + 1] * expf(ml[2 * z] - M);
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float o = 0.0f;
+        for (int z = 0; z < S; z++)
+            if (ml[2 * z] != -INFINITY) o = fmaf(ws[(th * S + z) * hd + d], expf(ml[2 * z] - M), o);
+        out[th * hd + d] = L == 0.0f ? 0.0f : o / L;
     }
 }
 
@@ -287,22 +318,39 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
     case E:                                                                                                 \
         switch (qh) {                                                                                       \
         case 1: attention_split_kernel<E, 1><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,  \
-                                                                     scale, out, n_chunk); break;           \
+                                                                     scale, out, n_chunk, ws); break;       \
         case 2: attention_split_kernel<E, 2><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,  \
-                                                                     scale, out, n_chunk); break;           \
+                                                                     scale, out, n_chunk, ws); break;       \
         case 3: attention_split_kernel<E, 3><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,  \
-                                                                     scale, out, n_chunk); break;           \
+                                                                     scale, out, n_chunk, ws); break;       \
         default: attention_split_kernel<E, 4><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, \
-                                                                      scale, out, n_chunk); break;          \
+                                                                      scale, out, n_chunk, ws); break;      \
         }                                                                                                   \
         break;
+
+/* v2's split count for the decode configuration: TERN_CUDA_ATT_SPLITS (1..64) overrides the default. */
+static int att_splits(void) {
+    static int s = -1;
+    if (s < 0) {
+        const char *e = getenv("TERN_CUDA_ATT_SPLITS");
+        const int v = e ? atoi(e) : 0;
+        s = v >= 1 && v <= 64 ? v : ATT_DECODE_SPLITS;
+    }
+    return s;
+}
+
+extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd) {
+    const int S = att_splits();
+    return S > 1 ? sizeof(float) * (size_t)n * n_head * S * (hd + 2) : 0;
+}
 
 /* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_ctx, n_head_kv, hd) f16, pos (n) on the
  * device, out (n, n_head, hd) f32; online softmax in f32 (Milakov & Gimelshein 2018). The grid depends on
  * n and the head shape only, never on pos (graph capture). v1 for hd a multiple of 32 up to 256 and
  * n_head a multiple of n_head_kv, else the ref kernel. */
-extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                              int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
+extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                                    int n_head, int n_head_kv, int hd, float scale, float *out, float *ws,
+                                    cudaStream_t st) {
     if (n <= 0 || n_head <= 0) return;
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) {
@@ -310,7 +358,8 @@ extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t
         return;
     }
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
-    const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk));
+    const int S = ws && n <= TCU_MULTI_MAX ? att_splits() : 1;
+    const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)S);
     /* up to TCU_MULTI_MAX tokens take the decode configuration: a token's keys are split over the same
      * warps and combined in the same order as in a one-token call, so a speculative verify of k tokens
      * gives each token the bits of its own decode step */
@@ -325,4 +374,10 @@ extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t
         ATT_CASE_QH(7)
         ATT_CASE_QH(8)
     }
+    if (S > 1) attention_combine_kernel<<<(unsigned)(n * n_head), hd < 256 ? hd : 256, 0, st>>>(ws, n, n_head, hd, S, out);
+}
+
+extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                              int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
+    tcu_attention_split(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, NULL, st);
 }

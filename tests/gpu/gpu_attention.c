@@ -141,6 +141,30 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         CHECK(ecpu < 1e-4, "%s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs cpu_attention %.3g", names[v], hd, n_head,
               n_head_kv, n, pos0, ecpu);
     }
+    /* v2 (split-K decode, n <= 16): against float64 as above, and every token's row bit-identical to a
+     * one-token call at its position */
+    if (n <= 16) {
+        float *d_ws = NULL, *o_one = malloc(sizeof(float) * nq);
+        const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd);
+        if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
+        CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+        tcu_attention_split(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, 0);
+        CK(cudaGetLastError());
+        CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+        size_t n_nan;
+        const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
+        CHECK(n_nan == 0 && e64 < 1e-5, "v2 hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)", hd, n_head,
+              n_head_kv, n, pos0, e64, n_nan);
+        const size_t row = (size_t)n_head * hd;
+        for (int t = 0; t < n; t++)
+            tcu_attention_split(d_q + t * row, d_k, d_v, 1, d_pos + t, n_head, n_head_kv, hd, scale, d_out + t * row,
+                                d_ws, 0);
+        CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+        CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "v2 hd=%d heads=%d/%d n=%d pos0=%d: a token's row differs "
+              "from its one-token call", hd, n_head, n_head_kv, n, pos0);
+        if (d_ws) CK(cudaFree(d_ws));
+        free(o_one);
+    }
     CK(cudaFree(d_q));
     CK(cudaFree(d_out));
     CK(cudaFree(d_k));
@@ -155,7 +179,7 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 /* Median of 20 timed launches (after 3 warm-ups) of tcu_attention for n tokens at positions pos0.. */
-static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, int pos0) {
+static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, int pos0, int split) {
     const int n_ctx = pos0 + n, reps = 20;
     const size_t nq = (size_t)n * n_head * hd, nkv = (size_t)n_ctx * n_head_kv * hd;
     float *d_q, *d_out;
@@ -172,7 +196,9 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     CK(cudaMemset(d_k, 0x3c, 2 * nkv));
     CK(cudaMemset(d_v, 0x3c, 2 * nkv));
     const float scale = 1.0f / sqrtf((float)hd);
-    for (int i = 0; i < 3; i++) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+    float *d_ws = NULL;
+    if (split && tcu_attention_ws_bytes(n, n_head, hd)) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd)));
+    for (int i = 0; i < 3; i++) tcu_attention_split(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, 0);
     CK(cudaGetLastError());
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
@@ -180,7 +206,7 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     float ms[20];
     for (int r = 0; r < reps; r++) {
         CK(cudaEventRecord(e0, 0));
-        tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+        tcu_attention_split(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, 0);
         CK(cudaEventRecord(e1, 0));
         CK(cudaEventSynchronize(e1));
         CK(cudaEventElapsedTime(&ms[r], e0, e1));
@@ -201,6 +227,7 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     CK(cudaFree(d_k));
     CK(cudaFree(d_v));
     CK(cudaFree(d_pos));
+    if (d_ws) CK(cudaFree(d_ws));
     free(pos);
 }
 
@@ -231,7 +258,12 @@ int main(void) {
     tern_pool_free(pool);
 
     printf("%-28s %13s\n", "tcu_attention (median of 20)", "time");
-    bench("decode pos 4095 32/8 hd128", 128, 32, 8, 1, 4095);
-    bench("prefill n=512 32/8 hd128", 128, 32, 8, 512, 0);
+    bench("decode pos 4095 32/8 hd128 v1", 128, 32, 8, 1, 4095, 0);
+    bench("decode pos 4095 32/8 hd128 v2", 128, 32, 8, 1, 4095, 1);
+    bench("decode pos 32767 32/8 v1", 128, 32, 8, 1, 32767, 0);
+    bench("decode pos 32767 32/8 v2", 128, 32, 8, 1, 32767, 1);
+    bench("decode pos 1500 9/3 hd64 v1", 64, 9, 3, 1, 1500, 0);
+    bench("decode pos 1500 9/3 hd64 v2", 64, 9, 3, 1, 1500, 1);
+    bench("prefill n=512 32/8 hd128", 128, 32, 8, 512, 0, 0);
     return check_summary("gpu_attention");
 }
