@@ -619,7 +619,7 @@ static void gpu_attn_run(void *arg, long i) {
     gpu_attn *a = arg;
     const uint16_t *kc = a->kv + a->copy_elems * (size_t)(i % a->n_copies);
     tcu_attention_split(a->q, kc, kc + a->kc_elems, a->n, a->pos, a->n_head, a->n_kv, a->hd, a->scale, a->out, a->ws,
-                        a->st);
+                        a->ws ? 16 : 1, a->st);
 }
 
 /* Copies of `bytes` each so the set is >= 4x L2, within half the free memory (at least one copy). */
@@ -749,7 +749,7 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
         CK(cudaStreamSynchronize(st));
         g.q = q;
         g.pos = pos;
-        if (decode && tcu_attention_ws_bytes(1, n_head, hd)) g.ws = dmalloc(tcu_attention_ws_bytes(1, n_head, hd), "attention ws");
+        if (decode) g.ws = dmalloc(tcu_attention_ws_bytes(1, n_head, hd, 16), "attention ws"); /* a 4096-position context's split */
         const double sec = time_gpu(gpu_attn_run, &g, st, GPU_REPS, 1e-3);
         if (g.ws) CK(cudaFree(g.ws));
         rf_kernel *k = add_kernel(r, decode ? "tcu_attention decode pos=4095" : "tcu_attention prefill n=512", shape,

@@ -122,6 +122,7 @@ struct tern_cuda {
     float *x, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
     float *qkv1, *gu1;    /* one token's fused q|k|v and gate|up outputs */
     float *attws;         /* split-K decode attention partials (tcu_attention_ws_bytes for 16 tokens) */
+    int att_splits;       /* splits of the decode attention (att_splits_rule) */
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
     void *xq;             /* integer GEMV input: <= 16 rows of max(E, Hq, n_ff) quantized (tcu_x16_bytes) */
     int use_dp4a;         /* the integer GEMV for Q4_0/Q8_0 weights (TERN_CUDA_DP4A=0: the f32 GEMV) */
@@ -378,6 +379,18 @@ static double gib(uint64_t b) { return b / (double)(1ull << 30); }
 
 /* ---- the memory plan and setup of one rank ---- */
 
+/* Splits of the decode attention over the keys (tcu_attention_split) for a context of n_ctx positions:
+ * about 256 rows a split, at most 16 (H200, Llama-3-8B Q4_0: at depth 4096 one split 8.40 ms a step, 4:
+ * 4.55, 16: 3.65, 32: 4.03; at depth 0 one split 3.10 vs 16: 3.19; docs/ledger.md). Fixed per context (a
+ * graph replays it; chunks and steps give the same bits). TERN_CUDA_ATT_SPLITS (1..64) overrides. */
+static int att_splits_rule(int n_ctx) {
+    const char *e = getenv("TERN_CUDA_ATT_SPLITS");
+    const int v = e ? atoi(e) : 0;
+    if (v >= 1 && v <= 64) return v;
+    const int s = (n_ctx + 255) / 256;
+    return s < 1 ? 1 : s > 16 ? 16 : s;
+}
+
 static void rank_dims(tern_cuda *g, const tern_model *m, int rank, int n_rank) {
     g->m = m;
     g->rank = rank;
@@ -417,7 +430,7 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     uint64_t sb = sizeof(float) * ((uint64_t)B * (3ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) + Hq + 2ull * Hkv + 2ull * F) +
                   sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
                   sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, maxin) +
-                  tcu_attention_ws_bytes(TCU_MULTI_MAX, g->nh, hd);
+                  tcu_attention_ws_bytes(TCU_MULTI_MAX, g->nh, hd, g->att_splits);
     if (g->n_rank > 1) {
         sb += sizeof(float) * (uint64_t)g->n_rank * B * g->vpad;                 /* gath */
         if (g->rank == 0) sb += sizeof(float) * (uint64_t)B * m->n_vocab;        /* lfull */
@@ -493,7 +506,7 @@ static int rank_setup(tern_cuda *g) {
         g->u = dalloc(sizeof(float) * (size_t)B * F, &fail);
         g->qkv1 = dalloc(sizeof(float) * (size_t)(Hq + 2 * Hkv), &fail);
         g->gu1 = dalloc(sizeof(float) * 2 * (size_t)F, &fail);
-        g->attws = dalloc(tcu_attention_ws_bytes(TCU_MULTI_MAX, g->nh, hd), &fail);
+        g->attws = dalloc(tcu_attention_ws_bytes(TCU_MULTI_MAX, g->nh, hd, g->att_splits), &fail);
         g->logits = dalloc(sizeof(float) * (size_t)B * (g->n_rank > 1 ? g->vpad : g->nv), &fail);
         g->x16 = dalloc(sizeof(uint16_t) * (size_t)B * maxin, &fail);
         g->dq = dalloc(sizeof(uint16_t) * (size_t)max_mat, &fail);
@@ -598,6 +611,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         rank_dims(rk[r], m, r, n_tp);
         rk[r]->n_ctx = n_ctx;
         rk[r]->ubatch = ubatch;
+        rk[r]->att_splits = att_splits_rule(n_ctx);
     }
     int refuse = 0;
     for (int r = 0; r < n_tp && !refuse; r++) {
@@ -805,7 +819,8 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (l->bk) tcu_add_bias(k, l->bk, n, Hkv, st);
         if (l->bv) tcu_add_bias(v, l->bv, n, Hkv, st);
         tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
-        tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, 1.0f / sqrtf((float)hd), g->att, g->attws, st);
+        tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, 1.0f / sqrtf((float)hd), g->att, g->attws,
+                            g->att_splits, st);
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
         xq = want_x16(g, n, l->wo, NULL, NULL);
         if (xq) tcu_quantize_x16(g->att, n, Hq, xq, st);

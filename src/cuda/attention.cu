@@ -44,7 +44,6 @@
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "cuda/tcu.h"
 
@@ -53,7 +52,6 @@
 #define ATT_MAX_QH 4       /* query heads per CTA (registers: QH * EPL accumulators per lane) */
 #define ATT_PREFILL_WARPS 8
 #define ATT_DECODE_WARPS 16
-#define ATT_DECODE_SPLITS 16 /* v2 splits per (token, KV head, chunk) in the decode configuration */
 
 /* ---- ref: one thread per (token, head), two-pass softmax ------------------------------------------ */
 
@@ -328,20 +326,8 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
         }                                                                                                   \
         break;
 
-/* v2's split count for the decode configuration: TERN_CUDA_ATT_SPLITS (1..64) overrides the default. */
-static int att_splits(void) {
-    static int s = -1;
-    if (s < 0) {
-        const char *e = getenv("TERN_CUDA_ATT_SPLITS");
-        const int v = e ? atoi(e) : 0;
-        s = v >= 1 && v <= 64 ? v : ATT_DECODE_SPLITS;
-    }
-    return s;
-}
-
-extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd) {
-    const int S = att_splits();
-    return S > 1 ? sizeof(float) * (size_t)n * n_head * S * (hd + 2) : 0;
+extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) {
+    return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) : 0;
 }
 
 /* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_ctx, n_head_kv, hd) f16, pos (n) on the
@@ -350,7 +336,7 @@ extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd) {
  * n_head a multiple of n_head_kv, else the ref kernel. */
 extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                                     int n_head, int n_head_kv, int hd, float scale, float *out, float *ws,
-                                    cudaStream_t st) {
+                                    int splits, cudaStream_t st) {
     if (n <= 0 || n_head <= 0) return;
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) {
@@ -358,7 +344,7 @@ extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const ui
         return;
     }
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
-    const int S = ws && n <= TCU_MULTI_MAX ? att_splits() : 1;
+    const int S = ws && splits > 1 && n <= TCU_MULTI_MAX ? splits : 1;
     const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)S);
     /* up to TCU_MULTI_MAX tokens take the decode configuration: a token's keys are split over the same
      * warps and combined in the same order as in a one-token call, so a speculative verify of k tokens
@@ -379,5 +365,5 @@ extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const ui
 
 extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                               int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
-    tcu_attention_split(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, NULL, st);
+    tcu_attention_split(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, NULL, 1, st);
 }

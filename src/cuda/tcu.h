@@ -129,12 +129,13 @@ void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st);
  * can be captured in a graph. CPU reference: cpu_attention. */
 void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
                    int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
-/* As tcu_attention with the decode configuration (n <= TCU_MULTI_MAX) split over S CTAs per head
- * ("flash-decoding", attention.cu v2) into ws (tcu_attention_ws_bytes(n, n_head, hd) bytes; 0 bytes and
- * ws unused when S = 1); ws NULL: tcu_attention. Every token gets the same bits for any n <= 16. */
+/* As tcu_attention with the decode configuration (n <= TCU_MULTI_MAX) split over `splits` CTAs per head
+ * ("flash-decoding", attention.cu v2) through ws (tcu_attention_ws_bytes(n, n_head, hd, splits) bytes);
+ * splits <= 1 or ws NULL: tcu_attention. For a fixed `splits` every token gets the same bits for any
+ * n <= 16. */
 void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
-                         int n_head_kv, int hd, float scale, float *out, float *ws, cudaStream_t st);
-size_t tcu_attention_ws_bytes(int n, int n_head, int hd);
+                         int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
+size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 
 /* ---- sampling (src/cuda/sample.cu) ------------------------------------------------------------ */
 
