@@ -407,7 +407,7 @@ static void rank_dims(tern_cuda *g, const tern_model *m, int rank, int n_rank) {
 static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_, uint64_t *max_mat_, int *maxin_) {
     const tern_model *m = g->m;
     const int E = m->n_embd, hd = m->head_dim, Hq = g->nh * hd, Hkv = g->nkv * hd, F = g->nf;
-    const int B = g->ubatch, V = g->nv;
+    const int B = g->ubatch, V = g->n_rank > 1 ? g->vpad : g->nv; /* logits rows as allocated */
     uint64_t wb = slice_bytes(&m->tok_embd, m->tok_embd.n_out, m->tok_embd.n_in);
     uint64_t max_mat = (uint64_t)E * V; /* the f16 tile holds one matrix the GEMM path reads (token_embd: rows only) */
     if (m->output.data != m->tok_embd.data || g->n_rank > 1 || !m->output.data) wb += slice_bytes(&m->output, V, E);

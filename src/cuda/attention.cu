@@ -32,8 +32,9 @@
  *         head, so at long contexts it is bound by per-SM load latency, not HBM bandwidth. v2 gives each
  *         (token, KV head, chunk) S CTAs (grid.z), split z taking rows [n_kv*z/S, n_kv*(z+1)/S); a CTA
  *         writes its unnormalised (M, L, Σ acc e^(m_w - M)) to a workspace and attention_combine_kernel
- *         merges the S partials in order z = 0..S-1. S depends on the head shape only (never on n or pos),
- *         so a verify chunk of k tokens still gives each token the bits of its decode step.
+ *         merges the S partials in order z = 0..S-1. S is the caller's, fixed per context (backend_cuda.c
+ *         picks it from n_ctx, never from n or pos), so a verify chunk of k tokens still gives each
+ *         token the bits of its decode step.
  *
  * Numerics: f32 scores (fmaf over the lane's EPL elements, then an xor-butterfly warp sum, identical in
  * every lane), expf (not __expf), f32 l and acc. A fully masked batch never reaches exp: a warp only

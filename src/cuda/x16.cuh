@@ -19,7 +19,9 @@ static __device__ __forceinline__ void x16_put(float v, int lane, int64_t b, voi
     float a = fabsf(v);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
-    const float d = __fdiv_rn(a, X16_MAX), id = a != 0.0f ? __fdiv_rn(X16_MAX, a) : 0.0f;
+    const float d = __fdiv_rn(a, X16_MAX);
+    /* 1/amax overflows for amax < ~1e-34: cap it, so zeros stay 0 (0 * inf would be NaN) */
+    const float id = a != 0.0f ? fminf(__fdiv_rn(X16_MAX, a), 3.0e38f) : 0.0f;
     const float r = rintf(__fmul_rn(v, id)); /* round half to even */
     const int q = r >= -X16_MAX && r <= X16_MAX ? (int)r : (r > X16_MAX ? 32512 : -32512); /* NaN: -32512 */
     const int l = (int)(int8_t)(q & 0xFF);

@@ -69,7 +69,7 @@ static void x16_ref(const float *x, int64_t n, int8_t *hi, int8_t *lo, float *d,
         float a = 0.0f;
         for (int i = 0; i < 32; i++) a = fmaxf(a, fabsf(x[b * 32 + i]));
         d[b] = a / 32512.0f;
-        const float id = a != 0.0f ? 32512.0f / a : 0.0f;
+        const float id = a != 0.0f ? fminf(32512.0f / a, 3.0e38f) : 0.0f; /* as x16.cuh */
         sum[b] = 0;
         for (int i = 0; i < 32; i++) {
             const int q = (int)rintf(x[b * 32 + i] * id), l = (int)(int8_t)(q & 0xFF);
