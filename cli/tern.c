@@ -58,6 +58,8 @@ static void usage(FILE *o) {
             "  --draft-model PATH      draft with a second model of the same vocabulary\n"
             "  --draft-layers K        draft with the model's own first K layers (self-speculative)\n"
             "  --draft-max N           tokens drafted per pass, 1..15 (default 4)\n"
+            "  --verify exact|fast     exact (default): verify rows get the bits of decode steps; fast (CUDA): the\n"
+            "                          tensor-core GEMM verifies, faster, greedy output may diverge\n"
             "  --draft-min N           draft nothing when fewer would be drafted (default 0)\n"
             "  --draft-p-min P         model drafters: stop drafting under this top probability (default 0 = off)\n"
             "  --draft-accept-min R    pause drafting 8 passes when under R of the last 16+ drafts were accepted\n"
@@ -79,7 +81,7 @@ static void usage(FILE *o) {
 typedef struct {
     const char *cmd;
     const char *model, *prompt, *file, *chat_template, *system;
-    int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos, ubatch, tp;
+    int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos, ubatch, tp, verify_fast;
     tern_device device;
     tern_sampler_params sp;
     /* speculative decoding (run): prompt lookup, a draft model, or the first K layers */
@@ -135,6 +137,12 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--device")) o->device = cli_parse_device(ARG());
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) o->ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--tp")) o->tp = (int)cli_parse_long(a, ARG(), 1, 8);
+        else if (!strcmp(a, "--verify")) {
+            const char *v = ARG();
+            if (!strcmp(v, "fast")) o->verify_fast = 1;
+            else if (!strcmp(v, "exact")) o->verify_fast = 0;
+            else cli_die("--verify expects exact or fast, got '%s'", v);
+        }
         else if (!strcmp(a, "--spec-lookup")) o->spec_lookup = 1;
         else if (!strcmp(a, "--draft-max")) o->draft_max = (int)cli_parse_long(a, ARG(), 0, TERN_SPEC_MAX_DRAFT);
         else if (!strcmp(a, "--draft-min")) o->draft_min = (int)cli_parse_long(a, ARG(), 0, TERN_SPEC_MAX_DRAFT);
@@ -371,6 +379,7 @@ static tern_context *new_ctx(tern_model *m, const options *o) {
     p.device = o->device;
     p.ubatch = o->ubatch;
     p.tp = o->tp;
+    p.verify_fast = o->verify_fast;
     p.verbose = 1;
     tern_context *c = tern_context_new_ex(m, &p);
     if (!c) cli_die("%s", tern_last_error());

@@ -67,6 +67,8 @@ typedef struct {
                         * speculative drafter); <= 0 or >= the model's: all */
     int tp;            /* CUDA tensor parallelism over GPUs 0..tp-1 (NCCL); <= 1: one GPU. Needs the CUDA device;
                         * the model must split (heads, KV heads divisible by tp; see backend_cuda.h) */
+    int verify_fast;   /* CUDA: chunks of 2..16 tokens (speculative verify) through the tensor-core GEMM instead
+                        * of the bit-exact multi-row GEMV: faster, not bit-identical to decode steps (0: exact) */
 } tern_context_params;
 tern_context_params tern_context_default_params(void);
 /* As tern_context_new with explicit parameters. Errors: TERN_DEVICE_CUDA without a CUDA build or GPU, a

@@ -63,6 +63,7 @@ void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) 
     (void)g; *w = *kv = *s = 0;
 }
 void tern_cuda_set_layers(tern_cuda *g, int n_layer) { (void)g; (void)n_layer; }
+void tern_cuda_set_verify_fast(tern_cuda *g, int on) { (void)g; (void)on; }
 int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, int32_t *ids) {
     (void)g; (void)tokens; (void)n; (void)pos0; (void)ids;
     tern_set_error("this tern was built without CUDA");
@@ -96,6 +97,9 @@ typedef struct {
     int own;            /* d is this matrix's allocation (else a view into a fused one) */
 } dweight;
 
+/* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_N };
+
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
     dweight *wq, *wk, *wv, *wo, *gate, *up, *down;
@@ -123,6 +127,10 @@ struct tern_cuda {
     float *qkv1, *gu1;    /* one token's fused q|k|v and gate|up outputs */
     float *attws;         /* split-K decode attention partials (tcu_attention_ws_bytes for 16 tokens) */
     int att_splits;       /* splits of the decode attention (att_splits_rule) */
+    int gemv_max;         /* chunks of up to this many tokens take the GEMV path (TCU_MULTI_MAX; 1 with
+                           * tern_cuda_set_verify_fast: 2..16-token chunks through the GEMM) */
+    uint64_t tr[TR_N], tr_graph[TR_N]; /* TERN_TRACE dispatch counts; those of one graph replay */
+    int trace;
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
     void *xq;             /* integer GEMV input: <= 16 rows of max(E, Hq, n_ff) quantized (tcu_x16_bytes) */
     int use_dp4a;         /* the integer GEMV for Q4_0/Q8_0 weights (TERN_CUDA_DP4A=0: the f32 GEMV) */
@@ -512,6 +520,8 @@ static int rank_setup(tern_cuda *g) {
         g->dq = dalloc(sizeof(uint16_t) * (size_t)max_mat, &fail);
         g->xq = dalloc(tcu_x16_bytes(TCU_MULTI_MAX, maxin), &fail);
         g->use_dp4a = !(getenv("TERN_CUDA_DP4A") && !strcmp(getenv("TERN_CUDA_DP4A"), "0"));
+        g->gemv_max = TCU_MULTI_MAX;
+        g->trace = getenv("TERN_TRACE") && atoi(getenv("TERN_TRACE"));
         g->tok = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->pos = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->next = dalloc(sizeof(int32_t), &fail);
@@ -700,6 +710,13 @@ void tern_cuda_free(tern_cuda *g) {
         cudaEventDestroy(g->ev0);
         cudaEventDestroy(g->ev1);
     }
+    if (g->trace)
+        fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_f32_row=%llu gemv_f32_rows=%llu gemm=%llu "
+                        "attention_split=%llu attention=%llu (rows <= %d: GEMV)\n",
+                (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
+                (unsigned long long)g->tr[TR_F32_ROW], (unsigned long long)g->tr[TR_F32_ROWS],
+                (unsigned long long)g->tr[TR_GEMM], (unsigned long long)g->tr[TR_ATT_SPLIT],
+                (unsigned long long)g->tr[TR_ATT], g->gemv_max);
     tern_cuda **rk = g->rk;
     const int n = g->n_rank;
     if (g->pool) tern_pool_free(g->pool);
@@ -714,6 +731,11 @@ void tern_cuda_free(tern_cuda *g) {
     }
     cudaSetDevice(0);
     free(g);
+}
+
+void tern_cuda_set_verify_fast(tern_cuda *g, int on) {
+    if (g->graph_ok) return; /* before the first eval only */
+    for (int r = 0; r < g->n_rank; r++) (g->rk ? g->rk[r] : g)->gemv_max = on ? 1 : TCU_MULTI_MAX;
 }
 
 void tern_cuda_set_layers(tern_cuda *g, int n_layer) {
@@ -735,11 +757,17 @@ void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) 
  * is given, else f32 x32), cuBLASLt on f16 tiles beyond (x16). */
 static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16,
                   float *y) {
-    if (n <= TCU_MULTI_MAX) { /* GEMV and its bit-identical multi-column twin: the exact (decode) path */
-        if (xq && tcu_gemv_dp4a_supported(w->type)) tcu_gemv_dp4a(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st);
-        else tcu_gemv_multi(w->type, w->d, w->stride, w->n_in, w->n_out, x32, n, y, g->st);
+    if (n <= g->gemv_max) { /* GEMV and its bit-identical multi-column twin: the exact (decode) path */
+        if (xq && tcu_gemv_dp4a_supported(w->type)) {
+            tcu_gemv_dp4a(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st);
+            g->tr[n == 1 ? TR_DP4A_ROW : TR_DP4A_ROWS]++;
+        } else {
+            tcu_gemv_multi(w->type, w->d, w->stride, w->n_in, w->n_out, x32, n, y, g->st);
+            g->tr[n == 1 ? TR_F32_ROW : TR_F32_ROWS]++;
+        }
         return 0;
     }
+    g->tr[TR_GEMM]++;
     tcu_dequant_f16(w->type, w->d, w->stride, w->n_in, w->n_out, g->dq, g->st);
     if (tcu_gemm_f16(g->blas, g->dq, x16, y, n, w->n_in, w->n_out, g->st) != 0) {
         tern_set_error("cuBLASLt refused a %d x %lld x %lld GEMM", n, (long long)w->n_in, (long long)w->n_out);
@@ -780,7 +808,7 @@ static int gather_logits(tern_cuda *g, int n) {
 /* g->xq when the GEMV path (n <= TCU_MULTI_MAX) runs one of the matrices a, b, c (NULL: none) with the dp4a
  * kernel: the producer of their input then writes it in the x16 format too; else NULL. */
 static void *want_x16(const tern_cuda *g, int n, const dweight *a, const dweight *b, const dweight *c) {
-    if (!g->use_dp4a || n > TCU_MULTI_MAX) return NULL;
+    if (!g->use_dp4a || n > g->gemv_max) return NULL;
     const int any = tcu_gemv_dp4a_supported(a->type) || (b && tcu_gemv_dp4a_supported(b->type)) ||
                     (c && tcu_gemv_dp4a_supported(c->type));
     return any ? g->xq : NULL;
@@ -796,7 +824,7 @@ static void *want_x16(const tern_cuda *g, int n, const dweight *a, const dweight
 static int forward(tern_cuda *g, int n, int all_logits) {
     const tern_model *m = g->m;
     const int E = m->n_embd, hd = m->head_dim, Hq = g->nh * hd, Hkv = g->nkv * hd, F = g->nf;
-    const int one = n <= TCU_MULTI_MAX; /* the GEMV path: every token's bits as in its own decode step */
+    const int one = n <= g->gemv_max; /* the GEMV path: every token's bits as in its own decode step */
     cudaStream_t st = g->st;
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
     for (int il = 0; il < g->n_layer_eval; il++) {
@@ -821,6 +849,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
         tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, 1.0f / sqrtf((float)hd), g->att, g->attws,
                             g->att_splits, st);
+        g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
         xq = want_x16(g, n, l->wo, NULL, NULL);
         if (xq) tcu_quantize_x16(g->att, n, Hq, xq, st);
@@ -854,6 +883,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
                         g->xn, NULL, xq, st);
         if (xq) tcu_gemv_dp4a(g->output->type, g->output->d, g->output->stride, E, g->nv, xq, 1, g->logits, st);
         else tcu_gemv(g->output->type, g->output->d, g->output->stride, E, g->nv, g->xn, g->logits, st);
+        g->tr[xq ? TR_DP4A_ROW : TR_F32_ROW]++;
         if (gather_logits(g, 1)) return -1;
         if (g->rank == 0) tcu_argmax(g->lg, V, g->next, st);
     }
@@ -877,6 +907,8 @@ static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_log
     if (*timed) CU(cudaEventRecord(g->ev0, g->st));
     if (n == 1 && g->use_graph && (g->graph_ok || capture)) {
         if (!g->graph_ok) {
+            uint64_t before[TR_N];
+            memcpy(before, g->tr, sizeof before);
             cudaGraph_t graph = NULL;
             CU(cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
             int rc = forward(g, 1, 0);
@@ -888,8 +920,13 @@ static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_log
             cudaGraphDestroy(graph);
             CU(e);
             g->graph_ok = 1;
+            for (int k = 0; k < TR_N; k++) { /* the capture counted one step: replays add the same */
+                g->tr_graph[k] = g->tr[k] - before[k];
+                g->tr[k] = before[k];
+            }
         }
         CU(cudaGraphLaunch(g->graph, g->st));
+        for (int k = 0; k < TR_N; k++) g->tr[k] += g->tr_graph[k];
     } else if (forward(g, n, all_logits) != 0) {
         return -1;
     }

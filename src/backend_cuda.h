@@ -81,6 +81,12 @@ int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, 
  * first eval only (the decode graph is captured with it). */
 void tern_cuda_set_layers(tern_cuda *g, int n_layer);
 
+/* Fast verify (tern run --verify fast): chunks of 2..16 tokens go through the GEMM path (f16 tensor-core
+ * GEMMs) instead of the multi-row GEMV twin, so their rows are no longer bit-identical to one-token decode
+ * steps. Before the first eval only. TERN_TRACE=1 prints the dispatch counts (GEMV 1-row / multi-row by
+ * kernel, GEMM, attention) at free. */
+void tern_cuda_set_verify_fast(tern_cuda *g, int on);
+
 /* Bytes the plan counted on GPU 0: weights, KV cache, scratch (for reports). */
 void tern_cuda_plan(const tern_cuda *g, uint64_t *weights, uint64_t *kv, uint64_t *scratch);
 

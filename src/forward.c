@@ -61,7 +61,7 @@ static size_t max_scratch(const tern_model *m, int chunk) {
 }
 
 tern_context_params tern_context_default_params(void) {
-    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0, 0, 1};
+    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0, 0, 1, 0};
     return p;
 }
 
@@ -98,6 +98,7 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
         tern_cuda *cu = tern_cuda_new(m, n_ctx, ub, p->verbose, p->tp > 1 ? p->tp : 1);
         if (!cu) return NULL;
         tern_cuda_set_layers(cu, nl);
+        tern_cuda_set_verify_fast(cu, p->verify_fast);
         tern_context *c = calloc(1, sizeof *c);
         if (!c) { tern_cuda_free(cu); tern_set_error("out of memory"); return NULL; }
         c->m = m;
