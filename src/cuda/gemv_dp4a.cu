@@ -1,4 +1,4 @@
-/* gemv_dp4a.cu: decode GEMV for Q4_0 and Q8_0 weights by integer dot products (__dp4a: 4 int8 products
+/* gemv_dp4a.cu: decode GEMV for Q4_0, Q4_1 and Q8_0 weights by integer dot products (__dp4a: 4 int8 products
  * and a sum per instruction), replacing 32 dequantize-and-FMA steps of the f32 path (gemv.cu) per block;
  * the f32 path measured issue-bound on Q4_0 (~1.2 TB/s).
  *
@@ -38,7 +38,9 @@ extern "C" size_t tcu_x16_bytes(int m, int64_t n_in) {
     return 2 * plane_bytes(m, n_in) + sizeof(int2) * (size_t)m * (size_t)(n_in / 32);
 }
 
-extern "C" int tcu_gemv_dp4a_supported(int t) { return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q8_0; }
+extern "C" int tcu_gemv_dp4a_supported(int t) {
+    return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q8_0;
+}
 
 /* ---- activations: one warp per 32-element block ---- */
 __global__ void quant_x16_k(const float *__restrict__ x, int64_t nb, void *__restrict__ xq, size_t plane) {
@@ -70,10 +72,11 @@ template <int N> static __device__ __forceinline__ void ld_words(const uint8_t *
     }
 }
 
-template <int T> static __device__ __forceinline__ void load_blk(const uint8_t *row, int b, int *wq, float *dw);
+template <int T> static __device__ __forceinline__ void load_blk(const uint8_t *row, int b, int *wq, float *dw, float *mw);
 
 /* Q4_0: 18 bytes = fp16 d, 16 bytes of nibbles (element j low nibble of byte j, element j+16 high). */
-template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q4_0>(const uint8_t *row, int b, int *wq, float *dw) {
+template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q4_0>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
+    *mw = 0.0f;
     const uint8_t *p = row + (size_t)b * 18;
     *dw = dq_h2f(dq_ld16(p));
     uint32_t w[4];
@@ -86,7 +89,23 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q4_0>(const uint8
 }
 
 /* Q8_0: 34 bytes = fp16 d, 32 signed bytes. */
-template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q8_0>(const uint8_t *row, int b, int *wq, float *dw) {
+/* Q4_1: 20 bytes = fp16 d, fp16 m, 16 bytes of nibbles (value d*q + m); every field 4-byte aligned. */
+template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q4_1>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
+    const uint8_t *p = row + (size_t)b * 20;
+    const uint32_t dm = *(const uint32_t *)p;
+    *dw = dq_h2f((uint16_t)(dm & 0xFFFFu));
+    *mw = dq_h2f((uint16_t)(dm >> 16));
+    const uint32_t *qw = (const uint32_t *)(p + 4);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const uint32_t w = qw[i];
+        wq[i] = (int)(w & 0x0F0F0F0Fu);
+        wq[4 + i] = (int)((w >> 4) & 0x0F0F0F0Fu);
+    }
+}
+
+template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q8_0>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
+    *mw = 0.0f;
     const uint8_t *p = row + (size_t)b * 34;
     *dw = dq_h2f(dq_ld16(p));
     ld_words<8>(p + 2, (uint32_t *)wq);
@@ -94,8 +113,8 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q8_0>(const uint8
 
 /* The block's contribution, added to acc: fma(dw*d, isum, acc) with isum the exact integer dot. */
 template <int T>
-static __device__ __forceinline__ float blk_dot(const int *wq, float dw, const int8_t *hi, const int8_t *lo, int2 ds,
-                                                float acc) {
+static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float mw, const int8_t *hi, const int8_t *lo,
+                                                int2 ds, float acc) {
     const int4 ha = __ldg((const int4 *)hi), hb = __ldg((const int4 *)(hi + 16));
     const int4 la = __ldg((const int4 *)lo), lb = __ldg((const int4 *)(lo + 16));
     int sh = 0, sl = 0;
@@ -105,7 +124,11 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, const i
     sl = __dp4a(wq[4], lb.x, sl); sl = __dp4a(wq[5], lb.y, sl); sl = __dp4a(wq[6], lb.z, sl); sl = __dp4a(wq[7], lb.w, sl);
     int s = sh * 256 + sl;
     if (T == TERN_TYPE_Q4_0) s -= 8 * ds.y;
-    return fmaf(__fmul_rn(dw, __int_as_float(ds.x)), __int2float_rn(s), acc);
+    const float dx = __int_as_float(ds.x);
+    acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s), acc);
+    /* Q4_1's minimum: Σ m·x = m·d·Σq, one more term in the same fixed order */
+    if (T == TERN_TYPE_Q4_1) acc = fmaf(__fmul_rn(mw, dx), __int2float_rn(ds.y), acc);
+    return acc;
 }
 
 /* Single column: a CTA of 4 warps owns R rows at a time (persistent over row groups); thread t takes
@@ -126,11 +149,12 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
         for (int b = threadIdx.x; b < nb; b += Q8_T) {
             const int2 ds = __ldg(xds + b);
             int wq[R][8];
-            float dw[R];
+            float dw[R], mw[R];
 #pragma unroll
-            for (int r = 0; r < R; r++) load_blk<T>(rows[r], b, wq[r], &dw[r]);
+            for (int r = 0; r < R; r++) load_blk<T>(rows[r], b, wq[r], &dw[r], &mw[r]);
 #pragma unroll
-            for (int r = 0; r < R; r++) acc[r] = blk_dot<T>(wq[r], dw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
+            for (int r = 0; r < R; r++)
+                acc[r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
         }
 #pragma unroll
         for (int r = 0; r < R; r++) {
@@ -185,9 +209,9 @@ gemv_q8_smem_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
             for (int r = 0; r < R; r++)
                 if (r < nrow) {
                     int wq[8];
-                    float dw;
-                    load_blk<T>(smb + (size_t)r * stride, b, wq, &dw);
-                    acc[r] = blk_dot<T>(wq, dw, xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
+                    float dw, mw;
+                    load_blk<T>(smb + (size_t)r * stride, b, wq, &dw, &mw);
+                    acc[r] = blk_dot<T>(wq, dw, mw, xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
                 }
         }
 #pragma unroll
@@ -223,13 +247,13 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
         for (int c = 0; c < M; c++) acc[c] = 0.0f;
         for (int b = threadIdx.x; b < nb; b += Q8_T) {
             int wq[8];
-            float dw;
-            load_blk<T>(row, b, wq, &dw);
+            float dw, mw;
+            load_blk<T>(row, b, wq, &dw, &mw);
 #pragma unroll
             for (int c = 0; c < M; c++)
                 if (c < m) {
                     const size_t o = c * n_in + (size_t)b * 32;
-                    acc[c] = blk_dot<T>(wq, dw, xh + o, xl + o, __ldg(xds + (size_t)c * nb + b), acc[c]);
+                    acc[c] = blk_dot<T>(wq, dw, mw, xh + o, xl + o, __ldg(xds + (size_t)c * nb + b), acc[c]);
                 }
         }
 #pragma unroll
@@ -341,5 +365,6 @@ extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_
                             float *y, cudaStream_t st) {
     if (m < 1 || m > TCU_MULTI_MAX) return;
     if (t == TERN_TYPE_Q4_0) q8_dispatch<TERN_TYPE_Q4_0>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
+    else if (t == TERN_TYPE_Q4_1) q8_dispatch<TERN_TYPE_Q4_1>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
     else if (t == TERN_TYPE_Q8_0) q8_dispatch<TERN_TYPE_Q8_0>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
 }
