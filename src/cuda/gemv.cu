@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "cuda/dequant.cuh"
+#include "cuda/reduce.cuh"
 #include "cuda/tcu.h"
 
 /* ---- per-type 8-element dot products ----------------------------------------------------------
@@ -157,7 +158,6 @@ __global__ void __launch_bounds__(GEMV_T)
 gemv_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const float *__restrict__ x,
        float *__restrict__ y) {
     __shared__ float part[GEMV_WARPS][R];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     /* persistent: a grid of a few CTAs per SM walks the row groups (a CTA per group spent more time
      * being scheduled than reading: 27 us for Q4_0 and for Q8_0 4096x14336 alike) */
     for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
@@ -195,21 +195,7 @@ gemv_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const 
 #pragma unroll
         for (int r = 0; r < R; r++) acc[r] = __fadd_rn(acc[r], dot8<T>(rows[r], e0, xv));
     }
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-        float s = acc[r];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (lane == 0) part[warp][r] = s;
-    }
-    __syncthreads();
-    if (threadIdx.x < R && r0 + (int)threadIdx.x < n_out) {
-        float s = part[0][threadIdx.x];
-#pragma unroll
-        for (int k = 1; k < GEMV_WARPS; k++) s += part[k][threadIdx.x];
-        y[r0 + threadIdx.x] = s;
-    }
-    __syncthreads(); /* part[] is rewritten by the next group */
+    cta_sum_out<GEMV_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
     }
 }
 
@@ -223,7 +209,6 @@ gemv_smem_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, c
             float *__restrict__ y) {
     extern __shared__ uint4 sm[];
     __shared__ float part[GEMV_WARPS][R];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) { /* persistent, as variant 2 */
     const int nrow = n_out - r0 < R ? n_out - r0 : R;
     const int n16 = (int)((size_t)nrow * stride / 16);
@@ -249,21 +234,7 @@ gemv_smem_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, c
         for (int r = 0; r < R; r++)
             if (r < nrow) acc[r] = __fadd_rn(acc[r], dot8<T>(smb + (size_t)r * stride, e0, xv));
     }
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-        float s = acc[r];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (lane == 0) part[warp][r] = s;
-    }
-    __syncthreads();
-    if ((int)threadIdx.x < nrow) {
-        float s = part[0][threadIdx.x];
-#pragma unroll
-        for (int k = 1; k < GEMV_WARPS; k++) s += part[k][threadIdx.x];
-        y[r0 + threadIdx.x] = s;
-    }
-    __syncthreads(); /* sm[] and part[] are rewritten by the next group */
+    cta_sum_out<GEMV_WARPS, R>(acc, part, nrow, y + r0, 1); /* part[] is rewritten by the next group */
     }
 }
 
@@ -410,7 +381,6 @@ __global__ void __launch_bounds__(GEMV_T)
 gemv_multi_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const float *__restrict__ x, int m,
              float *__restrict__ y) {
     __shared__ float part[GEMV_WARPS][M];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int r0 = blockIdx.x; r0 < n_out; r0 += gridDim.x) {
         const uint8_t *row = w + (size_t)r0 * stride;
         float acc[M];
@@ -429,21 +399,7 @@ gemv_multi_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, 
                 }
             }
         }
-#pragma unroll
-        for (int c = 0; c < M; c++) {
-            float s = acc[c];
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-            if (lane == 0) part[warp][c] = s;
-        }
-        __syncthreads();
-        if ((int)threadIdx.x < m) {
-            float s = part[0][threadIdx.x];
-#pragma unroll
-            for (int k = 1; k < GEMV_WARPS; k++) s += part[k][threadIdx.x];
-            y[(size_t)threadIdx.x * n_out + r0] = s;
-        }
-        __syncthreads();
+        cta_sum_out<GEMV_WARPS, M>(acc, part, m, y + r0, (size_t)n_out);
     }
 }
 

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cuda/dequant.cuh"
+#include "cuda/reduce.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
 
@@ -138,7 +139,6 @@ __global__ void __launch_bounds__(Q8_T)
 gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
           const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
     __shared__ float part[Q8_WARPS][R];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
         const uint8_t *rows[R];
 #pragma unroll
@@ -156,21 +156,7 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
             for (int r = 0; r < R; r++)
                 acc[r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
         }
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            float s = acc[r];
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-            if (lane == 0) part[warp][r] = s;
-        }
-        __syncthreads();
-        if (threadIdx.x < R && r0 + (int)threadIdx.x < n_out) {
-            float s = part[0][threadIdx.x];
-#pragma unroll
-            for (int k = 1; k < Q8_WARPS; k++) s += part[k][threadIdx.x];
-            y[r0 + threadIdx.x] = s;
-        }
-        __syncthreads();
+        cta_sum_out<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
     }
 }
 
@@ -184,7 +170,6 @@ gemv_q8_smem_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
                const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
     extern __shared__ uint4 sm[];
     __shared__ float part[Q8_WARPS][R];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const uint8_t *smb = (const uint8_t *)sm;
     for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
         const int nrow = n_out - r0 < R ? n_out - r0 : R;
@@ -214,21 +199,7 @@ gemv_q8_smem_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
                     acc[r] = blk_dot<T>(wq, dw, mw, xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
                 }
         }
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            float s = acc[r];
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-            if (lane == 0) part[warp][r] = s;
-        }
-        __syncthreads();
-        if ((int)threadIdx.x < nrow) {
-            float s = part[0][threadIdx.x];
-#pragma unroll
-            for (int k = 1; k < Q8_WARPS; k++) s += part[k][threadIdx.x];
-            y[r0 + threadIdx.x] = s;
-        }
-        __syncthreads(); /* sm[] and part[] are rewritten by the next group */
+        cta_sum_out<Q8_WARPS, R>(acc, part, nrow, y + r0, 1); /* part[] is rewritten by the next group */
     }
 }
 
@@ -238,7 +209,6 @@ __global__ void __launch_bounds__(Q8_T)
 gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                 const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
     __shared__ float part[Q8_WARPS][M];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const size_t n_in = (size_t)nb * 32;
     for (int r0 = blockIdx.x; r0 < n_out; r0 += gridDim.x) {
         const uint8_t *row = w + (size_t)r0 * stride;
@@ -256,21 +226,7 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
                     acc[c] = blk_dot<T>(wq, dw, mw, xh + o, xl + o, __ldg(xds + (size_t)c * nb + b), acc[c]);
                 }
         }
-#pragma unroll
-        for (int c = 0; c < M; c++) {
-            float s = acc[c];
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-            if (lane == 0) part[warp][c] = s;
-        }
-        __syncthreads();
-        if ((int)threadIdx.x < m) {
-            float s = part[0][threadIdx.x];
-#pragma unroll
-            for (int k = 1; k < Q8_WARPS; k++) s += part[k][threadIdx.x];
-            y[(size_t)threadIdx.x * n_out + r0] = s;
-        }
-        __syncthreads();
+        cta_sum_out<Q8_WARPS, M>(acc, part, m, y + r0, (size_t)n_out);
     }
 }
 

@@ -1,0 +1,32 @@
+/* reduce.cuh: the fixed-order CTA reduction the GEMV kernels (gemv.cu, gemv_dp4a.cu) end with, in one
+ * place, because their bit-identity rests on it: the single-row and multi-row kernels must sum every
+ * output in the same order. Order: an xor-shuffle tree inside each warp (offsets 16, 8, 4, 2, 1), then
+ * warps 0..W-1 added in order by one thread per output. */
+#ifndef TERN_CUDA_REDUCE_CUH
+#define TERN_CUDA_REDUCE_CUH
+#include <stddef.h>
+
+/* acc[j] (j < N): this thread's partial of output j. part: __shared__ float[W][N] scratch. Thread j < nout
+ * writes y[j * ystride]. Ends with __syncthreads (part may be reused at once). Call from every thread. */
+template <int W, int N>
+static __device__ __forceinline__ void cta_sum_out(const float (&acc)[N], float (*part)[N], int nout, float *y,
+                                                   size_t ystride) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        float s = acc[j];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) part[warp][j] = s;
+    }
+    __syncthreads();
+    if ((int)threadIdx.x < nout) {
+        float s = part[0][threadIdx.x];
+#pragma unroll
+        for (int k = 1; k < W; k++) s += part[k][threadIdx.x];
+        y[(size_t)threadIdx.x * ystride] = s;
+    }
+    __syncthreads();
+}
+
+#endif
