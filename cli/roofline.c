@@ -644,7 +644,9 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
                      sizeof r->kern[0].note, "no GPU kernel for %s", tn);
             continue;
         }
-        const size_t wb = w->row_bytes * (size_t)w->n_out, stride = (wb + 255) & ~(size_t)255;
+        /* rows padded to 16 bytes on the device, as the backend uploads them (tcu.h's row contract) */
+        const size_t rp = (w->row_bytes + 15) & ~(size_t)15, wb = w->row_bytes * (size_t)w->n_out;
+        const size_t wbp = rp * (size_t)w->n_out, stride = (wbp + 255) & ~(size_t)255;
         gpu_mm a;
         memset(&a, 0, sizeof a);
         a.st = st;
@@ -652,15 +654,17 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
         a.type = w->type;
         a.stride = stride;
         a.n_copies = rotation_copies(r, stride);
-        a.row_bytes = w->row_bytes;
+        a.row_bytes = rp;
         a.n_in = w->n_in;
         a.n_out = w->n_out;
         a.copies = dmalloc(stride * (size_t)a.n_copies, "weight copies");
         /* on st, like the D2D copies after it: a pageable cudaMemcpy may return before its DMA lands, and st
          * does not wait for the legacy stream */
-        CK(cudaMemcpyAsync(a.copies, w->data, wb, cudaMemcpyHostToDevice, st));
+        CK(cudaMemsetAsync(a.copies, 0, stride, st));
+        CK(cudaMemcpy2DAsync(a.copies, rp, w->data, w->row_bytes, w->row_bytes, (size_t)w->n_out, cudaMemcpyHostToDevice,
+                             st));
         for (long c = 1; c < a.n_copies; c++)
-            CK(cudaMemcpyAsync(a.copies + stride * (size_t)c, a.copies, wb, cudaMemcpyDeviceToDevice, st));
+            CK(cudaMemcpyAsync(a.copies + stride * (size_t)c, a.copies, wbp, cudaMemcpyDeviceToDevice, st));
         float *x = dmalloc(sizeof(float) * (size_t)w->n_in, "gemv x");
         a.y = dmalloc(sizeof(float) * (size_t)NP * (size_t)w->n_out, "y");
         tcu_fill_uniform(x, (size_t)w->n_in, TCU_FILL_F32, RF_SEED + 3, st);
