@@ -121,6 +121,23 @@ static int draft_model(tern_context *dc, const int32_t *hist, int n_hist, int ma
     return rc != 0 ? -1 : d;
 }
 
+/* Speculative sampling's scratch (the verify rows' logits: up to 16 x n_vocab floats), kept per thread and
+ * grown, never freed: a pass allocating and first-touching megabytes would cost a fraction of a decode step. */
+static _Thread_local struct {
+    void *lg, *probs, *hx;
+    size_t n_lg, n_probs, n_hx;
+} g_scratch;
+
+static void *grow(void **buf, size_t *cap, size_t need) {
+    if (need > *cap) {
+        void *nb = realloc(*buf, need);
+        if (!nb) return NULL;
+        *buf = nb;
+        *cap = need;
+    }
+    return *buf;
+}
+
 int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hist, int n_hist, int32_t *out,
                    int max_out, tern_spec_stats *st) {
     if (!c || !p || !hist || n_hist < 1 || !out || max_out < 1) { tern_set_error("tern_spec_step: bad arguments"); return -1; }
@@ -156,17 +173,13 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
     int a = 0;
     if (p->sampler) { /* speculative sampling (at temp <= 0: greedy on the penalised logits, one-hot P) */
         const int nv = tern_model_n_vocab(tern_context_model(c));
-        float *lg = malloc(sizeof(float) * (size_t)nv * (size_t)(1 + d));
-        double *probs = malloc(sizeof(double) * (size_t)nv);
-        int32_t *hx = malloc(sizeof(int32_t) * (size_t)(n_hist + d));
+        float *lg = grow(&g_scratch.lg, &g_scratch.n_lg, sizeof(float) * (size_t)nv * (size_t)(1 + d));
+        double *probs = grow(&g_scratch.probs, &g_scratch.n_probs, sizeof(double) * (size_t)nv);
+        int32_t *hx = grow(&g_scratch.hx, &g_scratch.n_hx, sizeof(int32_t) * (size_t)(n_hist + d));
         int k = -1;
-        if (lg && probs && hx && tern_eval(c, batch, 1 + d, lg, 1) == 0)
+        if (!lg || !probs || !hx) tern_set_error("out of memory");
+        else if (tern_eval(c, batch, 1 + d, lg, 1) == 0)
             k = tern_spec_sample_accept(p->sampler, lg, nv, hist, n_hist, batch + 1, d, hx, probs, out);
-        else if (!(lg && probs && hx))
-            tern_set_error("out of memory");
-        free(lg);
-        free(probs);
-        free(hx);
         if (k < 0) return -1;
         a = k - 1; /* out[0..a) are kept drafts, out[a] the drawn token */
     } else {
