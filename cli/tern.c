@@ -53,7 +53,7 @@ static void usage(FILE *o) {
             "  --device cpu|cuda|auto  where to run (default auto: cuda when this build has it and a GPU is present)\n"
             "  -ub, --ubatch N         tokens per prefill chunk (default 256 on cpu, 512 on cuda)\n"
             "  --tp N                  tensor parallelism over CUDA GPUs 0..N-1 through NCCL (default 1)\n"
-            "speculative decoding (run, greedy; output identical to plain greedy):\n"
+            "speculative decoding (run; greedy output identical to plain greedy, sampling the same distribution):\n"
             "  --spec-lookup           draft by prompt lookup (continuation of the last n-gram's earlier occurrence)\n"
             "  --draft-model PATH      draft with a second model of the same vocabulary\n"
             "  --draft-layers K        draft with the model's own first K layers (self-speculative)\n"
@@ -62,8 +62,8 @@ static void usage(FILE *o) {
             "                          tensor-core GEMM verifies, faster, greedy output may diverge\n"
             "  --draft-min N           draft nothing when fewer would be drafted (default 0)\n"
             "  --draft-p-min P         model drafters: stop drafting under this top probability (default 0 = off)\n"
-            "  --draft-accept-min R    pause drafting 8 passes when under R of the last 16+ drafts were accepted\n"
-            "                          (default 0.25; 0 = off)\n"
+            "  --draft-accept-min R    pause drafting 8 passes (doubling to 256) when under R of the last 16+ drafts\n"
+            "                          were accepted (default 0.25; 0 = off)\n"
             "  --temp T                temperature (default 0.8; <= 0 = greedy)\n"
             "  --top-k N               top-k (default 40; 0 = off)\n"
             "  --top-p P               top-p (default 0.95; 1 = off)\n"
@@ -144,7 +144,7 @@ static void parse_args(int argc, char **argv, options *o) {
             else cli_die("--verify expects exact or fast, got '%s'", v);
         }
         else if (!strcmp(a, "--spec-lookup")) o->spec_lookup = 1;
-        else if (!strcmp(a, "--draft-max")) o->draft_max = (int)cli_parse_long(a, ARG(), 0, TERN_SPEC_MAX_DRAFT);
+        else if (!strcmp(a, "--draft-max")) o->draft_max = (int)cli_parse_long(a, ARG(), 1, TERN_SPEC_MAX_DRAFT);
         else if (!strcmp(a, "--draft-min")) o->draft_min = (int)cli_parse_long(a, ARG(), 0, TERN_SPEC_MAX_DRAFT);
         else if (!strcmp(a, "--draft-model")) o->draft_model = ARG();
         else if (!strcmp(a, "--draft-layers")) o->draft_layers = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
@@ -176,7 +176,8 @@ static void parse_args(int argc, char **argv, options *o) {
     const int spec = o->spec_lookup + (o->draft_model != NULL) + (o->draft_layers > 0);
     if (spec > 1) cli_die("choose one drafter: --spec-lookup, --draft-model or --draft-layers");
     if (!spec && (o->draft_max || o->draft_min || o->draft_p_min != 0.0f || o->draft_accept_min >= 0.0f))
-        cli_die("--draft-max/--draft-min/--draft-p-min need a drafter (--spec-lookup, --draft-model, --draft-layers)");
+        cli_die("--draft-max/--draft-min/--draft-p-min/--draft-accept-min need a drafter (--spec-lookup, --draft-model, "
+                "--draft-layers)");
     if (spec && !is_run) cli_die("speculative decoding is an option of 'tern run'");
     if (!(o->draft_p_min >= 0.0f && o->draft_p_min <= 1.0f)) cli_die("--draft-p-min must be in [0, 1], got %g", o->draft_p_min);
     if (spec && !o->draft_max) o->draft_max = 4;
