@@ -292,16 +292,6 @@ gemv_warp_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, c
     }
 }
 
-static int gemv_sms(void) {
-    static int n = 0;
-    if (!n) {
-        int dev = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-            n = 132;
-    }
-    return n;
-}
-
 static int env_choice(const char *name, int a, int b, int c) {
     const char *e = getenv(name);
     const int v = e ? atoi(e) : 0;

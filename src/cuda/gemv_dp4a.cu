@@ -230,16 +230,6 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
     }
 }
 
-static int q8_sms(void) {
-    static int n = 0;
-    if (!n) {
-        int dev = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-            n = 132;
-    }
-    return n;
-}
-
 /* Rows per CTA: TERN_CUDA_DP4A_ROWS (1, 2, 4, 8) overrides the default for sweeps. */
 static int q8_rows(void) {
     static int r = -1;
@@ -275,7 +265,7 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
                 per_sm_s = 2;
             if (n_seen < 16) { seen[n_seen] = smem; occ[n_seen++] = per_sm_s; }
         }
-        const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)q8_sms() * (per_sm_s > 0 ? per_sm_s : 2);
+        const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (per_sm_s > 0 ? per_sm_s : 2);
         gemv_q8_smem_k<T, R><<<(unsigned)(groups < cap ? groups : cap), Q8_T, smem, st>>>(w, stride, nb, n_out, q, ql,
                                                                                           ds, y);
         return;
@@ -283,7 +273,7 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
     static int per_sm = 0;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_q8_k<T, R>, Q8_T, 0) != cudaSuccess)
         per_sm = 4;
-    const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)q8_sms() * (per_sm > 0 ? per_sm : 4);
+    const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
     gemv_q8_k<T, R><<<(unsigned)(groups < cap ? groups : cap), Q8_T, 0, st>>>(w, stride, nb, n_out, q, ql, ds, y);
 }
 
@@ -293,7 +283,7 @@ static void q8_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, 
     static int per_sm = 0;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_q8_multi_k<T, M>, Q8_T, 0) != cudaSuccess)
         per_sm = 4;
-    const int64_t cap = (int64_t)q8_sms() * (per_sm > 0 ? per_sm : 4);
+    const int64_t cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
     gemv_q8_multi_k<T, M><<<(unsigned)(n_out < cap ? n_out : cap), Q8_T, 0, st>>>(w, stride, nb, n_out, q, ql, ds, m, y);
 }
 

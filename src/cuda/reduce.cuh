@@ -1,5 +1,6 @@
-/* reduce.cuh: the fixed-order CTA reduction the GEMV kernels (gemv.cu, gemv_dp4a.cu) end with, in one
- * place, because their bit-identity rests on it: the single-row and multi-row kernels must sum every
+/* reduce.cuh: what the GEMV files (gemv.cu, gemv_dp4a.cu) share: the SM count their persistent grids are
+ * sized by, and the fixed-order CTA reduction their kernels end with, in one place because their
+ * bit-identity rests on it: the single-row and multi-row kernels must sum every
  * output in the same order. Order: an xor-shuffle tree inside each warp (offsets 16, 8, 4, 2, 1), then
  * warps 0..W-1 added in order by one thread per output. */
 #ifndef TERN_CUDA_REDUCE_CUH
@@ -27,6 +28,17 @@ static __device__ __forceinline__ void cta_sum_out(const float (&acc)[N], float 
         y[(size_t)threadIdx.x * ystride] = s;
     }
     __syncthreads();
+}
+
+/* Multiprocessors of the current device (asked once; 132, an H100/H200's, if the query fails). */
+static int gemv_sms(void) {
+    static int n = 0;
+    if (!n) {
+        int dev = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            n = 132;
+    }
+    return n;
 }
 
 #endif
