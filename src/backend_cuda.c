@@ -520,6 +520,10 @@ static int rank_setup(tern_cuda *g) {
         g->dq = dalloc(sizeof(uint16_t) * (size_t)max_mat, &fail);
         g->xq = dalloc(tcu_x16_bytes(TCU_MULTI_MAX, maxin), &fail);
         g->use_dp4a = !(getenv("TERN_CUDA_DP4A") && !strcmp(getenv("TERN_CUDA_DP4A"), "0"));
+        /* prefill attention on the tensor cores (TERN_CUDA_FLASH=0: the CUDA-core v1 arm; _WARPS=8: 128-token
+         * query blocks) */
+        tcu_attention_set_flash(!getenv_is0("TERN_CUDA_FLASH"));
+        if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         g->gemv_max = TCU_MULTI_MAX;
         g->trace = getenv("TERN_TRACE") && atoi(getenv("TERN_TRACE"));
         g->tok = dalloc(sizeof(int32_t) * (size_t)B, &fail);

@@ -27,6 +27,9 @@
  *         latency-bound with only n_head_kv CTAs). CTAs are issued longest-first (token n-1 first) to
  *         shorten the tail. Unmeasured so far (written without a GPU at hand).
  *
+ *   v3    prefill on the tensor cores (attention_prefill.cu, tcu_attention_flash): FlashAttention-2 with
+ *         mma.sync; tcu_attention_split sends n > TCU_MULTI_MAX there when the shape allows (hd 64/128/256).
+ *
  *   v2    decode split-K across CTAs ("flash-decoding", Dao et al. 2023), tcu_attention_split: v1 for
  *         n <= TCU_MULTI_MAX runs only n * n_head_kv * chunks CTAs, each streaming all pos+1 rows of its KV
  *         head, so at long contexts it is bound by per-SM load latency, not HBM bandwidth. v2 gives each
@@ -327,6 +330,11 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
         }                                                                                                   \
         break;
 
+/* Prefill chunks (n > TCU_MULTI_MAX) go to the tensor-core kernel (attention_prefill.cu, v3) unless switched
+ * off (TERN_CUDA_FLASH=0 through the backend: v1 for every n, the A/B arm). */
+static int g_att_flash = 1;
+extern "C" void tcu_attention_set_flash(int on) { g_att_flash = on != 0; }
+
 extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) {
     return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) : 0;
 }
@@ -339,6 +347,10 @@ extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const ui
                                     int n_head, int n_head_kv, int hd, float scale, float *out, float *ws,
                                     int splits, cudaStream_t st) {
     if (n <= 0 || n_head <= 0) return;
+    if (n > TCU_MULTI_MAX && g_att_flash && tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
+        tcu_attention_flash(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st);
+        return;
+    }
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) {
         tcu_attention_ref(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st);

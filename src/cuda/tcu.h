@@ -125,7 +125,8 @@ void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st);
  * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16; token t attends to cache rows [0, pos[t]]
  * (pos on the device; rows up to pos[t] already written). out (n, n_head, hd) f32. Query head h uses KV
  * head h / (n_head / n_head_kv). hd in {64, 128, 256} or any multiple of 32 up to 256. f32 softmax and
- * accumulation (online softmax, Milakov & Gimelshein 2018). The grid does not depend on pos, so the call
+ * accumulation (online softmax, Milakov & Gimelshein 2018); n > TCU_MULTI_MAX with hd 64/128/256 runs
+ * tcu_attention_flash (f16 Q and P on the tensor cores) unless tcu_attention_set_flash(0). The grid does not depend on pos, so the call
  * can be captured in a graph. CPU reference: cpu_attention. */
 void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
                    int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
@@ -136,6 +137,17 @@ void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n
 void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
                          int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
 size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
+/* Causal GQA flash attention on the tensor cores (attention_prefill.cu; FlashAttention-2, Dao 2023), the
+ * tcu_attention contract for hd in {64, 128, 256} and n_head a multiple of n_head_kv
+ * (tcu_attention_flash_ok), any pos: Q and P rounded to f16, f32 scores, softmax and accumulation (relative
+ * error ~3e-4 vs float64, not the bits of v1). tcu_attention / tcu_attention_split use it for
+ * n > TCU_MULTI_MAX unless tcu_attention_set_flash(0). tcu_attention_flash_set_warps(4 or 8): warps per CTA
+ * (query block 16 * warps; default 4). */
+void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
+                         int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+int tcu_attention_flash_ok(int n_head, int n_head_kv, int hd);
+void tcu_attention_set_flash(int on);
+void tcu_attention_flash_set_warps(int nw);
 
 /* ---- sampling (src/cuda/sample.cu) ------------------------------------------------------------ */
 

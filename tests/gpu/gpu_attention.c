@@ -94,6 +94,9 @@ static double rel_l2_f(const float *got, const float *want, size_t n) {
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+#define FLASH_TOL 2e-3
+static double flash_worst; /* largest v3 error seen, printed at the end */
+
 static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, int pos0) {
     const int n_ctx = pos0 + n;
     const size_t nq = (size_t)n * n_head * hd, nkv = (size_t)n_ctx * n_head_kv * hd;
@@ -126,6 +129,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
 
     const attn_fn fns[2] = {tcu_attention, tcu_attention_ref};
     const char *names[2] = {"v1", "ref"};
+    tcu_attention_set_flash(0); /* tcu_attention is v1 for every n */
     for (int v = 0; v < 2; v++) {
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
         fns[v](d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
@@ -140,6 +144,25 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
               n_head_kv, n, pos0, e64);
         CHECK(ecpu < 1e-4, "%s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs cpu_attention %.3g", names[v], hd, n_head,
               n_head_kv, n, pos0, ecpu);
+    }
+    tcu_attention_set_flash(1);
+    /* v3 (tensor-core flash attention, any n; tcu_attention takes it for n > 16): Q and P rounded to f16, so
+     * the bound is FLASH_TOL (f16 unit roundoff 2^-11 = 4.9e-4 on Q and P; measured ~3e-4), both warp counts */
+    if (tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
+        for (int nw = 4; nw <= 8; nw += 4) {
+            tcu_attention_flash_set_warps(nw);
+            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+            if (n > 16 && nw == 4) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+            else tcu_attention_flash(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+            CK(cudaGetLastError());
+            CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+            size_t n_nan;
+            const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
+            if (e64 > flash_worst) flash_worst = e64;
+            CHECK(n_nan == 0 && e64 < FLASH_TOL, "v3 (%d warps) hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g "
+                  "(%zu NaN)", nw, hd, n_head, n_head_kv, n, pos0, e64, n_nan);
+        }
+        tcu_attention_flash_set_warps(4);
     }
     /* v2 (split-K decode, n <= 16): against float64 as above, and every token's row bit-identical to a
      * one-token call at its position */
@@ -180,7 +203,7 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 /* Median of 20 timed launches (after 3 warm-ups) of tcu_attention for n tokens at positions pos0.. */
-static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, int pos0, int split) {
+static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, int pos0, int split, int flash) {
     const int n_ctx = pos0 + n, reps = 20;
     const size_t nq = (size_t)n * n_head * hd, nkv = (size_t)n_ctx * n_head_kv * hd;
     float *d_q, *d_out;
@@ -193,9 +216,12 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     CK(cudaMalloc((void **)&d_v, 2 * nkv));
     CK(cudaMalloc((void **)&d_pos, sizeof(int32_t) * n));
     CK(cudaMemcpy(d_pos, pos, sizeof(int32_t) * n, cudaMemcpyHostToDevice));
-    CK(cudaMemset(d_q, 0x3c, sizeof(float) * nq)); /* finite non-zero patterns (0x3c3c3c3c ~ 0.0115; f16 ~1.06) */
-    CK(cudaMemset(d_k, 0x3c, 2 * nkv));
-    CK(cudaMemset(d_v, 0x3c, 2 * nkv));
+    /* uniform random operands in [-1, 1) (never zeros or a constant: the tensor cores' power, and so the clock,
+     * depend on the data) */
+    tcu_fill_uniform(d_q, nq, TCU_FILL_F32, 1, 0);
+    tcu_fill_uniform(d_k, nkv, TCU_FILL_F16, 2, 0);
+    tcu_fill_uniform(d_v, nkv, TCU_FILL_F16, 3, 0);
+    tcu_attention_set_flash(flash);
     const float scale = 1.0f / sqrtf((float)hd);
     float *d_ws = NULL;
     if (split) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, split)));
@@ -220,8 +246,8 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     double rows = 0.0;
     for (int t = 0; t < n; t++) rows += pos0 + t + 1;
     const double kv_bytes = (double)(pos0 + n) * n_head_kv * hd * 2 * 2, flops = 4.0 * hd * n_head * rows;
-    printf("%-28s %10.1f us %10.1f GB/s (KV once) %10.1f GFLOP/s\n", label, med * 1e6, kv_bytes / med * 1e-9,
-           flops / med * 1e-9);
+    printf("%-34s %12.1f us %10.1f GB/s (KV once) %10.2f TFLOP/s\n", label, med * 1e6, kv_bytes / med * 1e-9,
+           flops / med * 1e-12);
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
     CK(cudaFree(d_q));
@@ -249,23 +275,42 @@ int main(void) {
     static const int hds[] = {64, 128, 256};
     static const int heads[][2] = {{9, 3}, {32, 8}, {8, 8}};
     static const int decode_pos[] = {0, 1, 31, 32, 1000, 4097};
-    static const int prefill[][2] = {{100, 0}, {37, 555}, {513, 0}}; /* (n, pos0) */
+    /* (n, pos0): chunks not a multiple of the 64/128-token query block or the 64/32-key block, S_q < S_kv
+     * (a later chunk of a chunked prefill, block boundaries straddled: 56 + 16 crosses key 64), exact blocks */
+    static const int prefill[][2] = {{100, 0}, {37, 555}, {513, 0}, {17, 0}, {64, 0}, {129, 56}, {200, 1000}};
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
             const int hd = hds[a], nh = heads[b][0], nkv = heads[b][1];
             for (int i = 0; i < 6; i++) run_case(pool, hd, nh, nkv, 1, decode_pos[i]);
             for (int n = 1; n <= 7; n++) run_case(pool, hd, nh, nkv, n, 0);
-            for (int i = 0; i < 3; i++) run_case(pool, hd, nh, nkv, prefill[i][0], prefill[i][1]);
+            for (int i = 0; i < 7; i++) run_case(pool, hd, nh, nkv, prefill[i][0], prefill[i][1]);
         }
     tern_pool_free(pool);
+    printf("v3 (flash) worst rel L2 vs float64: %.3g (bound %.0e)\n", flash_worst, FLASH_TOL);
 
-    printf("%-28s %13s\n", "tcu_attention (median of 20)", "time");
-    bench("decode pos 4095 32/8 hd128 v1", 128, 32, 8, 1, 4095, 0);
-    bench("decode pos 4095 32/8 hd128 v2", 128, 32, 8, 1, 4095, 16);
-    bench("decode pos 32767 32/8 v1", 128, 32, 8, 1, 32767, 0);
-    bench("decode pos 32767 32/8 v2", 128, 32, 8, 1, 32767, 16);
-    bench("decode pos 1500 9/3 hd64 v1", 64, 9, 3, 1, 1500, 0);
-    bench("decode pos 1500 9/3 hd64 v2", 64, 9, 3, 1, 1500, 6);
-    bench("prefill n=512 32/8 hd128", 128, 32, 8, 512, 0, 0);
+    printf("%-34s %15s\n", "tcu_attention (median of 20)", "time");
+    bench("decode pos 4095 32/8 hd128 v1", 128, 32, 8, 1, 4095, 0, 1);
+    bench("decode pos 4095 32/8 hd128 v2", 128, 32, 8, 1, 4095, 16, 1);
+    bench("decode pos 32767 32/8 v1", 128, 32, 8, 1, 32767, 0, 1);
+    bench("decode pos 32767 32/8 v2", 128, 32, 8, 1, 32767, 16, 1);
+    bench("decode pos 1500 9/3 hd64 v1", 64, 9, 3, 1, 1500, 0, 1);
+    bench("decode pos 1500 9/3 hd64 v2", 64, 9, 3, 1, 1500, 6, 1);
+    bench("prefill n=512 32/8 hd128 v1", 128, 32, 8, 512, 0, 0, 0);
+    bench("prefill n=512 32/8 hd128 v3", 128, 32, 8, 512, 0, 0, 1);
+    bench("prefill n=512 pos0=3584 hd128 v1", 128, 32, 8, 512, 3584, 0, 0);
+    bench("prefill n=512 pos0=3584 hd128 v3", 128, 32, 8, 512, 3584, 0, 1);
+    bench("prefill n=2048 32/8 hd128 v1", 128, 32, 8, 2048, 0, 0, 0);
+    /* the issue's table: causal self-attention over S tokens, 32/8 heads, flops 4*S^2*D*Hq/2 (+ the
+     * diagonal); bench/sdpa_bench.py prints torch SDPA on the same shapes */
+    static const int big_s[] = {2048, 8192, 32768};
+    for (int a = 0; a < 3; a++)
+        for (int i = 0; i < 3; i++)
+            for (int nw = 4; nw <= 8; nw += 4) {
+                char label[64];
+                snprintf(label, sizeof label, "causal S=%d D=%d v3 w%d", big_s[i], hds[a], nw);
+                tcu_attention_flash_set_warps(nw);
+                bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
+            }
+    tcu_attention_flash_set_warps(4);
     return check_summary("gpu_attention");
 }
