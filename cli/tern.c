@@ -51,7 +51,7 @@ static void usage(FILE *o) {
             "  -c, --ctx-size N        context size (default or 0: min(model context, 4096))\n"
             "  -t, --threads N         threads (default: number of cores)\n"
             "  --device cpu|cuda|auto  where to run (default auto: cuda when this build has it and a GPU is present)\n"
-            "  -ub, --ubatch N         tokens per prefill chunk (default 256 on cpu, 512 on cuda)\n"
+            "  -ub, --ubatch N         tokens per prefill chunk (default 256 on cpu, 2048 on cuda)\n"
             "  --tp N                  tensor parallelism over CUDA GPUs 0..N-1 through NCCL (default 1)\n"
             "speculative decoding (run; greedy output identical to plain greedy, sampling the same distribution):\n"
             "  --spec-lookup           draft by prompt lookup (continuation of the last n-gram's earlier occurrence)\n"

@@ -61,7 +61,7 @@ typedef struct {
     int n_ctx;         /* <= 0: min(n_ctx_train, 4096) */
     int n_threads;     /* CPU workers; <= 0: number of cores */
     tern_device device;
-    int ubatch;        /* tokens per prefill chunk; <= 0: 256 on the CPU, 512 on CUDA */
+    int ubatch;        /* tokens per prefill chunk; <= 0: 256 on the CPU, 2048 on CUDA (bench/sweeps/ubatch.md) */
     int verbose;       /* print the device memory plan to stderr */
     int n_layer;       /* run only the first n_layer layers, then the output norm and head (the self-
                         * speculative drafter); <= 0 or >= the model's: all */

@@ -87,7 +87,7 @@ int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, 
 
 _Static_assert(TERN_CUDA_SAMPLE_KMAX == TCU_SAMPLE_KMAX, "backend_cuda.h and tcu.h disagree on the device top_k limit");
 
-typedef struct {
+typedef struct dweight {
     void *d;           /* device rows, stride bytes apart */
     int type;
     int64_t n_in, n_out;
@@ -95,6 +95,7 @@ typedef struct {
     const void *host;  /* the source tensor (tied weights share one upload) */
     int64_t row0, col0; /* the slice of the source: rows [row0, row0 + n_out), columns [col0, col0 + n_in) */
     int own;            /* d is this matrix's allocation (else a view into a fused one) */
+    const struct dweight *pf_next; /* the matrix the prefill GEMM path reads next (dequant prefetch), or NULL */
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
@@ -132,6 +133,16 @@ struct tern_cuda {
     uint64_t tr[TR_N], tr_graph[TR_N]; /* TERN_TRACE dispatch counts; those of one graph replay */
     int trace;
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
+    /* dequant prefetch (TERN_CUDA_PREFETCH, default on): the GEMM path dequantizes matrix i+1 on the side
+     * stream into one f16 slot while the GEMM of matrix i reads the other. Slot 0 is dq, slot 1 dq1 (the
+     * largest layer matrix, max_layer_mat elements); held[s] is what slot s holds (or will, once ready[s]);
+     * free_[s] is recorded on st after the last GEMM that read slot s. */
+    uint16_t *dq1;
+    uint64_t max_layer_mat;
+    int prefetch;
+    cudaStream_t side;
+    cudaEvent_t ready[2], free_[2];
+    const dweight *held[2];
     void *xq;             /* integer GEMV input: <= 16 rows of max(E, Hq, n_ff) quantized (tcu_x16_bytes) */
     int use_dp4a;         /* the integer GEMV for Q4_0/Q8_0 weights (TERN_CUDA_DP4A=0: the f32 GEMV) */
     int32_t *tok, *pos, *next, *ids; /* ids: per-row argmax (ubatch) */
@@ -418,6 +429,7 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     const int B = g->ubatch, V = g->n_rank > 1 ? g->vpad : g->nv; /* logits rows as allocated */
     uint64_t wb = slice_bytes(&m->tok_embd, m->tok_embd.n_out, m->tok_embd.n_in);
     uint64_t max_mat = (uint64_t)E * V; /* the f16 tile holds one matrix the GEMM path reads (token_embd: rows only) */
+    uint64_t max_layer = 0;             /* the prefetch slot (dq1) holds one layer matrix */
     if (m->output.data != m->tok_embd.data || g->n_rank > 1 || !m->output.data) wb += slice_bytes(&m->output, V, E);
     for (int il = 0; il < m->n_layer; il++) {
         for (int j = 0; j < 7; j++) {
@@ -426,6 +438,7 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
             layer_slice(g, w, j, &r0, &nr, &c0, &nc);
             wb += slice_bytes(w, nr, nc);
             if ((uint64_t)nr * nc > max_mat) max_mat = (uint64_t)nr * nc;
+            if ((uint64_t)nr * nc > max_layer) max_layer = (uint64_t)nr * nc;
         }
         wb += sizeof(float) * (2 * (uint64_t)E + (m->layers[il].bq ? Hq : 0) + (m->layers[il].bk ? Hkv : 0) +
                                (m->layers[il].bv ? Hkv : 0) + (m->layers[il].bo ? E : 0));
@@ -436,7 +449,7 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     if (F > maxin) maxin = F;
     const size_t ws_bytes = 32u << 20;
     uint64_t sb = sizeof(float) * ((uint64_t)B * (3ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) + Hq + 2ull * Hkv + 2ull * F) +
-                  sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
+                  sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat + max_layer) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
                   sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, maxin) +
                   tcu_attention_ws_bytes(TCU_MULTI_MAX, g->nh, hd, g->att_splits);
     if (g->n_rank > 1) {
@@ -444,6 +457,7 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
         if (g->rank == 0) sb += sizeof(float) * (uint64_t)B * m->n_vocab;        /* lfull */
     }
     *wb_ = wb; *kvb_ = kvb; *sb_ = sb; *max_mat_ = max_mat; *maxin_ = maxin;
+    g->max_layer_mat = max_layer;
 }
 
 /* Allocate and upload one rank (on its device, from its own thread). 0 or -1 (g->errmsg). */
@@ -518,6 +532,28 @@ static int rank_setup(tern_cuda *g) {
         g->logits = dalloc(sizeof(float) * (size_t)B * (g->n_rank > 1 ? g->vpad : g->nv), &fail);
         g->x16 = dalloc(sizeof(uint16_t) * (size_t)B * maxin, &fail);
         g->dq = dalloc(sizeof(uint16_t) * (size_t)max_mat, &fail);
+        g->dq1 = dalloc(sizeof(uint16_t) * (size_t)g->max_layer_mat, &fail);
+        /* dequant prefetch: TERN_CUDA_PREFETCH=0 off (the A/B arm), 1 side stream at the lowest priority
+         * (default), 2 at the highest */
+        const char *pe = getenv("TERN_CUDA_PREFETCH");
+        g->prefetch = pe ? atoi(pe) : 1;
+        if (g->prefetch < 0 || g->prefetch > 2) g->prefetch = 1;
+        int pr_least = 0, pr_greatest = 0;
+        cudaDeviceGetStreamPriorityRange(&pr_least, &pr_greatest);
+        if (cudaStreamCreateWithPriority(&g->side, cudaStreamNonBlocking, g->prefetch == 2 ? pr_greatest : pr_least) !=
+            cudaSuccess)
+            fail = 1;
+        for (int i = 0; i < 2 && !fail; i++)
+            if (cudaEventCreateWithFlags(&g->ready[i], cudaEventDisableTiming) != cudaSuccess ||
+                cudaEventCreateWithFlags(&g->free_[i], cudaEventDisableTiming) != cudaSuccess)
+                fail = 1;
+        /* the prefill pass's GEMM order: q, k, v, o, gate, up, down, then the next layer's q */
+        for (int il = 0; il < m->n_layer && !fail; il++) {
+            dlayer *d = &g->layers[il];
+            dweight *seq[7] = {d->wq, d->wk, d->wv, d->wo, d->gate, d->up, d->down};
+            for (int j = 0; j < 6; j++) seq[j]->pf_next = seq[j + 1];
+            d->down->pf_next = il + 1 < m->n_layer ? g->layers[il + 1].wq : NULL;
+        }
         g->xq = dalloc(tcu_x16_bytes(TCU_MULTI_MAX, maxin), &fail);
         g->use_dp4a = !(getenv("TERN_CUDA_DP4A") && !strcmp(getenv("TERN_CUDA_DP4A"), "0"));
         /* prefill attention on the tensor cores (TERN_CUDA_FLASH=0: the CUDA-core v1 arm; _WARPS=8: 128-token
@@ -564,13 +600,18 @@ static void rank_free(tern_cuda *g) {
             cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
         }
     void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
-                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
+                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
                     g->lfull};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->stage) cudaFreeHost(g->stage);
     if (g->comm) nccl.CommDestroy(g->comm);
     if (g->blas) tcu_blas_free(g->blas);
     if (g->st) cudaStreamDestroy(g->st);
+    if (g->side) cudaStreamDestroy(g->side);
+    for (int i = 0; i < 2; i++) {
+        if (g->ready[i]) cudaEventDestroy(g->ready[i]);
+        if (g->free_[i]) cudaEventDestroy(g->free_[i]);
+    }
     free(g->hpos);
     free(g->w);
     free(g->layers);
@@ -759,6 +800,9 @@ void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) 
 
 /* y (n, n_out) = x · Wᵀ: GEMV for up to TCU_MULTI_MAX tokens (the dp4a kernel on xq for Q4_0/Q8_0 when xq
  * is given, else f32 x32), cuBLASLt on f16 tiles beyond (x16). */
+/* The f16 slot s (0: dq, 1: dq1). */
+static uint16_t *dq_slot(tern_cuda *g, int s) { return s ? g->dq1 : g->dq; }
+
 static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16,
                   float *y) {
     if (n <= g->gemv_max) { /* GEMV and its bit-identical multi-column twin: the exact (decode) path */
@@ -772,12 +816,38 @@ static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const
         return 0;
     }
     g->tr[TR_GEMM]++;
-    tcu_dequant_f16(w->type, w->d, w->stride, w->n_in, w->n_out, g->dq, g->st);
-    if (tcu_gemm_f16(g->blas, g->dq, x16, y, n, w->n_in, w->n_out, g->st) != 0) {
-        tern_set_error("cuBLASLt refused a %d x %lld x %lld GEMM", n, (long long)w->n_in, (long long)w->n_out);
-        return -1;
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    cudaStreamIsCapturing(g->st, &cap);
+    if (!g->prefetch || cap != cudaStreamCaptureStatusNone) {
+        /* one slot, in stream order (no prefetch is pending: every forward pass joins them at its end) */
+        g->held[0] = NULL;
+        tcu_dequant_f16(w->type, w->d, w->stride, w->n_in, w->n_out, g->dq, g->st);
+        if (tcu_gemm_f16(g->blas, g->dq, x16, y, n, w->n_in, w->n_out, g->st) != 0) goto refused;
+        return 0;
     }
+    int s = g->held[0] == w ? 0 : g->held[1] == w ? 1 : -1;
+    if (s < 0) { /* not prefetched: slot 0 (the largest), once any prefetch into it has landed */
+        s = 0;
+        CU(cudaStreamWaitEvent(g->st, g->ready[0], 0));
+        tcu_dequant_f16(w->type, w->d, w->stride, w->n_in, w->n_out, g->dq, g->st);
+        g->held[0] = w;
+    } else {
+        CU(cudaStreamWaitEvent(g->st, g->ready[s], 0));
+    }
+    const dweight *nx = w->pf_next;
+    const int o = s ^ 1;
+    if (nx && nx != g->held[o] && (o == 0 || (uint64_t)nx->n_in * nx->n_out <= g->max_layer_mat)) {
+        CU(cudaStreamWaitEvent(g->side, g->free_[o], 0)); /* the GEMM that last read slot o is done */
+        tcu_dequant_f16(nx->type, nx->d, nx->stride, nx->n_in, nx->n_out, dq_slot(g, o), g->side);
+        CU(cudaEventRecord(g->ready[o], g->side));
+        g->held[o] = nx;
+    }
+    if (tcu_gemm_f16(g->blas, dq_slot(g, s), x16, y, n, w->n_in, w->n_out, g->st) != 0) goto refused;
+    CU(cudaEventRecord(g->free_[s], g->st));
     return 0;
+refused:
+    tern_set_error("cuBLASLt refused a %d x %lld x %lld GEMM", n, (long long)w->n_in, (long long)w->n_out);
+    return -1;
 }
 
 /* TP: sum the ranks' partial (n, E) outputs in place (f32). TERN_TP_NO_COMM=1 skips the all-reduces: a
@@ -890,6 +960,13 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         g->tr[xq ? TR_DP4A_ROW : TR_F32_ROW]++;
         if (gather_logits(g, 1)) return -1;
         if (g->rank == 0) tcu_argmax(g->lg, V, g->next, st);
+    }
+    /* join the dequant prefetches (a pass that stops early, tern_cuda_set_layers, leaves one pending) */
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    cudaStreamIsCapturing(st, &cap);
+    if (g->prefetch && cap == cudaStreamCaptureStatusNone) {
+        CU(cudaStreamWaitEvent(st, g->ready[0], 0));
+        CU(cudaStreamWaitEvent(st, g->ready[1], 0));
     }
     return 0;
 }

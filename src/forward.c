@@ -94,7 +94,9 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
         }
     }
     if (dev == TERN_DEVICE_CUDA) {
-        const int ub = p->ubatch > 0 ? (p->ubatch < n_ctx ? p->ubatch : n_ctx) : (n_ctx < 512 ? n_ctx : 512);
+        /* default chunk 2048 tokens: bench/sweeps/ubatch.md (H200, Llama-3-8B Q4_0: pp2048 23.4k tok/s at 512,
+         * 32.0k at 2048; scratch 1.37 -> 2.44 GiB) */
+        const int ub = p->ubatch > 0 ? (p->ubatch < n_ctx ? p->ubatch : n_ctx) : (n_ctx < 2048 ? n_ctx : 2048);
         tern_cuda *cu = tern_cuda_new(m, n_ctx, ub, p->verbose, p->tp > 1 ? p->tp : 1);
         if (!cu) return NULL;
         tern_cuda_set_layers(cu, nl);
