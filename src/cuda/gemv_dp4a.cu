@@ -1,4 +1,4 @@
-/* gemv_dp4a.cu: decode GEMV for Q4_0, Q4_1 and Q8_0 weights by integer dot products (__dp4a: 4 int8 products
+/* gemv_dp4a.cu: decode GEMV for Q4_0, Q4_1, Q8_0 and Q4_K weights by integer dot products (__dp4a: 4 int8 products
  * and a sum per instruction), replacing 32 dequantize-and-FMA steps of the f32 path (gemv.cu) per block;
  * the f32 path measured issue-bound on Q4_0 (~1.2 TB/s).
  *
@@ -40,7 +40,7 @@ extern "C" size_t tcu_x16_bytes(int m, int64_t n_in) {
 }
 
 extern "C" int tcu_gemv_dp4a_supported(int t) {
-    return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q8_0;
+    return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q8_0 || t == TERN_TYPE_Q4_K;
 }
 
 /* ---- activations: one warp per 32-element block ---- */
@@ -112,6 +112,34 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q8_0>(const uint8
     ld_words<8>(p + 2, (uint32_t *)wq);
 }
 
+/* Q4_K (GGUF spec / ggml block_q4_K): 144-byte super-blocks of 256 = f16 d, f16 dmin, 12 bytes of 6-bit
+ * (scale, min) pairs for 8 sub-blocks of 32 (dq_k4_scale_min), 128 bytes of nibbles: byte i of group g
+ * (g = 0..3, 32 bytes at 16 + 32g) holds element 64g + i (low nibble) and 64g + 32 + i (high). Value
+ * x = d*sc*q - dmin*mn. Block b here is sub-block b % 8 of super-block b / 8, so it lines up with the
+ * activation's 32-blocks: dw = d*sc, mw = -(dmin*mn) (the Q4_1 form: Σ w·x = dw·dx·Σqw·qx + mw·dx·Σqx).
+ * Super-blocks are 16-byte aligned (144 = 9 * 16, rows padded to 16 bytes): the 32 nibble bytes are two
+ * 16-byte loads; the 8 threads of a super-block read its 16-byte header once each (L1). */
+template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q4_K>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
+    const uint8_t *p = row + (size_t)(b >> 3) * 144;
+    const int j = b & 7;
+    const uint4 h = *(const uint4 *)p; /* d, dmin, scales[12] */
+    const float d = dq_h2f((uint16_t)(h.x & 0xFFFFu)), dmin = dq_h2f((uint16_t)(h.x >> 16));
+    uint8_t sc12[12];
+    memcpy(sc12, &h.y, 4);
+    memcpy(sc12 + 4, &h.z, 4);
+    memcpy(sc12 + 8, &h.w, 4);
+    int sc, mn;
+    dq_k4_scale_min(sc12, j, &sc, &mn);
+    *dw = __fmul_rn(d, (float)sc);
+    *mw = -__fmul_rn(dmin, (float)mn);
+    const uint4 *q = (const uint4 *)(p + 16 + (j >> 1) * 32);
+    const uint4 a = q[0], c = q[1];
+    const uint32_t w[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
+    const int sh = 4 * (j & 1);
+#pragma unroll
+    for (int i = 0; i < 8; i++) wq[i] = (int)((w[i] >> sh) & 0x0F0F0F0Fu);
+}
+
 /* The block's contribution, added to acc: fma(dw*d, isum, acc) with isum the exact integer dot. */
 template <int T>
 static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float mw, const int8_t *hi, const int8_t *lo,
@@ -128,7 +156,7 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
     const float dx = __int_as_float(ds.x);
     acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s), acc);
     /* Q4_1's minimum: Σ m·x = m·d·Σq, one more term in the same fixed order */
-    if (T == TERN_TYPE_Q4_1) acc = fmaf(__fmul_rn(mw, dx), __int2float_rn(ds.y), acc);
+    if (T == TERN_TYPE_Q4_1 || T == TERN_TYPE_Q4_K) acc = fmaf(__fmul_rn(mw, dx), __int2float_rn(ds.y), acc);
     return acc;
 }
 
@@ -313,4 +341,5 @@ extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_
     if (t == TERN_TYPE_Q4_0) q8_dispatch<TERN_TYPE_Q4_0>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
     else if (t == TERN_TYPE_Q4_1) q8_dispatch<TERN_TYPE_Q4_1>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
     else if (t == TERN_TYPE_Q8_0) q8_dispatch<TERN_TYPE_Q8_0>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
+    else if (t == TERN_TYPE_Q4_K) q8_dispatch<TERN_TYPE_Q4_K>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
 }
