@@ -7,7 +7,9 @@
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
 
-/* One CTA per row; sum of squares in double, fixed order (thread-strided partials, then a tree). With r,
+/* One CTA per row; sum of squares in double, fixed order (thread-strided partials, an xor-butterfly in each
+ * warp, then the warps' sums by warp 0's butterfly: two barriers, where a shared-memory tree over 1024
+ * partials took ten and 8.5 us a call in a decode step, ncu). With r,
  * the residual add x += r comes first (written back to x; the sum is over the new x). With xq (dim a
  * multiple of 32), the output is also written in the dp4a GEMV's x16 format: every warp holds 32
  * consecutive elements, one block, in each pass of the output loop. */
@@ -16,8 +18,9 @@
 __global__ void __launch_bounds__(RMS_T)
 rmsnorm_k(float *x, const float *r, const float *g, float eps, int dim, float *y32, uint16_t *y16, void *xq,
           size_t plane) {
-    __shared__ double red[RMS_T];
-    const int t = blockIdx.x;
+    __shared__ double red[RMS_T / 32];
+    __shared__ float s_sc;
+    const int t = blockIdx.x, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     float *xr = x + (size_t)t * dim;
     double ss = 0.0;
     if (r) {
@@ -30,13 +33,18 @@ rmsnorm_k(float *x, const float *r, const float *g, float eps, int dim, float *y
     } else {
         for (int i = threadIdx.x; i < dim; i += blockDim.x) ss += (double)xr[i] * (double)xr[i];
     }
-    red[threadIdx.x] = ss;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    if (lane == 0) red[w] = ss;
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
-        __syncthreads();
+    if (w == 0) {
+        double v = lane < (int)(blockDim.x >> 5) ? red[lane] : 0.0;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        if (lane == 0) s_sc = (float)(1.0 / sqrt(v / dim + (double)eps));
     }
-    const float sc = (float)(1.0 / sqrt(red[0] / dim + (double)eps));
+    __syncthreads();
+    const float sc = s_sc;
     for (int i = threadIdx.x; i < dim; i += blockDim.x) {
         const float v = __fmul_rn(__fmul_rn(xr[i], sc), g[i]);
         if (y32) y32[(size_t)t * dim + i] = v;
@@ -79,13 +87,17 @@ extern "C" void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const 
     rope_k<<<grid, 64, 0, st>>>(x, n, n_heads, hd, n_rot, pos, freq);
 }
 
-/* RoPE on q and k and the KV-cache write in one kernel: thread per (token, element pair i < hd/2); pairs
- * below n_rot/2 rotate (rope_k's operations), the rest are copied; the thread then writes its k and v pairs
- * of every KV head to the cache (kv_write_k's conversion). Same bits as rope_k twice and kv_write_k. */
+/* RoPE on q and k and the KV-cache write in one kernel: thread per (token, head slot hh < nh + nkv, element
+ * pair i < hd/2); slots < nh are query heads, the rest KV heads. Pairs below n_rot/2 rotate (rope_k's
+ * operations: the angle and cos/sin in double per thread), the rest are copied; a KV-head thread then writes
+ * its k and v pair to the cache (kv_write_k's conversion). Same bits as rope_k twice and kv_write_k. Was
+ * thread per (token, pair) looping over the heads: for one token 64 threads in one CTA, 23 us a call (ncu,
+ * Llama-3-8B decode step). */
 __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
                           const int32_t *pos, const float *freq, uint16_t *kc, uint16_t *vc) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= hd / 2) return;
+    const int half = hd / 2, hpb = blockDim.x / half; /* head slots per CTA */
+    const int hh = blockIdx.x * hpb + (int)threadIdx.x / half, i = (int)threadIdx.x % half;
+    if ((int)threadIdx.x >= hpb * half || hh >= nh + nkv) return;
     const int row = nkv * hd;
     for (int t = blockIdx.y; t < n; t += gridDim.y) {
         float c = 1.0f, s = 0.0f;
@@ -95,24 +107,21 @@ __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int
             c = (float)cos(th);
             s = (float)sin(th);
         }
-        for (int h = 0; h < nh; h++) {
-            float *p = q + ((size_t)t * nh + h) * hd + 2 * i;
-            if (rot) {
-                const float a = p[0], b = p[1];
-                p[0] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
-                p[1] = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
-            }
+        float *p = hh < nh ? q + ((size_t)t * nh + hh) * hd + 2 * i : k + ((size_t)t * nkv + (hh - nh)) * hd + 2 * i;
+        float a = p[0], b = p[1];
+        if (rot) {
+            const float a2 = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
+            const float b2 = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
+            a = a2;
+            b = b2;
+            p[0] = a;
+            p[1] = b;
         }
-        for (int h = 0; h < nkv; h++) {
-            float *p = k + ((size_t)t * nkv + h) * hd + 2 * i;
-            if (rot) {
-                const float a = p[0], b = p[1];
-                p[0] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
-                p[1] = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
-            }
+        if (hh >= nh) {
+            const int h = hh - nh;
             const size_t dst = (size_t)pos[t] * row + (size_t)h * hd + 2 * i, src = (size_t)t * row + (size_t)h * hd + 2 * i;
-            kc[dst] = __half_as_ushort(__float2half_rn(p[0]));
-            kc[dst + 1] = __half_as_ushort(__float2half_rn(p[1]));
+            kc[dst] = __half_as_ushort(__float2half_rn(a));
+            kc[dst + 1] = __half_as_ushort(__float2half_rn(b));
             vc[dst] = __half_as_ushort(__float2half_rn(v[src]));
             vc[dst + 1] = __half_as_ushort(__float2half_rn(v[src + 1]));
         }
@@ -122,8 +131,9 @@ __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int
 extern "C" void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
                             const int32_t *pos, const float *freq, uint16_t *kc, uint16_t *vc, cudaStream_t st) {
     if (n <= 0) return;
-    dim3 grid((unsigned)((hd / 2 + 63) / 64), (unsigned)(n < 65535 ? n : 65535));
-    rope_kv_k<<<grid, 64, 0, st>>>(q, k, v, n, nh, nkv, hd, n_rot, pos, freq, kc, vc);
+    const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half; /* ~256 threads a CTA */
+    dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
+    rope_kv_k<<<grid, hpb * half, 0, st>>>(q, k, v, n, nh, nkv, hd, n_rot, pos, freq, kc, vc);
 }
 
 __global__ void kv_write_k(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row,
