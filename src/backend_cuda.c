@@ -559,6 +559,10 @@ static int rank_setup(tern_cuda *g) {
         /* prefill attention on the tensor cores (TERN_CUDA_FLASH=0: the CUDA-core v1 arm; _WARPS=8: 128-token
          * query blocks) */
         tcu_attention_set_flash(!getenv_is0("TERN_CUDA_FLASH"));
+        /* programmatic dependent launch on Hopper and later (TERN_CUDA_PDL=0: plain launches, the A/B arm) */
+        int cc_major = 0;
+        cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
+        tcu_set_pdl(cc_major >= 9 && !getenv_is0("TERN_CUDA_PDL"));
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         g->gemv_max = TCU_MULTI_MAX;
         g->trace = getenv("TERN_TRACE") && atoi(getenv("TERN_TRACE"));

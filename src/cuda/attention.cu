@@ -49,6 +49,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
 
 #define ATT_MAX_WARPS 16   /* decode CTA: 512 threads; __launch_bounds__ caps registers at 128 */
@@ -160,6 +161,8 @@ attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__
     constexpr int HD = EPL * 32, U = att_batch<EPL>::U;
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH];
     __shared__ float red[ATT_RED_SLOTS][QH][HD];
+    pdl_trigger();
+    pdl_wait();
 
     const int t = n - 1 - (int)blockIdx.x; /* longest rows first */
     const int hk = (int)blockIdx.y / n_chunk, c = (int)blockIdx.y % n_chunk;
@@ -291,6 +294,8 @@ attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__
 /* v2's merge: block per (token, head), thread per element; partials in split order. */
 __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, int n_head, int hd, int S,
                                          float *__restrict__ out) {
+    pdl_trigger();
+    pdl_wait();
     const size_t th = blockIdx.x; /* t * n_head + h */
     const float *ml = ws + (size_t)n * n_head * S * hd + th * S * 2;
     float M = -INFINITY;
@@ -316,17 +321,25 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
     return (G + n_chunk - 1) / n_chunk;
 }
 
+typedef void (*att_kernel_fn)(const float *, const uint16_t *, const uint16_t *, int, const int32_t *, int, int, float,
+                              float *, int, float *);
+static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const uint16_t *kc,
+                       const uint16_t *vc, int n, const int32_t *pos, int n_head, int n_head_kv, float scale, float *out,
+                       int n_chunk, float *ws) {
+    PDL_LAUNCH(kf, grid, block, 0, st, q, kc, vc, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws);
+}
+
 #define ATT_CASE_QH(E)                                                                                      \
     case E:                                                                                                 \
         switch (qh) {                                                                                       \
-        case 1: attention_split_kernel<E, 1><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,  \
-                                                                     scale, out, n_chunk, ws); break;       \
-        case 2: attention_split_kernel<E, 2><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,  \
-                                                                     scale, out, n_chunk, ws); break;       \
-        case 3: attention_split_kernel<E, 3><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,  \
-                                                                     scale, out, n_chunk, ws); break;       \
-        default: attention_split_kernel<E, 4><<<grid, block, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, \
-                                                                      scale, out, n_chunk, ws); break;      \
+        case 1: att_launch(attention_split_kernel<E, 1>, grid, block, st, q, kc, vc, n, pos, n_head, n_head_kv, \
+                             scale, out, n_chunk, ws); break;                                              \
+        case 2: att_launch(attention_split_kernel<E, 2>, grid, block, st, q, kc, vc, n, pos, n_head, n_head_kv, \
+                             scale, out, n_chunk, ws); break;                                              \
+        case 3: att_launch(attention_split_kernel<E, 3>, grid, block, st, q, kc, vc, n, pos, n_head, n_head_kv, \
+                             scale, out, n_chunk, ws); break;                                              \
+        default: att_launch(attention_split_kernel<E, 4>, grid, block, st, q, kc, vc, n, pos, n_head, n_head_kv, \
+                            scale, out, n_chunk, ws); break;                                               \
         }                                                                                                   \
         break;
 
@@ -373,7 +386,9 @@ extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const ui
         ATT_CASE_QH(7)
         ATT_CASE_QH(8)
     }
-    if (S > 1) attention_combine_kernel<<<(unsigned)(n * n_head), hd < 256 ? hd : 256, 0, st>>>(ws, n, n_head, hd, S, out);
+    if (S > 1)
+        PDL_LAUNCH(attention_combine_kernel, dim3((unsigned)(n * n_head)), dim3(hd < 256 ? hd : 256), 0, st,
+                   (const float *)ws, n, n_head, hd, S, out);
 }
 
 extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,

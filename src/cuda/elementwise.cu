@@ -4,8 +4,13 @@
  * cpu_rmsnorm, RoPE evaluates its angle and cos/sin in double like cpu_rope. Checked by tests/gpu/gpu_ops.c. */
 #include <cuda_fp16.h>
 
+#include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
+
+/* programmatic dependent launch of the decode kernels (pdl.cuh): set by the backend (TERN_CUDA_PDL) */
+int g_tcu_pdl = 0;
+extern "C" void tcu_set_pdl(int on) { g_tcu_pdl = on != 0; }
 
 /* One CTA per row; sum of squares in double, fixed order (thread-strided partials, an xor-butterfly in each
  * warp, then the warps' sums by warp 0's butterfly: two barriers, where a shared-memory tree over 1024
@@ -15,16 +20,43 @@
  * consecutive elements, one block, in each pass of the output loop. */
 #define RMS_T 1024 /* one CTA per row: a decode step's RMSNorm is one CTA, so it is as wide as a CTA goes (256
                     * threads: 0.1-0.2 ms more per Llama-3-8B step, docs/ledger.md) */
+#define RMS_EPT 8 /* elements a thread keeps in registers (dim <= RMS_EPT * RMS_T: every Llama-class width) */
 __global__ void __launch_bounds__(RMS_T)
-rmsnorm_k(float *x, const float *r, const float *g, float eps, int dim, float *y32, uint16_t *y16, void *xq,
-          size_t plane) {
+rmsnorm_k(float *__restrict__ x, const float *__restrict__ r, const float *__restrict__ g, float eps, int dim,
+          float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane) {
     __shared__ double red[RMS_T / 32];
     __shared__ float s_sc;
+    pdl_trigger();
+    pdl_wait();
     const int t = blockIdx.x, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     float *xr = x + (size_t)t * dim;
+    const float *rr = r ? r + (size_t)t * dim : NULL;
+    /* every load issued before the first use: x, r and g in registers (a loop that loads, adds and stores
+     * element by element waits one memory latency per element a thread owns: 8.0 us a call, ncu) */
+    const int fast = dim <= RMS_EPT * RMS_T;
+    float xv[RMS_EPT], gv[RMS_EPT];
     double ss = 0.0;
-    if (r) {
-        const float *rr = r + (size_t)t * dim;
+    if (fast) {
+        float rv[RMS_EPT];
+#pragma unroll
+        for (int k = 0; k < RMS_EPT; k++) {
+            const int i = threadIdx.x + k * RMS_T;
+            xv[k] = i < dim ? xr[i] : 0.0f;
+            rv[k] = rr && i < dim ? rr[i] : 0.0f;
+            gv[k] = i < dim ? g[i] : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < RMS_EPT; k++) {
+            const int i = threadIdx.x + k * RMS_T;
+            if (i < dim) {
+                if (rr) {
+                    xv[k] = __fadd_rn(xv[k], rv[k]);
+                    xr[i] = xv[k];
+                }
+                ss += (double)xv[k] * (double)xv[k];
+            }
+        }
+    } else if (rr) {
         for (int i = threadIdx.x; i < dim; i += blockDim.x) {
             const float v = __fadd_rn(xr[i], rr[i]);
             xr[i] = v;
@@ -45,6 +77,19 @@ rmsnorm_k(float *x, const float *r, const float *g, float eps, int dim, float *y
     }
     __syncthreads();
     const float sc = s_sc;
+    if (fast) {
+#pragma unroll
+        for (int k = 0; k < RMS_EPT; k++) {
+            const int i = threadIdx.x + k * RMS_T;
+            if (i < dim) { /* warp-uniform when dim is a multiple of 32 (the x16 case) */
+                const float v = __fmul_rn(__fmul_rn(xv[k], sc), gv[k]);
+                if (y32) y32[(size_t)t * dim + i] = v;
+                if (y16) y16[(size_t)t * dim + i] = __half_as_ushort(__float2half_rn(v));
+                if (xq) x16_put(v, lane, ((int64_t)t * dim + i) / 32, xq, plane);
+            }
+        }
+        return;
+    }
     for (int i = threadIdx.x; i < dim; i += blockDim.x) {
         const float v = __fmul_rn(__fmul_rn(xr[i], sc), g[i]);
         if (y32) y32[(size_t)t * dim + i] = v;
@@ -55,13 +100,14 @@ rmsnorm_k(float *x, const float *r, const float *g, float eps, int dim, float *y
 
 extern "C" void tcu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
                             cudaStream_t st) {
-    rmsnorm_k<<<n, RMS_T, 0, st>>>((float *)x, NULL, g, eps, dim, y32, y16, NULL, 0);
+    PDL_LAUNCH(rmsnorm_k, dim3(n), dim3(RMS_T), 0, st, (float *)x, (const float *)NULL, g, eps, dim, y32, y16,
+               (void *)NULL, (size_t)0);
 }
 
 extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n, int dim, float *y32,
                                 uint16_t *y16, void *xq, cudaStream_t st) {
     if (dim % 32) xq = NULL; /* the caller then quantizes (tcu_quantize_x16 needs whole blocks too) */
-    rmsnorm_k<<<n, RMS_T, 0, st>>>(x, r, g, eps, dim, y32, y16, xq, x16_plane_bytes(n, dim));
+    PDL_LAUNCH(rmsnorm_k, dim3(n), dim3(RMS_T), 0, st, x, r, g, eps, dim, y32, y16, xq, x16_plane_bytes(n, dim));
 }
 
 /* Thread per (token, pair i): one angle, applied to every head. */
@@ -95,6 +141,8 @@ extern "C" void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const 
  * Llama-3-8B decode step). */
 __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
                           const int32_t *pos, const float *freq, uint16_t *kc, uint16_t *vc) {
+    pdl_trigger();
+    pdl_wait();
     const int half = hd / 2, hpb = blockDim.x / half; /* head slots per CTA */
     const int hh = blockIdx.x * hpb + (int)threadIdx.x / half, i = (int)threadIdx.x % half;
     if ((int)threadIdx.x >= hpb * half || hh >= nh + nkv) return;
@@ -133,7 +181,7 @@ extern "C" void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, i
     if (n <= 0) return;
     const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half; /* ~256 threads a CTA */
     dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
-    rope_kv_k<<<grid, hpb * half, 0, st>>>(q, k, v, n, nh, nkv, hd, n_rot, pos, freq, kc, vc);
+    PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, freq, kc, vc);
 }
 
 __global__ void kv_write_k(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row,
@@ -157,6 +205,8 @@ extern "C" void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint1
 /* With xq (n a multiple of 32, rows of a multiple of 32): the output also in the x16 format (a warp holds
  * one 32-element block in every pass: the stride is a multiple of 32). */
 __global__ void swiglu_k(float *g, const float *u, int64_t n, uint16_t *g16, void *xq, size_t plane) {
+    pdl_trigger();
+    pdl_wait();
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         const float a = g[i];
         const float v = __fmul_rn(__fdiv_rn(a, __fadd_rn(1.0f, expf(-a))), u[i]);
@@ -172,12 +222,12 @@ static unsigned ew_grid(int64_t n) {
 }
 
 extern "C" void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st) {
-    swiglu_k<<<ew_grid(n), 256, 0, st>>>(g, u, n, g16, NULL, 0);
+    PDL_LAUNCH(swiglu_k, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, g16, (void *)NULL, (size_t)0);
 }
 
 extern "C" void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st) {
     const int64_t n = (int64_t)rows * dim;
-    swiglu_k<<<ew_grid(n), 256, 0, st>>>(g, u, n, NULL, xq, x16_plane_bytes(rows, dim));
+    PDL_LAUNCH(swiglu_k, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, (uint16_t *)NULL, xq, x16_plane_bytes(rows, dim));
 }
 
 __global__ void add_k(float *y, const float *x, int64_t n) {

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cuda/dequant.cuh"
+#include "cuda/pdl.cuh"
 #include "cuda/reduce.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
@@ -45,6 +46,8 @@ extern "C" int tcu_gemv_dp4a_supported(int t) {
 
 /* ---- activations: one warp per 32-element block ---- */
 __global__ void quant_x16_k(const float *__restrict__ x, int64_t nb, void *__restrict__ xq, size_t plane) {
+    pdl_trigger();
+    pdl_wait();
     const int64_t b = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
     if (b >= nb) return;
     x16_put(x[b * 32 + (threadIdx.x & 31)], threadIdx.x & 31, b, xq, plane);
@@ -52,7 +55,7 @@ __global__ void quant_x16_k(const float *__restrict__ x, int64_t nb, void *__res
 
 extern "C" void tcu_quantize_x16(const float *x, int m, int64_t n_in, void *xq, cudaStream_t st) {
     const int64_t nb = (int64_t)m * (n_in / 32);
-    quant_x16_k<<<(unsigned)((nb + 7) / 8), 256, 0, st>>>(x, nb, xq, plane_bytes(m, n_in));
+    PDL_LAUNCH(quant_x16_k, dim3((unsigned)((nb + 7) / 8)), dim3(256), 0, st, x, nb, xq, plane_bytes(m, n_in));
 }
 
 /* ---- weights: one block as 8 words of 4 signed bytes (element order 4i..4i+3 in word i) and d ---- */
@@ -167,6 +170,16 @@ __global__ void __launch_bounds__(Q8_T)
 gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
           const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
     __shared__ float part[Q8_WARPS][R];
+    { /* weights are constant: start this CTA's first R rows towards L2 before waiting for the input */
+        const int r0 = blockIdx.x * R, nr = n_out - r0 < R ? n_out - r0 : R;
+        if (nr > 0) {
+            const uint8_t *base = w + (size_t)r0 * stride;
+            for (size_t o = (size_t)threadIdx.x * 128; o < (size_t)nr * stride; o += (size_t)Q8_T * 128)
+                pdl_prefetch_l2(base + o);
+        }
+    }
+    pdl_trigger();
+    pdl_wait();
     for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
         const uint8_t *rows[R];
 #pragma unroll
@@ -237,6 +250,8 @@ __global__ void __launch_bounds__(Q8_T)
 gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                 const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
     __shared__ float part[Q8_WARPS][M];
+    pdl_trigger();
+    pdl_wait();
     const size_t n_in = (size_t)nb * 32;
     for (int r0 = blockIdx.x; r0 < n_out; r0 += gridDim.x) {
         const uint8_t *row = w + (size_t)r0 * stride;
@@ -302,7 +317,8 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_q8_k<T, R>, Q8_T, 0) != cudaSuccess)
         per_sm = 4;
     const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
-    gemv_q8_k<T, R><<<(unsigned)(groups < cap ? groups : cap), Q8_T, 0, st>>>(w, stride, nb, n_out, q, ql, ds, y);
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *) = gemv_q8_k<T, R>;
+    PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, y);
 }
 
 template <int T, int M>
@@ -312,7 +328,9 @@ static void q8_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, 
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_q8_multi_k<T, M>, Q8_T, 0) != cudaSuccess)
         per_sm = 4;
     const int64_t cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
-    gemv_q8_multi_k<T, M><<<(unsigned)(n_out < cap ? n_out : cap), Q8_T, 0, st>>>(w, stride, nb, n_out, q, ql, ds, m, y);
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
+        gemv_q8_multi_k<T, M>;
+    PDL_LAUNCH(kf, dim3((unsigned)(n_out < cap ? n_out : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, m, y);
 }
 
 template <int T>

@@ -9,6 +9,7 @@
  * 1024 threads over the 128,256 logits of Llama 3: 54 us a decode step (ncu). */
 #include <math.h>
 
+#include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
 
 #define ARGMAX_THREADS 256
@@ -24,6 +25,8 @@ static __device__ __forceinline__ unsigned long long am_key(float v, int i) {
 }
 
 __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_k(const float *__restrict__ x, int n) {
+    pdl_trigger();
+    pdl_wait();
     unsigned long long best = 0ull;
     for (int i = blockIdx.x * ARGMAX_THREADS + threadIdx.x; i < n; i += gridDim.x * ARGMAX_THREADS) {
         const unsigned long long k = am_key(x[i], i);
@@ -38,6 +41,8 @@ __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_k(const float *__restri
 }
 
 __global__ void argmax_done_k(int32_t *out) {
+    pdl_trigger();
+    pdl_wait();
     const unsigned long long k = g_argmax_key;
     out[0] = k ? (int32_t)(0xFFFFFFFFu - (uint32_t)(k & 0xFFFFFFFFull)) : 0;
     g_argmax_key = 0ull;
@@ -47,8 +52,8 @@ extern "C" void tcu_argmax(const float *x, int n, int32_t *out, cudaStream_t st)
     int blocks = (n + ARGMAX_THREADS * 4 - 1) / (ARGMAX_THREADS * 4); /* ~4 elements a thread */
     if (blocks < 1) blocks = 1;
     if (blocks > 1024) blocks = 1024;
-    argmax_k<<<blocks, ARGMAX_THREADS, 0, st>>>(x, n);
-    argmax_done_k<<<1, 1, 0, st>>>(out);
+    PDL_LAUNCH(argmax_k, dim3(blocks), dim3(ARGMAX_THREADS), 0, st, x, n);
+    PDL_LAUNCH(argmax_done_k, dim3(1), dim3(1), 0, st, out);
 }
 
 /* ---- the sampling chain on the device (tcu_sample) -----------------------------------------------

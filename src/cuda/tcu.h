@@ -118,6 +118,10 @@ void tcu_add_bias(float *y, const float *b, int n, int dim, cudaStream_t st);
 void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStream_t st);
 /* pos[i] = pos[i] + delta for i < n (advances the device-side position of a captured decode step). */
 void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st);
+/* Programmatic dependent launch (src/cuda/pdl.cuh) for the decode kernels (RMSNorm, RoPE+KV, attention,
+ * SwiGLU, x16 quantize, dp4a GEMV, argmax): each may start while the previous kernel drains, and waits for
+ * it on the device before touching its data. on: 1 (sm_90 and later only; a process-wide switch). */
+void tcu_set_pdl(int on);
 
 /* ---- attention (src/cuda/attention.cu) -------------------------------------------------------- */
 
