@@ -201,6 +201,78 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     }
 }
 
+/* gemv_q8_pipe_k: gemv_q8_k software-pipelined. The CTA walks (row group, block step k) pairs in order and
+ * issues the loads of the next pair before the dot products of the current one, so each thread has two
+ * blocks per row in flight and the CTA reduction of a finished group overlaps the next group's loads.
+ * Motive: at n_in = 4096 each thread owns one block per row, so gemv_q8_k waits one memory latency per row
+ * group and the CTA reduction sits between them (Little's law: ~41 KB in flight an SM at 9 CTAs an SM,
+ * 2.06 TB/s on Q4_0 4096x14336). Every thread takes ceil(nb / 128) steps per group (loads and dots
+ * predicated on b < nb) so all threads reach each reduction together. Same per-thread order and the same
+ * reduction as gemv_q8_k: the same bits. */
+template <int T, int R>
+static __device__ __forceinline__ void pipe_load(const uint8_t *__restrict__ w, size_t stride, int n_out, int g, int b,
+                                                 int nb, int (&wq)[R][8], float (&dw)[R], float (&mw)[R]) {
+    if (b >= nb) return;
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const int row = g * R + r < n_out ? g * R + r : n_out - 1;
+        load_blk<T>(w + (size_t)row * stride, b, wq[r], &dw[r], &mw[r]);
+    }
+}
+
+/* One step: dots of (g, k) from cur (issuing (g', k') into nxt first), the group's reduction when k is its
+ * last step. Returns 0 when (g', k') is past the last group. */
+template <int T, int R>
+static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, int K,
+                                                int G, const int8_t *__restrict__ xh, const int8_t *__restrict__ xl,
+                                                const int2 *__restrict__ xds, float *__restrict__ y, int &g, int &k,
+                                                int (&wc)[R][8], float (&dc)[R], float (&mc)[R], int (&wn)[R][8],
+                                                float (&dn)[R], float (&mn)[R], float (&acc)[R],
+                                                float (*part)[R]) {
+    int gn = g, kn = k + 1;
+    if (kn == K) { kn = 0; gn = g + (int)gridDim.x; }
+    const int more = gn < G;
+    if (more) pipe_load<T, R>(w, stride, n_out, gn, (int)threadIdx.x + kn * Q8_T, nb, wn, dn, mn);
+    const int b = (int)threadIdx.x + k * Q8_T;
+    if (b < nb) {
+        const int2 ds = __ldg(xds + b);
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            acc[r] = blk_dot<T>(wc[r], dc[r], mc[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
+    }
+    if (kn == 0) {
+        const int r0 = g * R;
+        cta_sum_out<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
+#pragma unroll
+        for (int r = 0; r < R; r++) acc[r] = 0.0f;
+    }
+    g = gn;
+    k = kn;
+    return more;
+}
+
+template <int T, int R>
+__global__ void __launch_bounds__(Q8_T)
+gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
+               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
+    __shared__ float part[Q8_WARPS][R];
+    const int G = (n_out + R - 1) / R, K = (nb + Q8_T - 1) / Q8_T;
+    int g = (int)blockIdx.x, k = 0;
+    if (g >= G) return; /* CTA-uniform */
+    int wa[R][8], wb[R][8];
+    float da[R], db[R], ma[R], mb[R], acc[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) acc[r] = 0.0f;
+    /* the first pair's weights are constant: loaded before waiting for the previous kernel (pdl.cuh) */
+    pipe_load<T, R>(w, stride, n_out, g, (int)threadIdx.x, nb, wa, da, ma);
+    pdl_trigger();
+    pdl_wait();
+    for (;;) {
+        if (!pipe_step<T, R>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wa, da, ma, wb, db, mb, acc, part)) break;
+        if (!pipe_step<T, R>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wb, db, mb, wa, da, ma, acc, part)) break;
+    }
+}
+
 /* As gemv_q8_k with the CTA's R rows (R*stride contiguous bytes) first staged in shared memory by 16-byte
  * loads (eight in flight per thread, evict-first). Motive: the block-by-block word loads of gemv_q8_k
  * touch ~5 cache lines per warp instruction (lanes 18 or 34 bytes apart). It lost (TERN_CUDA_DP4A_SMEM=1,
@@ -284,6 +356,13 @@ static int q8_rows(void) {
     return r;
 }
 
+/* TERN_CUDA_DP4A_PIPE=0: gemv_q8_k (one block per row in flight a thread), the arm of gemv_q8_pipe_k. */
+static int q8_pipe(void) {
+    static int v = -1;
+    if (v < 0) v = !(getenv("TERN_CUDA_DP4A_PIPE") && !strcmp(getenv("TERN_CUDA_DP4A_PIPE"), "0"));
+    return v;
+}
+
 /* TERN_CUDA_DP4A_SMEM=1: the shared-memory-staged kernel (when its rows fit 48 KB), an A/B arm that lost:
  * Q4_0 4096x14336 23.2 vs 17.9 us, a Llama-3-8B Q4_0 decode step 3.78 vs 3.08 ms (docs/ledger.md). */
 static int q8_smem(void) {
@@ -313,11 +392,12 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
                                                                                           ds, y);
         return;
     }
-    static int per_sm = 0;
-    if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_q8_k<T, R>, Q8_T, 0) != cudaSuccess)
-        per_sm = 4;
-    const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *) = gemv_q8_k<T, R>;
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *) =
+        q8_pipe() ? gemv_q8_pipe_k<T, R> : gemv_q8_k<T, R>;
+    static int per_sm[2];
+    int *ps = &per_sm[q8_pipe()];
+    if (!*ps && cudaOccupancyMaxActiveBlocksPerMultiprocessor(ps, kf, Q8_T, 0) != cudaSuccess) *ps = 4;
+    const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (*ps > 0 ? *ps : 4);
     PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, y);
 }
 
