@@ -147,9 +147,12 @@ __device__ __forceinline__ float att_warp_sum(float x) {
     return x;
 }
 
-/* Rows per warp batch: 16 f16 per lane per K (and V) batch, so 2 KiB of loads in flight per warp; hd = 32
- * stops at 4 rows (8 spilled bytes at QH = 3 with 8: the QH * U scores live in registers too). */
-template <int EPL> struct att_batch { static constexpr int U = EPL >= 8 ? 2 : EPL >= 4 ? 4 : EPL >= 2 ? 8 : 4; };
+/* Rows per warp batch: 16 f16 per lane per K (and V) batch, so 2 KiB of loads in flight per warp (hd 64:
+ * 8 rows; hd 256: 2), except hd 128: 8 rows, 4 KiB (128 registers at QH = 4, no spill; measured on the H200,
+ * Llama-3-8B Q4_0: 4 -> 8 rows took tg64 at depth 32768 from 183.9 to 205.5 tok/s, at 4096 from 325.9 to
+ * 336.2, at depth 0 426.6 -> 423.5; docs/ledger.md); hd = 32 stops at 4 rows (8 spilled bytes at QH = 3
+ * with 8: the QH * U scores live in registers too). */
+template <int EPL> struct att_batch { static constexpr int U = EPL >= 8 ? 2 : EPL >= 4 ? 8 : EPL >= 2 ? 8 : 4; };
 
 /* grid (n, n_head_kv * n_chunk), block NW*32 (NW a multiple of ATT_RED_SLOTS, <= ATT_MAX_WARPS).
  * Chunk c of KV head hk serves query heads hk*G + c*QH + g, g < QH, those < (hk+1)*G (G = group size). */
