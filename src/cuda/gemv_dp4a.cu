@@ -1,4 +1,4 @@
-/* gemv_dp4a.cu: decode GEMV for Q4_0, Q4_1, Q8_0 and Q4_K weights by integer dot products (__dp4a: 4 int8 products
+/* gemv_dp4a.cu: decode GEMV for Q4_0, Q4_1, Q8_0, Q4_K and Q6_K weights by integer dot products (__dp4a: 4 int8 products
  * and a sum per instruction), replacing 32 dequantize-and-FMA steps of the f32 path (gemv.cu) per block;
  * the f32 path measured issue-bound on Q4_0 (~1.2 TB/s).
  *
@@ -41,7 +41,8 @@ extern "C" size_t tcu_x16_bytes(int m, int64_t n_in) {
 }
 
 extern "C" int tcu_gemv_dp4a_supported(int t) {
-    return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q8_0 || t == TERN_TYPE_Q4_K;
+    return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q8_0 || t == TERN_TYPE_Q4_K ||
+           t == TERN_TYPE_Q6_K;
 }
 
 /* ---- activations: one warp per 32-element block ---- */
@@ -143,6 +144,29 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q4_K>(const uint8
     for (int i = 0; i < 8; i++) wq[i] = (int)((w[i] >> sh) & 0x0F0F0F0Fu);
 }
 
+/* Q6_K (GGUF spec / ggml block_q6_K): 210-byte super-blocks of 256 = ql[128] (low 4 bits), qh[64] (high 2
+ * bits), int8 scales[16] (one per 16 elements), f16 d; x = d*sc*(q - 32). Element e: half h = e/128,
+ * quarter qq = (e%128)/32, l = e%32: low nibble (qq/2) of ql[64h + 32(qq%2) + l], bits 2qq of qh[32h + l],
+ * scale sc[8h + l/16 + 2qq]. Block b here is quarter b%4 of half (b%8)/4 of super-block b/8: 32 ql and 32
+ * qh bytes, two scales (dw = d*sc for elements 0-15, mw = d*sc for 16-31; blk_dot sums the two 16-element
+ * halves apart). q - 32 per byte by __vsub4. Super-blocks are 2-byte aligned (210 bytes): ld_words. */
+template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q6_K>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
+    const uint8_t *p = row + (size_t)(b >> 3) * 210;
+    const int h = (b >> 2) & 1, qq = b & 3;
+    const float d = dq_h2f(dq_ld16(p + 208));
+    *dw = __fmul_rn(d, (float)(int8_t)p[192 + 8 * h + 2 * qq]);
+    *mw = __fmul_rn(d, (float)(int8_t)p[192 + 8 * h + 2 * qq + 1]);
+    uint32_t ql[8], qh[8];
+    ld_words<8>(p + 64 * h + 32 * (qq & 1), ql);
+    ld_words<8>(p + 128 + 32 * h, qh);
+    const int sl = 4 * (qq >> 1), shh = 2 * qq;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const uint32_t v = ((ql[i] >> sl) & 0x0F0F0F0Fu) | (((qh[i] >> shh) & 0x03030303u) << 4);
+        wq[i] = (int)__vsub4(v, 0x20202020u);
+    }
+}
+
 /* The block's contribution, added to acc: fma(dw*d, isum, acc) with isum the exact integer dot. */
 template <int T>
 static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float mw, const int8_t *hi, const int8_t *lo,
@@ -154,9 +178,17 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
     sh = __dp4a(wq[4], hb.x, sh); sh = __dp4a(wq[5], hb.y, sh); sh = __dp4a(wq[6], hb.z, sh); sh = __dp4a(wq[7], hb.w, sh);
     sl = __dp4a(wq[0], la.x, sl); sl = __dp4a(wq[1], la.y, sl); sl = __dp4a(wq[2], la.z, sl); sl = __dp4a(wq[3], la.w, sl);
     sl = __dp4a(wq[4], lb.x, sl); sl = __dp4a(wq[5], lb.y, sl); sl = __dp4a(wq[6], lb.z, sl); sl = __dp4a(wq[7], lb.w, sl);
+    const float dx = __int_as_float(ds.x);
+    if (T == TERN_TYPE_Q6_K) { /* two 16-element halves with their own scales (dw, mw); each |sum| < 2^24 */
+        int ha0 = 0, la0 = 0;
+        ha0 = __dp4a(wq[0], ha.x, ha0); ha0 = __dp4a(wq[1], ha.y, ha0); ha0 = __dp4a(wq[2], ha.z, ha0); ha0 = __dp4a(wq[3], ha.w, ha0);
+        la0 = __dp4a(wq[0], la.x, la0); la0 = __dp4a(wq[1], la.y, la0); la0 = __dp4a(wq[2], la.z, la0); la0 = __dp4a(wq[3], la.w, la0);
+        const int s0 = ha0 * 256 + la0, s1 = (sh - ha0) * 256 + (sl - la0);
+        acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s0), acc);
+        return fmaf(__fmul_rn(mw, dx), __int2float_rn(s1), acc);
+    }
     int s = sh * 256 + sl;
     if (T == TERN_TYPE_Q4_0) s -= 8 * ds.y;
-    const float dx = __int_as_float(ds.x);
     acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s), acc);
     /* Q4_1's minimum: Σ m·x = m·d·Σq, one more term in the same fixed order */
     if (T == TERN_TYPE_Q4_1 || T == TERN_TYPE_Q4_K) acc = fmaf(__fmul_rn(mw, dx), __int2float_rn(ds.y), acc);
@@ -440,4 +472,5 @@ extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_
     else if (t == TERN_TYPE_Q4_1) q8_dispatch<TERN_TYPE_Q4_1>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
     else if (t == TERN_TYPE_Q8_0) q8_dispatch<TERN_TYPE_Q8_0>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
     else if (t == TERN_TYPE_Q4_K) q8_dispatch<TERN_TYPE_Q4_K>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
+    else if (t == TERN_TYPE_Q6_K) q8_dispatch<TERN_TYPE_Q6_K>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
 }

@@ -58,10 +58,10 @@ void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_ou
 void tcu_gemv_multi(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, int m,
                     float *y, cudaStream_t st);
 
-/* ---- integer GEMV for Q4_0 / Q4_1 / Q8_0 / Q4_K (src/cuda/gemv_dp4a.cu) ----------------------------
+/* ---- integer GEMV for Q4_0 / Q4_1 / Q8_0 / Q4_K / Q6_K (src/cuda/gemv_dp4a.cu) -----------------------
  * Activations in 16-bit block fixed point (per 32 elements: d = amax/32512, q = round(x/d)) as two int8
  * planes, an exact int32 dot per block by __dp4a, f32 accumulation of dw*d*isum in block order. */
-/* 1 for the weight types tcu_gemv_dp4a handles (Q4_0, Q4_1, Q8_0, Q4_K). */
+/* 1 for the weight types tcu_gemv_dp4a handles (Q4_0, Q4_1, Q8_0, Q4_K, Q6_K). */
 int tcu_gemv_dp4a_supported(int t);
 /* Bytes of the quantized activations of m columns of n_in (n_in a multiple of 32). */
 size_t tcu_x16_bytes(int m, int64_t n_in);

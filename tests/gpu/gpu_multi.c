@@ -2,7 +2,7 @@
  * the bits of tcu_gemv on that column (memcmp): the exact verify path of speculative decoding and of
  * chunks of <= 16 tokens rests on it. Weights: random blocks with finite f16 scales for each weight type
  * with a GPU kernel; shapes with rows not a multiple of anything (n_out 1000, 7) and n_in 4096 / 512.
- * The dp4a path (gemv_dp4a.cu, Q4_0/Q4_1/Q8_0/Q4_K): tcu_quantize_x16 gives the bytes of the same rule in C here
+ * The dp4a path (gemv_dp4a.cu, Q4_0/Q4_1/Q8_0/Q4_K/Q6_K): tcu_quantize_x16 gives the bytes of the same rule in C here
  * (d = amax/32512, q = rint(x*32512/amax), hi/lo planes, Σ q); tcu_gemv_dp4a per column is within
  * 1e-5 * sum|w*x| of the double dot of the dequantized weights with q*d; its m-column call equals the
  * 1-column calls bit for bit. Shapes include an odd block count (the last block's words start 2 bytes
@@ -238,10 +238,12 @@ int main(void) {
     /* Q4_K: rows of whole 256-element super-blocks (one super-block: 256 x 5) */
     const int64_t kshapes[5][2] = {{4096, 1000}, {512, 7}, {4096, 33}, {256, 5}, {14336, 64}};
     for (int si = 0; si < 5; si++) check_q8(TERN_TYPE_Q4_K, kshapes[si][0], kshapes[si][1]);
+    for (int si = 0; si < 5; si++) check_q8(TERN_TYPE_Q6_K, kshapes[si][0], kshapes[si][1]);
     /* the verify cost curve and the DRAM rate: 4 rotated weight copies (beyond L2), random x */
-    const struct { int t; int64_t n_in, n_out; } cs[4] = {{TERN_TYPE_Q4_0, 4096, 14336}, {TERN_TYPE_Q8_0, 4096, 14336},
-                                                        {TERN_TYPE_Q4_0, 14336, 4096}, {TERN_TYPE_Q4_K, 4096, 14336}};
-    for (int k = 0; k < 4; k++) {
+    const struct { int t; int64_t n_in, n_out; } cs[5] = {{TERN_TYPE_Q4_0, 4096, 14336}, {TERN_TYPE_Q8_0, 4096, 14336},
+                                                        {TERN_TYPE_Q4_0, 14336, 4096}, {TERN_TYPE_Q4_K, 4096, 14336},
+                                                        {TERN_TYPE_Q6_K, 4096, 14336}};
+    for (int k = 0; k < 5; k++) {
         const int t = cs[k].t;
         const int64_t n_in = cs[k].n_in, n_out = cs[k].n_out;
         const size_t stride = (tern_type_row_size((enum tern_type)t, n_in) + 15) & ~(size_t)15;
