@@ -3,7 +3,9 @@
 # table last (issue "CUDA backend"). Not run by CI (no GPU there).
 #
 #   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi sample model hf synth bench roofline tp tpbench
-#                                     (default: all but tpbench)
+#                                     perf sdpa (default: all but tpbench, perf and sdpa)
+#   perf: bench/perf_table.sh (the README's performance table); sdpa: bench/sdpa_bench.py (torch's
+#   attention backends on the shapes gpu_attention times: the prefill attention's peer)
 #
 # Environment: MODEL (default models/SmolLM2-135M-Instruct.Q4_1.gguf), OUT (logs and receipts; the
 # device tool's $OUT, else /tmp/gpu_check), SYNTH_DIR (synthetic models, default /tmp/tern_synth),
@@ -51,6 +53,12 @@ for s in $steps; do
   sample)
     build-cuda/gpu/gpu_sample >"$OUT/sample.log" 2>&1
     note sample "$(status_of "$OUT/sample.log")" "$(grep -E 'draws|tcu_sample n=' "$OUT/sample.log" | tr '\n' ' ' | cut -c1-150)" ;;
+  perf)
+    OUT="$OUT" REPS="$REPS" bench/perf_table.sh >"$OUT/perf.md" 2>"$OUT/perf.err"
+    note perf "$( [ -s "$OUT/perf.md" ] && ! grep -q FAILED "$OUT/perf.err" && echo PASS || echo FAIL)" "$(grep -E '^\| Q4_0 (tg128|pp512) ' "$OUT/perf.md" | tr '\n' ' ' | cut -c1-150)" ;;
+  sdpa)
+    python3 bench/sdpa_bench.py >"$OUT/sdpa.log" 2>/dev/null
+    note sdpa "$(grep -q TFLOP "$OUT/sdpa.log" && echo PASS || echo FAIL)" "$(grep 'S=8192 D=128 cudnn' "$OUT/sdpa.log" | cut -c1-150)" ;;
   model)
     build-cuda/gpu/gpu_model "$MODEL" --dump "$OUT/logits.bin" >"$OUT/model.log" 2>&1
     note model "$(status_of "$OUT/model.log")" "$(grep -E '^(logits rel L2, GPU vs CPU ref|greedy)' "$OUT/model.log" | tr '\n' ' ' | cut -c1-150)" ;;
