@@ -269,8 +269,10 @@ static void flash_launch(const float *q, const uint16_t *kc, const uint16_t *vc,
     int dev = 0;
     cudaGetDevice(&dev);
     if (dev >= 32 || !(attr_set >> dev & 1u)) {
-        cudaFuncSetAttribute(flash_prefill_kernel<HD, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (dev < 32) attr_set |= 1u << dev;
+        /* on failure the bit stays clear (asked again next call) and the launch below reports the error */
+        if (cudaFuncSetAttribute(flash_prefill_kernel<HD, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)smem) == cudaSuccess && dev < 32)
+            attr_set |= 1u << dev;
     }
     const dim3 grid((unsigned)((n + 16 * NW - 1) / (16 * NW)), (unsigned)n_head);
     flash_prefill_kernel<HD, NW><<<grid, NW * 32, smem, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,

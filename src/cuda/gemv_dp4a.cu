@@ -290,7 +290,12 @@ gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     __shared__ float part[Q8_WARPS][R];
     const int G = (n_out + R - 1) / R, K = (nb + Q8_T - 1) / Q8_T;
     int g = (int)blockIdx.x, k = 0;
-    if (g >= G) return; /* CTA-uniform */
+    if (g >= G) { /* CTA-uniform; not reached with grid <= G. Waits first: a grid whose CTAs all waited is
+                   * what lets the next kernel's pdl_wait stand for every earlier kernel (pdl.cuh) */
+        pdl_trigger();
+        pdl_wait();
+        return;
+    }
     int wa[R][8], wb[R][8];
     float da[R], db[R], ma[R], mb[R], acc[R];
 #pragma unroll
@@ -425,9 +430,9 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
         return;
     }
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *) =
-        q8_pipe() ? gemv_q8_pipe_k<T, R> : gemv_q8_k<T, R>;
+        q8_pipe() && nb > 0 ? gemv_q8_pipe_k<T, R> : gemv_q8_k<T, R>; /* nb = 0: the pipe would never end a group */
     static int per_sm[2];
-    int *ps = &per_sm[q8_pipe()];
+    int *ps = &per_sm[q8_pipe() && nb > 0];
     if (!*ps && cudaOccupancyMaxActiveBlocksPerMultiprocessor(ps, kf, Q8_T, 0) != cudaSuccess) *ps = 4;
     const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (*ps > 0 ? *ps : 4);
     PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, y);
