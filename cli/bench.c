@@ -218,7 +218,7 @@ static void fmt_params(char *buf, size_t n, uint64_t p) {
 int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *out_fmt = "md", *receipt = NULL;
     tern_device device = TERN_DEVICE_AUTO;
-    int ubatch = 0, tp = 1, syn_layers = 0;
+    int ubatch = 0, tp = 1, syn_layers = 0, ctk = TERN_CACHE_F16, ctv = TERN_CACHE_F16;
     const char *synthetic = NULL, *syn_type = "q4_0";
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
     for (int i = 2; i < argc; i++) {
@@ -235,12 +235,20 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--device")) device = cli_parse_device(ARG());
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--tp")) tp = (int)cli_parse_long(a, ARG(), 1, 8);
+        else if (!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v")) {
+            const char *v = ARG();
+            const int t = tern_cache_type_parse(v);
+            if (t < 0) cli_die("%s expects f16 or q8_0, got '%s'", a, v);
+            if (!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k")) ctk = t;
+            else ctv = t;
+        }
         else if (!strcmp(a, "--synthetic")) synthetic = ARG();
         else if (!strcmp(a, "--synthetic-type")) syn_type = ARG();
         else if (!strcmp(a, "--synthetic-layers")) syn_layers = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-r 5] [--device cpu|cuda|auto] [-t THREADS]\n"
                  "                  [-ub UBATCH] [--tp N] [-o md|json] [--depth D] [--receipt PATH]\n"
+                 "                  [-ctk f16|q8_0] [-ctv f16|q8_0]\n"
                  "       tern bench --synthetic PRESET [--synthetic-type q4_0] [--synthetic-layers N] ... (CUDA)\n"
                  "  --synthetic: the model tern synth --arch PRESET --type TYPE would write (seed 0), made in memory\n"
                  "  while it is uploaded (no file: for models larger than the disk, e.g. llama3-405b); --tp N: tensor\n"
@@ -309,6 +317,8 @@ int cmd_bench(int argc, char **argv) {
     cp.device = device;
     cp.ubatch = ubatch;
     cp.tp = tp;
+    cp.cache_type_k = ctk;
+    cp.cache_type_v = ctv;
     cp.verbose = 1;
     tern_context *c = tern_context_new_ex(m, &cp);
     if (!c) cli_die("%s", tern_last_error());
@@ -379,7 +389,8 @@ int cmd_bench(int argc, char **argv) {
         bench_json_str(rf, on_cuda ? tern_cuda_name() : ci.name);
         fputs(", \"host_cpu\": ", rf);
         bench_json_str(rf, ci.name);
-        fprintf(rf, ", \"tp\": %d", tp);
+        fprintf(rf, ", \"tp\": %d, \"cache_type_k\": \"%s\", \"cache_type_v\": \"%s\"", tp,
+                ctk == TERN_CACHE_Q8_0 ? "q8_0" : "f16", ctv == TERN_CACHE_Q8_0 ? "q8_0" : "f16");
         fprintf(rf, ", \"ubatch\": %d, \"cores\": %d, \"cpu_mhz_at_start\": {\"min\": %.1f, \"mean\": %.1f, \"max\": %.1f, \"n\": %d}},\n",
                 ubatch, tern_n_cores(), ci.mhz_min, ci.mhz_mean, ci.mhz_max, ci.n_mhz);
         fputs("  \"model\": {\"path\": ", rf);

@@ -52,6 +52,8 @@ static void usage(FILE *o) {
             "  -t, --threads N         threads (default: number of cores)\n"
             "  --device cpu|cuda|auto  where to run (default auto: cuda when this build has it and a GPU is present)\n"
             "  -ub, --ubatch N         tokens per prefill chunk (default 256 on cpu, 2048 on cuda)\n"
+            "  -ctk, --cache-type-k T  KV cache type for K: f16 (default) or q8_0 (CUDA; K and V the same)\n"
+            "  -ctv, --cache-type-v T  KV cache type for V: f16 (default) or q8_0\n"
             "  --tp N                  tensor parallelism over CUDA GPUs 0..N-1 through NCCL (default 1)\n"
             "speculative decoding (run; greedy output identical to plain greedy, sampling the same distribution):\n"
             "  --spec-lookup           draft by prompt lookup (continuation of the last n-gram's earlier occurrence)\n"
@@ -82,6 +84,7 @@ typedef struct {
     const char *cmd;
     const char *model, *prompt, *file, *chat_template, *system;
     int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos, ubatch, tp, verify_fast;
+    int cache_type_k, cache_type_v;
     tern_device device;
     tern_sampler_params sp;
     /* speculative decoding (run): prompt lookup, a draft model, or the first K layers */
@@ -137,7 +140,13 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--device")) o->device = cli_parse_device(ARG());
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) o->ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--tp")) o->tp = (int)cli_parse_long(a, ARG(), 1, 8);
-        else if (!strcmp(a, "--verify")) {
+        else if (!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v")) {
+            const char *v = ARG();
+            const int t = tern_cache_type_parse(v);
+            if (t < 0) cli_die("%s expects f16 or q8_0, got '%s'", a, v);
+            if (!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k")) o->cache_type_k = t;
+            else o->cache_type_v = t;
+        } else if (!strcmp(a, "--verify")) {
             const char *v = ARG();
             if (!strcmp(v, "fast")) o->verify_fast = 1;
             else if (!strcmp(v, "exact")) o->verify_fast = 0;
@@ -381,6 +390,8 @@ static tern_context *new_ctx(tern_model *m, const options *o) {
     p.ubatch = o->ubatch;
     p.tp = o->tp;
     p.verify_fast = o->verify_fast;
+    p.cache_type_k = o->cache_type_k;
+    p.cache_type_v = o->cache_type_v;
     p.verbose = 1;
     tern_context *c = tern_context_new_ex(m, &p);
     if (!c) cli_die("%s", tern_last_error());

@@ -69,7 +69,13 @@ typedef struct {
                         * the model must split (heads, KV heads divisible by tp; see backend_cuda.h) */
     int verify_fast;   /* CUDA: chunks of 2..16 tokens (speculative verify) through the tensor-core GEMM instead
                         * of the bit-exact multi-row GEMV: faster, not bit-identical to decode steps (0: exact) */
+    int cache_type_k;  /* KV cache element type (tern_cache_type): TERN_CACHE_F16 (0, default) or TERN_CACHE_Q8_0 */
+    int cache_type_v;  /* (CUDA only, K and V the same type; llama.cpp's --cache-type-k/--cache-type-v) */
 } tern_context_params;
+/* KV cache element types. Q8_0: blocks of 32 values, an f16 scale and 32 int8 (GGUF block_q8_0). */
+typedef enum { TERN_CACHE_F16 = 0, TERN_CACHE_Q8_0 = 1 } tern_cache_type;
+/* "f16" -> TERN_CACHE_F16, "q8_0" -> TERN_CACHE_Q8_0, else -1. */
+int tern_cache_type_parse(const char *s);
 tern_context_params tern_context_default_params(void);
 /* As tern_context_new with explicit parameters. Errors: TERN_DEVICE_CUDA without a CUDA build or GPU, a
  * device memory plan that does not fit (the message gives the numbers), an unknown TERN_DEVICE value. */

@@ -48,8 +48,8 @@ int tern_tp_check(const tern_model *m, int n, char *why, size_t nwhy) {
 int tern_cuda_available(void) { return 0; }
 int tern_cuda_device_count(void) { return 0; }
 const char *tern_cuda_device_name(void) { return ""; }
-tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose, int n_tp) {
-    (void)m; (void)n_ctx; (void)ubatch; (void)verbose; (void)n_tp;
+tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose, int n_tp, int kv_q8) {
+    (void)m; (void)n_ctx; (void)ubatch; (void)verbose; (void)n_tp; (void)kv_q8;
     tern_set_error("this tern was built without CUDA (build with make CUDA=1)");
     return NULL;
 }
@@ -122,7 +122,11 @@ struct tern_cuda {
     dlayer *layers;
     dweight *tok_embd, *output;
     float *output_norm, *freq;
-    uint16_t *kc, *vc; /* (n_layer, n_ctx, nkv*hd) f16 */
+    uint16_t *kc, *vc; /* (n_layer, n_ctx, nkv*hd) f16; with kv_q8 byte buffers of kv_layer_bytes a layer */
+    int kv_q8;          /* Q8_0 KV cache (--cache-type-k/v q8_0): per layer int8 (n_ctx, nkv*hd), then f16
+                         * scales (n_ctx, nkv*hd/32), the layer padded to 256 bytes */
+    uint64_t kv_layer_bytes;
+    uint16_t *kc16, *vc16; /* kv_q8: f16 copies of one layer's cache rows for the prefill attention */
     /* scratch for ubatch tokens */
     float *x, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
     float *qkv1, *gu1;    /* one token's fused q|k|v and gate|up outputs */
@@ -444,7 +448,9 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
                                (m->layers[il].bv ? Hkv : 0) + (m->layers[il].bo ? E : 0));
     }
     wb += sizeof(float) * ((uint64_t)E + m->n_rot / 2 + 1);
-    const uint64_t kvb = 2ull * sizeof(uint16_t) * m->n_layer * (uint64_t)g->n_ctx * Hkv;
+    g->kv_layer_bytes = g->kv_q8 ? ((uint64_t)g->n_ctx * Hkv + (uint64_t)g->n_ctx * (Hkv / 32) * 2 + 255) & ~255ull
+                                 : sizeof(uint16_t) * (uint64_t)g->n_ctx * Hkv;
+    const uint64_t kvb = 2ull * m->n_layer * g->kv_layer_bytes;
     int maxin = E > Hq ? E : Hq;
     if (F > maxin) maxin = F;
     const size_t ws_bytes = 32u << 20;
@@ -452,6 +458,7 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
                   sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat + max_layer) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
                   sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, maxin) +
                   tcu_attention_ws_bytes(TCU_MULTI_MAX, g->nh, hd, g->att_splits);
+    if (g->kv_q8) sb += 2ull * sizeof(uint16_t) * g->n_ctx * Hkv; /* kc16, vc16 */
     if (g->n_rank > 1) {
         sb += sizeof(float) * (uint64_t)g->n_rank * B * g->vpad;                 /* gath */
         if (g->rank == 0) sb += sizeof(float) * (uint64_t)B * m->n_vocab;        /* lfull */
@@ -517,6 +524,10 @@ static int rank_setup(tern_cuda *g) {
     if (!fail) {
         g->kc = dalloc(kvb / 2, &fail);
         g->vc = dalloc(kvb / 2, &fail);
+        if (g->kv_q8) {
+            g->kc16 = dalloc(sizeof(uint16_t) * (size_t)g->n_ctx * Hkv, &fail);
+            g->vc16 = dalloc(sizeof(uint16_t) * (size_t)g->n_ctx * Hkv, &fail);
+        }
         g->x = dalloc(sizeof(float) * (size_t)B * E, &fail);
         g->xn = dalloc(sizeof(float) * (size_t)B * E, &fail);
         g->tmp = dalloc(sizeof(float) * (size_t)B * E, &fail);
@@ -603,7 +614,7 @@ static void rank_free(tern_cuda *g) {
             cudaFree(d->attn_norm); cudaFree(d->ffn_norm);
             cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
         }
-    void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
+    void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->kc16, g->vc16, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
                     g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
                     g->lfull};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
@@ -627,7 +638,7 @@ static void setup_job(void *arg, int ith, int nth) {
     (void)rank_setup(rk[ith]);
 }
 
-tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose, int n_tp) {
+tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose, int n_tp, int kv_q8) {
     if (!tern_cuda_available()) {
         tern_set_error("no CUDA device found (driver missing or no GPU); use --device cpu");
         return NULL;
@@ -638,6 +649,10 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         return NULL;
     }
     if (m->n_rot % 2 != 0) { tern_set_error("n_rot %d is odd", m->n_rot); return NULL; }
+    if (kv_q8 && m->head_dim != 64 && m->head_dim != 128 && m->head_dim != 256) {
+        tern_set_error("--cache-type q8_0: head dim %d has no Q8_0 cache kernel (64, 128, 256); use f16", m->head_dim);
+        return NULL;
+    }
     char why[512];
     if (tern_tp_check(m, n_tp, why, sizeof why)) { tern_set_error("%s", why); return NULL; }
     if (n_tp > g_ndev) {
@@ -670,6 +685,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         rank_dims(rk[r], m, r, n_tp);
         rk[r]->n_ctx = n_ctx;
         rk[r]->ubatch = ubatch;
+        rk[r]->kv_q8 = kv_q8;
         rk[r]->att_splits = att_splits_rule(n_ctx);
     }
     int refuse = 0;
@@ -690,9 +706,10 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
         const uint64_t need = wb + kvb + sb, reserve = (256ull << 20) + (n_tp > 1 ? 512ull << 20 : 0); /* context, cuBLASLt, graphs, NCCL */
         if (verbose)
             fprintf(stderr,
-                    "tern: cuda memory plan on GPU %d (%s)%s: weights %.2f GiB + KV cache %.2f GiB (%d positions, f16) + "
+                    "tern: cuda memory plan on GPU %d (%s)%s: weights %.2f GiB + KV cache %.2f GiB (%d positions, %s) + "
                     "scratch %.2f GiB (ubatch %d) = %.2f GiB of %.2f GiB free\n",
-                    r, g_name, n_tp > 1 ? ", tensor-parallel shard" : "", gib(wb), gib(kvb), n_ctx, gib(sb), ubatch,
+                    r, g_name, n_tp > 1 ? ", tensor-parallel shard" : "", gib(wb), gib(kvb), n_ctx,
+                    kv_q8 ? "q8_0" : "f16", gib(sb), ubatch,
                     gib(need), gib(free_b));
         if (need + reserve > free_b) {
             tern_set_error("the model does not fit on GPU %d (%s): it needs %.2f GiB (weights %.2f + KV cache %.2f for %d "
@@ -907,7 +924,11 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
     for (int il = 0; il < g->n_layer_eval; il++) {
         const dlayer *l = &g->layers[il];
-        uint16_t *kc = g->kc + (size_t)il * g->n_ctx * Hkv, *vc = g->vc + (size_t)il * g->n_ctx * Hkv;
+        uint16_t *kc = (uint16_t *)((char *)g->kc + il * g->kv_layer_bytes);
+        uint16_t *vc = (uint16_t *)((char *)g->vc + il * g->kv_layer_bytes);
+        /* kv_q8: the int8 plane, then the scales */
+        int8_t *kq = (int8_t *)kc, *vq = (int8_t *)vc;
+        uint16_t *ksc = (uint16_t *)(kq + (size_t)g->n_ctx * Hkv), *vsc = (uint16_t *)(vq + (size_t)g->n_ctx * Hkv);
         void *xq = want_x16(g, n, l->wq, l->wk, l->wv);
         tcu_add_rmsnorm(g->x, il > 0 ? g->tmp : NULL, l->attn_norm, m->rms_eps, n, E, one ? g->xn : NULL,
                         one ? NULL : g->x16, xq, st);
@@ -924,9 +945,23 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (l->bq) tcu_add_bias(q, l->bq, n, Hq, st);
         if (l->bk) tcu_add_bias(k, l->bk, n, Hkv, st);
         if (l->bv) tcu_add_bias(v, l->bv, n, Hkv, st);
-        tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
-        tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, 1.0f / sqrtf((float)hd), g->att, g->attws,
-                            g->att_splits, st);
+        const float sc = 1.0f / sqrtf((float)hd);
+        if (!g->kv_q8) {
+            tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
+            tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws, g->att_splits, st);
+        } else {
+            tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kq, ksc, vq, vsc, st);
+            if (n <= TCU_MULTI_MAX) {
+                tcu_attention_split_q8(q, kq, vq, ksc, vsc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
+                                       g->att_splits, st);
+            } else { /* prefill: the rows up to the chunk's last position as f16, then the f16 kernels */
+                const int rows = g->hpos[n - 1] + 1;
+                tcu_kv_dequant_q8(kq, ksc, rows, Hkv, g->kc16, st);
+                tcu_kv_dequant_q8(vq, vsc, rows, Hkv, g->vc16, st);
+                tcu_attention_split(q, g->kc16, g->vc16, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
+                                    g->att_splits, st);
+            }
+        }
         g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
         xq = want_x16(g, n, l->wo, NULL, NULL);

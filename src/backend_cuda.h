@@ -45,8 +45,9 @@ int tern_tp_check(const tern_model *m, int n, char *why, size_t nwhy);
  * NVLink multicast off (NCCL_NVLS_ENABLE=0). Errors: no device, fewer than n_tp devices, a model that does
  * not split (tern_tp_check), NCCL missing, a weight type without a GPU kernel, n_in not a multiple of 8,
  * out of device memory. Models with m->gen_rows (in-memory synthetic) are generated chunk by chunk into
- * a pinned staging buffer and uploaded. */
-tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose, int n_tp);
+ * a pinned staging buffer and uploaded. kv_q8: the KV cache in Q8_0 blocks (GGUF block_q8_0 values, 1.0625
+ * bytes an element instead of 2; head dim 64, 128 or 256) instead of f16. */
+tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose, int n_tp, int kv_q8);
 void tern_cuda_free(tern_cuda *g);
 
 /* Run tokens[0..n) (n <= ubatch) at positions pos0.. and append them to the KV cache.

@@ -61,7 +61,7 @@ static size_t max_scratch(const tern_model *m, int chunk) {
 }
 
 tern_context_params tern_context_default_params(void) {
-    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0, 0, 1, 0};
+    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0, 0, 1, 0, TERN_CACHE_F16, TERN_CACHE_F16};
     return p;
 }
 
@@ -93,11 +93,25 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
             dev = tern_cuda_available() ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
         }
     }
+    if ((p->cache_type_k != TERN_CACHE_F16 && p->cache_type_k != TERN_CACHE_Q8_0) ||
+        (p->cache_type_v != TERN_CACHE_F16 && p->cache_type_v != TERN_CACHE_Q8_0)) {
+        tern_set_error("unknown KV cache type (expected f16 or q8_0)");
+        return NULL;
+    }
+    if (p->cache_type_k != p->cache_type_v) {
+        tern_set_error("--cache-type-k and --cache-type-v differ: tern supports the same type for both (f16 or q8_0)");
+        return NULL;
+    }
+    const int kv_q8 = p->cache_type_k == TERN_CACHE_Q8_0;
+    if (kv_q8 && dev != TERN_DEVICE_CUDA) {
+        tern_set_error("--cache-type q8_0 needs the CUDA backend (the CPU KV cache is f16)");
+        return NULL;
+    }
     if (dev == TERN_DEVICE_CUDA) {
         /* default chunk 2048 tokens: bench/sweeps/ubatch.md (H200, Llama-3-8B Q4_0: pp2048 23.4k tok/s at 512,
          * 32.0k at 2048; scratch 1.37 -> 2.44 GiB) */
         const int ub = p->ubatch > 0 ? (p->ubatch < n_ctx ? p->ubatch : n_ctx) : (n_ctx < 2048 ? n_ctx : 2048);
-        tern_cuda *cu = tern_cuda_new(m, n_ctx, ub, p->verbose, p->tp > 1 ? p->tp : 1);
+        tern_cuda *cu = tern_cuda_new(m, n_ctx, ub, p->verbose, p->tp > 1 ? p->tp : 1, kv_q8);
         if (!cu) return NULL;
         tern_cuda_set_layers(cu, nl);
         tern_cuda_set_verify_fast(cu, p->verify_fast);
@@ -351,4 +365,11 @@ int tern_eval_argmax(tern_context *c, const int32_t *tokens, int n, int32_t *ids
     if (n > 1) { c->perf.t_prefill_s += dt; c->perf.n_prefill_tokens += n; }
     else { c->perf.t_decode_s += dt; c->perf.n_decode_tokens += 1; }
     return 0;
+}
+
+int tern_cache_type_parse(const char *s) {
+    if (!s) return -1;
+    if (!strcmp(s, "f16")) return TERN_CACHE_F16;
+    if (!strcmp(s, "q8_0")) return TERN_CACHE_Q8_0;
+    return -1;
 }

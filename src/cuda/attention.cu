@@ -141,6 +141,43 @@ template <int EPL> __device__ __forceinline__ float att_elem(const att_raw<EPL> 
     return __half2float(__ushort_as_half((unsigned short)(r.w[e / 2] >> (16 * (e & 1)))));
 }
 
+/* The Q8_0 cache (tcu_attention_split_q8): a lane's EPL consecutive int8 of a row (EPL 2, 4 or 8: within
+ * one 32-block) packed in words (element e in byte e % 4 of word e / 4), and that block's f32 scale. An
+ * element is (float)q * d, exact in f32 (8-bit q times an f16 d). */
+template <int EPL> struct att_raw8 { uint32_t w[(EPL + 3) / 4]; float d; };
+
+template <int EPL>
+__device__ __forceinline__ void att_load(att_raw8<EPL> &r, const int8_t *__restrict__ p, const uint16_t *__restrict__ sc) {
+    if constexpr (EPL == 8) {
+        const uint2 x = *(const uint2 *)p;
+        r.w[0] = x.x; r.w[1] = x.y;
+    } else if constexpr (EPL == 4) {
+        r.w[0] = *(const uint32_t *)p;
+    } else if constexpr (EPL == 2) {
+        r.w[0] = *(const unsigned short *)p;
+    } else {
+#pragma unroll
+        for (int i = 0; i < (EPL + 3) / 4; i++) r.w[i] = 0u;
+#pragma unroll
+        for (int e = 0; e < EPL; e++) r.w[e / 4] |= (uint32_t)(uint8_t)p[e] << (8 * (e % 4));
+    }
+    r.d = __half2float(__ushort_as_half(*sc));
+}
+
+template <int EPL> __device__ __forceinline__ void att_zero(att_raw8<EPL> &r) {
+#pragma unroll
+    for (int i = 0; i < (EPL + 3) / 4; i++) r.w[i] = 0u;
+    r.d = 0.0f;
+}
+
+template <int EPL> __device__ __forceinline__ float att_elem(const att_raw8<EPL> &r, int e) {
+    return __fmul_rn((float)(int8_t)(r.w[e / 4] >> (8 * (e % 4))), r.d);
+}
+
+/* The raw K/V slice type of a lane: f16 (Q8 = 0) or Q8_0 (Q8 = 1). */
+template <int EPL, int Q8> struct att_kv { typedef att_raw<EPL> raw; };
+template <int EPL> struct att_kv<EPL, 1> { typedef att_raw8<EPL> raw; };
+
 __device__ __forceinline__ float att_warp_sum(float x) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
@@ -156,9 +193,10 @@ template <int EPL> struct att_batch { static constexpr int U = EPL >= 8 ? 2 : EP
 
 /* grid (n, n_head_kv * n_chunk), block NW*32 (NW a multiple of ATT_RED_SLOTS, <= ATT_MAX_WARPS).
  * Chunk c of KV head hk serves query heads hk*G + c*QH + g, g < QH, those < (hk+1)*G (G = group size). */
-template <int EPL, int QH>
+template <int EPL, int QH, int Q8>
 __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
-attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
+attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
+                       const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
                        int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws) {
     constexpr int HD = EPL * 32, U = att_batch<EPL>::U;
@@ -175,7 +213,12 @@ attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__
     /* this CTA's rows (v2 split z of S; the whole range when S = 1) */
     const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S);
     const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
-    const uint16_t *kb = kc + (size_t)hk * HD + lane * EPL, *vb = vc + (size_t)hk * HD + lane * EPL;
+    const uint16_t *kb = (const uint16_t *)kc + (size_t)hk * HD + lane * EPL;
+    const uint16_t *vb = (const uint16_t *)vc + (size_t)hk * HD + lane * EPL;
+    /* Q8: int8 rows of the same element stride, and the lane's block scale (stride / 32 scales a row) */
+    const int8_t *kb8 = (const int8_t *)kc + (size_t)hk * HD + lane * EPL;
+    const int8_t *vb8 = (const int8_t *)vc + (size_t)hk * HD + lane * EPL;
+    const size_t sstride = stride / 32, soff = ((size_t)hk * HD + lane * EPL) / 32;
 
     float qr[QH][EPL], acc[QH][EPL], m[QH], l[QH];
 #pragma unroll
@@ -192,12 +235,17 @@ attention_split_kernel(const float *__restrict__ q, const uint16_t *__restrict__
     }
 
     for (int j0 = r0 + w * U; j0 < r1; j0 += NW * U) { /* warp-uniform: row j0 is visible */
-        att_raw<EPL> kr[U], vr[U];
+        typename att_kv<EPL, Q8>::raw kr[U], vr[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (j0 + u < r1) {
-                att_load<EPL>(kr[u], kb + (size_t)(j0 + u) * stride);
-                att_load<EPL>(vr[u], vb + (size_t)(j0 + u) * stride);
+                if constexpr (Q8) {
+                    att_load<EPL>(kr[u], kb8 + (size_t)(j0 + u) * stride, ks + (size_t)(j0 + u) * sstride + soff);
+                    att_load<EPL>(vr[u], vb8 + (size_t)(j0 + u) * stride, vs + (size_t)(j0 + u) * sstride + soff);
+                } else {
+                    att_load<EPL>(kr[u], kb + (size_t)(j0 + u) * stride);
+                    att_load<EPL>(vr[u], vb + (size_t)(j0 + u) * stride);
+                }
             } else {
                 att_zero<EPL>(kr[u]);
                 att_zero<EPL>(vr[u]);
@@ -324,25 +372,22 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
     return (G + n_chunk - 1) / n_chunk;
 }
 
-typedef void (*att_kernel_fn)(const float *, const uint16_t *, const uint16_t *, int, const int32_t *, int, int, float,
-                              float *, int, float *);
-static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const uint16_t *kc,
-                       const uint16_t *vc, int n, const int32_t *pos, int n_head, int n_head_kv, float scale, float *out,
-                       int n_chunk, float *ws) {
-    PDL_LAUNCH(kf, grid, block, 0, st, q, kc, vc, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws);
+typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
+                              const int32_t *, int, int, float, float *, int, float *);
+static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
+                       const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
+                       int n_head_kv, float scale, float *out, int n_chunk, float *ws) {
+    PDL_LAUNCH(kf, grid, block, 0, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws);
 }
 
-#define ATT_CASE_QH(E)                                                                                      \
+#define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws
+#define ATT_CASE_QH(E, Q8)                                                                                  \
     case E:                                                                                                 \
         switch (qh) {                                                                                       \
-        case 1: att_launch(attention_split_kernel<E, 1>, grid, block, st, q, kc, vc, n, pos, n_head, n_head_kv, \
-                             scale, out, n_chunk, ws); break;                                              \
-        case 2: att_launch(attention_split_kernel<E, 2>, grid, block, st, q, kc, vc, n, pos, n_head, n_head_kv, \
-                             scale, out, n_chunk, ws); break;                                              \
-        case 3: att_launch(attention_split_kernel<E, 3>, grid, block, st, q, kc, vc, n, pos, n_head, n_head_kv, \
-                             scale, out, n_chunk, ws); break;                                              \
-        default: att_launch(attention_split_kernel<E, 4>, grid, block, st, q, kc, vc, n, pos, n_head, n_head_kv, \
-                            scale, out, n_chunk, ws); break;                                               \
+        case 1: att_launch(attention_split_kernel<E, 1, Q8>, ATT_ARGS); break;                              \
+        case 2: att_launch(attention_split_kernel<E, 2, Q8>, ATT_ARGS); break;                              \
+        case 3: att_launch(attention_split_kernel<E, 3, Q8>, ATT_ARGS); break;                              \
+        default: att_launch(attention_split_kernel<E, 4, Q8>, ATT_ARGS); break;                             \
         }                                                                                                   \
         break;
 
@@ -353,6 +398,44 @@ extern "C" void tcu_attention_set_flash(int on) { g_att_flash = on != 0; }
 
 extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) {
     return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) : 0;
+}
+
+/* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_ctx, n_head_kv, hd) f16, pos (n) on the
+ * device, out (n, n_head, hd) f32; online softmax in f32 (Milakov & Gimelshein 2018). The grid depends on
+ * n and the head shape only, never on pos (graph capture). v1 for hd a multiple of 32 up to 256 and
+ * n_head a multiple of n_head_kv, else the ref kernel. */
+/* v1 / v2 for an f16 (ks = NULL) or Q8_0 cache; S splits when ws and n <= TCU_MULTI_MAX. qh != 0. */
+static void att_split_launch(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
+                             int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
+                             float *ws, int splits, int qh, cudaStream_t st) {
+    const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
+    const int S = ws && splits > 1 && n <= TCU_MULTI_MAX ? splits : 1;
+    const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)S);
+    /* up to TCU_MULTI_MAX tokens take the decode configuration: a token's keys are split over the same
+     * warps and combined in the same order as in a one-token call, so a speculative verify of k tokens
+     * gives each token the bits of its own decode step */
+    const dim3 block(32 * (n <= TCU_MULTI_MAX ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS));
+    if (ks) {
+        switch (hd / 32) {
+            ATT_CASE_QH(2, 1)
+            ATT_CASE_QH(4, 1)
+            ATT_CASE_QH(8, 1)
+        }
+    } else {
+        switch (hd / 32) {
+            ATT_CASE_QH(1, 0)
+            ATT_CASE_QH(2, 0)
+            ATT_CASE_QH(3, 0)
+            ATT_CASE_QH(4, 0)
+            ATT_CASE_QH(5, 0)
+            ATT_CASE_QH(6, 0)
+            ATT_CASE_QH(7, 0)
+            ATT_CASE_QH(8, 0)
+        }
+    }
+    if (S > 1)
+        PDL_LAUNCH(attention_combine_kernel, dim3((unsigned)(n * n_head)), dim3(hd < 256 ? hd : 256), 0, st,
+                   (const float *)ws, n, n_head, hd, S, out);
 }
 
 /* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_ctx, n_head_kv, hd) f16, pos (n) on the
@@ -372,26 +455,18 @@ extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const ui
         tcu_attention_ref(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st);
         return;
     }
-    const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
-    const int S = ws && splits > 1 && n <= TCU_MULTI_MAX ? splits : 1;
-    const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)S);
-    /* up to TCU_MULTI_MAX tokens take the decode configuration: a token's keys are split over the same
-     * warps and combined in the same order as in a one-token call, so a speculative verify of k tokens
-     * gives each token the bits of its own decode step */
-    const dim3 block(32 * (n <= TCU_MULTI_MAX ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS));
-    switch (hd / 32) {
-        ATT_CASE_QH(1)
-        ATT_CASE_QH(2)
-        ATT_CASE_QH(3)
-        ATT_CASE_QH(4)
-        ATT_CASE_QH(5)
-        ATT_CASE_QH(6)
-        ATT_CASE_QH(7)
-        ATT_CASE_QH(8)
-    }
-    if (S > 1)
-        PDL_LAUNCH(attention_combine_kernel, dim3((unsigned)(n * n_head)), dim3(hd < 256 ? hd : 256), 0, st,
-                   (const float *)ws, n, n_head, hd, S, out);
+    att_split_launch(q, kc, vc, NULL, NULL, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, st);
+}
+
+/* tcu.h: tcu_attention_split over a Q8_0 cache (int8 planes kq, vq as the f16 layout; f16 scales ks, vs,
+ * (n_ctx, n_head_kv * hd / 32)): n <= TCU_MULTI_MAX, hd 64, 128 or 256 (else nothing is launched). */
+extern "C" void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks,
+                                       const uint16_t *vs, int n, const int32_t *pos, int n_head, int n_head_kv, int hd,
+                                       float scale, float *out, float *ws, int splits, cudaStream_t st) {
+    if (n <= 0 || n > TCU_MULTI_MAX || n_head <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
+    const int qh = att_choose_qh(n_head, n_head_kv, hd);
+    if (!qh) return;
+    att_split_launch(q, kq, vq, ks, vs, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, st);
 }
 
 extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,

@@ -139,8 +139,29 @@ extern "C" void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const 
  * its k and v pair to the cache (kv_write_k's conversion). Same bits as rope_k twice and kv_write_k. Was
  * thread per (token, pair) looping over the heads: for one token 64 threads in one CTA, 23 us a call (ncu,
  * Llama-3-8B decode step). */
+/* Q8_0 of one 32-element block held as pairs by 16 consecutive lanes (lane & 15 = the pair's index in the
+ * block), tern's Q8_0 rule (quant.c quantize_q8_32_scalar: d = amax/127 stored f16, q = round-half-even(x *
+ * (127/amax)), saturated): q[0..1] and, from the block's first lane, the f16 scale. Called by whole warps. */
+static __device__ __forceinline__ int q8_round(float v) {
+    const float r = rintf(v);
+    return r >= -128.0f && r <= 127.0f ? (int)r : (r > 127.0f ? 127 : -128); /* NaN: -128, as round_ne */
+}
+static __device__ __forceinline__ void q8_pair_put(float a, float b, int8_t *q, uint16_t *scale, int first) {
+    float m = fmaxf(fabsf(a), fabsf(b));
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    const float d = __fdiv_rn(m, 127.0f), id = m != 0.0f ? __fdiv_rn(127.0f, m) : 0.0f;
+    q[0] = (int8_t)q8_round(__fmul_rn(a, id));
+    q[1] = (int8_t)q8_round(__fmul_rn(b, id));
+    if (first) *scale = __half_as_ushort(__float2half_rn(d));
+}
+
+/* kq != NULL: the cache is Q8_0 (tcu.h tcu_rope_kv_q8): int8 planes kq, vq (n_ctx, nkv*hd) and f16 scale planes
+ * ks, vs (n_ctx, nkv*hd/32); kc, vc unused. hd is then 64, 128 or 256, so a warp lies inside one head slot
+ * and the KV-head branch is warp-uniform. */
 __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
-                          const int32_t *pos, const float *freq, uint16_t *kc, uint16_t *vc) {
+                          const int32_t *pos, const float *freq, uint16_t *kc, uint16_t *vc, int8_t *kq, uint16_t *ks,
+                          int8_t *vq, uint16_t *vs) {
     pdl_trigger();
     pdl_wait();
     const int half = hd / 2, hpb = blockDim.x / half; /* head slots per CTA */
@@ -168,6 +189,12 @@ __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int
         if (hh >= nh) {
             const int h = hh - nh;
             const size_t dst = (size_t)pos[t] * row + (size_t)h * hd + 2 * i, src = (size_t)t * row + (size_t)h * hd + 2 * i;
+            if (kq) {
+                const int first = (i & 15) == 0;
+                q8_pair_put(a, b, kq + dst, ks + dst / 32, first);
+                q8_pair_put(v[src], v[src + 1], vq + dst, vs + dst / 32, first);
+                continue;
+            }
             kc[dst] = __half_as_ushort(__float2half_rn(a));
             kc[dst + 1] = __half_as_ushort(__float2half_rn(b));
             vc[dst] = __half_as_ushort(__float2half_rn(v[src]));
@@ -181,7 +208,33 @@ extern "C" void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, i
     if (n <= 0) return;
     const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half; /* ~256 threads a CTA */
     dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
-    PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, freq, kc, vc);
+    PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, freq, kc, vc,
+               (int8_t *)NULL, (uint16_t *)NULL, (int8_t *)NULL, (uint16_t *)NULL);
+}
+
+extern "C" void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
+                               const int32_t *pos, const float *freq, int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs,
+                               cudaStream_t st) {
+    if (n <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
+    const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half;
+    dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
+    PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, freq, (uint16_t *)NULL,
+               (uint16_t *)NULL, kq, ks, vq, vs);
+}
+
+/* out (rows, row) f16 = the Q8_0 cache rows dequantized (q * f32(scale), rounded to f16): the prefill
+ * attention's input when the cache is Q8_0. */
+__global__ void kv_dequant_q8_k(const int8_t *__restrict__ q, const uint16_t *__restrict__ s, int64_t n,
+                                uint16_t *__restrict__ out) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = __half_as_ushort(__float2half_rn(__fmul_rn((float)q[i], __half2float(__ushort_as_half(s[i / 32])))));
+}
+
+extern "C" void tcu_kv_dequant_q8(const int8_t *q, const uint16_t *s, int rows, int row, uint16_t *out, cudaStream_t st) {
+    const int64_t n = (int64_t)rows * row;
+    if (n <= 0) return;
+    int64_t b = (n + 255) / 256;
+    kv_dequant_q8_k<<<(unsigned)(b < 65536 ? b : 65536), 256, 0, st>>>(q, s, n, out);
 }
 
 __global__ void kv_write_k(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row,

@@ -112,6 +112,14 @@ void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t
 void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st);
 /* y += x, n elements f32. */
 void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st);
+/* tcu_rope_kv writing a Q8_0 cache (tcu_attention_split_q8's layout): each 32-element block of a KV row gets
+ * tern's Q8_0 rule (quant.c: d = amax/127 stored f16, q = round-half-even(x * 127/amax)), the bytes
+ * tern_quantize_activation(TERN_TYPE_Q8_0) gives for the same f32 values. hd 64, 128 or 256. */
+void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, const int32_t *pos,
+                    const float *freq, int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs, cudaStream_t st);
+/* out (rows, row) f16 = q * f32(s[i / 32]) rounded to f16: Q8_0 cache rows (row a multiple of 32) for the
+ * prefill attention. */
+void tcu_kv_dequant_q8(const int8_t *q, const uint16_t *s, int rows, int row, uint16_t *out, cudaStream_t st);
 /* y (n, dim) += b (dim) per row. */
 void tcu_add_bias(float *y, const float *b, int n, int dim, cudaStream_t st);
 /* y = f16(x), n elements. */
@@ -141,6 +149,14 @@ void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n
 void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
                          int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
 size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
+/* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_ctx, n_head_kv, hd) int8 and
+ * ks, vs (n_ctx, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
+ * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; an element is
+ * q * d in f32 (exact), the rest as tcu_attention_split, the same bits for a token in any chunk of <= 16.
+ * Longer chunks: dequantize with tcu_kv_dequant_q8 and call tcu_attention_split. */
+void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks, const uint16_t *vs,
+                            int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
+                            float *ws, int splits, cudaStream_t st);
 /* Causal GQA flash attention on the tensor cores (attention_prefill.cu; FlashAttention-2, Dao 2023), the
  * tcu_attention contract for hd in {64, 128, 256} and n_head a multiple of n_head_kv
  * (tcu_attention_flash_ok), any pos: Q and P rounded to f16, f32 scores, softmax and accumulation (relative

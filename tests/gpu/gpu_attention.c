@@ -18,6 +18,7 @@
 #include "backend_cpu.h"
 #include "check.h"
 #include "cuda/tcu.h"
+#include "quant.h"
 #include "util.h"
 
 /* attention.cu's reference variant (not in tcu.h: tests only). */
@@ -45,8 +46,9 @@ static uint64_t next_u64(void) { /* splitmix64 */
 }
 static float frand(float a) { return a * (float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0); }
 
-/* float64 reference: two-pass softmax on the same f32 q and f16 K/V. out (n, n_head, hd). */
-static void ref_f64(const float *q, const uint16_t *kc, const uint16_t *vc, int n, int pos0, int n_head, int n_head_kv,
+/* float64 reference: two-pass softmax on the same f32 q and the K/V values as float (kf, vf: the f16 cache
+ * converted, or a Q8_0 cache's q * d). out (n, n_head, hd). */
+static void ref_f64(const float *q, const float *kc, const float *vc, int n, int pos0, int n_head, int n_head_kv,
                     int hd, double scale, double *out) {
     const int group = n_head / n_head_kv;
     const size_t stride = (size_t)n_head_kv * hd;
@@ -57,9 +59,9 @@ static void ref_f64(const float *q, const uint16_t *kc, const uint16_t *vc, int 
             const float *qh = q + ((size_t)t * n_head + h) * hd;
             double mx = -INFINITY, sum = 0.0;
             for (int j = 0; j < n_kv; j++) {
-                const uint16_t *k = kc + j * stride + (size_t)hk * hd;
+                const float *k = kc + j * stride + (size_t)hk * hd;
                 double d = 0.0;
-                for (int i = 0; i < hd; i++) d += (double)qh[i] * tern_fp16_to_fp32(k[i]);
+                for (int i = 0; i < hd; i++) d += (double)qh[i] * k[i];
                 s[j] = d * scale;
                 if (s[j] > mx) mx = s[j];
             }
@@ -67,8 +69,8 @@ static void ref_f64(const float *q, const uint16_t *kc, const uint16_t *vc, int 
             double *o = out + ((size_t)t * n_head + h) * hd;
             for (int i = 0; i < hd; i++) o[i] = 0.0;
             for (int j = 0; j < n_kv; j++) {
-                const uint16_t *v = vc + j * stride + (size_t)hk * hd;
-                for (int i = 0; i < hd; i++) o[i] += s[j] / sum * tern_fp16_to_fp32(v[i]);
+                const float *v = vc + j * stride + (size_t)hk * hd;
+                for (int i = 0; i < hd; i++) o[i] += s[j] / sum * v[i];
             }
         }
     free(s);
@@ -111,7 +113,10 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
     for (size_t i = 0; i < nkv; i++) kc[i] = tern_fp32_to_fp16(frand(1.0f)), vc[i] = tern_fp32_to_fp16(frand(1.0f));
     for (int t = 0; t < n; t++) pos[t] = pos0 + t;
 
-    ref_f64(q, kc, vc, n, pos0, n_head, n_head_kv, hd, scale, o_ref);
+    float *kf = malloc(sizeof(float) * nkv), *vf = malloc(sizeof(float) * nkv);
+    for (size_t i = 0; i < nkv; i++) kf[i] = tern_fp16_to_fp32(kc[i]), vf[i] = tern_fp16_to_fp32(vc[i]);
+    ref_f64(q, kf, vf, n, pos0, n_head, n_head_kv, hd, scale, o_ref);
+    free(kf), free(vf);
     cpu_attention(pool, q, kc, vc, n, pos0, n_head, n_head_kv, hd, scale, o_cpu, scratch);
 
     float *d_q, *d_out;
@@ -197,6 +202,84 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
     free(q), free(o_cpu), free(o_gpu), free(o_ref), free(kc), free(vc), free(pos), free(scratch);
 }
 
+/* tcu_attention_split_q8 (Q8_0 cache, n <= 16): random f32 K/V quantized by tern_quantize_activation(Q8_0)
+ * (the CPU's rule) into the int8 and scale planes; against float64 on the dequantized q * d (exact in f32,
+ * so the f16 case's bound 1e-5 holds), with 1 split and with S splits, and every token's row equal to its
+ * one-token call (the verify property). */
+static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0) {
+    const int n_ctx = pos0 + n, row = n_head_kv * hd;
+    const size_t nq = (size_t)n * n_head * hd, nkv = (size_t)n_ctx * row;
+    const float scale = 1.0f / sqrtf((float)hd);
+    float *q = malloc(sizeof(float) * nq), *o_gpu = malloc(sizeof(float) * nq), *o_one = malloc(sizeof(float) * nq);
+    float *kf = malloc(sizeof(float) * nkv), *vf = malloc(sizeof(float) * nkv);
+    double *o_ref = malloc(sizeof(double) * nq);
+    int8_t *kq = malloc(nkv), *vq = malloc(nkv);
+    uint16_t *ks = malloc(2 * (nkv / 32)), *vs = malloc(2 * (nkv / 32));
+    uint8_t *blk = malloc((size_t)row / 32 * 34);
+    int32_t *pos = malloc(sizeof(int32_t) * n);
+    for (size_t i = 0; i < nq; i++) q[i] = frand(3.0f);
+    for (int kv = 0; kv < 2; kv++) {
+        float *f = kv ? vf : kf;
+        int8_t *pq = kv ? vq : kq;
+        uint16_t *ps = kv ? vs : ks;
+        for (size_t i = 0; i < nkv; i++) f[i] = frand(1.0f);
+        for (int r = 0; r < n_ctx; r++) { /* quantize a row, split the blocks into planes, keep q * d */
+            tern_quantize_activation(TERN_TYPE_Q8_0, f + (size_t)r * row, blk, row);
+            for (int b = 0; b < row / 32; b++) {
+                memcpy(&ps[(size_t)r * (row / 32) + b], blk + (size_t)b * 34, 2);
+                memcpy(&pq[(size_t)r * row + b * 32], blk + (size_t)b * 34 + 2, 32);
+                const float d = tern_fp16_to_fp32(ps[(size_t)r * (row / 32) + b]);
+                for (int j = 0; j < 32; j++) f[(size_t)r * row + b * 32 + j] = (float)pq[(size_t)r * row + b * 32 + j] * d;
+            }
+        }
+    }
+    for (int t = 0; t < n; t++) pos[t] = pos0 + t;
+    ref_f64(q, kf, vf, n, pos0, n_head, n_head_kv, hd, scale, o_ref);
+    float *d_q, *d_out, *d_ws = NULL;
+    int8_t *d_kq, *d_vq;
+    uint16_t *d_ks, *d_vs;
+    int32_t *d_pos;
+    CK(cudaMalloc((void **)&d_q, sizeof(float) * nq));
+    CK(cudaMalloc((void **)&d_out, sizeof(float) * nq));
+    CK(cudaMalloc((void **)&d_kq, nkv));
+    CK(cudaMalloc((void **)&d_vq, nkv));
+    CK(cudaMalloc((void **)&d_ks, 2 * (nkv / 32)));
+    CK(cudaMalloc((void **)&d_vs, 2 * (nkv / 32)));
+    CK(cudaMalloc((void **)&d_pos, sizeof(int32_t) * n));
+    CK(cudaMemcpy(d_q, q, sizeof(float) * nq, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_kq, kq, nkv, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_vq, vq, nkv, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_ks, ks, 2 * (nkv / 32), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_vs, vs, 2 * (nkv / 32), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_pos, pos, sizeof(int32_t) * n, cudaMemcpyHostToDevice));
+    const int S = 1 + (pos0 + n) % 17;
+    const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
+    if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
+    for (int split = 0; split < 2; split++) {
+        CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+        tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out,
+                               split ? d_ws : NULL, split ? S : 1, 0);
+        CK(cudaGetLastError());
+        CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+        size_t n_nan;
+        const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
+        CHECK(n_nan == 0 && e64 < 1e-5, "q8 (%d splits) hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)",
+              split ? S : 1, hd, n_head, n_head_kv, n, pos0, e64, n_nan);
+    }
+    const size_t qrow = (size_t)n_head * hd;
+    for (int t = 0; t < n; t++)
+        tcu_attention_split_q8(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, n_head, n_head_kv, hd, scale,
+                               d_out + t * qrow, d_ws, S, 0);
+    CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 hd=%d heads=%d/%d n=%d pos0=%d: a token's row differs from "
+          "its one-token call", hd, n_head, n_head_kv, n, pos0);
+    CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_kq)); CK(cudaFree(d_vq)); CK(cudaFree(d_ks)); CK(cudaFree(d_vs));
+    CK(cudaFree(d_pos));
+    if (d_ws) CK(cudaFree(d_ws));
+    free(q), free(o_gpu), free(o_one), free(kf), free(vf), free(o_ref), free(kq), free(vq), free(ks), free(vs), free(blk),
+        free(pos);
+}
+
 static int cmp_float(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);
@@ -259,7 +342,9 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     free(pos);
 }
 
-int main(void) {
+/* argv[1] == "q8": only the Q8_0-cache cases (a quick check), no timings. */
+int main(int argc, char **argv) {
+    const int only_q8 = argc > 1 && !strcmp(argv[1], "q8");
     int n_dev = 0;
     if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0) {
         printf("gpu_attention: no CUDA device, skipped\n");
@@ -281,11 +366,14 @@ int main(void) {
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
             const int hd = hds[a], nh = heads[b][0], nkv = heads[b][1];
-            for (int i = 0; i < 6; i++) run_case(pool, hd, nh, nkv, 1, decode_pos[i]);
-            for (int n = 1; n <= 7; n++) run_case(pool, hd, nh, nkv, n, 0);
-            for (int i = 0; i < 7; i++) run_case(pool, hd, nh, nkv, prefill[i][0], prefill[i][1]);
+            for (int i = 0; i < 6 && !only_q8; i++) run_case(pool, hd, nh, nkv, 1, decode_pos[i]);
+            for (int n = 1; n <= 7 && !only_q8; n++) run_case(pool, hd, nh, nkv, n, 0);
+            for (int i = 0; i < 7 && !only_q8; i++) run_case(pool, hd, nh, nkv, prefill[i][0], prefill[i][1]);
+            for (int i = 0; i < 6; i++) run_case_q8(hd, nh, nkv, 1, decode_pos[i]);
+            for (int nn = 2; nn <= 16; nn += 7) run_case_q8(hd, nh, nkv, nn, 37);
         }
     tern_pool_free(pool);
+    if (only_q8) return check_summary("gpu_attention");
     printf("v3 (flash) worst rel L2 vs float64: %.3g (bound %.0e)\n", flash_worst, FLASH_TOL);
 
     printf("%-34s %15s\n", "tcu_attention (median of 20)", "time");

@@ -3,7 +3,10 @@
  * - tcu_add_rmsnorm(x, r) == tcu_add then tcu_rmsnorm (x written back, y32, y16), and its x16 output ==
  *   tcu_quantize_x16 of y32 (n = 1, 3, 16 rows; dim 576, 4096);
  * - tcu_swiglu_x16 == tcu_swiglu, and its x16 output == tcu_quantize_x16 of the result;
- * - tcu_rope_kv == tcu_rope on q, tcu_rope on k, tcu_kv_write (q, k, both caches; n_rot = hd and n_rot < hd). */
+ * - tcu_rope_kv == tcu_rope on q, tcu_rope on k, tcu_kv_write (q, k, both caches; n_rot = hd and n_rot < hd);
+ * - tcu_rope_kv_q8: the same q and k bits, and its Q8_0 cache rows == tern_quantize_activation(TERN_TYPE_Q8_0)
+ *   (the CPU's rule, src/quant.c) of the rotated k and of v, byte for byte (scales and int8), rows at pos;
+ *   tcu_kv_dequant_q8 == f16(q * d) of those bytes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,8 @@
 
 #include "check.h"
 #include "cuda/tcu.h"
+#include "quant.h"
+#include "util.h"
 
 #define CU(x)                                                                                          \
     do {                                                                                               \
@@ -117,6 +122,10 @@ int main(void) {
             CU(cudaMalloc((void **)&qb, sizeof(float) * n * nh * hd)); CU(cudaMalloc((void **)&kb, sizeof(float) * n * row));
             CU(cudaMemcpy(qb, qa, sizeof(float) * n * nh * hd, cudaMemcpyDeviceToDevice));
             CU(cudaMemcpy(kb, ka, sizeof(float) * n * row, cudaMemcpyDeviceToDevice));
+            float *q0, *k0; /* unrotated copies for the Q8_0 check */
+            CU(cudaMalloc((void **)&q0, sizeof(float) * n * nh * hd)); CU(cudaMalloc((void **)&k0, sizeof(float) * n * row));
+            CU(cudaMemcpy(q0, qa, sizeof(float) * n * nh * hd, cudaMemcpyDeviceToDevice));
+            CU(cudaMemcpy(k0, ka, sizeof(float) * n * row, cudaMemcpyDeviceToDevice));
             float *hf = malloc(sizeof(float) * (n_rot / 2 + 1));
             for (int i = 0; i < n_rot / 2; i++) hf[i] = powf(500000.0f, -2.0f * i / n_rot);
             float *freq = dup_dev(hf, sizeof(float) * (n_rot / 2 + 1));
@@ -136,6 +145,51 @@ int main(void) {
             CHECK(dev_eq(qa, qb, sizeof(float) * n * nh * hd) && dev_eq(ka, kb, sizeof(float) * n * row) &&
                       dev_eq(kca, kcb, cb) && dev_eq(vca, vcb, cb),
                   "rope_kv n=%d n_rot=%d differs from rope + rope + kv_write", n, n_rot);
+            { /* the Q8_0 cache: q0/k0 hold the unrotated inputs (copied before the rope calls) */
+                int8_t *kq, *vq;
+                uint16_t *ks, *vs, *k16;
+                const size_t nq8 = (size_t)n_ctx * row, nsc = nq8 / 32;
+                CU(cudaMalloc((void **)&kq, nq8)); CU(cudaMalloc((void **)&vq, nq8));
+                CU(cudaMalloc((void **)&ks, 2 * nsc)); CU(cudaMalloc((void **)&vs, 2 * nsc));
+                CU(cudaMalloc((void **)&k16, 2 * nq8));
+                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, pos, freq, kq, ks, vq, vs, 0);
+                tcu_kv_dequant_q8(kq, ks, n_ctx, row, k16, 0);
+                CU(cudaDeviceSynchronize());
+                CHECK(dev_eq(qa, q0, sizeof(float) * n * nh * hd) && dev_eq(ka, k0, sizeof(float) * n * row),
+                      "rope_kv_q8 n=%d n_rot=%d: q or k differs from rope", n, n_rot);
+                float *hk = malloc(sizeof(float) * n * row), *hv = malloc(sizeof(float) * n * row);
+                int8_t *hkq = malloc(nq8), *hvq = malloc(nq8);
+                uint16_t *hks = malloc(2 * nsc), *hvs = malloc(2 * nsc), *hk16 = malloc(2 * nq8);
+                uint8_t *blk = malloc((size_t)row / 32 * 34);
+                CU(cudaMemcpy(hk, ka, sizeof(float) * n * row, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hv, v, sizeof(float) * n * row, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hkq, kq, nq8, cudaMemcpyDeviceToHost)); CU(cudaMemcpy(hvq, vq, nq8, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hks, ks, 2 * nsc, cudaMemcpyDeviceToHost)); CU(cudaMemcpy(hvs, vs, 2 * nsc, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hk16, k16, 2 * nq8, cudaMemcpyDeviceToHost));
+                int bad = 0, bad16 = 0;
+                for (int t = 0; t < n; t++)
+                    for (int kv = 0; kv < 2; kv++) {
+                        tern_quantize_activation(TERN_TYPE_Q8_0, (kv ? hv : hk) + (size_t)t * row, blk, row);
+                        const int8_t *gq = (kv ? hvq : hkq) + (size_t)hp[t] * row;
+                        const uint16_t *gs = (kv ? hvs : hks) + (size_t)hp[t] * (row / 32);
+                        for (int b = 0; b < row / 32; b++) {
+                            uint16_t d;
+                            memcpy(&d, blk + (size_t)b * 34, 2);
+                            if (d != gs[b] || memcmp(blk + (size_t)b * 34 + 2, gq + b * 32, 32)) bad++;
+                            if (kv) continue;
+                            for (int j = 0; j < 32; j++) { /* the dequantized f16 of the K row */
+                                const float x = (float)gq[b * 32 + j] * tern_fp16_to_fp32(gs[b]);
+                                if (hk16[(size_t)hp[t] * row + b * 32 + j] != tern_fp32_to_fp16(x)) bad16++;
+                            }
+                        }
+                    }
+                CHECK(bad == 0, "rope_kv_q8 n=%d n_rot=%d: %d Q8_0 blocks differ from tern_quantize_activation", n,
+                      n_rot, bad);
+                CHECK(bad16 == 0, "kv_dequant_q8 n=%d: %d elements differ from f16(q * d)", n, bad16);
+                free(hk); free(hv); free(hkq); free(hvq); free(hks); free(hvs); free(hk16); free(blk);
+                cudaFree(kq); cudaFree(vq); cudaFree(ks); cudaFree(vs); cudaFree(k16);
+                cudaFree(q0); cudaFree(k0);
+            }
             free(hf);
             cudaFree(qa); cudaFree(qb); cudaFree(ka); cudaFree(kb); cudaFree(v); cudaFree(freq); cudaFree(pos);
             cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);

@@ -37,8 +37,10 @@ static double rel_l2(const float *a, const float *ref, int n) {
     return den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
 }
 
+static int g_cache_q8; /* contexts made by ctx() get a Q8_0 KV cache */
 static tern_context *ctx(tern_model *m, tern_device dev, int n_ctx, int ubatch) {
     tern_context_params p = tern_context_default_params();
+    p.cache_type_k = p.cache_type_v = g_cache_q8 ? TERN_CACHE_Q8_0 : TERN_CACHE_F16;
     p.n_ctx = n_ctx;
     p.device = dev;
     p.ubatch = ubatch;
@@ -315,7 +317,49 @@ int main(int argc, char **argv) {
         CHECK(e_ref < 1e-2, "long prefill vs CPU reference: %.3e", e_ref);
         CHECK(same, "TERN_CUDA_PREFETCH=0 changed the logits");
         CHECK(e_flash < 5e-3, "flash vs f32 attention: %.3e", e_flash);
+        /* the Q8_0 KV cache (decode kernels read it directly; prefill chunks dequantize it to f16): close to
+         * the f16 cache's logits on every row of the same 300-token, 3-chunk prefill */
+        g_cache_q8 = 1;
+        tern_context *cq = ctx(m, TERN_DEVICE_CUDA, 512, UB);
+        g_cache_q8 = 0;
+        CHECK(tern_eval(cq, lid, NL, lb, 1) == 0, "long prefill, q8_0 cache: %s", tern_last_error());
+        tern_context_free(cq);
+        double e_q8 = 0;
+        for (int r = 0; r < NL; r++) {
+            const double e = rel_l2(lb + (size_t)r * V, la + (size_t)r * V, V);
+            if (e > e_q8) e_q8 = e;
+        }
+        printf("Q8_0 KV cache vs f16 (%d-token prefill, ubatch %d): logits rel L2 row max %.3e\n", NL, UB, e_q8);
+        CHECK(e_q8 < 3e-2, "q8_0 cache vs f16: %.3e", e_q8);
         free(lid), free(la), free(lb), free(lc), free(lr);
+    }
+
+    /* ---- 7. Q8_0 KV cache, decode: steps close to the f16 cache's; a batch of 8 == 8 decode steps bit for bit
+     * (the exact verify property holds for the Q8_0 cache too) ---- */
+    {
+        g_cache_q8 = 1;
+        tern_context *ca = ctx(m, TERN_DEVICE_CUDA, 256, 0), *cb = ctx(m, TERN_DEVICE_CUDA, 256, 0);
+        g_cache_q8 = 0;
+        float *l = malloc(sizeof(float) * (size_t)V * 8), *l1 = malloc(sizeof(float) * (size_t)V * 8);
+        CHECK(tern_eval(ca, ids, n, NULL, 0) == 0 && tern_eval(cb, ids, n, NULL, 0) == 0, "q8 prefill");
+        double e_dec = 0;
+        for (int i = 0; i < n_dec; i++) { /* the same tokens as section 1's f16 decode steps */
+            CHECK(tern_eval(ca, &dec[i], 1, l, 0) == 0, "q8 decode");
+            const double e = rel_l2(l, lg_gpu + (size_t)(n + i) * V, V);
+            if (e > e_dec) e_dec = e;
+        }
+        int32_t batch[8];
+        for (int i = 0; i < 8; i++) batch[i] = dec[i % n_dec];
+        tern_context_truncate(ca, n);
+        CHECK(tern_eval(ca, batch, 8, l, 1) == 0, "q8 batch");
+        for (int i = 0; i < 8; i++) CHECK(tern_eval(cb, &batch[i], 1, l1 + (size_t)i * V, 0) == 0, "q8 step %d", i);
+        const int same = !memcmp(l, l1, sizeof(float) * (size_t)V * 8);
+        printf("Q8_0 KV cache: decode logits vs f16 cache rel L2 max %.3e; batch of 8 vs 8 steps: %s\n", e_dec,
+               same ? "bit-identical" : "DIFFERENT");
+        CHECK(e_dec < 3e-2, "q8_0 decode vs f16: %.3e", e_dec);
+        CHECK(same, "q8_0 cache: a batch of 8 differs from 8 decode steps");
+        free(l), free(l1);
+        tern_context_free(ca), tern_context_free(cb);
     }
 
     free(lg_gpu);
