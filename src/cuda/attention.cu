@@ -57,6 +57,9 @@
 #define ATT_MAX_QH 4       /* query heads per CTA (registers: QH * EPL accumulators per lane) */
 #define ATT_PREFILL_WARPS 8
 #define ATT_DECODE_WARPS 16
+#ifndef TERN_ATT_Q8_U
+#define TERN_ATT_Q8_U 8 /* rows a warp batch over a Q8_0 cache at hd 128 */
+#endif
 
 /* ---- ref: one thread per (token, head), two-pass softmax ------------------------------------------ */
 
@@ -199,7 +202,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                        const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
                        int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws) {
-    constexpr int HD = EPL * 32, U = att_batch<EPL>::U;
+    constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? TERN_ATT_Q8_U : att_batch<EPL>::U;
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH];
     __shared__ float red[ATT_RED_SLOTS][QH][HD];
     pdl_trigger();
