@@ -190,7 +190,7 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
     int s = sh * 256 + sl;
     if (T == TERN_TYPE_Q4_0) s -= 8 * ds.y;
     acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s), acc);
-    /* Q4_1's minimum: Σ m·x = m·d·Σq, one more term in the same fixed order */
+    /* Q4_1 / Q4_K minimum: Σ m·x = m·d·Σq, one more term in the same fixed order */
     if (T == TERN_TYPE_Q4_1 || T == TERN_TYPE_Q4_K) acc = fmaf(__fmul_rn(mw, dx), __int2float_rn(ds.y), acc);
     return acc;
 }
