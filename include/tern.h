@@ -49,7 +49,7 @@ int tern_model_token_to_piece(const tern_model *m, int32_t id, char *buf, int bu
 /* 1 if the token ends generation (EOS/EOT/<|im_end|>...). */
 int tern_model_is_eog(const tern_model *m, int32_t id);
 
-/* A context: KV cache of n_ctx positions (f16) and scratch buffers; n_threads workers for matmuls
+/* A context: KV cache of n_ctx positions (f16; Q8_0 on CUDA via tern_context_params) and scratch buffers; n_threads workers for matmuls
  * (<= 0: number of cores). n_ctx <= 0 means min(n_ctx_train, 4096). Runs on the default device
  * (TERN_DEVICE_AUTO below). */
 tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads);

@@ -6,8 +6,8 @@
  * KV cache (n_layer, n_ctx, n_head_kv*head_dim), and scratch for one chunk of up to `ubatch` tokens.
  * Numerics (recorded in docs/ledger.md): residual stream, norms, RoPE, attention and softmax in f32;
  * decode GEMV reads f32 activations and accumulates in f32 (Q4_0/Q8_0 weights: activations in 16-bit block
- * fixed point, exact integer dots per block by dp4a, f32 accumulation; Q4_1 too; TERN_CUDA_DP4A=0: the f32 GEMV); prefill GEMMs take f16 activations and f16
- * weight tiles (dequantized per chunk) with f32 accumulation (cuBLASLt); KV cache f16.
+ * fixed point, exact integer dots per block by dp4a, f32 accumulation; Q4_1, Q4_K, Q6_K too; TERN_CUDA_DP4A=0: the f32 GEMV); prefill GEMMs take f16 activations and f16
+ * weight tiles (dequantized per chunk) with f32 accumulation (cuBLASLt); KV cache f16 or Q8_0 (kv_q8).
  */
 #ifndef TERN_BACKEND_CUDA_H
 #define TERN_BACKEND_CUDA_H
