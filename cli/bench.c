@@ -248,7 +248,7 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-r 5] [--device cpu|cuda|auto] [-t THREADS]\n"
                  "                  [-ub UBATCH] [--tp N] [-o md|json] [--depth D] [--receipt PATH]\n"
-                 "                  [-ctk f16|q8_0] [-ctv f16|q8_0]\n"
+                 "                  [-ctk f16|q8_0] [-ctv f16|q8_0]   (KV cache type; q8_0: CUDA, K and V the same)\n"
                  "       tern bench --synthetic PRESET [--synthetic-type q4_0] [--synthetic-layers N] ... (CUDA)\n"
                  "  --synthetic: the model tern synth --arch PRESET --type TYPE would write (seed 0), made in memory\n"
                  "  while it is uploaded (no file: for models larger than the disk, e.g. llama3-405b); --tp N: tensor\n"
@@ -268,7 +268,7 @@ int cmd_bench(int argc, char **argv) {
         model = syn_path;
     }
     if (!model) model = getenv("TERN_MODEL");
-    if (!model) cli_die("bench needs a model: -m MODEL");
+    if (!model) cli_die("bench needs a model: -m MODEL (or TERN_MODEL, or --synthetic PRESET)");
     if (!synthetic && access(model, R_OK) != 0) cli_die("cannot read model '%s': %s", model, strerror(errno));
     if (n_threads > 4 * tern_n_cores())
         cli_die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", n_threads,

@@ -53,7 +53,7 @@ static void usage(FILE *o) {
             "  --device cpu|cuda|auto  where to run (default auto: cuda when this build has it and a GPU is present)\n"
             "  -ub, --ubatch N         tokens per prefill chunk (default 256 on cpu, 2048 on cuda)\n"
             "  -ctk, --cache-type-k T  KV cache type for K: f16 (default) or q8_0 (CUDA; K and V the same)\n"
-            "  -ctv, --cache-type-v T  KV cache type for V: f16 (default) or q8_0\n"
+            "  -ctv, --cache-type-v T  KV cache type for V: f16 (default) or q8_0 (CUDA; K and V the same)\n"
             "  --tp N                  tensor parallelism over CUDA GPUs 0..N-1 through NCCL (default 1)\n"
             "speculative decoding (run; greedy output identical to plain greedy, sampling the same distribution):\n"
             "  --spec-lookup           draft by prompt lookup (continuation of the last n-gram's earlier occurrence)\n"

@@ -650,7 +650,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
     }
     if (m->n_rot % 2 != 0) { tern_set_error("n_rot %d is odd", m->n_rot); return NULL; }
     if (kv_q8 && m->head_dim != 64 && m->head_dim != 128 && m->head_dim != 256) {
-        tern_set_error("--cache-type q8_0: head dim %d has no Q8_0 cache kernel (64, 128, 256); use f16", m->head_dim);
+        tern_set_error("-ctk/-ctv q8_0: head dim %d has no Q8_0 cache kernel (64, 128, 256); use f16", m->head_dim);
         return NULL;
     }
     char why[512];

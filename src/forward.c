@@ -98,13 +98,13 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
         tern_set_error("unknown KV cache type (expected f16 or q8_0)");
         return NULL;
     }
-    if (p->cache_type_k != p->cache_type_v) {
-        tern_set_error("--cache-type-k and --cache-type-v differ: tern supports the same type for both (f16 or q8_0)");
+    const int kv_q8 = p->cache_type_k == TERN_CACHE_Q8_0 || p->cache_type_v == TERN_CACHE_Q8_0;
+    if (kv_q8 && dev != TERN_DEVICE_CUDA) {
+        tern_set_error("-ctk/-ctv q8_0 (--cache-type-k/v) needs the CUDA backend (the CPU KV cache is f16)");
         return NULL;
     }
-    const int kv_q8 = p->cache_type_k == TERN_CACHE_Q8_0;
-    if (kv_q8 && dev != TERN_DEVICE_CUDA) {
-        tern_set_error("--cache-type q8_0 needs the CUDA backend (the CPU KV cache is f16)");
+    if (p->cache_type_k != p->cache_type_v) {
+        tern_set_error("-ctk and -ctv (--cache-type-k/v) must name the same type (give both: -ctk q8_0 -ctv q8_0)");
         return NULL;
     }
     if (dev == TERN_DEVICE_CUDA) {

@@ -357,6 +357,14 @@ int main(int argc, char **argv) {
         printf("Q8_0 KV cache: decode logits vs f16 cache rel L2 max %.3e; batch of 8 vs 8 steps: %s\n", e_dec,
                same ? "bit-identical" : "DIFFERENT");
         CHECK(e_dec < 3e-2, "q8_0 decode vs f16: %.3e", e_dec);
+        tern_context_params pm = tern_context_default_params(); /* K and V of different types: refused */
+        pm.n_ctx = 64;
+        pm.device = TERN_DEVICE_CUDA;
+        pm.cache_type_k = TERN_CACHE_Q8_0;
+        tern_context *cm = tern_context_new_ex(m, &pm);
+        CHECK(cm == NULL && strstr(tern_last_error(), "same type"), "mixed K/V cache types: %s",
+              cm ? "accepted" : tern_last_error());
+        tern_context_free(cm);
         CHECK(same, "q8_0 cache: a batch of 8 differs from 8 decode steps");
         free(l), free(l1);
         tern_context_free(ca), tern_context_free(cb);
