@@ -282,13 +282,14 @@ static void emit(const tern_model *m, tern_utf8_stream *us, int32_t id, int show
 typedef struct {
     int n_gen;
     double t_decode;
+    char spec_line[320]; /* speculative decoding's counts, printed after the text's closing newline ("" if none) */
 } gen_stats;
 
 /* Sample and feed tokens after the prompt is in the cache; logits hold the last prompt position's. */
 static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *smp, float *logits, int32_t **hist,
                           int *n_hist, int *cap_hist, int n_predict, int show_special, int ignore_eos,
                           char **acc, int plain_greedy) {
-    gen_stats st = {0, 0.0};
+    gen_stats st = {0};
     /* the first id is sampled from the prefill logits; later ids come with each decode step: from
      * tern_eval_greedy for plain greedy (temp <= 0, no repeat penalty), else from tern_eval_sample, so a
      * GPU decode step copies back one id instead of the logits */
@@ -325,7 +326,7 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
 static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const options *o, tern_context *dctx,
                                tern_sampler *smp, const float *logits, int32_t **hist, int *n_hist, int *cap_hist,
                                int n_predict) {
-    gen_stats st = {0, 0.0};
+    gen_stats st = {0};
     tern_utf8_stream us = {{0}, 0};
     size_t acc_len = 0;
     tern_spec_params sp = tern_spec_default_params();
@@ -361,8 +362,9 @@ static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const opt
     st.t_decode = tern_time_s() - t0;
     if (us.n_pending) fputs("\xEF\xBF\xBD", stdout);
     fflush(stdout);
-    fprintf(stderr, "spec: %s, %lld passes for %lld tokens (%.3f passes/token), %lld drafted, %lld accepted (%.1f%%), "
-                    "mean accepted %.2f per pass, %lld passes gated\n",
+    snprintf(st.spec_line, sizeof st.spec_line,
+             "spec: %s, %lld passes for %lld tokens (%.3f passes/token), %lld drafted, %lld accepted (%.1f%%), "
+             "mean accepted %.2f per pass, %lld passes gated\n",
             o->spec_lookup ? "prompt lookup" : o->draft_model ? "draft model" : "first layers", (long long)ss.passes,
             (long long)ss.generated, ss.generated ? (double)ss.passes / ss.generated : 0.0, (long long)ss.drafted,
             (long long)ss.accepted, ss.drafted ? 100.0 * ss.accepted / ss.drafted : 0.0,
@@ -454,6 +456,7 @@ static int cmd_run(const options *o) {
     tern_model_free(dm);
     fputc('\n', stdout);
     fflush(stdout);
+    fputs(st.spec_line, stderr);
     /* decode rate counts the tokens that went through a decode step (the first generated token comes
      * from the prefill logits) */
     int n_dec = st.n_gen > 1 ? st.n_gen - 1 : 0;
