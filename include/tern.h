@@ -68,7 +68,8 @@ typedef struct {
     int tp;            /* CUDA tensor parallelism over GPUs 0..tp-1 (NCCL); <= 1: one GPU. Needs the CUDA device;
                         * the model must split (heads, KV heads divisible by tp; see backend_cuda.h) */
     int verify_fast;   /* CUDA: chunks of 2..16 tokens (speculative verify) through the tensor-core GEMM instead
-                        * of the bit-exact multi-row GEMV: faster, not bit-identical to decode steps (0: exact) */
+                        * of the bit-exact multi-row GEMV: faster, not bit-identical to decode steps (0: exact);
+                        * a CPU context refuses it */
     int cache_type_k;  /* KV cache element type (tern_cache_type): TERN_CACHE_F16 (0, default) or TERN_CACHE_Q8_0 */
     int cache_type_v;  /* (CUDA only, K and V the same type; llama.cpp's --cache-type-k/--cache-type-v) */
 } tern_context_params;

@@ -103,6 +103,10 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
         tern_set_error("-ctk/-ctv q8_0 (--cache-type-k/v) needs the CUDA backend (the CPU KV cache is f16)");
         return NULL;
     }
+    if (p->verify_fast && dev != TERN_DEVICE_CUDA) {
+        tern_set_error("--verify fast needs the CUDA backend (the CPU verify is always exact)");
+        return NULL;
+    }
     if (p->cache_type_k != p->cache_type_v) {
         tern_set_error("-ctk and -ctv (--cache-type-k/v) must name the same type (give both: -ctk q8_0 -ctv q8_0)");
         return NULL;

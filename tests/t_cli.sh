@@ -55,6 +55,7 @@ expect_err "top-p out of range" "--top-p must be in" -- ./tern run -m "$MODEL" -
 expect_err "bad cache type" "expects f16 or q8_0" -- ./tern run -m "$MODEL" -p hi -ctk q4_0
 expect_err "q8_0 cache on the cpu" "needs the CUDA backend" -- ./tern run -m "$MODEL" -p hi -n 2 --device cpu -ctk q8_0 -ctv q8_0
 expect_err "q8_0 K only on the cpu" "needs the CUDA backend" -- ./tern run -m "$MODEL" -p hi -n 2 --device cpu --cache-type-k q8_0
+expect_err "verify fast on the cpu" "needs the CUDA backend" -- ./tern run -m "$MODEL" -p hi -n 2 --device cpu --spec-lookup --verify fast
 expect_err "bench bad cache type" "expects f16 or q8_0" -- ./tern bench -m "$MODEL" -p 8 -n 2 -r 1 -ctv f32
 
 # generation cut by -n inside a multi-byte character never leaves half a character on stdout
