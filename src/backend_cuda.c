@@ -149,6 +149,8 @@ struct tern_cuda {
     const dweight *held[2];
     void *xq;             /* integer GEMV input: <= 16 rows of max(E, Hq, n_ff) quantized (tcu_x16_bytes) */
     int use_dp4a;         /* the integer GEMV for Q4_0/Q8_0 weights (TERN_CUDA_DP4A=0: the f32 GEMV) */
+    int repack;           /* Q4_0/Q8_0 matrices uploaded in the repacked layouts (tcu.h), the dp4a GEMV's;
+                           * TERN_CUDA_REPACK=0 (or TERN_CUDA_DP4A=0) keeps the GGUF layout */
     int32_t *tok, *pos, *next, *ids; /* ids: per-row argmax (ubatch) */
     int32_t *hpos;                   /* host: positions of the chunk being copied (ubatch) */
     /* device sampler (tcu_sample): penalty ids (pen_cap), the uniform draw, an n_vocab scratch */
@@ -173,6 +175,7 @@ struct tern_cuda {
     float *gath;           /* (n_rank, ubatch, vpad): all-gathered logits */
     float *lfull;          /* rank 0: (ubatch, n_vocab) */
     void *stage;           /* pinned host staging for generated weights (in-memory synthetic models) */
+    void *dstage;          /* device staging of GGUF rows for tcu_repack */
     char errmsg[512];      /* this rank's last error (tern_last_error is per thread) */
 };
 
@@ -300,16 +303,51 @@ static void layer_slice(const tern_cuda *g, const tern_weight *w, int j, int64_t
 }
 
 /* Bytes of a slice of nr rows of nc elements on the device. */
-static uint64_t slice_bytes(const tern_weight *w, int64_t nr, int64_t nc) {
-    return (uint64_t)pad16(tern_type_row_size(w->type, nc)) * (uint64_t)nr;
+/* The device type of a weight of GGUF type t: its repacked layout when this rank repacks. */
+static int dev_type(const tern_cuda *g, int t) { return g->repack ? tcu_repack_type(t) : t; }
+
+/* Bytes of a device row of nc elements of GGUF type t (unpadded). */
+static size_t dev_row_bytes(const tern_cuda *g, int t, int64_t nc) {
+    const int dt = dev_type(g, t);
+    return dt != t ? tcu_repack_row_bytes(dt, nc) : tern_type_row_size((enum tern_type)t, nc);
+}
+
+static uint64_t slice_bytes(const tern_cuda *g, const tern_weight *w, int64_t nr, int64_t nc) {
+    return (uint64_t)pad16(dev_row_bytes(g, (int)w->type, nc)) * (uint64_t)nr;
 }
 
 #define STAGE_BYTES ((size_t)64 << 20)
 
+/* The rows of fill_part in the repacked layout: GGUF rows staged on the device chunk by chunk, then
+ * tcu_repack into dst (zeroed first: padding and unused scale slots). 0 or -1. */
+static int fill_repacked(tern_cuda *g, void *dst, size_t stride, const tern_weight *w, int64_t row0, int64_t nr,
+                         int64_t c0, int64_t nc) {
+    const size_t off = tern_type_row_size(w->type, c0), rb = tern_type_row_size(w->type, nc);
+    if (cudaMemset(dst, 0, stride * (size_t)nr) != cudaSuccess) return -1;
+    if (!g->dstage && cudaMalloc(&g->dstage, STAGE_BYTES) != cudaSuccess) return -1;
+    if (!w->data && !g->m->gen_rows) { tern_set_error("a weight without data"); return -1; }
+    if (!w->data && !g->stage && cudaMallocHost(&g->stage, STAGE_BYTES + w->row_bytes) != cudaSuccess) return -1;
+    int64_t chunk = (int64_t)(STAGE_BYTES / w->row_bytes);
+    if (chunk < 1) { tern_set_error("a %zu-byte row is larger than the upload stage", w->row_bytes); return -1; }
+    for (int64_t c = 0; c < nr; c += chunk) {
+        const int64_t cn = c + chunk < nr ? chunk : nr - c;
+        const char *src = (const char *)w->data + (size_t)(row0 + c) * w->row_bytes + off;
+        if (!w->data) {
+            if (g->m->gen_rows(g->m, w, row0 + c, cn, g->stage) != 0) return -1;
+            src = (const char *)g->stage + off;
+        }
+        if (cudaMemcpy2D(g->dstage, rb, src, w->row_bytes, rb, (size_t)cn, cudaMemcpyHostToDevice) != cudaSuccess) return -1;
+        tcu_repack((int)w->type, g->dstage, rb, (char *)dst + (size_t)c * stride, stride, nc, cn, 0);
+        if (cudaDeviceSynchronize() != cudaSuccess) return -1; /* the stage is rewritten next */
+    }
+    return 0;
+}
+
 /* Copy rows [row0, row0+nr), columns [c0, c0+nc) of w in block format into dst (rows stride bytes apart,
- * padding bytes zeroed). 0 or -1. */
+ * padding bytes zeroed), in the rank's device layout (dev_type). 0 or -1. */
 static int fill_part(tern_cuda *g, void *dst, size_t stride, const tern_weight *w, int64_t row0, int64_t nr, int64_t c0,
                      int64_t nc) {
+    if (dev_type(g, (int)w->type) != (int)w->type) return fill_repacked(g, dst, stride, w, row0, nr, c0, nc);
     const size_t off = tern_type_row_size(w->type, c0), rb = tern_type_row_size(w->type, nc);
     if (w->data) {
         if (cudaMemcpy2D(dst, stride, (const char *)w->data + (size_t)row0 * w->row_bytes + off, w->row_bytes, rb,
@@ -335,12 +373,12 @@ static int fill_part(tern_cuda *g, void *dst, size_t stride, const tern_weight *
 
 static dweight *new_dweight(tern_cuda *g, const tern_weight *w, int64_t row0, int64_t nr, int64_t c0, int64_t nc) {
     dweight *d = &g->w[g->n_w++];
-    d->type = (int)w->type;
+    d->type = dev_type(g, (int)w->type);
     d->n_in = nc;
     d->n_out = nr;
     d->row0 = row0;
     d->col0 = c0;
-    d->stride = pad16(tern_type_row_size(w->type, nc));
+    d->stride = pad16(dev_row_bytes(g, (int)w->type, nc));
     d->host = w->data;
     return d;
 }
@@ -349,7 +387,7 @@ static dweight *new_dweight(tern_cuda *g, const tern_weight *w, int64_t row0, in
 static dweight *upload_part(tern_cuda *g, const tern_weight *w, int64_t row0, int64_t nr, int64_t c0, int64_t nc) {
     for (int i = 0; i < g->n_w; i++) {
         const dweight *o = &g->w[i];
-        if (w->data && o->host == w->data && o->type == (int)w->type && o->n_out == nr && o->n_in == nc &&
+        if (w->data && o->host == w->data && o->type == dev_type(g, (int)w->type) && o->n_out == nr && o->n_in == nc &&
             o->row0 == row0 && o->col0 == c0)
             return &g->w[i];
     }
@@ -424,6 +462,8 @@ static void rank_dims(tern_cuda *g, const tern_model *m, int rank, int n_rank) {
     g->nf = m->n_ff / n_rank;
     g->vpad = (m->n_vocab + n_rank - 1) / n_rank;
     g->nv = rank < n_rank - 1 ? g->vpad : m->n_vocab - (n_rank - 1) * g->vpad;
+    g->use_dp4a = !getenv_is0("TERN_CUDA_DP4A");
+    g->repack = g->use_dp4a && !getenv_is0("TERN_CUDA_REPACK");
 }
 
 /* The rank's bytes: weights, KV cache, scratch; the largest matrix (elements) for the f16 tile. */
@@ -431,16 +471,16 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     const tern_model *m = g->m;
     const int E = m->n_embd, hd = m->head_dim, Hq = g->nh * hd, Hkv = g->nkv * hd, F = g->nf;
     const int B = g->ubatch, V = g->n_rank > 1 ? g->vpad : g->nv; /* logits rows as allocated */
-    uint64_t wb = slice_bytes(&m->tok_embd, m->tok_embd.n_out, m->tok_embd.n_in);
+    uint64_t wb = slice_bytes(g, &m->tok_embd, m->tok_embd.n_out, m->tok_embd.n_in);
     uint64_t max_mat = (uint64_t)E * V; /* the f16 tile holds one matrix the GEMM path reads (token_embd: rows only) */
     uint64_t max_layer = 0;             /* the prefetch slot (dq1) holds one layer matrix */
-    if (m->output.data != m->tok_embd.data || g->n_rank > 1 || !m->output.data) wb += slice_bytes(&m->output, V, E);
+    if (m->output.data != m->tok_embd.data || g->n_rank > 1 || !m->output.data) wb += slice_bytes(g, &m->output, V, E);
     for (int il = 0; il < m->n_layer; il++) {
         for (int j = 0; j < 7; j++) {
             const tern_weight *w = layer_weight(&m->layers[il], j);
             int64_t r0, nr, c0, nc;
             layer_slice(g, w, j, &r0, &nr, &c0, &nc);
-            wb += slice_bytes(w, nr, nc);
+            wb += slice_bytes(g, w, nr, nc);
             if ((uint64_t)nr * nc > max_mat) max_mat = (uint64_t)nr * nc;
             if ((uint64_t)nr * nc > max_layer) max_layer = (uint64_t)nr * nc;
         }
@@ -521,6 +561,7 @@ static int rank_setup(tern_cuda *g) {
         free(fq);
     }
     if (g->stage) { cudaFreeHost(g->stage); g->stage = NULL; }
+    if (g->dstage) { cudaFree(g->dstage); g->dstage = NULL; }
     if (!fail) {
         g->kc = dalloc(kvb / 2, &fail);
         g->vc = dalloc(kvb / 2, &fail);
@@ -566,7 +607,6 @@ static int rank_setup(tern_cuda *g) {
             d->down->pf_next = il + 1 < m->n_layer ? g->layers[il + 1].wq : NULL;
         }
         g->xq = dalloc(tcu_x16_bytes(TCU_MULTI_MAX, maxin), &fail);
-        g->use_dp4a = !(getenv("TERN_CUDA_DP4A") && !strcmp(getenv("TERN_CUDA_DP4A"), "0"));
         /* prefill attention on the tensor cores (TERN_CUDA_FLASH=0: the CUDA-core v1 arm; _WARPS=8: 128-token
          * query blocks) */
         tcu_attention_set_flash(!getenv_is0("TERN_CUDA_FLASH"));
@@ -619,6 +659,7 @@ static void rank_free(tern_cuda *g) {
                     g->lfull};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->stage) cudaFreeHost(g->stage);
+    if (g->dstage) cudaFree(g->dstage);
     if (g->comm) nccl.CommDestroy(g->comm);
     if (g->blas) tcu_blas_free(g->blas);
     if (g->st) cudaStreamDestroy(g->st);

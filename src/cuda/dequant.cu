@@ -1,5 +1,5 @@
-/* dequant.cu: embedding row lookup (tcu_get_rows) and whole-weight dequantization to f16 for the
- * prefill GEMM (tcu_dequant_f16). One thread per 8 consecutive elements (16-byte f16 stores, 32-byte
+/* dequant.cu: embedding row lookup (tcu_get_rows), whole-weight dequantization to f16 for the
+ * prefill GEMM (tcu_dequant_f16) and the upload-time regrouping of Q4_0/Q8_0 rows (tcu_repack). One thread per 8 consecutive elements (16-byte f16 stores, 32-byte
  * f32 stores); the element values come from dequant.cuh, bit-equal to tern_dequantize_row.
  * CPU reference: tern_dequantize_row (src/quant.c); checked by tests/gpu/gpu_ops.c. */
 #include <cuda_fp16.h>
@@ -38,7 +38,7 @@ extern "C" void tcu_get_rows(int t, const void *w, size_t row_bytes, int64_t n_i
     switch (t) {
 #define X(T) \
     case T: get_rows_k<T><<<grid, 128, 0, st>>>((const uint8_t *)w, row_bytes, (int)n_in, ids, n, out); break;
-        TCU_FOR_TYPES(X)
+        TCU_FOR_DEVICE_TYPES(X)
 #undef X
     default: break;
     }
@@ -67,8 +67,49 @@ extern "C" void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t 
     switch (t) {
 #define X(T) \
     case T: dequant_f16_k<T><<<grid, 128, 0, st>>>((const uint8_t *)w, row_bytes, (int)n_in, n_out, out); break;
-        TCU_FOR_TYPES(X)
+        TCU_FOR_DEVICE_TYPES(X)
 #undef X
     default: break;
     }
+}
+
+/* ---- repacked layouts (tcu.h) ---- */
+
+extern "C" int tcu_repack_type(int t) {
+    return t == TERN_TYPE_Q4_0 ? TCU_TYPE_Q4_0R : t == TERN_TYPE_Q8_0 ? TCU_TYPE_Q8_0R : t;
+}
+
+extern "C" size_t tcu_repack_row_bytes(int t, int64_t n_in) {
+    const size_t qb = t == TCU_TYPE_Q4_0R ? 16 : t == TCU_TYPE_Q8_0R ? 32 : 0;
+    if (!qb) return 0;
+    const size_t nb = (size_t)(n_in / 32), rem = nb % 8;
+    return nb / 8 * (16 + 8 * qb) + (rem ? 16 + rem * qb : 0);
+}
+
+/* One thread per block: the GGUF block (f16 d, QB quant bytes; 2-byte aligned) to its group slots. */
+template <int QB>
+__global__ void repack_k(const uint8_t *__restrict__ src, size_t ss, uint8_t *__restrict__ dst, size_t ds, int nb,
+                         int64_t n_rows) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (int64_t)nb * n_rows) return;
+    const int64_t r = i / nb;
+    const int b = (int)(i % nb);
+    const uint16_t *s = (const uint16_t *)(src + (size_t)r * ss + (size_t)b * (2 + QB));
+    uint8_t *g = dst + (size_t)r * ds + (size_t)(b >> 3) * (16 + 8 * QB);
+    *(uint16_t *)(g + 2 * (b & 7)) = s[0];
+    uint16_t *q = (uint16_t *)(g + 16 + QB * (b & 7));
+#pragma unroll
+    for (int k = 0; k < QB / 2; k++) q[k] = s[1 + k];
+}
+
+extern "C" void tcu_repack(int t, const void *src, size_t src_stride, void *dst, size_t dst_stride, int64_t n_in,
+                           int64_t n_rows, cudaStream_t st) {
+    const int nb = (int)(n_in / 32);
+    const int64_t n = (int64_t)nb * n_rows;
+    if (n <= 0) return;
+    const unsigned grid = (unsigned)((n + 255) / 256);
+    if (t == TERN_TYPE_Q4_0)
+        repack_k<16><<<grid, 256, 0, st>>>((const uint8_t *)src, src_stride, (uint8_t *)dst, dst_stride, nb, n_rows);
+    else if (t == TERN_TYPE_Q8_0)
+        repack_k<32><<<grid, 256, 0, st>>>((const uint8_t *)src, src_stride, (uint8_t *)dst, dst_stride, nb, n_rows);
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "quant.h"
+#include "cuda/tcu.h"
 
 static __device__ __forceinline__ float dq_h2f(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 static __device__ __forceinline__ float dq_bf2f(uint16_t h) { return __uint_as_float((uint32_t)h << 16); }
@@ -103,6 +104,29 @@ template <> __device__ __forceinline__ void dequant8<TERN_TYPE_Q8_0>(const uint8
     for (int i = 0; i < 8; i++) w[i] = __fmul_rn((float)(int8_t)dq_byte(lo, hi, i), d);
 }
 
+/* The repacked layouts (tcu.h, TCU_TYPE_Q4_0R / Q8_0R): block b's f16 scale at byte 2(b%8) of group b/8,
+ * its quants at 16 + QB(b%8) of the group (QB = 16 or 32 quant bytes a block); the same values as the GGUF
+ * block, so the same operations give the same bits. */
+#define RQ40_GROUP 144
+#define RQ80_GROUP 272
+template <> __device__ __forceinline__ void dequant8<TCU_TYPE_Q4_0R>(const uint8_t *row, int e0, float *w) {
+    const int b = e0 >> 5, j = e0 & 31, sh = j >= 16 ? 4 : 0;
+    const uint8_t *g = row + (size_t)(b >> 3) * RQ40_GROUP;
+    const float d = dq_h2f(dq_ld16(g + 2 * (b & 7)));
+    const uint2 q = *(const uint2 *)(g + 16 + 16 * (b & 7) + (j & 15)); /* 8-byte aligned */
+#pragma unroll
+    for (int i = 0; i < 8; i++) w[i] = __fmul_rn(d, (float)(((dq_byte(q.x, q.y, i) >> sh) & 0xF) - 8));
+}
+
+template <> __device__ __forceinline__ void dequant8<TCU_TYPE_Q8_0R>(const uint8_t *row, int e0, float *w) {
+    const int b = e0 >> 5;
+    const uint8_t *g = row + (size_t)(b >> 3) * RQ80_GROUP;
+    const float d = dq_h2f(dq_ld16(g + 2 * (b & 7)));
+    const uint2 q = *(const uint2 *)(g + 16 + 32 * (b & 7) + (e0 & 31)); /* 8-byte aligned */
+#pragma unroll
+    for (int i = 0; i < 8; i++) w[i] = __fmul_rn((float)(int8_t)dq_byte(q.x, q.y, i), d);
+}
+
 /* Q4_K and Q5_K: sub-block e/32 has 6-bit scale and min; nibble (e%64)/32 of byte qs[(e/64)*32 + e%32];
  * Q5_K adds bit e/32 of qh[e%32] as bit 4. x = (d*sc)*q - (dmin*mn). */
 template <int FIVE> static __device__ __forceinline__ void dq_k45(const uint8_t *row, int e0, float *w) {
@@ -179,5 +203,7 @@ template <> __device__ __forceinline__ void dequant8<TERN_TYPE_F32>(const uint8_
 #define TCU_FOR_TYPES(X) \
     X(TERN_TYPE_F32) X(TERN_TYPE_F16) X(TERN_TYPE_BF16) X(TERN_TYPE_Q4_0) X(TERN_TYPE_Q4_1) X(TERN_TYPE_Q5_0) \
     X(TERN_TYPE_Q5_1) X(TERN_TYPE_Q8_0) X(TERN_TYPE_Q4_K) X(TERN_TYPE_Q5_K) X(TERN_TYPE_Q6_K)
+/* The same with the repacked device layouts (tcu.h), for the launchers that read uploaded weights. */
+#define TCU_FOR_DEVICE_TYPES(X) TCU_FOR_TYPES(X) X(TCU_TYPE_Q4_0R) X(TCU_TYPE_Q8_0R)
 
 #endif

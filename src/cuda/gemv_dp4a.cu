@@ -42,7 +42,7 @@ extern "C" size_t tcu_x16_bytes(int m, int64_t n_in) {
 
 extern "C" int tcu_gemv_dp4a_supported(int t) {
     return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q8_0 || t == TERN_TYPE_Q4_K ||
-           t == TERN_TYPE_Q6_K;
+           t == TERN_TYPE_Q6_K || t == TCU_TYPE_Q4_0R || t == TCU_TYPE_Q8_0R;
 }
 
 /* ---- activations: one warp per 32-element block ---- */
@@ -114,6 +114,31 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q8_0>(const uint8
     const uint8_t *p = row + (size_t)b * 34;
     *dw = dq_h2f(dq_ld16(p));
     ld_words<8>(p + 2, (uint32_t *)wq);
+}
+
+/* The repacked Q4_0 and Q8_0 (tcu.h, dequant.cuh): a block's quants are one (two) aligned 16-byte loads, and
+ * the 32 lanes of a warp on 32 consecutive blocks read 4 whole groups (576 or 1088 contiguous bytes). */
+template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q4_0R>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
+    *mw = 0.0f;
+    const uint8_t *g = row + (size_t)(b >> 3) * RQ40_GROUP;
+    *dw = dq_h2f(dq_ld16(g + 2 * (b & 7)));
+    const uint4 q = *(const uint4 *)(g + 16 + 16 * (b & 7));
+    const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        wq[i] = (int)(w[i] & 0x0F0F0F0Fu);
+        wq[4 + i] = (int)((w[i] >> 4) & 0x0F0F0F0Fu);
+    }
+}
+
+template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q8_0R>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
+    *mw = 0.0f;
+    const uint8_t *g = row + (size_t)(b >> 3) * RQ80_GROUP;
+    *dw = dq_h2f(dq_ld16(g + 2 * (b & 7)));
+    const uint4 *q = (const uint4 *)(g + 16 + 32 * (b & 7));
+    const uint4 a = q[0], c = q[1];
+    wq[0] = (int)a.x; wq[1] = (int)a.y; wq[2] = (int)a.z; wq[3] = (int)a.w;
+    wq[4] = (int)c.x; wq[5] = (int)c.y; wq[6] = (int)c.z; wq[7] = (int)c.w;
 }
 
 /* Q4_K (GGUF spec / ggml block_q4_K): 144-byte super-blocks of 256 = f16 d, f16 dmin, 12 bytes of 6-bit
@@ -188,7 +213,7 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
         return fmaf(__fmul_rn(mw, dx), __int2float_rn(s1), acc);
     }
     int s = sh * 256 + sl;
-    if (T == TERN_TYPE_Q4_0) s -= 8 * ds.y;
+    if (T == TERN_TYPE_Q4_0 || T == TCU_TYPE_Q4_0R) s -= 8 * ds.y;
     acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s), acc);
     /* Q4_1 / Q4_K minimum: Σ m·x = m·d·Σq, one more term in the same fixed order */
     if (T == TERN_TYPE_Q4_1 || T == TERN_TYPE_Q4_K) acc = fmaf(__fmul_rn(mw, dx), __int2float_rn(ds.y), acc);
@@ -382,6 +407,153 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
     }
 }
 
+/* ---- warp-per-row kernels (the default; TERN_CUDA_DP4A_WARP=0 gives the CTA-per-row kernels above) ----
+ * A warp owns R rows at a time (persistent over row groups, 4 warps a CTA, no shared memory, no barrier);
+ * lane l takes blocks l, l+32, l+64, ... of each row in that order, U of them loaded (for all R rows) before
+ * their dot products, so a warp has U*R 16-byte-aligned block loads in flight (repacked layouts). A row
+ * ends with the xor-shuffle tree (offsets 16, 8, 4, 2, 1). Motive: gemv_q8_k gives a thread one block a row
+ * at n_in = 4096 and ends every R rows with a CTA barrier; here the reduction is in registers.
+ * Bit-identity: gemv_q8_warp_multi_k applies each block to every column in the same lane order and the same
+ * tree, so column c of the m-column call equals the 1-column call on x_c (any R, U). */
+#define W_WARPS 4
+#define W_T (W_WARPS * 32)
+
+template <int T, int R, int U>
+static __device__ __forceinline__ void warp_load(const uint8_t *__restrict__ w, size_t stride, int n_out, int g, int b0,
+                                                 int nb, int (&wq)[U][R][8], float (&dw)[U][R], float (&mw)[U][R]) {
+    const int lane = (int)threadIdx.x & 31;
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int b = b0 + 32 * u + lane;
+        if (b < nb) {
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                const int row = g * R + r < n_out ? g * R + r : n_out - 1;
+                load_blk<T>(w + (size_t)row * stride, b, wq[u][r], &dw[u][r], &mw[u][r]);
+            }
+        }
+    }
+}
+
+template <int T, int R, int U>
+__global__ void __launch_bounds__(W_T)
+gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
+               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
+    const int lane = (int)threadIdx.x & 31;
+    const int G = (n_out + R - 1) / R, step = (int)gridDim.x * W_WARPS;
+    int g = (int)blockIdx.x * W_WARPS + ((int)threadIdx.x >> 5);
+    int wq[U][R][8];
+    float dw[U][R], mw[U][R];
+    /* the first batch's weights are constant: loaded before waiting for the previous kernel (pdl.cuh) */
+    int pre = g < G;
+    if (pre) warp_load<T, R, U>(w, stride, n_out, g, 0, nb, wq, dw, mw);
+    pdl_trigger();
+    pdl_wait(); /* every thread of every CTA waits (pdl.cuh) */
+    for (; g < G; g += step) {
+        float acc[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) acc[r] = 0.0f;
+        for (int b0 = 0; b0 < nb; b0 += 32 * U) {
+            if (!pre) warp_load<T, R, U>(w, stride, n_out, g, b0, nb, wq, dw, mw);
+            pre = 0;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int b = b0 + 32 * u + lane;
+                if (b < nb) {
+                    const int2 ds = __ldg(xds + b);
+#pragma unroll
+                    for (int r = 0; r < R; r++)
+                        acc[r] = blk_dot<T>(wq[u][r], dw[u][r], mw[u][r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds,
+                                            acc[r]);
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            float v = acc[r];
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (lane == r && g * R + r < n_out) y[g * R + r] = v;
+        }
+    }
+}
+
+template <int T, int M>
+__global__ void __launch_bounds__(W_T)
+gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
+                     const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
+    pdl_trigger();
+    pdl_wait();
+    const int lane = (int)threadIdx.x & 31;
+    const size_t n_in = (size_t)nb * 32;
+    for (int r0 = (int)blockIdx.x * W_WARPS + ((int)threadIdx.x >> 5); r0 < n_out; r0 += (int)gridDim.x * W_WARPS) {
+        const uint8_t *row = w + (size_t)r0 * stride;
+        float acc[M];
+#pragma unroll
+        for (int c = 0; c < M; c++) acc[c] = 0.0f;
+        for (int b = lane; b < nb; b += 32) {
+            int wq[8];
+            float dw, mw;
+            load_blk<T>(row, b, wq, &dw, &mw);
+#pragma unroll
+            for (int c = 0; c < M; c++)
+                if (c < m) {
+                    const size_t o = c * n_in + (size_t)b * 32;
+                    acc[c] = blk_dot<T>(wq, dw, mw, xh + o, xl + o, __ldg(xds + (size_t)c * nb + b), acc[c]);
+                }
+        }
+#pragma unroll
+        for (int c = 0; c < M; c++) {
+            float v = acc[c];
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (lane == c && c < m) y[(size_t)c * n_out + r0] = v;
+        }
+    }
+}
+
+/* TERN_CUDA_DP4A_WARP=0: the CTA-per-row kernels (gemv_q8_pipe_k / gemv_q8_k / gemv_q8_multi_k), the A/B arm. */
+static int q8_warp(void) {
+    static int v = -1;
+    if (v < 0) v = !(getenv("TERN_CUDA_DP4A_WARP") && !strcmp(getenv("TERN_CUDA_DP4A_WARP"), "0"));
+    return v;
+}
+
+/* Rows a warp (R) x blocks a lane loaded at once (U) of gemv_q8_warp_k: TERN_CUDA_DP4A_WCFG = 14, 18, 22,
+ * 24 or 42 (R then U) for sweeps; default 24. */
+static int q8_wcfg(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("TERN_CUDA_DP4A_WCFG");
+        const int c = e ? atoi(e) : 0;
+        v = c == 14 || c == 18 || c == 22 || c == 24 || c == 42 ? c : 24;
+    }
+    return v;
+}
+
+template <int T, int R, int U>
+static void q8_warp_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
+                           const int2 *ds, float *y, cudaStream_t st) {
+    static int per_sm = 0;
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *) =
+        gemv_q8_warp_k<T, R, U>;
+    if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, W_T, 0) != cudaSuccess) per_sm = 4;
+    const int64_t groups = (n_out + R - 1) / R, ctas = (groups + W_WARPS - 1) / W_WARPS;
+    const int64_t cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
+    PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), 0, st, w, stride, nb, n_out, q, ql, ds, y);
+}
+
+template <int T, int M>
+static void q8_warp_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
+                                 const int2 *ds, int m, float *y, cudaStream_t st) {
+    static int per_sm = 0;
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
+        gemv_q8_warp_multi_k<T, M>;
+    if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, W_T, 0) != cudaSuccess) per_sm = 4;
+    const int64_t ctas = (n_out + W_WARPS - 1) / W_WARPS, cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
+    PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), 0, st, w, stride, nb, n_out, q, ql, ds, m, y);
+}
+
 /* Rows per CTA: TERN_CUDA_DP4A_ROWS (1, 2, 4, 8) overrides the default for sweeps. */
 static int q8_rows(void) {
     static int r = -1;
@@ -457,6 +629,21 @@ static void q8_dispatch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n
     const size_t pb = plane_bytes(m, n_in);
     const int8_t *q = (const int8_t *)xq, *ql = (const int8_t *)xq + pb;
     const int2 *ds = (const int2 *)((const char *)xq + 2 * pb);
+    if (q8_warp()) {
+        if (m == 1) {
+            switch (q8_wcfg()) {
+            case 14: q8_warp_launch<T, 1, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            case 18: q8_warp_launch<T, 1, 8>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            case 22: q8_warp_launch<T, 2, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            case 42: q8_warp_launch<T, 4, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            default: q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            }
+        } else if (m <= 2) q8_warp_multi_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+        else if (m <= 4) q8_warp_multi_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+        else if (m <= 8) q8_warp_multi_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+        else q8_warp_multi_launch<T, 16>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+        return;
+    }
     if (m == 1) {
         switch (q8_rows()) {
         case 1: q8_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
@@ -478,4 +665,6 @@ extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_
     else if (t == TERN_TYPE_Q8_0) q8_dispatch<TERN_TYPE_Q8_0>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
     else if (t == TERN_TYPE_Q4_K) q8_dispatch<TERN_TYPE_Q4_K>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
     else if (t == TERN_TYPE_Q6_K) q8_dispatch<TERN_TYPE_Q6_K>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
+    else if (t == TCU_TYPE_Q4_0R) q8_dispatch<TCU_TYPE_Q4_0R>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
+    else if (t == TCU_TYPE_Q8_0R) q8_dispatch<TCU_TYPE_Q8_0R>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
 }

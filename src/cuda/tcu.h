@@ -4,7 +4,8 @@
  * - every pointer is a device pointer; every launcher is asynchronous on `st` and returns nothing
  *   (launch errors surface at the next cudaGetLastError / synchronisation, checked by the caller);
  * - shapes innermost last, row-major, as backend_cpu.h: a weight W is (n_out, n_in), each row in its
- *   stored GGUF block type (enum tern_type), uploaded unchanged; `row_bytes` is the stride between rows,
+ *   stored GGUF block type (enum tern_type), uploaded unchanged, or Q4_0/Q8_0 regrouped (TCU_TYPE_Q4_0R,
+ *   TCU_TYPE_Q8_0R below); `row_bytes` is the stride between rows,
  *   which must be a multiple of 16 with a 16-byte aligned base (the backend pads each row's
  *   tern_type_row_size bytes up to 16); n_in must be a multiple of 8 and of the block size;
  * - f16 values travel as uint16_t (IEEE binary16 bits), bf16 as uint16_t (bfloat16 bits);
@@ -29,6 +30,28 @@ extern "C" {
 /* 1 if tcu_gemv / tcu_dequant_f16 / tcu_get_rows handle weight type t (enum tern_type): F32, F16, BF16,
  * Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K. */
 int tcu_type_supported(int t);
+
+/* ---- repacked device layouts (src/cuda/dequant.cu) ----------------------------------------------
+ * Q4_0 and Q8_0 blocks (GGUF spec: f16 d, then 16 or 32 quant bytes; 18 and 34 bytes, so a block's quants
+ * start 2 bytes off a word) are regrouped per row at upload so that a warp's 16-byte loads are aligned and
+ * contiguous: every 8 blocks of a row become one group of a 16-byte header (the 8 f16 scales, block j's at
+ * byte 2j) followed by the 8 blocks' quant bytes in order (16 or 32 each, the GGUF order inside a block).
+ * Groups are 144 bytes (Q4_0) or 272 (Q8_0), the same bytes per block as the file; a row's last partial
+ * group of k blocks is 16 + 16k (or 32k) bytes, its unused scale slots zero. Values are unchanged: every
+ * kernel reading a repacked weight gives the bits it gives on the GGUF layout. tern-internal type ids (not
+ * GGUF ids), accepted by tcu_get_rows, tcu_dequant_f16 and tcu_gemv_dp4a; not by tcu_gemv. */
+#define TCU_TYPE_Q4_0R 1002
+#define TCU_TYPE_Q8_0R 1008
+/* The repacked id of GGUF type t (Q4_0, Q8_0), or t itself when it has no repacked layout. */
+int tcu_repack_type(int t);
+/* Bytes of a row of n_in elements (a multiple of 32) in repacked type t; 0 when t is not a repacked id. */
+size_t tcu_repack_row_bytes(int t, int64_t n_in);
+/* dst (n_rows rows, dst_stride bytes apart, tcu_repack_row_bytes(tcu_repack_type(t), n_in) used of each) = the
+ * n_rows GGUF rows of type t at src (src_stride bytes apart), both on the device; bytes of dst outside the
+ * used part of a row and the unused scale slots are not written (the caller zeroes them). t must have a
+ * repacked layout; n_in a multiple of 32. */
+void tcu_repack(int t, const void *src, size_t src_stride, void *dst, size_t dst_stride, int64_t n_in, int64_t n_rows,
+                cudaStream_t st);
 
 /* ---- embedding (src/cuda/dequant.cu) ----------------------------------------------------------- */
 

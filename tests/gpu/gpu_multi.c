@@ -9,6 +9,10 @@
  * past a word) and an all-zero block. Also times Q4_0 4096x14336 at m = 1, 2, 4, 8, 16, f32 and dp4a
  * paths, weights rotated over 4 copies
  * (118 MB, beyond the 60 MB L2): the verify cost curve and the GEMV's DRAM rate (no assertions).
+ * Repacked Q4_0/Q8_0 (tcu.h TCU_TYPE_Q4_0R/Q8_0R): tcu_repack's bytes equal the layout built here in C; the
+ * repacked weight gives the GGUF weight's bits through tcu_dequant_f16, tcu_get_rows and tcu_gemv_dp4a
+ * (1 column and m columns), including rows whose last group is partial.
+ * The dp4a kernel family is the process's (TERN_CUDA_DP4A_WARP=0: the CTA-per-row arm); gpu_check runs both.
  * Run by bench/gpu_check.sh on a GPU box. */
 #include <math.h>
 #include <stdio.h>
@@ -158,23 +162,128 @@ static void check_q8(int t, int64_t n_in, int64_t n_out) {
     CU(cudaFree(dw)); CU(cudaFree(dq1)); CU(cudaFree(dqm)); CU(cudaFree(dx)); CU(cudaFree(dy1)); CU(cudaFree(dym));
 }
 
-/* Best of 10 calls, weights rotated over nc copies; x quantized once (int8) or f32. Returns us. */
+/* tcu.h's repacked layout in C: 8-block groups of a 16-byte scale header and the blocks' quant bytes. */
+static void repack_ref(int t, const uint8_t *src, size_t ss, uint8_t *dst, size_t ds, int64_t n_in, int64_t n_rows) {
+    const int qb = t == TERN_TYPE_Q4_0 ? 16 : 32, nb = (int)(n_in / 32);
+    memset(dst, 0, ds * (size_t)n_rows);
+    for (int64_t r = 0; r < n_rows; r++)
+        for (int b = 0; b < nb; b++) {
+            const uint8_t *blk = src + (size_t)r * ss + (size_t)b * (2 + qb);
+            uint8_t *g = dst + (size_t)r * ds + (size_t)(b / 8) * (16 + 8 * qb);
+            memcpy(g + 2 * (b % 8), blk, 2);
+            memcpy(g + 16 + qb * (b % 8), blk + 2, (size_t)qb);
+        }
+}
+
+/* The repacked layout of t against the GGUF one: bytes, dequant, get_rows, dp4a (1 and m columns). */
+static void check_repack(int t, int64_t n_in, int64_t n_out) {
+    const int rt = tcu_repack_type(t);
+    const size_t rb = tern_type_row_size((enum tern_type)t, n_in), stride = (rb + 15) & ~(size_t)15;
+    const size_t rrb = tcu_repack_row_bytes(rt, n_in), rstride = (rrb + 15) & ~(size_t)15;
+    const int nb = (int)(n_in / 32);
+    CHECK(rrb == (size_t)(nb / 8) * (16 + 8 * (rb / nb - 2)) + (nb % 8 ? 16 + (nb % 8) * (rb / nb - 2) : 0),
+          "repack %s n_in %lld: row bytes %zu", tern_type_name(t), (long long)n_in, rrb);
+    uint8_t *hw = malloc(stride * (size_t)n_out), *want = malloc(rstride * (size_t)n_out), *got = malloc(rstride * (size_t)n_out);
+    fill_weights(t, hw, n_in, n_out, stride);
+    repack_ref(t, hw, stride, want, rstride, n_in, n_out);
+    void *dw, *dr, *dxq;
+    uint16_t *f0, *f1;
+    float *dx, *y0, *y1, *g0, *g1;
+    int32_t *dids;
+    CU(cudaMalloc(&dw, stride * (size_t)n_out));
+    CU(cudaMalloc(&dr, rstride * (size_t)n_out));
+    CU(cudaMemcpy(dw, hw, stride * (size_t)n_out, cudaMemcpyHostToDevice));
+    CU(cudaMemset(dr, 0, rstride * (size_t)n_out));
+    tcu_repack(t, dw, stride, dr, rstride, n_in, n_out, 0);
+    CU(cudaGetLastError());
+    CU(cudaMemcpy(got, dr, rstride * (size_t)n_out, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(got, want, rstride * (size_t)n_out) == 0, "repack %s %lldx%lld: bytes differ from the layout in C",
+          tern_type_name(t), (long long)n_in, (long long)n_out);
+    const size_t ne = (size_t)n_in * (size_t)n_out;
+    CU(cudaMalloc((void **)&f0, ne * 2));
+    CU(cudaMalloc((void **)&f1, ne * 2));
+    tcu_dequant_f16(t, dw, stride, n_in, n_out, f0, 0);
+    tcu_dequant_f16(rt, dr, rstride, n_in, n_out, f1, 0);
+    uint16_t *h0 = malloc(ne * 2), *h1 = malloc(ne * 2);
+    CU(cudaMemcpy(h0, f0, ne * 2, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(h1, f1, ne * 2, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(h0, h1, ne * 2) == 0, "repack %s %lldx%lld: tcu_dequant_f16 differs from the GGUF layout's",
+          tern_type_name(t), (long long)n_in, (long long)n_out);
+    int32_t ids[3] = {0, (int32_t)(n_out - 1), (int32_t)(n_out / 2)};
+    CU(cudaMalloc((void **)&dids, sizeof ids));
+    CU(cudaMemcpy(dids, ids, sizeof ids, cudaMemcpyHostToDevice));
+    CU(cudaMalloc((void **)&g0, sizeof(float) * 3 * (size_t)n_in));
+    CU(cudaMalloc((void **)&g1, sizeof(float) * 3 * (size_t)n_in));
+    tcu_get_rows(t, dw, stride, n_in, dids, 3, g0, 0);
+    tcu_get_rows(rt, dr, rstride, n_in, dids, 3, g1, 0);
+    float *hg0 = malloc(sizeof(float) * 3 * (size_t)n_in), *hg1 = malloc(sizeof(float) * 3 * (size_t)n_in);
+    CU(cudaMemcpy(hg0, g0, sizeof(float) * 3 * (size_t)n_in, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(hg1, g1, sizeof(float) * 3 * (size_t)n_in, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(hg0, hg1, sizeof(float) * 3 * (size_t)n_in) == 0, "repack %s %lldx%lld: tcu_get_rows differs",
+          tern_type_name(t), (long long)n_in, (long long)n_out);
+    float *hx = malloc(sizeof(float) * (size_t)n_in * 16);
+    for (int64_t i = 0; i < n_in * 16; i++) hx[i] = frnd(2.0f);
+    const size_t q1 = (tcu_x16_bytes(1, n_in) + 15) & ~(size_t)15;
+    CU(cudaMalloc((void **)&dx, sizeof(float) * (size_t)n_in * 16));
+    CU(cudaMalloc(&dxq, q1 * 16 + tcu_x16_bytes(16, n_in)));
+    CU(cudaMalloc((void **)&y0, sizeof(float) * (size_t)n_out * 16));
+    CU(cudaMalloc((void **)&y1, sizeof(float) * (size_t)n_out * 16));
+    CU(cudaMemcpy(dx, hx, sizeof(float) * (size_t)n_in * 16, cudaMemcpyHostToDevice));
+    for (int c = 0; c < 16; c++) {
+        tcu_quantize_x16(dx + (size_t)c * n_in, 1, n_in, (char *)dxq + (size_t)c * q1, 0);
+        tcu_gemv_dp4a(t, dw, stride, n_in, n_out, (char *)dxq + (size_t)c * q1, 1, y0 + (size_t)c * n_out, 0);
+    }
+    float *a = malloc(sizeof(float) * (size_t)n_out * 16), *b = malloc(sizeof(float) * (size_t)n_out * 16);
+    CU(cudaMemcpy(a, y0, sizeof(float) * (size_t)n_out * 16, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int c = 0; c < 16; c++) {
+        CU(cudaMemset(y1, 0xFF, sizeof(float) * (size_t)n_out));
+        tcu_gemv_dp4a(rt, dr, rstride, n_in, n_out, (char *)dxq + (size_t)c * q1, 1, y1, 0);
+        CU(cudaMemcpy(b, y1, sizeof(float) * (size_t)n_out, cudaMemcpyDeviceToHost));
+        if (memcmp(a + (size_t)c * n_out, b, sizeof(float) * (size_t)n_out)) bad++;
+    }
+    CHECK(bad == 0, "repack %s %lldx%lld: %d of 16 one-column dp4a results differ from the GGUF layout's",
+          tern_type_name(t), (long long)n_in, (long long)n_out, bad);
+    void *dqm = (char *)dxq + q1 * 16;
+    const int ms[4] = {2, 5, 8, 16};
+    for (int mi = 0; mi < 4; mi++) {
+        tcu_quantize_x16(dx, ms[mi], n_in, dqm, 0);
+        CU(cudaMemset(y1, 0xFF, sizeof(float) * (size_t)n_out * 16));
+        tcu_gemv_dp4a(rt, dr, rstride, n_in, n_out, dqm, ms[mi], y1, 0);
+        CU(cudaGetLastError());
+        CU(cudaMemcpy(b, y1, sizeof(float) * (size_t)n_out * 16, cudaMemcpyDeviceToHost));
+        CHECK(memcmp(a, b, sizeof(float) * (size_t)n_out * (size_t)ms[mi]) == 0,
+              "repack %s %lldx%lld m=%d: multi-column result differs from the GGUF single-column kernel",
+              tern_type_name(t), (long long)n_in, (long long)n_out, ms[mi]);
+    }
+    printf("repack %s %lldx%lld: bytes as the layout in C; dequant, get_rows, dp4a m = 1/2/5/8/16 equal the GGUF layout's\n",
+           tern_type_name(t), (long long)n_in, (long long)n_out);
+    free(hw); free(want); free(got); free(h0); free(h1); free(hg0); free(hg1); free(hx); free(a); free(b);
+    CU(cudaFree(dw)); CU(cudaFree(dr)); CU(cudaFree(f0)); CU(cudaFree(f1)); CU(cudaFree(dids)); CU(cudaFree(g0));
+    CU(cudaFree(g1)); CU(cudaFree(dx)); CU(cudaFree(dxq)); CU(cudaFree(y0)); CU(cudaFree(y1));
+}
+
+/* Best of 10 calls (b2b: of 10 rounds of 20 calls back to back, per call), weights rotated over nc copies;
+ * x quantized once (int8) or f32. Returns us. */
 static float time_gemv(int t, int q8, void **dw, int nc, size_t stride, int64_t n_in, int64_t n_out, const float *dx,
-                       void *dxq, int m, float *dy) {
+                       void *dxq, int m, float *dy, int b2b) {
     cudaEvent_t e0, e1;
     CU(cudaEventCreate(&e0)); CU(cudaEventCreate(&e1));
     float best = 1e9f;
+    const int k = b2b ? 20 : 1;
     for (int r = 0; r < 12; r++) {
         CU(cudaEventRecord(e0, 0));
-        if (q8) tcu_gemv_dp4a(t, dw[r % nc], stride, n_in, n_out, dxq, m, dy, 0);
-        else tcu_gemv_multi(t, dw[r % nc], stride, n_in, n_out, dx, m, dy, 0);
+        for (int i = 0; i < k; i++) {
+            if (q8) tcu_gemv_dp4a(t, dw[(r * k + i) % nc], stride, n_in, n_out, dxq, m, dy, 0);
+            else tcu_gemv_multi(t, dw[(r * k + i) % nc], stride, n_in, n_out, dx, m, dy, 0);
+        }
         CU(cudaEventRecord(e1, 0));
         CU(cudaEventSynchronize(e1));
         float ms_ = 0; CU(cudaEventElapsedTime(&ms_, e0, e1));
         if (r >= 2 && ms_ < best) best = ms_;
     }
     CU(cudaEventDestroy(e0)); CU(cudaEventDestroy(e1));
-    return best * 1000.0f;
+    return best * 1000.0f / k;
 }
 
 int main(void) {
@@ -239,22 +348,37 @@ int main(void) {
     const int64_t kshapes[5][2] = {{4096, 1000}, {512, 7}, {4096, 33}, {256, 5}, {14336, 64}};
     for (int si = 0; si < 5; si++) check_q8(TERN_TYPE_Q4_K, kshapes[si][0], kshapes[si][1]);
     for (int si = 0; si < 5; si++) check_q8(TERN_TYPE_Q6_K, kshapes[si][0], kshapes[si][1]);
+    /* repacked Q4_0 / Q8_0: whole groups, a partial last group (4192 = 131 blocks, 96 = 3) */
+    const int64_t rshapes[5][2] = {{4096, 1000}, {4192, 33}, {96, 5}, {512, 7}, {14336, 64}};
+    for (int si = 0; si < 5; si++) {
+        check_repack(TERN_TYPE_Q4_0, rshapes[si][0], rshapes[si][1]);
+        check_repack(TERN_TYPE_Q8_0, rshapes[si][0], rshapes[si][1]);
+    }
     /* the verify cost curve and the DRAM rate: 4 rotated weight copies (beyond L2), random x */
-    const struct { int t; int64_t n_in, n_out; } cs[5] = {{TERN_TYPE_Q4_0, 4096, 14336}, {TERN_TYPE_Q8_0, 4096, 14336},
-                                                        {TERN_TYPE_Q4_0, 14336, 4096}, {TERN_TYPE_Q4_K, 4096, 14336},
-                                                        {TERN_TYPE_Q6_K, 4096, 14336}};
-    for (int k = 0; k < 5; k++) {
-        const int t = cs[k].t;
+    const struct { int t; int64_t n_in, n_out; } cs[] = {{TERN_TYPE_Q4_0, 4096, 14336}, {TCU_TYPE_Q4_0R, 4096, 14336},
+                                                       {TERN_TYPE_Q8_0, 4096, 14336}, {TCU_TYPE_Q8_0R, 4096, 14336},
+                                                       {TERN_TYPE_Q4_0, 14336, 4096}, {TCU_TYPE_Q4_0R, 14336, 4096},
+                                                       {TCU_TYPE_Q4_0R, 4096, 6144}, {TCU_TYPE_Q4_0R, 4096, 128256},
+                                                       {TERN_TYPE_Q4_K, 4096, 14336}, {TERN_TYPE_Q6_K, 4096, 14336}};
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        const int t = cs[k].t, gt = t == TCU_TYPE_Q4_0R ? TERN_TYPE_Q4_0 : t == TCU_TYPE_Q8_0R ? TERN_TYPE_Q8_0 : t;
         const int64_t n_in = cs[k].n_in, n_out = cs[k].n_out;
-        const size_t stride = (tern_type_row_size((enum tern_type)t, n_in) + 15) & ~(size_t)15;
-        uint8_t *hw = malloc(stride * (size_t)n_out);
-        fill_weights(t, hw, n_in, n_out, stride);
-        void *dw[4], *dxq;
+        const size_t gstride = (tern_type_row_size((enum tern_type)gt, n_in) + 15) & ~(size_t)15;
+        const size_t stride = t != gt ? (tcu_repack_row_bytes(t, n_in) + 15) & ~(size_t)15 : gstride;
+        uint8_t *hw = malloc(gstride * (size_t)n_out);
+        fill_weights(gt, hw, n_in, n_out, gstride);
+        void *dw[4], *dxq, *dg = NULL;
         float *dx, *dy;
+        if (t != gt) {
+            CU(cudaMalloc(&dg, gstride * (size_t)n_out));
+            CU(cudaMemcpy(dg, hw, gstride * (size_t)n_out, cudaMemcpyHostToDevice));
+        }
         for (int c = 0; c < 4; c++) {
             CU(cudaMalloc(&dw[c], stride * (size_t)n_out));
-            CU(cudaMemcpy(dw[c], hw, stride * (size_t)n_out, cudaMemcpyHostToDevice));
+            if (t != gt) tcu_repack(gt, dg, gstride, dw[c], stride, n_in, n_out, 0);
+            else CU(cudaMemcpy(dw[c], hw, stride * (size_t)n_out, cudaMemcpyHostToDevice));
         }
+        if (dg) CU(cudaFree(dg));
         float *hx = malloc(sizeof(float) * (size_t)n_in * 16);
         for (int64_t i = 0; i < n_in * 16; i++) hx[i] = frnd(1.0f);
         CU(cudaMalloc((void **)&dx, sizeof(float) * (size_t)n_in * 16));
@@ -262,14 +386,17 @@ int main(void) {
         CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * 16));
         CU(cudaMemcpy(dx, hx, sizeof(float) * (size_t)n_in * 16, cudaMemcpyHostToDevice));
         const double mb = (double)stride * n_out / 1e6;
-        printf("gemv %s %lldx%lld (%.1f MB, 4 copies rotated): us (GB/s) per call, f32 path | dp4a path\n",
-               tern_type_name(t), (long long)n_in, (long long)n_out, mb);
+        printf("gemv %s%s %lldx%lld (%.1f MB, 4 copies rotated): us (GB/s) per call, f32 path | dp4a path | dp4a, "
+               "20 calls back to back\n", tern_type_name(gt), t != gt ? " repacked" : "", (long long)n_in,
+               (long long)n_out, mb);
         const int mm[5] = {1, 2, 4, 8, 16};
         for (int i = 0; i < 5; i++) {
             tcu_quantize_x16(dx, mm[i], n_in, dxq, 0);
-            const float a = time_gemv(t, 0, dw, 4, stride, n_in, n_out, dx, dxq, mm[i], dy);
-            const float b = time_gemv(t, 1, dw, 4, stride, n_in, n_out, dx, dxq, mm[i], dy);
-            printf("  m=%2d  %8.1f (%6.0f) | %8.1f (%6.0f)\n", mm[i], a, mb * 1e3 / a, b, mb * 1e3 / b);
+            const float a = t != gt ? 0.0f : time_gemv(t, 0, dw, 4, stride, n_in, n_out, dx, dxq, mm[i], dy, 0);
+            const float b = time_gemv(t, 1, dw, 4, stride, n_in, n_out, dx, dxq, mm[i], dy, 0);
+            const float c = time_gemv(t, 1, dw, 4, stride, n_in, n_out, dx, dxq, mm[i], dy, 1);
+            printf("  m=%2d  %8.1f (%6.0f) | %8.1f (%6.0f) | %8.1f (%6.0f)\n", mm[i], a, a > 0 ? mb * 1e3 / a : 0.0, b,
+                   mb * 1e3 / b, c, mb * 1e3 / c);
         }
         free(hw); free(hx);
         for (int c = 0; c < 4; c++) CU(cudaFree(dw[c]));
