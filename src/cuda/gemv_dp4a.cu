@@ -192,6 +192,14 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q6_K>(const uint8
     }
 }
 
+/* L2 prefetch of the first pf bytes of the matrix (rows in order: the rows the grid's first passes read),
+ * spread over the grid's threads; before pdl_wait (weights are constant), so the stream continues across
+ * the kernel boundary while the previous kernel drains (TERN_CUDA_DP4A_PF). */
+static __device__ __forceinline__ void prefetch_head(const uint8_t *w, size_t bytes, size_t pf) {
+    const size_t n = pf < bytes ? pf : bytes, step = (size_t)gridDim.x * blockDim.x * 128;
+    for (size_t o = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 128; o < n; o += step) pdl_prefetch_l2(w + o);
+}
+
 /* The block's contribution, added to acc: fma(dw*d, isum, acc) with isum the exact integer dot. */
 template <int T>
 static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float mw, const int8_t *hi, const int8_t *lo,
@@ -225,7 +233,7 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
 template <int T, int R>
 __global__ void __launch_bounds__(Q8_T)
 gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
-          const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
+          const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf) {
     __shared__ float part[Q8_WARPS][R];
     { /* weights are constant: start this CTA's first R rows towards L2 before waiting for the input */
         const int r0 = blockIdx.x * R, nr = n_out - r0 < R ? n_out - r0 : R;
@@ -235,6 +243,7 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
                 pdl_prefetch_l2(base + o);
         }
     }
+    if (pf) prefetch_head(w, (size_t)n_out * stride, pf);
     pdl_trigger();
     pdl_wait();
     for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
@@ -311,7 +320,7 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
 template <int T, int R>
 __global__ void __launch_bounds__(Q8_T)
 gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
-               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
+               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf) {
     __shared__ float part[Q8_WARPS][R];
     const int G = (n_out + R - 1) / R, K = (nb + Q8_T - 1) / Q8_T;
     int g = (int)blockIdx.x, k = 0;
@@ -327,6 +336,7 @@ gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     for (int r = 0; r < R; r++) acc[r] = 0.0f;
     /* the first pair's weights are constant: loaded before waiting for the previous kernel (pdl.cuh) */
     pipe_load<T, R>(w, stride, n_out, g, (int)threadIdx.x, nb, wa, da, ma);
+    if (pf) prefetch_head(w, (size_t)n_out * stride, pf);
     pdl_trigger();
     pdl_wait();
     for (;;) {
@@ -407,6 +417,20 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
     }
 }
 
+/* TERN_CUDA_DP4A_PF=n: each single-column GEMV first prefetches n MiB of its matrix into L2 before its
+ * PDL wait (0: only the first rows, the default until measured). TERN_CUDA_DP4A_OCC=k: at most k CTAs an SM
+ * (leaves room for the next kernels' CTAs to become resident and start their prefetch early). */
+static size_t q8_pf(void) {
+    static long v = -1;
+    if (v < 0) { const char *e = getenv("TERN_CUDA_DP4A_PF"); v = e && atol(e) > 0 ? atol(e) : 0; }
+    return (size_t)v << 20;
+}
+static int q8_occ(int per_sm) {
+    static int v = -1;
+    if (v < 0) { const char *e = getenv("TERN_CUDA_DP4A_OCC"); v = e && atoi(e) > 0 ? atoi(e) : 0; }
+    return v && v < per_sm ? v : per_sm;
+}
+
 /* ---- warp-per-row kernels (the default; TERN_CUDA_DP4A_WARP=0 gives the CTA-per-row kernels above) ----
  * A warp owns R rows at a time (persistent over row groups, 4 warps a CTA, no shared memory, no barrier);
  * lane l takes blocks l, l+32, l+64, ... of each row in that order, U of them loaded (for all R rows) before
@@ -438,7 +462,7 @@ static __device__ __forceinline__ void warp_load(const uint8_t *__restrict__ w, 
 template <int T, int R, int U>
 __global__ void __launch_bounds__(W_T)
 gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
-               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
+               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf) {
     const int lane = (int)threadIdx.x & 31;
     const int G = (n_out + R - 1) / R, step = (int)gridDim.x * W_WARPS;
     int g = (int)blockIdx.x * W_WARPS + ((int)threadIdx.x >> 5);
@@ -447,6 +471,7 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     /* the first batch's weights are constant: loaded before waiting for the previous kernel (pdl.cuh) */
     int pre = g < G;
     if (pre) warp_load<T, R, U>(w, stride, n_out, g, 0, nb, wq, dw, mw);
+    if (pf) prefetch_head(w, (size_t)n_out * stride, pf);
     pdl_trigger();
     pdl_wait(); /* every thread of every CTA waits (pdl.cuh) */
     for (; g < G; g += step) {
@@ -535,12 +560,13 @@ template <int T, int R, int U>
 static void q8_warp_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                            const int2 *ds, float *y, cudaStream_t st) {
     static int per_sm = 0;
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *) =
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t) =
         gemv_q8_warp_k<T, R, U>;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, W_T, 0) != cudaSuccess) per_sm = 4;
     const int64_t groups = (n_out + R - 1) / R, ctas = (groups + W_WARPS - 1) / W_WARPS;
-    const int64_t cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
-    PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), 0, st, w, stride, nb, n_out, q, ql, ds, y);
+    const int64_t cap = (int64_t)gemv_sms() * q8_occ(per_sm > 0 ? per_sm : 4);
+    PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), 0, st, w, stride, nb, n_out, q, ql, ds, y,
+               q8_pf());
 }
 
 template <int T, int M>
@@ -601,13 +627,14 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
                                                                                           ds, y);
         return;
     }
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *) =
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t) =
         q8_pipe() && nb > 0 ? gemv_q8_pipe_k<T, R> : gemv_q8_k<T, R>; /* nb = 0: the pipe would never end a group */
     static int per_sm[2];
     int *ps = &per_sm[q8_pipe() && nb > 0];
     if (!*ps && cudaOccupancyMaxActiveBlocksPerMultiprocessor(ps, kf, Q8_T, 0) != cudaSuccess) *ps = 4;
-    const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (*ps > 0 ? *ps : 4);
-    PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, y);
+    const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * q8_occ(*ps > 0 ? *ps : 4);
+    PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, y,
+               q8_pf());
 }
 
 template <int T, int M>
