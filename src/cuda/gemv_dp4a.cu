@@ -431,7 +431,7 @@ static int q8_occ(int per_sm) {
     return v && v < per_sm ? v : per_sm;
 }
 
-/* ---- warp-per-row kernels (the default; TERN_CUDA_DP4A_WARP=0 gives the CTA-per-row kernels above) ----
+/* ---- warp-per-row kernels (TERN_CUDA_DP4A_KERNEL=warp; the per-type rule is at q8_kernel) ----
  * A warp owns R rows at a time (persistent over row groups, 4 warps a CTA, no shared memory, no barrier);
  * lane l takes blocks l, l+32, l+64, ... of each row in that order, U of them loaded (for all R rows) before
  * their dot products, so a warp has U*R 16-byte-aligned block loads in flight (repacked layouts). A row
@@ -537,10 +537,123 @@ gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n
     }
 }
 
-/* TERN_CUDA_DP4A_WARP=0: the CTA-per-row kernels (gemv_q8_pipe_k / gemv_q8_k / gemv_q8_multi_k), the A/B arm. */
-static int q8_warp(void) {
+/* ---- warp-per-row with cp.async staging (gemv_q8_async_k) ----
+ * ncu on the decode step (gemv_q8_pipe_k, Llama-3-8B Q4_0): 29-58% of DRAM peak, ~60% of the warps' cycles
+ * stalled on L1TEX scoreboard (global loads), occupancy register-limited at 30 warps an SM: too few bytes in
+ * flight. Here each warp streams its rows through a ring of S shared-memory stages with cp.async (16-byte
+ * copies, no registers held while in flight): a stage is one chunk of 32 blocks of each of the warp's R
+ * rows; S-1 chunks are in flight while one is computed, across row groups, and the first S-1 are issued
+ * before the PDL wait (weights are constant). Lane l takes block l of each chunk: the lane order and
+ * reduction of gemv_q8_warp_k, so gemv_q8_warp_multi_k is its multi-column twin (bit-identical).
+ * Types whose 32 blocks are a multiple of 16 bytes and start a group/super-block: Q4_0, Q4_1, Q8_0, Q4_K and
+ * the repacked Q4_0R / Q8_0R (not Q6_K: 210-byte super-blocks). */
+template <int T> struct blk_bytes;
+template <> struct blk_bytes<TERN_TYPE_Q4_0> { static const int v = 18; };
+template <> struct blk_bytes<TCU_TYPE_Q4_0R> { static const int v = 18; };
+template <> struct blk_bytes<TERN_TYPE_Q4_1> { static const int v = 20; };
+template <> struct blk_bytes<TERN_TYPE_Q8_0> { static const int v = 34; };
+template <> struct blk_bytes<TCU_TYPE_Q8_0R> { static const int v = 34; };
+template <> struct blk_bytes<TERN_TYPE_Q4_K> { static const int v = 18; }; /* 144 / 8 */
+template <> struct blk_bytes<TERN_TYPE_Q6_K> { static const int v = 0; };  /* not staged */
+
+static __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(gmem));
+}
+static __device__ __forceinline__ void cp_async_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> static __device__ __forceinline__ void cp_async_wait(void) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/* Issue the copies of item t (row group g0 + (t/K)*gstep, chunk t%K) into its stage; an empty group when t
+ * is past the warp's last item (the group count stays uniform). */
+template <int T, int R, int S>
+static __device__ __forceinline__ void async_issue(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
+                                                   int K, int G, int g0, int gstep, int t, uint8_t *ring) {
+    const int CH = 32 * blk_bytes<T>::v, lane = (int)threadIdx.x & 31;
+    const int g = g0 + (t / K) * gstep, k = t % K;
+    if (g < G) {
+        const int nblk = nb - 32 * k < 32 ? nb - 32 * k : 32;
+        const int n16 = (nblk * blk_bytes<T>::v + 15) / 16; /* a partial chunk's copy stays inside the padded row */
+        uint8_t *st = ring + (size_t)(t % S) * R * CH;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int row = g * R + r < n_out ? g * R + r : n_out - 1;
+            const uint8_t *src = w + (size_t)row * stride + (size_t)k * CH;
+            for (int i = lane; i < n16; i += 32) cp_async16(st + r * CH + 16 * i, src + 16 * i);
+        }
+    }
+    cp_async_commit();
+}
+
+template <int T, int R, int S>
+__global__ void __launch_bounds__(W_T)
+gemv_q8_async_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
+                const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf) {
+    extern __shared__ uint4 smem_async[];
+    const int CH = 32 * blk_bytes<T>::v, lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
+    uint8_t *ring = (uint8_t *)smem_async + (size_t)warp * S * R * CH;
+    const int G = (n_out + R - 1) / R, K = (nb + 31) / 32, gstep = (int)gridDim.x * W_WARPS;
+    const int g0 = (int)blockIdx.x * W_WARPS + warp;
+    const int nt = g0 < G ? ((G - 1 - g0) / gstep + 1) * K : 0; /* this warp's items */
+#pragma unroll
+    for (int t = 0; t < S - 1; t++) async_issue<T, R, S>(w, stride, nb, n_out, K, G, g0, gstep, t, ring);
+    if (pf) prefetch_head(w, (size_t)n_out * stride, pf);
+    pdl_trigger();
+    pdl_wait(); /* every thread of every CTA waits (pdl.cuh) */
+    float acc[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) acc[r] = 0.0f;
+    for (int t = 0; t < nt; t++) {
+        async_issue<T, R, S>(w, stride, nb, n_out, K, G, g0, gstep, t + S - 1, ring);
+        cp_async_wait<S - 1>(); /* this lane's copies of item t have landed */
+        __syncwarp();           /* ... and every lane's */
+        const int k = t % K, b = 32 * k + lane;
+        if (b < nb) {
+            const uint8_t *st = ring + (size_t)(t % S) * R * CH;
+            const int2 ds = __ldg(xds + b);
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                int wq[8];
+                float dw, mw;
+                load_blk<T>(st + r * CH, lane, wq, &dw, &mw);
+                acc[r] = blk_dot<T>(wq, dw, mw, xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
+            }
+        }
+        __syncwarp(); /* the stage is free for the copies issued next */
+        if (k == K - 1) {
+            const int g = g0 + (t / K) * gstep;
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                float v = acc[r];
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+                if (lane == r && g * R + r < n_out) y[g * R + r] = v;
+                acc[r] = 0.0f;
+            }
+        }
+    }
+    cp_async_wait<0>();
+}
+
+/* The single-column kernel family for type T: 0 the CTA-per-row kernels (gemv_q8_pipe_k / gemv_q8_k, multi
+ * twin gemv_q8_multi_k), 1 gemv_q8_warp_k, 2 gemv_q8_async_k (multi twin of 1 and 2: gemv_q8_warp_multi_k).
+ * TERN_CUDA_DP4A_KERNEL=cta|warp|async forces one for every type (the A/B arms); the default rule is below. */
+template <int T> static int q8_kernel(void) {
     static int v = -1;
-    if (v < 0) v = !(getenv("TERN_CUDA_DP4A_WARP") && !strcmp(getenv("TERN_CUDA_DP4A_WARP"), "0"));
+    if (v < 0) {
+        const char *e = getenv("TERN_CUDA_DP4A_KERNEL");
+        v = e && !strcmp(e, "cta") ? 0 : e && !strcmp(e, "warp") ? 1 : e && !strcmp(e, "async") ? 2 : -2;
+        if (v == -2) v = 0;
+        if (v == 2 && blk_bytes<T>::v == 0) v = 1; /* Q6_K: not staged */
+    }
+    return v;
+}
+
+/* Stages of gemv_q8_async_k: TERN_CUDA_DP4A_STAGES = 2..6 (default 4). */
+static int q8_stages(void) {
+    static int v = -1;
+    if (v < 0) { const char *e = getenv("TERN_CUDA_DP4A_STAGES"); v = e ? atoi(e) : 4; if (v < 2 || v > 6) v = 4; }
     return v;
 }
 
@@ -566,6 +679,23 @@ static void q8_warp_launch(const uint8_t *w, size_t stride, int nb, int n_out, c
     const int64_t groups = (n_out + R - 1) / R, ctas = (groups + W_WARPS - 1) / W_WARPS;
     const int64_t cap = (int64_t)gemv_sms() * q8_occ(per_sm > 0 ? per_sm : 4);
     PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), 0, st, w, stride, nb, n_out, q, ql, ds, y,
+               q8_pf());
+}
+
+template <int T, int R, int S>
+static void q8_async_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
+                            const int2 *ds, float *y, cudaStream_t st) {
+    static int per_sm = 0;
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t) =
+        gemv_q8_async_k<T, R, S>;
+    const size_t smem = (size_t)W_WARPS * S * R * 32 * (blk_bytes<T>::v ? blk_bytes<T>::v : 1);
+    if (!per_sm) {
+        if (smem > (48u << 10)) cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, W_T, smem) != cudaSuccess || per_sm < 1) per_sm = 2;
+    }
+    const int64_t groups = (n_out + R - 1) / R, ctas = (groups + W_WARPS - 1) / W_WARPS;
+    const int64_t cap = (int64_t)gemv_sms() * q8_occ(per_sm);
+    PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), smem, st, w, stride, nb, n_out, q, ql, ds, y,
                q8_pf());
 }
 
@@ -656,7 +786,24 @@ static void q8_dispatch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n
     const size_t pb = plane_bytes(m, n_in);
     const int8_t *q = (const int8_t *)xq, *ql = (const int8_t *)xq + pb;
     const int2 *ds = (const int2 *)((const char *)xq + 2 * pb);
-    if (q8_warp()) {
+    const int kern = q8_kernel<T>();
+    if (kern == 2 && m == 1) {
+        if constexpr (blk_bytes<T>::v != 0) { /* Q6_K (never async: q8_kernel) is not instantiated */
+            const int rr = q8_wcfg() / 10; /* R of TERN_CUDA_DP4A_WCFG: 1, 2 or 4 */
+            switch (rr * 10 + q8_stages()) {
+            case 13: q8_async_launch<T, 1, 3>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            case 14: q8_async_launch<T, 1, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            case 16: q8_async_launch<T, 1, 6>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            case 22: q8_async_launch<T, 2, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            case 23: q8_async_launch<T, 2, 3>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            case 26: q8_async_launch<T, 2, 6>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            case 43: q8_async_launch<T, 4, 3>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            default: q8_async_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            }
+        }
+        return;
+    }
+    if (kern >= 1) {
         if (m == 1) {
             switch (q8_wcfg()) {
             case 14: q8_warp_launch<T, 1, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
