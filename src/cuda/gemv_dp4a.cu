@@ -116,13 +116,22 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q8_0>(const uint8
     ld_words<8>(p + 2, (uint32_t *)wq);
 }
 
+/* Weight quant loads of the repacked types: plain (L1-allocating) loads; built with -DTERN_DP4A_LDCS, the
+ * evict-first streaming load (ld.global.cs) instead, an A/B build (the staged async kernel reads shared
+ * memory through load_blk and must not be run in that build). */
+#ifdef TERN_DP4A_LDCS
+#define WLD(p) __ldcs(p)
+#else
+#define WLD(p) (*(p))
+#endif
+
 /* The repacked Q4_0 and Q8_0 (tcu.h, dequant.cuh): a block's quants are one (two) aligned 16-byte loads, and
  * the 32 lanes of a warp on 32 consecutive blocks read 4 whole groups (576 or 1088 contiguous bytes). */
 template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q4_0R>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
     *mw = 0.0f;
     const uint8_t *g = row + (size_t)(b >> 3) * RQ40_GROUP;
     *dw = dq_h2f(dq_ld16(g + 2 * (b & 7)));
-    const uint4 q = *(const uint4 *)(g + 16 + 16 * (b & 7));
+    const uint4 q = WLD((const uint4 *)(g + 16 + 16 * (b & 7)));
     const uint32_t w[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
     for (int i = 0; i < 4; i++) {
@@ -136,7 +145,7 @@ template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q8_0R>(const uint8
     const uint8_t *g = row + (size_t)(b >> 3) * RQ80_GROUP;
     *dw = dq_h2f(dq_ld16(g + 2 * (b & 7)));
     const uint4 *q = (const uint4 *)(g + 16 + 32 * (b & 7));
-    const uint4 a = q[0], c = q[1];
+    const uint4 a = WLD(q), c = WLD(q + 1);
     wq[0] = (int)a.x; wq[1] = (int)a.y; wq[2] = (int)a.z; wq[3] = (int)a.w;
     wq[4] = (int)c.x; wq[5] = (int)c.y; wq[6] = (int)c.z; wq[7] = (int)c.w;
 }
@@ -644,7 +653,10 @@ template <int T> static int q8_kernel(void) {
     if (v < 0) {
         const char *e = getenv("TERN_CUDA_DP4A_KERNEL");
         v = e && !strcmp(e, "cta") ? 0 : e && !strcmp(e, "warp") ? 1 : e && !strcmp(e, "async") ? 2 : -2;
-        if (v == -2) v = 0;
+        /* the rule (bench/sweeps/dp4a.md, tg128 on Llama-3-8B): warp for Q8_0 (339.9 vs cta 329.4 tok/s,
+         * repacked; 330.5 vs 301.7 on the GGUF layout), cta for Q4_0 (430.0 vs warp 415.1) and Q4_K (319.0 vs
+         * 307.5); Q4_1 and Q6_K unmeasured with warp: cta, as before. async lost on every type. */
+        if (v == -2) v = T == TERN_TYPE_Q8_0 || T == TCU_TYPE_Q8_0R ? 1 : 0;
         if (v == 2 && blk_bytes<T>::v == 0) v = 1; /* Q6_K: not staged */
     }
     return v;
