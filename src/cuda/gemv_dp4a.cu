@@ -116,13 +116,14 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q8_0>(const uint8
     ld_words<8>(p + 2, (uint32_t *)wq);
 }
 
-/* Weight quant loads of the repacked types: plain (L1-allocating) loads; built with -DTERN_DP4A_LDCS, the
- * evict-first streaming load (ld.global.cs) instead, an A/B build (the staged async kernel reads shared
- * memory through load_blk and must not be run in that build). */
-#ifdef TERN_DP4A_LDCS
-#define WLD(p) __ldcs(p)
-#else
+/* Weight quant loads of the repacked types: the evict-first streaming load (ld.global.cs; weights are read
+ * once a step), +2.2% tg128 on Q4_0 and +1.1% on Q8_0 over plain loads (docs/ledger.md). Built with
+ * -DTERN_DP4A_PLAIN_LD, plain loads (the A/B arm). Global memory only: gemv_q8_async_k, which reads its
+ * shared-memory stages through load_blk, is not used for the repacked types (q8_kernel). */
+#ifdef TERN_DP4A_PLAIN_LD
 #define WLD(p) (*(p))
+#else
+#define WLD(p) __ldcs(p)
 #endif
 
 /* The repacked Q4_0 and Q8_0 (tcu.h, dequant.cuh): a block's quants are one (two) aligned 16-byte loads, and
@@ -554,8 +555,12 @@ gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n
  * rows; S-1 chunks are in flight while one is computed, across row groups, and the first S-1 are issued
  * before the PDL wait (weights are constant). Lane l takes block l of each chunk: the lane order and
  * reduction of gemv_q8_warp_k, so gemv_q8_warp_multi_k is its multi-column twin (bit-identical).
- * Types whose 32 blocks are a multiple of 16 bytes and start a group/super-block: Q4_0, Q4_1, Q8_0, Q4_K and
- * the repacked Q4_0R / Q8_0R (not Q6_K: 210-byte super-blocks). */
+ * Types whose 32 blocks are a multiple of 16 bytes and start a group/super-block: Q4_0, Q4_1, Q8_0, Q4_K
+ * (not Q6_K: 210-byte super-blocks; not the repacked types, see WLD).
+ * LOST (TERN_CUDA_DP4A_KERNEL=async, kept as the arm): tg128 Q4_0 367.8 vs cta 430.6 tok/s, Q8_0 300.5 vs
+ * warp 337.9, Q4_K 289.6 vs cta 319.0 (measured on the repacked Q4_0/Q8_0 with plain loads). ncu: the down
+ * GEMV (4096 rows) gets 512 CTAs, 15 warps an SM, 20.4 vs 15.3 us; gate|up 25.8 vs 24.5 us at 55% of DRAM
+ * peak with 63% of issue slots busy (cta: 58%, 40%): more bytes in flight did not raise the DRAM rate. */
 template <int T> struct blk_bytes;
 template <> struct blk_bytes<TERN_TYPE_Q4_0> { static const int v = 18; };
 template <> struct blk_bytes<TCU_TYPE_Q4_0R> { static const int v = 18; };
@@ -657,7 +662,8 @@ template <int T> static int q8_kernel(void) {
          * repacked; 330.5 vs 301.7 on the GGUF layout), cta for Q4_0 (430.0 vs warp 415.1) and Q4_K (319.0 vs
          * 307.5); Q4_1 and Q6_K unmeasured with warp: cta, as before. async lost on every type. */
         if (v == -2) v = T == TERN_TYPE_Q8_0 || T == TCU_TYPE_Q8_0R ? 1 : 0;
-        if (v == 2 && blk_bytes<T>::v == 0) v = 1; /* Q6_K: not staged */
+        if (v == 2 && (blk_bytes<T>::v == 0 || T == TCU_TYPE_Q4_0R || T == TCU_TYPE_Q8_0R))
+            v = 1; /* Q6_K: not staged; repacked: load_blk streams from global memory only (WLD) */
     }
     return v;
 }
