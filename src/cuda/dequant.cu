@@ -76,10 +76,11 @@ extern "C" void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t 
 /* ---- repacked layouts (tcu.h) ---- */
 
 extern "C" int tcu_repack_type(int t) {
-    return t == TERN_TYPE_Q4_0 ? TCU_TYPE_Q4_0R : t == TERN_TYPE_Q8_0 ? TCU_TYPE_Q8_0R : t;
+    return t == TERN_TYPE_Q4_0 ? TCU_TYPE_Q4_0R : t == TERN_TYPE_Q8_0 ? TCU_TYPE_Q8_0R : t == TERN_TYPE_Q4_K ? TCU_TYPE_Q4_KR : t;
 }
 
 extern "C" size_t tcu_repack_row_bytes(int t, int64_t n_in) {
+    if (t == TCU_TYPE_Q4_KR) return (size_t)(n_in / 256) * 144;
     const size_t qb = t == TCU_TYPE_Q4_0R ? 16 : t == TCU_TYPE_Q8_0R ? 32 : 0;
     if (!qb) return 0;
     const size_t nb = (size_t)(n_in / 32), rem = nb % 8;
@@ -102,8 +103,33 @@ __global__ void repack_k(const uint8_t *__restrict__ src, size_t ss, uint8_t *__
     for (int k = 0; k < QB / 2; k++) q[k] = s[1 + k];
 }
 
+/* Q4_K: one thread per 32-element sub-block (and its super-block's header when it is sub-block 0). */
+__global__ void repack_q4k_k(const uint8_t *__restrict__ src, size_t ss, uint8_t *__restrict__ dst, size_t ds, int nsb,
+                             int64_t n_rows) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (int64_t)nsb * 8 * n_rows) return;
+    const int64_t r = i / (nsb * 8);
+    const int rem = (int)(i % (nsb * 8)), sb = rem >> 3, j = rem & 7;
+    const uint8_t *s = src + (size_t)r * ss + (size_t)sb * 144;
+    uint8_t *d = dst + (size_t)r * ds + (size_t)sb * 144;
+    if (j == 0)
+        for (int k = 0; k < 16; k++) d[k] = s[k];
+    const uint8_t *g = s + 16 + 32 * (j >> 1); /* element i of the sub-block: nibble (j & 1) of g[i] */
+    const int sh = 4 * (j & 1);
+    for (int k = 0; k < 16; k++)
+        d[16 + 16 * j + k] = (uint8_t)(((g[k] >> sh) & 0xF) | (((g[k + 16] >> sh) & 0xF) << 4));
+}
+
 extern "C" void tcu_repack(int t, const void *src, size_t src_stride, void *dst, size_t dst_stride, int64_t n_in,
                            int64_t n_rows, cudaStream_t st) {
+    if (t == TERN_TYPE_Q4_K) {
+        const int nsb = (int)(n_in / 256);
+        const int64_t n = (int64_t)nsb * 8 * n_rows;
+        if (n > 0)
+            repack_q4k_k<<<(unsigned)((n + 255) / 256), 256, 0, st>>>((const uint8_t *)src, src_stride, (uint8_t *)dst,
+                                                                     dst_stride, nsb, n_rows);
+        return;
+    }
     const int nb = (int)(n_in / 32);
     const int64_t n = (int64_t)nb * n_rows;
     if (n <= 0) return;

@@ -127,6 +127,20 @@ template <> __device__ __forceinline__ void dequant8<TCU_TYPE_Q8_0R>(const uint8
     for (int i = 0; i < 8; i++) w[i] = __fmul_rn((float)(int8_t)dq_byte(q.x, q.y, i), d);
 }
 
+/* TCU_TYPE_Q4_KR (tcu.h): sub-block sub's nibbles at 16 + 16*sub of the super-block, Q4_0's order. */
+template <> __device__ __forceinline__ void dequant8<TCU_TYPE_Q4_KR>(const uint8_t *row, int e0, float *w) {
+    const uint8_t *b = row + (size_t)(e0 >> 8) * 144;
+    const int e = e0 & 255, sub = e >> 5, j = e & 31;
+    const float d = dq_h2f(dq_ld16(b)), dmin = dq_h2f(dq_ld16(b + 2));
+    int sc, mn;
+    dq_k4_scale_min(b + 4, sub, &sc, &mn);
+    const float dl = __fmul_rn(d, (float)sc), ml = __fmul_rn(dmin, (float)mn);
+    const uint2 q8 = *(const uint2 *)(b + 16 + 16 * sub + (j & 15)); /* 8-byte aligned */
+    const int sh = j >= 16 ? 4 : 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++) w[i] = __fsub_rn(__fmul_rn(dl, (float)((dq_byte(q8.x, q8.y, i) >> sh) & 0xF)), ml);
+}
+
 /* Q4_K and Q5_K: sub-block e/32 has 6-bit scale and min; nibble (e%64)/32 of byte qs[(e/64)*32 + e%32];
  * Q5_K adds bit e/32 of qh[e%32] as bit 4. x = (d*sc)*q - (dmin*mn). */
 template <int FIVE> static __device__ __forceinline__ void dq_k45(const uint8_t *row, int e0, float *w) {
@@ -204,6 +218,6 @@ template <> __device__ __forceinline__ void dequant8<TERN_TYPE_F32>(const uint8_
     X(TERN_TYPE_F32) X(TERN_TYPE_F16) X(TERN_TYPE_BF16) X(TERN_TYPE_Q4_0) X(TERN_TYPE_Q4_1) X(TERN_TYPE_Q5_0) \
     X(TERN_TYPE_Q5_1) X(TERN_TYPE_Q8_0) X(TERN_TYPE_Q4_K) X(TERN_TYPE_Q5_K) X(TERN_TYPE_Q6_K)
 /* The same with the repacked device layouts (tcu.h), for the launchers that read uploaded weights. */
-#define TCU_FOR_DEVICE_TYPES(X) TCU_FOR_TYPES(X) X(TCU_TYPE_Q4_0R) X(TCU_TYPE_Q8_0R)
+#define TCU_FOR_DEVICE_TYPES(X) TCU_FOR_TYPES(X) X(TCU_TYPE_Q4_0R) X(TCU_TYPE_Q8_0R) X(TCU_TYPE_Q4_KR)
 
 #endif

@@ -42,7 +42,7 @@ extern "C" size_t tcu_x16_bytes(int m, int64_t n_in) {
 
 extern "C" int tcu_gemv_dp4a_supported(int t) {
     return t == TERN_TYPE_Q4_0 || t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q8_0 || t == TERN_TYPE_Q4_K ||
-           t == TERN_TYPE_Q6_K || t == TCU_TYPE_Q4_0R || t == TCU_TYPE_Q8_0R;
+           t == TERN_TYPE_Q6_K || t == TCU_TYPE_Q4_0R || t == TCU_TYPE_Q8_0R || t == TCU_TYPE_Q4_KR;
 }
 
 /* ---- activations: one warp per 32-element block ---- */
@@ -151,6 +151,30 @@ template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q8_0R>(const uint8
     wq[4] = (int)c.x; wq[5] = (int)c.y; wq[6] = (int)c.z; wq[7] = (int)c.w;
 }
 
+/* TCU_TYPE_Q4_KR (tcu.h): the Q4_K header, then the block's 16 nibble bytes in Q4_0's order: one
+ * streaming 16-byte load where Q4_K reads 32 bytes and keeps half of each. */
+template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q4_KR>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
+    const uint8_t *p = row + (size_t)(b >> 3) * 144;
+    const int j = b & 7;
+    const uint4 h = *(const uint4 *)p; /* d, dmin, scales[12]: shared by the 8 lanes of the super-block */
+    const float d = dq_h2f((uint16_t)(h.x & 0xFFFFu)), dmin = dq_h2f((uint16_t)(h.x >> 16));
+    uint8_t sc12[12];
+    memcpy(sc12, &h.y, 4);
+    memcpy(sc12 + 4, &h.z, 4);
+    memcpy(sc12 + 8, &h.w, 4);
+    int sc, mn;
+    dq_k4_scale_min(sc12, j, &sc, &mn);
+    *dw = __fmul_rn(d, (float)sc);
+    *mw = -__fmul_rn(dmin, (float)mn);
+    const uint4 q = WLD((const uint4 *)(p + 16 + 16 * j));
+    const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        wq[i] = (int)(w[i] & 0x0F0F0F0Fu);
+        wq[4 + i] = (int)((w[i] >> 4) & 0x0F0F0F0Fu);
+    }
+}
+
 /* Q4_K (GGUF spec / ggml block_q4_K): 144-byte super-blocks of 256 = f16 d, f16 dmin, 12 bytes of 6-bit
  * (scale, min) pairs for 8 sub-blocks of 32 (dq_k4_scale_min), 128 bytes of nibbles: byte i of group g
  * (g = 0..3, 32 bytes at 16 + 32g) holds element 64g + i (low nibble) and 64g + 32 + i (high). Value
@@ -234,7 +258,8 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
     if (T == TERN_TYPE_Q4_0 || T == TCU_TYPE_Q4_0R) s -= 8 * ds.y;
     acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s), acc);
     /* Q4_1 / Q4_K minimum: Σ m·x = m·d·Σq, one more term in the same fixed order */
-    if (T == TERN_TYPE_Q4_1 || T == TERN_TYPE_Q4_K) acc = fmaf(__fmul_rn(mw, dx), __int2float_rn(ds.y), acc);
+    if (T == TERN_TYPE_Q4_1 || T == TERN_TYPE_Q4_K || T == TCU_TYPE_Q4_KR)
+        acc = fmaf(__fmul_rn(mw, dx), __int2float_rn(ds.y), acc);
     return acc;
 }
 
@@ -568,6 +593,7 @@ template <> struct blk_bytes<TERN_TYPE_Q4_1> { static const int v = 20; };
 template <> struct blk_bytes<TERN_TYPE_Q8_0> { static const int v = 34; };
 template <> struct blk_bytes<TCU_TYPE_Q8_0R> { static const int v = 34; };
 template <> struct blk_bytes<TERN_TYPE_Q4_K> { static const int v = 18; }; /* 144 / 8 */
+template <> struct blk_bytes<TCU_TYPE_Q4_KR> { static const int v = 18; };
 template <> struct blk_bytes<TERN_TYPE_Q6_K> { static const int v = 0; };  /* not staged */
 
 static __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
@@ -662,7 +688,7 @@ template <int T> static int q8_kernel(void) {
          * repacked; 330.5 vs 301.7 on the GGUF layout), cta for Q4_0 (430.0 vs warp 415.1) and Q4_K (319.0 vs
          * 307.5); Q4_1 and Q6_K unmeasured with warp: cta, as before. async lost on every type. */
         if (v == -2) v = T == TERN_TYPE_Q8_0 || T == TCU_TYPE_Q8_0R ? 1 : 0;
-        if (v == 2 && (blk_bytes<T>::v == 0 || T == TCU_TYPE_Q4_0R || T == TCU_TYPE_Q8_0R))
+        if (v == 2 && (blk_bytes<T>::v == 0 || T == TCU_TYPE_Q4_0R || T == TCU_TYPE_Q8_0R || T == TCU_TYPE_Q4_KR))
             v = 1; /* Q6_K: not staged; repacked: load_blk streams from global memory only (WLD) */
     }
     return v;
@@ -859,4 +885,5 @@ extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_
     else if (t == TERN_TYPE_Q6_K) q8_dispatch<TERN_TYPE_Q6_K>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
     else if (t == TCU_TYPE_Q4_0R) q8_dispatch<TCU_TYPE_Q4_0R>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
     else if (t == TCU_TYPE_Q8_0R) q8_dispatch<TCU_TYPE_Q8_0R>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
+    else if (t == TCU_TYPE_Q4_KR) q8_dispatch<TCU_TYPE_Q4_KR>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
 }

@@ -42,14 +42,19 @@ int tcu_type_supported(int t);
  * GGUF ids), accepted by tcu_get_rows, tcu_dequant_f16 and tcu_gemv_dp4a; not by tcu_gemv. */
 #define TCU_TYPE_Q4_0R 1002
 #define TCU_TYPE_Q8_0R 1008
-/* The repacked id of GGUF type t (Q4_0, Q8_0), or t itself when it has no repacked layout. */
+/* Q4_K (GGUF spec: 144-byte super-blocks of 256 = f16 d, f16 dmin, 12 scale bytes, then 4 groups of 32
+ * bytes, byte i of group g holding element 64g+i in its low nibble and 64g+32+i in its high): the same
+ * header, then sub-block j's 32 elements in bytes 16j..16j+15 of the nibble area, Q4_0's order (byte i:
+ * element i low, element i+16 high), so a 32-block is one 16-byte load. Same bytes a super-block. */
+#define TCU_TYPE_Q4_KR 1012
+/* The repacked id of GGUF type t (Q4_0, Q8_0, Q4_K), or t itself when it has no repacked layout. */
 int tcu_repack_type(int t);
 /* Bytes of a row of n_in elements (a multiple of 32) in repacked type t; 0 when t is not a repacked id. */
 size_t tcu_repack_row_bytes(int t, int64_t n_in);
 /* dst (n_rows rows, dst_stride bytes apart, tcu_repack_row_bytes(tcu_repack_type(t), n_in) used of each) = the
  * n_rows GGUF rows of type t at src (src_stride bytes apart), both on the device; bytes of dst outside the
  * used part of a row and the unused scale slots are not written (the caller zeroes them). t must have a
- * repacked layout; n_in a multiple of 32. */
+ * repacked layout; n_in a multiple of its block (32; 256 for Q4_K). */
 void tcu_repack(int t, const void *src, size_t src_stride, void *dst, size_t dst_stride, int64_t n_in, int64_t n_rows,
                 cudaStream_t st);
 

@@ -9,7 +9,7 @@
  * past a word) and an all-zero block. Also times Q4_0 4096x14336 at m = 1, 2, 4, 8, 16, f32 and dp4a
  * paths, weights rotated over 4 copies
  * (118 MB, beyond the 60 MB L2): the verify cost curve and the GEMV's DRAM rate (no assertions).
- * Repacked Q4_0/Q8_0 (tcu.h TCU_TYPE_Q4_0R/Q8_0R): tcu_repack's bytes equal the layout built here in C; the
+ * Repacked Q4_0/Q8_0/Q4_K (tcu.h TCU_TYPE_Q4_0R/Q8_0R/Q4_KR): tcu_repack's bytes equal the layout built here in C; the
  * repacked weight gives the GGUF weight's bits through tcu_dequant_f16, tcu_get_rows and tcu_gemv_dp4a
  * (1 column and m columns), including rows whose last group is partial.
  * The dp4a kernel family is the process's (TERN_CUDA_DP4A_KERNEL=cta, warp or async; gpu_check runs each).
@@ -162,10 +162,26 @@ static void check_q8(int t, int64_t n_in, int64_t n_out) {
     CU(cudaFree(dw)); CU(cudaFree(dq1)); CU(cudaFree(dqm)); CU(cudaFree(dx)); CU(cudaFree(dy1)); CU(cudaFree(dym));
 }
 
-/* tcu.h's repacked layout in C: 8-block groups of a 16-byte scale header and the blocks' quant bytes. */
+/* tcu.h's repacked layouts in C: Q4_0/Q8_0 8-block groups of a 16-byte scale header and the blocks' quant
+ * bytes; Q4_K super-blocks with each 32-element sub-block's nibbles in 16 bytes (byte i: element i low,
+ * element i+16 high). */
 static void repack_ref(int t, const uint8_t *src, size_t ss, uint8_t *dst, size_t ds, int64_t n_in, int64_t n_rows) {
-    const int qb = t == TERN_TYPE_Q4_0 ? 16 : 32, nb = (int)(n_in / 32);
     memset(dst, 0, ds * (size_t)n_rows);
+    if (t == TERN_TYPE_Q4_K) {
+        for (int64_t r = 0; r < n_rows; r++)
+            for (int64_t sb = 0; sb < n_in / 256; sb++) {
+                const uint8_t *s = src + (size_t)r * ss + (size_t)sb * 144;
+                uint8_t *d = dst + (size_t)r * ds + (size_t)sb * 144;
+                memcpy(d, s, 16);
+                for (int e = 0; e < 256; e++) { /* GGUF: element e is nibble (e%64)/32 of byte 16 + 32(e/64) + e%32 */
+                    const int q = (s[16 + 32 * (e / 64) + e % 32] >> (4 * ((e % 64) / 32))) & 0xF;
+                    const int j = e / 32, i = e % 32;
+                    d[16 + 16 * j + i % 16] |= (uint8_t)(q << (i >= 16 ? 4 : 0));
+                }
+            }
+        return;
+    }
+    const int qb = t == TERN_TYPE_Q4_0 ? 16 : 32, nb = (int)(n_in / 32);
     for (int64_t r = 0; r < n_rows; r++)
         for (int b = 0; b < nb; b++) {
             const uint8_t *blk = src + (size_t)r * ss + (size_t)b * (2 + qb);
@@ -181,7 +197,8 @@ static void check_repack(int t, int64_t n_in, int64_t n_out) {
     const size_t rb = tern_type_row_size((enum tern_type)t, n_in), stride = (rb + 15) & ~(size_t)15;
     const size_t rrb = tcu_repack_row_bytes(rt, n_in), rstride = (rrb + 15) & ~(size_t)15;
     const int nb = (int)(n_in / 32);
-    CHECK(rrb == (size_t)(nb / 8) * (16 + 8 * (rb / nb - 2)) + (nb % 8 ? 16 + (nb % 8) * (rb / nb - 2) : 0),
+    CHECK(t == TERN_TYPE_Q4_K ? rrb == rb
+                              : rrb == (size_t)(nb / 8) * (16 + 8 * (rb / nb - 2)) + (nb % 8 ? 16 + (nb % 8) * (rb / nb - 2) : 0),
           "repack %s n_in %lld: row bytes %zu", tern_type_name(t), (long long)n_in, rrb);
     uint8_t *hw = malloc(stride * (size_t)n_out), *want = malloc(rstride * (size_t)n_out), *got = malloc(rstride * (size_t)n_out);
     fill_weights(t, hw, n_in, n_out, stride);
@@ -354,14 +371,17 @@ int main(void) {
         check_repack(TERN_TYPE_Q4_0, rshapes[si][0], rshapes[si][1]);
         check_repack(TERN_TYPE_Q8_0, rshapes[si][0], rshapes[si][1]);
     }
+    for (int si = 0; si < 5; si++) check_repack(TERN_TYPE_Q4_K, kshapes[si][0], kshapes[si][1]);
     /* the verify cost curve and the DRAM rate: 4 rotated weight copies (beyond L2), random x */
     const struct { int t; int64_t n_in, n_out; } cs[] = {{TERN_TYPE_Q4_0, 4096, 14336}, {TCU_TYPE_Q4_0R, 4096, 14336},
                                                        {TERN_TYPE_Q8_0, 4096, 14336}, {TCU_TYPE_Q8_0R, 4096, 14336},
                                                        {TERN_TYPE_Q4_0, 14336, 4096}, {TCU_TYPE_Q4_0R, 14336, 4096},
                                                        {TCU_TYPE_Q4_0R, 4096, 6144}, {TCU_TYPE_Q4_0R, 4096, 128256},
-                                                       {TERN_TYPE_Q4_K, 4096, 14336}, {TERN_TYPE_Q6_K, 4096, 14336}};
+                                                       {TERN_TYPE_Q4_K, 4096, 14336}, {TCU_TYPE_Q4_KR, 4096, 14336},
+                                                       {TERN_TYPE_Q6_K, 4096, 14336}};
     for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
-        const int t = cs[k].t, gt = t == TCU_TYPE_Q4_0R ? TERN_TYPE_Q4_0 : t == TCU_TYPE_Q8_0R ? TERN_TYPE_Q8_0 : t;
+        const int t = cs[k].t,
+                  gt = t == TCU_TYPE_Q4_0R ? TERN_TYPE_Q4_0 : t == TCU_TYPE_Q8_0R ? TERN_TYPE_Q8_0 : t == TCU_TYPE_Q4_KR ? TERN_TYPE_Q4_K : t;
         const int64_t n_in = cs[k].n_in, n_out = cs[k].n_out;
         const size_t gstride = (tern_type_row_size((enum tern_type)gt, n_in) + 15) & ~(size_t)15;
         const size_t stride = t != gt ? (tcu_repack_row_bytes(t, n_in) + 15) & ~(size_t)15 : gstride;
