@@ -47,9 +47,13 @@ for s in $steps; do
   attn)
     build-cuda/gpu/gpu_attention >"$OUT/attn.log" 2>&1
     note attn "$(status_of "$OUT/attn.log")" "$(counts "$OUT/attn.log")" ;;
-  multi)
+  multi) # the default per-type rule, then each dp4a kernel family for every type
     build-cuda/gpu/gpu_multi >"$OUT/multi.log" 2>&1
-    note multi "$(status_of "$OUT/multi.log")" "$(counts "$OUT/multi.log")" ;;
+    note multi "$(status_of "$OUT/multi.log")" "$(counts "$OUT/multi.log")"
+    for k in cta warp async; do
+      TERN_CUDA_DP4A_KERNEL=$k build-cuda/gpu/gpu_multi >"$OUT/multi-$k.log" 2>&1
+      note "multi $k" "$(status_of "$OUT/multi-$k.log")" "$(counts "$OUT/multi-$k.log")"
+    done ;;
   sample)
     build-cuda/gpu/gpu_sample >"$OUT/sample.log" 2>&1
     note sample "$(status_of "$OUT/sample.log")" "$(grep -E 'draws|tcu_sample n=' "$OUT/sample.log" | tr '\n' ' ' | cut -c1-150)" ;;
