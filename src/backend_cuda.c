@@ -338,7 +338,8 @@ static int fill_repacked(tern_cuda *g, void *dst, size_t stride, const tern_weig
         }
         if (cudaMemcpy2D(g->dstage, rb, src, w->row_bytes, rb, (size_t)cn, cudaMemcpyHostToDevice) != cudaSuccess) return -1;
         tcu_repack((int)w->type, g->dstage, rb, (char *)dst + (size_t)c * stride, stride, nc, cn, 0);
-        if (cudaDeviceSynchronize() != cudaSuccess) return -1; /* the stage is rewritten next */
+        if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+            return -1; /* a launch error, or the stage is rewritten next */
     }
     return 0;
 }
@@ -872,6 +873,10 @@ static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const
             tcu_gemv_dp4a(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st);
             g->tr[n == 1 ? TR_DP4A_ROW : TR_DP4A_ROWS]++;
         } else {
+            if (!tcu_type_supported(w->type)) { /* a repacked layout: the dp4a kernels only (g->repack needs use_dp4a) */
+                tern_set_error("internal: the f32 GEMV got a repacked weight (type %d)", w->type);
+                return -1;
+            }
             tcu_gemv_multi(w->type, w->d, w->stride, w->n_in, w->n_out, x32, n, y, g->st);
             g->tr[n == 1 ? TR_F32_ROW : TR_F32_ROWS]++;
         }
@@ -1036,7 +1041,9 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         tcu_add_rmsnorm(g->x + (size_t)(n - 1) * E, g->tmp + (size_t)(n - 1) * E, g->output_norm, m->rms_eps, 1, E,
                         g->xn, NULL, xq, st);
         if (xq) tcu_gemv_dp4a(g->output->type, g->output->d, g->output->stride, E, g->nv, xq, 1, g->logits, st);
-        else tcu_gemv(g->output->type, g->output->d, g->output->stride, E, g->nv, g->xn, g->logits, st);
+        else if (tcu_type_supported(g->output->type))
+            tcu_gemv(g->output->type, g->output->d, g->output->stride, E, g->nv, g->xn, g->logits, st);
+        else { tern_set_error("internal: the f32 GEMV got a repacked output head"); return -1; }
         g->tr[xq ? TR_DP4A_ROW : TR_F32_ROW]++;
         if (gather_logits(g, 1)) return -1;
         if (g->rank == 0) tcu_argmax(g->lg, V, g->next, st);

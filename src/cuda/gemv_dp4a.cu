@@ -118,8 +118,9 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q8_0>(const uint8
 
 /* Weight quant loads of the repacked types: the evict-first streaming load (ld.global.cs; weights are read
  * once a step), +2.2% tg128 on Q4_0 and +1.1% on Q8_0 over plain loads (docs/ledger.md). Built with
- * -DTERN_DP4A_PLAIN_LD, plain loads (the A/B arm). Global memory only: gemv_q8_async_k, which reads its
- * shared-memory stages through load_blk, is not used for the repacked types (q8_kernel). */
+ * -DTERN_DP4A_PLAIN_LD, plain loads (the A/B arm). Global memory only: gemv_q8_async_k and gemv_q8_smem_k,
+ * which read shared-memory stages through load_blk, are not used for the repacked types (q8_kernel,
+ * q8_launch). */
 #ifdef TERN_DP4A_PLAIN_LD
 #define WLD(p) (*(p))
 #else
@@ -278,7 +279,7 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
                 pdl_prefetch_l2(base + o);
         }
     }
-    if (pf) prefetch_head(w, (size_t)n_out * stride, pf);
+    (void)pf; /* not applied in the cta kernels (gemv_q8_pipe_k) */
     pdl_trigger();
     pdl_wait();
     for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
@@ -371,7 +372,8 @@ gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     for (int r = 0; r < R; r++) acc[r] = 0.0f;
     /* the first pair's weights are constant: loaded before waiting for the previous kernel (pdl.cuh) */
     pipe_load<T, R>(w, stride, n_out, g, (int)threadIdx.x, nb, wa, da, ma);
-    if (pf) prefetch_head(w, (size_t)n_out * stride, pf);
+    (void)pf; /* TERN_CUDA_DP4A_PF is not applied here: its loop took Q6_K's kernel from 64 to 66 registers,
+               * 7 CTAs an SM instead of 8, -2.6% tg128 (docs/ledger.md) */
     pdl_trigger();
     pdl_wait();
     for (;;) {
@@ -452,8 +454,8 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
     }
 }
 
-/* TERN_CUDA_DP4A_PF=n: each single-column GEMV first prefetches n MiB of its matrix into L2 before its
- * PDL wait (0: only the first rows, the default until measured). TERN_CUDA_DP4A_OCC=k: at most k CTAs an SM
+/* TERN_CUDA_DP4A_PF=n: each warp/async single-column GEMV first prefetches n MiB of its matrix into L2
+ * before its PDL wait (0, the default: only its first loads; n = 8 was neutral, docs/ledger.md). TERN_CUDA_DP4A_OCC=k: at most k CTAs an SM
  * (leaves room for the next kernels' CTAs to become resident and start their prefetch early). */
 static size_t q8_pf(void) {
     static long v = -1;
@@ -784,7 +786,9 @@ template <int T, int R>
 static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                       const int2 *ds, float *y, cudaStream_t st) {
     const size_t smem = (size_t)R * stride;
-    if (q8_smem() && smem <= (48u << 10) && stride % 16 == 0 && ((uintptr_t)w & 15) == 0) {
+    /* not for the repacked types: their load_blk reads global memory only (WLD) */
+    if (q8_smem() && T != TCU_TYPE_Q4_0R && T != TCU_TYPE_Q8_0R && T != TCU_TYPE_Q4_KR && smem <= (48u << 10) &&
+        stride % 16 == 0 && ((uintptr_t)w & 15) == 0) {
         static size_t seen[16]; /* occupancy depends on the staging size: asked once per size */
         static int occ[16], n_seen = 0;
         int per_sm_s = 0;

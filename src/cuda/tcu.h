@@ -4,8 +4,8 @@
  * - every pointer is a device pointer; every launcher is asynchronous on `st` and returns nothing
  *   (launch errors surface at the next cudaGetLastError / synchronisation, checked by the caller);
  * - shapes innermost last, row-major, as backend_cpu.h: a weight W is (n_out, n_in), each row in its
- *   stored GGUF block type (enum tern_type), uploaded unchanged, or Q4_0/Q8_0 regrouped (TCU_TYPE_Q4_0R,
- *   TCU_TYPE_Q8_0R below); `row_bytes` is the stride between rows,
+ *   stored GGUF block type (enum tern_type), uploaded unchanged, or Q4_0/Q8_0/Q4_K regrouped
+ *   (TCU_TYPE_Q4_0R, TCU_TYPE_Q8_0R, TCU_TYPE_Q4_KR below); `row_bytes` is the stride between rows,
  *   which must be a multiple of 16 with a 16-byte aligned base (the backend pads each row's
  *   tern_type_row_size bytes up to 16); n_in must be a multiple of 8 and of the block size;
  * - f16 values travel as uint16_t (IEEE binary16 bits), bf16 as uint16_t (bfloat16 bits);
@@ -39,7 +39,8 @@ int tcu_type_supported(int t);
  * Groups are 144 bytes (Q4_0) or 272 (Q8_0), the same bytes per block as the file; a row's last partial
  * group of k blocks is 16 + 16k (or 32k) bytes, its unused scale slots zero. Values are unchanged: every
  * kernel reading a repacked weight gives the bits it gives on the GGUF layout. tern-internal type ids (not
- * GGUF ids), accepted by tcu_get_rows, tcu_dequant_f16 and tcu_gemv_dp4a; not by tcu_gemv. */
+ * GGUF ids), accepted by tcu_get_rows, tcu_dequant_f16 and tcu_gemv_dp4a; not by tcu_gemv / tcu_gemv_multi
+ * (which write nothing for them; tcu_type_supported says 0). */
 #define TCU_TYPE_Q4_0R 1002
 #define TCU_TYPE_Q8_0R 1008
 /* Q4_K (GGUF spec: 144-byte super-blocks of 256 = f16 d, f16 dmin, 12 scale bytes, then 4 groups of 32
