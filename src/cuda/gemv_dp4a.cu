@@ -353,8 +353,13 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
     return more;
 }
 
+/* TERN_DP4A_MINB (build-time, default 0): minimum CTAs an SM for gemv_q8_pipe_k's register budget
+ * (__launch_bounds__), the occupancy A/B arm. */
+#ifndef TERN_DP4A_MINB
+#define TERN_DP4A_MINB 0
+#endif
 template <int T, int R>
-__global__ void __launch_bounds__(Q8_T)
+__global__ void __launch_bounds__(Q8_T, TERN_DP4A_MINB)
 gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf) {
     __shared__ float part[Q8_WARPS][R];
