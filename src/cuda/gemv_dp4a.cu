@@ -127,19 +127,39 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q8_0>(const uint8
 #define WLD(p) __ldcs(p)
 #endif
 
-/* The repacked Q4_0 and Q8_0 (tcu.h, dequant.cuh): a block's quants are one (two) aligned 16-byte loads, and
- * the 32 lanes of a warp on 32 consecutive blocks read 4 whole groups (576 or 1088 contiguous bytes). */
-template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q4_0R>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
-    *mw = 0.0f;
-    const uint8_t *g = row + (size_t)(b >> 3) * RQ40_GROUP;
-    *dw = dq_h2f(dq_ld16(g + 2 * (b & 7)));
-    const uint4 q = WLD((const uint4 *)(g + 16 + 16 * (b & 7)));
+/* 16 bytes of nibbles in Q4_0's order (byte i: element i low, element i + 16 high) as 8 words of 4 bytes
+ * (element order 4i..4i+3 in word i). */
+static __device__ __forceinline__ void nib16_words(const uint4 q, int *wq) {
     const uint32_t w[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         wq[i] = (int)(w[i] & 0x0F0F0F0Fu);
         wq[4 + i] = (int)((w[i] >> 4) & 0x0F0F0F0Fu);
     }
+}
+
+/* A Q4_K super-block's 16-byte header at p (f16 d, f16 dmin, 12 scale bytes): sub-block j's dw = d*sc and
+ * mw = -(dmin*mn) (the Q4_1 form, see load_blk<TERN_TYPE_Q4_K>). */
+static __device__ __forceinline__ void k4_header(const uint8_t *p, int j, float *dw, float *mw) {
+    const uint4 h = *(const uint4 *)p;
+    const float d = dq_h2f((uint16_t)(h.x & 0xFFFFu)), dmin = dq_h2f((uint16_t)(h.x >> 16));
+    uint8_t sc12[12];
+    memcpy(sc12, &h.y, 4);
+    memcpy(sc12 + 4, &h.z, 4);
+    memcpy(sc12 + 8, &h.w, 4);
+    int sc, mn;
+    dq_k4_scale_min(sc12, j, &sc, &mn);
+    *dw = __fmul_rn(d, (float)sc);
+    *mw = -__fmul_rn(dmin, (float)mn);
+}
+
+/* The repacked Q4_0 and Q8_0 (tcu.h, dequant.cuh): a block's quants are one (two) aligned 16-byte loads, and
+ * the 32 lanes of a warp on 32 consecutive blocks read 4 whole groups (576 or 1088 contiguous bytes). */
+template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q4_0R>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
+    *mw = 0.0f;
+    const uint8_t *g = row + (size_t)(b >> 3) * RQ40_GROUP;
+    *dw = dq_h2f(dq_ld16(g + 2 * (b & 7)));
+    nib16_words(WLD((const uint4 *)(g + 16 + 16 * (b & 7))), wq);
 }
 
 template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q8_0R>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
@@ -156,24 +176,8 @@ template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q8_0R>(const uint8
  * streaming 16-byte load where Q4_K reads 32 bytes and keeps half of each. */
 template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q4_KR>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
     const uint8_t *p = row + (size_t)(b >> 3) * 144;
-    const int j = b & 7;
-    const uint4 h = *(const uint4 *)p; /* d, dmin, scales[12]: shared by the 8 lanes of the super-block */
-    const float d = dq_h2f((uint16_t)(h.x & 0xFFFFu)), dmin = dq_h2f((uint16_t)(h.x >> 16));
-    uint8_t sc12[12];
-    memcpy(sc12, &h.y, 4);
-    memcpy(sc12 + 4, &h.z, 4);
-    memcpy(sc12 + 8, &h.w, 4);
-    int sc, mn;
-    dq_k4_scale_min(sc12, j, &sc, &mn);
-    *dw = __fmul_rn(d, (float)sc);
-    *mw = -__fmul_rn(dmin, (float)mn);
-    const uint4 q = WLD((const uint4 *)(p + 16 + 16 * j));
-    const uint32_t w[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        wq[i] = (int)(w[i] & 0x0F0F0F0Fu);
-        wq[4 + i] = (int)((w[i] >> 4) & 0x0F0F0F0Fu);
-    }
+    k4_header(p, b & 7, dw, mw); /* the header is shared by the 8 lanes of the super-block (one request) */
+    nib16_words(WLD((const uint4 *)(p + 16 + 16 * (b & 7))), wq);
 }
 
 /* Q4_K (GGUF spec / ggml block_q4_K): 144-byte super-blocks of 256 = f16 d, f16 dmin, 12 bytes of 6-bit
@@ -186,16 +190,7 @@ template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q4_KR>(const uint8
 template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q4_K>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
     const uint8_t *p = row + (size_t)(b >> 3) * 144;
     const int j = b & 7;
-    const uint4 h = *(const uint4 *)p; /* d, dmin, scales[12] */
-    const float d = dq_h2f((uint16_t)(h.x & 0xFFFFu)), dmin = dq_h2f((uint16_t)(h.x >> 16));
-    uint8_t sc12[12];
-    memcpy(sc12, &h.y, 4);
-    memcpy(sc12 + 4, &h.z, 4);
-    memcpy(sc12 + 8, &h.w, 4);
-    int sc, mn;
-    dq_k4_scale_min(sc12, j, &sc, &mn);
-    *dw = __fmul_rn(d, (float)sc);
-    *mw = -__fmul_rn(dmin, (float)mn);
+    k4_header(p, j, dw, mw);
     const uint4 *q = (const uint4 *)(p + 16 + (j >> 1) * 32);
     const uint4 a = q[0], c = q[1];
     const uint32_t w[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
