@@ -149,7 +149,7 @@ struct tern_cuda {
     const dweight *held[2];
     void *xq;             /* integer GEMV input: <= 16 rows of max(E, Hq, n_ff) quantized (tcu_x16_bytes) */
     int use_dp4a;         /* the integer GEMV for Q4_0/Q8_0 weights (TERN_CUDA_DP4A=0: the f32 GEMV) */
-    int repack;           /* Q4_0/Q8_0 matrices uploaded in the repacked layouts (tcu.h), the dp4a GEMV's;
+    int repack;           /* Q4_0/Q8_0/Q4_K matrices uploaded in the repacked layouts (tcu.h), the dp4a GEMV's;
                            * TERN_CUDA_REPACK=0 (or TERN_CUDA_DP4A=0) keeps the GGUF layout */
     int32_t *tok, *pos, *next, *ids; /* ids: per-row argmax (ubatch) */
     int32_t *hpos;                   /* host: positions of the chunk being copied (ubatch) */
@@ -302,7 +302,6 @@ static void layer_slice(const tern_cuda *g, const tern_weight *w, int j, int64_t
     }
 }
 
-/* Bytes of a slice of nr rows of nc elements on the device. */
 /* The device type of a weight of GGUF type t: its repacked layout when this rank repacks. */
 static int dev_type(const tern_cuda *g, int t) { return g->repack ? tcu_repack_type(t) : t; }
 
@@ -312,6 +311,7 @@ static size_t dev_row_bytes(const tern_cuda *g, int t, int64_t nc) {
     return dt != t ? tcu_repack_row_bytes(dt, nc) : tern_type_row_size((enum tern_type)t, nc);
 }
 
+/* Bytes of a slice of nr rows of nc elements on the device (rows padded to 16 bytes). */
 static uint64_t slice_bytes(const tern_cuda *g, const tern_weight *w, int64_t nr, int64_t nc) {
     return (uint64_t)pad16(dev_row_bytes(g, (int)w->type, nc)) * (uint64_t)nr;
 }
