@@ -10,9 +10,13 @@
  * docs/ledger.md); 15 bits cost 8 more dp4a and 32 more activation bytes per block (L1-resident, reused
  * over R rows) and keep the f32 path's accuracy. Per block: acc = fma(dw*d, (float)isum, acc), blocks in order.
  *
- * Weight loads keep the GGUF block layout (18- and 34-byte blocks, 2-byte aligned): each block's quant
- * bytes are read as 32-bit words from the 4-byte-aligned address at or below them (one word more when
- * they start 2 bytes past a word), and __funnelshift_r realigns them.
+ * Weights: by default Q4_0, Q8_0 and Q4_K arrive repacked at upload (tcu.h TCU_TYPE_Q4_0R/Q8_0R/Q4_KR: a
+ * 32-block's quants are aligned 16-byte loads, read evict-first); the GGUF block layouts (TERN_CUDA_REPACK=0,
+ * and Q4_1/Q6_K always) are read as 32-bit words from the 4-byte-aligned address at or below a block's quant
+ * bytes (18- and 34-byte blocks are 2-byte aligned), realigned by __funnelshift_r.
+ * Kernel families (q8_kernel, bench/sweeps/dp4a.md): cta (a CTA per R rows, software-pipelined; the default
+ * but for Q8_0), warp (a warp per R rows; Q8_0's default), async (cp.async-staged; lost, an arm); each has
+ * its bit-identical multi-column twin.
  *
  * Activation buffer for m columns of n_in (tcu_x16_bytes): int8 hi[m][n_in], int8 lo[m][n_in], then
  * int2 ds[m][n_in/32] = (bits of the f32 d, Σ q); each part at a 16-byte aligned offset.
