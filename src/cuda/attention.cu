@@ -51,6 +51,7 @@
 
 #include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
+#include "cuda/x16.cuh"
 
 #define ATT_MAX_WARPS 16   /* decode CTA: 512 threads; __launch_bounds__ caps registers at 128 */
 #define ATT_RED_SLOTS 8    /* shared-memory partial slots; NW must be a multiple of this */
@@ -201,7 +202,8 @@ __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
 attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                        const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
                        int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
-                       float *__restrict__ out, int n_chunk, float *__restrict__ ws) {
+                       float *__restrict__ out, int n_chunk, float *__restrict__ ws, void *__restrict__ xq,
+                       size_t plane) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? TERN_ATT_Q8_U : att_batch<EPL>::U;
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH];
     __shared__ float red[ATT_RED_SLOTS][QH][HD];
@@ -335,19 +337,24 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
             for (int e = 0; e < EPL; e++) red[w][g][lane * EPL + e] = acc[g][e];
     }
     __syncthreads();
+    /* warp-uniform: a warp's 32 values are one 32-element block of one head (HD and blockDim multiples of 32) */
     for (int i = threadIdx.x; i < QH * HD; i += blockDim.x) {
         const int g = i / HD, d = i % HD, gi = c * QH + g;
         if (gi >= G) continue;
         float o = red[0][g][d];
         for (int k = 1; k < ATT_RED_SLOTS; k++) o += red[k][g][d];
         if (S > 1) ws[(((size_t)t * n_head + (size_t)hk * G + gi) * S + z) * HD + d] = o;
-        else out[((size_t)t * n_head + (size_t)hk * G + gi) * HD + d] = o;
+        else {
+            const size_t e = ((size_t)t * n_head + (size_t)hk * G + gi) * HD + d;
+            out[e] = o;
+            if (xq) x16_put(o, lane, (int64_t)(e / 32), xq, plane);
+        }
     }
 }
 
 /* v2's merge: block per (token, head), thread per element; partials in split order. */
 __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, int n_head, int hd, int S,
-                                         float *__restrict__ out) {
+                                         float *__restrict__ out, void *__restrict__ xq, size_t plane) {
     pdl_trigger();
     pdl_wait();
     const size_t th = blockIdx.x; /* t * n_head + h */
@@ -360,7 +367,10 @@ __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, in
         float o = 0.0f;
         for (int z = 0; z < S; z++)
             if (ml[2 * z] != -INFINITY) o = fmaf(ws[(th * S + z) * hd + d], expf(ml[2 * z] - M), o);
-        out[th * hd + d] = L == 0.0f ? 0.0f : o / L;
+        const float r = L == 0.0f ? 0.0f : o / L;
+        out[th * hd + d] = r;
+        /* blockDim and hd multiples of 32: a warp holds one whole 32-element block */
+        if (xq) x16_put(r, (int)threadIdx.x & 31, (int64_t)((th * hd + d) / 32), xq, plane);
     }
 }
 
@@ -376,14 +386,14 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
 }
 
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
-                              const int32_t *, int, int, float, float *, int, float *);
+                              const int32_t *, int, int, float, float *, int, float *, void *, size_t);
 static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
                        const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
-                       int n_head_kv, float scale, float *out, int n_chunk, float *ws) {
-    PDL_LAUNCH(kf, grid, block, 0, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws);
+                       int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
+    PDL_LAUNCH(kf, grid, block, 0, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
 }
 
-#define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws
+#define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
 #define ATT_CASE_QH(E, Q8)                                                                                  \
     case E:                                                                                                 \
         switch (qh) {                                                                                       \
@@ -407,10 +417,12 @@ extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) 
  * device, out (n, n_head, hd) f32; online softmax in f32 (Milakov & Gimelshein 2018). The grid depends on
  * n and the head shape only, never on pos (graph capture). v1 for hd a multiple of 32 up to 256 and
  * n_head a multiple of n_head_kv, else the ref kernel. */
-/* v1 / v2 for an f16 (ks = NULL) or Q8_0 cache; S splits when ws and n <= TCU_MULTI_MAX. qh != 0. */
+/* v1 / v2 for an f16 (ks = NULL) or Q8_0 cache; S splits when ws and n <= TCU_MULTI_MAX. qh != 0. xq != NULL:
+ * out is also written in the x16 format of (n, n_head * hd) by the kernel that writes out. */
 static void att_split_launch(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
                              int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
-                             float *ws, int splits, int qh, cudaStream_t st) {
+                             float *ws, int splits, int qh, void *xq, cudaStream_t st) {
+    const size_t plane = x16_plane_bytes(n, (int64_t)n_head * hd);
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
     const int S = ws && splits > 1 && n <= TCU_MULTI_MAX ? splits : 1;
     const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)S);
@@ -438,7 +450,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     }
     if (S > 1)
         PDL_LAUNCH(attention_combine_kernel, dim3((unsigned)(n * n_head)), dim3(hd < 256 ? hd : 256), 0, st,
-                   (const float *)ws, n, n_head, hd, S, out);
+                   (const float *)ws, n, n_head, hd, S, out, xq, plane);
 }
 
 /* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_ctx, n_head_kv, hd) f16, pos (n) on the
@@ -458,7 +470,7 @@ extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const ui
         tcu_attention_ref(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st);
         return;
     }
-    att_split_launch(q, kc, vc, NULL, NULL, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, st);
+    att_split_launch(q, kc, vc, NULL, NULL, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, NULL, st);
 }
 
 /* tcu.h: tcu_attention_split over a Q8_0 cache (int8 planes kq, vq as the f16 layout; f16 scales ks, vs,
@@ -469,7 +481,28 @@ extern "C" void tcu_attention_split_q8(const float *q, const int8_t *kq, const i
     if (n <= 0 || n > TCU_MULTI_MAX || n_head <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) return;
-    att_split_launch(q, kq, vq, ks, vs, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, st);
+    att_split_launch(q, kq, vq, ks, vs, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, NULL, st);
+}
+
+/* tcu.h: the decode attention (tcu_attention_split, or tcu_attention_split_q8 when ks != NULL) for n <=
+ * TCU_MULTI_MAX tokens, with out also written as the dp4a GEMV's x16 activations xq of (n, n_head * hd) by
+ * the kernel that writes out (tcu_quantize_x16's bytes: x16_put on the same f32 values). Shapes the fused
+ * kernels do not take (the ref kernel's) run the plain call and tcu_quantize_x16. */
+extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, const uint16_t *ks,
+                                         const uint16_t *vs, int n, const int32_t *pos, int n_head, int n_head_kv,
+                                         int hd, float scale, float *out, float *ws, int splits, void *xq,
+                                         cudaStream_t st) {
+    if (n <= 0 || n > TCU_MULTI_MAX || n_head <= 0) return;
+    const int qh = att_choose_qh(n_head, n_head_kv, hd);
+    if (ks && (hd != 64 && hd != 128 && hd != 256)) return; /* as tcu_attention_split_q8 */
+    if (!qh) {
+        if (ks) return;
+        tcu_attention_split(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, n_head, n_head_kv, hd, scale, out,
+                            ws, splits, st);
+        tcu_quantize_x16(out, n, (int64_t)n_head * hd, xq, st);
+        return;
+    }
+    att_split_launch(q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq, st);
 }
 
 extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,

@@ -186,6 +186,13 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks, const uint16_t *vs,
                             int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
                             float *ws, int splits, cudaStream_t st);
+/* The decode attention (n <= TCU_MULTI_MAX: tcu_attention_split, or tcu_attention_split_q8 with kc, vc the
+ * int8 planes and ks, vs their scales; ks NULL: the f16 cache) with its output also written as the dp4a
+ * GEMV's x16 activations xq (tcu_x16_bytes(n, n_head * hd) bytes; tcu_quantize_x16's bytes of out), by the
+ * kernel that writes out: one launch fewer a layer than the pair. */
+void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
+                              int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
+                              float *ws, int splits, void *xq, cudaStream_t st);
 /* Causal GQA flash attention on the tensor cores (attention_prefill.cu; FlashAttention-2, Dao 2023), the
  * tcu_attention contract for hd in {64, 128, 256} and n_head a multiple of n_head_kv
  * (tcu_attention_flash_ok), any pos: Q and P rounded to f16, f32 scores, softmax and accumulation (relative

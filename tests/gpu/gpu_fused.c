@@ -6,7 +6,9 @@
  * - tcu_rope_kv == tcu_rope on q, tcu_rope on k, tcu_kv_write (q, k, both caches; n_rot = hd and n_rot < hd);
  * - tcu_rope_kv_q8: the same q and k bits, and its Q8_0 cache rows == tern_quantize_activation(TERN_TYPE_Q8_0)
  *   (the CPU's rule, src/quant.c) of the rotated k and of v, byte for byte (scales and int8), rows at pos;
- *   tcu_kv_dequant_q8 == f16(q * d) of those bytes. */
+ *   tcu_kv_dequant_q8 == f16(q * d) of those bytes;
+ * - tcu_attention_decode_x16 == tcu_attention_split (or _q8) then tcu_quantize_x16: out and the x16 bytes
+ *   (f16 and Q8_0 caches; hd 64, 128; 1 and 4 splits; n = 1, 3, 16; GQA 32/8 and 4/4 heads). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,5 +196,54 @@ int main(void) {
             cudaFree(qa); cudaFree(qb); cudaFree(ka); cudaFree(kb); cudaFree(v); cudaFree(freq); cudaFree(pos);
             cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);
         }
+    /* decode attention with the x16 of its output */
+    for (int hi = 0; hi < 2; hi++)
+        for (int gi = 0; gi < 2; gi++)
+            for (int si = 0; si < 2; si++)
+                for (int ni = 0; ni < 3; ni++)
+                    for (int q8 = 0; q8 < 2; q8++) {
+                        const int hd = hi ? 128 : 64, nh = gi ? 4 : 32, nkv = gi ? 4 : 8, S = si ? 4 : 1, n = ns[ni];
+                        const int n_ctx = 300, row = nkv * hd, Hq = nh * hd;
+                        float *q = rand_dev((size_t)n * Hq, 2.0f);
+                        const size_t nc = (size_t)n_ctx * row;
+                        uint16_t *hk = malloc(2 * nc);
+                        for (size_t i = 0; i < 2 * nc / 2; i++) hk[i] = tern_fp32_to_fp16(frnd(1.5f));
+                        uint16_t *kc = dup_dev(hk, 2 * nc), *vc;
+                        for (size_t i = 0; i < nc; i++) hk[i] = tern_fp32_to_fp16(frnd(1.5f));
+                        vc = dup_dev(hk, 2 * nc);
+                        /* Q8_0 planes: random int8 and f16 scales */
+                        int8_t *hq8 = malloc(nc);
+                        for (size_t i = 0; i < nc; i++) hq8[i] = (int8_t)(frnd(127.0f));
+                        int8_t *kq = dup_dev(hq8, nc);
+                        for (size_t i = 0; i < nc; i++) hq8[i] = (int8_t)(frnd(127.0f));
+                        int8_t *vq = dup_dev(hq8, nc);
+                        for (size_t i = 0; i < nc / 32; i++) hk[i] = tern_fp32_to_fp16(0.01f + fabsf(frnd(0.02f)));
+                        uint16_t *ks = dup_dev(hk, 2 * (nc / 32));
+                        for (size_t i = 0; i < nc / 32; i++) hk[i] = tern_fp32_to_fp16(0.01f + fabsf(frnd(0.02f)));
+                        uint16_t *vs = dup_dev(hk, 2 * (nc / 32));
+                        int32_t hp[16];
+                        for (int t = 0; t < n; t++) hp[t] = 250 + 3 * t; /* the last token near the cache's end */
+                        int32_t *pos = dup_dev(hp, sizeof hp);
+                        float *oa, *ob, *ws;
+                        void *xa, *xb;
+                        CU(cudaMalloc((void **)&oa, sizeof(float) * n * Hq)); CU(cudaMalloc((void **)&ob, sizeof(float) * n * Hq));
+                        CU(cudaMalloc((void **)&ws, tcu_attention_ws_bytes(n, nh, hd, 4) + 16));
+                        CU(cudaMalloc(&xa, tcu_x16_bytes(n, Hq))); CU(cudaMalloc(&xb, tcu_x16_bytes(n, Hq)));
+                        CU(cudaMemset(xa, 0x5A, tcu_x16_bytes(n, Hq))); CU(cudaMemset(xb, 0x5A, tcu_x16_bytes(n, Hq)));
+                        CU(cudaMemset(oa, 0x33, sizeof(float) * n * Hq)); CU(cudaMemset(ob, 0x44, sizeof(float) * n * Hq));
+                        const float sc = 1.0f / sqrtf((float)hd);
+                        if (q8) tcu_attention_split_q8(q, kq, vq, ks, vs, n, pos, nh, nkv, hd, sc, oa, ws, S, 0);
+                        else tcu_attention_split(q, kc, vc, n, pos, nh, nkv, hd, sc, oa, ws, S, 0);
+                        tcu_quantize_x16(oa, n, Hq, xa, 0);
+                        if (q8) tcu_attention_decode_x16(q, kq, vq, ks, vs, n, pos, nh, nkv, hd, sc, ob, ws, S, xb, 0);
+                        else tcu_attention_decode_x16(q, kc, vc, NULL, NULL, n, pos, nh, nkv, hd, sc, ob, ws, S, xb, 0);
+                        CU(cudaDeviceSynchronize());
+                        CHECK(dev_eq(oa, ob, sizeof(float) * n * Hq) && dev_eq(xa, xb, tcu_x16_bytes(n, Hq)),
+                              "attention_decode_x16 hd=%d heads=%d/%d splits=%d n=%d %s: out or x16 differs from "
+                              "attention + quantize_x16", hd, nh, nkv, S, n, q8 ? "q8_0" : "f16");
+                        free(hk); free(hq8);
+                        cudaFree(q); cudaFree(kc); cudaFree(vc); cudaFree(kq); cudaFree(vq); cudaFree(ks); cudaFree(vs);
+                        cudaFree(pos); cudaFree(oa); cudaFree(ob); cudaFree(ws); cudaFree(xa); cudaFree(xb);
+                    }
     return check_summary("gpu_fused");
 }
