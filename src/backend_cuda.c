@@ -171,8 +171,6 @@ struct tern_cuda {
     long n_dec, n_pre_tok;
     /* tensor parallelism */
     ncclComm_t comm;
-    ncclWindow_t win;      /* TP: the NCCL symmetric window over tmp (NULL: tmp is a plain cudaMalloc buffer) */
-    void *tmp_sym;         /* TP: tmp when ncclMemAlloc'ed for the window (freed by ncclMemFree) */
     struct tern_cuda **rk; /* rank 0 at TP > 1: every rank */
     tern_pool *pool;       /* rank 0 at TP > 1: one thread per rank (the caller runs rank 0) */
     float *gath;           /* (n_rank, ubatch, vpad): all-gathered logits */
@@ -225,14 +223,7 @@ static struct {
     ncclResult_t (*AllGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
     ncclResult_t (*GetVersion)(int *);
     const char *(*GetErrorString)(ncclResult_t);
-    /* optional (NCCL >= 2.27): symmetric windows, whose all-reduce kernels are NCCL's low-latency ones */
-    ncclResult_t (*MemAlloc)(void **, size_t);
-    ncclResult_t (*MemFree)(void *);
-    ncclResult_t (*CommWindowRegister)(ncclComm_t, void *, size_t, ncclWindow_t *, int);
-    ncclResult_t (*CommWindowDeregister)(ncclComm_t, ncclWindow_t);
-    ncclResult_t (*GroupStart)(void);
-    ncclResult_t (*GroupEnd)(void);
-    int version, has_win;
+    int version;
 } nccl;
 
 static int nccl_load(void) {
@@ -253,8 +244,6 @@ static int nccl_load(void) {
         tern_set_error("NCCL library lacks a symbol tern needs (too old?)");
         return -1;
     }
-    nccl.has_win = SYM(MemAlloc) && SYM(MemFree) && SYM(CommWindowRegister) && SYM(CommWindowDeregister) &&
-                   SYM(GroupStart) && SYM(GroupEnd);
 #undef SYM
     nccl.GetVersion(&nccl.version);
     nccl.ok = 1;
@@ -671,10 +660,6 @@ static void rank_free(tern_cuda *g) {
     void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->kc16, g->vc16, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
                     g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
                     g->lfull};
-    if (g->tmp_sym) { /* ncclMemAlloc'ed (tp_windows): not cudaFree's */
-        nccl.MemFree(g->tmp_sym);
-        bufs[8] = NULL;
-    }
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->stage) cudaFreeHost(g->stage);
     if (g->dstage) cudaFree(g->dstage);
@@ -695,56 +680,6 @@ static void setup_job(void *arg, int ith, int nth) {
     (void)nth;
     tern_cuda **rk = arg;
     (void)rank_setup(rk[ith]);
-}
-
-/* TP: tmp, the buffer the decode and prefill all-reduces run on in place, moved into an NCCL symmetric
- * window (ncclMemAlloc + ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC: NCCL 2.27 release notes,
- * "Symmetric memory API and symmetric kernels"; NCCL API docs, "Window Registration Flags"), so that NCCL
- * may serve them with its symmetric-memory kernels, built for small and medium messages over P2P (NVLink
- * multicast stays off: NCCL_NVLS_ENABLE=0). Every rank's tmp is its own window of the same size at
- * offset 0, as the flag requires. TERN_TP_SYMM=0 keeps the plain cudaMalloc buffer (the A/B arm). Without
- * the API (NCCL < 2.27) or on any failure the plain buffer stays; one stderr line says which ran. */
-static void tp_windows(tern_cuda **rk, int n) {
-    const int off = getenv_is0("TERN_TP_SYMM");
-    const char *why = off ? "TERN_TP_SYMM=0" : !nccl.has_win ? "this NCCL has no window API" : NULL;
-    const size_t bytes = (sizeof(float) * (size_t)rk[0]->ubatch * (size_t)rk[0]->m->n_embd + 4095) & ~(size_t)4095;
-    void *p[TERN_TP_MAX] = {0};
-    ncclWindow_t w[TERN_TP_MAX] = {0};
-    for (int r = 0; r < n && !why; r++) {
-        cudaSetDevice(rk[r]->dev);
-        if (nccl.MemAlloc(&p[r], bytes) != ncclSuccess) why = "ncclMemAlloc failed";
-    }
-    if (!why) {
-        ncclResult_t e = nccl.GroupStart();
-        for (int r = 0; r < n && e == ncclSuccess; r++)
-            e = nccl.CommWindowRegister(rk[r]->comm, p[r], bytes, &w[r], NCCL_WIN_COLL_SYMMETRIC);
-        const ncclResult_t e2 = nccl.GroupEnd();
-        for (int r = 0; r < n; r++)
-            if (!w[r]) e = ncclInvalidUsage;
-        if (e != ncclSuccess || e2 != ncclSuccess) why = "ncclCommWindowRegister failed";
-    }
-    if (why) {
-        int any = 0;
-        for (int r = 0; r < n; r++) any |= w[r] != NULL;
-        if (any) {
-            nccl.GroupStart();
-            for (int r = 0; r < n; r++)
-                if (w[r]) nccl.CommWindowDeregister(rk[r]->comm, w[r]);
-            nccl.GroupEnd();
-        }
-        for (int r = 0; r < n; r++)
-            if (p[r]) { cudaSetDevice(rk[r]->dev); nccl.MemFree(p[r]); }
-        fprintf(stderr, "tern: tp %d: all-reduces on a plain buffer (%s; NCCL %d)\n", n, why, nccl.version);
-    } else {
-        for (int r = 0; r < n; r++) {
-            cudaSetDevice(rk[r]->dev);
-            cudaFree(rk[r]->tmp);
-            rk[r]->tmp = rk[r]->tmp_sym = p[r];
-            rk[r]->win = w[r];
-        }
-        fprintf(stderr, "tern: tp %d: all-reduces on an NCCL symmetric window (NCCL %d)\n", n, nccl.version);
-    }
-    cudaSetDevice(0);
 }
 
 tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose, int n_tp, int kv_q8) {
@@ -865,7 +800,6 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
             fail = 1;
         } else {
             for (int r = 0; r < n_tp; r++) rk[r]->comm = comms[r];
-            tp_windows(rk, n_tp);
         }
         cudaSetDevice(0);
     }
@@ -896,15 +830,6 @@ void tern_cuda_free(tern_cuda *g) {
     tern_cuda **rk = g->rk;
     const int n = g->n_rank;
     if (g->pool) tern_pool_free(g->pool);
-    if (rk && rk[0]->win) { /* collective: every rank's window at once, before its memory goes */
-        nccl.GroupStart();
-        for (int r = 0; r < n; r++) {
-            cudaSetDevice(rk[r]->dev);
-            nccl.CommWindowDeregister(rk[r]->comm, rk[r]->win);
-        }
-        nccl.GroupEnd();
-        for (int r = 0; r < n; r++) rk[r]->win = NULL;
-    }
     if (rk) {
         for (int r = n - 1; r >= 0; r--) {
             rank_free(rk[r]);
