@@ -612,6 +612,7 @@ static int rank_setup(tern_cuda *g) {
         /* prefill attention on the tensor cores (TERN_CUDA_FLASH=0: the CUDA-core v1 arm; _WARPS=8: 128-token
          * query blocks) */
         tcu_attention_set_flash(!getenv_is0("TERN_CUDA_FLASH"));
+        tcu_attention_set_transpose(!getenv_is0("TERN_CUDA_ATT_TR"));
         /* programmatic dependent launch on Hopper and later (TERN_CUDA_PDL=0: plain launches, the A/B arm) */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);

@@ -197,7 +197,39 @@ template <int EPL> struct att_batch { static constexpr int U = EPL >= 8 ? 2 : EP
 
 /* grid (n, n_head_kv * n_chunk), block NW*32 (NW a multiple of ATT_RED_SLOTS, <= ATT_MAX_WARPS).
  * Chunk c of KV head hk serves query heads hk*G + c*QH + g, g < QH, those < (hk+1)*G (G = group size). */
-template <int EPL, int QH, int Q8>
+/* Power-of-two ceiling of QH (1, 2, 4) and log2 of small powers of two, for the transposing reduction. */
+template <int N> struct att_pow2 { static constexpr int v = N <= 1 ? 1 : N <= 2 ? 2 : N <= 4 ? 4 : N <= 8 ? 8 : N <= 16 ? 16 : 32; };
+template <int N> struct att_log2 { static constexpr int v = N <= 1 ? 0 : 1 + att_log2<N / 2>::v; };
+template <> struct att_log2<1> { static constexpr int v = 0; };
+
+/* Sum of P (a power of two <= 32) per-lane values over the warp, "transposing": at the level of xor offset o
+ * a lane keeps the half of its values that its bit o selects and adds its partner's copy of that half, so
+ * P - 1 shuffles in all (not 5 P); levels past log2 P are plain xor sums. Returns, in every lane, the full
+ * sum of value index lane >> (5 - log2 P) (the lane's top log2 P bits, in order). The order of additions
+ * is fixed by the lane, so the result is deterministic. */
+template <int N, int O> struct att_tlevel { /* one level (N values left, xor offset O), then the next */
+    static __device__ __forceinline__ void run(float *v, int lane) {
+        const bool hi = (lane & O) != 0;
+#pragma unroll
+        for (int i = 0; i < N / 2; i++) {
+            const float send = hi ? v[i] : v[i + N / 2], keep = hi ? v[i + N / 2] : v[i];
+            v[i] = keep + __shfl_xor_sync(0xffffffffu, send, O);
+        }
+        att_tlevel<N / 2, O / 2>::run(v, lane);
+    }
+};
+template <int O> struct att_tlevel<1, O> {
+    static __device__ __forceinline__ void run(float *v, int lane) { (void)v; (void)lane; }
+};
+template <int P> __device__ __forceinline__ float att_transpose_sum(float (&v)[P], int lane) {
+    att_tlevel<P, 16>::run(v, lane);
+    float r = v[0];
+#pragma unroll
+    for (int o = 16 / P; o > 0; o >>= 1) r += __shfl_xor_sync(0xffffffffu, r, o);
+    return r;
+}
+
+template <int EPL, int QH, int Q8, int TR>
 __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
 attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                        const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
@@ -239,6 +271,14 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         l[g] = 0.0f;
     }
 
+    /* TR = 1: the scores of a batch (QHP heads x U rows, padded to a power of two) are summed by one
+     * transposing reduction, after which lane l holds score (head g_l, row u_l) and computes that score's
+     * exp alone; per-lane running max mL (of its head) and partial sum lL (of its slot) */
+    constexpr int QHP = att_pow2<QH>::v, P = QHP * U, LP = att_log2<P>::v, REP = 32 / P;
+    const int slot = lane >> (5 - LP), gl = slot / U, ul = slot % U;
+    float mL = -INFINITY, lL = 0.0f;
+    (void)mL; (void)lL; (void)gl; (void)ul;
+
     for (int j0 = r0 + w * U; j0 < r1; j0 += NW * U) { /* warp-uniform: row j0 is visible */
         typename att_kv<EPL, Q8>::raw kr[U], vr[U];
 #pragma unroll
@@ -255,6 +295,44 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                 att_zero<EPL>(kr[u]);
                 att_zero<EPL>(vr[u]);
             }
+        }
+        if constexpr (TR) {
+            float pv[P];
+#pragma unroll
+            for (int g = 0; g < QHP; g++)
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    float d = 0.0f;
+                    if (g < QH) {
+#pragma unroll
+                        for (int e = 0; e < EPL; e++) d = fmaf(qr[g < QH ? g : 0][e], att_elem<EPL>(kr[u], e), d);
+                    }
+                    pv[g * U + u] = d;
+                }
+            const float dsum = att_transpose_sum<P>(pv, lane);
+            const float sc = gl < QH && j0 + ul < r1 ? dsum * scale : -INFINITY;
+            float mx = sc;
+#pragma unroll
+            for (int o = REP; o < U * REP; o <<= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+            mx = fmaxf(mL, mx);
+            /* mx is finite for a real head (row j0 is visible); the guard keeps exp(-inf - -inf) away */
+            const float corr = mL == -INFINITY || mx == -INFINITY ? 0.0f : expf(mL - mx);
+            const float p = sc == -INFINITY ? 0.0f : expf(sc - mx);
+            lL = lL * corr + p;
+            mL = mx;
+#pragma unroll
+            for (int g = 0; g < QH; g++) {
+                const float cg = __shfl_sync(0xffffffffu, corr, g * U * REP);
+#pragma unroll
+                for (int e = 0; e < EPL; e++) acc[g][e] *= cg;
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    const float pg = __shfl_sync(0xffffffffu, p, (g * U + u) * REP);
+#pragma unroll
+                    for (int e = 0; e < EPL; e++) acc[g][e] = fmaf(pg, att_elem<EPL>(vr[u], e), acc[g][e]);
+                }
+            }
+            continue;
         }
         float s[QH][U];
 #pragma unroll
@@ -289,6 +367,16 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         }
     }
 
+    if constexpr (TR) { /* each head's (m, l) from its lanes: l summed over its U distinct slots */
+        float ls = lL;
+#pragma unroll
+        for (int o = REP; o < U * REP; o <<= 1) ls += __shfl_xor_sync(0xffffffffu, ls, o);
+#pragma unroll
+        for (int g = 0; g < QH; g++) {
+            m[g] = __shfl_sync(0xffffffffu, mL, g * U * REP);
+            l[g] = __shfl_sync(0xffffffffu, ls, g * U * REP);
+        }
+    }
     /* combine the warps' (m, l, acc) in a fixed order */
     if (lane == 0) {
 #pragma unroll
@@ -396,11 +484,15 @@ static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st,
 #define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
 #define ATT_CASE_QH(E, Q8)                                                                                  \
     case E:                                                                                                 \
-        switch (qh) {                                                                                       \
-        case 1: att_launch(attention_split_kernel<E, 1, Q8>, ATT_ARGS); break;                              \
-        case 2: att_launch(attention_split_kernel<E, 2, Q8>, ATT_ARGS); break;                              \
-        case 3: att_launch(attention_split_kernel<E, 3, Q8>, ATT_ARGS); break;                              \
-        default: att_launch(attention_split_kernel<E, 4, Q8>, ATT_ARGS); break;                             \
+        switch (qh * 2 + g_att_tr) {                                                                        \
+        case 2: att_launch(attention_split_kernel<E, 1, Q8, 0>, ATT_ARGS); break;                           \
+        case 3: att_launch(attention_split_kernel<E, 1, Q8, 1>, ATT_ARGS); break;                           \
+        case 4: att_launch(attention_split_kernel<E, 2, Q8, 0>, ATT_ARGS); break;                           \
+        case 5: att_launch(attention_split_kernel<E, 2, Q8, 1>, ATT_ARGS); break;                           \
+        case 6: att_launch(attention_split_kernel<E, 3, Q8, 0>, ATT_ARGS); break;                           \
+        case 7: att_launch(attention_split_kernel<E, 3, Q8, 1>, ATT_ARGS); break;                           \
+        case 8: att_launch(attention_split_kernel<E, 4, Q8, 0>, ATT_ARGS); break;                           \
+        default: att_launch(attention_split_kernel<E, 4, Q8, 1>, ATT_ARGS); break;                          \
         }                                                                                                   \
         break;
 
@@ -408,6 +500,11 @@ static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st,
  * off (TERN_CUDA_FLASH=0 through the backend: v1 for every n, the A/B arm). */
 static int g_att_flash = 1;
 extern "C" void tcu_attention_set_flash(int on) { g_att_flash = on != 0; }
+/* v1/v2's score reduction: 1 = transposing (att_transpose_sum, the default), 0 = an xor tree per score,
+ * every lane computing every exp (the A/B arm). Changes bits (the dot products' summation order), not
+ * the contract: every token of a call of <= TCU_MULTI_MAX still gets its own decode step's bits. */
+static int g_att_tr = 1;
+extern "C" void tcu_attention_set_transpose(int on) { g_att_tr = on != 0; }
 
 extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) {
     return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) : 0;

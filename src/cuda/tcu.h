@@ -203,6 +203,9 @@ void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc,
                          int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
 int tcu_attention_flash_ok(int n_head, int n_head_kv, int hd);
 void tcu_attention_set_flash(int on);
+/* The decode attention's score reduction (attention.cu): 1 transposing (default), 0 the per-score xor tree
+ * (the A/B arm). Set before any launch or graph capture; it changes the scores' summation order (bits). */
+void tcu_attention_set_transpose(int on);
 void tcu_attention_flash_set_warps(int nw);
 
 /* ---- sampling (src/cuda/sample.cu) ------------------------------------------------------------ */
