@@ -332,38 +332,38 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                     for (int e = 0; e < EPL; e++) acc[g][e] = fmaf(pg, att_elem<EPL>(vr[u], e), acc[g][e]);
                 }
             }
-            continue;
-        }
-        float s[QH][U];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-#pragma unroll
-            for (int g = 0; g < QH; g++) {
-                float d = 0.0f;
-#pragma unroll
-                for (int e = 0; e < EPL; e++) d = fmaf(qr[g][e], att_elem<EPL>(kr[u], e), d);
-                d = att_warp_sum(d) * scale;
-                s[g][u] = j0 + u < r1 ? d : -INFINITY;
-            }
-        }
-#pragma unroll
-        for (int g = 0; g < QH; g++) {
-            float mx = m[g];
-#pragma unroll
-            for (int u = 0; u < U; u++) mx = fmaxf(mx, s[g][u]);
-            /* mx >= s[g][0], finite; the guard keeps exp(-inf - -inf) impossible even for inf inputs */
-            const float corr = m[g] == -INFINITY || mx == -INFINITY ? 0.0f : expf(m[g] - mx);
-            l[g] *= corr;
-#pragma unroll
-            for (int e = 0; e < EPL; e++) acc[g][e] *= corr;
+        } else {
+            float s[QH][U];
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const float p = s[g][u] == -INFINITY ? 0.0f : expf(s[g][u] - mx);
-                l[g] += p;
 #pragma unroll
-                for (int e = 0; e < EPL; e++) acc[g][e] = fmaf(p, att_elem<EPL>(vr[u], e), acc[g][e]);
+                for (int g = 0; g < QH; g++) {
+                    float d = 0.0f;
+#pragma unroll
+                    for (int e = 0; e < EPL; e++) d = fmaf(qr[g][e], att_elem<EPL>(kr[u], e), d);
+                    d = att_warp_sum(d) * scale;
+                    s[g][u] = j0 + u < r1 ? d : -INFINITY;
+                }
             }
-            m[g] = mx;
+#pragma unroll
+            for (int g = 0; g < QH; g++) {
+                float mx = m[g];
+#pragma unroll
+                for (int u = 0; u < U; u++) mx = fmaxf(mx, s[g][u]);
+                /* mx >= s[g][0], finite; the guard keeps exp(-inf - -inf) impossible even for inf inputs */
+                const float corr = m[g] == -INFINITY || mx == -INFINITY ? 0.0f : expf(m[g] - mx);
+                l[g] *= corr;
+#pragma unroll
+                for (int e = 0; e < EPL; e++) acc[g][e] *= corr;
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    const float p = s[g][u] == -INFINITY ? 0.0f : expf(s[g][u] - mx);
+                    l[g] += p;
+#pragma unroll
+                    for (int e = 0; e < EPL; e++) acc[g][e] = fmaf(p, att_elem<EPL>(vr[u], e), acc[g][e]);
+                }
+                m[g] = mx;
+            }
         }
     }
 
