@@ -178,6 +178,15 @@ template <int EPL> __device__ __forceinline__ float att_elem(const att_raw8<EPL>
     return __fmul_rn((float)(int8_t)(r.w[e / 4] >> (8 * (e % 4))), r.d);
 }
 
+/* The transposing kernel's element reads: an f16 element as is; a Q8_0 element unscaled (the int8 as
+ * f32), its block scale applied once per row a lane (att_row_scale) instead of once per element. */
+template <int EPL> __device__ __forceinline__ float att_elem_u(const att_raw<EPL> &r, int e) { return att_elem<EPL>(r, e); }
+template <int EPL> __device__ __forceinline__ float att_elem_u(const att_raw8<EPL> &r, int e) {
+    return (float)(int8_t)(r.w[e / 4] >> (8 * (e % 4)));
+}
+template <int EPL> __device__ __forceinline__ float att_row_scale(const att_raw<EPL> &r, float x) { (void)r; return x; }
+template <int EPL> __device__ __forceinline__ float att_row_scale(const att_raw8<EPL> &r, float x) { return x * r.d; }
+
 /* The raw K/V slice type of a lane: f16 (Q8 = 0) or Q8_0 (Q8 = 1). */
 template <int EPL, int Q8> struct att_kv { typedef att_raw<EPL> raw; };
 template <int EPL> struct att_kv<EPL, 1> { typedef att_raw8<EPL> raw; };
@@ -305,9 +314,9 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                     float d = 0.0f;
                     if (g < QH) {
 #pragma unroll
-                        for (int e = 0; e < EPL; e++) d = fmaf(qr[g < QH ? g : 0][e], att_elem<EPL>(kr[u], e), d);
+                        for (int e = 0; e < EPL; e++) d = fmaf(qr[g < QH ? g : 0][e], att_elem_u<EPL>(kr[u], e), d);
                     }
-                    pv[g * U + u] = d;
+                    pv[g * U + u] = att_row_scale<EPL>(kr[u], d); /* Q8_0: the lane's block scale, once */
                 }
             const float dsum = att_transpose_sum<P>(pv, lane);
             const float sc = gl < QH && j0 + ul < r1 ? dsum * scale : -INFINITY;
@@ -327,9 +336,9 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                 for (int e = 0; e < EPL; e++) acc[g][e] *= cg;
 #pragma unroll
                 for (int u = 0; u < U; u++) {
-                    const float pg = __shfl_sync(0xffffffffu, p, (g * U + u) * REP);
+                    const float pg = att_row_scale<EPL>(vr[u], __shfl_sync(0xffffffffu, p, (g * U + u) * REP));
 #pragma unroll
-                    for (int e = 0; e < EPL; e++) acc[g][e] = fmaf(pg, att_elem<EPL>(vr[u], e), acc[g][e]);
+                    for (int e = 0; e < EPL; e++) acc[g][e] = fmaf(pg, att_elem_u<EPL>(vr[u], e), acc[g][e]);
                 }
             }
         } else {

@@ -180,8 +180,9 @@ void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc,
 size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_ctx, n_head_kv, hd) int8 and
  * ks, vs (n_ctx, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
- * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; an element is
- * q * d in f32 (exact), the rest as tcu_attention_split, the same bits for a token in any chunk of <= 16.
+ * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; a lane's partial
+ * score and its share of p * v take the block scale once per row (the xor-tree arm: q * d per element,
+ * exact in f32), the rest as tcu_attention_split, the same bits for a token in any chunk of <= 16.
  * Longer chunks: dequantize with tcu_kv_dequant_q8 and call tcu_attention_split. */
 void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks, const uint16_t *vs,
                             int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
