@@ -20,6 +20,8 @@ run q4_k q4_k -p 512 -n 128
 run q6_k q6_k -p 512 -n 128
 run q4_0-d8192 q4_0 -p 0 -n 64 -d 8192
 run q4_0-d32768 q4_0 -p 0 -n 64 -d 32768
+run q4_0-d8192-kvq8 q4_0 -p 0 -n 64 -d 8192 -ctk q8_0 -ctv q8_0
+run q4_0-d32768-kvq8 q4_0 -p 0 -n 64 -d 32768 -ctk q8_0 -ctv q8_0
 REPS=1 run q4_0-pp32768 q4_0 -p 32768 -n 0
 python3 - "$OUT" "$READ_BW" <<'PY'
 import json, os, sys
@@ -31,7 +33,8 @@ goal = {("q4_0", "tg128"): ">= 700", ("q8_0", "tg128"): ">= 400", ("q4_k", "tg12
         ("q4_0", "pp512"): ">= 25,000", ("q4_0", "pp2048"): ">= 25,000", ("q8_0", "pp512"): ">= 25,000"}
 print("| Llama-3-8B (synthetic), H200 | tern tok/s | llama.cpp | goal | floor tok/s | tern / floor | receipt |")
 print("|---|---:|---:|---:|---:|---:|---|")
-for name in ["q4_0", "q8_0", "q4_k", "q6_k", "q4_0-d8192", "q4_0-d32768", "q4_0-pp32768"]:
+for name in ["q4_0", "q8_0", "q4_k", "q6_k", "q4_0-d8192", "q4_0-d32768", "q4_0-d8192-kvq8", "q4_0-d32768-kvq8",
+             "q4_0-pp32768"]:
     p = os.path.join(out, "perf-%s.json" % name)
     if not os.path.exists(p):
         continue
@@ -43,10 +46,13 @@ for name in ["q4_0", "q8_0", "q4_k", "q6_k", "q4_0-d8192", "q4_0-d32768", "q4_0-
         floor, share = "", ""
         if t["n_gen"] > 0:  # decode: weights minus token_embd (one row read) plus the K/V read per token
             wbytes = m["size_bytes"] - m["n_vocab"] * 4096 * bpw[ty]
-            kv = 32 * t["depth"] * 1024 * 2 * 2  # layers x positions x (8 KV heads x 128) x K,V x f16
+            # layers x positions x (8 KV heads x 128) x K,V x bytes an element (f16 2, Q8_0 34/32)
+            eb = 1.0625 if r["device"].get("cache_type_k") == "q8_0" else 2
+            kv = 32 * t["depth"] * 1024 * 2 * eb
             f = bw / (wbytes + kv)
             floor, share = "%.0f" % f, "%.0f%%" % (100 * t["median_tok_s"] / f)
-        label = "%s %s%s" % (ty.upper(), test.split(" @")[0], " at depth %d" % t["depth"] if t["depth"] else "")
+        label = "%s %s%s%s" % (ty.upper(), test.split(" @")[0], " at depth %d" % t["depth"] if t["depth"] else "",
+                               ", Q8_0 KV" if r["device"].get("cache_type_k") == "q8_0" else "")
         print("| %s | %s | %s | %s | %s | %s | %s |" % (label, "{:,.1f}".format(t["median_tok_s"]),
               peer.get((ty, test), "—"), goal.get((ty, test), "—") if not t["depth"] else "—", floor or "—",
               share or "—", os.path.basename(p)))
