@@ -1,7 +1,7 @@
 /* cli/roofline.c: `tern roofline`: the ceilings of the device in hand, and tern's own kernels as a
  * percentage of the floor those ceilings give (shared/MEASURE.md "Before a kernel: the two ceilings").
  *
- *   tern roofline [--device cuda|cpu] [-m MODEL] [-o md|json] [-t THREADS] [--quick] [--receipt FILE]
+ *   tern roofline [--device cuda|cpu] [-m MODEL] [-o md|json] [-t THREADS] [--quick] [--prefill-n N] [--receipt FILE]
  *
  * Ceilings, measured in this run:
  *   cpu:  read   all threads sum a buffer (1 GiB; --quick 256 MiB) with AVX2 loads      GB/s
@@ -10,14 +10,15 @@
  *   cuda: read   tcu_read_stream over 4 GiB (less if memory is short), 16-byte loads       GB/s
  *         copy   tcu_copy_stream 1 GiB -> 1 GiB, bytes read + written                      GB/s
  *         matmul tcu_gemm_bf16 / tcu_gemm_f16 at 4096³ and 8192³ (and with -m at the model's
- *                shapes for n = 512), operands uniform in [-1, 1) (never zeros)            TFLOP/s
+ *                shapes for n = --prefill-n, default 512), operands uniform in [-1, 1) (never zeros)  TFLOP/s
  * Kernels (-m MODEL; each distinct (type, n_in, n_out) among layer 0's wq wk wv wo w_gate w_up w_down
  * and the output head):
  *   cpu:  cpu_matmul n = 1   floor = bytes / read                       (bw)
  *         cpu_matmul n = 64  floor = max(flops / fma, bytes / read)
  *   cuda: tcu_gemv_dp4a (Q4_0, Q8_0) / tcu_gemv, the decode GEMV   floor = bytes / read   (bw)
- *         tcu_dequant_f16 + tcu_gemm_f16, n = 512: floor = max(flops / f16 matmul at that shape, bytes / read)
- *         tcu_attention decode at pos 4095: floor = KV bytes / read (bw); prefill n = 512: floor = causal
+ *         tcu_dequant_f16 + tcu_gemm_f16, n = --prefill-n: floor = max(flops / f16 matmul at that shape,
+ *         bytes / read)
+ *         tcu_attention decode at pos 4095: floor = KV bytes / read (bw); prefill n = --prefill-n: floor = causal
  *         FLOPs 4·S²·D·Hq/2 / best square f16 matmul rate (flops)
  * "bytes" counts each input read once and each output written once (the weight in its stored format, f32
  * activations). Weights (and the decode KV cache) are rotated over enough copies that the working set is
@@ -78,6 +79,7 @@ typedef struct {
     const char *backend, *model_path, *model_desc;
     char dev_name[256];
     int threads, cores, quick;
+    int prefill_n;                                               /* cuda: n of the prefill GEMM and attention rows */
     long long llc_bytes;                                         /* cpu: L3; cuda: L2 */
     int sm_count, sm_clock_mhz, mem_clock_mhz, bus_width_bits;   /* cuda */
     long long total_mem_bytes;                                   /* cuda */
@@ -635,7 +637,7 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
                         const double *f16_shape_tflops, double f16_peak) {
     rf_shape shapes[RF_MAX_SHAPES];
     const int n_shapes = model_shapes(m, shapes);
-    const int NP = 512;
+    const int NP = r->prefill_n;
     for (int si = 0; si < n_shapes; si++) {
         const tern_weight *w = shapes[si].w;
         const char *tn = tern_type_name(w->type);
@@ -721,7 +723,7 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
         CK(cudaFree(a.copies));
     }
 
-    /* attention: decode at pos 4095 (bw floor: the KV cache read), prefill n = 512 (flops floor) */
+    /* attention: decode at pos 4095 (bw floor: the KV cache read), prefill n = NP (flops floor) */
     const int n_head = m->n_head, n_kv = m->n_head_kv, hd = m->head_dim;
     char shape[48];
     snprintf(shape, sizeof shape, "Hq=%d Hkv=%d D=%d", n_head, n_kv, hd);
@@ -756,7 +758,9 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
         if (decode) g.ws = dmalloc(tcu_attention_ws_bytes(1, n_head, hd, 16), "attention ws"); /* a 4096-position context's split */
         const double sec = time_gpu(gpu_attn_run, &g, st, GPU_REPS, 1e-3);
         if (g.ws) CK(cudaFree(g.ws));
-        rf_kernel *k = add_kernel(r, decode ? "tcu_attention decode pos=4095" : "tcu_attention prefill n=512", shape,
+        char kname[48];
+        snprintf(kname, sizeof kname, decode ? "tcu_attention decode pos=4095" : "tcu_attention prefill n=%d", NP);
+        rf_kernel *k = add_kernel(r, kname, shape,
                                   "f16 kv", n, S, hd);
         k->bytes = (double)g.copy_elems * 2 + 8.0 * n * n_head * hd; /* K and V rows [0, S), q in, out */
         k->flops = decode ? 4.0 * S * hd * n_head : 4.0 * (double)S * S * hd * n_head / 2;
@@ -838,7 +842,7 @@ static void run_cuda(rf_report *r, tern_model *m) {
     CK(cudaFree(g.b));
     CK(cudaFree(g.sink));
 
-    /* (3) matrix peak: square, then the model's shapes at n = 512 */
+    /* (3) matrix peak: square, then the model's shapes at n = r->prefill_n */
     char err[256] = "";
     tcu_blas *blas = tcu_blas_new((size_t)64 << 20, err);
     if (!blas) cli_die("tcu_blas_new: %s", err);
@@ -862,8 +866,8 @@ static void run_cuda(rf_report *r, tern_model *m) {
             if (seen >= 0) { f16_shape[si] = f16_shape[seen]; continue; }
             char label[80];
             snprintf(label, sizeof label, "model shape %s", shapes[si].names);
-            gemm_peak(r, blas, st, 1, 512, w->n_in, w->n_out, label);
-            f16_shape[si] = gemm_peak(r, blas, st, 0, 512, w->n_in, w->n_out, label);
+            gemm_peak(r, blas, st, 1, r->prefill_n, w->n_in, w->n_out, label);
+            f16_shape[si] = gemm_peak(r, blas, st, 0, r->prefill_n, w->n_in, w->n_out, label);
         }
         if (!(f16_peak > 0)) cli_die("roofline: no f16 matmul rate measured (cuBLASLt refused 4096 and 8192)");
         gpu_kernels(r, m, blas, st, read_gbs, f16_shape, f16_peak);
@@ -976,7 +980,7 @@ static void write_md(FILE *f, const rf_report *r, const char *commit, int dirty)
 
 int cmd_roofline(int argc, char **argv) {
     const char *model = NULL, *out_fmt = "md", *receipt = NULL, *device = NULL;
-    int n_threads = 0, quick = 0;
+    int n_threads = 0, quick = 0, prefill_n = 512;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
 #define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
@@ -986,13 +990,17 @@ int cmd_roofline(int argc, char **argv) {
         else if (!strcmp(a, "--device")) device = ARG();
         else if (!strcmp(a, "--receipt")) receipt = ARG();
         else if (!strcmp(a, "--quick")) quick = 1;
+        else if (!strcmp(a, "--prefill-n")) prefill_n = (int)cli_parse_long(a, ARG(), 16, 8192);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            puts("usage: tern roofline [--device cuda|cpu] [-m MODEL] [-o md|json] [-t THREADS] [--quick] [--receipt FILE]\n"
+            puts("usage: tern roofline [--device cuda|cpu] [-m MODEL] [-o md|json] [-t THREADS] [--quick] [--prefill-n N]\n"
+                 "       [--receipt FILE]\n"
                  "  measures the device's ceilings (read and copy bandwidth; FMA peak on the CPU, bf16/f16 matmul\n"
                  "  peak on CUDA) and, with -m, tern's kernels at the model's layer-0 and output-head shapes as\n"
                  "  time and % of floor (floor = max(bytes / read bandwidth, flops / peak)).\n"
                  "  --device: default cuda when built with CUDA and a GPU is present, else cpu; --quick: smaller\n"
-                 "  CPU buffers and fewer repetitions; --receipt FILE: also write the JSON there");
+                 "  CPU buffers and fewer repetitions; --prefill-n N (16..8192, default 512): tokens of the CUDA\n"
+                 "  prefill rows (dequant + GEMM at the model's shapes, and attention); --receipt FILE: also write\n"
+                 "  the JSON there");
             return 0;
         } else cli_die("unknown option '%s' for roofline (see tern roofline --help)", a);
 #undef ARG
@@ -1042,6 +1050,7 @@ int cmd_roofline(int argc, char **argv) {
     rf_report *r = tern_xcalloc(1, sizeof *r);
     r->threads = n_threads;
     r->quick = quick;
+    r->prefill_n = prefill_n;
     r->model_path = model;
     r->model_desc = m ? tern_model_desc(m) : NULL;
 #ifdef TERN_CUDA
