@@ -444,8 +444,10 @@ static double gib(uint64_t b) { return b / (double)(1ull << 30); }
 
 /* Splits of the decode attention over the keys (tcu_attention_split) for a context of n_ctx positions:
  * about 256 rows a split, at most 16 (H200, Llama-3-8B Q4_0: at depth 4096 one split 8.40 ms a step, 4:
- * 4.55, 16: 3.65, 32: 4.03; at depth 0 one split 3.10 vs 16: 3.19; docs/ledger.md). Fixed per context (a
- * graph replays it; chunks and steps give the same bits). TERN_CUDA_ATT_SPLITS (1..64) overrides. */
+ * 4.55, 16: 3.65, 32: 4.03; at depth 0 one split 3.10 vs 16: 3.19; docs/ledger.md). The grid's count, fixed
+ * per context (a graph replays it); each token uses one split per 256 keys of its own position, up to it
+ * (tcu_attention_set_rows_per_split; TERN_CUDA_ATT_ADAPT=0: all of them), so chunks and steps give the
+ * same bits. TERN_CUDA_ATT_SPLITS (1..64) overrides the grid's count. */
 static int att_splits_rule(int n_ctx) {
     const char *e = getenv("TERN_CUDA_ATT_SPLITS");
     const int v = e ? atoi(e) : 0;
@@ -613,6 +615,7 @@ static int rank_setup(tern_cuda *g) {
          * query blocks) */
         tcu_attention_set_flash(!getenv_is0("TERN_CUDA_FLASH"));
         tcu_attention_set_transpose(!getenv_is0("TERN_CUDA_ATT_TR"));
+        tcu_attention_set_rows_per_split(getenv_is0("TERN_CUDA_ATT_ADAPT") ? 0 : 256);
         /* programmatic dependent launch on Hopper and later (TERN_CUDA_PDL=0: plain launches, the A/B arm) */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);

@@ -238,13 +238,21 @@ template <int P> __device__ __forceinline__ float att_transpose_sum(float (&v)[P
     return r;
 }
 
+/* Splits a token at n_kv keys uses out of the grid's SZ: rps > 0, one per rps keys (at least 1, at most SZ);
+ * rps = 0, all SZ. A function of the token's position only, so a token gets the same bits in any call. */
+static __device__ __forceinline__ int att_active_splits(int n_kv, int SZ, int rps) {
+    if (rps <= 0) return SZ;
+    const int s = (n_kv + rps - 1) / rps;
+    return s < 1 ? 1 : s > SZ ? SZ : s;
+}
+
 template <int EPL, int QH, int Q8, int TR>
 __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
 attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                        const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
                        int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws, void *__restrict__ xq,
-                       size_t plane) {
+                       size_t plane, int rps) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? TERN_ATT_Q8_U : att_batch<EPL>::U;
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH];
     __shared__ float red[ATT_RED_SLOTS][QH][HD];
@@ -255,7 +263,10 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     const int hk = (int)blockIdx.y / n_chunk, c = (int)blockIdx.y % n_chunk;
     const int G = n_head / n_head_kv;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, NW = blockDim.x >> 5;
-    const int n_kv = pos[t] + 1, S = (int)gridDim.z, z = (int)blockIdx.z;
+    /* SZ: the grid's splits (the workspace's stride); S: this token's (att_active_splits). A CTA past S has
+     * no rows (CTA-uniform exit, after its PDL wait) */
+    const int n_kv = pos[t] + 1, SZ = (int)gridDim.z, S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
+    if (z >= S) return;
     /* this CTA's rows (v2 split z of S; the whole range when S = 1) */
     const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S);
     const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
@@ -402,8 +413,8 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
          * (S > 1) keeps the sum unnormalised and leaves (M, L) to the combine kernel */
         const float f = m[g] == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? expf(m[g] - M) : expf(m[g] - M) / L;
         if (S > 1 && threadIdx.x == 0 && c * QH + g < G) {
-            float *ml = ws + (size_t)n * n_head * S * HD;
-            const size_t slot = ((size_t)t * n_head + (size_t)hk * G + c * QH + g) * S + z;
+            float *ml = ws + (size_t)n * n_head * SZ * HD;
+            const size_t slot = ((size_t)t * n_head + (size_t)hk * G + c * QH + g) * SZ + z;
             ml[2 * slot] = M;
             ml[2 * slot + 1] = L;
         }
@@ -440,7 +451,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         if (gi >= G) continue;
         float o = red[0][g][d];
         for (int k = 1; k < ATT_RED_SLOTS; k++) o += red[k][g][d];
-        if (S > 1) ws[(((size_t)t * n_head + (size_t)hk * G + gi) * S + z) * HD + d] = o;
+        if (S > 1) ws[(((size_t)t * n_head + (size_t)hk * G + gi) * SZ + z) * HD + d] = o;
         else {
             const size_t e = ((size_t)t * n_head + (size_t)hk * G + gi) * HD + d;
             out[e] = o;
@@ -449,13 +460,17 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     }
 }
 
-/* v2's merge: block per (token, head), thread per element; partials in split order. */
-__global__ void attention_combine_kernel(const float *__restrict__ ws, int n, int n_head, int hd, int S,
-                                         float *__restrict__ out, void *__restrict__ xq, size_t plane) {
+/* v2's merge: block per (token, head), thread per element; partials in split order. SZ: the grid's splits
+ * (the workspace's stride); a token whose att_active_splits is 1 was written by the split kernel itself. */
+__global__ void attention_combine_kernel(const float *__restrict__ ws, int n, int n_head, int hd, int SZ,
+                                         float *__restrict__ out, void *__restrict__ xq, size_t plane,
+                                         const int32_t *__restrict__ pos, int rps) {
     pdl_trigger();
     pdl_wait();
     const size_t th = blockIdx.x; /* t * n_head + h */
-    const float *ml = ws + (size_t)n * n_head * S * hd + th * S * 2;
+    const int S = att_active_splits(pos[th / (size_t)n_head] + 1, SZ, rps);
+    if (S <= 1) return;
+    const float *ml = ws + (size_t)n * n_head * SZ * hd + th * SZ * 2;
     float M = -INFINITY;
     for (int z = 0; z < S; z++) M = fmaxf(M, ml[2 * z]);
     float L = 0.0f;
@@ -463,7 +478,7 @@ __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, in
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
         float o = 0.0f;
         for (int z = 0; z < S; z++)
-            if (ml[2 * z] != -INFINITY) o = fmaf(ws[(th * S + z) * hd + d], expf(ml[2 * z] - M), o);
+            if (ml[2 * z] != -INFINITY) o = fmaf(ws[(th * SZ + z) * hd + d], expf(ml[2 * z] - M), o);
         const float r = L == 0.0f ? 0.0f : o / L;
         out[th * hd + d] = r;
         /* blockDim and hd multiples of 32: a warp holds one whole 32-element block */
@@ -482,12 +497,18 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
     return (G + n_chunk - 1) / n_chunk;
 }
 
+/* Keys a split of the decode attention (att_active_splits): 256 by default, 0 = every split the grid has
+ * (the A/B arm: the split count fixed by the context, not the depth). */
+static int g_att_rps = 256;
+extern "C" void tcu_attention_set_rows_per_split(int rps) { g_att_rps = rps > 0 ? rps : 0; }
+
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
-                              const int32_t *, int, int, float, float *, int, float *, void *, size_t);
+                              const int32_t *, int, int, float, float *, int, float *, void *, size_t, int);
 static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
                        const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
                        int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
-    PDL_LAUNCH(kf, grid, block, 0, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
+    PDL_LAUNCH(kf, grid, block, 0, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane,
+               g_att_rps);
 }
 
 #define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
@@ -556,7 +577,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     }
     if (S > 1)
         PDL_LAUNCH(attention_combine_kernel, dim3((unsigned)(n * n_head)), dim3(hd < 256 ? hd : 256), 0, st,
-                   (const float *)ws, n, n_head, hd, S, out, xq, plane);
+                   (const float *)ws, n, n_head, hd, S, out, xq, plane, pos, g_att_rps);
 }
 
 /* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_ctx, n_head_kv, hd) f16, pos (n) on the
