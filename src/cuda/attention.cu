@@ -33,14 +33,17 @@
  *   v2    decode split-K across CTAs ("flash-decoding", Dao et al. 2023), tcu_attention_split: v1 for
  *         n <= TCU_MULTI_MAX runs only n * n_head_kv * chunks CTAs, each streaming all pos+1 rows of its KV
  *         head, so at long contexts it is bound by per-SM load latency, not HBM bandwidth. v2 gives each
- *         (token, KV head, chunk) S CTAs (grid.z), split z taking rows [n_kv*z/S, n_kv*(z+1)/S); a CTA
- *         writes its unnormalised (M, L, Σ acc e^(m_w - M)) to a workspace and attention_combine_kernel
- *         merges the S partials in order z = 0..S-1. S is the caller's, fixed per context (backend_cuda.c
- *         picks it from n_ctx, never from n or pos), so a verify chunk of k tokens still gives each
- *         token the bits of its decode step.
+ *         (token, KV head, chunk) SZ CTAs (grid.z, the caller's, fixed per context: backend_cuda.c picks it
+ *         from n_ctx, never from n or pos, so a graph can replay it); a token at position p uses S =
+ *         att_active_splits(p + 1, SZ, rps) of them (one per rps = 256 keys, at most SZ), split z taking
+ *         rows [n_kv*z/S, n_kv*(z+1)/S); a CTA writes its unnormalised (M, L, Σ acc e^(m_w - M)) to a
+ *         workspace and attention_combine_kernel merges the S partials in order z = 0..S-1 (S = 1: the split
+ *         kernel writes the output itself). S depends on the token's position only, so a verify chunk of k
+ *         tokens still gives each token the bits of its decode step.
  *
- * Numerics: f32 scores (fmaf over the lane's EPL elements, then an xor-butterfly warp sum, identical in
- * every lane), expf (not __expf), f32 l and acc. A fully masked batch never reaches exp: a warp only
+ * Numerics: f32 scores (fmaf over the lane's EPL elements, then a warp sum: TR = 1, one transposing
+ * butterfly for a batch's QHP x U scores, att_transpose_sum; TR = 0, an xor tree per score), expf (not
+ * __expf), f32 l and acc. A fully masked batch never reaches exp: a warp only
  * enters a batch whose first row is visible, so its running max is finite after the first batch, and
  * masked scores (-inf) are given p = 0 explicitly; a warp with no rows has m = -inf and weight 0 in the
  * combine (never exp(-inf - -inf)).
@@ -295,6 +298,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
      * transposing reduction, after which lane l holds score (head g_l, row u_l) and computes that score's
      * exp alone; per-lane running max mL (of its head) and partial sum lL (of its slot) */
     constexpr int QHP = att_pow2<QH>::v, P = QHP * U, LP = att_log2<P>::v, REP = 32 / P;
+    static_assert(!TR || P <= 32, "the transposing reduction takes at most 32 scores a batch (QHP * U)");
     const int slot = lane >> (5 - LP), gl = slot / U, ul = slot % U;
     float mL = -INFINITY, lL = 0.0f;
     (void)mL; (void)lL; (void)gl; (void)ul;
@@ -501,6 +505,10 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
  * (the A/B arm: the split count fixed by the context, not the depth). */
 static int g_att_rps = 256;
 extern "C" void tcu_attention_set_rows_per_split(int rps) { g_att_rps = rps > 0 ? rps : 0; }
+/* Warps of a decode CTA: ATT_DECODE_WARPS (16) by default, 8 as a sweep arm (a multiple of ATT_RED_SLOTS;
+ * changes the warps' combine and so the bits, the same for every n <= TCU_MULTI_MAX). */
+static int g_att_dec_warps = ATT_DECODE_WARPS;
+extern "C" void tcu_attention_set_decode_warps(int nw) { g_att_dec_warps = nw == 8 ? 8 : ATT_DECODE_WARPS; }
 
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
                               const int32_t *, int, int, float, float *, int, float *, void *, size_t, int);
@@ -556,7 +564,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     /* up to TCU_MULTI_MAX tokens take the decode configuration: a token's keys are split over the same
      * warps and combined in the same order as in a one-token call, so a speculative verify of k tokens
      * gives each token the bits of its own decode step */
-    const dim3 block(32 * (n <= TCU_MULTI_MAX ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS));
+    const dim3 block(32 * (n <= TCU_MULTI_MAX ? g_att_dec_warps : ATT_PREFILL_WARPS));
     if (ks) {
         switch (hd / 32) {
             ATT_CASE_QH(2, 1)

@@ -211,6 +211,8 @@ void tcu_attention_set_transpose(int on);
  * the token's position, at most the call's `splits` (rps 256 by default; 0: always `splits`, the A/B arm).
  * A function of the position, so a token's bits do not depend on the call. Set before any launch/capture. */
 void tcu_attention_set_rows_per_split(int rps);
+/* Warps of a decode attention CTA: 16 (default) or 8 (a sweep arm; other bits). Set before any launch. */
+void tcu_attention_set_decode_warps(int nw);
 void tcu_attention_flash_set_warps(int nw);
 
 /* ---- sampling (src/cuda/sample.cu) ------------------------------------------------------------ */

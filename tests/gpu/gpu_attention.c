@@ -350,6 +350,8 @@ int main(int argc, char **argv) {
         printf("gpu_attention: no CUDA device, skipped\n");
         return check_summary("gpu_attention");
     }
+    /* the decode CTA's warps as the backend would set them (TERN_CUDA_ATT_WARPS: 16 default, 8 an arm) */
+    if (getenv("TERN_CUDA_ATT_WARPS")) tcu_attention_set_decode_warps(atoi(getenv("TERN_CUDA_ATT_WARPS")));
     /* cpu_attention's result does not depend on the thread count (backend_cpu.h); threads only save time */
     int n_thr = tern_n_cores();
     if (n_thr > 16) n_thr = 16;
