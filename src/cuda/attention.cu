@@ -60,7 +60,7 @@
 #define ATT_RED_SLOTS 8    /* shared-memory partial slots; NW must be a multiple of this */
 #define ATT_MAX_QH 4       /* query heads per CTA (registers: QH * EPL accumulators per lane) */
 #define ATT_PREFILL_WARPS 8
-#define ATT_DECODE_WARPS 16
+#define ATT_DECODE_WARPS 16 /* 8 lost by 4-19% at depth 8192/32768, also with 32 splits: bench/sweeps/att_cta.md */
 #ifndef TERN_ATT_Q8_U
 #define TERN_ATT_Q8_U 8 /* rows a warp batch over a Q8_0 cache at hd 128 */
 #endif
