@@ -79,6 +79,9 @@ expect_err "bad device" -- ./tern roofline --device tpu
 expect_err "bad -o" -- ./tern roofline --device cpu -o xml
 expect_err "bad -t" -- ./tern roofline --device cpu -t 0
 expect_err "-m without value" -- ./tern roofline --device cpu -m
+expect_err "--prefill-n too small" -- ./tern roofline --device cpu --prefill-n 8
+expect_err "--prefill-n not a number" -- ./tern roofline --device cpu --prefill-n lots
+expect_err "--prefill-n without value" -- ./tern roofline --device cpu --prefill-n
 expect_err "unwritable receipt" -- ./tern roofline --device cpu --quick --receipt /nonexistent-dir/r.json
 # a CPU-only build refuses --device cuda in one line
 if ! nm ./tern 2>/dev/null | grep -q ' tcu_read_stream$'; then
