@@ -50,7 +50,7 @@ for s in $steps; do
   multi) # the default per-type rule, then each dp4a kernel family for every type
     build-cuda/gpu/gpu_multi >"$OUT/multi.log" 2>&1
     note multi "$(status_of "$OUT/multi.log")" "$(counts "$OUT/multi.log")"
-    for k in cta warp async; do
+    for k in cta warp async tma; do
       TERN_CUDA_DP4A_KERNEL=$k build-cuda/gpu/gpu_multi >"$OUT/multi-$k.log" 2>&1
       note "multi $k" "$(status_of "$OUT/multi-$k.log")" "$(counts "$OUT/multi-$k.log")"
     done ;;

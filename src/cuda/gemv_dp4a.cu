@@ -472,6 +472,142 @@ static int q8_occ(int per_sm) {
     return v && v < per_sm ? v : per_sm;
 }
 
+/* ---- bulk-copy-staged kernel (TERN_CUDA_DP4A_KERNEL=tma; the per-type rule is at q8_kernel) ----
+ * A persistent grid of one CTA an SM (TM_TEAMS teams of 4 warps); CTA c owns the contiguous row groups
+ * [c*G/grid, (c+1)*G/grid) of R rows. Each team owns every TM_TEAMS-th ring slot of shared memory (a slot
+ * = R rows, R*stride bytes) and fills it by one bulk copy (cp.async.bulk, Hopper's TMA engine: one
+ * instruction for kilobytes, completion counted in bytes on an mbarrier). The first S slots are issued
+ * before pdl_wait (weights are constant, pdl.cuh), so up to S*R*stride bytes an SM stream while the previous
+ * kernels of the step finish: for q|k|v and O of Llama-3-8B (107 and 72 KB an SM) the whole matrix.
+ * Motive: the cta kernel costs ~4.5 us a launch beyond its bytes (ramp-up, tail; docs/ledger.md), and
+ * its pre-wait prefetch is one block a row a thread (~37 KB an SM).
+ * Compute: a team is the cta kernel's CTA: thread t of 128 takes blocks t, t+128, ... of each of the R rows
+ * of a slot, the xor-shuffle tree, the 4 warps added in order (cta_sum_out's order, by named barriers),
+ * so the result equals gemv_q8_k / gemv_q8_pipe_k and the multi-column twin gemv_q8_multi_k bit for bit.
+ * Requires stride % 16 == 0 and w 16-byte aligned (rows are padded to 16 bytes at upload); the launcher
+ * falls back to the cta kernel otherwise, or when 4 slots do not fit the budget. */
+#define TM_TEAMS 4
+#define TM_T (TM_TEAMS * Q8_T)
+#define TM_MAX_SLOTS 64
+
+static __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+static __device__ __forceinline__ void mbar_init(uint64_t *b) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(b)) : "memory");
+}
+/* One arrival that also expects `bytes` of transaction (the bulk copy's completion) on this phase. */
+static __device__ __forceinline__ void mbar_expect_tx(uint64_t *b, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
+}
+static __device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity) {
+    uint32_t ok;
+    do {
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}\n"
+                     : "=r"(ok)
+                     : "r"(smem_u32(b)), "r"(parity)
+                     : "memory");
+    } while (!ok);
+}
+/* bytes (a multiple of 16, both addresses 16-byte aligned) from global src to shared dst, counted on b. */
+static __device__ __forceinline__ void bulk_g2s(void *dst, const void *src, uint32_t bytes, uint64_t *b) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     smem_u32(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_u32(b))
+                 : "memory");
+}
+static __device__ __forceinline__ void team_bar(int team) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(team + 1), "r"(Q8_T) : "memory");
+}
+
+/* load_blk from a shared-memory copy of the row: the repacked types' loads without the global-only
+ * evict-first hint (WLD); the GGUF layouts' load_blk reads through generic pointers already. Same values. */
+template <int T> static __device__ __forceinline__ void sload_blk(const uint8_t *row, int b, int *wq, float *dw, float *mw) {
+    if constexpr (T == TCU_TYPE_Q4_0R) {
+        *mw = 0.0f;
+        const uint8_t *g = row + (size_t)(b >> 3) * RQ40_GROUP;
+        *dw = dq_h2f(dq_ld16(g + 2 * (b & 7)));
+        nib16_words(*(const uint4 *)(g + 16 + 16 * (b & 7)), wq);
+    } else if constexpr (T == TCU_TYPE_Q8_0R) {
+        *mw = 0.0f;
+        const uint8_t *g = row + (size_t)(b >> 3) * RQ80_GROUP;
+        *dw = dq_h2f(dq_ld16(g + 2 * (b & 7)));
+        const uint4 *q = (const uint4 *)(g + 16 + 32 * (b & 7));
+        const uint4 a = q[0], c = q[1];
+        wq[0] = (int)a.x; wq[1] = (int)a.y; wq[2] = (int)a.z; wq[3] = (int)a.w;
+        wq[4] = (int)c.x; wq[5] = (int)c.y; wq[6] = (int)c.z; wq[7] = (int)c.w;
+    } else if constexpr (T == TCU_TYPE_Q4_KR) {
+        const uint8_t *p = row + (size_t)(b >> 3) * 144;
+        k4_header(p, b & 7, dw, mw);
+        nib16_words(*(const uint4 *)(p + 16 + 16 * (b & 7)), wq);
+    } else {
+        load_blk<T>(row, b, wq, dw, mw);
+    }
+}
+
+template <int T, int R>
+__global__ void __launch_bounds__(TM_T, 1)
+gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
+              const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, int S) {
+    extern __shared__ __align__(128) uint8_t tm_sm[];
+    __shared__ __align__(8) uint64_t full[TM_MAX_SLOTS];
+    __shared__ float part[TM_TEAMS][Q8_WARPS][R];
+    const int team = (int)threadIdx.x / Q8_T, tt = (int)threadIdx.x % Q8_T, lane = tt & 31, warp = tt >> 5;
+    const int G = (n_out + R - 1) / R;
+    const int g0 = (int)((int64_t)blockIdx.x * G / gridDim.x), ng = (int)((int64_t)(blockIdx.x + 1) * G / gridDim.x) - g0;
+    const size_t slot = (size_t)R * stride;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; s++) mbar_init(&full[s]);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    /* stage k (this CTA's k-th row group) goes to slot k % S, which team k % TM_TEAMS owns (S % TM_TEAMS == 0) */
+    auto issue = [&](int k) {
+        const int r0 = (g0 + k) * R, nr = n_out - r0 < R ? n_out - r0 : R;
+        const uint32_t bytes = (uint32_t)((size_t)nr * stride);
+        uint64_t *b = &full[k % S];
+        mbar_expect_tx(b, bytes);
+        bulk_g2s(tm_sm + (size_t)(k % S) * slot, w + (size_t)r0 * stride, bytes, b);
+    };
+    if (tt == 0)
+        for (int k = team; k < ng && k < S; k += TM_TEAMS) issue(k);
+    pdl_trigger();
+    pdl_wait(); /* every thread of every CTA waits (pdl.cuh) */
+    for (int k = team; k < ng; k += TM_TEAMS) {
+        mbar_wait(&full[k % S], (uint32_t)(k / S) & 1u);
+        const uint8_t *base = tm_sm + (size_t)(k % S) * slot;
+        const int r0 = (g0 + k) * R, nr = n_out - r0 < R ? n_out - r0 : R;
+        float acc[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) acc[r] = 0.0f;
+        for (int b = tt; b < nb; b += Q8_T) {
+            const int2 ds = __ldg(xds + b);
+            int wq[R][8];
+            float dw[R], mw[R];
+#pragma unroll
+            for (int r = 0; r < R; r++) sload_blk<T>(base + (size_t)(r < nr ? r : nr - 1) * stride, b, wq[r], &dw[r], &mw[r]);
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                acc[r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
+        }
+        /* cta_sum_out's order within the team: xor tree, then warps 0..3 in order */
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            float s = acc[j];
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+            if (lane == 0) part[team][warp][j] = s;
+        }
+        team_bar(team); /* the team is done with the slot and part[] holds its warps' sums */
+        if (tt == 0 && k + S < ng) issue(k + S);
+        if (tt < nr) {
+            float s = part[team][0][tt];
+#pragma unroll
+            for (int q = 1; q < Q8_WARPS; q++) s += part[team][q][tt];
+            y[r0 + tt] = s;
+        }
+        team_bar(team); /* part[] is rewritten by the next slot */
+    }
+}
+
 /* ---- warp-per-row kernels (TERN_CUDA_DP4A_KERNEL=warp; the per-type rule is at q8_kernel) ----
  * A warp owns R rows at a time (persistent over row groups, 4 warps a CTA, no shared memory, no barrier);
  * lane l takes blocks l, l+32, l+64, ... of each row in that order, U of them loaded (for all R rows) before
@@ -683,13 +819,15 @@ gemv_q8_async_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
 }
 
 /* The single-column kernel family for type T: 0 the CTA-per-row kernels (gemv_q8_pipe_k / gemv_q8_k, multi
- * twin gemv_q8_multi_k), 1 gemv_q8_warp_k, 2 gemv_q8_async_k (multi twin of 1 and 2: gemv_q8_warp_multi_k).
- * TERN_CUDA_DP4A_KERNEL=cta|warp|async forces one for every type (the A/B arms); the default rule is below. */
+ * twin gemv_q8_multi_k), 1 gemv_q8_warp_k, 2 gemv_q8_async_k (multi twin of 1 and 2: gemv_q8_warp_multi_k),
+ * 3 gemv_q8_tma_k (multi twin gemv_q8_multi_k, as 0).
+ * TERN_CUDA_DP4A_KERNEL=cta|warp|async|tma forces one for every type (the A/B arms); the default rule is below. */
 template <int T> static int q8_kernel(void) {
     static int v = -1;
     if (v < 0) {
         const char *e = getenv("TERN_CUDA_DP4A_KERNEL");
-        v = e && !strcmp(e, "cta") ? 0 : e && !strcmp(e, "warp") ? 1 : e && !strcmp(e, "async") ? 2 : -2;
+        v = e && !strcmp(e, "cta") ? 0 : e && !strcmp(e, "warp") ? 1 : e && !strcmp(e, "async") ? 2
+          : e && !strcmp(e, "tma") ? 3 : -2;
         /* the rule (bench/sweeps/dp4a.md, tg128 on Llama-3-8B): warp for Q8_0 (339.9 vs cta 329.4 tok/s,
          * repacked; 330.5 vs 301.7 on the GGUF layout), cta for Q4_0 (430.0 vs warp 415.1) and Q4_K (319.0 vs
          * 307.5); Q4_1 and Q6_K unmeasured with warp: cta, as before. async lost on every type. */
@@ -819,6 +957,33 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
                q8_pf());
 }
 
+/* Shared-memory ring of gemv_q8_tma_k in KiB: TERN_CUDA_TMA_KB (16..226, default 160). */
+static size_t q8_tma_budget(void) {
+    static long v = -1;
+    if (v < 0) { const char *e = getenv("TERN_CUDA_TMA_KB"); v = e ? atol(e) : 160; if (v < 16 || v > 226) v = 160; }
+    return (size_t)v << 10;
+}
+
+template <int T, int R>
+static void q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
+                          const int2 *ds, float *y, cudaStream_t st) {
+    const size_t slot = (size_t)R * stride;
+    int S = (int)(q8_tma_budget() / slot);
+    if (S > TM_MAX_SLOTS) S = TM_MAX_SLOTS;
+    S -= S % TM_TEAMS;
+    if (S < TM_TEAMS || stride % 16 || ((uintptr_t)w & 15) || n_out < 1) { /* the same bits by the cta kernel */
+        q8_launch<T, R>(w, stride, nb, n_out, q, ql, ds, y, st);
+        return;
+    }
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int) =
+        gemv_q8_tma_k<T, R>;
+    static int attr = 0;
+    if (!attr) { cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, 226 << 10); attr = 1; }
+    const int64_t groups = (n_out + R - 1) / R, sms = gemv_sms();
+    PDL_LAUNCH(kf, dim3((unsigned)(groups < sms ? groups : sms)), dim3(TM_T), (size_t)S * slot, st, w, stride, nb, n_out,
+               q, ql, ds, y, S);
+}
+
 template <int T, int M>
 static void q8_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                             const int2 *ds, int m, float *y, cudaStream_t st) {
@@ -855,7 +1020,16 @@ static void q8_dispatch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n
         }
         return;
     }
-    if (kern >= 1) {
+    if (kern == 3 && m == 1) { /* multi-column calls: the cta family's twin (the same bits) */
+        switch (q8_rows()) {
+        case 1: q8_tma_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+        case 4: q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+        case 8: q8_tma_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+        default: q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+        }
+        return;
+    }
+    if (kern == 1 || kern == 2) {
         if (m == 1) {
             switch (q8_wcfg()) {
             case 14: q8_warp_launch<T, 1, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;

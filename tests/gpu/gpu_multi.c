@@ -12,7 +12,7 @@
  * Repacked Q4_0/Q8_0/Q4_K (tcu.h TCU_TYPE_Q4_0R/Q8_0R/Q4_KR): tcu_repack's bytes equal the layout built here in C; the
  * repacked weight gives the GGUF weight's bits through tcu_dequant_f16, tcu_get_rows and tcu_gemv_dp4a
  * (1 column and m columns), including rows whose last group is partial.
- * The dp4a kernel family is the process's (TERN_CUDA_DP4A_KERNEL=cta, warp or async; gpu_check runs each).
+ * The dp4a kernel family is the process's (TERN_CUDA_DP4A_KERNEL=cta, warp, async or tma; gpu_check runs each).
  * Run by bench/gpu_check.sh on a GPU box. */
 #include <math.h>
 #include <stdio.h>
