@@ -473,22 +473,22 @@ static int q8_occ(int per_sm) {
 }
 
 /* ---- bulk-copy-staged kernel (TERN_CUDA_DP4A_KERNEL=tma; the per-type rule is at q8_kernel) ----
- * A persistent grid of one CTA an SM (TM_TEAMS teams of 4 warps); CTA c owns the contiguous row groups
- * [c*G/grid, (c+1)*G/grid) of R rows. Each team owns every TM_TEAMS-th ring slot of shared memory (a slot
+ * A persistent grid of one CTA an SM (TM_WARPS warps); CTA c owns the contiguous row groups
+ * [c*G/grid, (c+1)*G/grid) of R rows. Each warp owns every TM_WARPS-th ring slot of shared memory (a slot
  * = R rows, R*stride bytes) and fills it by one bulk copy (cp.async.bulk, Hopper's TMA engine: one
  * instruction for kilobytes, completion counted in bytes on an mbarrier). The first S slots are issued
  * before pdl_wait (weights are constant, pdl.cuh), so up to S*R*stride bytes an SM stream while the previous
- * kernels of the step finish: for q|k|v and O of Llama-3-8B (107 and 72 KB an SM) the whole matrix.
+ * kernels of the step finish: for q|k|v and O of Llama-3-8B (107 and 72 KB an SM) most of the matrix.
  * Motive: the cta kernel costs ~4.5 us a launch beyond its bytes (ramp-up, tail; docs/ledger.md), and
  * its pre-wait prefetch is one block a row a thread (~37 KB an SM).
- * Compute: a team is the cta kernel's CTA: thread t of 128 takes blocks t, t+128, ... of each of the R rows
- * of a slot, the xor-shuffle tree, the 4 warps added in order (cta_sum_out's order, by named barriers),
- * so the result equals gemv_q8_k / gemv_q8_pipe_k and the multi-column twin gemv_q8_multi_k bit for bit.
- * Requires stride % 16 == 0 and w 16-byte aligned (rows are padded to 16 bytes at upload); the launcher
- * falls back to the cta kernel otherwise, or when 4 slots do not fit the budget. */
-#define TM_TEAMS 4
-#define TM_T (TM_TEAMS * Q8_T)
-#define TM_MAX_SLOTS 64
+ * Compute: the warp kernel's order (lane l takes blocks l, l+32, ... of each row, the xor-shuffle tree), so
+ * the result equals gemv_q8_warp_k and the multi-column twin gemv_q8_warp_multi_k bit for bit; no barrier.
+ * A first version with teams of 4 warps in the cta kernel's order lost (docs/ledger.md: latency-bound,
+ * two named barriers a slot). Requires stride % 16 == 0 and w 16-byte aligned (rows are padded to 16 bytes
+ * at upload); the launcher falls back to the warp kernel otherwise. */
+#define TM_WARPS 16
+#define TM_T (TM_WARPS * 32)
+#define TM_MAX_SLOTS 128
 
 static __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 static __device__ __forceinline__ void mbar_init(uint64_t *b) {
@@ -513,9 +513,6 @@ static __device__ __forceinline__ void bulk_g2s(void *dst, const void *src, uint
                      smem_u32(dst)),
                  "l"(src), "r"(bytes), "r"(smem_u32(b))
                  : "memory");
-}
-static __device__ __forceinline__ void team_bar(int team) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(team + 1), "r"(Q8_T) : "memory");
 }
 
 /* load_blk from a shared-memory copy of the row: the repacked types' loads without the global-only
@@ -549,8 +546,7 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, int S) {
     extern __shared__ __align__(128) uint8_t tm_sm[];
     __shared__ __align__(8) uint64_t full[TM_MAX_SLOTS];
-    __shared__ float part[TM_TEAMS][Q8_WARPS][R];
-    const int team = (int)threadIdx.x / Q8_T, tt = (int)threadIdx.x % Q8_T, lane = tt & 31, warp = tt >> 5;
+    const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
     const int G = (n_out + R - 1) / R;
     const int g0 = (int)((int64_t)blockIdx.x * G / gridDim.x), ng = (int)((int64_t)(blockIdx.x + 1) * G / gridDim.x) - g0;
     const size_t slot = (size_t)R * stride;
@@ -559,26 +555,26 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    /* stage k (this CTA's k-th row group) goes to slot k % S, which team k % TM_TEAMS owns (S % TM_TEAMS == 0) */
+    /* stage k (this CTA's k-th row group) goes to slot k % S, which warp k % TM_WARPS owns (S % TM_WARPS == 0) */
     auto issue = [&](int k) {
         const int r0 = (g0 + k) * R, nr = n_out - r0 < R ? n_out - r0 : R;
         const uint32_t bytes = (uint32_t)((size_t)nr * stride);
-        uint64_t *b = &full[k % S];
-        mbar_expect_tx(b, bytes);
-        bulk_g2s(tm_sm + (size_t)(k % S) * slot, w + (size_t)r0 * stride, bytes, b);
+        uint64_t *bar = &full[k % S];
+        mbar_expect_tx(bar, bytes);
+        bulk_g2s(tm_sm + (size_t)(k % S) * slot, w + (size_t)r0 * stride, bytes, bar);
     };
-    if (tt == 0)
-        for (int k = team; k < ng && k < S; k += TM_TEAMS) issue(k);
+    if (lane == 0)
+        for (int k = warp; k < ng && k < S; k += TM_WARPS) issue(k);
     pdl_trigger();
     pdl_wait(); /* every thread of every CTA waits (pdl.cuh) */
-    for (int k = team; k < ng; k += TM_TEAMS) {
+    for (int k = warp; k < ng; k += TM_WARPS) {
         mbar_wait(&full[k % S], (uint32_t)(k / S) & 1u);
         const uint8_t *base = tm_sm + (size_t)(k % S) * slot;
         const int r0 = (g0 + k) * R, nr = n_out - r0 < R ? n_out - r0 : R;
         float acc[R];
 #pragma unroll
         for (int r = 0; r < R; r++) acc[r] = 0.0f;
-        for (int b = tt; b < nb; b += Q8_T) {
+        for (int b = lane; b < nb; b += 32) {
             const int2 ds = __ldg(xds + b);
             int wq[R][8];
             float dw[R], mw[R];
@@ -588,23 +584,15 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
             for (int r = 0; r < R; r++)
                 acc[r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
         }
-        /* cta_sum_out's order within the team: xor tree, then warps 0..3 in order */
+        __syncwarp(); /* every lane is done reading the slot */
+        if (lane == 0 && k + S < ng) issue(k + S);
 #pragma unroll
-        for (int j = 0; j < R; j++) {
-            float s = acc[j];
+        for (int r = 0; r < R; r++) {
+            float v = acc[r];
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-            if (lane == 0) part[team][warp][j] = s;
+            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (lane == r && r < nr) y[r0 + r] = v;
         }
-        team_bar(team); /* the team is done with the slot and part[] holds its warps' sums */
-        if (tt == 0 && k + S < ng) issue(k + S);
-        if (tt < nr) {
-            float s = part[team][0][tt];
-#pragma unroll
-            for (int q = 1; q < Q8_WARPS; q++) s += part[team][q][tt];
-            y[r0 + tt] = s;
-        }
-        team_bar(team); /* part[] is rewritten by the next slot */
     }
 }
 
@@ -820,7 +808,7 @@ gemv_q8_async_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
 
 /* The single-column kernel family for type T: 0 the CTA-per-row kernels (gemv_q8_pipe_k / gemv_q8_k, multi
  * twin gemv_q8_multi_k), 1 gemv_q8_warp_k, 2 gemv_q8_async_k (multi twin of 1 and 2: gemv_q8_warp_multi_k),
- * 3 gemv_q8_tma_k (multi twin gemv_q8_multi_k, as 0).
+ * 3 gemv_q8_tma_k (multi twin gemv_q8_warp_multi_k, as 1).
  * TERN_CUDA_DP4A_KERNEL=cta|warp|async|tma forces one for every type (the A/B arms); the default rule is below. */
 template <int T> static int q8_kernel(void) {
     static int v = -1;
@@ -964,17 +952,16 @@ static size_t q8_tma_budget(void) {
     return (size_t)v << 10;
 }
 
+/* gemv_q8_tma_k with R rows a slot; returns 0 (nothing launched) when a slot per warp does not fit the
+ * budget or the layout is not 16-byte aligned. */
 template <int T, int R>
-static void q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
-                          const int2 *ds, float *y, cudaStream_t st) {
+static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
+                         const int2 *ds, float *y, cudaStream_t st) {
     const size_t slot = (size_t)R * stride;
     int S = (int)(q8_tma_budget() / slot);
     if (S > TM_MAX_SLOTS) S = TM_MAX_SLOTS;
-    S -= S % TM_TEAMS;
-    if (S < TM_TEAMS || stride % 16 || ((uintptr_t)w & 15) || n_out < 1) { /* the same bits by the cta kernel */
-        q8_launch<T, R>(w, stride, nb, n_out, q, ql, ds, y, st);
-        return;
-    }
+    S -= S % TM_WARPS;
+    if (S < TM_WARPS || stride % 16 || ((uintptr_t)w & 15) || n_out < 1) return 0;
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int) =
         gemv_q8_tma_k<T, R>;
     static int attr = 0;
@@ -982,6 +969,15 @@ static void q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, co
     const int64_t groups = (n_out + R - 1) / R, sms = gemv_sms();
     PDL_LAUNCH(kf, dim3((unsigned)(groups < sms ? groups : sms)), dim3(TM_T), (size_t)S * slot, st, w, stride, nb, n_out,
                q, ql, ds, y, S);
+    return 1;
+}
+
+/* Rows a slot of gemv_q8_tma_k: TERN_CUDA_TMA_ROWS (1, 2, 4) caps it (default 4); the launcher takes the
+ * largest R <= the cap whose 16 slots fit the budget (the bits do not depend on R). */
+static int q8_tma_rows(void) {
+    static int v = -1;
+    if (v < 0) { const char *e = getenv("TERN_CUDA_TMA_ROWS"); v = e ? atoi(e) : 4; if (v != 1 && v != 2) v = 4; }
+    return v;
 }
 
 template <int T, int M>
@@ -1020,16 +1016,15 @@ static void q8_dispatch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n
         }
         return;
     }
-    if (kern == 3 && m == 1) { /* multi-column calls: the cta family's twin (the same bits) */
-        switch (q8_rows()) {
-        case 1: q8_tma_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-        case 4: q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-        case 8: q8_tma_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-        default: q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-        }
+    if (kern == 3 && m == 1) { /* multi-column calls: the warp family's twin (the same bits) */
+        const int cap = q8_tma_rows();
+        if (cap >= 4 && q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
+        if (cap >= 2 && q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
+        if (q8_tma_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
+        q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); /* the same bits */
         return;
     }
-    if (kern == 1 || kern == 2) {
+    if (kern >= 1) {
         if (m == 1) {
             switch (q8_wcfg()) {
             case 14: q8_warp_launch<T, 1, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
