@@ -474,18 +474,20 @@ static int q8_occ(int per_sm) {
 
 /* ---- bulk-copy-staged kernel (TERN_CUDA_DP4A_KERNEL=tma; the per-type rule is at q8_kernel) ----
  * A persistent grid of one CTA an SM (TM_WARPS warps); CTA c owns the contiguous row groups
- * [c*G/grid, (c+1)*G/grid) of R rows. Each warp owns every TM_WARPS-th ring slot of shared memory (a slot
- * = R rows, R*stride bytes) and fills it by one bulk copy (cp.async.bulk, Hopper's TMA engine: one
- * instruction for kilobytes, completion counted in bytes on an mbarrier). The first S slots are issued
- * before pdl_wait (weights are constant, pdl.cuh), so up to S*R*stride bytes an SM stream while the previous
- * kernels of the step finish: for q|k|v and O of Llama-3-8B (107 and 72 KB an SM) most of the matrix.
- * Motive: the cta kernel costs ~4.5 us a launch beyond its bytes (ramp-up, tail; docs/ledger.md), and
- * its pre-wait prefetch is one block a row a thread (~37 KB an SM).
- * Compute: the warp kernel's order (lane l takes blocks l, l+32, ... of each row, the xor-shuffle tree), so
- * the result equals gemv_q8_warp_k and the multi-column twin gemv_q8_warp_multi_k bit for bit; no barrier.
- * A first version with teams of 4 warps in the cta kernel's order lost (docs/ledger.md: latency-bound,
- * two named barriers a slot). Requires stride % 16 == 0 and w 16-byte aligned (rows are padded to 16 bytes
- * at upload); the launcher falls back to the warp kernel otherwise. */
+ * [c*G/grid, (c+1)*G/grid) of R rows, and its warp j the groups j, j+TM_WARPS, ... of those. A warp walks its
+ * units (row group, chunk of 32*U blocks of each of the R rows) in order through its own ring of P
+ * shared-memory slots, each filled by R bulk copies (cp.async.bulk, Hopper's TMA engine: one instruction
+ * for kilobytes, completion counted in bytes on the slot's mbarrier); P units are in flight a warp. The
+ * first P units are issued before pdl_wait (weights are constant, pdl.cuh), so the weight stream starts
+ * while the previous kernels of the step finish.
+ * Motive: the cta kernel costs ~4.5 us a launch beyond its bytes (ramp-up, tail; docs/ledger.md), its
+ * pre-wait prefetch is one block a row a thread, and its rate on a large matrix is ~3.4 TB/s.
+ * Compute: the warp kernel's order (lane l takes blocks l, l+32, ... of each row in order, across chunks,
+ * then the xor-shuffle tree), so the result equals gemv_q8_warp_k and the multi-column twin
+ * gemv_q8_warp_multi_k bit for bit; no barrier. Two first versions lost (docs/ledger.md): teams of 4 warps in
+ * the cta kernel's order (two named barriers a slot), and one whole R-row slot a warp (no overlap of a
+ * warp's compute with its next load). Requires stride % 16 == 0 and w 16-byte aligned (rows are padded to
+ * 16 bytes at upload); the launcher falls back to the warp kernel otherwise. */
 #define TM_WARPS 16
 #define TM_T (TM_WARPS * 32)
 #define TM_MAX_SLOTS 128
@@ -543,55 +545,68 @@ template <int T> static __device__ __forceinline__ void sload_blk(const uint8_t 
 template <int T, int R>
 __global__ void __launch_bounds__(TM_T, 1)
 gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
-              const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, int S) {
+              const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, int cb, int cbytes,
+              int P) {
     extern __shared__ __align__(128) uint8_t tm_sm[];
     __shared__ __align__(8) uint64_t full[TM_MAX_SLOTS];
     const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
-    const int G = (n_out + R - 1) / R;
+    const int G = (n_out + R - 1) / R, C = (nb + cb - 1) / cb;
     const int g0 = (int)((int64_t)blockIdx.x * G / gridDim.x), ng = (int)((int64_t)(blockIdx.x + 1) * G / gridDim.x) - g0;
-    const size_t slot = (size_t)R * stride;
+    const int units = (warp < ng ? (ng - warp + TM_WARPS - 1) / TM_WARPS : 0) * (C > 0 ? C : 1);
+    const size_t slot = (size_t)R * (size_t)cbytes;
+    uint8_t *ring = tm_sm + (size_t)warp * P * slot;
+    uint64_t *bars = full + warp * P;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < S; s++) mbar_init(&full[s]);
+        for (int s = 0; s < TM_WARPS * P; s++) mbar_init(&full[s]);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    /* stage k (this CTA's k-th row group) goes to slot k % S, which warp k % TM_WARPS owns (S % TM_WARPS == 0) */
+    /* this warp's unit k = (its (k / C)-th row group, chunk k % C) goes to its slot k % P */
     auto issue = [&](int k) {
-        const int r0 = (g0 + k) * R, nr = n_out - r0 < R ? n_out - r0 : R;
-        const uint32_t bytes = (uint32_t)((size_t)nr * stride);
-        uint64_t *bar = &full[k % S];
-        mbar_expect_tx(bar, bytes);
-        bulk_g2s(tm_sm + (size_t)(k % S) * slot, w + (size_t)r0 * stride, bytes, bar);
+        const int r0 = (g0 + warp + (k / C) * TM_WARPS) * R, nr = n_out - r0 < R ? n_out - r0 : R;
+        const size_t off = (size_t)(k % C) * (size_t)cbytes;
+        const uint32_t bytes = (uint32_t)(stride - off < (size_t)cbytes ? stride - off : (size_t)cbytes);
+        uint64_t *bar = &bars[k % P];
+        mbar_expect_tx(bar, bytes * (uint32_t)nr);
+        for (int r = 0; r < nr; r++)
+            bulk_g2s(ring + (size_t)(k % P) * slot + (size_t)r * cbytes, w + (size_t)(r0 + r) * stride + off, bytes, bar);
     };
     if (lane == 0)
-        for (int k = warp; k < ng && k < S; k += TM_WARPS) issue(k);
+        for (int k = 0; k < units && k < P; k++) issue(k);
     pdl_trigger();
     pdl_wait(); /* every thread of every CTA waits (pdl.cuh) */
-    for (int k = warp; k < ng; k += TM_WARPS) {
-        mbar_wait(&full[k % S], (uint32_t)(k / S) & 1u);
-        const uint8_t *base = tm_sm + (size_t)(k % S) * slot;
-        const int r0 = (g0 + k) * R, nr = n_out - r0 < R ? n_out - r0 : R;
-        float acc[R];
+    float acc[R];
+    for (int k = 0; k < units; k++) {
+        const int c = k % C;
+        if (c == 0) {
 #pragma unroll
-        for (int r = 0; r < R; r++) acc[r] = 0.0f;
-        for (int b = lane; b < nb; b += 32) {
+            for (int r = 0; r < R; r++) acc[r] = 0.0f;
+        }
+        mbar_wait(&bars[k % P], (uint32_t)(k / P) & 1u);
+        const uint8_t *base = ring + (size_t)(k % P) * slot;
+        const int r0 = (g0 + warp + (k / C) * TM_WARPS) * R, nr = n_out - r0 < R ? n_out - r0 : R;
+        const int b0 = c * cb, b1 = nb - b0 < cb ? nb : b0 + cb;
+        for (int b = b0 + lane; b < b1; b += 32) {
             const int2 ds = __ldg(xds + b);
             int wq[R][8];
             float dw[R], mw[R];
 #pragma unroll
-            for (int r = 0; r < R; r++) sload_blk<T>(base + (size_t)(r < nr ? r : nr - 1) * stride, b, wq[r], &dw[r], &mw[r]);
+            for (int r = 0; r < R; r++)
+                sload_blk<T>(base + (size_t)(r < nr ? r : nr - 1) * cbytes, b - b0, wq[r], &dw[r], &mw[r]);
 #pragma unroll
             for (int r = 0; r < R; r++)
                 acc[r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
         }
         __syncwarp(); /* every lane is done reading the slot */
-        if (lane == 0 && k + S < ng) issue(k + S);
+        if (lane == 0 && k + P < units) issue(k + P);
+        if (c == C - 1) {
 #pragma unroll
-        for (int r = 0; r < R; r++) {
-            float v = acc[r];
+            for (int r = 0; r < R; r++) {
+                float v = acc[r];
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (lane == r && r < nr) y[r0 + r] = v;
+                for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+                if (lane == r && r < nr) y[r0 + r] = v;
+            }
         }
     }
 }
@@ -952,31 +967,47 @@ static size_t q8_tma_budget(void) {
     return (size_t)v << 10;
 }
 
-/* gemv_q8_tma_k with R rows a slot; returns 0 (nothing launched) when a slot per warp does not fit the
- * budget or the layout is not 16-byte aligned. */
+/* Bytes of 8 consecutive blocks of type T in a row (a repacked group, a K-quant super-block, 8 GGUF blocks). */
+template <int T> static int q8_bytes8(void) {
+    return T == TCU_TYPE_Q8_0R || T == TERN_TYPE_Q8_0 ? 272 : T == TERN_TYPE_Q6_K ? 210 : T == TERN_TYPE_Q4_1 ? 160 : 144;
+}
+
+/* Ring slots a warp of gemv_q8_tma_k: TERN_CUDA_TMA_SLOTS (2..8, default 2). */
+static int q8_tma_slots(void) {
+    static int v = -1;
+    if (v < 0) { const char *e = getenv("TERN_CUDA_TMA_SLOTS"); v = e ? atoi(e) : 2; if (v < 2 || v > 8) v = 2; }
+    return v;
+}
+
+/* gemv_q8_tma_k with R rows a unit: a chunk is 32*U blocks of a row (the largest U of 4, 2, 1 whose
+ * TM_WARPS * P slots fit the budget, with 16-byte chunk sizes); returns 0 (nothing launched) when none
+ * fits or the layout is not 16-byte aligned. */
 template <int T, int R>
 static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                          const int2 *ds, float *y, cudaStream_t st) {
-    const size_t slot = (size_t)R * stride;
-    int S = (int)(q8_tma_budget() / slot);
-    if (S > TM_MAX_SLOTS) S = TM_MAX_SLOTS;
-    S -= S % TM_WARPS;
-    if (S < TM_WARPS || stride % 16 || ((uintptr_t)w & 15) || n_out < 1) return 0;
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int) =
+    const int P = q8_tma_slots();
+    int U = 4;
+    for (; U >= 1; U >>= 1) {
+        const size_t cbytes = (size_t)4 * U * q8_bytes8<T>();
+        if (cbytes % 16 == 0 && (size_t)TM_WARPS * P * R * cbytes <= q8_tma_budget()) break;
+    }
+    if (U < 1 || stride % 16 || ((uintptr_t)w & 15) || n_out < 1) return 0;
+    const int cbytes = 4 * U * q8_bytes8<T>();
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int, int, int) =
         gemv_q8_tma_k<T, R>;
     static int attr = 0;
     if (!attr) { cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, 226 << 10); attr = 1; }
     const int64_t groups = (n_out + R - 1) / R, sms = gemv_sms();
-    PDL_LAUNCH(kf, dim3((unsigned)(groups < sms ? groups : sms)), dim3(TM_T), (size_t)S * slot, st, w, stride, nb, n_out,
-               q, ql, ds, y, S);
+    PDL_LAUNCH(kf, dim3((unsigned)(groups < sms ? groups : sms)), dim3(TM_T), (size_t)TM_WARPS * P * R * cbytes, st, w,
+               stride, nb, n_out, q, ql, ds, y, 32 * U, cbytes, P);
     return 1;
 }
 
-/* Rows a slot of gemv_q8_tma_k: TERN_CUDA_TMA_ROWS (1, 2, 4) caps it (default 4); the launcher takes the
- * largest R <= the cap whose 16 slots fit the budget (the bits do not depend on R). */
+/* Rows a unit of gemv_q8_tma_k: TERN_CUDA_TMA_ROWS (1, 2, 4; default 2); a smaller R when the slots do
+ * not fit (the bits do not depend on R). */
 static int q8_tma_rows(void) {
     static int v = -1;
-    if (v < 0) { const char *e = getenv("TERN_CUDA_TMA_ROWS"); v = e ? atoi(e) : 4; if (v != 1 && v != 2) v = 4; }
+    if (v < 0) { const char *e = getenv("TERN_CUDA_TMA_ROWS"); v = e ? atoi(e) : 2; if (v != 1 && v != 4) v = 2; }
     return v;
 }
 
