@@ -552,7 +552,7 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
     const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
     const int G = (n_out + R - 1) / R, C = (nb + cb - 1) / cb;
     const int g0 = (int)((int64_t)blockIdx.x * G / gridDim.x), ng = (int)((int64_t)(blockIdx.x + 1) * G / gridDim.x) - g0;
-    const int units = (warp < ng ? (ng - warp + TM_WARPS - 1) / TM_WARPS : 0) * (C > 0 ? C : 1);
+    const int units = (warp < ng ? (ng - warp + TM_WARPS - 1) / TM_WARPS : 0) * C; /* nb >= 1 (q8_tma_launch) */
     const size_t slot = (size_t)R * (size_t)cbytes;
     uint8_t *ring = tm_sm + (size_t)warp * P * slot;
     uint64_t *bars = full + warp * P;
@@ -576,15 +576,17 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
     pdl_trigger();
     pdl_wait(); /* every thread of every CTA waits (pdl.cuh) */
     float acc[R];
+    /* unit k = (row group index gi, chunk c), slot k % P = sl on its (k / P)-th use (parity ph), kept as counters */
+    int c = 0, sl = 0, gi = 0;
+    uint32_t ph = 0;
     for (int k = 0; k < units; k++) {
-        const int c = k % C;
         if (c == 0) {
 #pragma unroll
             for (int r = 0; r < R; r++) acc[r] = 0.0f;
         }
-        mbar_wait(&bars[k % P], (uint32_t)(k / P) & 1u);
-        const uint8_t *base = ring + (size_t)(k % P) * slot;
-        const int r0 = (g0 + warp + (k / C) * TM_WARPS) * R, nr = n_out - r0 < R ? n_out - r0 : R;
+        mbar_wait(&bars[sl], ph);
+        const uint8_t *base = ring + (size_t)sl * slot;
+        const int r0 = (g0 + warp + gi * TM_WARPS) * R, nr = n_out - r0 < R ? n_out - r0 : R;
         const int b0 = c * cb, b1 = nb - b0 < cb ? nb : b0 + cb;
         for (int b = b0 + lane; b < b1; b += 32) {
             const int2 ds = __ldg(xds + b);
@@ -599,7 +601,10 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
         }
         __syncwarp(); /* every lane is done reading the slot */
         if (lane == 0 && k + P < units) issue(k + P);
-        if (c == C - 1) {
+        if (++sl == P) { sl = 0; ph ^= 1u; }
+        if (++c == C) {
+            c = 0;
+            gi++;
 #pragma unroll
             for (int r = 0; r < R; r++) {
                 float v = acc[r];
@@ -991,7 +996,7 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
         const size_t cbytes = (size_t)4 * U * q8_bytes8<T>();
         if (cbytes % 16 == 0 && (size_t)TM_WARPS * P * R * cbytes <= q8_tma_budget()) break;
     }
-    if (U < 1 || stride % 16 || ((uintptr_t)w & 15) || n_out < 1) return 0;
+    if (U < 1 || stride % 16 || ((uintptr_t)w & 15) || n_out < 1 || nb < 1) return 0;
     const int cbytes = 4 * U * q8_bytes8<T>();
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int, int, int) =
         gemv_q8_tma_k<T, R>;
