@@ -1008,12 +1008,27 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     return 1;
 }
 
-/* Rows a unit of gemv_q8_tma_k: TERN_CUDA_TMA_ROWS (1, 2, 4; default 2); a smaller R when the slots do
- * not fit (the bits do not depend on R). */
+/* Rows a unit of gemv_q8_tma_k: TERN_CUDA_TMA_ROWS (1, 2, 4) forces R (a smaller one when the slots do not
+ * fit; the bits do not depend on R); 0 (the default) is q8_tma_pick_rows. */
 static int q8_tma_rows(void) {
     static int v = -1;
-    if (v < 0) { const char *e = getenv("TERN_CUDA_TMA_ROWS"); v = e ? atoi(e) : 2; if (v != 1 && v != 4) v = 2; }
+    if (v < 0) { const char *e = getenv("TERN_CUDA_TMA_ROWS"); v = e ? atoi(e) : 0; if (v != 1 && v != 2 && v != 4) v = 0; }
     return v;
+}
+
+/* Share of the busiest warp's row groups that the average warp has (1 = balanced) for G groups over the grid
+ * (a CTA an SM, TM_WARPS warps, contiguous ranges as gemv_q8_tma_k splits them). */
+static double q8_tma_balance(int64_t G) {
+    const int64_t sms = gemv_sms(), ctas = G < sms ? G : sms, per_cta = (G + ctas - 1) / ctas;
+    const int64_t per_warp = (per_cta + TM_WARPS - 1) / TM_WARPS;
+    return (double)G / ((double)ctas * TM_WARPS) / (double)per_warp;
+}
+
+/* R = 2 (an activation block serves two rows), or 1 when 2 leaves the warps unbalanced: q|k|v of Llama-3-8B
+ * (6144 rows) gives 3072 groups, 23-24 a CTA, 2 to some warps and 1 to others (balance 0.73; R = 1: 0.97). */
+static int q8_tma_pick_rows(int64_t n_out) {
+    const double b2 = q8_tma_balance((n_out + 1) / 2), b1 = q8_tma_balance(n_out);
+    return b2 < 0.9 && b1 > b2 ? 1 : 2;
 }
 
 template <int T, int M>
@@ -1053,7 +1068,7 @@ static void q8_dispatch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n
         return;
     }
     if (kern == 3 && m == 1) { /* multi-column calls: the warp family's twin (the same bits) */
-        const int cap = q8_tma_rows();
+        const int cap = q8_tma_rows() ? q8_tma_rows() : q8_tma_pick_rows(n_out);
         if (cap >= 4 && q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
         if (cap >= 2 && q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
         if (q8_tma_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
