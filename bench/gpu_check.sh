@@ -50,6 +50,8 @@ for s in $steps; do
   multi) # the default per-type rule, then each dp4a kernel family for every type
     build-cuda/gpu/gpu_multi >"$OUT/multi.log" 2>&1
     note multi "$(status_of "$OUT/multi.log")" "$(counts "$OUT/multi.log")"
+    TERN_CUDA_TMA_MIN_MB=1 build-cuda/gpu/gpu_multi >"$OUT/multi-tmarule.log" 2>&1 # the per-shape rule on every test matrix >= 1 MiB
+    note "multi tma rule" "$(status_of "$OUT/multi-tmarule.log")" "$(counts "$OUT/multi-tmarule.log")"
     for k in cta warp async tma; do
       TERN_CUDA_DP4A_KERNEL=$k build-cuda/gpu/gpu_multi >"$OUT/multi-$k.log" 2>&1
       note "multi $k" "$(status_of "$OUT/multi-$k.log")" "$(counts "$OUT/multi-$k.log")"

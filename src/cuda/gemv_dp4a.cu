@@ -830,6 +830,13 @@ gemv_q8_async_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
  * twin gemv_q8_multi_k), 1 gemv_q8_warp_k, 2 gemv_q8_async_k (multi twin of 1 and 2: gemv_q8_warp_multi_k),
  * 3 gemv_q8_tma_k (multi twin gemv_q8_warp_multi_k, as 1).
  * TERN_CUDA_DP4A_KERNEL=cta|warp|async|tma forces one for every type (the A/B arms); the default rule is below. */
+/* TERN_CUDA_DP4A_KERNEL names a family (then every matrix uses it; no per-shape rule). */
+static int q8_forced(void) {
+    static int v = -1;
+    if (v < 0) v = getenv("TERN_CUDA_DP4A_KERNEL") && *getenv("TERN_CUDA_DP4A_KERNEL");
+    return v;
+}
+
 template <int T> static int q8_kernel(void) {
     static int v = -1;
     if (v < 0) {
@@ -977,6 +984,13 @@ template <int T> static int q8_bytes8(void) {
     return T == TCU_TYPE_Q8_0R || T == TERN_TYPE_Q8_0 ? 272 : T == TERN_TYPE_Q6_K ? 210 : T == TERN_TYPE_Q4_1 ? 160 : 144;
 }
 
+/* Matrix size from which the default rule takes gemv_q8_tma_k: TERN_CUDA_TMA_MIN_MB (MiB, default 48; 0 = never). */
+static size_t q8_tma_min(void) {
+    static long v = -1;
+    if (v < 0) { const char *e = getenv("TERN_CUDA_TMA_MIN_MB"); v = e ? atol(e) : 48; if (v < 0) v = 48; }
+    return v ? (size_t)v << 20 : (size_t)-1;
+}
+
 /* Ring slots a warp of gemv_q8_tma_k: TERN_CUDA_TMA_SLOTS (2..8, default 2). */
 static int q8_tma_slots(void) {
     static int v = -1;
@@ -1008,27 +1022,13 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     return 1;
 }
 
-/* Rows a unit of gemv_q8_tma_k: TERN_CUDA_TMA_ROWS (1, 2, 4) forces R (a smaller one when the slots do not
- * fit; the bits do not depend on R); 0 (the default) is q8_tma_pick_rows. */
+/* Rows a unit of gemv_q8_tma_k: TERN_CUDA_TMA_ROWS (1, 2, 4; default 2), a smaller R when the slots do not
+ * fit (the bits do not depend on R). R = 1 for q|k|v alone (whose 3072 row groups of 2 leave some warps 2
+ * and others 1) lost: Q4_0 tg128 453.4 vs 468.9 (docs/ledger.md). */
 static int q8_tma_rows(void) {
     static int v = -1;
-    if (v < 0) { const char *e = getenv("TERN_CUDA_TMA_ROWS"); v = e ? atoi(e) : 0; if (v != 1 && v != 2 && v != 4) v = 0; }
+    if (v < 0) { const char *e = getenv("TERN_CUDA_TMA_ROWS"); v = e ? atoi(e) : 2; if (v != 1 && v != 4) v = 2; }
     return v;
-}
-
-/* Share of the busiest warp's row groups that the average warp has (1 = balanced) for G groups over the grid
- * (a CTA an SM, TM_WARPS warps, contiguous ranges as gemv_q8_tma_k splits them). */
-static double q8_tma_balance(int64_t G) {
-    const int64_t sms = gemv_sms(), ctas = G < sms ? G : sms, per_cta = (G + ctas - 1) / ctas;
-    const int64_t per_warp = (per_cta + TM_WARPS - 1) / TM_WARPS;
-    return (double)G / ((double)ctas * TM_WARPS) / (double)per_warp;
-}
-
-/* R = 2 (an activation block serves two rows), or 1 when 2 leaves the warps unbalanced: q|k|v of Llama-3-8B
- * (6144 rows) gives 3072 groups, 23-24 a CTA, 2 to some warps and 1 to others (balance 0.73; R = 1: 0.97). */
-static int q8_tma_pick_rows(int64_t n_out) {
-    const double b2 = q8_tma_balance((n_out + 1) / 2), b1 = q8_tma_balance(n_out);
-    return b2 < 0.9 && b1 > b2 ? 1 : 2;
 }
 
 template <int T, int M>
@@ -1050,7 +1050,11 @@ static void q8_dispatch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n
     const size_t pb = plane_bytes(m, n_in);
     const int8_t *q = (const int8_t *)xq, *ql = (const int8_t *)xq + pb;
     const int2 *ds = (const int2 *)((const char *)xq + 2 * pb);
-    const int kern = q8_kernel<T>();
+    int kern = q8_kernel<T>();
+    /* the per-shape rule (no TERN_CUDA_DP4A_KERNEL): matrices of >= TERN_CUDA_TMA_MIN_MB (default 48) MiB
+     * with n_in <= 8192 take the tma kernel: Llama-3-8B's gate|up (66 MB) and output head. It depends on the
+     * shape only, so the single- and multi-column calls of a matrix take one family (one bit pattern). */
+    if (!q8_forced() && (size_t)n_out * stride >= q8_tma_min() && nb <= 256) kern = 3;
     if (kern == 2 && m == 1) {
         if constexpr (blk_bytes<T>::v != 0) { /* Q6_K (never async: q8_kernel) is not instantiated */
             const int rr = q8_wcfg() / 10; /* R of TERN_CUDA_DP4A_WCFG: 1, 2 or 4 */
@@ -1068,7 +1072,7 @@ static void q8_dispatch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n
         return;
     }
     if (kern == 3 && m == 1) { /* multi-column calls: the warp family's twin (the same bits) */
-        const int cap = q8_tma_rows() ? q8_tma_rows() : q8_tma_pick_rows(n_out);
+        const int cap = q8_tma_rows();
         if (cap >= 4 && q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
         if (cap >= 2 && q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
         if (q8_tma_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
