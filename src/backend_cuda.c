@@ -96,6 +96,7 @@ typedef struct dweight {
     int64_t row0, col0; /* the slice of the source: rows [row0, row0 + n_out), columns [col0, col0 + n_in) */
     int own;            /* d is this matrix's allocation (else a view into a fused one) */
     const struct dweight *pf_next; /* the matrix the prefill GEMM path reads next (dequant prefetch), or NULL */
+    int fam;            /* the dp4a GEMV family (tcu_gemv_dp4a_family): a fused matrix's, for its parts too */
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
@@ -382,6 +383,7 @@ static dweight *new_dweight(tern_cuda *g, const tern_weight *w, int64_t row0, in
     d->col0 = c0;
     d->stride = pad16(dev_row_bytes(g, (int)w->type, nc));
     d->host = w->data;
+    d->fam = tcu_gemv_dp4a_family(d->type, d->stride, nc, nr);
     return d;
 }
 
@@ -418,6 +420,7 @@ static dweight *upload_fused(tern_cuda *g, const tern_layer *l, const int *js, i
         p->host = NULL;
         p->d = (char *)f->d + (size_t)at * f->stride;
         if (fill_part(g, p->d, p->stride, layer_weight(l, js[j]), r0[j], nr[j], c0[j], nc[j]) != 0) return NULL;
+        p->fam = f->fam; /* one summation order for a row in the fused and the per-part calls */
         *parts[j] = p;
         at += nr[j];
     }
@@ -877,7 +880,7 @@ static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const
                   float *y) {
     if (n <= g->gemv_max) { /* GEMV and its bit-identical multi-column twin: the exact (decode) path */
         if (xq && tcu_gemv_dp4a_supported(w->type)) {
-            tcu_gemv_dp4a(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st);
+            tcu_gemv_dp4a_fam(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st);
             g->tr[n == 1 ? TR_DP4A_ROW : TR_DP4A_ROWS]++;
         } else {
             if (!tcu_type_supported(w->type)) { /* a repacked layout: the dp4a kernels only (g->repack needs use_dp4a) */
@@ -1057,7 +1060,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     } else {
         tcu_add_rmsnorm(g->x + (size_t)(n - 1) * E, g->tmp + (size_t)(n - 1) * E, g->output_norm, m->rms_eps, 1, E,
                         g->xn, NULL, xq, st);
-        if (xq) tcu_gemv_dp4a(g->output->type, g->output->d, g->output->stride, E, g->nv, xq, 1, g->logits, st);
+        if (xq) tcu_gemv_dp4a_fam(g->output->fam, g->output->type, g->output->d, g->output->stride, E, g->nv, xq, 1, g->logits, st);
         else if (tcu_type_supported(g->output->type))
             tcu_gemv(g->output->type, g->output->d, g->output->stride, E, g->nv, g->xn, g->logits, st);
         else { tern_set_error("internal: the f32 GEMV got a repacked output head"); return -1; }

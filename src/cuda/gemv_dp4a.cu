@@ -1043,18 +1043,24 @@ static void q8_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, 
     PDL_LAUNCH(kf, dim3((unsigned)(n_out < cap ? n_out : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, m, y);
 }
 
+/* The family the rule gives a matrix of type T and this shape: TERN_CUDA_DP4A_KERNEL's when set, else
+ * the per-shape rule: >= TERN_CUDA_TMA_MIN_MB (default 48) MiB with n_in <= 8192 take the tma kernel
+ * (Llama-3-8B's gate and up, 33 MB each as separate matrices, are decided with their fused gate|up by the
+ * caller, tcu_gemv_dp4a_fam), else the per-type default (q8_kernel). */
+template <int T> static int q8_family(size_t stride, int64_t n_in, int64_t n_out) {
+    if (!q8_forced() && (size_t)n_out * stride >= q8_tma_min() && n_in <= 8192) return 3;
+    return q8_kernel<T>();
+}
+
 template <int T>
-static void q8_dispatch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n_out, const void *xq, int m, float *y,
-                        cudaStream_t st) {
+static void q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, int64_t n_out, const void *xq, int m,
+                        float *y, cudaStream_t st) {
     const int nb = (int)(n_in / 32);
     const size_t pb = plane_bytes(m, n_in);
     const int8_t *q = (const int8_t *)xq, *ql = (const int8_t *)xq + pb;
     const int2 *ds = (const int2 *)((const char *)xq + 2 * pb);
-    int kern = q8_kernel<T>();
-    /* the per-shape rule (no TERN_CUDA_DP4A_KERNEL): matrices of >= TERN_CUDA_TMA_MIN_MB (default 48) MiB
-     * with n_in <= 8192 take the tma kernel: Llama-3-8B's gate|up (66 MB) and output head. It depends on the
-     * shape only, so the single- and multi-column calls of a matrix take one family (one bit pattern). */
-    if (!q8_forced() && (size_t)n_out * stride >= q8_tma_min() && nb <= 256) kern = 3;
+    /* a family a caller fixed for the matrix (its bit pattern, one for its 1- and m-column calls), else the rule */
+    const int kern = q8_forced() ? q8_kernel<T>() : fam >= 0 ? fam : q8_family<T>(stride, n_in, n_out);
     if (kern == 2 && m == 1) {
         if constexpr (blk_bytes<T>::v != 0) { /* Q6_K (never async: q8_kernel) is not instantiated */
             const int rr = q8_wcfg() / 10; /* R of TERN_CUDA_DP4A_WCFG: 1, 2 or 4 */
@@ -1107,15 +1113,38 @@ static void q8_dispatch(const uint8_t *w, size_t stride, int64_t n_in, int64_t n
     else q8_multi_launch<T, 16>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
 }
 
+extern "C" int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64_t n_out) {
+    switch (t) {
+    case TERN_TYPE_Q4_0: return q8_family<TERN_TYPE_Q4_0>(row_bytes, n_in, n_out);
+    case TERN_TYPE_Q4_1: return q8_family<TERN_TYPE_Q4_1>(row_bytes, n_in, n_out);
+    case TERN_TYPE_Q8_0: return q8_family<TERN_TYPE_Q8_0>(row_bytes, n_in, n_out);
+    case TERN_TYPE_Q4_K: return q8_family<TERN_TYPE_Q4_K>(row_bytes, n_in, n_out);
+    case TERN_TYPE_Q6_K: return q8_family<TERN_TYPE_Q6_K>(row_bytes, n_in, n_out);
+    case TCU_TYPE_Q4_0R: return q8_family<TCU_TYPE_Q4_0R>(row_bytes, n_in, n_out);
+    case TCU_TYPE_Q8_0R: return q8_family<TCU_TYPE_Q8_0R>(row_bytes, n_in, n_out);
+    case TCU_TYPE_Q4_KR: return q8_family<TCU_TYPE_Q4_KR>(row_bytes, n_in, n_out);
+    default: return -1;
+    }
+}
+
+extern "C" void tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                                  const void *xq, int m, float *y, cudaStream_t st) {
+    if (m < 1 || m > TCU_MULTI_MAX) return;
+    const uint8_t *wb = (const uint8_t *)w;
+    switch (t) {
+    case TERN_TYPE_Q4_0: q8_dispatch<TERN_TYPE_Q4_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
+    case TERN_TYPE_Q4_1: q8_dispatch<TERN_TYPE_Q4_1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
+    case TERN_TYPE_Q8_0: q8_dispatch<TERN_TYPE_Q8_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
+    case TERN_TYPE_Q4_K: q8_dispatch<TERN_TYPE_Q4_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
+    case TERN_TYPE_Q6_K: q8_dispatch<TERN_TYPE_Q6_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
+    case TCU_TYPE_Q4_0R: q8_dispatch<TCU_TYPE_Q4_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
+    case TCU_TYPE_Q8_0R: q8_dispatch<TCU_TYPE_Q8_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
+    case TCU_TYPE_Q4_KR: q8_dispatch<TCU_TYPE_Q4_KR>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
+    default: break;
+    }
+}
+
 extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
                             float *y, cudaStream_t st) {
-    if (m < 1 || m > TCU_MULTI_MAX) return;
-    if (t == TERN_TYPE_Q4_0) q8_dispatch<TERN_TYPE_Q4_0>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
-    else if (t == TERN_TYPE_Q4_1) q8_dispatch<TERN_TYPE_Q4_1>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
-    else if (t == TERN_TYPE_Q8_0) q8_dispatch<TERN_TYPE_Q8_0>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
-    else if (t == TERN_TYPE_Q4_K) q8_dispatch<TERN_TYPE_Q4_K>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
-    else if (t == TERN_TYPE_Q6_K) q8_dispatch<TERN_TYPE_Q6_K>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
-    else if (t == TCU_TYPE_Q4_0R) q8_dispatch<TCU_TYPE_Q4_0R>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
-    else if (t == TCU_TYPE_Q8_0R) q8_dispatch<TCU_TYPE_Q8_0R>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
-    else if (t == TCU_TYPE_Q4_KR) q8_dispatch<TCU_TYPE_Q4_KR>((const uint8_t *)w, row_bytes, n_in, n_out, xq, m, y, st);
+    tcu_gemv_dp4a_fam(-1, t, w, row_bytes, n_in, n_out, xq, m, y, st);
 }

@@ -100,6 +100,14 @@ void tcu_quantize_x16(const float *x, int m, int64_t n_in, void *xq, cudaStream_
  * is bit-identical to the 1-column call on x_c. */
 void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m, float *y,
                    cudaStream_t st);
+/* The kernel family tcu_gemv_dp4a would use for a matrix of type t and this shape (0 cta, 1 warp, 2 async,
+ * 3 tma; TERN_CUDA_DP4A_KERNEL when set, else a per-shape rule, gemv_dp4a.cu q8_family), -1 for a type
+ * without the dp4a path. Families differ in summation order: a caller that runs one weight as parts and as
+ * a fused matrix (q|k|v, gate|up) fixes one family for all of them to keep the bits of each row. */
+int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64_t n_out);
+/* tcu_gemv_dp4a with the family fam (from tcu_gemv_dp4a_family; < 0: the rule on this call's shape). */
+void tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
+                       int m, float *y, cudaStream_t st);
 
 /* ---- GEMM, prefill (src/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 
