@@ -1014,8 +1014,14 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     const int cbytes = 4 * U * q8_bytes8<T>();
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int, int, int) =
         gemv_q8_tma_k<T, R>;
-    static int attr = 0;
-    if (!attr) { cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, 226 << 10); attr = 1; }
+    /* the shared-memory opt-in is a per-device attribute (tensor parallelism drives several GPUs) */
+    static unsigned long long attr = 0;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev > 63) return 0;
+    if (!(__atomic_load_n(&attr, __ATOMIC_RELAXED) & (1ull << dev))) {
+        if (cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, 226 << 10) != cudaSuccess) return 0;
+        __atomic_fetch_or(&attr, 1ull << dev, __ATOMIC_RELAXED);
+    }
     const int64_t groups = (n_out + R - 1) / R, sms = gemv_sms();
     PDL_LAUNCH(kf, dim3((unsigned)(groups < sms ? groups : sms)), dim3(TM_T), (size_t)TM_WARPS * P * R * cbytes, st, w,
                stride, nb, n_out, q, ql, ds, y, 32 * U, cbytes, P);
