@@ -492,15 +492,34 @@ static int q8_occ(int per_sm) {
 #define TM_T (TM_WARPS * 32)
 #define TM_MAX_SLOTS 128
 
+/* The bulk-copy and mbarrier PTX exists from sm_90 on: below it these are empty, and q8_tma_launch never
+ * launches the kernel there (it checks the device; the warp kernel gives the same bits). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define TM_PTX 1
+#else
+#define TM_PTX 0
+#endif
+#if TM_PTX
 static __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+#endif
 static __device__ __forceinline__ void mbar_init(uint64_t *b) {
+#if TM_PTX
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(b)) : "memory");
+#endif
+}
+static __device__ __forceinline__ void mbar_init_fence(void) {
+#if TM_PTX
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
 }
 /* One arrival that also expects `bytes` of transaction (the bulk copy's completion) on this phase. */
 static __device__ __forceinline__ void mbar_expect_tx(uint64_t *b, uint32_t bytes) {
+#if TM_PTX
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
+#endif
 }
 static __device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity) {
+#if TM_PTX
     uint32_t ok;
     do {
         asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}\n"
@@ -508,13 +527,16 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity) {
                      : "r"(smem_u32(b)), "r"(parity)
                      : "memory");
     } while (!ok);
+#endif
 }
 /* bytes (a multiple of 16, both addresses 16-byte aligned) from global src to shared dst, counted on b. */
 static __device__ __forceinline__ void bulk_g2s(void *dst, const void *src, uint32_t bytes, uint64_t *b) {
+#if TM_PTX
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
                      smem_u32(dst)),
                  "l"(src), "r"(bytes), "r"(smem_u32(b))
                  : "memory");
+#endif
 }
 
 /* load_blk from a shared-memory copy of the row: the repacked types' loads without the global-only
@@ -556,9 +578,12 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
     const size_t slot = (size_t)R * (size_t)cbytes;
     uint8_t *ring = tm_sm + (size_t)warp * P * slot;
     uint64_t *bars = full + warp * P;
+#if !TM_PTX
+    __trap(); /* not launched below sm_90 */
+#endif
     if (threadIdx.x == 0) {
         for (int s = 0; s < TM_WARPS * P; s++) mbar_init(&full[s]);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        mbar_init_fence();
     }
     __syncthreads();
     /* this warp's unit k = (its (k / C)-th row group, chunk k % C) goes to its slot k % P */
@@ -1014,13 +1039,21 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     const int cbytes = 4 * U * q8_bytes8<T>();
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int, int, int) =
         gemv_q8_tma_k<T, R>;
-    /* the shared-memory opt-in is a per-device attribute (tensor parallelism drives several GPUs) */
-    static unsigned long long attr = 0;
+    /* per device (tensor parallelism drives several GPUs): sm_90 or later, and the shared-memory opt-in set;
+     * a device without them runs the warp kernel (the caller), whose bits are the same */
+    static unsigned long long ok_dev = 0, no_dev = 0;
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev > 63) return 0;
-    if (!(__atomic_load_n(&attr, __ATOMIC_RELAXED) & (1ull << dev))) {
-        if (cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, 226 << 10) != cudaSuccess) return 0;
-        __atomic_fetch_or(&attr, 1ull << dev, __ATOMIC_RELAXED);
+    const unsigned long long bit = 1ull << dev;
+    if (__atomic_load_n(&no_dev, __ATOMIC_RELAXED) & bit) return 0;
+    if (!(__atomic_load_n(&ok_dev, __ATOMIC_RELAXED) & bit)) {
+        int major = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 9 ||
+            cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, 226 << 10) != cudaSuccess) {
+            __atomic_fetch_or(&no_dev, bit, __ATOMIC_RELAXED);
+            return 0;
+        }
+        __atomic_fetch_or(&ok_dev, bit, __ATOMIC_RELAXED);
     }
     const int64_t groups = (n_out + R - 1) / R, sms = gemv_sms();
     PDL_LAUNCH(kf, dim3((unsigned)(groups < sms ? groups : sms)), dim3(TM_T), (size_t)TM_WARPS * P * R * cbytes, st, w,
