@@ -624,7 +624,11 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
             for (int r = 0; r < R; r++)
                 acc[r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
         }
-        __syncwarp(); /* every lane is done reading the slot */
+        /* every lane is done reading the slot before the next bulk copy into it. No fence.proxy.async between
+         * these generic-proxy reads and that async-proxy write: CUTLASS's TMA pipelines omit it too (the copy
+         * reads global memory before it writes the slot); strictly, PTX's memory model asks for one
+         * (docs/ledger.md, the TMA GEMV entry; a review note, not measured) */
+        __syncwarp();
         if (lane == 0 && k + P < units) issue(k + P);
         if (++sl == P) { sl = 0; ph ^= 1u; }
         if (++c == C) {
@@ -1047,9 +1051,14 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     const unsigned long long bit = 1ull << dev;
     if (__atomic_load_n(&no_dev, __ATOMIC_RELAXED) & bit) return 0;
     if (!(__atomic_load_n(&ok_dev, __ATOMIC_RELAXED) & bit)) {
+        /* the code the device runs must come from sm_90 PTX or later (a compute_80 PTX build JIT-compiled on
+         * Hopper would hold the __trap body); the opt-in covers the budget, which bounds every launch */
         int major = 0;
+        cudaFuncAttributes fa;
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 9 ||
-            cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, 226 << 10) != cudaSuccess) {
+            cudaFuncGetAttributes(&fa, kf) != cudaSuccess || fa.ptxVersion < 90 ||
+            cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)q8_tma_budget()) != cudaSuccess) {
+            (void)cudaGetLastError(); /* the fallback ran: no error left pending for the caller's check */
             __atomic_fetch_or(&no_dev, bit, __ATOMIC_RELAXED);
             return 0;
         }
