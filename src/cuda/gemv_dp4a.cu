@@ -472,7 +472,7 @@ static int q8_occ(int per_sm) {
     return v && v < per_sm ? v : per_sm;
 }
 
-/* ---- bulk-copy-staged kernel (TERN_CUDA_DP4A_KERNEL=tma; the per-type rule is at q8_kernel) ----
+/* ---- bulk-copy-staged kernel (TERN_CUDA_DP4A_KERNEL=tma; the per-weight rule is at q8_family) ----
  * A persistent grid of one CTA an SM (TM_WARPS warps); CTA c owns the contiguous row groups
  * [c*G/grid, (c+1)*G/grid) of R rows, and its warp j the groups j, j+TM_WARPS, ... of those. A warp walks its
  * units (row group, chunk of 32*U blocks of each of the R rows) in order through its own ring of P
@@ -858,7 +858,8 @@ gemv_q8_async_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
 /* The single-column kernel family for type T: 0 the CTA-per-row kernels (gemv_q8_pipe_k / gemv_q8_k, multi
  * twin gemv_q8_multi_k), 1 gemv_q8_warp_k, 2 gemv_q8_async_k (multi twin of 1 and 2: gemv_q8_warp_multi_k),
  * 3 gemv_q8_tma_k (multi twin gemv_q8_warp_multi_k, as 1).
- * TERN_CUDA_DP4A_KERNEL=cta|warp|async|tma forces one for every type (the A/B arms); the default rule is below. */
+ * TERN_CUDA_DP4A_KERNEL=cta|warp|async|tma forces one for every type (the A/B arms); the default per-type
+ * rule is below, and q8_family puts large matrices on tma over it. */
 /* TERN_CUDA_DP4A_KERNEL names a family (then every matrix uses it; no per-shape rule). */
 static int q8_forced(void) {
     static int v = -1;
