@@ -100,7 +100,7 @@ typedef struct dweight {
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
-enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_N };
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_N };
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
@@ -829,9 +829,10 @@ void tern_cuda_free(tern_cuda *g) {
         cudaEventDestroy(g->ev1);
     }
     if (g->trace)
-        fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_f32_row=%llu gemv_f32_rows=%llu gemm=%llu "
-                        "attention_split=%llu attention=%llu (rows <= %d: GEMV)\n",
+        fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
+                        "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu (rows <= %d: GEMV)\n",
                 (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
+                (unsigned long long)g->tr[TR_DP4A_TMA],
                 (unsigned long long)g->tr[TR_F32_ROW], (unsigned long long)g->tr[TR_F32_ROWS],
                 (unsigned long long)g->tr[TR_GEMM], (unsigned long long)g->tr[TR_ATT_SPLIT],
                 (unsigned long long)g->tr[TR_ATT], g->gemv_max);
@@ -880,7 +881,7 @@ static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const
                   float *y) {
     if (n <= g->gemv_max) { /* GEMV and its bit-identical multi-column twin: the exact (decode) path */
         if (xq && tcu_gemv_dp4a_supported(w->type)) {
-            tcu_gemv_dp4a_fam(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st);
+            if (tcu_gemv_dp4a_fam(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) g->tr[TR_DP4A_TMA]++;
             g->tr[n == 1 ? TR_DP4A_ROW : TR_DP4A_ROWS]++;
         } else {
             if (!tcu_type_supported(w->type)) { /* a repacked layout: the dp4a kernels only (g->repack needs use_dp4a) */
@@ -1060,8 +1061,11 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     } else {
         tcu_add_rmsnorm(g->x + (size_t)(n - 1) * E, g->tmp + (size_t)(n - 1) * E, g->output_norm, m->rms_eps, 1, E,
                         g->xn, NULL, xq, st);
-        if (xq) tcu_gemv_dp4a_fam(g->output->fam, g->output->type, g->output->d, g->output->stride, E, g->nv, xq, 1, g->logits, st);
-        else if (tcu_type_supported(g->output->type))
+        if (xq) {
+            if (tcu_gemv_dp4a_fam(g->output->fam, g->output->type, g->output->d, g->output->stride, E, g->nv, xq, 1,
+                                  g->logits, st))
+                g->tr[TR_DP4A_TMA]++;
+        } else if (tcu_type_supported(g->output->type))
             tcu_gemv(g->output->type, g->output->d, g->output->stride, E, g->nv, g->xn, g->logits, st);
         else { tern_set_error("internal: the f32 GEMV got a repacked output head"); return -1; }
         g->tr[xq ? TR_DP4A_ROW : TR_F32_ROW]++;

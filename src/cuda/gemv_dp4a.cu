@@ -1101,9 +1101,10 @@ template <int T> static int q8_family(size_t stride, int64_t n_in, int64_t n_out
     return q8_kernel<T>();
 }
 
+/* Returns 1 when the call ran gemv_q8_tma_k (the trace's count), else 0. */
 template <int T>
-static void q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, int64_t n_out, const void *xq, int m,
-                        float *y, cudaStream_t st) {
+static int q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, int64_t n_out, const void *xq, int m,
+                       float *y, cudaStream_t st) {
     const int nb = (int)(n_in / 32);
     const size_t pb = plane_bytes(m, n_in);
     const int8_t *q = (const int8_t *)xq, *ql = (const int8_t *)xq + pb;
@@ -1124,15 +1125,15 @@ static void q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, 
             default: q8_async_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
             }
         }
-        return;
+        return 0;
     }
     if (kern == 3 && m == 1) { /* multi-column calls: the warp family's twin (the same bits) */
         const int cap = q8_tma_rows();
-        if (cap >= 4 && q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
-        if (cap >= 2 && q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
-        if (q8_tma_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return;
+        if (cap >= 4 && q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return 1;
+        if (cap >= 2 && q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return 1;
+        if (q8_tma_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return 1;
         q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); /* the same bits */
-        return;
+        return 0;
     }
     if (kern >= 1) {
         if (m == 1) {
@@ -1147,7 +1148,7 @@ static void q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, 
         else if (m <= 4) q8_warp_multi_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
         else if (m <= 8) q8_warp_multi_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
         else q8_warp_multi_launch<T, 16>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
-        return;
+        return 0;
     }
     if (m == 1) {
         switch (q8_rows()) {
@@ -1160,6 +1161,7 @@ static void q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, 
     else if (m <= 4) q8_multi_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
     else if (m <= 8) q8_multi_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
     else q8_multi_launch<T, 16>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+    return 0;
 }
 
 extern "C" int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64_t n_out) {
@@ -1176,20 +1178,20 @@ extern "C" int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64
     }
 }
 
-extern "C" void tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
-                                  const void *xq, int m, float *y, cudaStream_t st) {
-    if (m < 1 || m > TCU_MULTI_MAX) return;
+extern "C" int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                                 const void *xq, int m, float *y, cudaStream_t st) {
+    if (m < 1 || m > TCU_MULTI_MAX) return 0;
     const uint8_t *wb = (const uint8_t *)w;
     switch (t) {
-    case TERN_TYPE_Q4_0: q8_dispatch<TERN_TYPE_Q4_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
-    case TERN_TYPE_Q4_1: q8_dispatch<TERN_TYPE_Q4_1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
-    case TERN_TYPE_Q8_0: q8_dispatch<TERN_TYPE_Q8_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
-    case TERN_TYPE_Q4_K: q8_dispatch<TERN_TYPE_Q4_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
-    case TERN_TYPE_Q6_K: q8_dispatch<TERN_TYPE_Q6_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
-    case TCU_TYPE_Q4_0R: q8_dispatch<TCU_TYPE_Q4_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
-    case TCU_TYPE_Q8_0R: q8_dispatch<TCU_TYPE_Q8_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
-    case TCU_TYPE_Q4_KR: q8_dispatch<TCU_TYPE_Q4_KR>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st); break;
-    default: break;
+    case TERN_TYPE_Q4_0: return q8_dispatch<TERN_TYPE_Q4_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TERN_TYPE_Q4_1: return q8_dispatch<TERN_TYPE_Q4_1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TERN_TYPE_Q8_0: return q8_dispatch<TERN_TYPE_Q8_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TERN_TYPE_Q4_K: return q8_dispatch<TERN_TYPE_Q4_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TERN_TYPE_Q6_K: return q8_dispatch<TERN_TYPE_Q6_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TCU_TYPE_Q4_0R: return q8_dispatch<TCU_TYPE_Q4_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TCU_TYPE_Q8_0R: return q8_dispatch<TCU_TYPE_Q8_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TCU_TYPE_Q4_KR: return q8_dispatch<TCU_TYPE_Q4_KR>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    default: return 0;
     }
 }
 

@@ -105,9 +105,10 @@ void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t
  * without the dp4a path. Families differ in summation order: a caller that runs one weight as parts and as
  * a fused matrix (q|k|v, gate|up) fixes one family for all of them to keep the bits of each row. */
 int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64_t n_out);
-/* tcu_gemv_dp4a with the family fam (from tcu_gemv_dp4a_family; < 0: the rule on this call's shape). */
-void tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
-                       int m, float *y, cudaStream_t st);
+/* tcu_gemv_dp4a with the family fam (from tcu_gemv_dp4a_family; < 0: the rule on this call's shape).
+ * Returns 1 when the call ran the tma kernel (family 3 can fall back to the warp kernel, same bits), else 0. */
+int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
+                      int m, float *y, cudaStream_t st);
 
 /* ---- GEMM, prefill (src/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 
