@@ -1,7 +1,7 @@
 /* cli/bench.c: `tern bench` (issue 3): llama-bench-shaped throughput table plus a JSON receipt.
  *
- *   tern bench -m MODEL [-p 512,2048] [-n 128] [-r 5] [--device cpu] [-t THREADS] [-o md|json]
- *              [--depth D] [--receipt PATH]
+ *   tern bench -m MODEL [-p 512,2048] [-n 128] [-v 1,2,4,8,16] [-r 5] [--device cpu] [-t THREADS]
+ *              [-o md|json] [--depth D] [--receipt PATH]
  *
  * Tests: ppN = one tern_eval of N tokens (prefill), tgN = N tern_eval calls of one token (decode), each
  * after D tokens already in the KV cache (--depth, default 0; filled once per test, untimed, and kept
@@ -9,6 +9,10 @@
  * fixed seed, so models without a tokenizer (tern synth's no_vocab files) bench too; decode speed does
  * not depend on the id, so tg feeds the next id of the same sequence instead of the argmax; each tg step
  * is a tern_eval_greedy call (the argmax computed, one id copied back: the greedy decode step of tern run).
+ * vrN (-v, N in 1..16) = the verify pass of speculative decoding: VR_PASSES tern_eval_argmax calls of N
+ * tokens, each at the same position (the cache truncated back to D between them, as a fully rejected
+ * draft leaves it), so its t/s counts rows verified a second and the receipt adds the milliseconds a pass:
+ * the cost curve by row count that decides the draft depth (issue 7).
  * Each test runs once untimed (warm-up: page cache, thread pool, branch predictors), then r timed
  * repetitions by wall clock around the tern_eval calls; the table shows the median tok/s ± the
  * sample standard deviation, the receipt every sample (shared/MEASURE.md).
@@ -38,6 +42,7 @@
 
 #define BENCH_SEED 0x7465726eULL /* "tern" */
 #define MAX_TESTS 64
+#define VR_PASSES 32 /* verify passes a vrN repetition times */
 
 
 
@@ -163,7 +168,8 @@ static cpu_info read_cpuinfo(void) {
 
 typedef struct {
     char name[48];       /* pp512, tg128, "pp512 @ d1024" */
-    int n_prompt, n_gen; /* one of them is 0 */
+    int n_prompt, n_gen; /* one of them is 0 (both, for a vr test) */
+    int n_rows;          /* vrN: rows a verify pass (else 0) */
     double *secs, *tps;  /* (r) wall seconds and tok/s per repetition */
     double median, sd;   /* of tps */
 } bench_test;
@@ -193,10 +199,15 @@ static double sd_of(const double *v, int n) {
 
 /* One timed run of test t with `depth` tokens already in the cache; returns wall seconds. */
 static double run_once(tern_context *c, const bench_test *t, int depth, const int32_t *toks, float *logits) {
-    int32_t next;
+    int32_t next, ids[16];
     if (tern_context_truncate(c, depth) != 0) cli_die("%s", tern_last_error());
     double t0 = tern_time_s();
-    if (t->n_prompt > 0) {
+    if (t->n_rows > 0) {
+        for (int i = 0; i < VR_PASSES; i++) {
+            if (tern_context_truncate(c, depth) != 0 || tern_eval_argmax(c, toks, t->n_rows, ids) != 0)
+                cli_die("%s", tern_last_error());
+        }
+    } else if (t->n_prompt > 0) {
         if (tern_eval(c, toks, t->n_prompt, logits, 0) != 0) cli_die("%s", tern_last_error());
     } else {
         for (int i = 0; i < t->n_gen; i++)
@@ -221,12 +232,14 @@ int cmd_bench(int argc, char **argv) {
     int ubatch = 0, tp = 1, syn_layers = 0, ctk = TERN_CACHE_F16, ctv = TERN_CACHE_F16;
     const char *synthetic = NULL, *syn_type = "q4_0";
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
+    int vr[MAX_TESTS] = {0}, n_vr = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
 #define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = ARG();
         else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) n_pp = parse_list(a, ARG(), pp, MAX_TESTS, 0, 1 << 20);
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) n_tg = parse_list(a, ARG(), tg, MAX_TESTS, 0, 1 << 20);
+        else if (!strcmp(a, "-v") || !strcmp(a, "--verify-rows")) n_vr = parse_list(a, ARG(), vr, MAX_TESTS, 1, 16);
         else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) reps = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) depth = (int)cli_parse_long(a, ARG(), 0, 1 << 20);
@@ -246,14 +259,16 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--synthetic-type")) syn_type = ARG();
         else if (!strcmp(a, "--synthetic-layers")) syn_layers = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-r 5] [--device cpu|cuda|auto] [-t THREADS]\n"
+            puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-v ROWS] [-r 5] [--device cpu|cuda|auto] [-t THREADS]\n"
                  "                  [-ub UBATCH] [--tp N] [-o md|json] [--depth D] [--receipt PATH]\n"
                  "                  [-ctk f16|q8_0] [-ctv f16|q8_0]   (KV cache type; q8_0: CUDA, K and V the same)\n"
                  "       tern bench --synthetic PRESET [--synthetic-type q4_0] [--synthetic-layers N] ... (CUDA)\n"
                  "  --synthetic: the model tern synth --arch PRESET --type TYPE would write (seed 0), made in memory\n"
                  "  while it is uploaded (no file: for models larger than the disk, e.g. llama3-405b); --tp N: tensor\n"
                  "  parallelism over CUDA GPUs 0..N-1 (NCCL)\n"
-                 "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -r: timed repetitions after one\n"
+                 "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -v: rows of a speculative verify\n"
+                 "  pass (1..16; vrN: 32 tern_eval_argmax passes of N tokens at one position, t/s = rows a second,\n"
+                 "  the receipt adds ms a pass); -r: timed repetitions after one\n"
                  "  warm-up; --depth D: tokens already in the KV cache; the receipt (JSON, every sample) goes to\n"
                  "  stdout with -o json, else to --receipt PATH (default bench/receipt-<timestamp>.json)");
             return 0;
@@ -276,18 +291,20 @@ int cmd_bench(int argc, char **argv) {
     if (n_threads <= 0) n_threads = tern_n_cores();
 
     /* the test list, llama-bench order: every pp, then every tg */
-    bench_test tests[2 * MAX_TESTS];
+    bench_test tests[3 * MAX_TESTS];
     int n_tests = 0, max_len = 0;
-    for (int k = 0; k < 2; k++) {
-        const int *v = k ? tg : pp, nv = k ? n_tg : n_pp;
+    for (int k = 0; k < 3; k++) {
+        const int *v = k == 2 ? vr : k ? tg : pp, nv = k == 2 ? n_vr : k ? n_tg : n_pp;
+        const char *kind = k == 2 ? "vr" : k ? "tg" : "pp";
         for (int i = 0; i < nv; i++) {
             if (v[i] == 0) continue;
             bench_test *t = &tests[n_tests++];
             memset(t, 0, sizeof *t);
-            t->n_prompt = k ? 0 : v[i];
-            t->n_gen = k ? v[i] : 0;
-            if (depth) snprintf(t->name, sizeof t->name, "%s%d @ d%d", k ? "tg" : "pp", v[i], depth);
-            else snprintf(t->name, sizeof t->name, "%s%d", k ? "tg" : "pp", v[i]);
+            t->n_prompt = k == 0 ? v[i] : 0;
+            t->n_gen = k == 1 ? v[i] : 0;
+            t->n_rows = k == 2 ? v[i] : 0;
+            if (depth) snprintf(t->name, sizeof t->name, "%s%d @ d%d", kind, v[i], depth);
+            else snprintf(t->name, sizeof t->name, "%s%d", kind, v[i]);
             t->secs = tern_xcalloc((size_t)reps, sizeof(double));
             t->tps = tern_xcalloc((size_t)reps, sizeof(double));
             if (v[i] > max_len) max_len = v[i];
@@ -340,7 +357,7 @@ int cmd_bench(int argc, char **argv) {
         bench_test *t = &tests[ti];
         if (tern_context_truncate(c, 0) != 0) cli_die("%s", tern_last_error());
         if (depth > 0 && tern_eval(c, toks, depth, logits, 0) != 0) cli_die("%s", tern_last_error());
-        const int n = t->n_prompt ? t->n_prompt : t->n_gen;
+        const int n = t->n_rows ? t->n_rows * VR_PASSES : t->n_prompt ? t->n_prompt : t->n_gen;
         run_once(c, t, depth, toks + depth, logits); /* warm-up */
         for (int r = 0; r < reps; r++) {
             t->secs[r] = run_once(c, t, depth, toks + depth, logits);
@@ -401,7 +418,7 @@ int cmd_bench(int argc, char **argv) {
                 (unsigned long long)tern_model_size_bytes(m), (unsigned long long)tern_model_n_params(m), n_vocab);
         fprintf(rf, "  \"threads\": %d,\n  \"repetitions\": %d,\n  \"warmup\": 1,\n  \"depth\": %d,\n  \"n_ctx\": %d,\n",
                 n_threads, reps, depth, n_ctx);
-        fprintf(rf, "  \"token_seed\": %llu,\n  \"timer\": \"wall clock around tern_eval (pp) and tern_eval_greedy (tg)\",\n  \"results\": [\n",
+        fprintf(rf, "  \"token_seed\": %llu,\n  \"timer\": \"wall clock around tern_eval (pp), tern_eval_greedy (tg) and tern_eval_argmax (vr)\",\n  \"results\": [\n",
                 (unsigned long long)BENCH_SEED);
         for (int ti = 0; ti < n_tests; ti++) {
             const bench_test *t = &tests[ti];
@@ -409,6 +426,9 @@ int cmd_bench(int argc, char **argv) {
             bench_json_str(rf, t->name);
             fprintf(rf, ", \"n_prompt\": %d, \"n_gen\": %d, \"depth\": %d, \"median_tok_s\": %.3f, \"sd_tok_s\": %.3f,\n",
                     t->n_prompt, t->n_gen, depth, t->median, t->sd);
+            if (t->n_rows)
+                fprintf(rf, "     \"verify_rows\": %d, \"passes\": %d, \"median_ms_per_pass\": %.4f,\n", t->n_rows,
+                        VR_PASSES, t->median > 0 ? 1e3 * t->n_rows / t->median : 0.0);
             fputs("     \"samples\": [", rf);
             for (int r = 0; r < reps; r++) fprintf(rf, "%s%.3f", r ? ", " : "", t->tps[r]);
             fputs("],\n     \"samples_s\": [", rf);
@@ -431,6 +451,10 @@ int cmd_bench(int argc, char **argv) {
                    tests[ti].name, tests[ti].median, tests[ti].sd);
         printf("\nmedian of %d repetitions after 1 warm-up ± sample sd; commit %.12s%s; %s\n", reps, commit,
                dirty > 0 ? " (dirty)" : "", ci.name);
+        for (int ti = 0; ti < n_tests; ti++)
+            if (tests[ti].n_rows && tests[ti].median > 0)
+                printf("%s: %.3f ms a verify pass of %d rows\n", tests[ti].name, 1e3 * tests[ti].n_rows / tests[ti].median,
+                       tests[ti].n_rows);
     }
     fflush(stdout);
 

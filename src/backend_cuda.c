@@ -137,6 +137,7 @@ struct tern_cuda {
                            * tern_cuda_set_verify_fast: 2..16-token chunks through the GEMM) */
     uint64_t tr[TR_N], tr_graph[TR_N]; /* TERN_TRACE dispatch counts; those of one graph replay */
     int trace;
+    unsigned skip; /* TERN_CUDA_SKIP: decode-step kernel classes left out (SK_*; a timing arm, outputs WRONG) */
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
     /* dequant prefetch (TERN_CUDA_PREFETCH, default on): the GEMM path dequantizes matrix i+1 on the side
      * stream into one f16 slot while the GEMM of matrix i reads the other. Slot 0 is dq, slot 1 dq1 (the
@@ -268,6 +269,31 @@ static size_t pad16(size_t b) { return (b + 15) & ~(size_t)15; }
 static int getenv_is0(const char *name) {
     const char *e = getenv(name);
     return e && !strcmp(e, "0");
+}
+
+/* TERN_CUDA_SKIP=a,b,...: kernel classes the one-token decode step leaves out, to measure what each costs
+ * inside the captured step (a timing arm like TERN_TP_NO_COMM: the outputs are WRONG, and it says so).
+ * Classes: norm (both RMSNorms of a layer), rope (RoPE + KV write), att (decode attention), swiglu, qkv,
+ * o, gu (gate|up), down (the GEMVs). Chunks (n > 1) and prefill are untouched. Returns -1 on an unknown name. */
+enum { SK_NORM = 1, SK_ROPE = 2, SK_ATT = 4, SK_SWIGLU = 8, SK_QKV = 16, SK_O = 32, SK_GU = 64, SK_DOWN = 128 };
+static int parse_skip(const char *e, unsigned *out) {
+    static const char *names[] = {"norm", "rope", "att", "swiglu", "qkv", "o", "gu", "down"};
+    *out = 0;
+    if (!e || !*e) return 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", e);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        unsigned bit = 0;
+        for (int i = 0; i < 8; i++)
+            if (!strcmp(t, names[i])) bit = 1u << i;
+        if (!bit) {
+            tern_set_error("TERN_CUDA_SKIP: unknown kernel class '%s' (norm, rope, att, swiglu, qkv, o, gu, down)", t);
+            return -1;
+        }
+        *out |= bit;
+    }
+    fprintf(stderr, "tern: TERN_CUDA_SKIP=%s: decode-step kernels left out, outputs are WRONG (timing arm)\n", e);
+    return 0;
 }
 
 static const tern_weight *layer_weight(const tern_layer *l, int j) {
@@ -781,9 +807,17 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
     tern_cuda *g = rk[0];
     g->n_layer_eval = m->n_layer;
     g->use_graph = !(getenv("TERN_CUDA_GRAPH") && !strcmp(getenv("TERN_CUDA_GRAPH"), "0"));
+    unsigned skip = 0;
+    if (parse_skip(getenv("TERN_CUDA_SKIP"), &skip)) { /* before any rank is set up, as the refusal above */
+        for (int r = 0; r < n_tp; r++) free(rk[r]);
+        free(rk);
+        return NULL;
+    }
+    g->skip = skip;
     for (int r = 1; r < n_tp; r++) {
         rk[r]->n_layer_eval = m->n_layer;
         rk[r]->use_graph = g->use_graph;
+        rk[r]->skip = skip;
     }
     g->timing = getenv("TERN_CUDA_TIMING") && !strcmp(getenv("TERN_CUDA_TIMING"), "1");
     if (g->timing && (cudaEventCreate(&g->ev0) != cudaSuccess || cudaEventCreate(&g->ev1) != cudaSuccess)) g->timing = 0;
@@ -978,6 +1012,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     const int E = m->n_embd, hd = m->head_dim, Hq = g->nh * hd, Hkv = g->nkv * hd, F = g->nf;
     const int one = n <= g->gemv_max; /* the GEMV path: every token's bits as in its own decode step */
     cudaStream_t st = g->st;
+    const unsigned sk = n == 1 ? g->skip : 0; /* TERN_CUDA_SKIP: a timing arm, one-token steps only */
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
     for (int il = 0; il < g->n_layer_eval; il++) {
         const dlayer *l = &g->layers[il];
@@ -987,11 +1022,12 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         int8_t *kq = (int8_t *)kc, *vq = (int8_t *)vc;
         uint16_t *ksc = (uint16_t *)(kq + (size_t)g->n_ctx * Hkv), *vsc = (uint16_t *)(vq + (size_t)g->n_ctx * Hkv);
         void *xq = want_x16(g, n, l->wq, l->wk, l->wv);
-        tcu_add_rmsnorm(g->x, il > 0 ? g->tmp : NULL, l->attn_norm, m->rms_eps, n, E, one ? g->xn : NULL,
-                        one ? NULL : g->x16, xq, st);
+        if (!(sk & SK_NORM))
+            tcu_add_rmsnorm(g->x, il > 0 ? g->tmp : NULL, l->attn_norm, m->rms_eps, n, E, one ? g->xn : NULL,
+                            one ? NULL : g->x16, xq, st);
         float *q = g->q, *k = g->k, *v = g->v;
         if (n == 1 && l->qkv) {
-            if (matmul(g, l->qkv, 1, g->xn, xq, g->x16, g->qkv1)) return -1;
+            if (!(sk & SK_QKV) && matmul(g, l->qkv, 1, g->xn, xq, g->x16, g->qkv1)) return -1;
             q = g->qkv1;
             k = q + Hq;
             v = k + Hkv;
@@ -1008,12 +1044,14 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         xq = want_x16(g, n, l->wo, NULL, NULL);
         const int att_x16 = xq && n <= TCU_MULTI_MAX && g->att_x16;
         if (att_x16) {
-            if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
+            if (sk & SK_ROPE) {
+            } else if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
             else tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kq, ksc, vq, vsc, st);
-            tcu_attention_decode_x16(q, g->kv_q8 ? (const void *)kq : (const void *)kc,
-                                     g->kv_q8 ? (const void *)vq : (const void *)vc, g->kv_q8 ? ksc : NULL,
-                                     g->kv_q8 ? vsc : NULL, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
-                                     g->att_splits, xq, st);
+            if (!(sk & SK_ATT))
+                tcu_attention_decode_x16(q, g->kv_q8 ? (const void *)kq : (const void *)kc,
+                                         g->kv_q8 ? (const void *)vq : (const void *)vc, g->kv_q8 ? ksc : NULL,
+                                         g->kv_q8 ? vsc : NULL, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
+                                         g->att_splits, xq, st);
         } else if (!g->kv_q8) {
             tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
             tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws, g->att_splits, st);
@@ -1033,23 +1071,27 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
         if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
-        if (matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
+        if ((!(sk & SK_O) && matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp)) || allreduce(g, g->tmp, (size_t)n * E))
+            return -1;
         if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
 
         xq = want_x16(g, n, l->gate, l->up, NULL);
-        tcu_add_rmsnorm(g->x, g->tmp, l->ffn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
+        if (!(sk & SK_NORM))
+            tcu_add_rmsnorm(g->x, g->tmp, l->ffn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
         float *gp = g->g, *up = g->u;
         if (n == 1 && l->gu) {
-            if (matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
+            if (!(sk & SK_GU) && matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
             gp = g->gu1;
             up = gp + F;
         } else if (matmul(g, l->gate, n, g->xn, xq, g->x16, gp) || matmul(g, l->up, n, g->xn, xq, g->x16, up)) {
             return -1;
         }
         xq = want_x16(g, n, l->down, NULL, NULL);
-        if (xq) tcu_swiglu_x16(gp, up, n, F, xq, st);
+        if (sk & SK_SWIGLU) {
+        } else if (xq) tcu_swiglu_x16(gp, up, n, F, xq, st);
         else tcu_swiglu(gp, up, (int64_t)n * F, one ? NULL : g->x16, st);
-        if (matmul(g, l->down, n, gp, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
+        if ((!(sk & SK_DOWN) && matmul(g, l->down, n, gp, xq, g->x16, g->tmp)) || allreduce(g, g->tmp, (size_t)n * E))
+            return -1;
     }
     /* the output norm takes the last layer's FFN residual add (all rows, or only the row that is read) */
     const int V = m->n_vocab;
