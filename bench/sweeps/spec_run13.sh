@@ -9,7 +9,7 @@ M=models/SmolLM2-135M-Instruct.Q4_1.gguf
 for p in code_edit:256 prose:128 summary:256 repeat:256; do
   n=${p#*:}; p=${p%:*}
   timeout 100 ./tern ab -m $M --a "TERN_TRACE=1 --device cuda" --b "TERN_TRACE=1 --device cuda --spec-lookup --draft-max 8" -r 3 -p bench/spec/${p}_prompt.txt -n $n --receipt $R/ab-lookup-$p.json > $R/ab-lookup-$p.txt 2>&1
-  echo "$p rc=$? $(grep -iE 'decode|match' $R/ab-lookup-$p.txt | head -3 | tr '\n' ' ')"
+  echo "$p rc=$?"; tail -4 $R/ab-lookup-$p.txt
 done
 timeout 60 ./tern bench -m $M --device cuda -p 0 -n 32 -v 1,2,4,8,16 -r 3 --receipt $R/vr-default.json > $R/vr-default.md 2>&1; grep -E "tg32|ms a verify" $R/vr-default.md
 DEVICE=cuda timeout 200 bash tests/t_spec.sh > $R/t_spec_cuda.log 2>&1; echo "t_spec cuda rc=$? $(tail -1 $R/t_spec_cuda.log)"
