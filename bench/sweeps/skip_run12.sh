@@ -2,7 +2,7 @@
 # captured step (synthetic Llama-3-8B Q4_0, tg128), and the verify-pass cost curve (tern bench -v)
 export LD_LIBRARY_PATH=$PWD/.carry/lib
 [ -f .carry/model.part.aa ] && cp .carry/model.part.aa /tmp/m.aa
-B=/tmp/b12; rm -rf $B; mkdir -p $B; tar xJf .carry/bin.txz -C $B
+B=/tmp/b12; rm -rf $B; mkdir -p $B; tar xJf .carry/bin.txz -C $B; cp .carry/bin.txz /tmp/bin13.txz
 R=$OUT/r12; mkdir -p $R
 cd $B
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv > $R/smi.txt 2>&1

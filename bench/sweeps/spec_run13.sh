@@ -3,7 +3,7 @@
 export LD_LIBRARY_PATH=$PWD/.carry/lib
 cat /tmp/m.aa .carry/model.part.ab > /tmp/model.gguf; md5sum /tmp/model.gguf
 mkdir -p models && cp /tmp/model.gguf models/SmolLM2-135M-Instruct.Q4_1.gguf
-tar xJf .carry/bin.txz -C . tern 2>/dev/null || tar xJf .carry/bin.txz -C .
+tar xJf /tmp/bin13.txz -C .
 R=$OUT/r13; mkdir -p $R
 M=models/SmolLM2-135M-Instruct.Q4_1.gguf
 for p in code_edit:256 prose:128 summary:256 repeat:256; do
