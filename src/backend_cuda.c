@@ -644,7 +644,6 @@ static int rank_setup(tern_cuda *g) {
          * query blocks) */
         tcu_attention_set_flash(!getenv_is0("TERN_CUDA_FLASH"));
         tcu_attention_set_transpose(!getenv_is0("TERN_CUDA_ATT_TR"));
-        tcu_attention_set_prefetch(getenv("TERN_CUDA_ATT_PF") ? atoi(getenv("TERN_CUDA_ATT_PF")) : 1);
         tcu_attention_set_rows_per_split(getenv_is0("TERN_CUDA_ATT_ADAPT") ? 0 : 256);
         if (getenv("TERN_CUDA_ATT_WARPS")) tcu_attention_set_decode_warps(atoi(getenv("TERN_CUDA_ATT_WARPS")));
         /* programmatic dependent launch on Hopper and later (TERN_CUDA_PDL=0: plain launches, the A/B arm) */

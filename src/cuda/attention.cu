@@ -255,17 +255,12 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                        const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
                        int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws, void *__restrict__ xq,
-                       size_t plane, int rps, int pf) {
+                       size_t plane, int rps) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? TERN_ATT_Q8_U : att_batch<EPL>::U;
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH];
     __shared__ float red[ATT_RED_SLOTS][QH][HD];
     pdl_trigger();
-    /* pf = 1: a warp's first batch of K/V rows is loaded before the PDL wait, as far as those rows were
-     * written by an earlier call (rows < pos[0]: this call writes rows pos[0].. only); pf = 2: those rows
-     * are only prefetched into L2 there (no registers held across the wait); pf = 0: wait first (the A/B
-     * arm). pos itself is copied from the host before a call's first kernel, so no kernel of this call
-     * writes it. The same rows reach the same registers in every arm: the bits do not change. */
-    if (!pf) pdl_wait();
+    pdl_wait();
 
     const int t = n - 1 - (int)blockIdx.x; /* longest rows first */
     const int hk = (int)blockIdx.y / n_chunk, c = (int)blockIdx.y % n_chunk;
@@ -274,7 +269,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     /* SZ: the grid's splits (the workspace's stride); S: this token's (att_active_splits). A CTA past S has
      * no rows (CTA-uniform exit, after its PDL wait) */
     const int n_kv = pos[t] + 1, SZ = (int)gridDim.z, S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
-    if (z >= S) return; /* writes nothing: may leave before the wait */
+    if (z >= S) return;
     /* this CTA's rows (v2 split z of S; the whole range when S = 1) */
     const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S);
     const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
@@ -285,26 +280,14 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     const int8_t *vb8 = (const int8_t *)vc + (size_t)hk * HD + lane * EPL;
     const size_t sstride = stride / 32, soff = ((size_t)hk * HD + lane * EPL) / 32;
 
-/* cache row j into kr[u], vr[u] */
-#define ATT_LOAD_ROW(u, j)                                                                                   \
-    do {                                                                                                     \
-        if constexpr (Q8) {                                                                                  \
-            att_load<EPL>(kr[u], kb8 + (size_t)(j) * stride, ks + (size_t)(j) * sstride + soff);             \
-            att_load<EPL>(vr[u], vb8 + (size_t)(j) * stride, vs + (size_t)(j) * sstride + soff);             \
-        } else {                                                                                             \
-            att_load<EPL>(kr[u], kb + (size_t)(j) * stride);                                                 \
-            att_load<EPL>(vr[u], vb + (size_t)(j) * stride);                                                 \
-        }                                                                                                    \
-    } while (0)
-    const int jf = r0 + w * U;      /* the warp's first batch */
-    const int pw = pf ? pos[0] : 0; /* rows below pw were written by an earlier call */
-
     float qr[QH][EPL], acc[QH][EPL], m[QH], l[QH];
 #pragma unroll
     for (int g = 0; g < QH; g++) {
+        const int gi = c * QH + g; /* index within the group */
+        const float *qp = q + ((size_t)t * n_head + (size_t)hk * G + gi) * HD + lane * EPL;
 #pragma unroll
         for (int e = 0; e < EPL; e++) {
-            qr[g][e] = 0.0f;
+            qr[g][e] = gi < G ? qp[e] : 0.0f;
             acc[g][e] = 0.0f;
         }
         m[g] = -INFINITY;
@@ -320,32 +303,21 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     float mL = -INFINITY, lL = 0.0f;
     (void)mL; (void)lL; (void)gl; (void)ul;
 
-    for (int j0 = jf; j0 < r1; j0 += NW * U) { /* warp-uniform: row j0 is visible */
+    for (int j0 = r0 + w * U; j0 < r1; j0 += NW * U) { /* warp-uniform: row j0 is visible */
         typename att_kv<EPL, Q8>::raw kr[U], vr[U];
-        const int first = j0 == jf;
 #pragma unroll
-        for (int u = 0; u < U; u++) { /* the first batch: only the rows of earlier calls, before the wait */
-            if (pf == 2 && first && j0 + u < r1 && j0 + u < pw) { /* the L2-prefetch arm: no registers */
-                pdl_prefetch_l2(Q8 ? (const void *)(kb8 + (size_t)(j0 + u) * stride) : (const void *)(kb + (size_t)(j0 + u) * stride));
-                pdl_prefetch_l2(Q8 ? (const void *)(vb8 + (size_t)(j0 + u) * stride) : (const void *)(vb + (size_t)(j0 + u) * stride));
-            }
-            if (j0 + u < r1 && (!first || (pf == 1 && j0 + u < pw))) ATT_LOAD_ROW(u, j0 + u);
-            else {
+        for (int u = 0; u < U; u++) {
+            if (j0 + u < r1) {
+                if constexpr (Q8) {
+                    att_load<EPL>(kr[u], kb8 + (size_t)(j0 + u) * stride, ks + (size_t)(j0 + u) * sstride + soff);
+                    att_load<EPL>(vr[u], vb8 + (size_t)(j0 + u) * stride, vs + (size_t)(j0 + u) * sstride + soff);
+                } else {
+                    att_load<EPL>(kr[u], kb + (size_t)(j0 + u) * stride);
+                    att_load<EPL>(vr[u], vb + (size_t)(j0 + u) * stride);
+                }
+            } else {
                 att_zero<EPL>(kr[u]);
                 att_zero<EPL>(vr[u]);
-            }
-        }
-        if (first) {
-            if (pf) pdl_wait();
-#pragma unroll
-            for (int u = 0; u < U; u++) /* the first batch's rows this call wrote (all of them unless pf = 1) */
-                if (j0 + u < r1 && (pf != 1 || j0 + u >= pw)) ATT_LOAD_ROW(u, j0 + u);
-#pragma unroll
-            for (int g = 0; g < QH; g++) {
-                const int gi = c * QH + g; /* index within the group */
-                const float *qp = q + ((size_t)t * n_head + (size_t)hk * G + gi) * HD + lane * EPL;
-#pragma unroll
-                for (int e = 0; e < EPL; e++) qr[g][e] = gi < G ? qp[e] : 0.0f;
             }
         }
         if constexpr (TR) {
@@ -419,8 +391,6 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         }
     }
 
-#undef ATT_LOAD_ROW
-    if (pf) pdl_wait(); /* a warp without rows has not waited yet: before the combine's writes */
     if constexpr (TR) { /* each head's (m, l) from its lanes: l summed over its U distinct slots */
         float ls = lL;
 #pragma unroll
@@ -541,18 +511,12 @@ static int g_att_dec_warps = ATT_DECODE_WARPS;
 extern "C" void tcu_attention_set_decode_warps(int nw) { g_att_dec_warps = nw == 8 ? 8 : ATT_DECODE_WARPS; }
 
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
-                              const int32_t *, int, int, float, float *, int, float *, void *, size_t, int, int);
-/* The decode kernels' first K/V batch before the PDL wait (attention_split_kernel's pf) for calls of up to
- * TCU_MULTI_MAX tokens: 1 loaded (the default), 2 prefetched into L2, 0 after the wait (A/B arms; same bits). */
-static int g_att_pf = 1;
-extern "C" void tcu_attention_set_prefetch(int mode) { g_att_pf = mode >= 0 && mode <= 2 ? mode : 1; }
+                              const int32_t *, int, int, float, float *, int, float *, void *, size_t, int);
 static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
                        const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
                        int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
-    /* decode-sized calls only: a prefill call may read a scratch copy of the cache that this call's
-     * kernels write (the Q8_0 cache's f16 rows, backend_cuda.c), not rows of earlier calls */
     PDL_LAUNCH(kf, grid, block, 0, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane,
-               g_att_rps, n <= TCU_MULTI_MAX ? g_att_pf : 0);
+               g_att_rps);
 }
 
 #define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane

@@ -216,9 +216,6 @@ void tcu_attention_set_flash(int on);
 /* The decode attention's score reduction (attention.cu): 1 transposing (default), 0 the per-score xor tree
  * (the A/B arm). Set before any launch or graph capture; it changes the scores' summation order (bits). */
 void tcu_attention_set_transpose(int on);
-/* The decode attention's first batch of K/V rows written by earlier calls: loaded before the PDL wait (1, the
- * default), prefetched into L2 there (2) or loaded after it (0); A/B arms, the bits are the same. */
-void tcu_attention_set_prefetch(int mode);
 /* The decode attention's split count per token (attention.cu att_active_splits): one split per rps keys of
  * the token's position, at most the call's `splits` (rps 256 by default; 0: always `splits`, the A/B arm).
  * A function of the position, so a token's bits do not depend on the call. Set before any launch/capture. */
