@@ -429,32 +429,62 @@ gemv_q8_smem_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     }
 }
 
-/* m <= M columns: a CTA owns one row at a time; each weight block is decoded once for every column. */
-template <int T, int M>
+/* m <= M columns: a CTA owns R rows at a time; each weight block is decoded once for every column, and
+ * each column's activation block serves the R rows. Thread t takes blocks t, t+128, ... of every row in
+ * that order and each of the R*M sums is reduced as cta_sum_out reduces one (the warp's xor tree, then the
+ * warps in order), so column c of row r equals the single-column kernels' value bit for bit, for any R
+ * (gemv_q8_k / gemv_q8_pipe_k; gpu_multi checks it). R = 1 was the first version: a row's blocks are
+ * one load a thread at n_in = 4096, so a CTA waited one memory latency a row (TERN_CUDA_MULTI_ROWS). */
+template <int T, int M, int R>
 __global__ void __launch_bounds__(Q8_T)
 gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                 const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
-    __shared__ float part[Q8_WARPS][M];
+    __shared__ float part[Q8_WARPS][M * R];
     pdl_trigger();
     pdl_wait();
     const size_t n_in = (size_t)nb * 32;
-    for (int r0 = blockIdx.x; r0 < n_out; r0 += gridDim.x) {
-        const uint8_t *row = w + (size_t)r0 * stride;
-        float acc[M];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
+        const uint8_t *rows[R];
 #pragma unroll
-        for (int c = 0; c < M; c++) acc[c] = 0.0f;
+        for (int r = 0; r < R; r++) rows[r] = w + (size_t)(r0 + r < n_out ? r0 + r : n_out - 1) * stride;
+        float acc[M * R]; /* column c, row r at c * R + r */
+#pragma unroll
+        for (int j = 0; j < M * R; j++) acc[j] = 0.0f;
         for (int b = threadIdx.x; b < nb; b += Q8_T) {
-            int wq[8];
-            float dw, mw;
-            load_blk<T>(row, b, wq, &dw, &mw);
+            int wq[R][8];
+            float dw[R], mw[R];
+#pragma unroll
+            for (int r = 0; r < R; r++) load_blk<T>(rows[r], b, wq[r], &dw[r], &mw[r]);
 #pragma unroll
             for (int c = 0; c < M; c++)
                 if (c < m) {
                     const size_t o = c * n_in + (size_t)b * 32;
-                    acc[c] = blk_dot<T>(wq, dw, mw, xh + o, xl + o, __ldg(xds + (size_t)c * nb + b), acc[c]);
+                    const int2 ds = __ldg(xds + (size_t)c * nb + b);
+#pragma unroll
+                    for (int r = 0; r < R; r++)
+                        acc[c * R + r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + o, xl + o, ds, acc[c * R + r]);
                 }
         }
-        cta_sum_out<Q8_WARPS, M>(acc, part, m, y + r0, (size_t)n_out);
+        /* cta_sum_out's reduction of every value; output (c, r) to y[c * n_out + r0 + r] */
+#pragma unroll
+        for (int j = 0; j < M * R; j++) {
+            float v = acc[j];
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (lane == 0) part[warp][j] = v;
+        }
+        __syncthreads();
+        for (int j = threadIdx.x; j < M * R; j += Q8_T) {
+            const int c = j / R, r = j % R;
+            if (c < m && r0 + r < n_out) {
+                float v = part[0][j];
+#pragma unroll
+                for (int k = 1; k < Q8_WARPS; k++) v += part[k][j];
+                y[(size_t)c * n_out + r0 + r] = v;
+            }
+        }
+        __syncthreads();
     }
 }
 
@@ -717,7 +747,11 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     }
 }
 
-template <int T, int M>
+/* The warp family's m-column twin: a warp owns R rows at a time, lane l takes blocks l, l+32, ... of each
+ * (U of them loaded for the R rows before their dot products, as gemv_q8_warp_k), and each block is applied
+ * to every column; a value ends with the same xor tree. R = 1, U = 1 was the first version (one block load
+ * a lane in flight; TERN_CUDA_MULTI_ROWS). */
+template <int T, int M, int R, int U>
 __global__ void __launch_bounds__(W_T)
 gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                      const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
@@ -725,28 +759,38 @@ gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n
     pdl_wait();
     const int lane = (int)threadIdx.x & 31;
     const size_t n_in = (size_t)nb * 32;
-    for (int r0 = (int)blockIdx.x * W_WARPS + ((int)threadIdx.x >> 5); r0 < n_out; r0 += (int)gridDim.x * W_WARPS) {
-        const uint8_t *row = w + (size_t)r0 * stride;
-        float acc[M];
+    const int G = (n_out + R - 1) / R;
+    for (int g = (int)blockIdx.x * W_WARPS + ((int)threadIdx.x >> 5); g < G; g += (int)gridDim.x * W_WARPS) {
+        float acc[M * R]; /* column c, row r at c * R + r */
 #pragma unroll
-        for (int c = 0; c < M; c++) acc[c] = 0.0f;
-        for (int b = lane; b < nb; b += 32) {
-            int wq[8];
-            float dw, mw;
-            load_blk<T>(row, b, wq, &dw, &mw);
+        for (int j = 0; j < M * R; j++) acc[j] = 0.0f;
+        for (int b0 = 0; b0 < nb; b0 += 32 * U) {
+            int wq[U][R][8];
+            float dw[U][R], mw[U][R];
+            warp_load<T, R, U>(w, stride, n_out, g, b0, nb, wq, dw, mw);
 #pragma unroll
-            for (int c = 0; c < M; c++)
-                if (c < m) {
-                    const size_t o = c * n_in + (size_t)b * 32;
-                    acc[c] = blk_dot<T>(wq, dw, mw, xh + o, xl + o, __ldg(xds + (size_t)c * nb + b), acc[c]);
+            for (int u = 0; u < U; u++) {
+                const int b = b0 + 32 * u + lane;
+                if (b < nb) {
+#pragma unroll
+                    for (int c = 0; c < M; c++)
+                        if (c < m) {
+                            const size_t o = c * n_in + (size_t)b * 32;
+                            const int2 ds = __ldg(xds + (size_t)c * nb + b);
+#pragma unroll
+                            for (int r = 0; r < R; r++)
+                                acc[c * R + r] = blk_dot<T>(wq[u][r], dw[u][r], mw[u][r], xh + o, xl + o, ds, acc[c * R + r]);
+                        }
                 }
+            }
         }
 #pragma unroll
-        for (int c = 0; c < M; c++) {
-            float v = acc[c];
+        for (int j = 0; j < M * R; j++) {
+            float v = acc[j];
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (lane == c && c < m) y[(size_t)c * n_out + r0] = v;
+            const int c = j / R, r = j % R;
+            if (lane == (j & 31) && c < m && g * R + r < n_out) y[(size_t)c * n_out + g * R + r] = v;
         }
     }
 }
@@ -932,15 +976,33 @@ static void q8_async_launch(const uint8_t *w, size_t stride, int nb, int n_out, 
                q8_pf());
 }
 
+/* Rows a multi-column GEMV CTA (cta family) or warp (warp family) owns at a time: TERN_CUDA_MULTI_ROWS
+ * (1, 2 or 4; the bits do not depend on it). */
+static int q8_multi_rows(void) {
+    static int v = -1;
+    if (v < 0) { const char *e = getenv("TERN_CUDA_MULTI_ROWS"); v = e ? atoi(e) : 2; if (v != 1 && v != 4) v = 2; }
+    return v;
+}
+
+template <int T, int M, int R, int U>
+static void q8_warp_multi_launch_r(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
+                                   const int2 *ds, int m, float *y, cudaStream_t st) {
+    static int per_sm = 0;
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
+        gemv_q8_warp_multi_k<T, M, R, U>;
+    if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, W_T, 0) != cudaSuccess) per_sm = 4;
+    const int64_t groups = ((int64_t)n_out + R - 1) / R, ctas = (groups + W_WARPS - 1) / W_WARPS;
+    const int64_t cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
+    PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), 0, st, w, stride, nb, n_out, q, ql, ds, m, y);
+}
 template <int T, int M>
 static void q8_warp_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                                  const int2 *ds, int m, float *y, cudaStream_t st) {
-    static int per_sm = 0;
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
-        gemv_q8_warp_multi_k<T, M>;
-    if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, W_T, 0) != cudaSuccess) per_sm = 4;
-    const int64_t ctas = (n_out + W_WARPS - 1) / W_WARPS, cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
-    PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), 0, st, w, stride, nb, n_out, q, ql, ds, m, y);
+    switch (q8_multi_rows()) {
+    case 1: q8_warp_multi_launch_r<T, M, 1, 1>(w, stride, nb, n_out, q, ql, ds, m, y, st); break;
+    case 4: q8_warp_multi_launch_r<T, M, 4, 1>(w, stride, nb, n_out, q, ql, ds, m, y, st); break;
+    default: q8_warp_multi_launch_r<T, M, 2, 2>(w, stride, nb, n_out, q, ql, ds, m, y, st); break;
+    }
 }
 
 /* Rows per CTA: TERN_CUDA_DP4A_ROWS (1, 2, 4, 8) overrides the default for sweeps. */
@@ -1080,16 +1142,24 @@ static int q8_tma_rows(void) {
     return v;
 }
 
+template <int T, int M, int R>
+static void q8_multi_launch_r(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
+                              const int2 *ds, int m, float *y, cudaStream_t st) {
+    static int per_sm = 0;
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
+        gemv_q8_multi_k<T, M, R>;
+    if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, Q8_T, 0) != cudaSuccess) per_sm = 4;
+    const int64_t groups = ((int64_t)n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
+    PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, m, y);
+}
 template <int T, int M>
 static void q8_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                             const int2 *ds, int m, float *y, cudaStream_t st) {
-    static int per_sm = 0;
-    if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_q8_multi_k<T, M>, Q8_T, 0) != cudaSuccess)
-        per_sm = 4;
-    const int64_t cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
-        gemv_q8_multi_k<T, M>;
-    PDL_LAUNCH(kf, dim3((unsigned)(n_out < cap ? n_out : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, m, y);
+    switch (q8_multi_rows()) {
+    case 1: q8_multi_launch_r<T, M, 1>(w, stride, nb, n_out, q, ql, ds, m, y, st); break;
+    case 4: q8_multi_launch_r<T, M, 4>(w, stride, nb, n_out, q, ql, ds, m, y, st); break;
+    default: q8_multi_launch_r<T, M, 2>(w, stride, nb, n_out, q, ql, ds, m, y, st); break;
+    }
 }
 
 /* The family the rule gives a matrix of type T and this shape: TERN_CUDA_DP4A_KERNEL's when set, else
