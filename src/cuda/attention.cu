@@ -60,6 +60,7 @@
 #define ATT_RED_SLOTS 8    /* shared-memory partial slots; NW must be a multiple of this */
 #define ATT_MAX_QH 4       /* query heads per CTA (registers: QH * EPL accumulators per lane) */
 #define ATT_PREFILL_WARPS 8
+#define ATT_MAX_SPLITS 64 /* split-K CTAs a head at most (the combine kernel's shared weights) */
 #define ATT_DECODE_WARPS 16 /* 8 lost by 4-19% at depth 8192/32768, also with 32 splits: bench/sweeps/att_cta.md */
 #ifndef TERN_ATT_Q8_U
 #define TERN_ATT_Q8_U 8 /* rows a warp batch over a Q8_0 cache at hd 128 */
@@ -257,7 +258,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws, void *__restrict__ xq,
                        size_t plane, int rps) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? TERN_ATT_Q8_U : att_batch<EPL>::U;
-    __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH];
+    __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH];
     __shared__ float red[ATT_RED_SLOTS][QH][HD];
     pdl_trigger();
     pdl_wait();
@@ -407,12 +408,21 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         for (int g = 0; g < QH; g++) { sm_m[w][g] = m[g]; sm_l[w][g] = l[g]; }
     }
     __syncthreads();
-#pragma unroll
-    for (int g = 0; g < QH; g++) {
+    /* each head's (M, L) once, by thread g, in warp order (every thread computed all of them before: QH * NW
+     * expf a thread; the same operations in the same order, so the same bits) */
+    if ((int)threadIdx.x < QH) {
+        const int g = (int)threadIdx.x;
         float M = -INFINITY;
         for (int i = 0; i < NW; i++) M = fmaxf(M, sm_m[i][g]);
         float L = 0.0f;
         for (int i = 0; i < NW; i++) L += sm_m[i][g] == -INFINITY ? 0.0f : sm_l[i][g] * expf(sm_m[i][g] - M);
+        sm_ML[0][g] = M;
+        sm_ML[1][g] = L;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int g = 0; g < QH; g++) {
+        const float M = sm_ML[0][g], L = sm_ML[1][g];
         /* L >= 1 whenever row 0 is visible (pos[t] >= 0); a negative pos gives zeros, not NaN. A split
          * (S > 1) keeps the sum unnormalised and leaves (M, L) to the combine kernel */
         const float f = m[g] == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? expf(m[g] - M) : expf(m[g] - M) / L;
@@ -475,14 +485,26 @@ __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, in
     const int S = att_active_splits(pos[th / (size_t)n_head] + 1, SZ, rps);
     if (S <= 1) return;
     const float *ml = ws + (size_t)n * n_head * SZ * hd + th * SZ * 2;
-    float M = -INFINITY;
-    for (int z = 0; z < S; z++) M = fmaxf(M, ml[2 * z]);
-    float L = 0.0f;
-    for (int z = 0; z < S; z++) L += ml[2 * z] == -INFINITY ? 0.0f : ml[2 * z + 1] * expf(ml[2 * z] - M);
+    /* the splits' weights e^(m_z - M) (0 for an empty split) and L once, by thread 0, in split order (every
+     * thread computed them before: 2S expf a thread; the same operations, so the same bits) */
+    __shared__ float s_e[ATT_MAX_SPLITS], s_L;
+    if (threadIdx.x == 0) {
+        float M = -INFINITY;
+        for (int z = 0; z < S; z++) M = fmaxf(M, ml[2 * z]);
+        float L = 0.0f;
+        for (int z = 0; z < S; z++) {
+            const float e = ml[2 * z] == -INFINITY ? 0.0f : expf(ml[2 * z] - M);
+            s_e[z] = e;
+            L += ml[2 * z] == -INFINITY ? 0.0f : ml[2 * z + 1] * e;
+        }
+        s_L = L;
+    }
+    __syncthreads();
+    const float L = s_L;
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
         float o = 0.0f;
         for (int z = 0; z < S; z++)
-            if (ml[2 * z] != -INFINITY) o = fmaf(ws[(th * SZ + z) * hd + d], expf(ml[2 * z] - M), o);
+            if (ml[2 * z] != -INFINITY) o = fmaf(ws[(th * SZ + z) * hd + d], s_e[z], o);
         const float r = L == 0.0f ? 0.0f : o / L;
         out[th * hd + d] = r;
         /* blockDim and hd multiples of 32: a warp holds one whole 32-element block */
@@ -559,7 +581,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
                              float *ws, int splits, int qh, void *xq, cudaStream_t st) {
     const size_t plane = x16_plane_bytes(n, (int64_t)n_head * hd);
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
-    const int S = ws && splits > 1 && n <= TCU_MULTI_MAX ? splits : 1;
+    const int S = ws && splits > 1 && n <= TCU_MULTI_MAX ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
     const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)S);
     /* up to TCU_MULTI_MAX tokens take the decode configuration: a token's keys are split over the same
      * warps and combined in the same order as in a one-token call, so a speculative verify of k tokens
