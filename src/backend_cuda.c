@@ -164,6 +164,12 @@ struct tern_cuda {
     uint64_t b_weights, b_kv, b_scratch;
     cudaGraphExec_t graph;
     int graph_ok, use_graph, warm;
+    /* chunks of 2..TCU_MULTI_MAX tokens (a speculative verify pass, a short prompt): one graph per (n,
+     * all_logits), captured at its first call, one rank only (TERN_CUDA_GRAPH_MULTI=0: launched each time) */
+    cudaGraphExec_t mgraph[2][TCU_MULTI_MAX + 1];
+    uint64_t mtr[2][TCU_MULTI_MAX + 1][TR_N]; /* the trace counts of one replay */
+    unsigned char mgraph_ok[2][TCU_MULTI_MAX + 1];
+    int use_mgraph, n_mgraph;
     int att_x16; /* the decode attention writes the O GEMV's x16 input (TERN_CUDA_ATT_X16=0: off) */
     int n_layer_eval; /* layers the forward pass runs (tern_cuda_set_layers) */
     /* TERN_CUDA_TIMING=1: device time of each eval, from events around its launches (printed at free) */
@@ -682,6 +688,9 @@ static void rank_free(tern_cuda *g) {
     if (!g) return;
     cudaSetDevice(g->dev);
     if (g->graph_ok) cudaGraphExecDestroy(g->graph);
+    for (int a = 0; a < 2; a++)
+        for (int k = 0; k <= TCU_MULTI_MAX; k++)
+            if (g->mgraph_ok[a][k]) cudaGraphExecDestroy(g->mgraph[a][k]);
     if (g->w)
         for (int i = 0; i < g->n_w; i++)
             if (g->w[i].own) cudaFree(g->w[i].d);
@@ -807,6 +816,7 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
     tern_cuda *g = rk[0];
     g->n_layer_eval = m->n_layer;
     g->use_graph = !(getenv("TERN_CUDA_GRAPH") && !strcmp(getenv("TERN_CUDA_GRAPH"), "0"));
+    g->use_mgraph = g->use_graph && n_tp == 1 && !getenv_is0("TERN_CUDA_GRAPH_MULTI");
     unsigned skip = 0;
     if (parse_skip(getenv("TERN_CUDA_SKIP"), &skip)) { /* before any rank is set up, as the refusal above */
         for (int r = 0; r < n_tp; r++) free(rk[r]);
@@ -887,12 +897,12 @@ void tern_cuda_free(tern_cuda *g) {
 }
 
 void tern_cuda_set_verify_fast(tern_cuda *g, int on) {
-    if (g->graph_ok) return; /* before the first eval only */
+    if (g->graph_ok || g->n_mgraph) return; /* before the first eval only */
     for (int r = 0; r < g->n_rank; r++) (g->rk ? g->rk[r] : g)->gemv_max = on ? 1 : TCU_MULTI_MAX;
 }
 
 void tern_cuda_set_layers(tern_cuda *g, int n_layer) {
-    if (n_layer > 0 && n_layer <= g->m->n_layer && !g->graph_ok) {
+    if (n_layer > 0 && n_layer <= g->m->n_layer && !g->graph_ok && !g->n_mgraph) {
         g->n_layer_eval = n_layer;
         for (int r = 1; g->rk && r < g->n_rank; r++) g->rk[r]->n_layer_eval = n_layer;
     }
@@ -1161,6 +1171,31 @@ static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_log
         }
         CU(cudaGraphLaunch(g->graph, g->st));
         for (int k = 0; k < TR_N; k++) g->tr[k] += g->tr_graph[k];
+    } else if (n > 1 && n <= g->gemv_max && g->use_mgraph) { /* the GEMV path (not --verify fast's GEMMs) */
+        const int a = all_logits != 0;
+        if (!g->mgraph_ok[a][n]) { /* the same launches as forward(g, n, all_logits) each time: positions and
+                                    * tokens are device data, the attention grid is fixed per context */
+            uint64_t before[TR_N];
+            memcpy(before, g->tr, sizeof before);
+            cudaGraph_t graph = NULL;
+            CU(cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
+            int rc = forward(g, n, all_logits);
+            cudaError_t e = cudaStreamEndCapture(g->st, &graph);
+            if (rc != 0 && graph) cudaGraphDestroy(graph);
+            if (rc != 0) return -1;
+            CU(e);
+            e = cudaGraphInstantiate(&g->mgraph[a][n], graph, 0);
+            cudaGraphDestroy(graph);
+            CU(e);
+            g->mgraph_ok[a][n] = 1;
+            g->n_mgraph++;
+            for (int k = 0; k < TR_N; k++) {
+                g->mtr[a][n][k] = g->tr[k] - before[k];
+                g->tr[k] = before[k];
+            }
+        }
+        CU(cudaGraphLaunch(g->mgraph[a][n], g->st));
+        for (int k = 0; k < TR_N; k++) g->tr[k] += g->mtr[a][n][k];
     } else if (forward(g, n, all_logits) != 0) {
         return -1;
     }
