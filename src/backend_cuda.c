@@ -130,6 +130,8 @@ struct tern_cuda {
     uint16_t *kc16, *vc16; /* kv_q8: f16 copies of one layer's cache rows for the prefill attention */
     /* scratch for ubatch tokens */
     float *x, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
+    float *x2; /* the residual stream alternates between x and x2: each residual add writes the other one
+                * (tcu_add_rmsnorm_to's CTAs read all of the old one while writing slices of the new) */
     float *qkv1, *gu1;    /* one token's fused q|k|v and gate|up outputs */
     float *attws;         /* split-K decode attention partials (tcu_attention_ws_bytes for 16 tokens) */
     int att_splits;       /* splits of the decode attention (att_splits_rule) */
@@ -533,7 +535,7 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     int maxin = E > Hq ? E : Hq;
     if (F > maxin) maxin = F;
     const size_t ws_bytes = 32u << 20;
-    uint64_t sb = sizeof(float) * ((uint64_t)B * (3ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) + Hq + 2ull * Hkv + 2ull * F) +
+    uint64_t sb = sizeof(float) * ((uint64_t)B * (4ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) + Hq + 2ull * Hkv + 2ull * F) +
                   sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat + max_layer) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
                   sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, maxin) +
                   tcu_attention_ws_bytes(TCU_MULTI_MAX, g->nh, hd, g->att_splits);
@@ -609,6 +611,7 @@ static int rank_setup(tern_cuda *g) {
             g->vc16 = dalloc(sizeof(uint16_t) * (size_t)g->n_ctx * Hkv, &fail);
         }
         g->x = dalloc(sizeof(float) * (size_t)B * E, &fail);
+        g->x2 = dalloc(sizeof(float) * (size_t)B * E, &fail);
         g->xn = dalloc(sizeof(float) * (size_t)B * E, &fail);
         g->tmp = dalloc(sizeof(float) * (size_t)B * E, &fail);
         g->q = dalloc(sizeof(float) * (size_t)B * Hq, &fail);
@@ -656,6 +659,7 @@ static int rank_setup(tern_cuda *g) {
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
         tcu_set_pdl(cc_major >= 9 && !getenv_is0("TERN_CUDA_PDL"));
+        if (getenv("TERN_CUDA_RMS_SPLIT")) tcu_set_rms_split(atoi(getenv("TERN_CUDA_RMS_SPLIT")));
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         g->gemv_max = TCU_MULTI_MAX;
         g->att_x16 = !getenv_is0("TERN_CUDA_ATT_X16");
@@ -700,7 +704,7 @@ static void rank_free(tern_cuda *g) {
             cudaFree(d->attn_norm); cudaFree(d->ffn_norm);
             cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
         }
-    void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->kc16, g->vc16, g->x, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
+    void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->kc16, g->vc16, g->x, g->x2, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
                     g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
                     g->lfull};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
@@ -1003,6 +1007,9 @@ static int gather_logits(tern_cuda *g, int n) {
 
 /* g->xq when the GEMV path (n <= TCU_MULTI_MAX) runs one of the matrices a, b, c (NULL: none) with the dp4a
  * kernel: the producer of their input then writes it in the x16 format too; else NULL. */
+/* The residual buffer a residual add writes when the stream is in xc (forward). */
+static float *other_x(const tern_cuda *g, const float *xc) { return xc == g->x ? g->x2 : g->x; }
+
 static void *want_x16(const tern_cuda *g, int n, const dweight *a, const dweight *b, const dweight *c) {
     if (!g->use_dp4a || n > g->gemv_max) return NULL;
     const int any = tcu_gemv_dp4a_supported(a->type) || (b && tcu_gemv_dp4a_supported(b->type)) ||
@@ -1024,6 +1031,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     cudaStream_t st = g->st;
     const unsigned sk = n == 1 ? g->skip : 0; /* TERN_CUDA_SKIP: a timing arm, one-token steps only */
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
+    float *xc = g->x; /* the residual stream: g->x or g->x2, toggled by each residual add */
     for (int il = 0; il < g->n_layer_eval; il++) {
         const dlayer *l = &g->layers[il];
         uint16_t *kc = (uint16_t *)((char *)g->kc + il * g->kv_layer_bytes);
@@ -1032,9 +1040,12 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         int8_t *kq = (int8_t *)kc, *vq = (int8_t *)vc;
         uint16_t *ksc = (uint16_t *)(kq + (size_t)g->n_ctx * Hkv), *vsc = (uint16_t *)(vq + (size_t)g->n_ctx * Hkv);
         void *xq = want_x16(g, n, l->wq, l->wk, l->wv);
-        if (!(sk & SK_NORM))
-            tcu_add_rmsnorm(g->x, il > 0 ? g->tmp : NULL, l->attn_norm, m->rms_eps, n, E, one ? g->xn : NULL,
-                            one ? NULL : g->x16, xq, st);
+        if (!(sk & SK_NORM)) {
+            float *xo = il > 0 ? other_x(g, xc) : xc;
+            tcu_add_rmsnorm_to(xc, xo, il > 0 ? g->tmp : NULL, l->attn_norm, m->rms_eps, n, E, one ? g->xn : NULL,
+                               one ? NULL : g->x16, xq, st);
+            xc = xo;
+        }
         float *q = g->q, *k = g->k, *v = g->v;
         if (n == 1 && l->qkv) {
             if (!(sk & SK_QKV) && matmul(g, l->qkv, 1, g->xn, xq, g->x16, g->qkv1)) return -1;
@@ -1086,8 +1097,12 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
 
         xq = want_x16(g, n, l->gate, l->up, NULL);
-        if (!(sk & SK_NORM))
-            tcu_add_rmsnorm(g->x, g->tmp, l->ffn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
+        if (!(sk & SK_NORM)) {
+            float *xo = other_x(g, xc);
+            tcu_add_rmsnorm_to(xc, xo, g->tmp, l->ffn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16,
+                               xq, st);
+            xc = xo;
+        }
         float *gp = g->g, *up = g->u;
         if (n == 1 && l->gu) {
             if (!(sk & SK_GU) && matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
@@ -1107,12 +1122,13 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     const int V = m->n_vocab;
     void *xq = want_x16(g, all_logits ? n : 1, g->output, NULL, NULL);
     if (all_logits && n > 1) {
-        tcu_add_rmsnorm(g->x, g->tmp, g->output_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
+        tcu_add_rmsnorm_to(xc, other_x(g, xc), g->tmp, g->output_norm, m->rms_eps, n, E, one ? g->xn : NULL,
+                           one ? NULL : g->x16, xq, st);
         if (matmul(g, g->output, n, g->xn, xq, g->x16, g->logits) || gather_logits(g, n)) return -1;
         if (g->rank == 0) tcu_argmax(g->lg + (size_t)(n - 1) * V, V, g->next, st);
     } else {
-        tcu_add_rmsnorm(g->x + (size_t)(n - 1) * E, g->tmp + (size_t)(n - 1) * E, g->output_norm, m->rms_eps, 1, E,
-                        g->xn, NULL, xq, st);
+        tcu_add_rmsnorm_to(xc + (size_t)(n - 1) * E, other_x(g, xc) + (size_t)(n - 1) * E, g->tmp + (size_t)(n - 1) * E,
+                           g->output_norm, m->rms_eps, 1, E, g->xn, NULL, xq, st);
         if (xq) {
             if (tcu_gemv_dp4a_fam(g->output->fam, g->output->type, g->output->d, g->output->stride, E, g->nv, xq, 1,
                                   g->logits, st))

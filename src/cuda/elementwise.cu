@@ -21,15 +21,22 @@ extern "C" void tcu_set_pdl(int on) { g_tcu_pdl = on != 0; }
 #define RMS_T 1024 /* one CTA per row: a decode step's RMSNorm is one CTA, so it is as wide as a CTA goes (256
                     * threads: 0.1-0.2 ms more per Llama-3-8B step, docs/ledger.md) */
 #define RMS_EPT 8 /* elements a thread keeps in registers (dim <= RMS_EPT * RMS_T: every Llama-class width) */
+/* Split (gridDim.y = C > 1, the fast path only, dim a multiple of 32 * C): C CTAs a row each compute the whole
+ * row's sum of squares (the same loads and order: the same scale) and write only their slice of dim / C
+ * elements, so a one-token RMSNorm's outputs are written by C SMs instead of one. x and xo are then distinct
+ * buffers (a CTA must not overwrite x another CTA still reads); with C = 1 xo may equal x (in place). */
 __global__ void __launch_bounds__(RMS_T)
-rmsnorm_k(float *__restrict__ x, const float *__restrict__ r, const float *__restrict__ g, float eps, int dim,
-          float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane) {
+rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
+          const float *__restrict__ r, const float *__restrict__ g, float eps,
+          int dim, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane) {
     __shared__ double red[RMS_T / 32];
     __shared__ float s_sc;
     pdl_trigger();
     pdl_wait();
     const int t = blockIdx.x, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    float *xr = x + (size_t)t * dim;
+    const int sw = dim / (int)gridDim.y, s0 = (int)blockIdx.y * sw, s1 = s0 + sw; /* this CTA's slice */
+    const float *xr = x + (size_t)t * dim;
+    float *xw = xo + (size_t)t * dim;
     const float *rr = r ? r + (size_t)t * dim : NULL;
     /* every load issued before the first use: x, r and g in registers (a loop that loads, adds and stores
      * element by element waits one memory latency per element a thread owns: 8.0 us a call, ncu) */
@@ -51,15 +58,15 @@ rmsnorm_k(float *__restrict__ x, const float *__restrict__ r, const float *__res
             if (i < dim) {
                 if (rr) {
                     xv[k] = __fadd_rn(xv[k], rv[k]);
-                    xr[i] = xv[k];
+                    if (i >= s0 && i < s1) xw[i] = xv[k];
                 }
                 ss += (double)xv[k] * (double)xv[k];
             }
         }
-    } else if (rr) {
+    } else if (rr) { /* C = 1 (the launcher): the new x goes to xw, read back below */
         for (int i = threadIdx.x; i < dim; i += blockDim.x) {
             const float v = __fadd_rn(xr[i], rr[i]);
-            xr[i] = v;
+            xw[i] = v;
             ss += (double)v * (double)v;
         }
     } else {
@@ -81,7 +88,7 @@ rmsnorm_k(float *__restrict__ x, const float *__restrict__ r, const float *__res
 #pragma unroll
         for (int k = 0; k < RMS_EPT; k++) {
             const int i = threadIdx.x + k * RMS_T;
-            if (i < dim) { /* warp-uniform when dim is a multiple of 32 (the x16 case) */
+            if (i < dim && i >= s0 && i < s1) { /* warp-uniform when dim is a multiple of 32 (the x16 case) */
                 const float v = __fmul_rn(__fmul_rn(xv[k], sc), gv[k]);
                 if (y32) y32[(size_t)t * dim + i] = v;
                 if (y16) y16[(size_t)t * dim + i] = __half_as_ushort(__float2half_rn(v));
@@ -90,8 +97,9 @@ rmsnorm_k(float *__restrict__ x, const float *__restrict__ r, const float *__res
         }
         return;
     }
+    const float *xn = rr ? (const float *)xw : xr; /* the slow path's x after the add */
     for (int i = threadIdx.x; i < dim; i += blockDim.x) {
-        const float v = __fmul_rn(__fmul_rn(xr[i], sc), g[i]);
+        const float v = __fmul_rn(__fmul_rn(xn[i], sc), g[i]);
         if (y32) y32[(size_t)t * dim + i] = v;
         if (y16) y16[(size_t)t * dim + i] = __half_as_ushort(__float2half_rn(v));
         if (xq) x16_put(v, threadIdx.x & 31, ((int64_t)t * dim + i) / 32, xq, plane);
@@ -100,14 +108,27 @@ rmsnorm_k(float *__restrict__ x, const float *__restrict__ r, const float *__res
 
 extern "C" void tcu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
                             cudaStream_t st) {
-    PDL_LAUNCH(rmsnorm_k, dim3(n), dim3(RMS_T), 0, st, (float *)x, (const float *)NULL, g, eps, dim, y32, y16,
+    PDL_LAUNCH(rmsnorm_k, dim3(n), dim3(RMS_T), 0, st, x, (float *)x, (const float *)NULL, g, eps, dim, y32, y16,
                (void *)NULL, (size_t)0);
 }
 
 extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n, int dim, float *y32,
                                 uint16_t *y16, void *xq, cudaStream_t st) {
     if (dim % 32) xq = NULL; /* the caller then quantizes (tcu_quantize_x16 needs whole blocks too) */
-    PDL_LAUNCH(rmsnorm_k, dim3(n), dim3(RMS_T), 0, st, x, r, g, eps, dim, y32, y16, xq, x16_plane_bytes(n, dim));
+    PDL_LAUNCH(rmsnorm_k, dim3(n), dim3(RMS_T), 0, st, (const float *)x, x, r, g, eps, dim, y32, y16, xq,
+               x16_plane_bytes(n, dim));
+}
+
+/* TERN_CUDA_RMS_SPLIT: CTAs a row of tcu_add_rmsnorm_to (1 = one CTA, as tcu_add_rmsnorm) */
+static int g_rms_split = 8;
+extern "C" void tcu_set_rms_split(int c) { g_rms_split = c >= 1 && c <= 64 ? c : 8; }
+
+extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
+                                   float *y32, uint16_t *y16, void *xq, cudaStream_t st) {
+    if (dim % 32) xq = NULL;
+    int c = g_rms_split;
+    while (c > 1 && (dim > RMS_EPT * RMS_T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
+    PDL_LAUNCH(rmsnorm_k, dim3(n, c), dim3(RMS_T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, x16_plane_bytes(n, dim));
 }
 
 /* Thread per (token, pair i): one angle, applied to every head. */

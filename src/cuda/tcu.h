@@ -134,6 +134,13 @@ void tcu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, floa
  * multiple of 32), the output also in the dp4a GEMV's x16 format (tcu_quantize_x16's bytes). */
 void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
                      void *xq, cudaStream_t st);
+/* As tcu_add_rmsnorm, out of place: xo = x + r (r NULL: xo is not written; x is read only), normalised from
+ * xo, with C = TERN_CUDA_RMS_SPLIT (8; tcu_set_rms_split) CTAs a row that each reduce the whole row (the same
+ * bits as one CTA) and write a slice. x and xo must not overlap when C > 1 (C is lowered to 1 for rows
+ * wider than 8192 and to a divisor whose slices are whole 32-element blocks). */
+void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
+                        float *y32, uint16_t *y16, void *xq, cudaStream_t st);
+void tcu_set_rms_split(int c);
 /* RoPE on adjacent pairs, x (n, n_heads, hd) f32 in place; token t at position pos[t]; angle
  * pos[t] * freq[i] evaluated in double as cpu_rope does. freq (n_rot/2) f32. */
 void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq,

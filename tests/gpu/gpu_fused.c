@@ -2,6 +2,8 @@
  * inputs (run by bench/gpu_check.sh on a GPU box):
  * - tcu_add_rmsnorm(x, r) == tcu_add then tcu_rmsnorm (x written back, y32, y16), and its x16 output ==
  *   tcu_quantize_x16 of y32 (n = 1, 3, 16 rows; dim 576, 4096);
+ * - tcu_add_rmsnorm_to (out of place, C CTAs a row writing slices) == tcu_add_rmsnorm, bit for bit (dims
+ *   4096, 576, 8192, 16384, 96; C 8, 3, 1; with and without the residual add);
  * - tcu_swiglu_x16 == tcu_swiglu, and its x16 output == tcu_quantize_x16 of the result;
  * - tcu_rope_kv == tcu_rope on q, tcu_rope on k, tcu_kv_write (q, k, both caches; n_rot = hd and n_rot < hd);
  * - tcu_rope_kv_q8: the same q and k bits, and its Q8_0 cache rows == tern_quantize_activation(TERN_TYPE_Q8_0)
@@ -97,6 +99,43 @@ int main(void) {
             cudaFree(x); cudaFree(x2); cudaFree(r); cudaFree(g); cudaFree(ya); cudaFree(yb); cudaFree(ha); cudaFree(hb);
             cudaFree(qa); cudaFree(qb);
         }
+    /* tcu_add_rmsnorm_to (out of place, C CTAs a row, each writing a slice) == tcu_add_rmsnorm (in place,
+     * one CTA) bit for bit: new x, y32, y16, x16; with r NULL x is left alone. dims: Llama-3-8B, the default
+     * model, 8192 (the fast path's widest), 16384 (the slow path: C falls to 1), 96 (C falls to 1: 96 / 32
+     * blocks do not split in 8); C 8 (default), 3, 1 */
+    {
+        const int rdims[5] = {4096, 576, 8192, 16384, 96}, cs[3] = {8, 3, 1};
+        for (int di = 0; di < 5; di++)
+            for (int ci = 0; ci < 3; ci++)
+                for (int withr = 0; withr < 2; withr++) {
+                    const int dim = rdims[di], n = ci == 1 ? 3 : 1;
+                    const size_t nb = (size_t)n * dim;
+                    tcu_set_rms_split(cs[ci]);
+                    float *x = rand_dev(nb, 3.0f), *r = rand_dev(nb, 1.0f), *g = rand_dev((size_t)dim, 1.5f);
+                    float *x2, *xo, *ya, *yb;
+                    uint16_t *ha, *hb;
+                    void *qa, *qb;
+                    CU(cudaMalloc((void **)&x2, sizeof(float) * nb)); CU(cudaMalloc((void **)&xo, sizeof(float) * nb));
+                    CU(cudaMemcpy(x2, x, sizeof(float) * nb, cudaMemcpyDeviceToDevice));
+                    CU(cudaMemset(xo, 0x7F, sizeof(float) * nb));
+                    CU(cudaMalloc((void **)&ya, sizeof(float) * nb)); CU(cudaMalloc((void **)&yb, sizeof(float) * nb));
+                    CU(cudaMalloc((void **)&ha, 2 * nb)); CU(cudaMalloc((void **)&hb, 2 * nb));
+                    CU(cudaMalloc(&qa, tcu_x16_bytes(n, dim))); CU(cudaMalloc(&qb, tcu_x16_bytes(n, dim)));
+                    CU(cudaMemset(qa, 0x5A, tcu_x16_bytes(n, dim))); CU(cudaMemset(qb, 0x5A, tcu_x16_bytes(n, dim)));
+                    tcu_add_rmsnorm(x, withr ? r : NULL, g, 1e-5f, n, dim, ya, ha, qa, 0);
+                    tcu_add_rmsnorm_to(x2, xo, withr ? r : NULL, g, 1e-5f, n, dim, yb, hb, qb, 0);
+                    CU(cudaDeviceSynchronize());
+                    CHECK(dev_eq(ya, yb, sizeof(float) * nb) && dev_eq(ha, hb, 2 * nb) &&
+                              dev_eq(qa, qb, tcu_x16_bytes(n, dim)),
+                          "add_rmsnorm_to dim=%d n=%d C=%d r=%d: y32 / y16 / x16 differ from add_rmsnorm", dim, n, cs[ci],
+                          withr);
+                    CHECK(withr ? dev_eq(x, xo, sizeof(float) * nb) : dev_eq(x, x2, sizeof(float) * nb),
+                          "add_rmsnorm_to dim=%d n=%d C=%d r=%d: the residual differs", dim, n, cs[ci], withr);
+                    cudaFree(x); cudaFree(x2); cudaFree(xo); cudaFree(r); cudaFree(g); cudaFree(ya); cudaFree(yb);
+                    cudaFree(ha); cudaFree(hb); cudaFree(qa); cudaFree(qb);
+                }
+        tcu_set_rms_split(8);
+    }
     /* SwiGLU (+ x16) */
     for (int ni = 0; ni < 3; ni++) {
         const int n = ns[ni], F = 14336;
