@@ -126,7 +126,9 @@ extern "C" void tcu_set_rms_split(int c) { g_rms_split = c >= 1 && c <= 64 ? c :
 extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
                                    float *y32, uint16_t *y16, void *xq, cudaStream_t st) {
     if (dim % 32) xq = NULL;
-    int c = g_rms_split;
+    /* decode steps and verify chunks only: a prefill chunk already has a CTA a row, and C of them a row would
+     * each reload and reduce the whole row (pp512 25,823 -> 20,894 tok/s with C = 8 on every call) */
+    int c = n <= TCU_MULTI_MAX ? g_rms_split : 1;
     while (c > 1 && (dim > RMS_EPT * RMS_T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
     PDL_LAUNCH(rmsnorm_k, dim3(n, c), dim3(RMS_T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, x16_plane_bytes(n, dim));
 }
