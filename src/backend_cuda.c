@@ -282,7 +282,9 @@ static int getenv_is0(const char *name) {
 /* TERN_CUDA_SKIP=a,b,...: kernel classes the one-token decode step leaves out, to measure what each costs
  * inside the captured step (a timing arm like TERN_TP_NO_COMM: the outputs are WRONG, and it says so).
  * Classes: norm (both RMSNorms of a layer), rope (RoPE + KV write), att (decode attention), swiglu, qkv,
- * o, gu (gate|up), down (the GEMVs). Chunks (n > 1) and prefill are untouched. Returns -1 on an unknown name. */
+ * o, gu (gate|up), down (the GEMVs). rope and att apply where the attention writes the O GEMV's x16 input
+ * (the default), qkv and gu to fused weights (the default); the trace still counts a skipped attention.
+ * Chunks (n > 1) and prefill are untouched. Returns -1 on an unknown name. */
 enum { SK_NORM = 1, SK_ROPE = 2, SK_ATT = 4, SK_SWIGLU = 8, SK_QKV = 16, SK_O = 32, SK_GU = 64, SK_DOWN = 128 };
 static int parse_skip(const char *e, unsigned *out) {
     static const char *names[] = {"norm", "rope", "att", "swiglu", "qkv", "o", "gu", "down"};
@@ -300,7 +302,7 @@ static int parse_skip(const char *e, unsigned *out) {
         }
         *out |= bit;
     }
-    fprintf(stderr, "tern: TERN_CUDA_SKIP=%s: decode-step kernels left out, outputs are WRONG (timing arm)\n", e);
+    if (*out) fprintf(stderr, "tern: TERN_CUDA_SKIP=%s: decode-step kernels left out, outputs are WRONG (timing arm)\n", e);
     return 0;
 }
 

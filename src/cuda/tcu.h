@@ -136,7 +136,8 @@ void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n,
                      void *xq, cudaStream_t st);
 /* As tcu_add_rmsnorm, out of place: xo = x + r (r NULL: xo is not written; x is read only), normalised from
  * xo, with C = TERN_CUDA_RMS_SPLIT (8; tcu_set_rms_split) CTAs a row for n <= TCU_MULTI_MAX (1 above) that each reduce the whole row (the same
- * bits as one CTA) and write a slice. x and xo must not overlap when C > 1 (C is lowered to 1 for rows
+ * bits as one CTA) and write a slice. x and xo must not overlap when C > 1 and r != NULL (with r NULL xo is
+ * never written) (C is lowered to 1 for rows
  * wider than 8192 and to a divisor whose slices are whole 32-element blocks). */
 void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
                         float *y32, uint16_t *y16, void *xq, cudaStream_t st);

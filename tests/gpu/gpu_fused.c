@@ -131,6 +131,15 @@ int main(void) {
                           withr);
                     CHECK(withr ? dev_eq(x, xo, sizeof(float) * nb) : dev_eq(x, x2, sizeof(float) * nb),
                           "add_rmsnorm_to dim=%d n=%d C=%d r=%d: the residual differs", dim, n, cs[ci], withr);
+                    if (!withr) { /* r NULL: xo is never written (still its 0x7F fill) */
+                        float *xf = malloc(sizeof(float) * nb), *xg = malloc(sizeof(float) * nb);
+                        memset(xf, 0x7F, sizeof(float) * nb);
+                        CU(cudaMemcpy(xg, xo, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                        CHECK(!memcmp(xf, xg, sizeof(float) * nb), "add_rmsnorm_to dim=%d C=%d: xo written without r",
+                              dim, cs[ci]);
+                        free(xf);
+                        free(xg);
+                    }
                     cudaFree(x); cudaFree(x2); cudaFree(xo); cudaFree(r); cudaFree(g); cudaFree(ya); cudaFree(yb);
                     cudaFree(ha); cudaFree(hb); cudaFree(qa); cudaFree(qb);
                 }
