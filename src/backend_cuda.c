@@ -1152,6 +1152,28 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     return 0;
 }
 
+/* Capture forward(g, n, all_logits) on g->st into *exec (instantiated). tr (TR_N) gets the trace counts of
+ * one pass, which each replay adds; g->tr is left as before the capture, also when it fails. */
+static int capture_forward(tern_cuda *g, int n, int all_logits, cudaGraphExec_t *exec, uint64_t *tr) {
+    uint64_t before[TR_N];
+    memcpy(before, g->tr, sizeof before);
+    cudaGraph_t graph = NULL;
+    CU(cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
+    const int rc = forward(g, n, all_logits);
+    cudaError_t e = cudaStreamEndCapture(g->st, &graph);
+    for (int k = 0; k < TR_N; k++) {
+        tr[k] = g->tr[k] - before[k];
+        g->tr[k] = before[k];
+    }
+    if (rc != 0 && graph) cudaGraphDestroy(graph); /* not leaked on a failed capture */
+    if (rc != 0) return -1;
+    CU(e);
+    e = cudaGraphInstantiate(exec, graph, 0);
+    cudaGraphDestroy(graph);
+    CU(e);
+    return 0;
+}
+
 /* Copy tokens and positions, run the forward pass (graph replay for one token), leave the results on
  * the device. *timed: whether the events bracket this call. One rank, on its own thread. */
 static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_logits, int *timed) {
@@ -1169,23 +1191,8 @@ static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_log
     if (*timed) CU(cudaEventRecord(g->ev0, g->st));
     if (n == 1 && g->use_graph && (g->graph_ok || capture)) {
         if (!g->graph_ok) {
-            uint64_t before[TR_N];
-            memcpy(before, g->tr, sizeof before);
-            cudaGraph_t graph = NULL;
-            CU(cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
-            int rc = forward(g, 1, 0);
-            cudaError_t e = cudaStreamEndCapture(g->st, &graph);
-            if (rc != 0 && graph) cudaGraphDestroy(graph); /* not leaked on a failed capture */
-            if (rc != 0) return -1;
-            CU(e);
-            e = cudaGraphInstantiate(&g->graph, graph, 0);
-            cudaGraphDestroy(graph);
-            CU(e);
+            if (capture_forward(g, 1, 0, &g->graph, g->tr_graph)) return -1;
             g->graph_ok = 1;
-            for (int k = 0; k < TR_N; k++) { /* the capture counted one step: replays add the same */
-                g->tr_graph[k] = g->tr[k] - before[k];
-                g->tr[k] = before[k];
-            }
         }
         CU(cudaGraphLaunch(g->graph, g->st));
         for (int k = 0; k < TR_N; k++) g->tr[k] += g->tr_graph[k];
@@ -1193,24 +1200,9 @@ static int run(tern_cuda *g, const int32_t *tokens, int n, int pos0, int all_log
         const int a = all_logits != 0;
         if (!g->mgraph_ok[a][n]) { /* the same launches as forward(g, n, all_logits) each time: positions and
                                     * tokens are device data, the attention grid is fixed per context */
-            uint64_t before[TR_N];
-            memcpy(before, g->tr, sizeof before);
-            cudaGraph_t graph = NULL;
-            CU(cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
-            int rc = forward(g, n, all_logits);
-            cudaError_t e = cudaStreamEndCapture(g->st, &graph);
-            if (rc != 0 && graph) cudaGraphDestroy(graph);
-            if (rc != 0) return -1;
-            CU(e);
-            e = cudaGraphInstantiate(&g->mgraph[a][n], graph, 0);
-            cudaGraphDestroy(graph);
-            CU(e);
+            if (capture_forward(g, n, all_logits, &g->mgraph[a][n], g->mtr[a][n])) return -1;
             g->mgraph_ok[a][n] = 1;
             g->n_mgraph++;
-            for (int k = 0; k < TR_N; k++) {
-                g->mtr[a][n][k] = g->tr[k] - before[k];
-                g->tr[k] = before[k];
-            }
         }
         CU(cudaGraphLaunch(g->mgraph[a][n], g->st));
         for (int k = 0; k < TR_N; k++) g->tr[k] += g->mtr[a][n][k];

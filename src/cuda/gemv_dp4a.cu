@@ -429,6 +429,25 @@ gemv_q8_smem_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     }
 }
 
+/* The multi-column twins' step: block b of R rows (decoded into wq, dw, mw) applied to each of the m <= M
+ * columns' activation block, into acc[c * R + r] (column c, row r), in the single-column kernels' order. */
+template <int T, int M, int R>
+static __device__ __forceinline__ void multi_dot(const int (&wq)[R][8], const float (&dw)[R], const float (&mw)[R], int b,
+                                                 int nb, int m, const int8_t *__restrict__ xh,
+                                                 const int8_t *__restrict__ xl, const int2 *__restrict__ xds,
+                                                 float (&acc)[M * R]) {
+    const size_t n_in = (size_t)nb * 32;
+#pragma unroll
+    for (int c = 0; c < M; c++)
+        if (c < m) {
+            const size_t o = c * n_in + (size_t)b * 32;
+            const int2 ds = __ldg(xds + (size_t)c * nb + b);
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                acc[c * R + r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + o, xl + o, ds, acc[c * R + r]);
+        }
+}
+
 /* m <= M columns: a CTA owns R rows at a time; each weight block is decoded once for every column, and
  * each column's activation block serves the R rows. Thread t takes blocks t, t+128, ... of every row in
  * that order and each of the R*M sums is reduced as cta_sum_out reduces one (the warp's xor tree, then the
@@ -442,7 +461,6 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
     __shared__ float part[Q8_WARPS][M * R];
     pdl_trigger();
     pdl_wait();
-    const size_t n_in = (size_t)nb * 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
         const uint8_t *rows[R];
@@ -456,15 +474,7 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
             float dw[R], mw[R];
 #pragma unroll
             for (int r = 0; r < R; r++) load_blk<T>(rows[r], b, wq[r], &dw[r], &mw[r]);
-#pragma unroll
-            for (int c = 0; c < M; c++)
-                if (c < m) {
-                    const size_t o = c * n_in + (size_t)b * 32;
-                    const int2 ds = __ldg(xds + (size_t)c * nb + b);
-#pragma unroll
-                    for (int r = 0; r < R; r++)
-                        acc[c * R + r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + o, xl + o, ds, acc[c * R + r]);
-                }
+            multi_dot<T, M, R>(wq, dw, mw, b, nb, m, xh, xl, xds, acc);
         }
         /* cta_sum_out's reduction of every value; output (c, r) to y[c * n_out + r0 + r] */
 #pragma unroll
@@ -758,7 +768,6 @@ gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n
     pdl_trigger();
     pdl_wait();
     const int lane = (int)threadIdx.x & 31;
-    const size_t n_in = (size_t)nb * 32;
     const int G = (n_out + R - 1) / R;
     for (int g = (int)blockIdx.x * W_WARPS + ((int)threadIdx.x >> 5); g < G; g += (int)gridDim.x * W_WARPS) {
         float acc[M * R]; /* column c, row r at c * R + r */
@@ -772,15 +781,7 @@ gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n
             for (int u = 0; u < U; u++) {
                 const int b = b0 + 32 * u + lane;
                 if (b < nb) {
-#pragma unroll
-                    for (int c = 0; c < M; c++)
-                        if (c < m) {
-                            const size_t o = c * n_in + (size_t)b * 32;
-                            const int2 ds = __ldg(xds + (size_t)c * nb + b);
-#pragma unroll
-                            for (int r = 0; r < R; r++)
-                                acc[c * R + r] = blk_dot<T>(wq[u][r], dw[u][r], mw[u][r], xh + o, xl + o, ds, acc[c * R + r]);
-                        }
+                    multi_dot<T, M, R>(wq[u], dw[u], mw[u], b, nb, m, xh, xl, xds, acc);
                 }
             }
         }
