@@ -100,7 +100,7 @@ typedef struct dweight {
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
-enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_N };
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_N };
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
@@ -173,6 +173,8 @@ struct tern_cuda {
     unsigned char mgraph_ok[2][TCU_MULTI_MAX + 1];
     int use_mgraph, n_mgraph;
     int att_x16; /* the decode attention writes the O GEMV's x16 input (TERN_CUDA_ATT_X16=0: off) */
+    int rope_epi; /* a decode step's q|k|v GEMV applies RoPE and writes the f16 KV cache in its epilogue
+                   * (tcu_gemv_dp4a_rope; TERN_CUDA_ROPE_EPI=0: the separate RoPE + KV kernel) */
     int n_layer_eval; /* layers the forward pass runs (tern_cuda_set_layers) */
     /* TERN_CUDA_TIMING=1: device time of each eval, from events around its launches (printed at free) */
     int timing;
@@ -665,6 +667,7 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         g->gemv_max = TCU_MULTI_MAX;
         g->att_x16 = !getenv_is0("TERN_CUDA_ATT_X16");
+        g->rope_epi = !getenv_is0("TERN_CUDA_ROPE_EPI");
         g->trace = getenv("TERN_TRACE") && atoi(getenv("TERN_TRACE"));
         g->tok = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->pos = dalloc(sizeof(int32_t) * (size_t)B, &fail);
@@ -880,12 +883,12 @@ void tern_cuda_free(tern_cuda *g) {
     }
     if (g->trace)
         fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
-                        "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu (rows <= %d: GEMV)\n",
+                        "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu rope_epi=%llu (rows <= %d: GEMV)\n",
                 (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
                 (unsigned long long)g->tr[TR_DP4A_TMA],
                 (unsigned long long)g->tr[TR_F32_ROW], (unsigned long long)g->tr[TR_F32_ROWS],
                 (unsigned long long)g->tr[TR_GEMM], (unsigned long long)g->tr[TR_ATT_SPLIT],
-                (unsigned long long)g->tr[TR_ATT], g->gemv_max);
+                (unsigned long long)g->tr[TR_ATT], (unsigned long long)g->tr[TR_ROPE_EPI], g->gemv_max);
     tern_cuda **rk = g->rk;
     const int n = g->n_rank;
     if (g->pool) tern_pool_free(g->pool);
@@ -1049,8 +1052,15 @@ static int forward(tern_cuda *g, int n, int all_logits) {
             xc = xo;
         }
         float *q = g->q, *k = g->k, *v = g->v;
+        int roped = 0; /* RoPE and the KV-cache write done by the q|k|v GEMV's epilogue */
         if (n == 1 && l->qkv) {
-            if (!(sk & SK_QKV) && matmul(g, l->qkv, 1, g->xn, xq, g->x16, g->qkv1)) return -1;
+            if (g->rope_epi && xq && !g->kv_q8 && !l->bq && !l->bk && !l->bv && !(sk & (SK_QKV | SK_ROPE))) {
+                const tcu_rope_epi e = {g->pos, g->freq, Hq, Hkv, hd, m->n_rot, kc, vc};
+                const dweight *w = l->qkv;
+                roped = tcu_gemv_dp4a_rope(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, g->qkv1, &e, st);
+                if (roped) g->tr[TR_DP4A_ROW]++, g->tr[TR_ROPE_EPI]++;
+            }
+            if (!roped && !(sk & SK_QKV) && matmul(g, l->qkv, 1, g->xn, xq, g->x16, g->qkv1)) return -1;
             q = g->qkv1;
             k = q + Hq;
             v = k + Hkv;
@@ -1067,7 +1077,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         xq = want_x16(g, n, l->wo, NULL, NULL);
         const int att_x16 = xq && n <= TCU_MULTI_MAX && g->att_x16;
         if (att_x16) {
-            if (sk & SK_ROPE) {
+            if ((sk & SK_ROPE) || roped) {
             } else if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
             else tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kq, ksc, vq, vsc, st);
             if (!(sk & SK_ATT))
@@ -1076,7 +1086,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
                                          g->kv_q8 ? vsc : NULL, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
                                          g->att_splits, xq, st);
         } else if (!g->kv_q8) {
-            tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
+            if (!roped) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
             tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws, g->att_splits, st);
         } else {
             tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kq, ksc, vq, vsc, st);

@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 
 #include "cuda/pdl.cuh"
+#include "cuda/rope.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
 
@@ -138,13 +139,13 @@ __global__ void rope_k(float *x, int n, int n_heads, int hd, int n_rot, const in
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_rot / 2) return;
     for (int t = blockIdx.y; t < n; t += gridDim.y) { /* grid.y <= 65535 < the largest ubatch (65536) */
-        const double th = (double)pos[t] * (double)freq[i];
-        const float c = (float)cos(th), s = (float)sin(th);
+        float c, s;
+        rope_cs(pos[t], freq[i], &c, &s);
         for (int h = 0; h < n_heads; h++) {
             float *v = x + ((size_t)t * n_heads + h) * hd + 2 * i;
             const float a = v[0], b = v[1];
-            v[0] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
-            v[1] = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
+            v[0] = rope_first(a, b, c, s);
+            v[1] = rope_second(a, b, c, s);
         }
     }
 }
@@ -194,16 +195,12 @@ __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int
     for (int t = blockIdx.y; t < n; t += gridDim.y) {
         float c = 1.0f, s = 0.0f;
         const int rot = i < n_rot / 2;
-        if (rot) {
-            const double th = (double)pos[t] * (double)freq[i];
-            c = (float)cos(th);
-            s = (float)sin(th);
-        }
+        if (rot) rope_cs(pos[t], freq[i], &c, &s);
         float *p = hh < nh ? q + ((size_t)t * nh + hh) * hd + 2 * i : k + ((size_t)t * nkv + (hh - nh)) * hd + 2 * i;
         float a = p[0], b = p[1];
         if (rot) {
-            const float a2 = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
-            const float b2 = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
+            const float a2 = rope_first(a, b, c, s);
+            const float b2 = rope_second(a, b, c, s);
             a = a2;
             b = b2;
             p[0] = a;

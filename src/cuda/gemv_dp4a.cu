@@ -33,6 +33,7 @@
 #include "cuda/dequant.cuh"
 #include "cuda/pdl.cuh"
 #include "cuda/reduce.cuh"
+#include "cuda/rope.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
 
@@ -263,12 +264,63 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
     return acc;
 }
 
+/* ---- the q|k|v GEMV's RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope; epi.kc NULL: none) ----
+ * Output row `row` with sum v and its pair partner's (row ^ 1) sum o: returns y's value (q and k rows
+ * rotated as rope_kv_k rotates them, rope.cuh) and stores a k or v row's element in the f16 cache at row p
+ * (rope_kv_k's conversion): the same bits as the plain GEMV followed by tcu_rope_kv. */
+static __device__ __forceinline__ float rope_epi_out(const tcu_rope_epi &e, int32_t p, int row, float v, float o) {
+    if (row >= e.nq + e.nkv) {
+        e.vc[(size_t)p * e.nkv + (row - e.nq - e.nkv)] = __half_as_ushort(__float2half_rn(v));
+        return v;
+    }
+    const int hr = row < e.nq ? row : row - e.nq, i = (hr % e.hd) >> 1;
+    if (i < e.n_rot / 2) {
+        float c, s;
+        rope_cs(p, e.freq[i], &c, &s);
+        v = row & 1 ? rope_second(o, v, c, s) : rope_first(v, o, c, s);
+    }
+    if (row >= e.nq) e.kc[(size_t)p * e.nkv + hr] = __half_as_ushort(__float2half_rn(v));
+    return v;
+}
+
+/* cta_sum_out of rows r0 .. r0 + nout - 1 into y + r0, with the epilogue when e.kc is set (N and r0 even:
+ * a pair's two rows are threads j, j ^ 1 of warp 0). The sums are cta_sum_out's, in its order. */
+template <int W, int N>
+static __device__ __forceinline__ void cta_sum_epi(const float (&acc)[N], float (*part)[N], int nout, float *y, int r0,
+                                                   const tcu_rope_epi &e) {
+    if (!e.kc) {
+        cta_sum_out<W, N>(acc, part, nout, y + r0, 1);
+        return;
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        float s = acc[j];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) part[warp][j] = s;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        float s = 0.0f;
+        if (lane < nout) {
+            s = part[0][lane];
+#pragma unroll
+            for (int k = 1; k < W; k++) s += part[k][lane];
+        }
+        const float o = __shfl_xor_sync(0xffffffffu, s, 1);
+        if (lane < nout) y[r0 + lane] = rope_epi_out(e, e.pos[0], r0 + lane, s, o);
+    }
+    __syncthreads();
+}
+
 /* Single column: a CTA of 4 warps owns R rows at a time (persistent over row groups); thread t takes
  * blocks t, t+128, ... of each row; the activation block is loaded once for the R rows. */
 template <int T, int R>
 __global__ void __launch_bounds__(Q8_T)
 gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
-          const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf) {
+          const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf,
+          tcu_rope_epi epi) {
     __shared__ float part[Q8_WARPS][R];
     { /* weights are constant: start this CTA's first R rows towards L2 before waiting for the input */
         const int r0 = blockIdx.x * R, nr = n_out - r0 < R ? n_out - r0 : R;
@@ -298,7 +350,7 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
             for (int r = 0; r < R; r++)
                 acc[r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
         }
-        cta_sum_out<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
+        cta_sum_epi<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y, r0, epi);
     }
 }
 
@@ -329,7 +381,7 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
                                                 const int2 *__restrict__ xds, float *__restrict__ y, int &g, int &k,
                                                 int (&wc)[R][8], float (&dc)[R], float (&mc)[R], int (&wn)[R][8],
                                                 float (&dn)[R], float (&mn)[R], float (&acc)[R],
-                                                float (*part)[R]) {
+                                                float (*part)[R], const tcu_rope_epi &epi) {
     int gn = g, kn = k + 1;
     if (kn == K) { kn = 0; gn = g + (int)gridDim.x; }
     const int more = gn < G;
@@ -343,7 +395,7 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
     }
     if (kn == 0) {
         const int r0 = g * R;
-        cta_sum_out<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
+        cta_sum_epi<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y, r0, epi);
 #pragma unroll
         for (int r = 0; r < R; r++) acc[r] = 0.0f;
     }
@@ -360,7 +412,8 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
 template <int T, int R>
 __global__ void __launch_bounds__(Q8_T, TERN_DP4A_MINB)
 gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
-               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf) {
+               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf,
+               tcu_rope_epi epi) {
     __shared__ float part[Q8_WARPS][R];
     const int G = (n_out + R - 1) / R, K = (nb + Q8_T - 1) / Q8_T;
     int g = (int)blockIdx.x, k = 0;
@@ -381,8 +434,8 @@ gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     pdl_trigger();
     pdl_wait();
     for (;;) {
-        if (!pipe_step<T, R>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wa, da, ma, wb, db, mb, acc, part)) break;
-        if (!pipe_step<T, R>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wb, db, mb, wa, da, ma, acc, part)) break;
+        if (!pipe_step<T, R>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wa, da, ma, wb, db, mb, acc, part, epi)) break;
+        if (!pipe_step<T, R>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wb, db, mb, wa, da, ma, acc, part, epi)) break;
     }
 }
 
@@ -512,6 +565,22 @@ static int q8_occ(int per_sm) {
     return v && v < per_sm ? v : per_sm;
 }
 
+/* A warp's R reduced rows (every lane holds every sum) out: lane r writes row r0 + r (r < nr), through the
+ * RoPE + KV-cache epilogue when e.kc is set (R and r0 even: the pair partner is sum r ^ 1). */
+template <int R>
+static __device__ __forceinline__ void warp_out(const float (&v)[R], int nr, float *y, int r0, const tcu_rope_epi &e) {
+    const int lane = (int)threadIdx.x & 31;
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        if (lane == r && r < nr) {
+            float o = v[r];
+            if constexpr (R % 2 == 0) {
+                if (e.kc) o = rope_epi_out(e, e.pos[0], r0 + r, v[r], v[r ^ 1]);
+            }
+            y[r0 + r] = o;
+        }
+}
+
 /* ---- bulk-copy-staged kernel (TERN_CUDA_DP4A_KERNEL=tma; the per-weight rule is at q8_family) ----
  * A persistent grid of one CTA an SM (TM_WARPS warps); CTA c owns the contiguous row groups
  * [c*G/grid, (c+1)*G/grid) of R rows, and its warp j the groups j, j+TM_WARPS, ... of those. A warp walks its
@@ -608,7 +677,7 @@ template <int T, int R>
 __global__ void __launch_bounds__(TM_T, 1)
 gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, int cb, int cbytes,
-              int P) {
+              int P, tcu_rope_epi epi) {
     extern __shared__ __align__(128) uint8_t tm_sm[];
     __shared__ __align__(8) uint64_t full[TM_MAX_SLOTS];
     const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
@@ -676,11 +745,10 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
             gi++;
 #pragma unroll
             for (int r = 0; r < R; r++) {
-                float v = acc[r];
 #pragma unroll
-                for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-                if (lane == r && r < nr) y[r0 + r] = v;
+                for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
             }
+            warp_out<R>(acc, nr, y, r0, epi);
         }
     }
 }
@@ -716,7 +784,8 @@ static __device__ __forceinline__ void warp_load(const uint8_t *__restrict__ w, 
 template <int T, int R, int U>
 __global__ void __launch_bounds__(W_T)
 gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
-               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf) {
+               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf,
+               tcu_rope_epi epi) {
     const int lane = (int)threadIdx.x & 31;
     const int G = (n_out + R - 1) / R, step = (int)gridDim.x * W_WARPS;
     int g = (int)blockIdx.x * W_WARPS + ((int)threadIdx.x >> 5);
@@ -749,11 +818,10 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
         }
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            float v = acc[r];
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (lane == r && g * R + r < n_out) y[g * R + r] = v;
+            for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
         }
+        warp_out<R>(acc, n_out - g * R < R ? n_out - g * R : R, y, g * R, epi);
     }
 }
 
@@ -947,17 +1015,24 @@ static int q8_wcfg(void) {
     return v;
 }
 
+/* The kernels' epilogue argument: *e, or none (kc NULL). */
+static tcu_rope_epi epi_arg(const tcu_rope_epi *e) {
+    tcu_rope_epi z;
+    memset(&z, 0, sizeof z);
+    return e ? *e : z;
+}
+
 template <int T, int R, int U>
 static void q8_warp_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
-                           const int2 *ds, float *y, cudaStream_t st) {
+                           const int2 *ds, float *y, const tcu_rope_epi *epi, cudaStream_t st) {
     static int per_sm = 0;
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t) =
-        gemv_q8_warp_k<T, R, U>;
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t,
+               tcu_rope_epi) = gemv_q8_warp_k<T, R, U>;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, W_T, 0) != cudaSuccess) per_sm = 4;
     const int64_t groups = (n_out + R - 1) / R, ctas = (groups + W_WARPS - 1) / W_WARPS;
     const int64_t cap = (int64_t)gemv_sms() * q8_occ(per_sm > 0 ? per_sm : 4);
     PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), 0, st, w, stride, nb, n_out, q, ql, ds, y,
-               q8_pf());
+               q8_pf(), epi_arg(epi));
 }
 
 template <int T, int R, int S>
@@ -1035,10 +1110,10 @@ static int q8_smem(void) {
 
 template <int T, int R>
 static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
-                      const int2 *ds, float *y, cudaStream_t st) {
+                      const int2 *ds, float *y, const tcu_rope_epi *epi, cudaStream_t st) {
     const size_t smem = (size_t)R * stride;
-    /* not for the repacked types: their load_blk reads global memory only (WLD) */
-    if (q8_smem() && T != TCU_TYPE_Q4_0R && T != TCU_TYPE_Q8_0R && T != TCU_TYPE_Q4_KR && smem <= (48u << 10) &&
+    /* not for the repacked types: their load_blk reads global memory only (WLD); no epilogue (q8_dispatch) */
+    if (!epi && q8_smem() && T != TCU_TYPE_Q4_0R && T != TCU_TYPE_Q8_0R && T != TCU_TYPE_Q4_KR && smem <= (48u << 10) &&
         stride % 16 == 0 && ((uintptr_t)w & 15) == 0) {
         static size_t seen[16]; /* occupancy depends on the staging size: asked once per size */
         static int occ[16], n_seen = 0;
@@ -1056,14 +1131,15 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
                                                                                           ds, y);
         return;
     }
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t) =
-        q8_pipe() && nb > 0 ? gemv_q8_pipe_k<T, R> : gemv_q8_k<T, R>; /* nb = 0: the pipe would never end a group */
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t,
+               tcu_rope_epi) = q8_pipe() && nb > 0 ? gemv_q8_pipe_k<T, R> : gemv_q8_k<T, R>; /* nb = 0: the pipe
+                                                                                    * would never end a group */
     static int per_sm[2];
     int *ps = &per_sm[q8_pipe() && nb > 0];
     if (!*ps && cudaOccupancyMaxActiveBlocksPerMultiprocessor(ps, kf, Q8_T, 0) != cudaSuccess) *ps = 4;
     const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * q8_occ(*ps > 0 ? *ps : 4);
     PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, y,
-               q8_pf());
+               q8_pf(), epi_arg(epi));
 }
 
 /* Shared-memory ring of gemv_q8_tma_k in KiB: TERN_CUDA_TMA_KB (16..226, default 160). */
@@ -1097,7 +1173,7 @@ static int q8_tma_slots(void) {
  * fits or the layout is not 16-byte aligned. */
 template <int T, int R>
 static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
-                         const int2 *ds, float *y, cudaStream_t st) {
+                         const int2 *ds, float *y, const tcu_rope_epi *epi, cudaStream_t st) {
     const int P = q8_tma_slots();
     int U = 4;
     for (; U >= 1; U >>= 1) {
@@ -1106,8 +1182,8 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     }
     if (U < 1 || stride % 16 || ((uintptr_t)w & 15) || n_out < 1 || nb < 1) return 0;
     const int cbytes = 4 * U * q8_bytes8<T>();
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int, int, int) =
-        gemv_q8_tma_k<T, R>;
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int, int, int,
+               tcu_rope_epi) = gemv_q8_tma_k<T, R>;
     /* per device (tensor parallelism drives several GPUs): sm_90 or later, and the shared-memory opt-in set;
      * a device without them runs the warp kernel (the caller), whose bits are the same */
     static unsigned long long ok_dev = 0, no_dev = 0;
@@ -1131,7 +1207,7 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     }
     const int64_t groups = (n_out + R - 1) / R, sms = gemv_sms();
     PDL_LAUNCH(kf, dim3((unsigned)(groups < sms ? groups : sms)), dim3(TM_T), (size_t)TM_WARPS * P * R * cbytes, st, w,
-               stride, nb, n_out, q, ql, ds, y, 32 * U, cbytes, P);
+               stride, nb, n_out, q, ql, ds, y, 32 * U, cbytes, P, epi_arg(epi));
     return 1;
 }
 
@@ -1173,16 +1249,44 @@ template <int T> static int q8_family(size_t stride, int64_t n_in, int64_t n_out
     return q8_kernel<T>();
 }
 
-/* Returns 1 when the call ran gemv_q8_tma_k (the trace's count), else 0. */
+/* Returns 1 when the call ran gemv_q8_tma_k (the trace's count), else 0. With epi (m = 1): the RoPE + KV
+ * epilogue in the family's kernel with an even number of rows a CTA or warp (the bits do not depend on
+ * it): returns 1 when launched, -1 when the family's configuration has none (nothing launched). */
 template <int T>
 static int q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, int64_t n_out, const void *xq, int m,
-                       float *y, cudaStream_t st) {
+                       float *y, const tcu_rope_epi *epi, cudaStream_t st) {
     const int nb = (int)(n_in / 32);
     const size_t pb = plane_bytes(m, n_in);
     const int8_t *q = (const int8_t *)xq, *ql = (const int8_t *)xq + pb;
     const int2 *ds = (const int2 *)((const char *)xq + 2 * pb);
     /* a family a caller fixed for the matrix (its bit pattern, one for its 1- and m-column calls), else the rule */
     const int kern = q8_forced() ? q8_kernel<T>() : fam >= 0 ? fam : q8_family<T>(stride, n_in, n_out);
+    if (epi) {
+        if (m != 1) return -1;
+        if (kern == 3) { /* R = 4 or 2 (TERN_CUDA_TMA_ROWS = 1 runs R = 2 here: the same bits) */
+            if (q8_tma_rows() >= 4 && q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st)) return 1;
+            if (q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st)) return 1;
+            q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); /* the same bits */
+            return 1;
+        }
+        if (kern == 1) {
+            switch (q8_wcfg()) {
+            case 22: q8_warp_launch<T, 2, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
+            case 24: q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
+            case 42: q8_warp_launch<T, 4, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
+            default: return -1; /* R = 1 */
+            }
+        }
+        if (kern == 0 && !q8_smem()) {
+            switch (q8_rows()) {
+            case 2: q8_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
+            case 4: q8_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
+            case 8: q8_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
+            default: return -1;
+            }
+        }
+        return -1; /* the async family, the shared-memory arm */
+    }
     if (kern == 2 && m == 1) {
         if constexpr (blk_bytes<T>::v != 0) { /* Q6_K (never async: q8_kernel) is not instantiated */
             const int rr = q8_wcfg() / 10; /* R of TERN_CUDA_DP4A_WCFG: 1, 2 or 4 */
@@ -1201,20 +1305,20 @@ static int q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, i
     }
     if (kern == 3 && m == 1) { /* multi-column calls: the warp family's twin (the same bits) */
         const int cap = q8_tma_rows();
-        if (cap >= 4 && q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return 1;
-        if (cap >= 2 && q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return 1;
-        if (q8_tma_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return 1;
-        q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); /* the same bits */
+        if (cap >= 4 && q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st)) return 1;
+        if (cap >= 2 && q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st)) return 1;
+        if (q8_tma_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st)) return 1;
+        q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st); /* the same bits */
         return 0;
     }
     if (kern >= 1) {
         if (m == 1) {
             switch (q8_wcfg()) {
-            case 14: q8_warp_launch<T, 1, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-            case 18: q8_warp_launch<T, 1, 8>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-            case 22: q8_warp_launch<T, 2, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-            case 42: q8_warp_launch<T, 4, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-            default: q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+            case 14: q8_warp_launch<T, 1, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st); break;
+            case 18: q8_warp_launch<T, 1, 8>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st); break;
+            case 22: q8_warp_launch<T, 2, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st); break;
+            case 42: q8_warp_launch<T, 4, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st); break;
+            default: q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st); break;
             }
         } else if (m <= 2) q8_warp_multi_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
         else if (m <= 4) q8_warp_multi_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
@@ -1224,10 +1328,10 @@ static int q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, i
     }
     if (m == 1) {
         switch (q8_rows()) {
-        case 1: q8_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-        case 2: q8_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-        case 8: q8_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
-        default: q8_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, st); break;
+        case 1: q8_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st); break;
+        case 2: q8_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st); break;
+        case 8: q8_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st); break;
+        default: q8_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, NULL, st); break;
         }
     } else if (m <= 2) q8_multi_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
     else if (m <= 4) q8_multi_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
@@ -1250,21 +1354,35 @@ extern "C" int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64
     }
 }
 
-extern "C" int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
-                                 const void *xq, int m, float *y, cudaStream_t st) {
-    if (m < 1 || m > TCU_MULTI_MAX) return 0;
+/* q8_dispatch for the weight type t (see there; e NULL: no epilogue). */
+static int dp4a_call(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
+                     int m, float *y, const tcu_rope_epi *e, cudaStream_t st) {
+    if (m < 1 || m > TCU_MULTI_MAX) return e ? -1 : 0;
     const uint8_t *wb = (const uint8_t *)w;
     switch (t) {
-    case TERN_TYPE_Q4_0: return q8_dispatch<TERN_TYPE_Q4_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q4_1: return q8_dispatch<TERN_TYPE_Q4_1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q8_0: return q8_dispatch<TERN_TYPE_Q8_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q4_K: return q8_dispatch<TERN_TYPE_Q4_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q6_K: return q8_dispatch<TERN_TYPE_Q6_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TCU_TYPE_Q4_0R: return q8_dispatch<TCU_TYPE_Q4_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TCU_TYPE_Q8_0R: return q8_dispatch<TCU_TYPE_Q8_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TCU_TYPE_Q4_KR: return q8_dispatch<TCU_TYPE_Q4_KR>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    default: return 0;
+    case TERN_TYPE_Q4_0: return q8_dispatch<TERN_TYPE_Q4_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, e, st);
+    case TERN_TYPE_Q4_1: return q8_dispatch<TERN_TYPE_Q4_1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, e, st);
+    case TERN_TYPE_Q8_0: return q8_dispatch<TERN_TYPE_Q8_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, e, st);
+    case TERN_TYPE_Q4_K: return q8_dispatch<TERN_TYPE_Q4_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, e, st);
+    case TERN_TYPE_Q6_K: return q8_dispatch<TERN_TYPE_Q6_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, e, st);
+    case TCU_TYPE_Q4_0R: return q8_dispatch<TCU_TYPE_Q4_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, e, st);
+    case TCU_TYPE_Q8_0R: return q8_dispatch<TCU_TYPE_Q8_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, e, st);
+    case TCU_TYPE_Q4_KR: return q8_dispatch<TCU_TYPE_Q4_KR>(fam, wb, row_bytes, n_in, n_out, xq, m, y, e, st);
+    default: return e ? -1 : 0;
     }
+}
+
+extern "C" int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                                 const void *xq, int m, float *y, cudaStream_t st) {
+    return dp4a_call(fam, t, w, row_bytes, n_in, n_out, xq, m, y, NULL, st);
+}
+
+extern "C" int tcu_gemv_dp4a_rope(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                                  const void *xq, float *y, const tcu_rope_epi *e, cudaStream_t st) {
+    if (!e || !e->kc || !e->vc || e->hd < 2 || e->hd % 2 || e->nq % e->hd || e->nkv % e->hd || e->nkv < 1 ||
+        n_out != (int64_t)e->nq + 2 * (int64_t)e->nkv)
+        return 0;
+    return dp4a_call(fam, t, w, row_bytes, n_in, n_out, xq, 1, y, e, st) == 1;
 }
 
 extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,

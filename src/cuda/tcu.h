@@ -109,6 +109,23 @@ int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64_t n_out);
  * Returns 1 when the call ran the tma kernel (family 3 can fall back to the warp kernel, same bits), else 0. */
 int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                       int m, float *y, cudaStream_t st);
+/* The q|k|v GEMV's RoPE + KV-cache epilogue (one decode token): output rows [0, nq) are q, [nq, nq + nkv)
+ * k, [nq + nkv, nq + 2 nkv) v (nq = heads * hd, nkv = KV heads * hd). Each q and k pair (2i, 2i+1) of a
+ * head is rotated (i < n_rot/2) at position pos[0] with freq[i] (rope.cuh, as tcu_rope_kv), and the
+ * token's k and v rows are stored in f16 at cache row pos[0] of kc, vc (n_ctx, nkv). */
+typedef struct {
+    const int32_t *pos; /* device; pos[0] is read after the kernel's PDL wait */
+    const float *freq;  /* n_rot / 2 */
+    int nq, nkv, hd, n_rot;
+    uint16_t *kc, *vc;  /* NULL: no epilogue (the kernels' plain path) */
+} tcu_rope_epi;
+/* tcu_gemv_dp4a_fam for one column (m = 1) with the epilogue e: y (n_out = nq + 2 nkv) equals
+ * tcu_gemv_dp4a_fam's output after tcu_rope_kv (q and k rotated), and kc, vc get tcu_rope_kv's bytes.
+ * Returns 1 when it launched the fused kernel; 0 when the family's kernel has no epilogue (the async
+ * family, an odd number of rows a CTA or warp, TERN_CUDA_DP4A_SMEM) or the shape does not fit (hd odd,
+ * n_out != nq + 2 nkv): nothing was launched, and the caller runs tcu_gemv_dp4a_fam and tcu_rope_kv. */
+int tcu_gemv_dp4a_rope(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
+                       float *y, const tcu_rope_epi *e, cudaStream_t st);
 
 /* ---- GEMM, prefill (src/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 

@@ -9,6 +9,8 @@
  * - tcu_rope_kv_q8: the same q and k bits, and its Q8_0 cache rows == tern_quantize_activation(TERN_TYPE_Q8_0)
  *   (the CPU's rule, src/quant.c) of the rotated k and of v, byte for byte (scales and int8), rows at pos;
  *   tcu_kv_dequant_q8 == f16(q * d) of those bytes;
+ * - the q|k|v GEMV with the RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope) == tcu_gemv_dp4a_fam then
+ *   tcu_rope_kv: y and the f16 cache, bit for bit (cta, warp and tma families; Q4_0, Q8_0);
  * - tcu_attention_decode_x16 == tcu_attention_split (or _q8) then tcu_quantize_x16: out and the x16 bytes
  *   (f16 and Q8_0 caches; hd 64, 128; 1 and 4 splits; n = 1, 3, 16; GQA 32/8 and 4/4 heads). */
 #include <math.h>
@@ -244,6 +246,60 @@ int main(void) {
             cudaFree(qa); cudaFree(qb); cudaFree(ka); cudaFree(kb); cudaFree(v); cudaFree(freq); cudaFree(pos);
             cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);
         }
+    /* the q|k|v GEMV's RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope) == the GEMV, then tcu_rope_kv on its
+     * q, k, v parts: y and both f16 cache rows, bit for bit; families cta (0), warp (1), tma (3); Q4_0 and
+     * Q8_0 (GGUF layouts), n_rot = hd and hd / 2, GQA 8/2 heads, hd 128 and 64 */
+    for (int ti = 0; ti < 2; ti++)
+        for (int fi = 0; fi < 3; fi++)
+            for (int ri = 0; ri < 2; ri++) {
+                const int t = ti ? TERN_TYPE_Q8_0 : TERN_TYPE_Q4_0, fam = fi == 2 ? 3 : fi;
+                const int hd = ri ? 64 : 128, n_rot = ri ? hd / 2 : hd, nh = 8, nkv = 2, n_in = 1024, n_ctx = 64;
+                const int Hq = nh * hd, Hkv = nkv * hd, n_out = Hq + 2 * Hkv, nb = n_in / 32, qb = ti ? 32 : 16;
+                const size_t rb = tern_type_row_size((enum tern_type)t, n_in), stride = (rb + 15) & ~(size_t)15;
+                uint8_t *hw = calloc((size_t)n_out, stride);
+                for (int r = 0; r < n_out; r++)
+                    for (int b = 0; b < nb; b++) {
+                        uint8_t *blk = hw + (size_t)r * stride + (size_t)b * (2 + qb);
+                        const uint16_t d = tern_fp32_to_fp16(0.002f + fabsf(frnd(0.004f)));
+                        memcpy(blk, &d, 2);
+                        for (int j = 0; j < qb; j++) { frnd(1.0f); blk[2 + j] = (uint8_t)(rs >> 8); }
+                    }
+                void *w = dup_dev(hw, stride * (size_t)n_out), *xq;
+                float *x = rand_dev((size_t)n_in, 2.0f), *ya, *yb, *y0;
+                CU(cudaMalloc(&xq, tcu_x16_bytes(1, n_in)));
+                CU(cudaMalloc((void **)&ya, sizeof(float) * n_out)); CU(cudaMalloc((void **)&yb, sizeof(float) * n_out));
+                CU(cudaMalloc((void **)&y0, sizeof(float) * n_out));
+                float *hf = malloc(sizeof(float) * (n_rot / 2 + 1));
+                for (int i = 0; i < n_rot / 2; i++) hf[i] = powf(500000.0f, -2.0f * i / n_rot);
+                float *freq = dup_dev(hf, sizeof(float) * (n_rot / 2 + 1));
+                const int32_t hp = 37;
+                int32_t *pos = dup_dev(&hp, sizeof hp);
+                uint16_t *kca, *vca, *kcb, *vcb;
+                const size_t cb = sizeof(uint16_t) * (size_t)n_ctx * Hkv;
+                CU(cudaMalloc((void **)&kca, cb)); CU(cudaMalloc((void **)&vca, cb));
+                CU(cudaMalloc((void **)&kcb, cb)); CU(cudaMalloc((void **)&vcb, cb));
+                CU(cudaMemset(kca, 0x11, cb)); CU(cudaMemset(vca, 0x11, cb)); CU(cudaMemset(kcb, 0x11, cb)); CU(cudaMemset(vcb, 0x11, cb));
+                CU(cudaMemset(yb, 0x22, sizeof(float) * n_out));
+                tcu_quantize_x16(x, 1, n_in, xq, 0);
+                tcu_gemv_dp4a_fam(fam, t, w, stride, n_in, n_out, xq, 1, ya, 0);
+                CU(cudaMemcpy(y0, ya, sizeof(float) * n_out, cudaMemcpyDeviceToDevice));
+                tcu_rope_kv(ya, ya + Hq, ya + Hq + Hkv, 1, nh, nkv, hd, n_rot, pos, freq, kca, vca, 0);
+                const tcu_rope_epi e = {pos, freq, Hq, Hkv, hd, n_rot, kcb, vcb};
+                const int ran = tcu_gemv_dp4a_rope(fam, t, w, stride, n_in, n_out, xq, yb, &e, 0);
+                CU(cudaDeviceSynchronize());
+                CHECK(ran == 1, "gemv_dp4a_rope %s family %d: not launched", tern_type_name(t), fam);
+                CHECK(!dev_eq(ya, y0, sizeof(float) * n_out), "gemv_dp4a_rope %s family %d: RoPE changed nothing",
+                      tern_type_name(t), fam);
+                CHECK(dev_eq(ya, yb, sizeof(float) * n_out) && dev_eq(kca, kcb, cb) && dev_eq(vca, vcb, cb),
+                      "gemv_dp4a_rope %s family %d hd=%d n_rot=%d: y or the cache differs from gemv + rope_kv",
+                      tern_type_name(t), fam, hd, n_rot);
+                const tcu_rope_epi bad = {pos, freq, Hq, Hkv, hd, n_rot, kcb, vcb};
+                CHECK(tcu_gemv_dp4a_rope(fam, t, w, stride, n_in, n_out - 2, xq, yb, &bad, 0) == 0,
+                      "gemv_dp4a_rope: a shape that is not q|k|v was accepted");
+                free(hw); free(hf);
+                cudaFree(w); cudaFree(xq); cudaFree(x); cudaFree(ya); cudaFree(yb); cudaFree(y0); cudaFree(freq);
+                cudaFree(pos); cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);
+            }
     /* decode attention with the x16 of its output */
     for (int hi = 0; hi < 2; hi++)
         for (int gi = 0; gi < 2; gi++)
