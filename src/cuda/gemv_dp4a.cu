@@ -264,34 +264,68 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
     return acc;
 }
 
-/* ---- the q|k|v GEMV's RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope; epi.kc NULL: none) ----
- * Output row `row` with sum v and its pair partner's (row ^ 1) sum o: returns y's value (q and k rows
- * rotated as rope_kv_k rotates them, rope.cuh) and stores a k or v row's element in the f16 cache at row p
- * (rope_kv_k's conversion): the same bits as the plain GEMV followed by tcu_rope_kv. */
-static __device__ __forceinline__ float rope_epi_out(const tcu_rope_epi &e, int32_t p, int row, float v, float o) {
+/* ---- the q|k|v GEMV's RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope; the kernels' EPI = 1) ----
+ * The angles are computed before the first dot products, not in the epilogue (where the loads of pos and
+ * freq and the double cos/sin sat on the critical path of every row group: -0.9% Q4_0 tg128, -2.0% Q8_0,
+ * docs/ledger.md): lane l of the warp that writes the outputs takes slot (k = l / R, j = l % R), row j of
+ * its (or its CTA's) k-th row group; freq is loaded before the PDL wait (constant), pos and cos/sin after
+ * it; the epilogue of group k takes its rows' (cos, sin) from those lanes by shuffle (k >= 32 / R: computed
+ * there). */
+
+/* The pair index i of an output row that rotates (a q or k row with i < n_rot / 2), else -1. */
+static __device__ __forceinline__ int epi_rot_i(const tcu_rope_epi &e, int row) {
+    if (row < 0 || row >= e.nq + e.nkv) return -1;
+    const int hr = row < e.nq ? row : row - e.nq, i = (hr % e.hd) >> 1;
+    return i < e.n_rot / 2 ? i : -1;
+}
+/* A lane's slot: its row's pair index, freq, the token's position and the (cos, sin) of its angle. */
+typedef struct { int ri; float fq, c, s; int32_t p; } epi_lane;
+/* Before the PDL wait: the slot of row `row` (< 0: none). */
+static __device__ __forceinline__ void epi_pre(const tcu_rope_epi &e, int row, epi_lane &L) {
+    L.ri = epi_rot_i(e, row);
+    L.fq = L.ri >= 0 ? e.freq[L.ri] : 0.0f;
+}
+/* After the PDL wait. */
+static __device__ __forceinline__ void epi_post(const tcu_rope_epi &e, epi_lane &L) {
+    L.p = e.pos[0];
+    L.c = 1.0f;
+    L.s = 0.0f;
+    if (L.ri >= 0) rope_cs(L.p, L.fq, &L.c, &L.s);
+}
+/* (cos, sin) of row r (at index row) of the warp's k-th group; every lane of the warp calls it. */
+template <int R>
+static __device__ __forceinline__ void epi_get(const tcu_rope_epi &e, const epi_lane &L, int k, int r, int row, float &c,
+                                               float &s) {
+    c = __shfl_sync(0xffffffffu, L.c, (k * R + r) & 31);
+    s = __shfl_sync(0xffffffffu, L.s, (k * R + r) & 31);
+    if (k >= 32 / R) {
+        const int ri = epi_rot_i(e, row);
+        c = 1.0f;
+        s = 0.0f;
+        if (ri >= 0) rope_cs(L.p, e.freq[ri], &c, &s);
+    }
+}
+/* Output row `row` with sum v and its pair partner's (row ^ 1) sum o, (c, s) its angle's: returns y's value
+ * (q and k rows rotated as rope_kv_k rotates them, rope.cuh) and stores a k or v row's element in the f16
+ * cache at row p (rope_kv_k's conversion): the same bits as the plain GEMV followed by tcu_rope_kv. */
+static __device__ __forceinline__ float rope_epi_out(const tcu_rope_epi &e, int32_t p, int row, float v, float o,
+                                                     float c, float s) {
     if (row >= e.nq + e.nkv) {
         e.vc[(size_t)p * e.nkv + (row - e.nq - e.nkv)] = __half_as_ushort(__float2half_rn(v));
         return v;
     }
-    const int hr = row < e.nq ? row : row - e.nq, i = (hr % e.hd) >> 1;
-    if (i < e.n_rot / 2) {
-        float c, s;
-        rope_cs(p, e.freq[i], &c, &s);
-        v = row & 1 ? rope_second(o, v, c, s) : rope_first(v, o, c, s);
-    }
+    const int hr = row < e.nq ? row : row - e.nq;
+    if (epi_rot_i(e, row) >= 0) v = row & 1 ? rope_second(o, v, c, s) : rope_first(v, o, c, s);
     if (row >= e.nq) e.kc[(size_t)p * e.nkv + hr] = __half_as_ushort(__float2half_rn(v));
     return v;
 }
 
-/* cta_sum_out of rows r0 .. r0 + nout - 1 into y + r0, with the epilogue when e.kc is set (N and r0 even:
- * a pair's two rows are threads j, j ^ 1 of warp 0). The sums are cta_sum_out's, in its order. */
+/* cta_sum_out of rows r0 .. r0 + nout - 1 (the CTA's k-th group) into y + r0 through the epilogue (N and r0
+ * even: a pair's rows are lanes j, j ^ 1 of warp 0, which holds the slots). The sums are cta_sum_out's, in
+ * its order. */
 template <int W, int N>
 static __device__ __forceinline__ void cta_sum_epi(const float (&acc)[N], float (*part)[N], int nout, float *y, int r0,
-                                                   const tcu_rope_epi &e) {
-    if (!e.kc) {
-        cta_sum_out<W, N>(acc, part, nout, y + r0, 1);
-        return;
-    }
+                                                   const tcu_rope_epi &e, const epi_lane &L, int k) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
     for (int j = 0; j < N; j++) {
@@ -306,10 +340,13 @@ static __device__ __forceinline__ void cta_sum_epi(const float (&acc)[N], float 
         if (lane < nout) {
             s = part[0][lane];
 #pragma unroll
-            for (int k = 1; k < W; k++) s += part[k][lane];
+            for (int q = 1; q < W; q++) s += part[q][lane];
         }
         const float o = __shfl_xor_sync(0xffffffffu, s, 1);
-        if (lane < nout) y[r0 + lane] = rope_epi_out(e, e.pos[0], r0 + lane, s, o);
+        const int r = lane < N ? lane : 0; /* N <= 32 */
+        float c, sn;
+        epi_get<N>(e, L, k, r, r0 + r, c, sn);
+        if (lane < nout) y[r0 + lane] = rope_epi_out(e, L.p, r0 + lane, s, o, c, sn);
     }
     __syncthreads();
 }
@@ -331,6 +368,7 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
         }
     }
     (void)pf; /* not applied in the cta kernels (gemv_q8_pipe_k) */
+    (void)epi; /* no epilogue here (tcu_gemv_dp4a_rope takes gemv_q8_pipe_k) */
     pdl_trigger();
     pdl_wait();
     for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) {
@@ -350,7 +388,7 @@ gemv_q8_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
             for (int r = 0; r < R; r++)
                 acc[r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
         }
-        cta_sum_epi<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y, r0, epi);
+        cta_sum_out<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
     }
 }
 
@@ -375,13 +413,13 @@ static __device__ __forceinline__ void pipe_load(const uint8_t *__restrict__ w, 
 
 /* One step: dots of (g, k) from cur (issuing (g', k') into nxt first), the group's reduction when k is its
  * last step. Returns 0 when (g', k') is past the last group. */
-template <int T, int R>
+template <int T, int R, int EPI>
 static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, int K,
                                                 int G, const int8_t *__restrict__ xh, const int8_t *__restrict__ xl,
                                                 const int2 *__restrict__ xds, float *__restrict__ y, int &g, int &k,
                                                 int (&wc)[R][8], float (&dc)[R], float (&mc)[R], int (&wn)[R][8],
                                                 float (&dn)[R], float (&mn)[R], float (&acc)[R],
-                                                float (*part)[R], const tcu_rope_epi &epi) {
+                                                float (*part)[R], const tcu_rope_epi &epi, const epi_lane &L) {
     int gn = g, kn = k + 1;
     if (kn == K) { kn = 0; gn = g + (int)gridDim.x; }
     const int more = gn < G;
@@ -395,7 +433,11 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
     }
     if (kn == 0) {
         const int r0 = g * R;
-        cta_sum_epi<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y, r0, epi);
+        if constexpr (EPI) /* the CTA's ((g - blockIdx.x) / gridDim.x)-th group */
+            cta_sum_epi<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y, r0, epi, L,
+                                     (g - (int)blockIdx.x) / (int)gridDim.x);
+        else
+            cta_sum_out<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
 #pragma unroll
         for (int r = 0; r < R; r++) acc[r] = 0.0f;
     }
@@ -409,8 +451,10 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
 #ifndef TERN_DP4A_MINB
 #define TERN_DP4A_MINB 0
 #endif
-template <int T, int R>
-__global__ void __launch_bounds__(Q8_T, TERN_DP4A_MINB)
+/* EPI = 1: the RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope; R even); 0: plain, epi unused. The epilogue's
+ * variant is held to the plain kernel's 8 CTAs an SM (64 registers at R = 2; 71 unbounded). */
+template <int T, int R, int EPI>
+__global__ void __launch_bounds__(Q8_T, EPI ? 8 : TERN_DP4A_MINB)
 gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf,
                tcu_rope_epi epi) {
@@ -431,11 +475,19 @@ gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     pipe_load<T, R>(w, stride, n_out, g, (int)threadIdx.x, nb, wa, da, ma);
     (void)pf; /* TERN_CUDA_DP4A_PF is not applied here: its loop took Q6_K's kernel from 64 to 66 registers,
                * 7 CTAs an SM instead of 8, -2.6% tg128 (docs/ledger.md) */
+    epi_lane L = {};
+    if constexpr (EPI) { /* warp 0's lanes: slot (k, j) = row j of the CTA's k-th group */
+        const int gk = g + ((int)threadIdx.x & 31) / R * (int)gridDim.x;
+        if (threadIdx.x < 32) epi_pre(epi, gk < G ? gk * R + ((int)threadIdx.x & 31) % R : -1, L);
+    }
     pdl_trigger();
     pdl_wait();
+    if constexpr (EPI) {
+        if (threadIdx.x < 32) epi_post(epi, L);
+    }
     for (;;) {
-        if (!pipe_step<T, R>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wa, da, ma, wb, db, mb, acc, part, epi)) break;
-        if (!pipe_step<T, R>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wb, db, mb, wa, da, ma, acc, part, epi)) break;
+        if (!pipe_step<T, R, EPI>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wa, da, ma, wb, db, mb, acc, part, epi, L)) break;
+        if (!pipe_step<T, R, EPI>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wb, db, mb, wa, da, ma, acc, part, epi, L)) break;
     }
 }
 
@@ -566,19 +618,21 @@ static int q8_occ(int per_sm) {
 }
 
 /* A warp's R reduced rows (every lane holds every sum) out: lane r writes row r0 + r (r < nr), through the
- * RoPE + KV-cache epilogue when e.kc is set (R and r0 even: the pair partner is sum r ^ 1). */
-template <int R>
-static __device__ __forceinline__ void warp_out(const float (&v)[R], int nr, float *y, int r0, const tcu_rope_epi &e) {
+ * RoPE + KV-cache epilogue with EPI (R and r0 even: the pair partner is sum r ^ 1; the warp's k-th group). */
+template <int R, int EPI>
+static __device__ __forceinline__ void warp_out(const float (&v)[R], int nr, float *y, int r0, const tcu_rope_epi &e,
+                                                const epi_lane &L, int k) {
     const int lane = (int)threadIdx.x & 31;
 #pragma unroll
-    for (int r = 0; r < R; r++)
-        if (lane == r && r < nr) {
-            float o = v[r];
-            if constexpr (R % 2 == 0) {
-                if (e.kc) o = rope_epi_out(e, e.pos[0], r0 + r, v[r], v[r ^ 1]);
-            }
-            y[r0 + r] = o;
+    for (int r = 0; r < R; r++) {
+        float o = v[r];
+        if constexpr (EPI && R % 2 == 0) {
+            float c, s;
+            epi_get<R>(e, L, k, r, r0 + r, c, s);
+            if (lane == r && r < nr) o = rope_epi_out(e, L.p, r0 + r, v[r], v[r ^ 1], c, s);
         }
+        if (lane == r && r < nr) y[r0 + r] = o;
+    }
 }
 
 /* ---- bulk-copy-staged kernel (TERN_CUDA_DP4A_KERNEL=tma; the per-weight rule is at q8_family) ----
@@ -673,7 +727,7 @@ template <int T> static __device__ __forceinline__ void sload_blk(const uint8_t 
     }
 }
 
-template <int T, int R>
+template <int T, int R, int EPI>
 __global__ void __launch_bounds__(TM_T, 1)
 gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, int cb, int cbytes,
@@ -707,8 +761,14 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
     };
     if (lane == 0)
         for (int k = 0; k < units && k < P; k++) issue(k);
+    epi_lane L = {};
+    if constexpr (EPI) { /* slot (k, j) = row j of the warp's k-th group */
+        const int kk = lane / R;
+        epi_pre(epi, warp + kk * TM_WARPS < ng ? (g0 + warp + kk * TM_WARPS) * R + lane % R : -1, L);
+    }
     pdl_trigger();
     pdl_wait(); /* every thread of every CTA waits (pdl.cuh) */
+    if constexpr (EPI) epi_post(epi, L);
     float acc[R];
     /* unit k = (row group index gi, chunk c), slot k % P = sl on its (k / P)-th use (parity ph), kept as counters */
     int c = 0, sl = 0, gi = 0;
@@ -748,7 +808,7 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
 #pragma unroll
                 for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
             }
-            warp_out<R>(acc, nr, y, r0, epi);
+            warp_out<R, EPI>(acc, nr, y, r0, epi, L, gi - 1);
         }
     }
 }
@@ -781,7 +841,7 @@ static __device__ __forceinline__ void warp_load(const uint8_t *__restrict__ w, 
     }
 }
 
-template <int T, int R, int U>
+template <int T, int R, int U, int EPI>
 __global__ void __launch_bounds__(W_T)
 gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf,
@@ -795,9 +855,15 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     int pre = g < G;
     if (pre) warp_load<T, R, U>(w, stride, n_out, g, 0, nb, wq, dw, mw);
     if (pf) prefetch_head(w, (size_t)n_out * stride, pf);
+    epi_lane L = {};
+    if constexpr (EPI) { /* slot (k, j) = row j of the warp's k-th group */
+        const int gk = g + lane / R * step;
+        epi_pre(epi, gk < G ? gk * R + lane % R : -1, L);
+    }
     pdl_trigger();
     pdl_wait(); /* every thread of every CTA waits (pdl.cuh) */
-    for (; g < G; g += step) {
+    if constexpr (EPI) epi_post(epi, L);
+    for (int kg = 0; g < G; g += step, kg++) {
         float acc[R];
 #pragma unroll
         for (int r = 0; r < R; r++) acc[r] = 0.0f;
@@ -821,7 +887,7 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
         }
-        warp_out<R>(acc, n_out - g * R < R ? n_out - g * R : R, y, g * R, epi);
+        warp_out<R, EPI>(acc, n_out - g * R < R ? n_out - g * R : R, y, g * R, epi, L, kg);
     }
 }
 
@@ -1022,12 +1088,13 @@ static tcu_rope_epi epi_arg(const tcu_rope_epi *e) {
     return e ? *e : z;
 }
 
-template <int T, int R, int U>
+/* EPI = 1: with the RoPE + KV-cache epilogue *epi (q8_dispatch). */
+template <int T, int R, int U, int EPI = 0>
 static void q8_warp_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                            const int2 *ds, float *y, const tcu_rope_epi *epi, cudaStream_t st) {
     static int per_sm = 0;
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t,
-               tcu_rope_epi) = gemv_q8_warp_k<T, R, U>;
+               tcu_rope_epi) = gemv_q8_warp_k<T, R, U, EPI>;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, W_T, 0) != cudaSuccess) per_sm = 4;
     const int64_t groups = (n_out + R - 1) / R, ctas = (groups + W_WARPS - 1) / W_WARPS;
     const int64_t cap = (int64_t)gemv_sms() * q8_occ(per_sm > 0 ? per_sm : 4);
@@ -1108,7 +1175,7 @@ static int q8_smem(void) {
     return v;
 }
 
-template <int T, int R>
+template <int T, int R, int EPI = 0>
 static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                       const int2 *ds, float *y, const tcu_rope_epi *epi, cudaStream_t st) {
     const size_t smem = (size_t)R * stride;
@@ -1131,11 +1198,11 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
                                                                                           ds, y);
         return;
     }
+    /* nb = 0: the pipe would never end a group; EPI: the pipe (q8_dispatch checks q8_pipe and nb) */
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t,
-               tcu_rope_epi) = q8_pipe() && nb > 0 ? gemv_q8_pipe_k<T, R> : gemv_q8_k<T, R>; /* nb = 0: the pipe
-                                                                                    * would never end a group */
+               tcu_rope_epi) = EPI || (q8_pipe() && nb > 0) ? gemv_q8_pipe_k<T, R, EPI> : gemv_q8_k<T, R>;
     static int per_sm[2];
-    int *ps = &per_sm[q8_pipe() && nb > 0];
+    int *ps = &per_sm[EPI || (q8_pipe() && nb > 0)];
     if (!*ps && cudaOccupancyMaxActiveBlocksPerMultiprocessor(ps, kf, Q8_T, 0) != cudaSuccess) *ps = 4;
     const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * q8_occ(*ps > 0 ? *ps : 4);
     PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, y,
@@ -1171,7 +1238,7 @@ static int q8_tma_slots(void) {
 /* gemv_q8_tma_k with R rows a unit: a chunk is 32*U blocks of a row (the largest U of 4, 2, 1 whose
  * TM_WARPS * P slots fit the budget, with 16-byte chunk sizes); returns 0 (nothing launched) when none
  * fits or the layout is not 16-byte aligned. */
-template <int T, int R>
+template <int T, int R, int EPI = 0>
 static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                          const int2 *ds, float *y, const tcu_rope_epi *epi, cudaStream_t st) {
     const int P = q8_tma_slots();
@@ -1183,7 +1250,7 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     if (U < 1 || stride % 16 || ((uintptr_t)w & 15) || n_out < 1 || nb < 1) return 0;
     const int cbytes = 4 * U * q8_bytes8<T>();
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int, int, int,
-               tcu_rope_epi) = gemv_q8_tma_k<T, R>;
+               tcu_rope_epi) = gemv_q8_tma_k<T, R, EPI>;
     /* per device (tensor parallelism drives several GPUs): sm_90 or later, and the shared-memory opt-in set;
      * a device without them runs the warp kernel (the caller), whose bits are the same */
     static unsigned long long ok_dev = 0, no_dev = 0;
@@ -1261,31 +1328,22 @@ static int q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, i
     const int2 *ds = (const int2 *)((const char *)xq + 2 * pb);
     /* a family a caller fixed for the matrix (its bit pattern, one for its 1- and m-column calls), else the rule */
     const int kern = q8_forced() ? q8_kernel<T>() : fam >= 0 ? fam : q8_family<T>(stride, n_in, n_out);
-    if (epi) {
-        if (m != 1) return -1;
-        if (kern == 3) { /* R = 4 or 2 (TERN_CUDA_TMA_ROWS = 1 runs R = 2 here: the same bits) */
-            if (q8_tma_rows() >= 4 && q8_tma_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st)) return 1;
-            if (q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st)) return 1;
-            q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); /* the same bits */
+    if (epi) { /* the defaults' shapes only (instantiated once each): R = 2 rows a CTA or warp */
+        if (m != 1 || nb < 1) return -1;
+        if (kern == 3) { /* R = 2 whatever TERN_CUDA_TMA_ROWS says: the bits do not depend on R */
+            if (q8_tma_launch<T, 2, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st)) return 1;
+            q8_warp_launch<T, 2, 4, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); /* the same bits */
             return 1;
         }
-        if (kern == 1) {
-            switch (q8_wcfg()) {
-            case 22: q8_warp_launch<T, 2, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
-            case 24: q8_warp_launch<T, 2, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
-            case 42: q8_warp_launch<T, 4, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
-            default: return -1; /* R = 1 */
-            }
+        if (kern == 1 && q8_wcfg() == 24) {
+            q8_warp_launch<T, 2, 4, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st);
+            return 1;
         }
-        if (kern == 0 && !q8_smem()) {
-            switch (q8_rows()) {
-            case 2: q8_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
-            case 4: q8_launch<T, 4>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
-            case 8: q8_launch<T, 8>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st); return 1;
-            default: return -1;
-            }
+        if (kern == 0 && q8_pipe() && !q8_smem() && q8_rows() == 2) {
+            q8_launch<T, 2, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, epi, st);
+            return 1;
         }
-        return -1; /* the async family, the shared-memory arm */
+        return -1; /* the other configurations (sweep arms), the async family */
     }
     if (kern == 2 && m == 1) {
         if constexpr (blk_bytes<T>::v != 0) { /* Q6_K (never async: q8_kernel) is not instantiated */

@@ -121,9 +121,10 @@ typedef struct {
 } tcu_rope_epi;
 /* tcu_gemv_dp4a_fam for one column (m = 1) with the epilogue e: y (n_out = nq + 2 nkv) equals
  * tcu_gemv_dp4a_fam's output after tcu_rope_kv (q and k rotated), and kc, vc get tcu_rope_kv's bytes.
- * Returns 1 when it launched the fused kernel; 0 when the family's kernel has no epilogue (the async
- * family, an odd number of rows a CTA or warp, TERN_CUDA_DP4A_SMEM) or the shape does not fit (hd odd,
- * n_out != nq + 2 nkv): nothing was launched, and the caller runs tcu_gemv_dp4a_fam and tcu_rope_kv. */
+ * Returns 1 when it launched the fused kernel; 0 when the family's configuration has no epilogue (the
+ * epilogue exists for the defaults: cta with 2 rows a CTA, warp with 2 rows a warp, tma; not for the
+ * sweep arms TERN_CUDA_DP4A_ROWS/_WCFG/_SMEM/_PIPE=0 or the async family) or the shape does not fit (hd
+ * odd, n_out != nq + 2 nkv): nothing was launched, and the caller runs tcu_gemv_dp4a_fam and tcu_rope_kv. */
 int tcu_gemv_dp4a_rope(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                        float *y, const tcu_rope_epi *e, cudaStream_t st);
 
