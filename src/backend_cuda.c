@@ -173,8 +173,8 @@ struct tern_cuda {
     unsigned char mgraph_ok[2][TCU_MULTI_MAX + 1];
     int use_mgraph, n_mgraph;
     int att_x16; /* the decode attention writes the O GEMV's x16 input (TERN_CUDA_ATT_X16=0: off) */
-    int rope_epi; /* a decode step's q|k|v GEMV applies RoPE and writes the f16 KV cache in its epilogue
-                   * (tcu_gemv_dp4a_rope; TERN_CUDA_ROPE_EPI=0: the separate RoPE + KV kernel) */
+    int rope_epi; /* TERN_CUDA_ROPE_EPI=1: a decode step's q|k|v GEMV applies RoPE and writes the f16 KV
+                   * cache in its epilogue (tcu_gemv_dp4a_rope); default: the separate RoPE + KV kernel */
     int n_layer_eval; /* layers the forward pass runs (tern_cuda_set_layers) */
     /* TERN_CUDA_TIMING=1: device time of each eval, from events around its launches (printed at free) */
     int timing;
@@ -667,7 +667,8 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         g->gemv_max = TCU_MULTI_MAX;
         g->att_x16 = !getenv_is0("TERN_CUDA_ATT_X16");
-        g->rope_epi = !getenv_is0("TERN_CUDA_ROPE_EPI");
+        /* off by default: neutral on Q8_0 and Q4_K, -1.5% on Q4_0 tg128 (docs/ledger.md) */
+        g->rope_epi = getenv("TERN_CUDA_ROPE_EPI") && atoi(getenv("TERN_CUDA_ROPE_EPI")) == 1;
         g->trace = getenv("TERN_TRACE") && atoi(getenv("TERN_TRACE"));
         g->tok = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->pos = dalloc(sizeof(int32_t) * (size_t)B, &fail);
