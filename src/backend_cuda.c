@@ -665,6 +665,7 @@ static int rank_setup(tern_cuda *g) {
         tcu_set_pdl(cc_major >= 9 && !getenv_is0("TERN_CUDA_PDL"));
         if (getenv("TERN_CUDA_RMS_SPLIT")) tcu_set_rms_split(atoi(getenv("TERN_CUDA_RMS_SPLIT")));
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
+        if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
         g->gemv_max = TCU_MULTI_MAX;
         g->att_x16 = !getenv_is0("TERN_CUDA_ATT_X16");
         /* off by default: neutral on Q8_0 and Q4_K, -1.5% on Q4_0 tg128 (docs/ledger.md) */

@@ -153,21 +153,33 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
     tcu_attention_set_flash(1);
     /* v3 (tensor-core flash attention, any n; tcu_attention takes it for n > 16): Q and P rounded to f16, so
      * the bound is FLASH_TOL (f16 unit roundoff 2^-11 = 4.9e-4 on Q and P; measured ~3e-4), both warp counts */
+    /* arms: v4 (2 m-tiles a warp, the default for hd <= 128), v3 with 4 and with 8 warps (1 m-tile a warp);
+     * v4 must equal v3 (4 warps) bit for bit */
     if (tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
-        for (int nw = 4; nw <= 8; nw += 4) {
+        float *o_v3 = malloc(sizeof(float) * nq);
+        for (int arm = 0; arm < 3; arm++) {
+            const int nw = arm == 2 ? 8 : 4, mt = arm == 0 ? 2 : 1;
             tcu_attention_flash_set_warps(nw);
+            tcu_attention_flash_set_mt(mt);
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-            if (n > 16 && nw == 4) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+            if (n > 16 && arm == 0) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
             else tcu_attention_flash(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
             CK(cudaGetLastError());
-            CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(arm == 1 ? o_v3 : o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
             size_t n_nan;
-            const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
+            const double e64 = rel_l2_d(arm == 1 ? o_v3 : o_gpu, o_ref, nq, &n_nan);
             if (e64 > flash_worst) flash_worst = e64;
-            CHECK(n_nan == 0 && e64 < FLASH_TOL, "v3 (%d warps) hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g "
-                  "(%zu NaN)", nw, hd, n_head, n_head_kv, n, pos0, e64, n_nan);
+            CHECK(n_nan == 0 && e64 < FLASH_TOL, "%s (%d warps) hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g "
+                  "(%zu NaN)", mt == 2 && hd <= 128 ? "v4" : "v3", nw, hd, n_head, n_head_kv, n, pos0, e64, n_nan);
+            if (arm == 1 && hd <= 128) { /* o_gpu holds v4's output */
+                CHECK(memcmp(o_gpu, o_v3, sizeof(float) * nq) == 0,
+                      "v4 hd=%d heads=%d/%d n=%d pos0=%d: differs from v3 (4 warps) bit for bit", hd, n_head,
+                      n_head_kv, n, pos0);
+            }
         }
         tcu_attention_flash_set_warps(4);
+        tcu_attention_flash_set_mt(2);
+        free(o_v3);
     }
     /* v2 (split-K decode, n <= 16): against float64 as above, and every token's row bit-identical to a
      * one-token call at its position */
@@ -395,12 +407,17 @@ int main(int argc, char **argv) {
     static const int big_s[] = {2048, 8192, 32768};
     for (int a = 0; a < 3; a++)
         for (int i = 0; i < 3; i++)
-            for (int nw = 4; nw <= 8; nw += 4) {
+            for (int arm = 0; arm < 3; arm++) { /* v4 (hd <= 128), v3 with 4 and 8 warps */
+                if (arm == 0 && hds[a] > 128) continue;
+                const int nw = arm == 2 ? 8 : 4, mt = arm == 0 ? 2 : 1;
                 char label[64];
-                snprintf(label, sizeof label, "causal S=%d D=%d v3 w%d", big_s[i], hds[a], nw);
+                if (mt == 2) snprintf(label, sizeof label, "causal S=%d D=%d v4", big_s[i], hds[a]);
+                else snprintf(label, sizeof label, "causal S=%d D=%d v3 w%d", big_s[i], hds[a], nw);
                 tcu_attention_flash_set_warps(nw);
+                tcu_attention_flash_set_mt(mt);
                 bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
             }
     tcu_attention_flash_set_warps(4);
+    tcu_attention_flash_set_mt(2);
     return check_summary("gpu_attention");
 }
