@@ -516,10 +516,14 @@ __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, in
 
 /* Query heads per CTA for v1 (0: not supported, use ref). Chunks of a group are balanced
  * (G = 5 -> 3 + 2, G = 8 -> 4 + 4). Unmeasured: one chunk per KV head when G <= 4 reads K/V once. */
+/* Query heads a decode CTA: tcu_attention_set_qh's (1..4, a sweep arm: another grid and score-reduction
+ * tree, so other bits) or 0, the rule: as many of the group as fit ATT_MAX_QH, in equal chunks. */
+static int g_att_qh = 0;
+extern "C" void tcu_attention_set_qh(int qh) { g_att_qh = qh >= 1 && qh <= ATT_MAX_QH ? qh : 0; }
 static int att_choose_qh(int n_head, int n_head_kv, int hd) {
     if (n_head <= 0 || n_head_kv <= 0 || n_head % n_head_kv) return 0;
     if (hd <= 0 || hd % 32 || hd > 256) return 0;
-    const int G = n_head / n_head_kv, n_chunk = (G + ATT_MAX_QH - 1) / ATT_MAX_QH;
+    const int G = n_head / n_head_kv, cap = g_att_qh ? g_att_qh : ATT_MAX_QH, n_chunk = (G + cap - 1) / cap;
     return (G + n_chunk - 1) / n_chunk;
 }
 

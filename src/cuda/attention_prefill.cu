@@ -512,9 +512,10 @@ extern "C" int tcu_attention_flash_ok(int n_head, int n_head_kv, int hd) {
 /* Warps per CTA (query block 16 * warps): 4 unless TERN_CUDA_FLASH_WARPS says 8 (a sweep arm). */
 static int g_flash_warps = 4;
 extern "C" void tcu_attention_flash_set_warps(int nw) { g_flash_warps = nw == 8 ? 8 : 4; }
-/* m-tiles a warp: 2 (v4, hd 64 and 128) or 1 (v3; TERN_CUDA_FLASH_MT=1, the A/B arm); same bits. */
-static int g_flash_mt = 2;
-extern "C" void tcu_attention_flash_set_mt(int mt) { g_flash_mt = mt == 1 ? 1 : 2; }
+/* m-tiles a warp: 1 (v3, the default) or 2 (v4, hd 64 and 128; TERN_CUDA_FLASH_MT=2, an arm that lost:
+ * kernel -23% at S = 2048, -6% at 8192, +2% at 32768 (D = 128), docs/ledger.md); same bits. */
+static int g_flash_mt = 1;
+extern "C" void tcu_attention_flash_set_mt(int mt) { g_flash_mt = mt == 2 ? 2 : 1; }
 
 extern "C" void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                                     int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {

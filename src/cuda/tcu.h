@@ -248,10 +248,13 @@ void tcu_attention_set_transpose(int on);
 void tcu_attention_set_rows_per_split(int rps);
 /* Warps of a decode attention CTA: 16 (default) or 8 (a sweep arm; other bits). Set before any launch. */
 void tcu_attention_set_decode_warps(int nw);
+/* Query heads a decode attention CTA at most (1..4; 0: the rule, ATT_MAX_QH = 4 in equal chunks of the GQA
+ * group). A sweep arm: another grid and score-reduction tree (other bits). Set before any launch/capture. */
+void tcu_attention_set_qh(int qh);
 void tcu_attention_flash_set_warps(int nw);
-/* m-tiles of 16 query tokens a warp of the prefill flash attention: 2 (default; hd 64 and 128: a CTA of 4
- * warps takes 128 tokens, each K/V fragment feeds twice the mma) or 1 (the 16 * warps-token blocks above);
- * the same bits. */
+/* m-tiles of 16 query tokens a warp of the prefill flash attention: 1 (default: the 16 * warps-token blocks
+ * above) or 2 (hd 64 and 128: a CTA of 4 warps takes 128 tokens, each K/V fragment feeds twice the mma; an
+ * arm that lost, docs/ledger.md); the same bits. */
 void tcu_attention_flash_set_mt(int mt);
 
 /* ---- sampling (src/cuda/sample.cu) ------------------------------------------------------------ */

@@ -162,7 +162,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
             tcu_attention_flash_set_warps(nw);
             tcu_attention_flash_set_mt(mt);
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-            if (n > 16 && arm == 0) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+            if (n > 16 && arm == 1) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
             else tcu_attention_flash(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
             CK(cudaGetLastError());
             CK(cudaMemcpy(arm == 1 ? o_v3 : o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
@@ -178,7 +178,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
             }
         }
         tcu_attention_flash_set_warps(4);
-        tcu_attention_flash_set_mt(2);
+        tcu_attention_flash_set_mt(1);
         free(o_v3);
     }
     /* v2 (split-K decode, n <= 16): against float64 as above, and every token's row bit-identical to a
@@ -418,6 +418,6 @@ int main(int argc, char **argv) {
                 bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
             }
     tcu_attention_flash_set_warps(4);
-    tcu_attention_flash_set_mt(2);
+    tcu_attention_flash_set_mt(1);
     return check_summary("gpu_attention");
 }
