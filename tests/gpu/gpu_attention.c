@@ -153,7 +153,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
     tcu_attention_set_flash(1);
     /* v3 (tensor-core flash attention, any n; tcu_attention takes it for n > 16): Q and P rounded to f16, so
      * the bound is FLASH_TOL (f16 unit roundoff 2^-11 = 4.9e-4 on Q and P; measured ~3e-4), both warp counts */
-    /* arms: v4 (2 m-tiles a warp, the default for hd <= 128), v3 with 4 and with 8 warps (1 m-tile a warp);
+    /* arms: v4 (2 m-tiles a warp, hd <= 128; TERN_CUDA_FLASH_MT=2), v3 (the default) with 4 and 8 warps;
      * v4 must equal v3 (4 warps) bit for bit */
     if (tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
         float *o_v3 = malloc(sizeof(float) * nq);
