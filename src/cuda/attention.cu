@@ -250,7 +250,54 @@ static __device__ __forceinline__ int att_active_splits(int n_kv, int SZ, int rp
     return s < 1 ? 1 : s > SZ ? SZ : s;
 }
 
-template <int EPL, int QH, int Q8, int TR>
+/* A lane's K and V slices of one row from its ring slots (PF): f16, or Q8_0 with its block's scale in the
+ * low (hs = 0) or high half of the copied scale word. */
+template <int EPL>
+__device__ __forceinline__ void att_sload(att_raw<EPL> &k, att_raw<EPL> &v, const uint8_t *sk, const uint8_t *sv,
+                                          const uint8_t *, const uint8_t *, int) {
+#pragma unroll
+    for (int i = 0; i < (EPL + 1) / 2; i++) {
+        k.w[i] = ((const uint32_t *)sk)[i];
+        v.w[i] = ((const uint32_t *)sv)[i];
+    }
+}
+template <int EPL>
+__device__ __forceinline__ void att_sload(att_raw8<EPL> &k, att_raw8<EPL> &v, const uint8_t *sk, const uint8_t *sv,
+                                          const uint8_t *sks, const uint8_t *svs, int hs) {
+#pragma unroll
+    for (int i = 0; i < (EPL + 3) / 4; i++) {
+        k.w[i] = ((const uint32_t *)sk)[i];
+        v.w[i] = ((const uint32_t *)sv)[i];
+    }
+    k.d = __half2float(__ushort_as_half((unsigned short)(*(const uint32_t *)sks >> (16 * hs))));
+    v.d = __half2float(__ushort_as_half((unsigned short)(*(const uint32_t *)svs >> (16 * hs))));
+}
+
+/* ---- PF: a warp's next batch of K/V rows in flight while it computes the current one ----
+ * Each lane copies its own slice of the batch's rows (f16: 2*EPL bytes, Q8_0: EPL bytes and the 4-byte word
+ * holding its block's f16 scale) into its warp's stage of a 2-stage shared-memory ring by cp.async, and
+ * reads back only what it copied (cp.async.wait_group is per thread: no barrier). The values and the
+ * operations on them are the register path's, so the bits are too. Motive: the loop issued a batch's loads
+ * and waited one memory latency a batch (U rows); at depth a warp walks many batches (docs/ledger.md). */
+template <int EPL, int Q8> struct att_pf {
+    static constexpr int KB = Q8 ? EPL : 2 * EPL; /* bytes of a lane's slice of a row */
+    static constexpr bool ok = Q8 ? (EPL == 4 || EPL == 8) : (EPL == 2 || EPL == 4 || EPL == 8);
+    static constexpr int U = Q8 && EPL == 4 ? TERN_ATT_Q8_U : att_batch<EPL>::U;
+    static constexpr int ROW = 2 * KB + (Q8 ? 8 : 0); /* a lane's bytes of one row: K, V (and 2 scale words) */
+    static constexpr size_t WARP = (size_t)2 * U * 32 * ROW;
+};
+template <int N> __device__ __forceinline__ void att_cp(void *dst, const void *src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(src),
+                 "n"(N)
+                 : "memory");
+}
+__device__ __forceinline__ void att_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+/* "memory": the shared-memory reads after it are not moved above it */
+template <int N> __device__ __forceinline__ void att_wait(void) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+template <int EPL, int QH, int Q8, int TR, int PF = 0>
 __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
 attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                        const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
@@ -304,11 +351,54 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     float mL = -INFINITY, lL = 0.0f;
     (void)mL; (void)lL; (void)gl; (void)ul;
 
-    for (int j0 = r0 + w * U; j0 < r1; j0 += NW * U) { /* warp-uniform: row j0 is visible */
+    /* PF: stage st of this warp's ring: K [U][32][KB], V [U][32][KB], then (Q8) K and V scale words [U][32] */
+    extern __shared__ __align__(16) uint8_t att_sm[];
+    constexpr int KB = att_pf<EPL, Q8>::KB;
+    uint8_t *ring = att_sm + (size_t)w * att_pf<EPL, Q8>::WARP;
+    auto pfs = [&](int st, int part, int u, int bytes) -> uint8_t * { /* part 0 K, 1 V, 2 K scale, 3 V scale */
+        uint8_t *base = ring + (size_t)st * U * 32 * att_pf<EPL, Q8>::ROW;
+        return base + (part < 2 ? part * U * 32 * KB + (u * 32 + lane) * bytes
+                                : 2 * U * 32 * KB + (part - 2) * U * 32 * 4 + (u * 32 + lane) * 4);
+    };
+    auto issue = [&](int jb, int st) {
+        if constexpr (PF) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (jb + u < r1) {
+                    const size_t row = (size_t)(jb + u);
+                    if constexpr (Q8) {
+                        att_cp<KB>(pfs(st, 0, u, KB), kb8 + row * stride);
+                        att_cp<KB>(pfs(st, 1, u, KB), vb8 + row * stride);
+                        att_cp<4>(pfs(st, 2, u, 4), (const void *)((uintptr_t)(ks + row * sstride + soff) & ~(uintptr_t)3));
+                        att_cp<4>(pfs(st, 3, u, 4), (const void *)((uintptr_t)(vs + row * sstride + soff) & ~(uintptr_t)3));
+                    } else {
+                        att_cp<KB>(pfs(st, 0, u, KB), kb + row * stride);
+                        att_cp<KB>(pfs(st, 1, u, KB), vb + row * stride);
+                    }
+                }
+            att_commit();
+        }
+    };
+    int st = 0;
+    if constexpr (PF) {
+        if (r0 + w * U < r1) issue(r0 + w * U, 0);
+    }
+    for (int j0 = r0 + w * U; j0 < r1; j0 += NW * U, st ^= 1) { /* warp-uniform: row j0 is visible */
         typename att_kv<EPL, Q8>::raw kr[U], vr[U];
+        if constexpr (PF) {
+            if (j0 + NW * U < r1) {
+                issue(j0 + NW * U, st ^ 1);
+                att_wait<1>();
+            } else {
+                att_wait<0>();
+            }
+        }
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            if (j0 + u < r1) {
+            if (PF && j0 + u < r1) {
+                if constexpr (PF) att_sload<EPL>(kr[u], vr[u], pfs(st, 0, u, KB), pfs(st, 1, u, KB), pfs(st, 2, u, 4),
+                                                 pfs(st, 3, u, 4), (int)(((size_t)(j0 + u) * sstride + soff) & 1));
+            } else if (j0 + u < r1) {
                 if constexpr (Q8) {
                     att_load<EPL>(kr[u], kb8 + (size_t)(j0 + u) * stride, ks + (size_t)(j0 + u) * sstride + soff);
                     att_load<EPL>(vr[u], vb8 + (size_t)(j0 + u) * stride, vs + (size_t)(j0 + u) * sstride + soff);
@@ -538,11 +628,47 @@ extern "C" void tcu_attention_set_decode_warps(int nw) { g_att_dec_warps = nw ==
 
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
                               const int32_t *, int, int, float, float *, int, float *, void *, size_t, int);
+static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, cudaStream_t st, const float *q,
+                         const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
+                         const int32_t *pos, int n_head, int n_head_kv, float scale, float *out, int n_chunk, float *ws,
+                         void *xq, size_t plane) {
+    PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
+               plane, g_att_rps);
+}
 static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
                        const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
                        int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
-    PDL_LAUNCH(kf, grid, block, 0, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane,
-               g_att_rps);
+    att_launch_s(kf, 0, grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
+}
+
+/* The K/V prefetch ring (PF) of the transposing kernel: 1 (default where att_pf::ok) or 0 (the A/B arm;
+ * TERN_CUDA_ATT_PF=0); the same bits. */
+static int g_att_pf = 1;
+extern "C" void tcu_attention_set_prefetch(int on) { g_att_pf = on != 0; }
+
+/* The transposing kernel (TR = 1) for (E, QH, Q8), with the ring when it applies. */
+template <int E, int QH, int Q8>
+static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc, const void *vc,
+                          const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head, int n_head_kv,
+                          float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
+    if constexpr (att_pf<E, Q8>::ok) {
+        if (g_att_pf) {
+            att_kernel_fn kf = attention_split_kernel<E, QH, Q8, 1, 1>;
+            static unsigned attr_set; /* the > 48 KiB opt-in, once per device (bit d) */
+            int dev = 0;
+            cudaGetDevice(&dev);
+            if (dev >= 32 || !(attr_set >> dev & 1u)) {
+                if (cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)(ATT_MAX_WARPS * att_pf<E, Q8>::WARP)) == cudaSuccess && dev < 32)
+                    attr_set |= 1u << dev;
+            }
+            att_launch_s(kf, (size_t)(block.x / 32) * att_pf<E, Q8>::WARP, grid, block, st, q, kc, vc, ks, vs, n, pos,
+                         n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
+            return;
+        }
+    }
+    att_launch(attention_split_kernel<E, QH, Q8, 1, 0>, grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv,
+               scale, out, n_chunk, ws, xq, plane);
 }
 
 #define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
@@ -550,13 +676,13 @@ static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st,
     case E:                                                                                                 \
         switch (qh * 2 + g_att_tr) {                                                                        \
         case 2: att_launch(attention_split_kernel<E, 1, Q8, 0>, ATT_ARGS); break;                           \
-        case 3: att_launch(attention_split_kernel<E, 1, Q8, 1>, ATT_ARGS); break;                           \
+        case 3: att_launch_tr<E, 1, Q8>(ATT_ARGS); break;                                               \
         case 4: att_launch(attention_split_kernel<E, 2, Q8, 0>, ATT_ARGS); break;                           \
-        case 5: att_launch(attention_split_kernel<E, 2, Q8, 1>, ATT_ARGS); break;                           \
+        case 5: att_launch_tr<E, 2, Q8>(ATT_ARGS); break;                                               \
         case 6: att_launch(attention_split_kernel<E, 3, Q8, 0>, ATT_ARGS); break;                           \
-        case 7: att_launch(attention_split_kernel<E, 3, Q8, 1>, ATT_ARGS); break;                           \
+        case 7: att_launch_tr<E, 3, Q8>(ATT_ARGS); break;                                               \
         case 8: att_launch(attention_split_kernel<E, 4, Q8, 0>, ATT_ARGS); break;                           \
-        default: att_launch(attention_split_kernel<E, 4, Q8, 1>, ATT_ARGS); break;                          \
+        default: att_launch_tr<E, 4, Q8>(ATT_ARGS); break;                                                  \
         }                                                                                                   \
         break;
 
