@@ -660,7 +660,7 @@ static int rank_setup(tern_cuda *g) {
         tcu_attention_set_rows_per_split(getenv_is0("TERN_CUDA_ATT_ADAPT") ? 0 : 256);
         if (getenv("TERN_CUDA_ATT_WARPS")) tcu_attention_set_decode_warps(atoi(getenv("TERN_CUDA_ATT_WARPS")));
         if (getenv("TERN_CUDA_ATT_QH")) tcu_attention_set_qh(atoi(getenv("TERN_CUDA_ATT_QH")));
-        tcu_attention_set_prefetch(!getenv_is0("TERN_CUDA_ATT_PF"));
+        if (getenv("TERN_CUDA_ATT_PF")) tcu_attention_set_prefetch(atoi(getenv("TERN_CUDA_ATT_PF")));
         /* programmatic dependent launch on Hopper and later (TERN_CUDA_PDL=0: plain launches, the A/B arm) */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);

@@ -641,10 +641,12 @@ static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st,
     att_launch_s(kf, 0, grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
 }
 
-/* The K/V prefetch ring (PF) of the transposing kernel: 1 (default where att_pf::ok) or 0 (the A/B arm;
- * TERN_CUDA_ATT_PF=0); the same bits. */
+/* The K/V prefetch ring (PF) of the transposing kernel where att_pf::ok: 1 (default) over a Q8_0 cache only,
+ * 2 also over an f16 cache, 0 never (TERN_CUDA_ATT_PF); the same bits. Interleaved tg64 (docs/ledger.md):
+ * Q8_0 cache +3.7% at depth 32768, +0.5% at 8192; f16 -0.8% / -1.1% (that kernel streams at ~2.75 TB/s
+ * there, bound by bytes, and the ring adds shared-memory traffic). */
 static int g_att_pf = 1;
-extern "C" void tcu_attention_set_prefetch(int on) { g_att_pf = on != 0; }
+extern "C" void tcu_attention_set_prefetch(int mode) { g_att_pf = mode >= 0 && mode <= 2 ? mode : 1; }
 
 /* The transposing kernel (TR = 1) for (E, QH, Q8), with the ring when it applies. */
 template <int E, int QH, int Q8>
@@ -652,7 +654,7 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
                           const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head, int n_head_kv,
                           float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     if constexpr (att_pf<E, Q8>::ok) {
-        if (g_att_pf) {
+        if (g_att_pf == 2 || (g_att_pf == 1 && Q8)) {
             att_kernel_fn kf = attention_split_kernel<E, QH, Q8, 1, 1>;
             static unsigned attr_set; /* the > 48 KiB opt-in, once per device (bit d) */
             int dev = 0;

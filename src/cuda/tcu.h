@@ -251,10 +251,10 @@ void tcu_attention_set_decode_warps(int nw);
 /* Query heads a decode attention CTA at most (1..4; 0: the rule, ATT_MAX_QH = 4 in equal chunks of the GQA
  * group). A sweep arm: another grid and score-reduction tree (other bits). Set before any launch/capture. */
 void tcu_attention_set_qh(int qh);
-/* The decode attention's K/V prefetch: 1 (default) a warp's next batch of rows is copied into a shared-memory
- * ring (cp.async) while it computes the current one; 0 loads each batch when it is needed (the A/B arm).
- * The same bits. Set before any launch/capture. */
-void tcu_attention_set_prefetch(int on);
+/* The decode attention's K/V prefetch: a warp's next batch of rows is copied into a shared-memory ring
+ * (cp.async) while it computes the current one; mode 1 (default) over a Q8_0 cache, 2 also over an f16
+ * cache, 0 never (each batch loaded when it is needed). The same bits. Set before any launch/capture. */
+void tcu_attention_set_prefetch(int mode);
 void tcu_attention_flash_set_warps(int nw);
 /* m-tiles of 16 query tokens a warp of the prefill flash attention: 1 (default: the 16 * warps-token blocks
  * above) or 2 (hd 64 and 128: a CTA of 4 warps takes 128 tokens, each K/V fragment feeds twice the mma; an
