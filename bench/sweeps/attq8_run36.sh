@@ -10,8 +10,8 @@ REPO=$PWD
 cd $B
 ./i8f | tee $R/i8f.log
 timeout 200 ./gpu_attention > $R/attention.log 2>&1; echo "gpu_attention rc=$? $(tail -1 $R/attention.log)"
-./tern synth --arch llama3-8b --type q4_0 --layers 2 -o /tmp/s2.gguf > /dev/null 2>&1
-timeout 100 ./gpu_model /tmp/s2.gguf > $R/model.log 2>&1; echo "gpu_model rc=$? $(tail -1 $R/model.log)"
+
+# gpu_model: in the next call (run37), with gpu_fused and gpu_multi (the carry limit)
 for d in 32768 8192; do
   TYPES="q4_0" ROUNDS=2 ARGS="-p 0 -n 64 -d $d -r 1 -ctk q8_0 -ctv q8_0" OUT=$R/ab$d-q8 bash $REPO/bench/bins_ab.sh $B/tern_old $B/tern | tee $R/ab$d-q8.md
 done
