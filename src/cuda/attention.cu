@@ -178,23 +178,15 @@ template <int EPL> __device__ __forceinline__ void att_zero(att_raw8<EPL> &r) {
     r.d = 0.0f;
 }
 
-/* int8 byte e (0..3) of w as f32, exactly, without I2F (a conversion runs at 16 results a clock an SM on
- * sm_80/sm_90, the FP32 pipe at 128): PRMT puts byte e ^ 0x80 (the value + 128, 0..255) under the exponent
- * of 2^23, and one FADD takes 2^23 + 128 away. The same value as (float)(int8_t)byte. */
-__device__ __forceinline__ float att_i8f(uint32_t w, int e) {
-    const uint32_t v = __byte_perm(w ^ 0x80808080u, 0x4Bu, 0x4650u | (uint32_t)e);
-    return __fsub_rn(__uint_as_float(v), 8388736.0f);
-}
-
 template <int EPL> __device__ __forceinline__ float att_elem(const att_raw8<EPL> &r, int e) {
-    return __fmul_rn(att_i8f(r.w[e / 4], e % 4), r.d);
+    return __fmul_rn((float)(int8_t)(r.w[e / 4] >> (8 * (e % 4))), r.d);
 }
 
 /* The transposing kernel's element reads: an f16 element as is; a Q8_0 element unscaled (the int8 as
  * f32), its block scale applied once per row a lane (att_row_scale) instead of once per element. */
 template <int EPL> __device__ __forceinline__ float att_elem_u(const att_raw<EPL> &r, int e) { return att_elem<EPL>(r, e); }
 template <int EPL> __device__ __forceinline__ float att_elem_u(const att_raw8<EPL> &r, int e) {
-    return att_i8f(r.w[e / 4], e % 4);
+    return (float)(int8_t)(r.w[e / 4] >> (8 * (e % 4)));
 }
 template <int EPL> __device__ __forceinline__ float att_row_scale(const att_raw<EPL> &r, float x) { (void)r; return x; }
 template <int EPL> __device__ __forceinline__ float att_row_scale(const att_raw8<EPL> &r, float x) { return x * r.d; }
