@@ -43,7 +43,10 @@ for s in $steps; do
     note ops "$(status_of "$OUT/ops.log")" "$(counts "$OUT/ops.log")" ;;
   fused)
     build-cuda/gpu/gpu_fused >"$OUT/fused.log" 2>&1
-    note fused "$(status_of "$OUT/fused.log")" "$(counts "$OUT/fused.log")" ;;
+    note fused "$(status_of "$OUT/fused.log")" "$(counts "$OUT/fused.log")"
+    # one CTA an SM: the RoPE epilogue's CTAs and warps then write many row groups each
+    TERN_CUDA_DP4A_OCC=1 build-cuda/gpu/gpu_fused >"$OUT/fused-occ1.log" 2>&1
+    note fused-occ1 "$(status_of "$OUT/fused-occ1.log")" "$(counts "$OUT/fused-occ1.log")" ;;
   attn)
     build-cuda/gpu/gpu_attention >"$OUT/attn.log" 2>&1
     note attn "$(status_of "$OUT/attn.log")" "$(counts "$OUT/attn.log")" ;;

@@ -656,17 +656,25 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
     if constexpr (att_pf<E, Q8>::ok) {
         if (g_att_pf == 2 || (g_att_pf == 1 && Q8)) {
             att_kernel_fn kf = attention_split_kernel<E, QH, Q8, 1, 1>;
-            static unsigned attr_set; /* the > 48 KiB opt-in, once per device (bit d) */
+            /* the > 48 KiB opt-in, once per device (bit d): a device that refuses it (99 KiB a block on
+             * sm_86/sm_89) runs the plain loads, whose bits are the same */
+            static unsigned ok_dev, no_dev;
             int dev = 0;
             cudaGetDevice(&dev);
-            if (dev >= 32 || !(attr_set >> dev & 1u)) {
+            if (dev >= 0 && dev < 32 && !((ok_dev | no_dev) >> dev & 1u)) {
                 if (cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)(ATT_MAX_WARPS * att_pf<E, Q8>::WARP)) == cudaSuccess && dev < 32)
-                    attr_set |= 1u << dev;
+                                         (int)(ATT_MAX_WARPS * att_pf<E, Q8>::WARP)) == cudaSuccess)
+                    __atomic_fetch_or(&ok_dev, 1u << dev, __ATOMIC_RELAXED);
+                else {
+                    (void)cudaGetLastError(); /* no error left pending for the caller's check */
+                    __atomic_fetch_or(&no_dev, 1u << dev, __ATOMIC_RELAXED);
+                }
             }
-            att_launch_s(kf, (size_t)(block.x / 32) * att_pf<E, Q8>::WARP, grid, block, st, q, kc, vc, ks, vs, n, pos,
-                         n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
-            return;
+            if (dev >= 0 && dev < 32 && (__atomic_load_n(&ok_dev, __ATOMIC_RELAXED) >> dev & 1u)) {
+                att_launch_s(kf, (size_t)(block.x / 32) * att_pf<E, Q8>::WARP, grid, block, st, q, kc, vc, ks, vs, n,
+                             pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
+                return;
+            }
         }
     }
     att_launch(attention_split_kernel<E, QH, Q8, 1, 0>, grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv,

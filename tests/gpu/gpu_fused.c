@@ -249,11 +249,15 @@ int main(void) {
     /* the q|k|v GEMV's RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope) == the GEMV, then tcu_rope_kv on its
      * q, k, v parts: y and both f16 cache rows, bit for bit; families cta (0), warp (1), tma (3); Q4_0 and
      * Q8_0 (GGUF layouts), n_rot = hd and hd / 2, GQA 8/2 heads, hd 128 and 64 */
+    /* ri 2: 20480 rows of 256 (10240 row groups): with TERN_CUDA_DP4A_OCC=1 (gpu_check's second run) a pipe
+     * CTA writes ~78 groups and a warp ~19, so the angles of a CTA's or warp's k-th group for k >= 1 (by
+     * shuffle) and k >= 16 (computed in the epilogue) are checked too */
     for (int ti = 0; ti < 2; ti++)
         for (int fi = 0; fi < 3; fi++)
-            for (int ri = 0; ri < 2; ri++) {
+            for (int ri = 0; ri < 3; ri++) {
                 const int t = ti ? TERN_TYPE_Q8_0 : TERN_TYPE_Q4_0, fam = fi == 2 ? 3 : fi;
-                const int hd = ri ? 64 : 128, n_rot = ri ? hd / 2 : hd, nh = 8, nkv = 2, n_in = 1024, n_ctx = 64;
+                const int hd = ri == 1 ? 64 : 128, n_rot = ri == 1 ? hd / 2 : hd, nh = ri == 2 ? 128 : 8;
+                const int nkv = ri == 2 ? 16 : 2, n_in = ri == 2 ? 256 : 1024, n_ctx = 64;
                 const int Hq = nh * hd, Hkv = nkv * hd, n_out = Hq + 2 * Hkv, nb = n_in / 32, qb = ti ? 32 : 16;
                 const size_t rb = tern_type_row_size((enum tern_type)t, n_in), stride = (rb + 15) & ~(size_t)15;
                 uint8_t *hw = calloc((size_t)n_out, stride);
