@@ -100,7 +100,7 @@ typedef struct dweight {
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
-enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_N };
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_N };
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
@@ -661,6 +661,8 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_ATT_WARPS")) tcu_attention_set_decode_warps(atoi(getenv("TERN_CUDA_ATT_WARPS")));
         if (getenv("TERN_CUDA_ATT_QH")) tcu_attention_set_qh(atoi(getenv("TERN_CUDA_ATT_QH")));
         if (getenv("TERN_CUDA_ATT_PF")) tcu_attention_set_prefetch(atoi(getenv("TERN_CUDA_ATT_PF")));
+        /* the Q8_0-cache decode kernel: v5, 16 int8 a lane (TERN_CUDA_ATT_Q8W=0: v2, the A/B arm) */
+        tcu_attention_set_q8_wide(!getenv_is0("TERN_CUDA_ATT_Q8W"));
         /* programmatic dependent launch on Hopper and later (TERN_CUDA_PDL=0: plain launches, the A/B arm) */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
@@ -887,12 +889,14 @@ void tern_cuda_free(tern_cuda *g) {
     }
     if (g->trace)
         fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
-                        "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu rope_epi=%llu (rows <= %d: GEMV)\n",
+                        "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu rope_epi=%llu attention_q8w=%llu "
+                        "(rows <= %d: GEMV)\n",
                 (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
                 (unsigned long long)g->tr[TR_DP4A_TMA],
                 (unsigned long long)g->tr[TR_F32_ROW], (unsigned long long)g->tr[TR_F32_ROWS],
                 (unsigned long long)g->tr[TR_GEMM], (unsigned long long)g->tr[TR_ATT_SPLIT],
-                (unsigned long long)g->tr[TR_ATT], (unsigned long long)g->tr[TR_ROPE_EPI], g->gemv_max);
+                (unsigned long long)g->tr[TR_ATT], (unsigned long long)g->tr[TR_ROPE_EPI],
+                (unsigned long long)g->tr[TR_ATT_Q8W], g->gemv_max);
     tern_cuda **rk = g->rk;
     const int n = g->n_rank;
     if (g->pool) tern_pool_free(g->pool);
@@ -1106,6 +1110,8 @@ static int forward(tern_cuda *g, int n, int all_logits) {
             }
         }
         g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
+        if (g->kv_q8 && n <= TCU_MULTI_MAX && !(att_x16 && (sk & SK_ATT)) && tcu_attention_q8_wide(g->nh, g->nkv, hd))
+            g->tr[TR_ATT_Q8W]++;
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
         if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
         if ((!(sk & SK_O) && matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp)) || allreduce(g, g->tmp, (size_t)n * E))

@@ -564,6 +564,271 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     }
 }
 
+/* ---- v5: the Q8_0-cache decode kernel with 16-byte lane slices ------------------------------------
+ * v2's transposing kernel over a Q8_0 cache gives a lane EPL = hd/32 int8 of every row (4 bytes at hd 128),
+ * so a row costs a lane 4 memory instructions (K, V, two scale words; 8 with the ring) for 8 bytes, and ncu
+ * put that kernel at 75% of L1/TEX throughput with DRAM at 20% (docs/ledger.md, 2026-11-30). Here a lane
+ * owns 16 consecutive int8 of one row (lane = r * SL + s: slice s of SL = hd/16 a row, row r of the RW =
+ * 32/SL rows one warp-wide load covers), so one 16-byte copy a lane moves RW rows of K for the warp, and the
+ * lane's 16 elements lie in one 32-element block: one scale a lane a row. A batch is B such loads (BR = B*RW
+ * rows), B = SL / QHP (at most 4), so the SL lanes of a row hold B x QHP partial dots that one transposing
+ * butterfly over those SL lanes turns into one score a lane (REP lanes a score when B x QHP < SL): lane
+ * (r, s) ends with the score of row j0 + b*RW + r and head g, b*QHP + g = s / REP. Softmax as v2's TR path
+ * (per-lane running max of its head over the warp, its slot's partial sum), p and the max's correction
+ * reach the V FMAs by broadcast shuffles; the correction multiply is skipped when every real head's factor
+ * is exactly 1 (x * 1.0f == x: the same bits as always doing it). int8 -> f32 by PRMT + FADD (exact:
+ * 2^23 + (b + 128) as a float, minus 2^23 + 128). K/V and the scale words reach shared memory through a
+ * per-warp NS-stage cp.async ring (rows past the CTA's last are zero-filled), each lane reading back only
+ * what it copied (no barrier). At the end the RW row groups of a warp are summed by xor shuffles (lanes of
+ * one orbit get the same bits: IEEE addition commutes), then the NW warps in order w = 0..NW-1. 8 warps a
+ * CTA: q and the accumulators take 2 x QH x 16 registers a lane (128 at QH 4), so __launch_bounds__(256, 1)
+ * lets a lane have up to 255. The same splits, workspace and combine as v2: a token's bits do not depend on
+ * the call (the verify property). TERN_CUDA_ATT_Q8W=0 runs v2 instead (the A/B arm; other bits). */
+#ifndef TERN_ATT_Q8W_NS
+#define TERN_ATT_Q8W_NS 3 /* ring stages a warp */
+#endif
+#define ATT_Q8W_WARPS 8
+
+template <int HD, int QH> struct att_q8w {
+    static constexpr int SL = HD / 16, RW = 32 / SL, QHP = att_pow2<QH>::v;
+    static constexpr int B = SL / QHP > 4 ? 4 : SL / QHP < 1 ? 1 : SL / QHP; /* warp-wide loads a batch */
+    static constexpr int P = B * QHP, REP = SL / P, BR = B * RW, NS = TERN_ATT_Q8W_NS;
+    static constexpr int KOFF = 0, VOFF = B * 32 * 16, SOFF = 2 * B * 32 * 16; /* a stage: K, V, scale words */
+    static constexpr int STAGE = B * 32 * 40;
+    static constexpr size_t WARP = (size_t)NS * STAGE, SMEM = (size_t)ATT_Q8W_WARPS * WARP;
+    static_assert(P <= SL && SL * RW == 32, "the score butterfly stays within a row's lanes");
+};
+
+/* cp.async of N bytes with zero fill when !ok (src-size 0: nothing is read; src must still be a valid address). */
+template <int N> __device__ __forceinline__ void att_cpz(void *dst, const void *src, bool ok) {
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    if constexpr (N == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 16 : 0) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(N), "r"(ok ? N : 0)
+                     : "memory");
+}
+
+/* int8 byte e of w as f32, exactly, without I2F: PRMT puts (byte ^ 0x80) = value + 128 under the exponent of
+ * 2^23, one FADD takes 2^23 + 128 away. (float)(int8_t)byte for every byte value. */
+__device__ __forceinline__ float att_i8f(uint32_t wx, int e) { /* wx = w ^ 0x80808080 */
+    return __fsub_rn(__uint_as_float(__byte_perm(wx, 0x4Bu, 0x4650u | (uint32_t)e)), 8388736.0f);
+}
+__device__ __forceinline__ void att_i8f16(const uint4 &x, float (&f)[16]) {
+    const uint32_t w[4] = {x.x ^ 0x80808080u, x.y ^ 0x80808080u, x.z ^ 0x80808080u, x.w ^ 0x80808080u};
+#pragma unroll
+    for (int e = 0; e < 16; e++) f[e] = att_i8f(w[e / 4], e % 4);
+}
+
+/* The transposing sum of att_transpose_sum within aligned groups of SL lanes (P <= SL values a lane):
+ * returns, in every lane, the group's sum of value index (lane % SL) / (SL / P). */
+template <int P, int SL> __device__ __forceinline__ float att_tsum_group(float (&v)[P], int lane) {
+    att_tlevel<P, SL / 2>::run(v, lane);
+    float x = v[0];
+#pragma unroll
+    for (int o = SL / P / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+template <int HD, int QH>
+__global__ void __launch_bounds__(ATT_Q8W_WARPS * 32, 1)
+attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
+                     const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs, int n,
+                     const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale, float *__restrict__ out,
+                     int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps) {
+    typedef att_q8w<HD, QH> C;
+    constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
+    constexpr int NW = ATT_Q8W_WARPS;
+    __shared__ float sm_m[NW][QH], sm_l[NW][QH], sm_ML[2][QH];
+    __shared__ __align__(16) float red[NW][QH][HD];
+    extern __shared__ __align__(16) uint8_t att_sm[];
+    pdl_trigger();
+    pdl_wait();
+
+    const int t = n - 1 - (int)blockIdx.x; /* longest rows first */
+    const int hk = (int)blockIdx.y / n_chunk, c = (int)blockIdx.y % n_chunk;
+    const int G = n_head / n_head_kv;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, r = lane / SL, s = lane % SL;
+    const int n_kv = pos[t] + 1, SZ = (int)gridDim.z, S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
+    if (z >= S) return;
+    const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S);
+    const size_t stride = (size_t)n_head_kv * HD, sstride = stride / 32; /* sstride is even (HD >= 64) */
+    const int8_t *kb = (const int8_t *)kc + (size_t)hk * HD + s * 16;
+    const int8_t *vb = (const int8_t *)vc + (size_t)hk * HD + s * 16;
+    const size_t soff = (size_t)hk * (HD / 32) + s / 2; /* the lane's block in a scale row */
+    const int hs = (int)(soff & 1);                     /* its half of the aligned scale word */
+    const uint16_t *ksw = ks + (soff & ~(size_t)1), *vsw = vs + (soff & ~(size_t)1);
+
+    float qr[QH][16], acc[QH][16];
+#pragma unroll
+    for (int g = 0; g < QH; g++) {
+        const int gi = c * QH + g;
+        const float4 *qp = (const float4 *)(q + ((size_t)t * n_head + (size_t)hk * G + gi) * HD + s * 16);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float4 x = gi < G ? qp[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            qr[g][4 * i] = x.x; qr[g][4 * i + 1] = x.y; qr[g][4 * i + 2] = x.z; qr[g][4 * i + 3] = x.w;
+        }
+#pragma unroll
+        for (int e = 0; e < 16; e++) acc[g][e] = 0.0f;
+    }
+    /* this lane's score after the butterfly: warp-load bl, head gl, row j0 + bl*RW + r */
+    const int il = s / REP, bl = il / QHP, gl = il % QHP;
+    float mL = -INFINITY, lL = 0.0f;
+
+    uint8_t *ring = att_sm + (size_t)w * C::WARP;
+    auto issue = [&](int jb, int st) { /* batch at row jb (< r1) into stage st, as one commit group */
+        uint8_t *sb = ring + (size_t)st * C::STAGE;
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            const int j = jb + b * RW + r;
+            const bool ok = j < r1;
+            const size_t jr = (size_t)(ok ? j : jb);
+            att_cpz<16>(sb + C::KOFF + (b * 32 + lane) * 16, kb + jr * stride, ok);
+            att_cpz<16>(sb + C::VOFF + (b * 32 + lane) * 16, vb + jr * stride, ok);
+            att_cpz<4>(sb + C::SOFF + (b * 32 + lane) * 8, ksw + jr * sstride, ok);
+            att_cpz<4>(sb + C::SOFF + (b * 32 + lane) * 8 + 4, vsw + jr * sstride, ok);
+        }
+        att_commit();
+    };
+#pragma unroll
+    for (int i = 0; i < NS - 1; i++) { /* the prologue: NS - 1 batches in flight (empty groups past the end) */
+        const int jb = r0 + (w + i * NW) * BR;
+        if (jb < r1) issue(jb, i);
+        else att_commit();
+    }
+    int st = 0;
+    for (int j0 = r0 + w * BR; j0 < r1; j0 += NW * BR) { /* warp-uniform: row j0 is visible */
+        {
+            const int jn = j0 + (NS - 1) * NW * BR;
+            const int sn = st == 0 ? NS - 1 : st - 1; /* (st + NS - 1) % NS: the stage read last iteration */
+            if (jn < r1) issue(jn, sn);
+            else att_commit();
+        }
+        att_wait<NS - 1>();
+        const uint8_t *sb = ring + (size_t)st * C::STAGE;
+        st = st + 1 == NS ? 0 : st + 1;
+        float pv[P], dv[B];
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            const uint4 kw = *(const uint4 *)(sb + C::KOFF + (b * 32 + lane) * 16);
+            const uint2 sw = *(const uint2 *)(sb + C::SOFF + (b * 32 + lane) * 8);
+            const float dk = __half2float(__ushort_as_half((unsigned short)(sw.x >> (16 * hs))));
+            dv[b] = __half2float(__ushort_as_half((unsigned short)(sw.y >> (16 * hs))));
+            float kf[16];
+            att_i8f16(kw, kf);
+#pragma unroll
+            for (int g = 0; g < QHP; g++) {
+                float d = 0.0f;
+                if (g < QH) {
+#pragma unroll
+                    for (int e = 0; e < 16; e++) d = fmaf(qr[g < QH ? g : 0][e], kf[e], d);
+                }
+                pv[b * QHP + g] = d * dk; /* the block scale once a row a lane */
+            }
+        }
+        const float dsum = att_tsum_group<P, SL>(pv, lane);
+        const float sc = gl < QH && j0 + bl * RW + r < r1 ? dsum * scale : -INFINITY;
+        float mx = sc;
+#pragma unroll
+        for (int o = REP * QHP; o < 32; o <<= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        mx = fmaxf(mL, mx);
+        /* mx is finite for a real head (row j0 is visible); the guard keeps exp(-inf - -inf) away */
+        const float corr = mL == -INFINITY || mx == -INFINITY ? 0.0f : expf(mL - mx);
+        const float p = sc == -INFINITY ? 0.0f : expf(sc - mx);
+        lL = lL * corr + p;
+        mL = mx;
+        if (__any_sync(0xffffffffu, gl < QH && corr != 1.0f)) {
+#pragma unroll
+            for (int g = 0; g < QH; g++) {
+                const float cg = __shfl_sync(0xffffffffu, corr, g * REP);
+#pragma unroll
+                for (int e = 0; e < 16; e++) acc[g][e] *= cg;
+            }
+        }
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            const uint4 vw = *(const uint4 *)(sb + C::VOFF + (b * 32 + lane) * 16);
+            float vf[16];
+            att_i8f16(vw, vf);
+#pragma unroll
+            for (int g = 0; g < QH; g++) {
+                const float pg = __shfl_sync(0xffffffffu, p, r * SL + (b * QHP + g) * REP) * dv[b];
+#pragma unroll
+                for (int e = 0; e < 16; e++) acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
+            }
+        }
+    }
+    att_wait<0>();
+
+    /* each head's (m, l) from its lanes (l over its distinct slots), and the warp's rows summed */
+    float m[QH], l[QH];
+    {
+        float ls = lL;
+#pragma unroll
+        for (int o = REP * QHP; o < 32; o <<= 1) ls += __shfl_xor_sync(0xffffffffu, ls, o);
+#pragma unroll
+        for (int g = 0; g < QH; g++) {
+            m[g] = __shfl_sync(0xffffffffu, mL, g * REP);
+            l[g] = __shfl_sync(0xffffffffu, ls, g * REP);
+        }
+    }
+#pragma unroll
+    for (int o = SL; o < 32; o <<= 1)
+#pragma unroll
+        for (int g = 0; g < QH; g++)
+#pragma unroll
+            for (int e = 0; e < 16; e++) acc[g][e] += __shfl_xor_sync(0xffffffffu, acc[g][e], o);
+    if (lane == 0) {
+#pragma unroll
+        for (int g = 0; g < QH; g++) { sm_m[w][g] = m[g]; sm_l[w][g] = l[g]; }
+    }
+    __syncthreads();
+    if ((int)threadIdx.x < QH) { /* (M, L) of each head once, in warp order */
+        const int g = (int)threadIdx.x;
+        float M = -INFINITY;
+        for (int i = 0; i < NW; i++) M = fmaxf(M, sm_m[i][g]);
+        float L = 0.0f;
+        for (int i = 0; i < NW; i++) L += sm_m[i][g] == -INFINITY ? 0.0f : sm_l[i][g] * expf(sm_m[i][g] - M);
+        sm_ML[0][g] = M;
+        sm_ML[1][g] = L;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int g = 0; g < QH; g++) {
+        const float M = sm_ML[0][g], L = sm_ML[1][g];
+        /* S > 1: unnormalised, (M, L) to the combine kernel; a negative pos gives zeros, not NaN */
+        const float f = m[g] == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? expf(m[g] - M) : expf(m[g] - M) / L;
+        if (S > 1 && threadIdx.x == 0 && c * QH + g < G) {
+            float *ml = ws + (size_t)n * n_head * SZ * HD;
+            const size_t slot = ((size_t)t * n_head + (size_t)hk * G + c * QH + g) * SZ + z;
+            ml[2 * slot] = M;
+            ml[2 * slot + 1] = L;
+        }
+        if (r == 0) {
+            float4 *dst = (float4 *)&red[w][g][s * 16];
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                dst[i] = make_float4(acc[g][4 * i] * f, acc[g][4 * i + 1] * f, acc[g][4 * i + 2] * f, acc[g][4 * i + 3] * f);
+        }
+    }
+    __syncthreads();
+    /* warp-uniform: a warp's 32 values are one 32-element block of one head */
+    for (int i = threadIdx.x; i < QH * HD; i += blockDim.x) {
+        const int g = i / HD, d = i % HD, gi = c * QH + g;
+        if (gi >= G) continue;
+        float o = red[0][g][d];
+#pragma unroll
+        for (int k = 1; k < NW; k++) o += red[k][g][d];
+        if (S > 1) ws[(((size_t)t * n_head + (size_t)hk * G + gi) * SZ + z) * HD + d] = o;
+        else {
+            const size_t e = ((size_t)t * n_head + (size_t)hk * G + gi) * HD + d;
+            out[e] = o;
+            if (xq) x16_put(o, lane, (int64_t)(e / 32), xq, plane);
+        }
+    }
+}
+
 /* v2's merge: block per (token, head), thread per element; partials in split order. SZ: the grid's splits
  * (the workspace's stride); a token whose att_active_splits is 1 was written by the split kernel itself. */
 __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, int n_head, int hd, int SZ,
@@ -641,6 +906,75 @@ static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st,
     att_launch_s(kf, 0, grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
 }
 
+/* v1/v2's score reduction: 1 = transposing (att_transpose_sum, the default), 0 = an xor tree per score,
+ * every lane computing every exp (the A/B arm). Changes bits (the dot products' summation order), not
+ * the contract: every token of a call of <= TCU_MULTI_MAX still gets its own decode step's bits. */
+static int g_att_tr = 1;
+extern "C" void tcu_attention_set_transpose(int on) { g_att_tr = on != 0; }
+
+/* The > 48 KiB dynamic shared-memory opt-in of kernel kf for `bytes`, asked once per device (bit d of *ok_dev or
+ * *no_dev, the caller's statics for kf): 1 when the current device granted it. */
+static int att_smem_optin(att_kernel_fn kf, size_t bytes, unsigned *ok_dev, unsigned *no_dev) {
+    int dev = 0;
+    cudaGetDevice(&dev);
+    if (dev < 0 || dev >= 32) return 0;
+    if (!((__atomic_load_n(ok_dev, __ATOMIC_RELAXED) | __atomic_load_n(no_dev, __ATOMIC_RELAXED)) >> dev & 1u)) {
+        if (cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) == cudaSuccess)
+            __atomic_fetch_or(ok_dev, 1u << dev, __ATOMIC_RELAXED);
+        else {
+            (void)cudaGetLastError(); /* no error left pending for the caller's check */
+            __atomic_fetch_or(no_dev, 1u << dev, __ATOMIC_RELAXED);
+        }
+    }
+    return (int)(__atomic_load_n(ok_dev, __ATOMIC_RELAXED) >> dev & 1u);
+}
+
+/* v5 (attention_q8w_kernel) for Q8_0-cache decode calls: 1 (default) where it applies, 0 v2 (the arm).
+ * TERN_CUDA_ATT_Q8W through the backend. */
+static int g_att_q8w = 1;
+extern "C" void tcu_attention_set_q8_wide(int on) { g_att_q8w = on != 0; }
+
+/* v5 for (hd, qh) over a Q8_0 cache, with the ring's opt-in granted on this device: 1 if it launched. */
+template <int HD, int QH>
+static int att_launch_q8w_t(dim3 grid, cudaStream_t st, const float *q, const void *kc, const void *vc,
+                            const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
+                            int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
+    static unsigned ok_dev, no_dev;
+    att_kernel_fn kf = attention_q8w_kernel<HD, QH>;
+    if (!att_smem_optin(kf, att_q8w<HD, QH>::SMEM, &ok_dev, &no_dev)) return 0;
+    att_launch_s(kf, att_q8w<HD, QH>::SMEM, grid, dim3(ATT_Q8W_WARPS * 32), st, q, kc, vc, ks, vs, n, pos, n_head,
+                 n_head_kv, scale, out, n_chunk, ws, xq, plane);
+    return 1;
+}
+#define ATT_Q8W_QH(HD)                                                                                      \
+    switch (qh) {                                                                                           \
+    case 1: return att_launch_q8w_t<HD, 1>(grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, \
+                                           n_chunk, ws, xq, plane);                                         \
+    case 2: return att_launch_q8w_t<HD, 2>(grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, \
+                                           n_chunk, ws, xq, plane);                                         \
+    case 3: return att_launch_q8w_t<HD, 3>(grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, \
+                                           n_chunk, ws, xq, plane);                                         \
+    default: return att_launch_q8w_t<HD, 4>(grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, \
+                                            n_chunk, ws, xq, plane);                                        \
+    }
+static int att_launch_q8w(int hd, int qh, dim3 grid, cudaStream_t st, const float *q, const void *kc, const void *vc,
+                          const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head, int n_head_kv,
+                          float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
+    switch (hd) {
+    case 64: ATT_Q8W_QH(64)
+    case 128: ATT_Q8W_QH(128)
+    case 256: ATT_Q8W_QH(256)
+    }
+    return 0;
+}
+
+/* The chooser's rule for the Q8_0 cache: v5 when switched on, with the transposing reduction (TERN_CUDA_ATT_TR=0
+ * keeps v2's xor-tree arm), for the shapes v2 takes over a Q8_0 cache (hd 64/128/256, a supported head ratio). */
+static int att_q8w_rule(int n_head, int n_head_kv, int hd) {
+    return g_att_q8w && g_att_tr && (hd == 64 || hd == 128 || hd == 256) && att_choose_qh(n_head, n_head_kv, hd) > 0;
+}
+extern "C" int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd) { return att_q8w_rule(n_head, n_head_kv, hd); }
+
 /* The K/V prefetch ring (PF) of the transposing kernel where att_pf::ok: 1 (default) over a Q8_0 cache only,
  * 2 also over an f16 cache, 0 never (TERN_CUDA_ATT_PF); the same bits. Interleaved tg64 (docs/ledger.md):
  * Q8_0 cache +3.7% at depth 32768, +0.5% at 8192; f16 -0.8% / -1.1% (that kernel streams at ~2.75 TB/s
@@ -656,21 +990,10 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
     if constexpr (att_pf<E, Q8>::ok) {
         if (g_att_pf == 2 || (g_att_pf == 1 && Q8)) {
             att_kernel_fn kf = attention_split_kernel<E, QH, Q8, 1, 1>;
-            /* the > 48 KiB opt-in, once per device (bit d): a device that refuses it (99 KiB a block on
-             * sm_86/sm_89) runs the plain loads, whose bits are the same */
+            /* a device that refuses the opt-in (99 KiB a block on sm_86/sm_89) runs the plain loads, whose
+             * bits are the same */
             static unsigned ok_dev, no_dev;
-            int dev = 0;
-            cudaGetDevice(&dev);
-            if (dev >= 0 && dev < 32 && !((ok_dev | no_dev) >> dev & 1u)) {
-                if (cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)(ATT_MAX_WARPS * att_pf<E, Q8>::WARP)) == cudaSuccess)
-                    __atomic_fetch_or(&ok_dev, 1u << dev, __ATOMIC_RELAXED);
-                else {
-                    (void)cudaGetLastError(); /* no error left pending for the caller's check */
-                    __atomic_fetch_or(&no_dev, 1u << dev, __ATOMIC_RELAXED);
-                }
-            }
-            if (dev >= 0 && dev < 32 && (__atomic_load_n(&ok_dev, __ATOMIC_RELAXED) >> dev & 1u)) {
+            if (att_smem_optin(kf, ATT_MAX_WARPS * att_pf<E, Q8>::WARP, &ok_dev, &no_dev)) {
                 att_launch_s(kf, (size_t)(block.x / 32) * att_pf<E, Q8>::WARP, grid, block, st, q, kc, vc, ks, vs, n,
                              pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
                 return;
@@ -700,11 +1023,6 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
  * off (TERN_CUDA_FLASH=0 through the backend: v1 for every n, the A/B arm). */
 static int g_att_flash = 1;
 extern "C" void tcu_attention_set_flash(int on) { g_att_flash = on != 0; }
-/* v1/v2's score reduction: 1 = transposing (att_transpose_sum, the default), 0 = an xor tree per score,
- * every lane computing every exp (the A/B arm). Changes bits (the dot products' summation order), not
- * the contract: every token of a call of <= TCU_MULTI_MAX still gets its own decode step's bits. */
-static int g_att_tr = 1;
-extern "C" void tcu_attention_set_transpose(int on) { g_att_tr = on != 0; }
 
 extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) {
     return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) : 0;
@@ -727,7 +1045,10 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
      * warps and combined in the same order as in a one-token call, so a speculative verify of k tokens
      * gives each token the bits of its own decode step */
     const dim3 block(32 * (n <= TCU_MULTI_MAX ? g_att_dec_warps : ATT_PREFILL_WARPS));
-    if (ks) {
+    if (ks && n <= TCU_MULTI_MAX && att_q8w_rule(n_head, n_head_kv, hd) &&
+        att_launch_q8w(hd, qh, grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
+                       plane)) {
+    } else if (ks) {
         switch (hd / 32) {
             ATT_CASE_QH(2, 1)
             ATT_CASE_QH(4, 1)

@@ -255,6 +255,12 @@ void tcu_attention_set_qh(int qh);
  * (cp.async) while it computes the current one; mode 1 (default) over a Q8_0 cache, 2 also over an f16
  * cache, 0 never (each batch loaded when it is needed). The same bits. Set before any launch/capture. */
 void tcu_attention_set_prefetch(int mode);
+/* The Q8_0-cache decode kernel: 1 (default) v5, 16 int8 of one row a lane (attention.cu attention_q8w_kernel),
+ * 0 v2's transposing kernel (the A/B arm; other bits: another summation order). Set before any launch/capture.
+ * tcu_attention_q8_wide: 1 when a Q8_0-cache call of <= TCU_MULTI_MAX tokens with this head shape takes v5
+ * under the current switches (the chooser the launcher uses; for the trace). */
+void tcu_attention_set_q8_wide(int on);
+int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd);
 void tcu_attention_flash_set_warps(int nw);
 /* m-tiles of 16 query tokens a warp of the prefill flash attention: 1 (default: the 16 * warps-token blocks
  * above) or 2 (hd 64 and 128: a CTA of 4 warps takes 128 tokens, each K/V fragment feeds twice the mma; an

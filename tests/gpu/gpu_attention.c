@@ -275,32 +275,44 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0) {
     const int S = 1 + (pos0 + n) % 17;
     const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
     if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
-    for (int split = 0; split < 2; split++) {
-        CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-        tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out,
-                               split ? d_ws : NULL, split ? S : 1, 0);
-        CK(cudaGetLastError());
-        CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-        size_t n_nan;
-        const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
-        CHECK(n_nan == 0 && e64 < 1e-5, "q8 (%d splits) hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)",
-              split ? S : 1, hd, n_head, n_head_kv, n, pos0, e64, n_nan);
-    }
     const size_t qrow = (size_t)n_head * hd;
-    /* the K/V prefetch ring (default) and plain loads: the same bits (o_gpu holds the S-split call's) */
-    tcu_attention_set_prefetch(0);
-    CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-    tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
-    CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-    tcu_attention_set_prefetch(1);
-    CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 hd=%d heads=%d/%d n=%d pos0=%d: the prefetch ring changes "
-          "the bits", hd, n_head, n_head_kv, n, pos0);
-    for (int t = 0; t < n; t++)
-        tcu_attention_split_q8(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, n_head, n_head_kv, hd, scale,
-                               d_out + t * qrow, d_ws, S, 0);
-    CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-    CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 hd=%d heads=%d/%d n=%d pos0=%d: a token's row differs from "
-          "its one-token call", hd, n_head, n_head_kv, n, pos0);
+    /* v5 (16 int8 a lane, the default) and v2 (the arm): each against float64, 1 and S splits, and each
+     * token's row equal to its one-token call; v2 also with and without its prefetch ring (the same bits) */
+    for (int wide = 1; wide >= 0; wide--) {
+        tcu_attention_set_q8_wide(wide);
+        const char *kn = wide ? "v5" : "v2";
+        if (wide)
+            CHECK(tcu_attention_q8_wide(n_head, n_head_kv, hd), "q8 hd=%d heads=%d/%d: the chooser does not take v5",
+                  hd, n_head, n_head_kv);
+        for (int split = 0; split < 2; split++) {
+            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+            tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out,
+                                   split ? d_ws : NULL, split ? S : 1, 0);
+            CK(cudaGetLastError());
+            CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+            size_t n_nan;
+            const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
+            CHECK(n_nan == 0 && e64 < 1e-5, "q8 %s (%d splits) hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g "
+                  "(%zu NaN)", kn, split ? S : 1, hd, n_head, n_head_kv, n, pos0, e64, n_nan);
+        }
+        if (!wide) { /* v2's K/V prefetch ring (default) and plain loads (o_gpu holds the S-split call's) */
+            tcu_attention_set_prefetch(0);
+            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+            tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
+            CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+            tcu_attention_set_prefetch(1);
+            CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 v2 hd=%d heads=%d/%d n=%d pos0=%d: the prefetch "
+                  "ring changes the bits", hd, n_head, n_head_kv, n, pos0);
+        }
+        CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+        for (int t = 0; t < n; t++)
+            tcu_attention_split_q8(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, n_head, n_head_kv, hd, scale,
+                                   d_out + t * qrow, d_ws, S, 0);
+        CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+        CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 %s hd=%d heads=%d/%d n=%d pos0=%d: a token's row "
+              "differs from its one-token call", kn, hd, n_head, n_head_kv, n, pos0);
+    }
+    tcu_attention_set_q8_wide(1);
     CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_kq)); CK(cudaFree(d_vq)); CK(cudaFree(d_ks)); CK(cudaFree(d_vs));
     CK(cudaFree(d_pos));
     if (d_ws) CK(cudaFree(d_ws));
@@ -370,7 +382,59 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     free(pos);
 }
 
-/* argv[1] == "q8": only the Q8_0-cache cases (a quick check), no timings. */
+/* Median of 20 timed one-token launches of tcu_attention_split_q8 at position pos (16 splits), v5 or v2
+ * (wide 0). Bytes: the visible K/V rows once, int8 plus the f16 scale a block (1.0625 bytes an element). */
+static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int pos, int wide) {
+    const int n_ctx = pos + 1, reps = 20, splits = 16;
+    const size_t nq = (size_t)n_head * hd, nkv = (size_t)n_ctx * n_head_kv * hd;
+    float *d_q, *d_out, *d_ws;
+    int8_t *d_k, *d_v;
+    uint16_t *d_ks, *d_vs;
+    int32_t *d_pos;
+    CK(cudaMalloc((void **)&d_q, sizeof(float) * nq));
+    CK(cudaMalloc((void **)&d_out, sizeof(float) * nq));
+    CK(cudaMalloc((void **)&d_k, nkv));
+    CK(cudaMalloc((void **)&d_v, nkv));
+    CK(cudaMalloc((void **)&d_ks, 2 * (nkv / 32)));
+    CK(cudaMalloc((void **)&d_vs, 2 * (nkv / 32)));
+    CK(cudaMalloc((void **)&d_pos, sizeof(int32_t)));
+    CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(1, n_head, hd, splits)));
+    CK(cudaMemcpy(d_pos, &pos, sizeof(int32_t), cudaMemcpyHostToDevice));
+    /* random operands, never zeros: int8 planes from random f16 bits' bytes, scales f16 in [-1, 1) */
+    tcu_fill_uniform(d_q, nq, TCU_FILL_F32, 4, 0);
+    tcu_fill_uniform(d_k, nkv / 2, TCU_FILL_F16, 5, 0);
+    tcu_fill_uniform(d_v, nkv / 2, TCU_FILL_F16, 6, 0);
+    tcu_fill_uniform(d_ks, nkv / 32, TCU_FILL_F16, 7, 0);
+    tcu_fill_uniform(d_vs, nkv / 32, TCU_FILL_F16, 8, 0);
+    tcu_attention_set_q8_wide(wide);
+    const float scale = 1.0f / sqrtf((float)hd);
+    for (int i = 0; i < 3; i++)
+        tcu_attention_split_q8(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
+    CK(cudaGetLastError());
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float ms[20];
+    for (int r = 0; r < reps; r++) {
+        CK(cudaEventRecord(e0, 0));
+        tcu_attention_split_q8(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
+        CK(cudaEventRecord(e1, 0));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&ms[r], e0, e1));
+    }
+    CK(cudaGetLastError());
+    tcu_attention_set_q8_wide(1);
+    qsort(ms, reps, sizeof(float), cmp_float);
+    const double med = 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]) * 1e-3;
+    const double kv_bytes = (double)n_ctx * n_head_kv * hd * 2 * 1.0625;
+    printf("%-34s %12.1f us %10.1f GB/s (KV once)\n", label, med * 1e6, kv_bytes / med * 1e-9);
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_k)); CK(cudaFree(d_v)); CK(cudaFree(d_ks)); CK(cudaFree(d_vs));
+    CK(cudaFree(d_pos)); CK(cudaFree(d_ws));
+}
+
+/* argv[1] == "q8": only the Q8_0-cache cases (a quick check) and their timings. */
 int main(int argc, char **argv) {
     const int only_q8 = argc > 1 && !strcmp(argv[1], "q8");
     int n_dev = 0;
@@ -403,6 +467,13 @@ int main(int argc, char **argv) {
             for (int nn = 2; nn <= 16; nn += 7) run_case_q8(hd, nh, nkv, nn, 37);
         }
     tern_pool_free(pool);
+    printf("%-34s %15s\n", "tcu_attention_split_q8 (median of 20)", "time");
+    bench_q8("q8 decode pos 32767 32/8 hd128 v5", 128, 32, 8, 32767, 1);
+    bench_q8("q8 decode pos 32767 32/8 hd128 v2", 128, 32, 8, 32767, 0);
+    bench_q8("q8 decode pos 8191 32/8 hd128 v5", 128, 32, 8, 8191, 1);
+    bench_q8("q8 decode pos 8191 32/8 hd128 v2", 128, 32, 8, 8191, 0);
+    bench_q8("q8 decode pos 127 32/8 hd128 v5", 128, 32, 8, 127, 1);
+    bench_q8("q8 decode pos 127 32/8 hd128 v2", 128, 32, 8, 127, 0);
     if (only_q8) return check_summary("gpu_attention");
     printf("v3 (flash) worst rel L2 vs float64: %.3g (bound %.0e)\n", flash_worst, FLASH_TOL);
 
