@@ -589,10 +589,10 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
 #endif
 #define ATT_Q8W_WARPS 8
 
-template <int HD, int QH> struct att_q8w {
+template <int HD, int QH, int NS_ = TERN_ATT_Q8W_NS> struct att_q8w {
     static constexpr int SL = HD / 16, RW = 32 / SL, QHP = att_pow2<QH>::v;
     static constexpr int B = SL / QHP > 4 ? 4 : SL / QHP < 1 ? 1 : SL / QHP; /* warp-wide loads a batch */
-    static constexpr int P = B * QHP, REP = SL / P, BR = B * RW, NS = TERN_ATT_Q8W_NS;
+    static constexpr int P = B * QHP, REP = SL / P, BR = B * RW, NS = NS_;
     static constexpr int KOFF = 0, VOFF = B * 32 * 16, SOFF = 2 * B * 32 * 16; /* a stage: K, V, scale words */
     static constexpr int STAGE = B * 32 * 40;
     static constexpr size_t WARP = (size_t)NS * STAGE, SMEM = (size_t)ATT_Q8W_WARPS * WARP;
@@ -630,13 +630,13 @@ template <int P, int SL> __device__ __forceinline__ float att_tsum_group(float (
     return x;
 }
 
-template <int HD, int QH>
+template <int HD, int QH, int NS_>
 __global__ void __launch_bounds__(ATT_Q8W_WARPS * 32, 1)
 attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                      const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs, int n,
                      const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale, float *__restrict__ out,
                      int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps) {
-    typedef att_q8w<HD, QH> C;
+    typedef att_q8w<HD, QH, NS_> C;
     constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
     constexpr int NW = ATT_Q8W_WARPS;
     __shared__ float sm_m[NW][QH], sm_l[NW][QH], sm_ML[2][QH];
@@ -934,17 +934,37 @@ static int att_smem_optin(att_kernel_fn kf, size_t bytes, unsigned *ok_dev, unsi
 static int g_att_q8w = 1;
 extern "C" void tcu_attention_set_q8_wide(int on) { g_att_q8w = on != 0; }
 
-/* v5 for (hd, qh) over a Q8_0 cache, with the ring's opt-in granted on this device: 1 if it launched. */
+/* Ring stages of v5 at hd 128, 4 query heads a CTA (Llama-3's shape): 0 = TERN_ATT_Q8W_NS, else 2, 4, 6, 8
+ * (a sweep arm, the same bits: tcu_attention_set_q8_wide_stages; other shapes keep the default). */
+static int g_att_q8w_ns = 0;
+extern "C" void tcu_attention_set_q8_wide_stages(int ns) { g_att_q8w_ns = ns == 2 || ns == 4 || ns == 6 || ns == 8 ? ns : 0; }
+
+/* v5 for (hd, qh, stages) over a Q8_0 cache, with the ring's opt-in granted on this device: 1 if it launched. */
+template <int HD, int QH, int NS>
+static int att_launch_q8w_ns(dim3 grid, cudaStream_t st, const float *q, const void *kc, const void *vc,
+                             const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
+                             int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
+    static unsigned ok_dev, no_dev;
+    att_kernel_fn kf = attention_q8w_kernel<HD, QH, NS>;
+    if (!att_smem_optin(kf, att_q8w<HD, QH, NS>::SMEM, &ok_dev, &no_dev)) return 0;
+    att_launch_s(kf, att_q8w<HD, QH, NS>::SMEM, grid, dim3(ATT_Q8W_WARPS * 32), st, q, kc, vc, ks, vs, n, pos, n_head,
+                 n_head_kv, scale, out, n_chunk, ws, xq, plane);
+    return 1;
+}
+#define ATT_Q8W_ARGS grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
 template <int HD, int QH>
 static int att_launch_q8w_t(dim3 grid, cudaStream_t st, const float *q, const void *kc, const void *vc,
                             const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
                             int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
-    static unsigned ok_dev, no_dev;
-    att_kernel_fn kf = attention_q8w_kernel<HD, QH>;
-    if (!att_smem_optin(kf, att_q8w<HD, QH>::SMEM, &ok_dev, &no_dev)) return 0;
-    att_launch_s(kf, att_q8w<HD, QH>::SMEM, grid, dim3(ATT_Q8W_WARPS * 32), st, q, kc, vc, ks, vs, n, pos, n_head,
-                 n_head_kv, scale, out, n_chunk, ws, xq, plane);
-    return 1;
+    if constexpr (HD == 128 && QH == 4) {
+        switch (g_att_q8w_ns) {
+        case 2: return att_launch_q8w_ns<HD, QH, 2>(ATT_Q8W_ARGS);
+        case 4: return att_launch_q8w_ns<HD, QH, 4>(ATT_Q8W_ARGS);
+        case 6: return att_launch_q8w_ns<HD, QH, 6>(ATT_Q8W_ARGS);
+        case 8: return att_launch_q8w_ns<HD, QH, 8>(ATT_Q8W_ARGS);
+        }
+    }
+    return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS>(ATT_Q8W_ARGS);
 }
 #define ATT_Q8W_QH(HD)                                                                                      \
     switch (qh) {                                                                                           \
