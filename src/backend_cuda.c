@@ -664,6 +664,7 @@ static int rank_setup(tern_cuda *g) {
         /* the Q8_0-cache decode kernel: v5, 16 int8 a lane (TERN_CUDA_ATT_Q8W=0: v2, the A/B arm) */
         tcu_attention_set_q8_wide(!getenv_is0("TERN_CUDA_ATT_Q8W"));
         if (getenv("TERN_CUDA_ATT_Q8W_NS")) tcu_attention_set_q8_wide_stages(atoi(getenv("TERN_CUDA_ATT_Q8W_NS")));
+        if (getenv("TERN_CUDA_ATT_Q8W_WARPS")) tcu_attention_set_q8_wide_warps(atoi(getenv("TERN_CUDA_ATT_Q8W_WARPS")));
         /* programmatic dependent launch on Hopper and later (TERN_CUDA_PDL=0: plain launches, the A/B arm) */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);

@@ -589,13 +589,13 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
 #endif
 #define ATT_Q8W_WARPS 8
 
-template <int HD, int QH, int NS_ = TERN_ATT_Q8W_NS> struct att_q8w {
+template <int HD, int QH, int NS_ = TERN_ATT_Q8W_NS, int NW_ = ATT_Q8W_WARPS> struct att_q8w {
     static constexpr int SL = HD / 16, RW = 32 / SL, QHP = att_pow2<QH>::v;
     static constexpr int B = SL / QHP > 4 ? 4 : SL / QHP < 1 ? 1 : SL / QHP; /* warp-wide loads a batch */
     static constexpr int P = B * QHP, REP = SL / P, BR = B * RW, NS = NS_;
     static constexpr int KOFF = 0, VOFF = B * 32 * 16, SOFF = 2 * B * 32 * 16; /* a stage: K, V, scale words */
     static constexpr int STAGE = B * 32 * 40;
-    static constexpr size_t WARP = (size_t)NS * STAGE, SMEM = (size_t)ATT_Q8W_WARPS * WARP;
+    static constexpr size_t WARP = (size_t)NS * STAGE, SMEM = (size_t)NW_ * WARP;
     static_assert(P <= SL && SL * RW == 32, "the score butterfly stays within a row's lanes");
 };
 
@@ -630,15 +630,15 @@ template <int P, int SL> __device__ __forceinline__ float att_tsum_group(float (
     return x;
 }
 
-template <int HD, int QH, int NS_>
-__global__ void __launch_bounds__(ATT_Q8W_WARPS * 32, 1)
+template <int HD, int QH, int NS_, int NW_>
+__global__ void __launch_bounds__(NW_ * 32, 1)
 attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                      const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs, int n,
                      const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale, float *__restrict__ out,
                      int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps) {
-    typedef att_q8w<HD, QH, NS_> C;
+    typedef att_q8w<HD, QH, NS_, NW_> C;
     constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
-    constexpr int NW = ATT_Q8W_WARPS;
+    constexpr int NW = NW_;
     __shared__ float sm_m[NW][QH], sm_l[NW][QH], sm_ML[2][QH];
     __shared__ __align__(16) float red[NW][QH][HD];
     extern __shared__ __align__(16) uint8_t att_sm[];
@@ -938,16 +938,21 @@ extern "C" void tcu_attention_set_q8_wide(int on) { g_att_q8w = on != 0; }
  * (a sweep arm, the same bits: tcu_attention_set_q8_wide_stages; other shapes keep the default). */
 static int g_att_q8w_ns = 0;
 extern "C" void tcu_attention_set_q8_wide_stages(int ns) { g_att_q8w_ns = ns == 2 || ns == 4 || ns == 6 || ns == 8 ? ns : 0; }
+/* Warps of a v5 CTA at that shape: 8 (default) or 12 (a sweep arm with the default stages: __launch_bounds__
+ * caps a lane at 168 registers, 167 used, no spills; 16 would cap it at 128 and spill 376 bytes; other bits:
+ * another warp combine). */
+static int g_att_q8w_nw = ATT_Q8W_WARPS;
+extern "C" void tcu_attention_set_q8_wide_warps(int nw) { g_att_q8w_nw = nw == 12 ? nw : ATT_Q8W_WARPS; }
 
 /* v5 for (hd, qh, stages) over a Q8_0 cache, with the ring's opt-in granted on this device: 1 if it launched. */
-template <int HD, int QH, int NS>
+template <int HD, int QH, int NS, int NW = ATT_Q8W_WARPS>
 static int att_launch_q8w_ns(dim3 grid, cudaStream_t st, const float *q, const void *kc, const void *vc,
                              const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
                              int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     static unsigned ok_dev, no_dev;
-    att_kernel_fn kf = attention_q8w_kernel<HD, QH, NS>;
-    if (!att_smem_optin(kf, att_q8w<HD, QH, NS>::SMEM, &ok_dev, &no_dev)) return 0;
-    att_launch_s(kf, att_q8w<HD, QH, NS>::SMEM, grid, dim3(ATT_Q8W_WARPS * 32), st, q, kc, vc, ks, vs, n, pos, n_head,
+    att_kernel_fn kf = attention_q8w_kernel<HD, QH, NS, NW>;
+    if (!att_smem_optin(kf, att_q8w<HD, QH, NS, NW>::SMEM, &ok_dev, &no_dev)) return 0;
+    att_launch_s(kf, att_q8w<HD, QH, NS, NW>::SMEM, grid, dim3(NW * 32), st, q, kc, vc, ks, vs, n, pos, n_head,
                  n_head_kv, scale, out, n_chunk, ws, xq, plane);
     return 1;
 }
@@ -957,6 +962,7 @@ static int att_launch_q8w_t(dim3 grid, cudaStream_t st, const float *q, const vo
                             const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
                             int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     if constexpr (HD == 128 && QH == 4) {
+        if (g_att_q8w_nw == 12) return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS, 12>(ATT_Q8W_ARGS);
         switch (g_att_q8w_ns) {
         case 2: return att_launch_q8w_ns<HD, QH, 2>(ATT_Q8W_ARGS);
         case 4: return att_launch_q8w_ns<HD, QH, 4>(ATT_Q8W_ARGS);

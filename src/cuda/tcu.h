@@ -264,6 +264,8 @@ int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd);
 /* v5's ring stages a warp at hd 128 with 4 query heads a CTA: 0 the default (TERN_ATT_Q8W_NS, 3), or 2, 4, 6, 8
  * (a sweep arm; the same bits). Set before any launch/capture. */
 void tcu_attention_set_q8_wide_stages(int ns);
+/* v5's warps a CTA at that shape: 8 (default) or 12 (a sweep arm; other bits). Set before any launch/capture. */
+void tcu_attention_set_q8_wide_warps(int nw);
 void tcu_attention_flash_set_warps(int nw);
 /* m-tiles of 16 query tokens a warp of the prefill flash attention: 1 (default: the 16 * warps-token blocks
  * above) or 2 (hd 64 and 128: a CTA of 4 warps takes 128 tokens, each K/V fragment feeds twice the mma; an
