@@ -234,6 +234,12 @@ template <int N, int O> struct att_tlevel { /* one level (N values left, xor off
 template <int O> struct att_tlevel<1, O> {
     static __device__ __forceinline__ void run(float *v, int lane) { (void)v; (void)lane; }
 };
+template <int N> struct att_tlevel<N, 0> { /* the lanes are used up: N values stay a lane (att_tsum_group) */
+    static __device__ __forceinline__ void run(float *v, int lane) { (void)v; (void)lane; }
+};
+template <> struct att_tlevel<1, 0> {
+    static __device__ __forceinline__ void run(float *v, int lane) { (void)v; (void)lane; }
+};
 template <int P> __device__ __forceinline__ float att_transpose_sum(float (&v)[P], int lane) {
     att_tlevel<P, 16>::run(v, lane);
     float r = v[0];
@@ -589,14 +595,17 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
 #endif
 #define ATT_Q8W_WARPS 8
 
-template <int HD, int QH, int NS_ = TERN_ATT_Q8W_NS, int NW_ = ATT_Q8W_WARPS> struct att_q8w {
+template <int HD, int QH, int NS_ = TERN_ATT_Q8W_NS, int NW_ = ATT_Q8W_WARPS, int B_ = 0> struct att_q8w {
     static constexpr int SL = HD / 16, RW = 32 / SL, QHP = att_pow2<QH>::v;
-    static constexpr int B = SL / QHP > 4 ? 4 : SL / QHP < 1 ? 1 : SL / QHP; /* warp-wide loads a batch */
-    static constexpr int P = B * QHP, REP = SL / P, BR = B * RW, NS = NS_;
+    /* warp-wide loads a batch: B_, else SL / QHP (at most 4), so the butterfly leaves one score a lane */
+    static constexpr int B = B_ ? B_ : SL / QHP > 4 ? 4 : SL / QHP < 1 ? 1 : SL / QHP;
+    /* P scores a row group; a lane ends with NV of them (P > SL), or one held by REP lanes (P < SL) */
+    static constexpr int P = B * QHP, NV = P > SL ? P / SL : 1, REP = P < SL ? SL / P : 1, BR = B * RW, NS = NS_;
+    static constexpr int O0 = REP * QHP / NV; /* xor offsets O0 .. 16 join the lanes holding one head's scores */
     static constexpr int KOFF = 0, VOFF = B * 32 * 16, SOFF = 2 * B * 32 * 16; /* a stage: K, V, scale words */
     static constexpr int STAGE = B * 32 * 40;
     static constexpr size_t WARP = (size_t)NS * STAGE, SMEM = (size_t)NW_ * WARP;
-    static_assert(P <= SL && SL * RW == 32, "the score butterfly stays within a row's lanes");
+    static_assert(SL * RW == 32 && QHP % NV == 0, "a lane's NV scores are distinct heads of one warp-wide load");
 };
 
 /* cp.async of N bytes with zero fill when !ok (src-size 0: nothing is read; src must still be a valid address). */
@@ -620,24 +629,24 @@ __device__ __forceinline__ void att_i8f16(const uint4 &x, float (&f)[16]) {
     for (int e = 0; e < 16; e++) f[e] = att_i8f(w[e / 4], e % 4);
 }
 
-/* The transposing sum of att_transpose_sum within aligned groups of SL lanes (P <= SL values a lane):
- * returns, in every lane, the group's sum of value index (lane % SL) / (SL / P). */
-template <int P, int SL> __device__ __forceinline__ float att_tsum_group(float (&v)[P], int lane) {
+/* The transposing sum of att_transpose_sum within aligned groups of SL lanes: P <= SL values a lane leave in
+ * v[0], in every lane, the group's sum of value index (lane % SL) / (SL / P); P > SL leave NV = P / SL sums
+ * in v[0..NV-1], of value indices (lane % SL) * NV + k. */
+template <int P, int SL> __device__ __forceinline__ void att_tsum_group(float (&v)[P], int lane) {
     att_tlevel<P, SL / 2>::run(v, lane);
-    float x = v[0];
 #pragma unroll
-    for (int o = SL / P / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
+    for (int o = SL / P / 2; o > 0; o >>= 1) v[0] += __shfl_xor_sync(0xffffffffu, v[0], o);
 }
 
-template <int HD, int QH, int NS_, int NW_>
+template <int HD, int QH, int NS_, int NW_, int B_>
 __global__ void __launch_bounds__(NW_ * 32, 1)
 attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                      const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs, int n,
                      const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale, float *__restrict__ out,
                      int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps) {
-    typedef att_q8w<HD, QH, NS_, NW_> C;
+    typedef att_q8w<HD, QH, NS_, NW_, B_> C;
     constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
+    constexpr int NV = C::NV, O0 = C::O0;
     constexpr int NW = NW_;
     __shared__ float sm_m[NW][QH], sm_l[NW][QH], sm_ML[2][QH];
     __shared__ __align__(16) float red[NW][QH][HD];
@@ -672,9 +681,12 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
 #pragma unroll
         for (int e = 0; e < 16; e++) acc[g][e] = 0.0f;
     }
-    /* this lane's score after the butterfly: warp-load bl, head gl, row j0 + bl*RW + r */
-    const int il = s / REP, bl = il / QHP, gl = il % QHP;
-    float mL = -INFINITY, lL = 0.0f;
+    /* this lane's scores after the butterfly: index (s / REP) * NV + k, i.e. warp-load bl, head gl + k, row
+     * j0 + bl*RW + r (QHP % NV == 0: the NV are heads of one load) */
+    const int il = (s / REP) * NV, bl = il / QHP, gl = il % QHP;
+    float mL[NV], lL[NV];
+#pragma unroll
+    for (int k = 0; k < NV; k++) mL[k] = -INFINITY, lL[k] = 0.0f;
 
     uint8_t *ring = att_sm + (size_t)w * C::WARP;
     auto issue = [&](int jb, int st) { /* batch at row jb (< r1) into stage st, as one commit group */
@@ -727,21 +739,27 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
                 pv[b * QHP + g] = d * dk; /* the block scale once a row a lane */
             }
         }
-        const float dsum = att_tsum_group<P, SL>(pv, lane);
-        const float sc = gl < QH && j0 + bl * RW + r < r1 ? dsum * scale : -INFINITY;
-        float mx = sc;
+        att_tsum_group<P, SL>(pv, lane);
+        float p[NV], corr[NV];
+        bool any = false;
 #pragma unroll
-        for (int o = REP * QHP; o < 32; o <<= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        mx = fmaxf(mL, mx);
-        /* mx is finite for a real head (row j0 is visible); the guard keeps exp(-inf - -inf) away */
-        const float corr = mL == -INFINITY || mx == -INFINITY ? 0.0f : expf(mL - mx);
-        const float p = sc == -INFINITY ? 0.0f : expf(sc - mx);
-        lL = lL * corr + p;
-        mL = mx;
-        if (__any_sync(0xffffffffu, gl < QH && corr != 1.0f)) {
+        for (int k = 0; k < NV; k++) {
+            const float sc = gl + k < QH && j0 + bl * RW + r < r1 ? pv[k] * scale : -INFINITY;
+            float mx = sc;
+#pragma unroll
+            for (int o = O0; o < 32; o <<= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+            mx = fmaxf(mL[k], mx);
+            /* mx is finite for a real head (row j0 is visible); the guard keeps exp(-inf - -inf) away */
+            corr[k] = mL[k] == -INFINITY || mx == -INFINITY ? 0.0f : expf(mL[k] - mx);
+            p[k] = sc == -INFINITY ? 0.0f : expf(sc - mx);
+            lL[k] = lL[k] * corr[k] + p[k];
+            mL[k] = mx;
+            any |= gl + k < QH && corr[k] != 1.0f;
+        }
+        if (__any_sync(0xffffffffu, any)) {
 #pragma unroll
             for (int g = 0; g < QH; g++) {
-                const float cg = __shfl_sync(0xffffffffu, corr, g * REP);
+                const float cg = __shfl_sync(0xffffffffu, corr[g % NV], (g / NV) * REP);
 #pragma unroll
                 for (int e = 0; e < 16; e++) acc[g][e] *= cg;
             }
@@ -753,7 +771,7 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
             att_i8f16(vw, vf);
 #pragma unroll
             for (int g = 0; g < QH; g++) {
-                const float pg = __shfl_sync(0xffffffffu, p, r * SL + (b * QHP + g) * REP) * dv[b];
+                const float pg = __shfl_sync(0xffffffffu, p[g % NV], r * SL + ((b * QHP + g) / NV) * REP) * dv[b];
 #pragma unroll
                 for (int e = 0; e < 16; e++) acc[g][e] = fmaf(pg, vf[e], acc[g][e]);
             }
@@ -764,13 +782,17 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
     /* each head's (m, l) from its lanes (l over its distinct slots), and the warp's rows summed */
     float m[QH], l[QH];
     {
-        float ls = lL;
+        float ls[NV];
 #pragma unroll
-        for (int o = REP * QHP; o < 32; o <<= 1) ls += __shfl_xor_sync(0xffffffffu, ls, o);
+        for (int k = 0; k < NV; k++) {
+            ls[k] = lL[k];
+#pragma unroll
+            for (int o = O0; o < 32; o <<= 1) ls[k] += __shfl_xor_sync(0xffffffffu, ls[k], o);
+        }
 #pragma unroll
         for (int g = 0; g < QH; g++) {
-            m[g] = __shfl_sync(0xffffffffu, mL, g * REP);
-            l[g] = __shfl_sync(0xffffffffu, ls, g * REP);
+            m[g] = __shfl_sync(0xffffffffu, mL[g % NV], (g / NV) * REP);
+            l[g] = __shfl_sync(0xffffffffu, ls[g % NV], (g / NV) * REP);
         }
     }
 #pragma unroll
@@ -943,16 +965,20 @@ extern "C" void tcu_attention_set_q8_wide_stages(int ns) { g_att_q8w_ns = ns == 
  * another warp combine). */
 static int g_att_q8w_nw = ATT_Q8W_WARPS;
 extern "C" void tcu_attention_set_q8_wide_warps(int nw) { g_att_q8w_nw = nw == 12 ? nw : ATT_Q8W_WARPS; }
+/* Warp-wide loads a v5 batch at that shape: 2 (default: 8 rows, one score a lane) or 4 (a sweep arm: 16 rows,
+ * two scores a lane, half the batch's fixed cost a row; other bits: another butterfly). */
+static int g_att_q8w_b = 2;
+extern "C" void tcu_attention_set_q8_wide_batch(int b) { g_att_q8w_b = b == 4 ? 4 : 2; }
 
 /* v5 for (hd, qh, stages) over a Q8_0 cache, with the ring's opt-in granted on this device: 1 if it launched. */
-template <int HD, int QH, int NS, int NW = ATT_Q8W_WARPS>
+template <int HD, int QH, int NS, int NW = ATT_Q8W_WARPS, int BW = 0>
 static int att_launch_q8w_ns(dim3 grid, cudaStream_t st, const float *q, const void *kc, const void *vc,
                              const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
                              int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     static unsigned ok_dev, no_dev;
-    att_kernel_fn kf = attention_q8w_kernel<HD, QH, NS, NW>;
-    if (!att_smem_optin(kf, att_q8w<HD, QH, NS, NW>::SMEM, &ok_dev, &no_dev)) return 0;
-    att_launch_s(kf, att_q8w<HD, QH, NS, NW>::SMEM, grid, dim3(NW * 32), st, q, kc, vc, ks, vs, n, pos, n_head,
+    att_kernel_fn kf = attention_q8w_kernel<HD, QH, NS, NW, BW>;
+    if (!att_smem_optin(kf, att_q8w<HD, QH, NS, NW, BW>::SMEM, &ok_dev, &no_dev)) return 0;
+    att_launch_s(kf, att_q8w<HD, QH, NS, NW, BW>::SMEM, grid, dim3(NW * 32), st, q, kc, vc, ks, vs, n, pos, n_head,
                  n_head_kv, scale, out, n_chunk, ws, xq, plane);
     return 1;
 }
@@ -963,6 +989,7 @@ static int att_launch_q8w_t(dim3 grid, cudaStream_t st, const float *q, const vo
                             int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     if constexpr (HD == 128 && QH == 4) {
         if (g_att_q8w_nw == 12) return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS, 12>(ATT_Q8W_ARGS);
+        if (g_att_q8w_b == 4) return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS, ATT_Q8W_WARPS, 4>(ATT_Q8W_ARGS);
         switch (g_att_q8w_ns) {
         case 2: return att_launch_q8w_ns<HD, QH, 2>(ATT_Q8W_ARGS);
         case 4: return att_launch_q8w_ns<HD, QH, 4>(ATT_Q8W_ARGS);

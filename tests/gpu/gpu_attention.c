@@ -316,25 +316,32 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0) {
                       "stages change the bits", hd, n_head, n_head_kv, n, pos0, ns[k]);
             }
             tcu_attention_set_q8_wide_stages(0);
-            /* the 12-warp arm (another warp combine, so its own bits): float64 and the verify property */
-            tcu_attention_set_q8_wide_warps(12);
-            float *o_w12 = malloc(sizeof(float) * nq);
-            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-            tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
-            CK(cudaMemcpy(o_w12, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-            size_t n_nan;
-            const double e64 = rel_l2_d(o_w12, o_ref, nq, &n_nan);
-            CHECK(n_nan == 0 && e64 < 1e-5, "q8 v5 12 warps hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g",
-                  hd, n_head, n_head_kv, n, pos0, e64);
-            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-            for (int t = 0; t < n; t++)
-                tcu_attention_split_q8(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, n_head, n_head_kv, hd,
-                                       scale, d_out + t * qrow, d_ws, S, 0);
-            CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-            CHECK(memcmp(o_one, o_w12, sizeof(float) * nq) == 0, "q8 v5 12 warps hd=%d heads=%d/%d n=%d pos0=%d: a "
-                  "token's row differs from its one-token call", hd, n_head, n_head_kv, n, pos0);
-            free(o_w12);
-            tcu_attention_set_q8_wide_warps(8);
+            /* the 12-warp arm (another warp combine) and the 16-row batch arm (another butterfly), each with its
+             * own bits: float64 and the verify property */
+            for (int arm = 0; arm < 2; arm++) {
+                if (arm == 0) tcu_attention_set_q8_wide_warps(12);
+                else tcu_attention_set_q8_wide_batch(4);
+                const char *an = arm == 0 ? "12 warps" : "batch 4";
+                float *o_arm = malloc(sizeof(float) * nq);
+                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+                tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws,
+                                       S, 0);
+                CK(cudaMemcpy(o_arm, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+                size_t n_nan;
+                const double e64 = rel_l2_d(o_arm, o_ref, nq, &n_nan);
+                CHECK(n_nan == 0 && e64 < 1e-5, "q8 v5 %s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g", an,
+                      hd, n_head, n_head_kv, n, pos0, e64);
+                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+                for (int t = 0; t < n; t++)
+                    tcu_attention_split_q8(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, n_head, n_head_kv, hd,
+                                           scale, d_out + t * qrow, d_ws, S, 0);
+                CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+                CHECK(memcmp(o_one, o_arm, sizeof(float) * nq) == 0, "q8 v5 %s hd=%d heads=%d/%d n=%d pos0=%d: a "
+                      "token's row differs from its one-token call", an, hd, n_head, n_head_kv, n, pos0);
+                free(o_arm);
+                tcu_attention_set_q8_wide_warps(8);
+                tcu_attention_set_q8_wide_batch(2);
+            }
         }
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
         for (int t = 0; t < n; t++)
@@ -513,6 +520,10 @@ int main(int argc, char **argv) {
         tcu_attention_set_q8_wide_warps(12);
         bench_q8(label, 128, 32, 8, q8_pos[i], 1);
         tcu_attention_set_q8_wide_warps(8);
+        snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v5 b4", q8_pos[i]);
+        tcu_attention_set_q8_wide_batch(4);
+        bench_q8(label, 128, 32, 8, q8_pos[i], 1);
+        tcu_attention_set_q8_wide_batch(2);
         snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v2", q8_pos[i]);
         bench_q8(label, 128, 32, 8, q8_pos[i], 0);
     }
