@@ -663,7 +663,6 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_ATT_PF")) tcu_attention_set_prefetch(atoi(getenv("TERN_CUDA_ATT_PF")));
         /* the Q8_0-cache decode kernel: v5, 16 int8 a lane (TERN_CUDA_ATT_Q8W=0: v2, the A/B arm) */
         tcu_attention_set_q8_wide(!getenv_is0("TERN_CUDA_ATT_Q8W"));
-        if (getenv("TERN_CUDA_ATT_Q8W_NS")) tcu_attention_set_q8_wide_stages(atoi(getenv("TERN_CUDA_ATT_Q8W_NS")));
         if (getenv("TERN_CUDA_ATT_Q8W_WARPS")) tcu_attention_set_q8_wide_warps(atoi(getenv("TERN_CUDA_ATT_Q8W_WARPS")));
         if (getenv("TERN_CUDA_ATT_Q8W_B")) tcu_attention_set_q8_wide_batch(atoi(getenv("TERN_CUDA_ATT_Q8W_B")));
         /* programmatic dependent launch on Hopper and later (TERN_CUDA_PDL=0: plain launches, the A/B arm) */

@@ -30,6 +30,9 @@
  *   v3    prefill on the tensor cores (attention_prefill.cu, tcu_attention_flash): FlashAttention-2 with
  *         mma.sync; tcu_attention_split sends n > TCU_MULTI_MAX there when the shape allows (hd 64/128/256).
  *
+ *   v5    the decode kernel over a Q8_0 cache with 16 int8 of one row a lane (attention_q8w_kernel, below
+ *         v2's merge), the default for Q8_0-cache decode and verify chunks (TERN_CUDA_ATT_Q8W=0: v2).
+ *
  *   v2    decode split-K across CTAs ("flash-decoding", Dao et al. 2023), tcu_attention_split: v1 for
  *         n <= TCU_MULTI_MAX runs only n * n_head_kv * chunks CTAs, each streaming all pos+1 rows of its KV
  *         head, so at long contexts it is bound by per-SM load latency, not HBM bandwidth. v2 gives each
@@ -589,9 +592,19 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
  * one orbit get the same bits: IEEE addition commutes), then the NW warps in order w = 0..NW-1. 8 warps a
  * CTA: q and the accumulators take 2 x QH x 16 registers a lane (128 at QH 4), so __launch_bounds__(256, 1)
  * lets a lane have up to 255. The same splits, workspace and combine as v2: a token's bits do not depend on
- * the call (the verify property). TERN_CUDA_ATT_Q8W=0 runs v2 instead (the A/B arm; other bits). */
+ * the call (the verify property). TERN_CUDA_ATT_Q8W=0 runs v2 instead (the A/B arm; other bits).
+ * Measured (H200, Llama-3-8B shape 32/8 heads hd 128, bench/gpu/att-q8w-a7ea0ef/): one launch at pos 32767 with
+ * 16 splits 50.3 us against v2's 85.6 in gpu_attention's harness (ncu: 41.0 us against 76.3), pos 8191 24.2 vs
+ * 35.0; end to end tg64 at depth 32768 228.2 -> 309.5 tok/s, 8192 359.2 -> 413.1, tg128 490.5 -> 504.1 (Q4_0
+ * weights, Q8_0 cache, interleaved). Now issue-bound, not L1-bound: ncu 0.60 warps issued a cycle a scheduler
+ * (2 warps a scheduler), DRAM 37%, ~656 SASS instructions an 8-row batch of which ~360 on the FP32 pipe (the
+ * q.k and p.v FMAs for 4 heads, the int8 conversions) (bench/gpu/att-q8w-ncu-1a79245/). The next lever is the
+ * tensor cores (q.k as an int8 mma on a quantized q, p.v as an f16 mma), not more bytes in flight. */
+/* Ring stages a warp. 2..8 measured the same kernel time at depth 32768 and 8192 (48-51 us, 23-25 us in
+ * gpu_attention's harness) and 6, 8 lost 1-4% end to end (bench/gpu/att-q8w-ns-e18ab91/; binaries of e18ab91
+ * had the switch TERN_CUDA_ATT_Q8W_NS; rebuild with -DTERN_ATT_Q8W_NS=N to re-run): not bytes-in-flight-bound. */
 #ifndef TERN_ATT_Q8W_NS
-#define TERN_ATT_Q8W_NS 3 /* ring stages a warp */
+#define TERN_ATT_Q8W_NS 3
 #endif
 #define ATT_Q8W_WARPS 8
 
@@ -956,17 +969,18 @@ static int att_smem_optin(att_kernel_fn kf, size_t bytes, unsigned *ok_dev, unsi
 static int g_att_q8w = 1;
 extern "C" void tcu_attention_set_q8_wide(int on) { g_att_q8w = on != 0; }
 
-/* Ring stages of v5 at hd 128, 4 query heads a CTA (Llama-3's shape): 0 = TERN_ATT_Q8W_NS, else 2, 4, 6, 8
- * (a sweep arm, the same bits: tcu_attention_set_q8_wide_stages; other shapes keep the default). */
-static int g_att_q8w_ns = 0;
-extern "C" void tcu_attention_set_q8_wide_stages(int ns) { g_att_q8w_ns = ns == 2 || ns == 4 || ns == 6 || ns == 8 ? ns : 0; }
-/* Warps of a v5 CTA at that shape: 8 (default) or 12 (a sweep arm with the default stages: __launch_bounds__
- * caps a lane at 168 registers, 167 used, no spills; 16 would cap it at 128 and spill 376 bytes; other bits:
- * another warp combine). */
+/* Warps of a v5 CTA at hd 128 with 4 query heads a CTA (Llama-3's shape): 8 (default) or 12 (a sweep arm:
+ * __launch_bounds__ caps a lane at 168 registers, 167 used, no spills; 16 would cap it at 128 and spill 376
+ * bytes; other bits: another warp combine). Measured (bench/gpu/att-q8w-ncu-1a79245/, att-q8w-b4-ffd41e2/,
+ * interleaved, Q4_0 weights, Q8_0 cache, 4 rounds): tg64 at depth 32768 +1.3..+3.2%, at 8192 -1.8..+1.0%,
+ * tg128 -2.2..-3.3%: not adopted (the grid and block are fixed per graph, so a depth rule needs two graphs). */
 static int g_att_q8w_nw = ATT_Q8W_WARPS;
 extern "C" void tcu_attention_set_q8_wide_warps(int nw) { g_att_q8w_nw = nw == 12 ? nw : ATT_Q8W_WARPS; }
 /* Warp-wide loads a v5 batch at that shape: 2 (default: 8 rows, one score a lane) or 4 (a sweep arm: 16 rows,
- * two scores a lane, half the batch's fixed cost a row; other bits: another butterfly). */
+ * two scores a lane, the batch's fixed cost spread over twice the rows; 229 registers; other bits: another
+ * butterfly). Measured (bench/gpu/att-q8w-b4-ffd41e2/): ncu 38.05 us against 41.02 at depth 32768 (predicted
+ * ~-20%: the softmax part doubles with the two scores); tg64 at depth 32768 +0.2 / +2.4%, 8192 -1.0 / +0.5%,
+ * tg128 -1.6 / -1.0%: not adopted. */
 static int g_att_q8w_b = 2;
 extern "C" void tcu_attention_set_q8_wide_batch(int b) { g_att_q8w_b = b == 4 ? 4 : 2; }
 
@@ -990,12 +1004,6 @@ static int att_launch_q8w_t(dim3 grid, cudaStream_t st, const float *q, const vo
     if constexpr (HD == 128 && QH == 4) {
         if (g_att_q8w_nw == 12) return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS, 12>(ATT_Q8W_ARGS);
         if (g_att_q8w_b == 4) return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS, ATT_Q8W_WARPS, 4>(ATT_Q8W_ARGS);
-        switch (g_att_q8w_ns) {
-        case 2: return att_launch_q8w_ns<HD, QH, 2>(ATT_Q8W_ARGS);
-        case 4: return att_launch_q8w_ns<HD, QH, 4>(ATT_Q8W_ARGS);
-        case 6: return att_launch_q8w_ns<HD, QH, 6>(ATT_Q8W_ARGS);
-        case 8: return att_launch_q8w_ns<HD, QH, 8>(ATT_Q8W_ARGS);
-        }
     }
     return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS>(ATT_Q8W_ARGS);
 }

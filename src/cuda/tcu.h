@@ -261,9 +261,6 @@ void tcu_attention_set_prefetch(int mode);
  * under the current switches (the chooser the launcher uses; for the trace). */
 void tcu_attention_set_q8_wide(int on);
 int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd);
-/* v5's ring stages a warp at hd 128 with 4 query heads a CTA: 0 the default (TERN_ATT_Q8W_NS, 3), or 2, 4, 6, 8
- * (a sweep arm; the same bits). Set before any launch/capture. */
-void tcu_attention_set_q8_wide_stages(int ns);
 /* v5's warps a CTA at that shape: 8 (default) or 12 (a sweep arm; other bits). Set before any launch/capture. */
 void tcu_attention_set_q8_wide_warps(int nw);
 /* v5's warp-wide loads a batch at that shape: 2 (default, 8 rows) or 4 (a sweep arm, 16 rows; other bits). Set

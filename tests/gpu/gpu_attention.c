@@ -304,18 +304,7 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0) {
             CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 v2 hd=%d heads=%d/%d n=%d pos0=%d: the prefetch "
                   "ring changes the bits", hd, n_head, n_head_kv, n, pos0);
         }
-        if (wide && hd == 128 && n_head == 4 * n_head_kv) { /* v5's ring depths: the same bits as the default */
-            static const int ns[] = {2, 4, 6, 8};
-            for (int k = 0; k < 4; k++) {
-                tcu_attention_set_q8_wide_stages(ns[k]);
-                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-                tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws,
-                                       S, 0);
-                CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-                CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 v5 hd=%d heads=%d/%d n=%d pos0=%d: %d ring "
-                      "stages change the bits", hd, n_head, n_head_kv, n, pos0, ns[k]);
-            }
-            tcu_attention_set_q8_wide_stages(0);
+        if (wide && hd == 128 && n_head == 4 * n_head_kv) {
             /* the 12-warp arm (another warp combine) and the 16-row batch arm (another butterfly), each with its
              * own bits: float64 and the verify property */
             for (int arm = 0; arm < 2; arm++) {
@@ -507,15 +496,11 @@ int main(int argc, char **argv) {
         }
     tern_pool_free(pool);
     printf("%-34s %15s\n", "tcu_attention_split_q8 (median of 20)", "time");
-    static const int q8_pos[] = {32767, 8191, 127}, q8_ns[] = {0, 2, 4, 6, 8};
+    static const int q8_pos[] = {32767, 8191, 127};
     for (int i = 0; i < 3; i++) {
         char label[64];
-        for (int k = 0; k < 5; k++) { /* v5 with its default ring (3 stages), then the stage sweep */
-            snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v5 ns%d", q8_pos[i], q8_ns[k] ? q8_ns[k] : 3);
-            tcu_attention_set_q8_wide_stages(q8_ns[k]);
-            bench_q8(label, 128, 32, 8, q8_pos[i], 1);
-        }
-        tcu_attention_set_q8_wide_stages(0);
+        snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v5", q8_pos[i]);
+        bench_q8(label, 128, 32, 8, q8_pos[i], 1);
         snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v5 w12", q8_pos[i]);
         tcu_attention_set_q8_wide_warps(12);
         bench_q8(label, 128, 32, 8, q8_pos[i], 1);
