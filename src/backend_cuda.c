@@ -1086,6 +1086,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
          * tcu_quantize_x16, the A/B arm; same bytes) */
         xq = want_x16(g, n, l->wo, NULL, NULL);
         const int att_x16 = xq && n <= TCU_MULTI_MAX && g->att_x16;
+        const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
         if (att_x16) {
             if ((sk & SK_ROPE) || roped) {
             } else if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
@@ -1112,8 +1113,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
             }
         }
         g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
-        if (g->kv_q8 && n <= TCU_MULTI_MAX && !(att_x16 && (sk & SK_ATT)) && tcu_attention_q8_wide(g->nh, g->nkv, hd))
-            g->tr[TR_ATT_Q8W]++;
+        g->tr[TR_ATT_Q8W] += tcu_attention_q8w_count() - q8w0;
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
         if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
         if ((!(sk & SK_O) && matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp)) || allreduce(g, g->tmp, (size_t)n * E))

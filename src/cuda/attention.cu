@@ -984,6 +984,10 @@ extern "C" void tcu_attention_set_q8_wide_warps(int nw) { g_att_q8w_nw = nw == 1
 static int g_att_q8w_b = 2;
 extern "C" void tcu_attention_set_q8_wide_batch(int b) { g_att_q8w_b = b == 4 ? 4 : 2; }
 
+/* v5 launches issued by this host thread (tcu_attention_q8w_count: the trace counts what ran, per GPU thread). */
+static thread_local uint64_t g_att_q8w_launches;
+extern "C" uint64_t tcu_attention_q8w_count(void) { return g_att_q8w_launches; }
+
 /* v5 for (hd, qh, stages) over a Q8_0 cache, with the ring's opt-in granted on this device: 1 if it launched. */
 template <int HD, int QH, int NS, int NW = ATT_Q8W_WARPS, int BW = 0>
 static int att_launch_q8w_ns(dim3 grid, cudaStream_t st, const float *q, const void *kc, const void *vc,
@@ -991,9 +995,10 @@ static int att_launch_q8w_ns(dim3 grid, cudaStream_t st, const float *q, const v
                              int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     static unsigned ok_dev, no_dev;
     att_kernel_fn kf = attention_q8w_kernel<HD, QH, NS, NW, BW>;
-    if (!att_smem_optin(kf, att_q8w<HD, QH, NS, NW, BW>::SMEM, &ok_dev, &no_dev)) return 0;
+    if (!att_smem_optin(kf, att_q8w<HD, QH, NS, NW, BW>::SMEM, &ok_dev, &no_dev)) return 0; /* v2 runs */
     att_launch_s(kf, att_q8w<HD, QH, NS, NW, BW>::SMEM, grid, dim3(NW * 32), st, q, kc, vc, ks, vs, n, pos, n_head,
                  n_head_kv, scale, out, n_chunk, ws, xq, plane);
+    g_att_q8w_launches++;
     return 1;
 }
 #define ATT_Q8W_ARGS grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane

@@ -257,10 +257,14 @@ void tcu_attention_set_qh(int qh);
 void tcu_attention_set_prefetch(int mode);
 /* The Q8_0-cache decode kernel: 1 (default) v5, 16 int8 of one row a lane (attention.cu attention_q8w_kernel),
  * 0 v2's transposing kernel (the A/B arm; other bits: another summation order). Set before any launch/capture.
- * tcu_attention_q8_wide: 1 when a Q8_0-cache call of <= TCU_MULTI_MAX tokens with this head shape takes v5
- * under the current switches (the chooser the launcher uses; for the trace). */
+ * tcu_attention_q8_wide: 1 when the rule sends a Q8_0-cache call of <= TCU_MULTI_MAX tokens with this head
+ * shape to v5 under the current switches (the launcher's own rule); a device that refuses v5's shared memory
+ * (up to ~150 KiB a CTA at hd 256; sm_86/sm_89 grant 99 KiB) runs v2 instead. tcu_attention_q8w_count: the v5
+ * launches this host thread has issued (the trace's count of what ran). v5 reads q as float4 and K/V rows
+ * as 16-byte copies: q, kq and vq 16-byte aligned (rows are, as hd is a multiple of 64), ks and vs 4-byte. */
 void tcu_attention_set_q8_wide(int on);
 int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd);
+uint64_t tcu_attention_q8w_count(void);
 /* v5's warps a CTA at that shape: 8 (default) or 12 (a sweep arm; other bits). Set before any launch/capture. */
 void tcu_attention_set_q8_wide_warps(int nw);
 /* v5's warp-wide loads a batch at that shape: 2 (default, 8 rows) or 4 (a sweep arm, 16 rows; other bits). Set

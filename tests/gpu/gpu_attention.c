@@ -185,7 +185,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
      * one-token call at its position */
     if (n <= 16) {
         float *d_ws = NULL, *o_one = malloc(sizeof(float) * nq);
-        const int S = 1 + (pos0 + n) % 17; /* 1..17 splits: empty splits happen when S > the rows */
+        const int S = S0 > 0 ? S0 : 1 + (pos0 + n) % 17; /* S0: the grid's splits (16 as the backend's at depth) */ /* 1..17 splits: empty splits happen when S > the rows */
         const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
         if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
@@ -226,7 +226,8 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
  * (the CPU's rule) into the int8 and scale planes; against float64 on the dequantized q * d (exact in f32,
  * so the f16 case's bound 1e-5 holds), with 1 split and with S splits, and every token's row equal to its
  * one-token call (the verify property). */
-static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0) {
+static int g_q8w_smem_ok; /* the device grants v5's largest CTA (~152 KiB at hd 256; sm_80/sm_90 do) */
+static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int S0) {
     const int n_ctx = pos0 + n, row = n_head_kv * hd;
     const size_t nq = (size_t)n * n_head * hd, nkv = (size_t)n_ctx * row;
     const float scale = 1.0f / sqrtf((float)hd);
@@ -286,9 +287,14 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0) {
                   hd, n_head, n_head_kv);
         for (int split = 0; split < 2; split++) {
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+            const uint64_t c0 = tcu_attention_q8w_count();
             tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out,
                                    split ? d_ws : NULL, split ? S : 1, 0);
             CK(cudaGetLastError());
+            /* the kernel that ran is the one the switch names (v2 where the device refuses v5's shared memory) */
+            if (!wide || g_q8w_smem_ok) /* a smaller device may grant some shapes and refuse others */
+                CHECK(tcu_attention_q8w_count() - c0 == (uint64_t)wide, "q8 %s hd=%d heads=%d/%d: %llu v5 launches", kn,
+                      hd, n_head, n_head_kv, (unsigned long long)(tcu_attention_q8w_count() - c0));
             CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
             size_t n_nan;
             const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
@@ -473,6 +479,10 @@ int main(int argc, char **argv) {
     /* the decode CTA's warps as the backend would set them (TERN_CUDA_ATT_WARPS: 16 default, 8 an arm) */
     if (getenv("TERN_CUDA_ATT_WARPS")) tcu_attention_set_decode_warps(atoi(getenv("TERN_CUDA_ATT_WARPS")));
     /* cpu_attention's result does not depend on the thread count (backend_cpu.h); threads only save time */
+    int smem_optin = 0;
+    cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    g_q8w_smem_ok = smem_optin >= 160 * 1024;
+    if (!g_q8w_smem_ok) printf("gpu_attention: %d bytes of shared memory a block: v5 may fall back to v2\n", smem_optin);
     int n_thr = tern_n_cores();
     if (n_thr > 16) n_thr = 16;
     tern_pool *pool = tern_pool_new(n_thr);
@@ -491,9 +501,28 @@ int main(int argc, char **argv) {
             for (int i = 0; i < 6 && !only_q8; i++) run_case(pool, hd, nh, nkv, 1, decode_pos[i]);
             for (int n = 1; n <= 7 && !only_q8; n++) run_case(pool, hd, nh, nkv, n, 0);
             for (int i = 0; i < 7 && !only_q8; i++) run_case(pool, hd, nh, nkv, prefill[i][0], prefill[i][1]);
-            for (int i = 0; i < 6; i++) run_case_q8(hd, nh, nkv, 1, decode_pos[i]);
-            for (int nn = 2; nn <= 16; nn += 7) run_case_q8(hd, nh, nkv, nn, 37);
+            for (int i = 0; i < 6; i++) run_case_q8(hd, nh, nkv, 1, decode_pos[i], 0);
+            for (int nn = 2; nn <= 16; nn += 7) run_case_q8(hd, nh, nkv, nn, 37, 0);
         }
+    /* the Q8_0 cache's other query-head chunkings: G = 2 (QH 2) and G = 5 (two chunks of 3, the second with a
+     * padding head), decode and a verify chunk */
+    static const int heads_q8[][2] = {{16, 8}, {40, 8}};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 2; b++) {
+            run_case_q8(hds[a], heads_q8[b][0], heads_q8[b][1], 1, 1000, 0);
+            run_case_q8(hds[a], heads_q8[b][0], heads_q8[b][1], 5, 300, 0);
+        }
+    /* the backend's 16-split grid: all 16 active at depth (8191), a chunk of 16 straddling the 1 -> 2 split step
+     * at 256 keys (tokens writing out directly and through the workspace in one launch), 2 -> 3 at 512 */
+    run_case_q8(128, 32, 8, 1, 8191, 16);
+    run_case_q8(128, 32, 8, 16, 248, 16);
+    run_case_q8(128, 32, 8, 9, 507, 16);
+    run_case_q8(64, 9, 3, 16, 248, 16);
+    /* every split of the grid whatever the depth (TERN_CUDA_ATT_ADAPT=0): splits with no keys */
+    tcu_attention_set_rows_per_split(0);
+    run_case_q8(128, 32, 8, 3, 5, 16);
+    run_case_q8(256, 8, 8, 1, 2, 16);
+    tcu_attention_set_rows_per_split(256);
     tern_pool_free(pool);
     printf("%-34s %15s\n", "tcu_attention_split_q8 (median of 20)", "time");
     static const int q8_pos[] = {32767, 8191, 127};
