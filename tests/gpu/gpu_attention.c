@@ -185,7 +185,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
      * one-token call at its position */
     if (n <= 16) {
         float *d_ws = NULL, *o_one = malloc(sizeof(float) * nq);
-        const int S = S0 > 0 ? S0 : 1 + (pos0 + n) % 17; /* S0: the grid's splits (16 as the backend's at depth) */ /* 1..17 splits: empty splits happen when S > the rows */
+        const int S = 1 + (pos0 + n) % 17; /* 1..17 splits: empty splits happen when S > the rows */
         const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
         if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
@@ -273,7 +273,7 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
     CK(cudaMemcpy(d_ks, ks, 2 * (nkv / 32), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(d_vs, vs, 2 * (nkv / 32), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(d_pos, pos, sizeof(int32_t) * n, cudaMemcpyHostToDevice));
-    const int S = 1 + (pos0 + n) % 17;
+    const int S = S0 > 0 ? S0 : 1 + (pos0 + n) % 17; /* S0: the grid's splits (16 as the backend's at depth) */
     const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
     if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
     const size_t qrow = (size_t)n_head * hd;
