@@ -665,6 +665,7 @@ static int rank_setup(tern_cuda *g) {
         tcu_attention_set_q8_wide(!getenv_is0("TERN_CUDA_ATT_Q8W"));
         if (getenv("TERN_CUDA_ATT_Q8W_WARPS")) tcu_attention_set_q8_wide_warps(atoi(getenv("TERN_CUDA_ATT_Q8W_WARPS")));
         if (getenv("TERN_CUDA_ATT_Q8W_B")) tcu_attention_set_q8_wide_batch(atoi(getenv("TERN_CUDA_ATT_Q8W_B")));
+        tcu_attention_set_q8_wide_qq(getenv("TERN_CUDA_ATT_Q8W_QQ") && atoi(getenv("TERN_CUDA_ATT_Q8W_QQ")) == 1);
         /* programmatic dependent launch on Hopper and later (TERN_CUDA_PDL=0: plain launches, the A/B arm) */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);

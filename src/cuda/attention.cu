@@ -651,7 +651,7 @@ template <int P, int SL> __device__ __forceinline__ void att_tsum_group(float (&
     for (int o = SL / P / 2; o > 0; o >>= 1) v[0] += __shfl_xor_sync(0xffffffffu, v[0], o);
 }
 
-template <int HD, int QH, int NS_, int NW_, int B_>
+template <int HD, int QH, int NS_, int NW_, int B_, int QQ_>
 __global__ void __launch_bounds__(NW_ * 32, 1)
 attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                      const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs, int n,
@@ -681,15 +681,41 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
     const int hs = (int)(soff & 1);                     /* its half of the aligned scale word */
     const uint16_t *ksw = ks + (soff & ~(size_t)1), *vsw = vs + (soff & ~(size_t)1);
 
-    float qr[QH][16], acc[QH][16];
+    /* q: f32 (qr), or QQ_ (an arm) int8 per lane slice and head, qi * qd (qd = amax/127, round half to even) */
+    float qr[QQ_ ? 1 : QH][16], acc[QH][16], qd[QQ_ ? QH : 1];
+    int qi[QQ_ ? QH : 1][4];
 #pragma unroll
     for (int g = 0; g < QH; g++) {
         const int gi = c * QH + g;
         const float4 *qp = (const float4 *)(q + ((size_t)t * n_head + (size_t)hk * G + gi) * HD + s * 16);
+        if constexpr (QQ_) {
+            float qf[16];
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const float4 x = gi < G ? qp[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            qr[g][4 * i] = x.x; qr[g][4 * i + 1] = x.y; qr[g][4 * i + 2] = x.z; qr[g][4 * i + 3] = x.w;
+            for (int i = 0; i < 4; i++) {
+                const float4 x = gi < G ? qp[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                qf[4 * i] = x.x; qf[4 * i + 1] = x.y; qf[4 * i + 2] = x.z; qf[4 * i + 3] = x.w;
+            }
+            float a = 0.0f;
+#pragma unroll
+            for (int e = 0; e < 16; e++) a = fmaxf(a, fabsf(qf[e]));
+            const float id = a != 0.0f ? __fdiv_rn(127.0f, a) : 0.0f;
+            qd[g] = __fdiv_rn(a, 127.0f);
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                uint32_t wq = 0;
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const int v = (int)fminf(fmaxf(rintf(__fmul_rn(qf[4 * i + j], id)), -127.0f), 127.0f);
+                    wq |= (uint32_t)(v & 0xff) << (8 * j);
+                }
+                qi[g][i] = (int)wq;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const float4 x = gi < G ? qp[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                qr[g][4 * i] = x.x; qr[g][4 * i + 1] = x.y; qr[g][4 * i + 2] = x.z; qr[g][4 * i + 3] = x.w;
+            }
         }
 #pragma unroll
         for (int e = 0; e < 16; e++) acc[g][e] = 0.0f;
@@ -740,16 +766,31 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
             const uint2 sw = *(const uint2 *)(sb + C::SOFF + (b * 32 + lane) * 8);
             const float dk = __half2float(__ushort_as_half((unsigned short)(sw.x >> (16 * hs))));
             dv[b] = __half2float(__ushort_as_half((unsigned short)(sw.y >> (16 * hs))));
-            float kf[16];
-            att_i8f16(kw, kf);
+            if constexpr (QQ_) { /* an exact int32 dot of 16 int8 pairs, then the two scales */
+                const int kx[4] = {(int)kw.x, (int)kw.y, (int)kw.z, (int)kw.w};
 #pragma unroll
-            for (int g = 0; g < QHP; g++) {
-                float d = 0.0f;
-                if (g < QH) {
+                for (int g = 0; g < QHP; g++) {
+                    float d = 0.0f;
+                    if (g < QH) {
+                        int di = 0;
 #pragma unroll
-                    for (int e = 0; e < 16; e++) d = fmaf(qr[g < QH ? g : 0][e], kf[e], d);
+                        for (int i = 0; i < 4; i++) di = __dp4a(qi[g < QH ? g : 0][i], kx[i], di);
+                        d = __fmul_rn((float)di, qd[g < QH ? g : 0]);
+                    }
+                    pv[b * QHP + g] = d * dk;
                 }
-                pv[b * QHP + g] = d * dk; /* the block scale once a row a lane */
+            } else {
+                float kf[16];
+                att_i8f16(kw, kf);
+#pragma unroll
+                for (int g = 0; g < QHP; g++) {
+                    float d = 0.0f;
+                    if (g < QH) {
+#pragma unroll
+                        for (int e = 0; e < 16; e++) d = fmaf(qr[g < QH ? g : 0][e], kf[e], d);
+                    }
+                    pv[b * QHP + g] = d * dk; /* the block scale once a row a lane */
+                }
             }
         }
         att_tsum_group<P, SL>(pv, lane);
@@ -975,7 +1016,14 @@ extern "C" void tcu_attention_set_q8_wide(int on) { g_att_q8w = on != 0; }
  * interleaved, Q4_0 weights, Q8_0 cache, 4 rounds): tg64 at depth 32768 +1.3..+3.2%, at 8192 -1.8..+1.0%,
  * tg128 -2.2..-3.3%: not adopted (the grid and block are fixed per graph, so a depth rule needs two graphs). */
 static int g_att_q8w_nw = ATT_Q8W_WARPS;
-extern "C" void tcu_attention_set_q8_wide_warps(int nw) { g_att_q8w_nw = nw == 12 ? nw : ATT_Q8W_WARPS; }
+extern "C" void tcu_attention_set_q8_wide_warps(int nw) { g_att_q8w_nw = nw == 12 || nw == 16 ? nw : ATT_Q8W_WARPS; }
+/* q.k on a quantized q at that shape (an arm, other numerics): q rounded to int8 per lane slice (16 elements)
+ * and head, d = amax/127, the dot an exact int32 by dp4a on the raw int8 K, times both scales: no K
+ * conversion, 64 FFMA + 48 conversion ops an 8-row batch a lane fewer, and q's 64 registers down to 20
+ * (so 12 and 16 warps, TERN_CUDA_ATT_Q8W_WARPS, fit; 16 only with it). llama.cpp's vec kernels quantize Q the
+ * same way for a quantized K (ggml fattn-vec: Q_q8_1 = type_K != F16). TERN_CUDA_ATT_Q8W_QQ=1. */
+static int g_att_q8w_qq = 0;
+extern "C" void tcu_attention_set_q8_wide_qq(int on) { g_att_q8w_qq = on != 0; }
 /* Warp-wide loads a v5 batch at that shape: 2 (default: 8 rows, one score a lane) or 4 (a sweep arm: 16 rows,
  * two scores a lane, the batch's fixed cost spread over twice the rows; 229 registers; other bits: another
  * butterfly). Measured (bench/gpu/att-q8w-b4-ffd41e2/): ncu 38.05 us against 41.02 at depth 32768 (predicted
@@ -989,12 +1037,12 @@ static thread_local uint64_t g_att_q8w_launches;
 extern "C" uint64_t tcu_attention_q8w_count(void) { return g_att_q8w_launches; }
 
 /* v5 for (hd, qh, stages) over a Q8_0 cache, with the ring's opt-in granted on this device: 1 if it launched. */
-template <int HD, int QH, int NS, int NW = ATT_Q8W_WARPS, int BW = 0>
+template <int HD, int QH, int NS, int NW = ATT_Q8W_WARPS, int BW = 0, int QQ = 0>
 static int att_launch_q8w_ns(dim3 grid, cudaStream_t st, const float *q, const void *kc, const void *vc,
                              const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
                              int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     static unsigned ok_dev, no_dev;
-    att_kernel_fn kf = attention_q8w_kernel<HD, QH, NS, NW, BW>;
+    att_kernel_fn kf = attention_q8w_kernel<HD, QH, NS, NW, BW, QQ>;
     if (!att_smem_optin(kf, att_q8w<HD, QH, NS, NW, BW>::SMEM, &ok_dev, &no_dev)) return 0; /* v2 runs */
     att_launch_s(kf, att_q8w<HD, QH, NS, NW, BW>::SMEM, grid, dim3(NW * 32), st, q, kc, vc, ks, vs, n, pos, n_head,
                  n_head_kv, scale, out, n_chunk, ws, xq, plane);
@@ -1007,6 +1055,11 @@ static int att_launch_q8w_t(dim3 grid, cudaStream_t st, const float *q, const vo
                             const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
                             int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     if constexpr (HD == 128 && QH == 4) {
+        if (g_att_q8w_qq) {
+            if (g_att_q8w_nw == 12) return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS, 12, 0, 1>(ATT_Q8W_ARGS);
+            if (g_att_q8w_nw == 16) return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS, 16, 0, 1>(ATT_Q8W_ARGS);
+            return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS, ATT_Q8W_WARPS, 0, 1>(ATT_Q8W_ARGS);
+        }
         if (g_att_q8w_nw == 12) return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS, 12>(ATT_Q8W_ARGS);
         if (g_att_q8w_b == 4) return att_launch_q8w_ns<HD, QH, TERN_ATT_Q8W_NS, ATT_Q8W_WARPS, 4>(ATT_Q8W_ARGS);
     }

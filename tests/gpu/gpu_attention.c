@@ -226,6 +226,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
  * (the CPU's rule) into the int8 and scale planes; against float64 on the dequantized q * d (exact in f32,
  * so the f16 case's bound 1e-5 holds), with 1 split and with S splits, and every token's row equal to its
  * one-token call (the verify property). */
+static double g_qq_worst; /* the quantized-q arm's worst rel L2 vs float64 */
 static int g_q8w_smem_ok; /* the device grants v5's largest CTA (~152 KiB at hd 256; sm_80/sm_90 do) */
 static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int S0) {
     const int n_ctx = pos0 + n, row = n_head_kv * hd;
@@ -313,10 +314,14 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
         if (wide && hd == 128 && n_head == 4 * n_head_kv) {
             /* the 12-warp arm (another warp combine) and the 16-row batch arm (another butterfly), each with its
              * own bits: float64 and the verify property */
-            for (int arm = 0; arm < 2; arm++) {
+            /* and the quantized-q arm (8 and 16 warps): q rounded to int8, so a bound of its own (measured
+             * ~1e-3 is the expectation; 3e-2 still fails any wrong row, head or scale, which give O(1)) */
+            for (int arm = 0; arm < 4; arm++) {
                 if (arm == 0) tcu_attention_set_q8_wide_warps(12);
-                else tcu_attention_set_q8_wide_batch(4);
-                const char *an = arm == 0 ? "12 warps" : "batch 4";
+                else if (arm == 1) tcu_attention_set_q8_wide_batch(4);
+                else tcu_attention_set_q8_wide_qq(1), tcu_attention_set_q8_wide_warps(arm == 2 ? 8 : 16);
+                const char *an = arm == 0 ? "12 warps" : arm == 1 ? "batch 4" : arm == 2 ? "qq" : "qq 16 warps";
+                const double bound = arm >= 2 ? 3e-2 : 1e-5;
                 float *o_arm = malloc(sizeof(float) * nq);
                 CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
                 tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws,
@@ -324,8 +329,9 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
                 CK(cudaMemcpy(o_arm, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
                 size_t n_nan;
                 const double e64 = rel_l2_d(o_arm, o_ref, nq, &n_nan);
-                CHECK(n_nan == 0 && e64 < 1e-5, "q8 v5 %s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g", an,
+                CHECK(n_nan == 0 && e64 < bound, "q8 v5 %s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g", an,
                       hd, n_head, n_head_kv, n, pos0, e64);
+                if (arm >= 2 && e64 > g_qq_worst) g_qq_worst = e64;
                 CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
                 for (int t = 0; t < n; t++)
                     tcu_attention_split_q8(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, n_head, n_head_kv, hd,
@@ -336,6 +342,7 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
                 free(o_arm);
                 tcu_attention_set_q8_wide_warps(8);
                 tcu_attention_set_q8_wide_batch(2);
+                tcu_attention_set_q8_wide_qq(0);
             }
         }
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
@@ -524,6 +531,7 @@ int main(int argc, char **argv) {
     run_case_q8(256, 8, 8, 1, 2, 16);
     tcu_attention_set_rows_per_split(256);
     tern_pool_free(pool);
+    printf("q8 v5 quantized-q arm worst rel L2 vs float64: %.3g (bound 3e-2)\n", g_qq_worst);
     printf("%-34s %15s\n", "tcu_attention_split_q8 (median of 20)", "time");
     static const int q8_pos[] = {32767, 8191, 127};
     for (int i = 0; i < 3; i++) {
@@ -538,6 +546,14 @@ int main(int argc, char **argv) {
         tcu_attention_set_q8_wide_batch(4);
         bench_q8(label, 128, 32, 8, q8_pos[i], 1);
         tcu_attention_set_q8_wide_batch(2);
+        for (int nw = 8; nw <= 16; nw += 4) {
+            snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v5 qq w%d", q8_pos[i], nw);
+            tcu_attention_set_q8_wide_qq(1);
+            tcu_attention_set_q8_wide_warps(nw);
+            bench_q8(label, 128, 32, 8, q8_pos[i], 1);
+            tcu_attention_set_q8_wide_qq(0);
+            tcu_attention_set_q8_wide_warps(8);
+        }
         snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v2", q8_pos[i]);
         bench_q8(label, 128, 32, 8, q8_pos[i], 0);
     }
