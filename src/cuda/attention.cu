@@ -1021,7 +1021,10 @@ extern "C" void tcu_attention_set_q8_wide_warps(int nw) { g_att_q8w_nw = nw == 1
  * and head, d = amax/127, the dot an exact int32 by dp4a on the raw int8 K, times both scales: no K
  * conversion, 64 FFMA + 48 conversion ops an 8-row batch a lane fewer, and q's 64 registers down to 20
  * (so 12 and 16 warps, TERN_CUDA_ATT_Q8W_WARPS, fit; 16 only with it). llama.cpp's vec kernels quantize Q the
- * same way for a quantized K (ggml fattn-vec: Q_q8_1 = type_K != F16). TERN_CUDA_ATT_Q8W_QQ=1. */
+ * same way for a quantized K (ggml fattn-vec: Q_q8_1 = type_K != F16). TERN_CUDA_ATT_Q8W_QQ=1. Measured
+ * (bench/gpu/att-q8w-qq-c331888/): worst rel L2 vs float64 3.6e-3; ncu 33.3 us at depth 32768 with 16 warps
+ * (default 41.0); tg64 there +4.5 / +7.6 / +8.0% at 8 / 12 / 16 warps, depth 8192 0 / 0 / -1.4%, tg128 -2.4 /
+ * -4.0 / -5.1%: not the default (docs/ledger.md). */
 static int g_att_q8w_qq = 0;
 extern "C" void tcu_attention_set_q8_wide_qq(int on) { g_att_q8w_qq = on != 0; }
 /* Warp-wide loads a v5 batch at that shape: 2 (default: 8 rows, one score a lane) or 4 (a sweep arm: 16 rows,
