@@ -306,6 +306,69 @@ template <int N> __device__ __forceinline__ void att_wait(void) {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/* The end of a decode CTA (v2, v5), in two parts.
+ * att_cta_ml: lane 0 of warp w puts its heads' running (m, l) in sm_m[w], sm_l[w]; after a barrier thread g < QH
+ * folds the nw warps in warp order into (M, L) = (sm_ML[0][g], sm_ML[1][g]) (max, then sum of l e^(m - M),
+ * empty warps skipped), once a CTA; a second barrier publishes them. With S > 1 splits thread 0 also writes
+ * (M, L) of the CTA's real heads to the workspace slot the combine kernel reads. */
+template <int QH, int NWM>
+__device__ __forceinline__ void att_cta_ml(float (&sm_m)[NWM][QH], float (&sm_l)[NWM][QH], float (&sm_ML)[2][QH],
+                                           const float (&m)[QH], const float (&l)[QH], int nw, int w, int lane,
+                                           float *__restrict__ ws, int n, int n_head, int SZ, int HD, int t, int h0,
+                                           int n_real, int S, int z) {
+    if (lane == 0) {
+#pragma unroll
+        for (int g = 0; g < QH; g++) { sm_m[w][g] = m[g]; sm_l[w][g] = l[g]; }
+    }
+    __syncthreads();
+    /* each head's (M, L) once, by thread g, in warp order (every thread computed all of them before: QH * NW
+     * expf a thread; the same operations in the same order, so the same bits) */
+    if ((int)threadIdx.x < QH) {
+        const int g = (int)threadIdx.x;
+        float M = -INFINITY;
+        for (int i = 0; i < nw; i++) M = fmaxf(M, sm_m[i][g]);
+        float L = 0.0f;
+        for (int i = 0; i < nw; i++) L += sm_m[i][g] == -INFINITY ? 0.0f : sm_l[i][g] * expf(sm_m[i][g] - M);
+        sm_ML[0][g] = M;
+        sm_ML[1][g] = L;
+        if (S > 1 && g < n_real) {
+            float *ml = ws + (size_t)n * n_head * SZ * HD;
+            const size_t slot = ((size_t)t * n_head + (size_t)(h0 + g)) * SZ + z;
+            ml[2 * slot] = M;
+            ml[2 * slot + 1] = L;
+        }
+    }
+    __syncthreads();
+}
+/* The factor of a warp's accumulator for a head whose warp max is mg: e^(mg - M), divided by L when the CTA is
+ * the token's only split (S = 1: the output itself); 0 for an empty warp. L >= 1 whenever row 0 is visible
+ * (pos[t] >= 0); a negative pos gives zeros, not NaN. */
+__device__ __forceinline__ float att_warp_factor(float mg, float M, float L, int S) {
+    return mg == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? expf(mg - M) : expf(mg - M) / L;
+}
+/* att_cta_out: red (NSLOT, QH, HD) holds the CTA's partial outputs; element (g, d) is their sum in slot order,
+ * written to the workspace (S > 1, unnormalised) or to out (and the O GEMV's x16 input when xq). Heads g with
+ * h0 + g past the group (g >= n_real) are skipped. A warp's 32 values are one 32-element block of one head (HD
+ * and blockDim multiples of 32), as x16_put needs. */
+template <int NSLOT, int QH, int HD>
+__device__ __forceinline__ void att_cta_out(const float (&red)[NSLOT][QH][HD], float *__restrict__ out,
+                                            float *__restrict__ ws, void *__restrict__ xq, size_t plane, int n_head,
+                                            int SZ, int t, int h0, int n_real, int S, int z, int lane) {
+    for (int i = threadIdx.x; i < QH * HD; i += blockDim.x) {
+        const int g = i / HD, d = i % HD;
+        if (g >= n_real) continue;
+        float o = red[0][g][d];
+#pragma unroll
+        for (int k = 1; k < NSLOT; k++) o += red[k][g][d];
+        if (S > 1) ws[(((size_t)t * n_head + (size_t)(h0 + g)) * SZ + z) * HD + d] = o;
+        else {
+            const size_t e = ((size_t)t * n_head + (size_t)(h0 + g)) * HD + d;
+            out[e] = o;
+            if (xq) x16_put(o, lane, (int64_t)(e / 32), xq, plane);
+        }
+    }
+}
+
 template <int EPL, int QH, int Q8, int TR, int PF = 0>
 __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
 attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
@@ -502,35 +565,11 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         }
     }
     /* combine the warps' (m, l, acc) in a fixed order */
-    if (lane == 0) {
-#pragma unroll
-        for (int g = 0; g < QH; g++) { sm_m[w][g] = m[g]; sm_l[w][g] = l[g]; }
-    }
-    __syncthreads();
-    /* each head's (M, L) once, by thread g, in warp order (every thread computed all of them before: QH * NW
-     * expf a thread; the same operations in the same order, so the same bits) */
-    if ((int)threadIdx.x < QH) {
-        const int g = (int)threadIdx.x;
-        float M = -INFINITY;
-        for (int i = 0; i < NW; i++) M = fmaxf(M, sm_m[i][g]);
-        float L = 0.0f;
-        for (int i = 0; i < NW; i++) L += sm_m[i][g] == -INFINITY ? 0.0f : sm_l[i][g] * expf(sm_m[i][g] - M);
-        sm_ML[0][g] = M;
-        sm_ML[1][g] = L;
-    }
-    __syncthreads();
+    const int h0 = hk * G + c * QH, n_real = G - c * QH < QH ? G - c * QH : QH; /* the CTA's first head, real heads */
+    att_cta_ml<QH, ATT_MAX_WARPS>(sm_m, sm_l, sm_ML, m, l, NW, w, lane, ws, n, n_head, SZ, HD, t, h0, n_real, S, z);
 #pragma unroll
     for (int g = 0; g < QH; g++) {
-        const float M = sm_ML[0][g], L = sm_ML[1][g];
-        /* L >= 1 whenever row 0 is visible (pos[t] >= 0); a negative pos gives zeros, not NaN. A split
-         * (S > 1) keeps the sum unnormalised and leaves (M, L) to the combine kernel */
-        const float f = m[g] == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? expf(m[g] - M) : expf(m[g] - M) / L;
-        if (S > 1 && threadIdx.x == 0 && c * QH + g < G) {
-            float *ml = ws + (size_t)n * n_head * SZ * HD;
-            const size_t slot = ((size_t)t * n_head + (size_t)hk * G + c * QH + g) * SZ + z;
-            ml[2 * slot] = M;
-            ml[2 * slot + 1] = L;
-        }
+        const float f = att_warp_factor(m[g], sm_ML[0][g], sm_ML[1][g], S);
 #pragma unroll
         for (int e = 0; e < EPL; e++) acc[g][e] *= f;
     }
@@ -558,19 +597,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
             for (int e = 0; e < EPL; e++) red[w][g][lane * EPL + e] = acc[g][e];
     }
     __syncthreads();
-    /* warp-uniform: a warp's 32 values are one 32-element block of one head (HD and blockDim multiples of 32) */
-    for (int i = threadIdx.x; i < QH * HD; i += blockDim.x) {
-        const int g = i / HD, d = i % HD, gi = c * QH + g;
-        if (gi >= G) continue;
-        float o = red[0][g][d];
-        for (int k = 1; k < ATT_RED_SLOTS; k++) o += red[k][g][d];
-        if (S > 1) ws[(((size_t)t * n_head + (size_t)hk * G + gi) * SZ + z) * HD + d] = o;
-        else {
-            const size_t e = ((size_t)t * n_head + (size_t)hk * G + gi) * HD + d;
-            out[e] = o;
-            if (xq) x16_put(o, lane, (int64_t)(e / 32), xq, plane);
-        }
-    }
+    att_cta_out<ATT_RED_SLOTS, QH, HD>(red, out, ws, xq, plane, n_head, SZ, t, h0, n_real, S, z, lane);
 }
 
 /* ---- v5: the Q8_0-cache decode kernel with 16-byte lane slices ------------------------------------
@@ -855,32 +882,11 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
         for (int g = 0; g < QH; g++)
 #pragma unroll
             for (int e = 0; e < 16; e++) acc[g][e] += __shfl_xor_sync(0xffffffffu, acc[g][e], o);
-    if (lane == 0) {
-#pragma unroll
-        for (int g = 0; g < QH; g++) { sm_m[w][g] = m[g]; sm_l[w][g] = l[g]; }
-    }
-    __syncthreads();
-    if ((int)threadIdx.x < QH) { /* (M, L) of each head once, in warp order */
-        const int g = (int)threadIdx.x;
-        float M = -INFINITY;
-        for (int i = 0; i < NW; i++) M = fmaxf(M, sm_m[i][g]);
-        float L = 0.0f;
-        for (int i = 0; i < NW; i++) L += sm_m[i][g] == -INFINITY ? 0.0f : sm_l[i][g] * expf(sm_m[i][g] - M);
-        sm_ML[0][g] = M;
-        sm_ML[1][g] = L;
-    }
-    __syncthreads();
+    const int h0 = hk * G + c * QH, n_real = G - c * QH < QH ? G - c * QH : QH; /* the CTA's first head, real heads */
+    att_cta_ml<QH, NW>(sm_m, sm_l, sm_ML, m, l, NW, w, lane, ws, n, n_head, SZ, HD, t, h0, n_real, S, z);
 #pragma unroll
     for (int g = 0; g < QH; g++) {
-        const float M = sm_ML[0][g], L = sm_ML[1][g];
-        /* S > 1: unnormalised, (M, L) to the combine kernel; a negative pos gives zeros, not NaN */
-        const float f = m[g] == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? expf(m[g] - M) : expf(m[g] - M) / L;
-        if (S > 1 && threadIdx.x == 0 && c * QH + g < G) {
-            float *ml = ws + (size_t)n * n_head * SZ * HD;
-            const size_t slot = ((size_t)t * n_head + (size_t)hk * G + c * QH + g) * SZ + z;
-            ml[2 * slot] = M;
-            ml[2 * slot + 1] = L;
-        }
+        const float f = att_warp_factor(m[g], sm_ML[0][g], sm_ML[1][g], S);
         if (r == 0) {
             float4 *dst = (float4 *)&red[w][g][s * 16];
 #pragma unroll
@@ -889,20 +895,7 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
         }
     }
     __syncthreads();
-    /* warp-uniform: a warp's 32 values are one 32-element block of one head */
-    for (int i = threadIdx.x; i < QH * HD; i += blockDim.x) {
-        const int g = i / HD, d = i % HD, gi = c * QH + g;
-        if (gi >= G) continue;
-        float o = red[0][g][d];
-#pragma unroll
-        for (int k = 1; k < NW; k++) o += red[k][g][d];
-        if (S > 1) ws[(((size_t)t * n_head + (size_t)hk * G + gi) * SZ + z) * HD + d] = o;
-        else {
-            const size_t e = ((size_t)t * n_head + (size_t)hk * G + gi) * HD + d;
-            out[e] = o;
-            if (xq) x16_put(o, lane, (int64_t)(e / 32), xq, plane);
-        }
-    }
+    att_cta_out<NW, QH, HD>(red, out, ws, xq, plane, n_head, SZ, t, h0, n_real, S, z, lane);
 }
 
 /* v2's merge: block per (token, head), thread per element; partials in split order. SZ: the grid's splits
