@@ -265,15 +265,15 @@ void tcu_attention_set_prefetch(int mode);
 void tcu_attention_set_q8_wide(int on);
 int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd);
 uint64_t tcu_attention_q8w_count(void);
-/* v5's warps a CTA at that shape: 8 (default) or 12 (a sweep arm; other bits); 16 with the quantized-q arm
- * only. Set before any launch/capture. */
+/* v5's warps a CTA at hd 128 with 4 query heads a CTA (Llama-3's shape; others keep 8): 8 (default) or 12 (a
+ * sweep arm; other bits); 16 with the quantized-q arm only. Set before any launch/capture. */
 void tcu_attention_set_q8_wide_warps(int nw);
-/* v5's warp-wide loads a batch at that shape: 2 (default, 8 rows) or 4 (a sweep arm, 16 rows; other bits). Set
- * before any launch/capture. */
+/* v5's warp-wide loads a batch at that shape: 2 (default, 8 rows) or 4 (a sweep arm, 16 rows; other bits; not
+ * combined with the quantized-q arm, which takes precedence). Set before any launch/capture. */
 void tcu_attention_set_q8_wide_batch(int b);
-/* v5's q.k on q rounded to int8 per 16-element lane slice and head (dp4a on the raw K; an arm, other numerics:
- * ~1e-3 relative vs float64 where the f32 path is ~1e-7), with 8, 12 or 16 warps (tcu_attention_set_q8_wide_warps).
- * Set before any launch/capture. */
+/* v5's q.k on q rounded to int8 per 16-element lane slice and head at that shape (dp4a on the raw K; an arm,
+ * other numerics: up to 3.6e-3 relative vs float64 in gpu_attention, where the f32 path stays within 1e-5), with
+ * 8, 12 or 16 warps (tcu_attention_set_q8_wide_warps). Set before any launch/capture. */
 void tcu_attention_set_q8_wide_qq(int on);
 void tcu_attention_flash_set_warps(int nw);
 /* m-tiles of 16 query tokens a warp of the prefill flash attention: 1 (default: the 16 * warps-token blocks
