@@ -1063,14 +1063,10 @@ static int att_launch_q8w_t(dim3 grid, cudaStream_t st, const float *q, const vo
 }
 #define ATT_Q8W_QH(HD)                                                                                      \
     switch (qh) {                                                                                           \
-    case 1: return att_launch_q8w_t<HD, 1>(grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, \
-                                           n_chunk, ws, xq, plane);                                         \
-    case 2: return att_launch_q8w_t<HD, 2>(grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, \
-                                           n_chunk, ws, xq, plane);                                         \
-    case 3: return att_launch_q8w_t<HD, 3>(grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, \
-                                           n_chunk, ws, xq, plane);                                         \
-    default: return att_launch_q8w_t<HD, 4>(grid, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, \
-                                            n_chunk, ws, xq, plane);                                        \
+    case 1: return att_launch_q8w_t<HD, 1>(ATT_Q8W_ARGS);                                                   \
+    case 2: return att_launch_q8w_t<HD, 2>(ATT_Q8W_ARGS);                                                   \
+    case 3: return att_launch_q8w_t<HD, 3>(ATT_Q8W_ARGS);                                                   \
+    default: return att_launch_q8w_t<HD, 4>(ATT_Q8W_ARGS);                                                  \
     }
 static int att_launch_q8w(int hd, int qh, dim3 grid, cudaStream_t st, const float *q, const void *kc, const void *vc,
                           const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head, int n_head_kv,
