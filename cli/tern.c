@@ -64,8 +64,11 @@ static void usage(FILE *o) {
             "                          tensor-core GEMM verifies, faster, greedy output may diverge\n"
             "  --draft-min N           draft nothing when fewer would be drafted (default 0)\n"
             "  --draft-p-min P         model drafters: stop drafting under this top probability (default 0 = off)\n"
-            "  --draft-accept-min R    pause drafting 8 passes (doubling to 256) when under R of the last 16+ drafts\n"
-            "                          were accepted (default 0.25; 0 = off)\n"
+            "  --draft-gate G          cost (default): draft the depth with the most expected tokens per second,\n"
+            "                          from this run's measured pass times and acceptance; window: pause drafting\n"
+            "                          8 passes (doubling to 256) when under R of the last 16+ drafts were accepted\n"
+            "                          and halve/double the depth; off: always draft --draft-max\n"
+            "  --draft-accept-min R    the window gate's R (default 0.25; 0 = off); selects the window gate\n"
             "  --temp T                temperature (default 0.8; <= 0 = greedy)\n"
             "  --top-k N               top-k (default 40; 0 = off)\n"
             "  --top-p P               top-p (default 0.95; 1 = off)\n"
@@ -91,6 +94,7 @@ typedef struct {
     int spec_lookup, draft_max, draft_min, draft_layers;
     const char *draft_model;
     float draft_p_min, draft_accept_min;
+    int draft_gate; /* 0 cost, 1 window, 2 off; -1 not given */
 } options;
 
 #define PLAIN_GREEDY(o) ((o)->sp.temp <= 0.0f && (o)->sp.repeat_penalty == 1.0f)
@@ -126,6 +130,7 @@ static void parse_args(int argc, char **argv, options *o) {
     const int is_run = !strcmp(o->cmd, "run"), is_chat = !strcmp(o->cmd, "chat");
     o->n_predict = -2; /* not given: 128 for run, the rest of the context for chat */
     o->draft_accept_min = -1.0f; /* not given */
+    o->draft_gate = -1;
     o->parse_special = 1;
     o->sp = tern_sampler_default_params();
     for (int i = 2; i < argc; i++) {
@@ -151,6 +156,13 @@ static void parse_args(int argc, char **argv, options *o) {
             if (!strcmp(v, "fast")) o->verify_fast = 1;
             else if (!strcmp(v, "exact")) o->verify_fast = 0;
             else cli_die("--verify expects exact or fast, got '%s'", v);
+        }
+        else if (!strcmp(a, "--draft-gate")) {
+            const char *v = ARG();
+            if (!strcmp(v, "cost")) o->draft_gate = 0;
+            else if (!strcmp(v, "window")) o->draft_gate = 1;
+            else if (!strcmp(v, "off")) o->draft_gate = 2;
+            else cli_die("--draft-gate expects cost, window or off, got '%s'", v);
         }
         else if (!strcmp(a, "--spec-lookup")) o->spec_lookup = 1;
         else if (!strcmp(a, "--draft-max")) o->draft_max = (int)cli_parse_long(a, ARG(), 1, TERN_SPEC_MAX_DRAFT);
@@ -184,14 +196,20 @@ static void parse_args(int argc, char **argv, options *o) {
     if (o->prompt && o->file) cli_die("give the prompt with -p or -f, not both");
     const int spec = o->spec_lookup + (o->draft_model != NULL) + (o->draft_layers > 0);
     if (spec > 1) cli_die("choose one drafter: --spec-lookup, --draft-model or --draft-layers");
-    if (!spec && (o->draft_max || o->draft_min || o->draft_p_min != 0.0f || o->draft_accept_min >= 0.0f))
-        cli_die("--draft-max/--draft-min/--draft-p-min/--draft-accept-min need a drafter (--spec-lookup, --draft-model, "
-                "--draft-layers)");
+    if (!spec && (o->draft_max || o->draft_min || o->draft_p_min != 0.0f || o->draft_accept_min >= 0.0f ||
+                  o->draft_gate >= 0))
+        cli_die("--draft-max/--draft-min/--draft-p-min/--draft-accept-min/--draft-gate need a drafter (--spec-lookup, "
+                "--draft-model, --draft-layers)");
     if (spec && !is_run) cli_die("speculative decoding is an option of 'tern run'");
     if (!(o->draft_p_min >= 0.0f && o->draft_p_min <= 1.0f)) cli_die("--draft-p-min must be in [0, 1], got %g", o->draft_p_min);
     if (spec && !o->draft_max) o->draft_max = 4;
     if (!(o->draft_accept_min <= 1.0f)) cli_die("--draft-accept-min must be in [0, 1], got %g", o->draft_accept_min);
+    if (o->draft_accept_min >= 0.0f && o->draft_gate >= 0 && o->draft_gate != 1)
+        cli_die("--draft-accept-min is the window gate's setting; it does not go with --draft-gate %s",
+                o->draft_gate == 0 ? "cost" : "off");
+    if (o->draft_gate < 0) o->draft_gate = o->draft_accept_min >= 0.0f ? 1 : 0;
     if (o->draft_accept_min < 0.0f) o->draft_accept_min = 0.25f; /* not given */
+    if (o->draft_gate != 1) o->draft_accept_min = 0.0f;
     if (o->draft_min > o->draft_max) cli_die("--draft-min %d exceeds --draft-max %d", o->draft_min, o->draft_max);
     if (o->n_threads > 4 * tern_n_cores())
         cli_die("-t %d is more than 4x the %d cores available (spinning threads would crawl)", o->n_threads, tern_n_cores());
@@ -282,7 +300,7 @@ static void emit(const tern_model *m, tern_utf8_stream *us, int32_t id, int show
 typedef struct {
     int n_gen;
     double t_decode;
-    char spec_line[320]; /* speculative decoding's counts, printed after the text's closing newline ("" if none) */
+    char spec_line[640]; /* speculative decoding's counts, printed after the text's closing newline ("" if none) */
 } gen_stats;
 
 /* Sample and feed tokens after the prompt is in the cache; logits hold the last prompt position's. */
@@ -335,6 +353,7 @@ static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const opt
     sp.draft = dctx;
     sp.p_min = o->draft_p_min;
     sp.min_accept = o->draft_accept_min;
+    sp.cost_gate = o->draft_gate == 0;
     sp.sampler = PLAIN_GREEDY(o) ? NULL : smp; /* speculative sampling keeps plain sampling's distribution */
     tern_spec_stats ss;
     memset(&ss, 0, sizeof ss);
@@ -369,6 +388,18 @@ static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const opt
             (long long)ss.generated, ss.generated ? (double)ss.passes / ss.generated : 0.0, (long long)ss.drafted,
             (long long)ss.accepted, ss.drafted ? 100.0 * ss.accepted / ss.drafted : 0.0,
             ss.passes ? (double)ss.accepted / ss.passes : 0.0, (long long)ss.gated);
+    if (sp.cost_gate) { /* the cost gate's measured pass cost by token count, relative to one token */
+        size_t n = strlen(st.spec_line) - 1; /* over the newline */
+        n += (size_t)snprintf(st.spec_line + n, sizeof st.spec_line - n, "; cost gate, pass time vs 1 token:");
+        int any = 0;
+        for (int k = 2; k <= TERN_SPEC_MAX_DRAFT + 1 && n < sizeof st.spec_line - 16; k++)
+            if (ss.n_pass[k] >= 2 && ss.n_pass[1] >= 2) {
+                n += (size_t)snprintf(st.spec_line + n, sizeof st.spec_line - n, " %d:%.2f", k, tern_spec_cost(&ss, k));
+                any = 1;
+            }
+        if (!any && n < sizeof st.spec_line - 16) n += (size_t)snprintf(st.spec_line + n, sizeof st.spec_line - n, " none measured");
+        if (n < sizeof st.spec_line - 1) { st.spec_line[n] = '\n'; st.spec_line[n + 1] = 0; }
+    }
     return st;
 }
 

@@ -177,14 +177,42 @@ typedef struct {
      * distributed exactly as plain sampling with this sampler (see tern_spec_step; at temp <= 0 that is
      * greedy on the penalised logits); NULL: greedy through tern_eval_argmax, byte-identical to plain greedy */
     tern_sampler *sampler;
+    /* cost gate (1; 0: off, the CLI's default is on): each pass drafts the d (0..draft_max) that maximises the
+     * expected tokens per second, (1 + a + a^2 + .. + a^d) / c(d + 1), where a is the drafts' measured
+     * acceptance (per drafter key: prompt lookup's match length 1..3, or the model drafter) and c(k) the
+     * measured wall time of a k-token pass over a one-token pass (tern_spec_cost). Prompt lookup's drafts
+     * are scored against the emitted tokens on passes that do not verify them, so the estimate keeps up
+     * while the gate holds drafting off. Replaces min_accept and the adaptive depth when set. The pass
+     * structure then depends on timing; greedy output stays byte-identical, sampling keeps its
+     * distribution (the sampled tokens may differ between runs of one seed). */
+    int cost_gate;
 } tern_spec_params;
 tern_spec_params tern_spec_default_params(void);
 typedef struct {
     int64_t passes, drafted, accepted, generated; /* target passes, draft tokens proposed / accepted, tokens out */
-    int64_t gated;                                /* passes the min_accept gate kept from drafting */
+    int64_t gated;                                /* passes a gate (min_accept or cost) kept from drafting */
     int win_drafted, win_accepted, cooldown, fails; /* the gate's window (state carried between steps) */
     int depth;                                    /* adaptive depth (0: start at draft_max) */
+    /* cost gate state: t_pass[k] the pass time (s, moving average; the first sample of each k is dropped,
+     * it holds a CUDA graph capture) of k = 1..16 tokens, n_pass[k] the samples seen; acc_hit/acc_try the
+     * decayed accepted / tried draft counts per drafter key (0: model drafter, 1..3: lookup match length);
+     * shadow: a lookup draft not verified (base = the history position of its first token), scored
+     * against the tokens that follow; cost_gated: passes run as one token although a draft was ready */
+    double t_pass[TERN_SPEC_MAX_DRAFT + 2];
+    int n_pass[TERN_SPEC_MAX_DRAFT + 2];
+    double acc_hit[4], acc_try[4];
+    int32_t shadow[TERN_SPEC_MAX_DRAFT];
+    int shadow_n, shadow_i, shadow_key, shadow_base;
+    int64_t cost_gated;
 } tern_spec_stats;
+/* Cost gate: the measured cost of a k-token pass (k = 1..16) relative to a one-token pass, from st's
+ * samples: measured k directly, else linear between the measured neighbours, else 1 + 0.25 (k - 1) (an
+ * optimistic prior, so that an unmeasured depth is tried and measured). */
+double tern_spec_cost(const tern_spec_stats *st, int k);
+/* Cost gate: the d in 0..dmax maximising (1 + a + .. + a^d) / cost[d + 1] (cost[1] = 1; cost indexed by
+ * the pass's token count), the smaller d on ties. a: the probability that a draft is accepted given its
+ * predecessors were (Leviathan et al. 2023, sec. 3.1: expected tokens per pass (1 - a^(d+1)) / (1 - a)). */
+int tern_spec_choose_depth(const double *cost, double a, int dmax);
 /* One pass. hist (n_hist >= 1): prompt and output so far; c's KV cache holds hist[0..n_hist-1) (all but
  * the last token). With p->sampler (speculative sampling; Leviathan et al. 2023, Alg. 1, with
  * the drafter's distribution a point mass on its proposal, as prompt lookup and greedy drafters are): draft

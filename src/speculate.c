@@ -14,10 +14,14 @@
  * last n tokens, n = ngram_max..1; Saxena 2023, "prompt lookup decoding"), or a model drafter: a context
  * of a draft model with the same vocabulary, or of the target's own first K layers (self-speculative,
  * tern_context_params.n_layer), decoding greedily, with a confidence gate p_min on its top probability;
- * or the caller's own (draft_fn). A second gate, min_accept, stops drafting for 8 passes whenever the
- * acceptance of the last >= 16 drafted tokens falls under it (doubling the pause, up to 256, while it
- * keeps failing), so bad drafts cost a window now and then; with it, the depth adapts (halved after a
- * pass that accepted nothing, doubled after one that accepted all). */
+ * or the caller's own (draft_fn).
+ *
+ * Gates (what keeps bad drafts from costing): the cost gate (cost_gate) drafts, each pass, the depth that
+ * maximises the expected tokens per second from the run's own measurements: the pass time by token count
+ * and the drafts' acceptance per drafter key (tern_spec_choose_depth). The window gate (min_accept, used
+ * when the cost gate is off) stops drafting for 8 passes whenever the acceptance of the last >= 16 drafted
+ * tokens falls under min_accept (doubling the pause, up to 256, while it keeps failing), and halves the
+ * depth after a pass that accepted nothing, doubles it after one that accepted all. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +32,81 @@
 #include "util.h"
 
 tern_spec_params tern_spec_default_params(void) {
-    tern_spec_params p = {4, 0, 3, NULL, 0.0f, 0.0f, NULL, NULL, NULL};
+    tern_spec_params p = {.draft_max = 4, .ngram_max = 3};
     return p;
+}
+
+/* The cost gate's estimates (tern.h: tern_spec_params.cost_gate). */
+#define COST_PRIOR_SLOPE 0.15 /* an unmeasured extra token's cost, relative to a one-token pass (optimistic:
+                               * H200 default model 0.14, synthetic 8B Q4_0 0.24; CPU near 1) */
+#define ACC_DECAY 0.95        /* acceptance counts decay per trial: the estimate follows ~20 recent drafts */
+
+static int cost_valid(const tern_spec_stats *st, int k) { return st->n_pass[k] >= 2 && st->t_pass[k] > 0.0; }
+
+double tern_spec_cost(const tern_spec_stats *st, int k) {
+    if (k <= 1) return 1.0;
+    if (k > TERN_SPEC_MAX_DRAFT + 1) k = TERN_SPEC_MAX_DRAFT + 1;
+    if (!st || !cost_valid(st, 1)) return 1.0 + COST_PRIOR_SLOPE * (k - 1);
+    const double t1 = st->t_pass[1];
+    if (cost_valid(st, k)) return st->t_pass[k] / t1;
+    int lo = 1, hi = 0;
+    for (int j = k - 1; j > 1; j--)
+        if (cost_valid(st, j)) { lo = j; break; }
+    for (int j = k + 1; j <= TERN_SPEC_MAX_DRAFT + 1; j++)
+        if (cost_valid(st, j)) { hi = j; break; }
+    const double clo = lo == 1 ? 1.0 : st->t_pass[lo] / t1;
+    if (hi) return clo + (st->t_pass[hi] / t1 - clo) * (k - lo) / (double)(hi - lo);
+    /* past the deepest measured pass: its slope from one token, at most the prior's (so a deeper pass stays
+     * worth a try until it is measured) */
+    double slope = lo == 1 ? COST_PRIOR_SLOPE : (clo - 1.0) / (double)(lo - 1);
+    if (slope > COST_PRIOR_SLOPE) slope = COST_PRIOR_SLOPE;
+    return clo + slope * (k - lo);
+}
+
+int tern_spec_choose_depth(const double *cost, double a, int dmax) {
+    int best = 0;
+    double best_g = 1.0 / cost[1], sum = 1.0, pw = 1.0;
+    for (int d = 1; d <= dmax; d++) {
+        pw *= a;
+        sum += pw;
+        const double g = sum / cost[d + 1];
+        if (g > best_g) { best_g = g; best = d; }
+    }
+    return best;
+}
+
+static void acc_update(tern_spec_stats *st, int key, int hit) {
+    st->acc_hit[key] = ACC_DECAY * st->acc_hit[key] + (hit ? 1.0 : 0.0);
+    st->acc_try[key] = ACC_DECAY * st->acc_try[key] + 1.0;
+}
+
+/* acceptance estimate of a key: the decayed counts with one hit in two tries as the prior */
+static double acc_alpha(const tern_spec_stats *st, int key) { return (st->acc_hit[key] + 1.0) / (st->acc_try[key] + 2.0); }
+
+/* Score the unverified lookup draft against the tokens the history now holds after its base. */
+static void shadow_score(tern_spec_stats *st, const int32_t *hist, int n_hist) {
+    if (st->shadow_n > 0 && st->shadow_base > n_hist) st->shadow_n = 0; /* the history was cut: drop it */
+    while (st->shadow_n > 0 && st->shadow_base + st->shadow_i < n_hist) {
+        const int hit = hist[st->shadow_base + st->shadow_i] == st->shadow[st->shadow_i];
+        acc_update(st, st->shadow_key, hit);
+        if (!hit || ++st->shadow_i == st->shadow_n) st->shadow_n = 0;
+    }
+}
+
+/* The cost gate's depth for key at most dmax. */
+static int cost_depth(const tern_spec_stats *st, int key, int dmax) {
+    double cost[TERN_SPEC_MAX_DRAFT + 2];
+    for (int k = 1; k <= dmax + 1; k++) cost[k] = tern_spec_cost(st, k);
+    return tern_spec_choose_depth(cost, acc_alpha(st, key), dmax);
+}
+
+/* One more pass time of k tokens: the first is dropped (a CUDA graph capture, a cold cache), then a moving
+ * average of samples capped at twice the current value (one descheduled pass must not close the gate). */
+static void cost_sample(tern_spec_stats *st, int k, double dt) {
+    if (++st->n_pass[k] < 2) return;
+    if (st->n_pass[k] == 2 || st->t_pass[k] <= 0.0) { st->t_pass[k] = dt; return; }
+    if (dt > 2.0 * st->t_pass[k]) dt = 2.0 * st->t_pass[k];
+    st->t_pass[k] += 0.25 * (dt - st->t_pass[k]);
 }
 
 /* Speculative sampling's acceptance (tern_spec_step's comment): logits (d + 1, nv) are the target's rows
@@ -69,8 +146,8 @@ int tern_spec_sample_accept(tern_sampler *s, const float *logits, int nv, const 
     return d + 1;
 }
 
-/* Prompt lookup: up to max drafts into out; returns the count. */
-static int draft_lookup(const int32_t *hist, int n_hist, int ngram_max, int max, int32_t *out) {
+/* Prompt lookup: up to max drafts into out; returns the count and the matched length in *n_used. */
+static int draft_lookup(const int32_t *hist, int n_hist, int ngram_max, int max, int32_t *out, int *n_used) {
     for (int n = ngram_max; n >= 1; n--) {
         if (n >= n_hist) continue;
         const int32_t *suf = hist + n_hist - n;
@@ -79,9 +156,10 @@ static int draft_lookup(const int32_t *hist, int n_hist, int ngram_max, int max,
             if (memcmp(hist + i, suf, sizeof(int32_t) * (size_t)n) != 0) continue;
             int d = 0;
             while (d < max && i + n + d < n_hist) { out[d] = hist[i + n + d]; d++; }
-            if (d > 0) return d;
+            if (d > 0) { *n_used = n; return d; }
         }
     }
+    *n_used = 0;
     return 0;
 }
 
@@ -146,26 +224,58 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
                        tern_context_n_past(c), n_hist);
         return -1;
     }
+    const int cost_gate = st && p->cost_gate;
+    const int window_gate = st && !cost_gate && p->min_accept > 0.0f;
+    const double t_start = cost_gate ? tern_time_s() : 0.0;
+    if (cost_gate) shadow_score(st, hist, n_hist);
     int dmax = p->draft_max < TERN_SPEC_MAX_DRAFT ? p->draft_max : TERN_SPEC_MAX_DRAFT;
-    /* adaptive depth (with the gate): halve after a pass that accepted nothing, double after one that
+    /* adaptive depth (with the window gate): halve after a pass that accepted nothing, double after one that
      * accepted everything, between 1 and draft_max */
-    if (st && p->min_accept > 0.0f && st->depth > 0 && st->depth < dmax) dmax = st->depth;
+    if (window_gate && st->depth > 0 && st->depth < dmax) dmax = st->depth;
     if (dmax > max_out - 1) dmax = max_out - 1;
     const int room = tern_context_n_ctx(c) - tern_context_n_past(c) - 1;
     if (dmax > room) dmax = room;
     int32_t batch[1 + TERN_SPEC_MAX_DRAFT], got[1 + TERN_SPEC_MAX_DRAFT];
-    if (st && p->min_accept > 0.0f && st->cooldown > 0) { /* the gate: a pass without drafts */
+    if (window_gate && st->cooldown > 0) { /* the gate: a pass without drafts */
         st->cooldown--;
         st->gated++;
         dmax = 0;
     }
-    int d = 0;
+    const int lookup = !p->draft_fn && !p->draft;
+    int d = 0, key = 0;
+    if (dmax > 0 && cost_gate && !lookup) {
+        /* a model drafter costs its own passes: ask the gate before drafting; while it says no, the counts
+         * decay toward the prior, and every 64th refused pass drafts one token (a probe), so a drafter that
+         * turns good is noticed (cooldown counts the refusals here) */
+        int dc = cost_depth(st, 0, dmax);
+        if (dc == 0) {
+            st->acc_hit[0] *= ACC_DECAY;
+            st->acc_try[0] *= ACC_DECAY;
+            if (++st->cooldown >= 64) dc = 1;
+            else st->gated++;
+        }
+        if (dc > 0) st->cooldown = 0;
+        dmax = dc;
+    }
     if (dmax > 0) {
         d = p->draft_fn ? p->draft_fn(p->draft_ud, hist, n_hist, dmax, batch + 1)
             : p->draft  ? draft_model(p->draft, hist, n_hist, dmax, p->p_min, batch + 1)
-                        : draft_lookup(hist, n_hist, p->ngram_max > 0 ? p->ngram_max : 3, dmax, batch + 1);
+                        : draft_lookup(hist, n_hist, p->ngram_max > 0 ? p->ngram_max : 3, dmax, batch + 1, &key);
         if (d < 0) { if (!tern_last_error()[0]) tern_set_error("tern_spec_step: the drafter failed"); return -1; }
         if (d > dmax) d = dmax;
+        if (key > 3) key = 3;
+        if (cost_gate && lookup && d > 0) {
+            const int dc = cost_depth(st, key, d);
+            if (dc == 0 && st->shadow_n == 0) { /* not verified: scored against what follows */
+                memcpy(st->shadow, batch + 1, sizeof(int32_t) * (size_t)d);
+                st->shadow_n = d;
+                st->shadow_i = 0;
+                st->shadow_key = key;
+                st->shadow_base = n_hist;
+            }
+            if (dc == 0) st->gated++;
+            d = dc;
+        }
         if (d < p->draft_min) d = 0;
     }
     batch[0] = hist[n_hist - 1];
@@ -189,12 +299,20 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
         out[a] = got[a];
     }
     if (tern_context_truncate(c, past + 1 + a) != 0) return -1;
+    if (cost_gate) {
+        if (d > 0) {
+            st->shadow_n = 0; /* these positions are verified now */
+            for (int i = 0; i < a; i++) acc_update(st, key, 1);
+            if (a < d) acc_update(st, key, 0);
+        }
+        cost_sample(st, 1 + d, tern_time_s() - t_start);
+    }
     if (st) {
         st->passes++;
         st->drafted += d;
         st->accepted += a;
         st->generated += a + 1;
-        if (p->min_accept > 0.0f && d > 0) {
+        if (window_gate && d > 0) {
             const int cur = st->depth > 0 ? st->depth : p->draft_max;
             st->depth = a == 0 ? (cur > 1 ? cur / 2 : 1) : a == d ? (cur * 2 < p->draft_max ? cur * 2 : p->draft_max) : cur;
             st->win_drafted += d;

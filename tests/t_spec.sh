@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # t_spec: speculative greedy output == plain greedy output, byte for byte (issue "Speculative decoding").
-# Default (CI): 5 prompts x 64 tokens, prompt lookup at depths 1, 4, 8, the self-speculative drafter
-# (first 12 layers) and a draft model (the model itself: any same-vocabulary model tests exactness) at
-# depth 4; bad flag combinations. FULL=1: 20 prompts x 256 tokens x every drafter x depths 1..8.
+# Default (CI): 5 prompts x 64 tokens, prompt lookup at depths 1, 4, 8 with the gate off (every pass with
+# a draft verifies it) and at depth 8 with the default cost gate, the self-speculative drafter (first 12
+# layers) and a draft model (the model itself: any same-vocabulary model tests exactness) at depth 4;
+# bad flag combinations. FULL=1: 20 prompts x 256 tokens x every drafter x depths 1..8.
 # DEVICE=cuda runs the same on the GPU.
 set -u
 cd "$(dirname "$0")/.."
@@ -42,17 +43,20 @@ i=0
 for p in "${prompts[@]}"; do
   i=$((i + 1))
   run "$p" >"$T/plain" 2>"$T/plain.err" || { bad "prompt $i plain: $(tail -1 "$T/plain.err")"; continue; }
-  for d in $DEPTHS; do
-    run "$p" --spec-lookup --draft-max "$d" >"$T/spec" 2>"$T/spec.err"; rc=$?
+  for d in $DEPTHS cost8; do
+    if [ "$d" = cost8 ]; then run "$p" --spec-lookup --draft-max 8 >"$T/spec" 2>"$T/spec.err"; rc=$?
+    else run "$p" --spec-lookup --draft-max "$d" --draft-gate off >"$T/spec" 2>"$T/spec.err"; rc=$?; fi
     if [ $rc -eq 0 ] && cmp -s "$T/plain" "$T/spec" && grep -q '^spec: prompt lookup' "$T/spec.err"; then ok
     else bad "prompt $i lookup depth $d: rc=$rc $(cmp "$T/plain" "$T/spec" 2>&1 | head -1) $(tail -1 "$T/spec.err")"; fi
   done
+  [ "$d" = cost8 ] && grep -q 'cost gate, pass time vs 1 token' "$T/spec.err" && ok || bad "prompt $i: no cost gate line"
+
   if [ "${FULL:-0}" = 1 ] || [ $i -le 2 ]; then
     for d in $MODEL_DEPTHS; do
-      run "$p" --draft-layers 12 --draft-max "$d" >"$T/spec" 2>"$T/spec.err"; rc=$?
+      run "$p" --draft-layers 12 --draft-max "$d" --draft-gate off >"$T/spec" 2>"$T/spec.err"; rc=$?
       [ $rc -eq 0 ] && cmp -s "$T/plain" "$T/spec" && grep -q '^spec: first layers' "$T/spec.err" && ok \
         || bad "prompt $i layers depth $d: rc=$rc $(tail -1 "$T/spec.err")"
-      run "$p" --draft-model "$MODEL" --draft-max "$d" --draft-p-min 0.3 >"$T/spec" 2>"$T/spec.err"; rc=$?
+      run "$p" --draft-model "$MODEL" --draft-max "$d" --draft-p-min 0.3 --draft-gate window >"$T/spec" 2>"$T/spec.err"; rc=$?
       [ $rc -eq 0 ] && cmp -s "$T/plain" "$T/spec" && grep -q '^spec: draft model' "$T/spec.err" && ok \
         || bad "prompt $i draft model depth $d: rc=$rc $(tail -1 "$T/spec.err")"
     done
@@ -90,6 +94,10 @@ expect_err "draft-max without drafter" "need a drafter" ./tern run -m "$MODEL" -
 expect_err "two drafters" "choose one drafter" ./tern run -m "$MODEL" -p hi --temp 0 --spec-lookup --draft-layers 2
 expect_err "too many layers" "drafter must be shallower" ./tern run -m "$MODEL" -p hi --temp 0 --draft-layers 99
 expect_err "depth range" "expects an integer" ./tern run -m "$MODEL" -p hi --temp 0 --spec-lookup --draft-max 16
+expect_err "gate name" "expects cost, window or off" ./tern run -m "$MODEL" -p hi --temp 0 --spec-lookup --draft-gate fast
+expect_err "window setting with the cost gate" "window gate's setting" ./tern run -m "$MODEL" -p hi --temp 0 --spec-lookup \
+  --draft-gate cost --draft-accept-min 0.3
+expect_err "gate without drafter" "need a drafter" ./tern run -m "$MODEL" -p hi --temp 0 --draft-gate off
 ./tern synth --arch smollm2-135m --type q8_0 --layers 1 --vocab 1000 -o "$T/small.gguf" >/dev/null 2>&1
 expect_err "vocab mismatch" "share the vocabulary" ./tern run -m "$MODEL" -p hi --temp 0 --draft-model "$T/small.gguf"
 echo "t_spec: $pass passed, $fail failed"

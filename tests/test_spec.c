@@ -8,6 +8,8 @@
  *   12 layers: output equal to plain greedy; the draft context is rolled back too.
  * - Prompt lookup on a repetitive prompt: equal output and some drafts accepted.
  * - The acceptance gate pauses drafting after a failed window.
+ * - The cost gate: tern_spec_choose_depth and tern_spec_cost on hand-computed cases; on the model, an
+ *   always-wrong drafter is gated, an always-right one keeps drafting, output equal to plain greedy.
  * - Speculative sampling (tern_spec_sample_accept): over 40,000 seeded trials with 3 drafts on fixed
  *   random logits (50 ids; penalty, top-p, min-p, temperature on), the first emitted token's frequencies
  *   match the sampler's distribution P_0 (tern_sampler_probs), and the second token's, given the first
@@ -15,6 +17,7 @@
  *   same statistic against a different distribution (temperature 1.6) exceeds it (the test has power).
  *   Plain tern_sampler_sample draws match P_0 the same way (tern_sampler_probs is what sampling uses).
  *   tern_spec_step with the sampler on the model runs 32 tokens with the cache in step. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,7 +157,70 @@ static void spec_sampling_stats(void) {
     tern_sampler_free(ws);
 }
 
+/* tern_spec_choose_depth and tern_spec_cost on hand-computed cases. */
+static void cost_gate_rules(void) {
+    double lin[17], free_[17], half[17];
+    for (int k = 0; k <= 16; k++) { lin[k] = k; free_[k] = 1.0; half[k] = 1.0 + 0.5 * (k - 1); }
+    /* cost k: (1 + .. + a^d) / (d + 1) <= 1 for a <= 1, equal only at a = 1: never draft (ties go to 0) */
+    CHECK(tern_spec_choose_depth(lin, 0.9, 8) == 0 && tern_spec_choose_depth(lin, 1.0, 8) == 0, "linear cost drafts");
+    /* free passes: as deep as allowed for any a > 0; a = 0 ties everywhere: 0 */
+    CHECK(tern_spec_choose_depth(free_, 0.05, 8) == 8 && tern_spec_choose_depth(free_, 0.0, 8) == 0, "free passes");
+    /* 1 + (k - 1) / 2: a 0.4 -> G(1) 1.4 / 1.5 < 1: 0; a 0.6 -> G(1) 1.0667, G(2) 0.98: 1;
+     * a 0.8 -> G(1) 1.2, G(2) 2.44 / 2 = 1.22, G(3) 2.952 / 2.5 = 1.181: 2 */
+    CHECK(tern_spec_choose_depth(half, 0.4, 8) == 0, "half cost, a 0.4: %d", tern_spec_choose_depth(half, 0.4, 8));
+    CHECK(tern_spec_choose_depth(half, 0.6, 8) == 1, "half cost, a 0.6: %d", tern_spec_choose_depth(half, 0.6, 8));
+    CHECK(tern_spec_choose_depth(half, 0.8, 8) == 2, "half cost, a 0.8: %d", tern_spec_choose_depth(half, 0.8, 8));
+    CHECK(tern_spec_choose_depth(half, 0.8, 1) == 1, "half cost, a 0.8, at most 1");
+    tern_spec_stats st;
+    memset(&st, 0, sizeof st);
+    /* nothing measured: the prior 1 + 0.15 (k - 1) */
+    CHECK(fabs(tern_spec_cost(&st, 1) - 1.0) < 1e-12 && fabs(tern_spec_cost(&st, 5) - 1.6) < 1e-12, "cost prior");
+    st.n_pass[1] = 3; st.t_pass[1] = 0.010;
+    st.n_pass[3] = 2; st.t_pass[3] = 0.020;
+    st.n_pass[9] = 4; st.t_pass[9] = 0.040;
+    st.n_pass[6] = 1; st.t_pass[6] = 1.0; /* one sample: the dropped first one, not a measurement */
+    const double want[][2] = {{3, 2.0}, {9, 4.0}, {2, 1.5}, {5, 2.0 + 2.0 * 2.0 / 6.0}, {6, 3.0},
+                              /* past 9: slope (4 - 1) / 8 capped at the prior's 0.15 */
+                              {12, 4.0 + 0.15 * 3}, {16, 4.0 + 0.15 * 7}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const double c = tern_spec_cost(&st, (int)want[i][0]);
+        CHECK(fabs(c - want[i][1]) < 1e-9, "cost(%d) = %.6f, want %.6f", (int)want[i][0], c, want[i][1]);
+    }
+}
+
+/* Prompt lookup under a cost gate that never drafts (pass costs preset 100x a token each): nothing is
+ * verified, yet the unverified drafts are scored against the tokens that follow (the shadow). */
+static void cost_gate_shadow(tern_model *m) {
+    const char *text = "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog. The quick";
+    int32_t hist[256];
+    const int np = tern_model_tokenize(m, text, strlen(text), tern_model_add_bos(m), 1, hist, 128);
+    tern_context *c = cctx(m, 0);
+    int n = np, ok = np > 0 && tern_eval(c, hist, np - 1, NULL, 0) == 0;
+    tern_spec_params sp = tern_spec_default_params();
+    sp.draft_max = 8;
+    sp.cost_gate = 1;
+    tern_spec_stats st;
+    memset(&st, 0, sizeof st);
+    st.n_pass[1] = 5;
+    st.t_pass[1] = 1.0;
+    for (int k = 2; k <= TERN_SPEC_MAX_DRAFT + 1; k++) { st.n_pass[k] = 5; st.t_pass[k] = 100.0 * k; }
+    while (ok && n < np + 24) {
+        int32_t out[16];
+        const int k = tern_spec_step(c, &sp, hist, n, out, 16, &st);
+        ok = k == 1;
+        if (ok) hist[n++] = out[0];
+    }
+    double hit = 0, tries = 0;
+    for (int key = 1; key <= 3; key++) { hit += st.acc_hit[key]; tries += st.acc_try[key]; }
+    CHECK(ok && st.drafted == 0 && st.gated > 0, "shadow run: ok %d, drafted %lld, gated %lld", ok, (long long)st.drafted,
+          (long long)st.gated);
+    /* the model copies "brown fox" after "The quick" (hits), then departs from the text (misses) */
+    CHECK(tries >= 4 && hit >= 1, "shadow: lookup drafts scored %.2f tries, %.2f hits", tries, hit);
+    tern_context_free(c);
+}
+
 int main(void) {
+    cost_gate_rules();
     tern_model *m = tern_model_load(MODEL, 0);
     CHECK(m != NULL, "load");
     if (!m) return check_summary("test_spec");
@@ -201,7 +267,22 @@ int main(void) {
     CHECK(spec_run(m, prompt, np, G, &sp, 1, &ss, &pass_ok) && ss.gated > 0, "gate never paused (gated %lld)",
           (long long)ss.gated);
     sp.min_accept = 0.0f;
+    /* the cost gate on the model (measured pass times): always wrong drafts stop, always right ones go on */
+    sp.cost_gate = 1;
+    sc.wrong_at = 0;
+    CHECK(spec_run(m, prompt, np, G, &sp, -1, &ss, &pass_ok) && pass_ok, "cost gate, always wrong: output differs");
+    CHECK(ss.accepted == 0 && ss.gated > 0 && ss.drafted < ss.passes,
+          "cost gate, always wrong: %lld drafted, %lld accepted, %lld gated in %lld passes", (long long)ss.drafted,
+          (long long)ss.accepted, (long long)ss.gated, (long long)ss.passes);
+    CHECK(ss.n_pass[1] >= 2 && ss.t_pass[1] > 0.0, "cost gate: one-token passes not timed (%d)", ss.n_pass[1]);
+    sc.wrong_at = -1;
+    CHECK(spec_run(m, prompt, np, G, &sp, -1, &ss, &pass_ok) && pass_ok, "cost gate, always right: output differs");
+    CHECK(ss.drafted > 0 && ss.accepted == ss.drafted && ss.passes < L,
+          "cost gate, always right: %lld of %lld accepted in %lld passes", (long long)ss.accepted,
+          (long long)ss.drafted, (long long)ss.passes);
+    sp.cost_gate = 0;
     sp.draft_fn = NULL;
+    cost_gate_shadow(m);
     /* model drafters: itself (all accepted) and its first 12 layers */
     for (int k = 0; k < 2; k++) {
         tern_context *dc = cctx(m, k ? 12 : 0);
