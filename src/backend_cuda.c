@@ -100,7 +100,7 @@ typedef struct dweight {
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
-enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_N };
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_L2PF, TR_N };
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
@@ -173,6 +173,8 @@ struct tern_cuda {
     unsigned char mgraph_ok[2][TCU_MULTI_MAX + 1];
     int use_mgraph, n_mgraph;
     int att_x16; /* the decode attention writes the O GEMV's x16 input (TERN_CUDA_ATT_X16=0: off) */
+    size_t l2pf; /* TERN_CUDA_L2PF=MB: before a GEMV-path chunk's RoPE, hint the O matrix and then the head of
+                  * gate|up into L2, up to this many bytes (0: off; sm_90 and later) */
     int rope_epi; /* TERN_CUDA_ROPE_EPI=1: a decode step's q|k|v GEMV applies RoPE and writes the f16 KV
                    * cache in its epilogue (tcu_gemv_dp4a_rope); default: the separate RoPE + KV kernel */
     int n_layer_eval; /* layers the forward pass runs (tern_cuda_set_layers) */
@@ -675,6 +677,8 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
         g->gemv_max = TCU_MULTI_MAX;
         g->att_x16 = !getenv_is0("TERN_CUDA_ATT_X16");
+        if (cc_major >= 9 && getenv("TERN_CUDA_L2PF") && atoi(getenv("TERN_CUDA_L2PF")) > 0)
+            g->l2pf = (size_t)atoi(getenv("TERN_CUDA_L2PF")) << 20;
         /* off by default: neutral on Q8_0 and Q4_K, -1.5% on Q4_0 tg128 (docs/ledger.md) */
         g->rope_epi = getenv("TERN_CUDA_ROPE_EPI") && atoi(getenv("TERN_CUDA_ROPE_EPI")) == 1;
         g->trace = getenv("TERN_TRACE") && atoi(getenv("TERN_TRACE"));
@@ -893,13 +897,13 @@ void tern_cuda_free(tern_cuda *g) {
     if (g->trace)
         fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
                         "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu rope_epi=%llu attention_q8w=%llu "
-                        "(rows <= %d: GEMV)\n",
+                        "l2_prefetch=%llu (rows <= %d: GEMV)\n",
                 (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
                 (unsigned long long)g->tr[TR_DP4A_TMA],
                 (unsigned long long)g->tr[TR_F32_ROW], (unsigned long long)g->tr[TR_F32_ROWS],
                 (unsigned long long)g->tr[TR_GEMM], (unsigned long long)g->tr[TR_ATT_SPLIT],
                 (unsigned long long)g->tr[TR_ATT], (unsigned long long)g->tr[TR_ROPE_EPI],
-                (unsigned long long)g->tr[TR_ATT_Q8W], g->gemv_max);
+                (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_L2PF], g->gemv_max);
     tern_cuda **rk = g->rk;
     const int n = g->n_rank;
     if (g->pool) tern_pool_free(g->pool);
@@ -1088,6 +1092,19 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         xq = want_x16(g, n, l->wo, NULL, NULL);
         const int att_x16 = xq && n <= TCU_MULTI_MAX && g->att_x16;
         const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
+        if (g->l2pf && n <= TCU_MULTI_MAX) { /* the O matrix, then gate|up's head, while RoPE and attention run */
+            tcu_pf_list L = {{0}, {0}, 0};
+            size_t left = g->l2pf;
+            const dweight *ws[2] = {l->wo, l->gu ? l->gu : l->gate};
+            for (int j = 0; j < 2 && left && ws[j]; j++) {
+                const size_t b = ws[j]->stride * (size_t)ws[j]->n_out;
+                L.p[L.n] = ws[j]->d;
+                L.bytes[L.n++] = b < left ? b : left;
+                left -= b < left ? b : left;
+            }
+            tcu_l2_prefetch(&L, st);
+            g->tr[TR_L2PF]++;
+        }
         if (att_x16) {
             if ((sk & SK_ROPE) || roped) {
             } else if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);

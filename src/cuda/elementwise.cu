@@ -339,3 +339,34 @@ __global__ void pos_add_k(int32_t *pos, int n, int delta) {
 extern "C" void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st) {
     pos_add_k<<<(n + 255) / 256, 256, 0, st>>>(pos, n, delta);
 }
+
+/* L2 prefetch of weight ranges by bulk prefetches (cp.async.bulk.prefetch.L2, sm_90): thread i takes the
+ * i-th chunk of the concatenated ranges. It waits for the previous kernel first, so the prefetch runs in
+ * the latency-bound kernels after it instead of beside the previous kernel's own stream. */
+#define L2PF_CHUNK (16u << 10)
+__global__ void l2_prefetch_k(tcu_pf_list L) {
+    pdl_trigger();
+    pdl_wait();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; /* the chunk: range r's chunks, then r + 1's */
+    for (int r = 0; r < L.n; r++) {
+        const size_t nc = (L.bytes[r] + L2PF_CHUNK - 1) / L2PF_CHUNK;
+        if (c < nc) {
+            const size_t off = c * L2PF_CHUNK, left = L.bytes[r] - off;
+            const unsigned sz = (unsigned)(left < L2PF_CHUNK ? left : L2PF_CHUNK) & ~15u;
+            if (sz)
+                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((const char *)L.p[r] + off), "r"(sz)
+                             : "memory");
+            return;
+        }
+        c -= nc;
+    }
+#endif
+}
+
+extern "C" void tcu_l2_prefetch(const tcu_pf_list *L, cudaStream_t st) {
+    size_t chunks = 0;
+    for (int r = 0; r < L->n; r++) chunks += (L->bytes[r] + L2PF_CHUNK - 1) / L2PF_CHUNK;
+    if (!chunks) return;
+    PDL_LAUNCH(l2_prefetch_k, dim3((unsigned)((chunks + 127) / 128)), dim3(128), 0, st, *L);
+}

@@ -194,6 +194,17 @@ void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st);
  * SwiGLU, x16 quantize, dp4a GEMV, argmax): each may start while the previous kernel drains, and waits for
  * it on the device before touching its data. on: 1 (sm_90 and later only; a process-wide switch). */
 void tcu_set_pdl(int on);
+/* Up to 4 device ranges (16-byte aligned) for tcu_l2_prefetch. */
+typedef struct {
+    const void *p[4];
+    size_t bytes[4];
+    int n;
+} tcu_pf_list;
+/* Hint the ranges of L into L2 (cp.async.bulk.prefetch.L2 in 16 KiB pieces; sm_90 and later: the caller
+ * launches it there only). A PDL kernel that waits for the previous one and then only issues the hints
+ * (no result, no fault on valid ranges, no completion to wait for): weights the next kernels will read
+ * stream in while latency-bound kernels (RoPE, decode attention, RMSNorm) leave DRAM idle. */
+void tcu_l2_prefetch(const tcu_pf_list *L, cudaStream_t st);
 
 /* ---- attention (src/cuda/attention.cu) -------------------------------------------------------- */
 
