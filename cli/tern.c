@@ -403,6 +403,12 @@ static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const opt
     return st;
 }
 
+/* an environment switch set to "0" */
+static int getenv_is0_cli(const char *name) {
+    const char *e = getenv(name);
+    return e && !strcmp(e, "0");
+}
+
 static tern_model *load(const options *o) {
     tern_model *m = tern_model_load(o->model, 1);
     if (!m) cli_die("%s", tern_last_error());
@@ -480,6 +486,13 @@ static int cmd_run(const options *o) {
         if (!dctx) cli_die("draft context: %s", tern_last_error());
     }
     const int spec = o->spec_lookup || dctx;
+    if (spec && !getenv_is0_cli("TERN_SPEC_PREPARE")) { /* verify graphs captured now, not in the first passes */
+        double ms = 0.0;
+        const int k = tern_context_prepare_verify(ctx, o->draft_max + 1, &ms);
+        if (k < 0) cli_die("%s", tern_last_error());
+        if (k > 0) fprintf(stderr, "tern: %d CUDA graphs of verify passes (2..%d tokens) captured in %.1f ms\n", k,
+                           o->draft_max + 1, ms);
+    }
     gen_stats st = spec ? generate_spec(ctx, m, o, dctx, smp, logits, &hist, &n_hist, &cap, n_predict)
                         : generate(ctx, m, smp, logits, &hist, &n_hist, &cap, n_predict, o->show_special, o->ignore_eos,
                                    NULL, PLAIN_GREEDY(o));

@@ -229,6 +229,11 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
                    int max_out, tern_spec_stats *st);
 /* The model a context runs. */
 tern_model *tern_context_model(const tern_context *c);
+/* Speculative decoding's set-up: on CUDA, capture now the graphs of verify passes of 2..max_rows tokens
+ * (tern_eval_argmax; each would otherwise be captured by the first pass of its size, inside the decode),
+ * as vLLM captures its decode graphs at start-up. Returns how many were captured (0 on the CPU, with
+ * multi-token graphs off, or when all exist) and the time in *ms (may be NULL); -1 on error. */
+int tern_context_prepare_verify(tern_context *c, int max_rows, double *ms);
 
 /* Cumulative wall time (s) and token counts of this context's tern_eval calls: calls with n > 1
  * count as prefill, n == 1 as decode. */

@@ -64,6 +64,11 @@ void tern_cuda_plan(const tern_cuda *g, uint64_t *w, uint64_t *kv, uint64_t *s) 
 }
 void tern_cuda_set_layers(tern_cuda *g, int n_layer) { (void)g; (void)n_layer; }
 void tern_cuda_set_verify_fast(tern_cuda *g, int on) { (void)g; (void)on; }
+int tern_cuda_prepare_verify(tern_cuda *g, int max_n, double *ms) {
+    (void)g; (void)max_n;
+    if (ms) *ms = 0.0;
+    return 0;
+}
 int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, int32_t *ids) {
     (void)g; (void)tokens; (void)n; (void)pos0; (void)ids;
     tern_set_error("this tern was built without CUDA");
@@ -1168,6 +1173,8 @@ static int forward(tern_cuda *g, int n, int all_logits) {
                            one ? NULL : g->x16, xq, st);
         if (matmul(g, g->output, n, g->xn, xq, g->x16, g->logits) || gather_logits(g, n)) return -1;
         if (g->rank == 0) tcu_argmax(g->lg + (size_t)(n - 1) * V, V, g->next, st);
+        /* every row's argmax too (a verify pass's, in its graph): tern_cuda_eval_argmax copies them */
+        if (g->rank == 0 && n <= TCU_MULTI_MAX) tcu_argmax_rows(g->lg, V, n, (size_t)V, g->ids, st);
     } else {
         tcu_add_rmsnorm_to(xc + (size_t)(n - 1) * E, other_x(g, xc) + (size_t)(n - 1) * E, g->tmp + (size_t)(n - 1) * E,
                            g->output_norm, m->rms_eps, 1, E, g->xn, NULL, xq, st);
@@ -1313,10 +1320,27 @@ int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, 
     int timed = 0;
     if (run_all(g, tokens, n, pos0, 1, &timed) != 0) return -1;
     const size_t V = (size_t)g->m->n_vocab;
-    for (int r = 0; r < n; r++) tcu_argmax(g->lg + (size_t)r * V, (int)V, g->ids + r, g->st);
+    /* one token: the pass's own argmax (g->next); 2..16: forward's per-row argmax (g->ids); more: a loop */
+    if (n > TCU_MULTI_MAX)
+        for (int r = 0; r < n; r++) tcu_argmax(g->lg + (size_t)r * V, (int)V, g->ids + r, g->st);
     CU(cudaGetLastError());
-    CU(cudaMemcpyAsync(ids, g->ids, sizeof(int32_t) * (size_t)n, cudaMemcpyDeviceToHost, g->st));
+    CU(cudaMemcpyAsync(ids, n == 1 ? g->next : g->ids, sizeof(int32_t) * (size_t)n, cudaMemcpyDeviceToHost, g->st));
     return finish(g, n, timed);
+}
+
+int tern_cuda_prepare_verify(tern_cuda *g, int max_n, double *ms) {
+    const double t0 = tern_time_s();
+    int k = 0;
+    if (g->use_mgraph)
+        for (int n = 2; n <= max_n && n <= g->gemv_max; n++) {
+            if (g->mgraph_ok[1][n]) continue;
+            if (capture_forward(g, n, 1, &g->mgraph[1][n], g->mtr[1][n])) return -1;
+            g->mgraph_ok[1][n] = 1;
+            g->n_mgraph++;
+            k++;
+        }
+    if (ms) *ms = 1e3 * (tern_time_s() - t0);
+    return k;
 }
 
 int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, const tern_cuda_sampling *sp,

@@ -78,6 +78,13 @@ int tern_cuda_eval_sample(tern_cuda *g, const int32_t *tokens, int n, int pos0, 
  * id on ties. For n <= 16 every row is bit-identical to a one-token decode step at its position. */
 int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, int32_t *ids);
 
+/* Capture now the CUDA graphs of verify passes (tern_cuda_eval_argmax / all-logits evals) of 2..max_n
+ * tokens that a first pass of each size would capture (speculative decoding: so the decode phase does
+ * not pay for captures; vLLM captures its decode graphs at start-up the same way). One GPU, the GEMV path
+ * (not --verify fast); after tern_cuda_set_layers / tern_cuda_set_verify_fast. Returns the number
+ * captured (0 where nothing applies) and the time taken in *ms (may be NULL), -1 on a CUDA error. */
+int tern_cuda_prepare_verify(tern_cuda *g, int max_n, double *ms);
+
 /* Run only the first n_layer layers (then the output head): the self-speculative drafter. Before the
  * first eval only (the decode graph is captured with it). */
 void tern_cuda_set_layers(tern_cuda *g, int n_layer);

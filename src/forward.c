@@ -371,6 +371,12 @@ int tern_eval_argmax(tern_context *c, const int32_t *tokens, int n, int32_t *ids
     return 0;
 }
 
+int tern_context_prepare_verify(tern_context *c, int max_rows, double *ms) {
+    if (ms) *ms = 0.0;
+    if (!c) { tern_set_error("tern_context_prepare_verify: NULL context"); return -1; }
+    return c->cu ? tern_cuda_prepare_verify(c->cu, max_rows, ms) : 0;
+}
+
 int tern_cache_type_parse(const char *s) {
     if (!s) return -1;
     if (!strcmp(s, "f16")) return TERN_CACHE_F16;

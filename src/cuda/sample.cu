@@ -14,7 +14,7 @@
 
 #define ARGMAX_THREADS 256
 
-__device__ unsigned long long g_argmax_key; /* 0: no candidate yet (every real key is > 0) */
+__device__ unsigned long long g_argmax_key[TCU_MULTI_MAX]; /* a row's; 0: no candidate yet (real keys are > 0) */
 
 static __device__ __forceinline__ unsigned long long am_key(float v, int i) {
     if (isnan(v)) return 0ull;
@@ -24,9 +24,11 @@ static __device__ __forceinline__ unsigned long long am_key(float v, int i) {
     return ((unsigned long long)u << 32) | (unsigned long long)(0xFFFFFFFFu - (uint32_t)i);
 }
 
-__global__ void __launch_bounds__(ARGMAX_THREADS) argmax_k(const float *__restrict__ x, int n) {
+/* row blockIdx.y of x (rows ld floats apart) into g_argmax_key[blockIdx.y] */
+__global__ void __launch_bounds__(ARGMAX_THREADS) argmax_k(const float *__restrict__ x, int n, size_t ld) {
     pdl_trigger();
     pdl_wait();
+    x += (size_t)blockIdx.y * ld;
     unsigned long long best = 0ull;
     for (int i = blockIdx.x * ARGMAX_THREADS + threadIdx.x; i < n; i += gridDim.x * ARGMAX_THREADS) {
         const unsigned long long k = am_key(x[i], i);
@@ -37,23 +39,30 @@ __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_k(const float *__restri
         const unsigned long long k = __shfl_xor_sync(0xffffffffu, best, o);
         best = k > best ? k : best;
     }
-    if ((threadIdx.x & 31) == 0 && best) atomicMax(&g_argmax_key, best);
+    if ((threadIdx.x & 31) == 0 && best) atomicMax(&g_argmax_key[blockIdx.y], best);
 }
 
-__global__ void argmax_done_k(int32_t *out) {
+__global__ void argmax_done_k(int32_t *out, int rows) {
     pdl_trigger();
     pdl_wait();
-    const unsigned long long k = g_argmax_key;
-    out[0] = k ? (int32_t)(0xFFFFFFFFu - (uint32_t)(k & 0xFFFFFFFFull)) : 0;
-    g_argmax_key = 0ull;
+    const int r = threadIdx.x;
+    if (r >= rows) return;
+    const unsigned long long k = g_argmax_key[r];
+    out[r] = k ? (int32_t)(0xFFFFFFFFu - (uint32_t)(k & 0xFFFFFFFFull)) : 0;
+    g_argmax_key[r] = 0ull;
 }
 
-extern "C" void tcu_argmax(const float *x, int n, int32_t *out, cudaStream_t st) {
+extern "C" void tcu_argmax_rows(const float *x, int n, int rows, size_t ld, int32_t *out, cudaStream_t st) {
+    if (rows < 1 || rows > TCU_MULTI_MAX) return;
     int blocks = (n + ARGMAX_THREADS * 4 - 1) / (ARGMAX_THREADS * 4); /* ~4 elements a thread */
     if (blocks < 1) blocks = 1;
     if (blocks > 1024) blocks = 1024;
-    PDL_LAUNCH(argmax_k, dim3(blocks), dim3(ARGMAX_THREADS), 0, st, x, n);
-    PDL_LAUNCH(argmax_done_k, dim3(1), dim3(1), 0, st, out);
+    PDL_LAUNCH(argmax_k, dim3(blocks, rows), dim3(ARGMAX_THREADS), 0, st, x, n, ld);
+    PDL_LAUNCH(argmax_done_k, dim3(1), dim3(32), 0, st, out, rows);
+}
+
+extern "C" void tcu_argmax(const float *x, int n, int32_t *out, cudaStream_t st) {
+    tcu_argmax_rows(x, n, 1, (size_t)n, out, st);
 }
 
 /* ---- the sampling chain on the device (tcu_sample) -----------------------------------------------

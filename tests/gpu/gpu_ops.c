@@ -13,7 +13,7 @@
  *    on the same f16/bf16 operands; plus tcu_dequant_f16 -> tcu_gemm_f16 on a Q4_K weight.
  *  - tcu_rmsnorm (y32, y16, both), tcu_rope (positions 0, 1, 4095, 131071; n_rot < hd), tcu_kv_write
  *    (sentinel-filled cache), tcu_swiglu (with/without g16), tcu_add, tcu_add_bias, tcu_f32_to_f16 (overflow,
- *    subnormals, ties, NaN), tcu_pos_add, tcu_argmax (ties, NaN entries, all NaN).
+ *    subnormals, ties, NaN), tcu_pos_add, tcu_argmax (ties, NaN entries, all NaN), tcu_argmax_rows (1..16 rows, padded rows, twice).
  *  - a timing table (cudaEvents, median of 20 after warm-up; no assertions).
  * Every output buffer is poisoned (0xFF bytes: NaN for f32/f16, -1 for int32) before each launch.
  * Seed: from the clock, printed; GPU_TEST_SEED=N replays a run. */
@@ -896,6 +896,40 @@ static void test_argmax(void) {
     }
     CU(cudaFree(dx)); CU(cudaFree(dout));
     free(x);
+    /* tcu_argmax_rows: 1..16 rows (ld > n: padding that must not be read), each row its own pattern (random,
+     * ties, NaN, all NaN, max last), every row == tern_argmax of that row; twice in a row (the per-row keys
+     * are cleared for the next call) */
+    static const int rn[] = {1, 33, 49152};
+    for (size_t s = 0; s < sizeof(rn) / sizeof(rn[0]); s++) {
+        const int n = rn[s], ld = n + 5;
+        for (int rows = 1; rows <= TCU_MULTI_MAX; rows++) {
+            float *xr = xmalloc(4 * (size_t)ld * rows);
+            float *dxr = dmalloc(4 * (size_t)ld * rows);
+            int32_t *dids = dmalloc(sizeof(int32_t) * TCU_MULTI_MAX), got[TCU_MULTI_MAX];
+            for (int r = 0; r < rows; r++) {
+                float *row = xr + (size_t)r * ld;
+                fill_f32(row, (size_t)ld, -30.0f, 30.0f);
+                row[n] = 1e30f; /* padding: larger than any row value */
+                const int kind = (r + (int)s) % 5;
+                if (kind == 1 && n >= 2) { row[n - 1] = 31.0f; row[(int)(rnd64() % (uint64_t)n)] = 31.0f; }
+                if (kind == 2) for (int i = 0; i < n; i += 3) row[i] = NAN;
+                if (kind == 3) for (int i = 0; i < n; i++) row[i] = NAN;
+                if (kind == 4) row[n - 1] = 40.0f;
+            }
+            h2d(dxr, xr, 4 * (size_t)ld * rows);
+            for (int rep = 0; rep < 2; rep++) {
+                poison(dids, sizeof(int32_t) * TCU_MULTI_MAX);
+                tcu_argmax_rows(dxr, n, rows, (size_t)ld, dids, g_st);
+                SYNC();
+                d2h(got, dids, sizeof(int32_t) * (size_t)rows);
+                int ok = 1;
+                for (int r = 0; r < rows; r++) ok &= got[r] == tern_argmax(xr + (size_t)r * ld, n);
+                CHECK(ok, "argmax_rows n=%d rows=%d call %d: a row differs from tern_argmax", n, rows, rep);
+            }
+            CU(cudaFree(dxr)); CU(cudaFree(dids));
+            free(xr);
+        }
+    }
 }
 
 /* ---- timing ------------------------------------------------------------------------------------- */
