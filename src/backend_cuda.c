@@ -180,6 +180,11 @@ struct tern_cuda {
     int att_x16; /* the decode attention writes the O GEMV's x16 input (TERN_CUDA_ATT_X16=0: off) */
     size_t l2pf; /* TERN_CUDA_L2PF=MB: before a GEMV-path chunk's RoPE, hint the O matrix and then the head of
                   * gate|up into L2, up to this many bytes (0: off; sm_90 and later) */
+    int l2pf_fork, l2pf_kb, pf_pending; /* TERN_CUDA_L2PF_FORK=1: the hints on a stream forked off the chain
+                                         * after the q|k|v GEMV and joined at the pass's end (no kernel of the
+                                         * chain waits for them); TERN_CUDA_L2PF_KB: KiB a thread */
+    cudaStream_t pfst;
+    cudaEvent_t pf_fork, pf_join;
     int rope_epi; /* TERN_CUDA_ROPE_EPI=1: a decode step's q|k|v GEMV applies RoPE and writes the f16 KV
                    * cache in its epilogue (tcu_gemv_dp4a_rope); default: the separate RoPE + KV kernel */
     int n_layer_eval; /* layers the forward pass runs (tern_cuda_set_layers) */
@@ -682,8 +687,16 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
         g->gemv_max = TCU_MULTI_MAX;
         g->att_x16 = !getenv_is0("TERN_CUDA_ATT_X16");
-        if (cc_major >= 9 && getenv("TERN_CUDA_L2PF") && atoi(getenv("TERN_CUDA_L2PF")) > 0)
+        if (cc_major >= 9 && getenv("TERN_CUDA_L2PF") && atoi(getenv("TERN_CUDA_L2PF")) > 0) {
             g->l2pf = (size_t)atoi(getenv("TERN_CUDA_L2PF")) << 20;
+            g->l2pf_fork = getenv("TERN_CUDA_L2PF_FORK") && atoi(getenv("TERN_CUDA_L2PF_FORK")) == 1;
+            g->l2pf_kb = getenv("TERN_CUDA_L2PF_KB") ? atoi(getenv("TERN_CUDA_L2PF_KB")) : 16;
+            if (g->l2pf_kb < 1 || g->l2pf_kb > 1024) g->l2pf_kb = 16;
+            if (g->l2pf_fork && (cudaStreamCreateWithFlags(&g->pfst, cudaStreamNonBlocking) != cudaSuccess ||
+                                 cudaEventCreateWithFlags(&g->pf_fork, cudaEventDisableTiming) != cudaSuccess ||
+                                 cudaEventCreateWithFlags(&g->pf_join, cudaEventDisableTiming) != cudaSuccess))
+                fail = 1;
+        }
         /* off by default: neutral on Q8_0 and Q4_K, -1.5% on Q4_0 tg128 (docs/ledger.md) */
         g->rope_epi = getenv("TERN_CUDA_ROPE_EPI") && atoi(getenv("TERN_CUDA_ROPE_EPI")) == 1;
         g->trace = getenv("TERN_TRACE") && atoi(getenv("TERN_TRACE"));
@@ -737,6 +750,9 @@ static void rank_free(tern_cuda *g) {
     if (g->blas) tcu_blas_free(g->blas);
     if (g->st) cudaStreamDestroy(g->st);
     if (g->side) cudaStreamDestroy(g->side);
+    if (g->pfst) cudaStreamDestroy(g->pfst);
+    if (g->pf_fork) cudaEventDestroy(g->pf_fork);
+    if (g->pf_join) cudaEventDestroy(g->pf_join);
     for (int i = 0; i < 2; i++) {
         if (g->ready[i]) cudaEventDestroy(g->ready[i]);
         if (g->free_[i]) cudaEventDestroy(g->free_[i]);
@@ -1107,7 +1123,14 @@ static int forward(tern_cuda *g, int n, int all_logits) {
                 L.bytes[L.n++] = b < left ? b : left;
                 left -= b < left ? b : left;
             }
-            tcu_l2_prefetch(&L, st);
+            if (g->l2pf_fork) { /* a branch off the chain: nothing waits for it until the pass's end */
+                CU(cudaEventRecord(g->pf_fork, st));
+                CU(cudaStreamWaitEvent(g->pfst, g->pf_fork, 0));
+                tcu_l2_prefetch(&L, (unsigned)g->l2pf_kb << 10, 32, 0, g->pfst);
+                g->pf_pending = 1;
+            } else {
+                tcu_l2_prefetch(&L, (unsigned)g->l2pf_kb << 10, 128, 1, st);
+            }
             g->tr[TR_L2PF]++;
         }
         if (att_x16) {
@@ -1188,6 +1211,11 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         g->tr[xq ? TR_DP4A_ROW : TR_F32_ROW]++;
         if (gather_logits(g, 1)) return -1;
         if (g->rank == 0) tcu_argmax(g->lg, V, g->next, st);
+    }
+    if (g->pf_pending) { /* join the L2 hints' branch (TERN_CUDA_L2PF_FORK) */
+        CU(cudaEventRecord(g->pf_join, g->pfst));
+        CU(cudaStreamWaitEvent(st, g->pf_join, 0));
+        g->pf_pending = 0;
     }
     /* join the dequant prefetches (a pass that stops early, tern_cuda_set_layers, leaves one pending) */
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;

@@ -343,8 +343,7 @@ extern "C" void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st) {
 /* L2 prefetch of weight ranges by bulk prefetches (cp.async.bulk.prefetch.L2, sm_90): thread i takes the
  * i-th chunk of the concatenated ranges. It waits for the previous kernel first, so the prefetch runs in
  * the latency-bound kernels after it instead of beside the previous kernel's own stream. */
-#define L2PF_CHUNK (16u << 10)
-__global__ void l2_prefetch_k(tcu_pf_list L) {
+__global__ void l2_prefetch_k(tcu_pf_list L, unsigned L2PF_CHUNK) {
     pdl_trigger();
     pdl_wait();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -364,9 +363,13 @@ __global__ void l2_prefetch_k(tcu_pf_list L) {
 #endif
 }
 
-extern "C" void tcu_l2_prefetch(const tcu_pf_list *L, cudaStream_t st) {
+extern "C" void tcu_l2_prefetch(const tcu_pf_list *L, unsigned chunk, int threads, int pdl, cudaStream_t st) {
+    if (chunk < 16 || threads < 1 || threads > 1024) return;
+    chunk &= ~15u;
     size_t chunks = 0;
-    for (int r = 0; r < L->n; r++) chunks += (L->bytes[r] + L2PF_CHUNK - 1) / L2PF_CHUNK;
+    for (int r = 0; r < L->n; r++) chunks += (L->bytes[r] + chunk - 1) / chunk;
     if (!chunks) return;
-    PDL_LAUNCH(l2_prefetch_k, dim3((unsigned)((chunks + 127) / 128)), dim3(128), 0, st, *L);
+    const dim3 grid((unsigned)((chunks + threads - 1) / threads));
+    if (pdl) PDL_LAUNCH(l2_prefetch_k, grid, dim3(threads), 0, st, *L, chunk);
+    else l2_prefetch_k<<<grid, threads, 0, st>>>(*L, chunk);
 }

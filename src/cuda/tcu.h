@@ -200,11 +200,12 @@ typedef struct {
     size_t bytes[4];
     int n;
 } tcu_pf_list;
-/* Hint the ranges of L into L2 (cp.async.bulk.prefetch.L2 in 16 KiB pieces; sm_90 and later: the caller
- * launches it there only). A PDL kernel that waits for the previous one and then only issues the hints
- * (no result, no fault on valid ranges, no completion to wait for): weights the next kernels will read
- * stream in while latency-bound kernels (RoPE, decode attention, RMSNorm) leave DRAM idle. */
-void tcu_l2_prefetch(const tcu_pf_list *L, cudaStream_t st);
+/* Hint the ranges of L into L2 (cp.async.bulk.prefetch.L2 of chunk bytes, a multiple of 16, a thread;
+ * CTAs of threads; sm_90 and later: the caller launches it there only). The kernel waits for the previous
+ * one (pdl: launched with PDL; else a plain launch, e.g. on a stream forked off the decode chain) and then
+ * only issues the hints (no result, no fault on valid ranges): weights the next kernels will read stream
+ * in while latency-bound kernels (RoPE, decode attention, RMSNorm) leave DRAM idle. */
+void tcu_l2_prefetch(const tcu_pf_list *L, unsigned chunk, int threads, int pdl, cudaStream_t st);
 
 /* ---- attention (src/cuda/attention.cu) -------------------------------------------------------- */
 
