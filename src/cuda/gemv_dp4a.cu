@@ -148,12 +148,12 @@ static __device__ __forceinline__ void nib16_words(const uint4 q, int *wq) {
 static __device__ __forceinline__ void k4_header(const uint8_t *p, int j, float *dw, float *mw) {
     const uint4 h = *(const uint4 *)p;
     const float d = dq_h2f((uint16_t)(h.x & 0xFFFFu)), dmin = dq_h2f((uint16_t)(h.x >> 16));
-    uint8_t sc12[12];
-    memcpy(sc12, &h.y, 4);
-    memcpy(sc12 + 4, &h.z, 4);
-    memcpy(sc12 + 8, &h.w, 4);
-    int sc, mn;
-    dq_k4_scale_min(sc12, j, &sc, &mn);
+    /* dq_k4_scale_min on the 12 scale bytes (h.y, h.z, h.w little-endian), in registers: indexing a byte
+     * array by the run-time j put it in local memory (a 16-byte stack frame in every Q4_K kernel) */
+    const int sh = 8 * (j & 3);
+    const uint32_t b0 = (h.y >> sh) & 0xFFu, b1 = (h.z >> sh) & 0xFFu, b2 = (h.w >> sh) & 0xFFu;
+    const int sc = j < 4 ? (int)(b0 & 63u) : (int)((b2 & 0xFu) | ((b0 >> 6) << 4));
+    const int mn = j < 4 ? (int)(b1 & 63u) : (int)((b2 >> 4) | ((b1 >> 6) << 4));
     *dw = __fmul_rn(d, (float)sc);
     *mw = -__fmul_rn(dmin, (float)mn);
 }
