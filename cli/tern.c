@@ -170,7 +170,11 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--draft-model")) o->draft_model = ARG();
         else if (!strcmp(a, "--draft-layers")) o->draft_layers = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--draft-p-min")) o->draft_p_min = parse_float(a, ARG());
-        else if (!strcmp(a, "--draft-accept-min")) o->draft_accept_min = parse_float(a, ARG());
+        else if (!strcmp(a, "--draft-accept-min")) {
+            o->draft_accept_min = parse_float(a, ARG());
+            if (!(o->draft_accept_min >= 0.0f && o->draft_accept_min <= 1.0f))
+                cli_die("--draft-accept-min must be in [0, 1], got %g", o->draft_accept_min);
+        }
         else if (!strcmp(a, "--temp")) o->sp.temp = parse_float(a, ARG());
         else if (!strcmp(a, "--top-k")) o->sp.top_k = (int)cli_parse_long(a, ARG(), 0, INT_MAX);
         else if (!strcmp(a, "--top-p")) o->sp.top_p = parse_float(a, ARG());

@@ -206,13 +206,15 @@ typedef struct {
     int64_t cost_gated;
 } tern_spec_stats;
 /* Cost gate: the measured cost of a k-token pass (k = 1..16) relative to a one-token pass, from st's
- * samples: measured k directly, else linear between the measured neighbours, else 1 + 0.25 (k - 1) (an
- * optimistic prior, so that an unmeasured depth is tried and measured). */
+ * samples: measured k directly, else linear between the measured neighbours, past the deepest measured k
+ * its slope from one token capped at 0.15 a token, with nothing measured 1 + 0.15 (k - 1) (an optimistic
+ * prior, so that an unmeasured depth is tried and measured); never under 1. */
 double tern_spec_cost(const tern_spec_stats *st, int k);
-/* Cost gate: the d in 0..dmax maximising (1 + a + .. + a^d) / cost[d + 1] (cost[1] = 1; cost indexed by
- * the pass's token count), the smaller d on ties. a: the probability that a draft is accepted given its
- * predecessors were (Leviathan et al. 2023, sec. 3.1: expected tokens per pass (1 - a^(d+1)) / (1 - a)). */
-int tern_spec_choose_depth(const double *cost, double a, int dmax);
+/* Cost gate: the d in {0} and dmin..dmax maximising (1 + a + .. + a^d) / cost[d + 1] (cost[1] = 1; cost
+ * indexed by the pass's token count), the smaller d on ties. a: the probability that a draft is accepted
+ * given its predecessors were (Leviathan et al. 2023, sec. 3.1: expected tokens per pass (1 - a^(d+1)) /
+ * (1 - a)). dmin: draft_min (a depth under it is not a choice). */
+int tern_spec_choose_depth(const double *cost, double a, int dmin, int dmax);
 /* One pass. hist (n_hist >= 1): prompt and output so far; c's KV cache holds hist[0..n_hist-1) (all but
  * the last token). With p->sampler (speculative sampling; Leviathan et al. 2023, Alg. 1, with
  * the drafter's distribution a point mass on its proposal, as prompt lookup and greedy drafters are): draft

@@ -1360,7 +1360,7 @@ int tern_cuda_prepare_verify(tern_cuda *g, int max_n, double *ms) {
     const double t0 = tern_time_s();
     int k = 0;
     if (g->use_mgraph)
-        for (int n = 2; n <= max_n && n <= g->gemv_max; n++) {
+        for (int n = 2; n <= max_n && n <= g->gemv_max && n <= g->ubatch; n++) {
             if (g->mgraph_ok[1][n]) continue;
             if (capture_forward(g, n, 1, &g->mgraph[1][n], g->mtr[1][n])) return -1;
             g->mgraph_ok[1][n] = 1;

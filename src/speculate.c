@@ -43,7 +43,14 @@ tern_spec_params tern_spec_default_params(void) {
 
 static int cost_valid(const tern_spec_stats *st, int k) { return st->n_pass[k] >= 2 && st->t_pass[k] > 0.0; }
 
+static double cost_raw(const tern_spec_stats *st, int k);
+
 double tern_spec_cost(const tern_spec_stats *st, int k) {
+    const double c = cost_raw(st, k);
+    return c > 1.0 ? c : 1.0; /* a pass of more tokens never counts as cheaper than one token (timing noise) */
+}
+
+static double cost_raw(const tern_spec_stats *st, int k) {
     if (k <= 1) return 1.0;
     if (k > TERN_SPEC_MAX_DRAFT + 1) k = TERN_SPEC_MAX_DRAFT + 1;
     if (!st || !cost_valid(st, 1)) return 1.0 + COST_PRIOR_SLOPE * (k - 1);
@@ -60,17 +67,18 @@ double tern_spec_cost(const tern_spec_stats *st, int k) {
      * worth a try until it is measured) */
     double slope = lo == 1 ? COST_PRIOR_SLOPE : (clo - 1.0) / (double)(lo - 1);
     if (slope > COST_PRIOR_SLOPE) slope = COST_PRIOR_SLOPE;
+    if (slope < 0.0) slope = 0.0;
     return clo + slope * (k - lo);
 }
 
-int tern_spec_choose_depth(const double *cost, double a, int dmax) {
+int tern_spec_choose_depth(const double *cost, double a, int dmin, int dmax) {
     int best = 0;
     double best_g = 1.0 / cost[1], sum = 1.0, pw = 1.0;
     for (int d = 1; d <= dmax; d++) {
         pw *= a;
         sum += pw;
         const double g = sum / cost[d + 1];
-        if (g > best_g) { best_g = g; best = d; }
+        if (d >= dmin && g > best_g) { best_g = g; best = d; }
     }
     return best;
 }
@@ -93,11 +101,11 @@ static void shadow_score(tern_spec_stats *st, const int32_t *hist, int n_hist) {
     }
 }
 
-/* The cost gate's depth for key at most dmax. */
-static int cost_depth(const tern_spec_stats *st, int key, int dmax) {
+/* The cost gate's depth for key: 0 or dmin..dmax. */
+static int cost_depth(const tern_spec_stats *st, int key, int dmin, int dmax) {
     double cost[TERN_SPEC_MAX_DRAFT + 2];
     for (int k = 1; k <= dmax + 1; k++) cost[k] = tern_spec_cost(st, k);
-    return tern_spec_choose_depth(cost, acc_alpha(st, key), dmax);
+    return tern_spec_choose_depth(cost, acc_alpha(st, key), dmin, dmax);
 }
 
 /* One more pass time of k tokens: the first is dropped (a CUDA graph capture, a cold cache), then a moving
@@ -242,17 +250,22 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
         dmax = 0;
     }
     const int lookup = !p->draft_fn && !p->draft;
-    int d = 0, key = 0;
+    int d = 0, key = 0, probe = 0; /* probe: a model drafter's pass forced by the gate (not timed) */
     if (dmax > 0 && cost_gate && !lookup) {
         /* a model drafter costs its own passes: ask the gate before drafting; while it says no, the counts
          * decay toward the prior, and every 64th refused pass drafts one token (a probe), so a drafter that
          * turns good is noticed (cooldown counts the refusals here) */
-        int dc = cost_depth(st, 0, dmax);
+        int dc = cost_depth(st, 0, p->draft_min, dmax);
         if (dc == 0) {
             st->acc_hit[0] *= ACC_DECAY;
             st->acc_try[0] *= ACC_DECAY;
-            if (++st->cooldown >= 64) dc = 1;
-            else st->gated++;
+            if (++st->cooldown >= 64) {
+                dc = p->draft_min > 1 ? p->draft_min : 1;
+                if (dc > dmax) dc = dmax;
+                probe = 1;
+            } else {
+                st->gated++;
+            }
         }
         if (dc > 0) st->cooldown = 0;
         dmax = dc;
@@ -265,7 +278,7 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
         if (d > dmax) d = dmax;
         if (key > 3) key = 3;
         if (cost_gate && lookup && d > 0) {
-            const int dc = cost_depth(st, key, d);
+            const int dc = cost_depth(st, key, p->draft_min, d);
             if (dc == 0 && st->shadow_n == 0) { /* not verified: scored against what follows */
                 memcpy(st->shadow, batch + 1, sizeof(int32_t) * (size_t)d);
                 st->shadow_n = d;
@@ -276,7 +289,12 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
             if (dc == 0) st->gated++;
             d = dc;
         }
-        if (d < p->draft_min) d = 0;
+        if (d < p->draft_min) {
+            /* too few (a model drafter's p_min stopped it): nothing verified; under the cost gate a decline
+             * counts as a miss, so a drafter that keeps declining is gated instead of asked forever */
+            if (cost_gate && !lookup && d < dmax) acc_update(st, 0, 0);
+            d = 0;
+        }
     }
     batch[0] = hist[n_hist - 1];
     const int past = tern_context_n_past(c);
@@ -305,7 +323,7 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
             for (int i = 0; i < a; i++) acc_update(st, key, 1);
             if (a < d) acc_update(st, key, 0);
         }
-        cost_sample(st, 1 + d, tern_time_s() - t_start);
+        if (!probe) cost_sample(st, 1 + d, tern_time_s() - t_start); /* a probe's time holds the drafter's catch-up */
     }
     if (st) {
         st->passes++;

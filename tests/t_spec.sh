@@ -98,6 +98,13 @@ expect_err "gate name" "expects cost, window or off" ./tern run -m "$MODEL" -p h
 expect_err "window setting with the cost gate" "window gate's setting" ./tern run -m "$MODEL" -p hi --temp 0 --spec-lookup \
   --draft-gate cost --draft-accept-min 0.3
 expect_err "gate without drafter" "need a drafter" ./tern run -m "$MODEL" -p hi --temp 0 --draft-gate off
+expect_err "negative window setting" "must be in \[0, 1\]" ./tern run -m "$MODEL" -p hi --temp 0 --spec-lookup --draft-accept-min -0.5
+# --draft-min with the cost gate: the gate chooses among 0 and draft-min..draft-max (it once picked 2 under a
+# minimum of 3, dropped the drafts, learned nothing and never drafted again); a repetitive prompt must draft
+run "${prompts[2]}" --spec-lookup --draft-max 8 --draft-min 3 >"$T/spec" 2>"$T/spec.err"
+dr=$(sed -nE 's/.*tokens \([0-9.]+ passes\/token\), ([0-9]+) drafted.*/\1/p' "$T/spec.err")
+cmp -s "$T/spec" <(run "${prompts[2]}" 2>/dev/null) && [ "${dr:-0}" -gt 0 ] && ok \
+  || bad "draft-min 3 with the cost gate: drafted ${dr:-?} ($(head -1 "$T/spec.err" | cut -c1-160))"
 ./tern synth --arch smollm2-135m --type q8_0 --layers 1 --vocab 1000 -o "$T/small.gguf" >/dev/null 2>&1
 expect_err "vocab mismatch" "share the vocabulary" ./tern run -m "$MODEL" -p hi --temp 0 --draft-model "$T/small.gguf"
 echo "t_spec: $pass passed, $fail failed"

@@ -162,15 +162,27 @@ static void cost_gate_rules(void) {
     double lin[17], free_[17], half[17];
     for (int k = 0; k <= 16; k++) { lin[k] = k; free_[k] = 1.0; half[k] = 1.0 + 0.5 * (k - 1); }
     /* cost k: (1 + .. + a^d) / (d + 1) <= 1 for a <= 1, equal only at a = 1: never draft (ties go to 0) */
-    CHECK(tern_spec_choose_depth(lin, 0.9, 8) == 0 && tern_spec_choose_depth(lin, 1.0, 8) == 0, "linear cost drafts");
+    CHECK(tern_spec_choose_depth(lin, 0.9, 0, 8) == 0 && tern_spec_choose_depth(lin, 1.0, 0, 8) == 0, "linear cost drafts");
     /* free passes: as deep as allowed for any a > 0; a = 0 ties everywhere: 0 */
-    CHECK(tern_spec_choose_depth(free_, 0.05, 8) == 8 && tern_spec_choose_depth(free_, 0.0, 8) == 0, "free passes");
+    CHECK(tern_spec_choose_depth(free_, 0.05, 0, 8) == 8 && tern_spec_choose_depth(free_, 0.0, 0, 8) == 0, "free passes");
     /* 1 + (k - 1) / 2: a 0.4 -> G(1) 1.4 / 1.5 < 1: 0; a 0.6 -> G(1) 1.0667, G(2) 0.98: 1;
      * a 0.8 -> G(1) 1.2, G(2) 2.44 / 2 = 1.22, G(3) 2.952 / 2.5 = 1.181: 2 */
-    CHECK(tern_spec_choose_depth(half, 0.4, 8) == 0, "half cost, a 0.4: %d", tern_spec_choose_depth(half, 0.4, 8));
-    CHECK(tern_spec_choose_depth(half, 0.6, 8) == 1, "half cost, a 0.6: %d", tern_spec_choose_depth(half, 0.6, 8));
-    CHECK(tern_spec_choose_depth(half, 0.8, 8) == 2, "half cost, a 0.8: %d", tern_spec_choose_depth(half, 0.8, 8));
-    CHECK(tern_spec_choose_depth(half, 0.8, 1) == 1, "half cost, a 0.8, at most 1");
+    CHECK(tern_spec_choose_depth(half, 0.4, 0, 8) == 0, "half cost, a 0.4: %d", tern_spec_choose_depth(half, 0.4, 0, 8));
+    CHECK(tern_spec_choose_depth(half, 0.6, 0, 8) == 1, "half cost, a 0.6: %d", tern_spec_choose_depth(half, 0.6, 0, 8));
+    CHECK(tern_spec_choose_depth(half, 0.8, 0, 8) == 2, "half cost, a 0.8: %d", tern_spec_choose_depth(half, 0.8, 0, 8));
+    CHECK(tern_spec_choose_depth(half, 0.8, 0, 1) == 1, "half cost, a 0.8, at most 1");
+    /* dmin (draft_min): a depth under it is no choice. a 0.6: the best allowed at dmin 2 is G(2) 0.98 < 1: 0;
+     * a 0.8 at dmin 3: G(3) 1.181 > 1: 3 */
+    CHECK(tern_spec_choose_depth(half, 0.6, 2, 8) == 0, "half cost, a 0.6, dmin 2: %d", tern_spec_choose_depth(half, 0.6, 2, 8));
+    CHECK(tern_spec_choose_depth(half, 0.8, 3, 8) == 3, "half cost, a 0.8, dmin 3: %d", tern_spec_choose_depth(half, 0.8, 3, 8));
+    {   /* a measured cost under one token's (noise) counts as 1; the extrapolation never goes below it */
+        tern_spec_stats sn;
+        memset(&sn, 0, sizeof sn);
+        sn.n_pass[1] = 3; sn.t_pass[1] = 1.0;
+        sn.n_pass[2] = 3; sn.t_pass[2] = 0.8;
+        CHECK(tern_spec_cost(&sn, 2) == 1.0 && tern_spec_cost(&sn, 6) >= 1.0 && tern_spec_cost(&sn, 16) >= 1.0,
+              "costs under 1: %g %g %g", tern_spec_cost(&sn, 2), tern_spec_cost(&sn, 6), tern_spec_cost(&sn, 16));
+    }
     tern_spec_stats st;
     memset(&st, 0, sizeof st);
     /* nothing measured: the prior 1 + 0.15 (k - 1) */
