@@ -683,6 +683,7 @@ static int rank_setup(tern_cuda *g) {
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
         tcu_set_pdl(cc_major >= 9 && !getenv_is0("TERN_CUDA_PDL"));
         if (getenv("TERN_CUDA_RMS_SPLIT")) tcu_set_rms_split(atoi(getenv("TERN_CUDA_RMS_SPLIT")));
+        if (getenv("TERN_CUDA_RMS_T")) tcu_set_rms_threads(atoi(getenv("TERN_CUDA_RMS_T")));
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
         g->gemv_max = TCU_MULTI_MAX;

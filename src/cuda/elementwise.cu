@@ -26,11 +26,12 @@ extern "C" void tcu_set_pdl(int on) { g_tcu_pdl = on != 0; }
  * row's sum of squares (the same loads and order: the same scale) and write only their slice of dim / C
  * elements, so a one-token RMSNorm's outputs are written by C SMs instead of one. x and xo are then distinct
  * buffers (a CTA must not overwrite x another CTA still reads); with C = 1 xo may equal x (in place). */
-__global__ void __launch_bounds__(RMS_T)
+template <int RT, int EPT>
+__global__ void __launch_bounds__(RT)
 rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
           const float *__restrict__ r, const float *__restrict__ g, float eps,
           int dim, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane) {
-    __shared__ double red[RMS_T / 32];
+    __shared__ double red[RT / 32];
     __shared__ float s_sc;
     pdl_trigger();
     pdl_wait();
@@ -41,21 +42,21 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
     const float *rr = r ? r + (size_t)t * dim : NULL;
     /* every load issued before the first use: x, r and g in registers (a loop that loads, adds and stores
      * element by element waits one memory latency per element a thread owns: 8.0 us a call, ncu) */
-    const int fast = dim <= RMS_EPT * RMS_T;
-    float xv[RMS_EPT], gv[RMS_EPT];
+    const int fast = dim <= EPT * RT;
+    float xv[EPT], gv[EPT];
     double ss = 0.0;
     if (fast) {
-        float rv[RMS_EPT];
+        float rv[EPT];
 #pragma unroll
-        for (int k = 0; k < RMS_EPT; k++) {
-            const int i = threadIdx.x + k * RMS_T;
+        for (int k = 0; k < EPT; k++) {
+            const int i = threadIdx.x + k * RT;
             xv[k] = i < dim ? xr[i] : 0.0f;
             rv[k] = rr && i < dim ? rr[i] : 0.0f;
             gv[k] = i < dim ? g[i] : 0.0f;
         }
 #pragma unroll
-        for (int k = 0; k < RMS_EPT; k++) {
-            const int i = threadIdx.x + k * RMS_T;
+        for (int k = 0; k < EPT; k++) {
+            const int i = threadIdx.x + k * RT;
             if (i < dim) {
                 if (rr) {
                     xv[k] = __fadd_rn(xv[k], rv[k]);
@@ -87,8 +88,8 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
     const float sc = s_sc;
     if (fast) {
 #pragma unroll
-        for (int k = 0; k < RMS_EPT; k++) {
-            const int i = threadIdx.x + k * RMS_T;
+        for (int k = 0; k < EPT; k++) {
+            const int i = threadIdx.x + k * RT;
             if (i < dim && i >= s0 && i < s1) { /* warp-uniform when dim is a multiple of 32 (the x16 case) */
                 const float v = __fmul_rn(__fmul_rn(xv[k], sc), gv[k]);
                 if (y32) y32[(size_t)t * dim + i] = v;
@@ -107,22 +108,32 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
     }
 }
 
+typedef void (*rms_fn)(const float *, float *, const float *, const float *, float, int, float *, uint16_t *, void *,
+                       size_t);
+
 extern "C" void tcu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
                             cudaStream_t st) {
-    PDL_LAUNCH(rmsnorm_k, dim3(n), dim3(RMS_T), 0, st, x, (float *)x, (const float *)NULL, g, eps, dim, y32, y16,
+    rms_fn kf = rmsnorm_k<RMS_T, RMS_EPT>;
+    PDL_LAUNCH(kf, dim3(n), dim3(RMS_T), 0, st, x, (float *)x, (const float *)NULL, g, eps, dim, y32, y16,
                (void *)NULL, (size_t)0);
 }
 
 extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n, int dim, float *y32,
                                 uint16_t *y16, void *xq, cudaStream_t st) {
     if (dim % 32) xq = NULL; /* the caller then quantizes (tcu_quantize_x16 needs whole blocks too) */
-    PDL_LAUNCH(rmsnorm_k, dim3(n), dim3(RMS_T), 0, st, (const float *)x, x, r, g, eps, dim, y32, y16, xq,
+    rms_fn kf = rmsnorm_k<RMS_T, RMS_EPT>;
+    PDL_LAUNCH(kf, dim3(n), dim3(RMS_T), 0, st, (const float *)x, x, r, g, eps, dim, y32, y16, xq,
                x16_plane_bytes(n, dim));
 }
 
 /* TERN_CUDA_RMS_SPLIT: CTAs a row of tcu_add_rmsnorm_to (1 = one CTA, as tcu_add_rmsnorm) */
 static int g_rms_split = 8;
 extern "C" void tcu_set_rms_split(int c) { g_rms_split = c >= 1 && c <= 64 ? c : 8; }
+/* TERN_CUDA_RMS_T: threads a CTA of tcu_add_rmsnorm_to, 1024 (default, 8 elements a thread), 512 or 256 (16
+ * a thread: the fast path covers rows of 8192 at 1024 and 512, 4096 at 256); another thread count is another
+ * summation order, the same for every call of a run (decode steps and verify chunks alike) */
+static int g_rms_t = 1024;
+extern "C" void tcu_set_rms_threads(int t) { g_rms_t = t == 256 || t == 512 ? t : 1024; }
 
 extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
                                    float *y32, uint16_t *y16, void *xq, cudaStream_t st) {
@@ -130,8 +141,11 @@ extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, co
     /* decode steps and verify chunks only: a prefill chunk already has a CTA a row, and C of them a row would
      * each reload and reduce the whole row (pp512 25,823 -> 20,894 tok/s with C = 8 on every call) */
     int c = n <= TCU_MULTI_MAX ? g_rms_split : 1;
-    while (c > 1 && (dim > RMS_EPT * RMS_T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
-    PDL_LAUNCH(rmsnorm_k, dim3(n, c), dim3(RMS_T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, x16_plane_bytes(n, dim));
+    const int T = g_rms_t, ept = T == 1024 ? RMS_EPT : 16;
+    while (c > 1 && (dim > ept * T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
+    const size_t pl = x16_plane_bytes(n, dim);
+    rms_fn kf = T == 512 ? rmsnorm_k<512, 16> : T == 256 ? rmsnorm_k<256, 16> : rmsnorm_k<RMS_T, RMS_EPT>;
+    PDL_LAUNCH(kf, dim3(n, c), dim3(T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, pl);
 }
 
 /* Thread per (token, pair i): one angle, applied to every head. */

@@ -160,6 +160,8 @@ void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n,
 void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
                         float *y32, uint16_t *y16, void *xq, cudaStream_t st);
 void tcu_set_rms_split(int c);
+/* Threads a CTA of tcu_add_rmsnorm_to: 1024 (default), 512 or 256 (TERN_CUDA_RMS_T, an arm). */
+void tcu_set_rms_threads(int t);
 /* RoPE on adjacent pairs, x (n, n_heads, hd) f32 in place; token t at position pos[t]; angle
  * pos[t] * freq[i] evaluated in double as cpu_rope does. freq (n_rot/2) f32. */
 void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq,

@@ -147,6 +147,46 @@ int main(void) {
                 }
         tcu_set_rms_split(8);
     }
+    /* the TERN_CUDA_RMS_T arm (512 or 256 threads a CTA): C 8 == C 1 bit for bit at the same thread count (a run
+     * uses one count for every call), and within 1e-6 of the 1024-thread y32 (another summation order) */
+    {
+        const int rdims[3] = {4096, 576, 8192}, ts[2] = {512, 256};
+        for (int di = 0; di < 3; di++)
+            for (int ti = 0; ti < 2; ti++) {
+                const int dim = rdims[di], n = 2;
+                const size_t nb = (size_t)n * dim;
+                float *x = rand_dev(nb, 3.0f), *r = rand_dev(nb, 1.0f), *g = rand_dev((size_t)dim, 1.5f);
+                float *xo[3], *y[3];
+                void *q[3];
+                for (int a = 0; a < 3; a++) {
+                    CU(cudaMalloc((void **)&xo[a], sizeof(float) * nb)); CU(cudaMalloc((void **)&y[a], sizeof(float) * nb));
+                    CU(cudaMalloc(&q[a], tcu_x16_bytes(n, dim)));
+                    CU(cudaMemset(q[a], 0x5A, tcu_x16_bytes(n, dim)));
+                    /* a 0: this count, C 8; a 1: this count, C 1; a 2: 1024 threads, C 8 */
+                    tcu_set_rms_threads(a == 2 ? 1024 : ts[ti]);
+                    tcu_set_rms_split(a == 1 ? 1 : 8);
+                    tcu_add_rmsnorm_to(x, xo[a], r, g, 1e-5f, n, dim, y[a], NULL, q[a], 0);
+                }
+                tcu_set_rms_threads(1024);
+                tcu_set_rms_split(8);
+                CU(cudaDeviceSynchronize());
+                CHECK(dev_eq(y[0], y[1], sizeof(float) * nb) && dev_eq(q[0], q[1], tcu_x16_bytes(n, dim)) &&
+                          dev_eq(xo[0], xo[1], sizeof(float) * nb),
+                      "rmsnorm %d threads dim=%d: C 8 differs from C 1", ts[ti], dim);
+                float *ha = malloc(sizeof(float) * nb), *hb = malloc(sizeof(float) * nb);
+                CU(cudaMemcpy(ha, y[0], sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hb, y[2], sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                double md = 0.0;
+                for (size_t i = 0; i < nb; i++) {
+                    const double d = fabs((double)ha[i] - hb[i]) / (fabs((double)hb[i]) + 1e-30);
+                    if (d > md) md = d;
+                }
+                CHECK(md < 1e-6, "rmsnorm %d threads dim=%d: y32 %.3g from the 1024-thread kernel", ts[ti], dim, md);
+                free(ha); free(hb);
+                for (int a = 0; a < 3; a++) { cudaFree(xo[a]); cudaFree(y[a]); cudaFree(q[a]); }
+                cudaFree(x); cudaFree(r); cudaFree(g);
+            }
+    }
     /* SwiGLU (+ x16) */
     for (int ni = 0; ni < 3; ni++) {
         const int n = ns[ni], F = 14336;
