@@ -143,6 +143,7 @@ struct tern_cuda {
     int gemv_max;         /* chunks of up to this many tokens take the GEMV path (TCU_MULTI_MAX; 1 with
                            * tern_cuda_set_verify_fast: 2..16-token chunks through the GEMM) */
     uint64_t tr[TR_N], tr_graph[TR_N]; /* TERN_TRACE dispatch counts; those of one graph replay */
+    uint64_t *amkeys; /* device: tcu_argmax's keys, this context's own (TCU_MULTI_MAX words) */
     int trace;
     unsigned skip; /* TERN_CUDA_SKIP: decode-step kernel classes left out (SK_*; a timing arm, outputs WRONG) */
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
@@ -705,6 +706,8 @@ static int rank_setup(tern_cuda *g) {
         g->pos = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->next = dalloc(sizeof(int32_t), &fail);
         g->ids = dalloc(sizeof(int32_t) * (size_t)B, &fail);
+        g->amkeys = dalloc(sizeof(uint64_t) * TCU_MULTI_MAX, &fail); /* the argmax keys (tcu_argmax), zero */
+        if (g->amkeys && cudaMemset(g->amkeys, 0, sizeof(uint64_t) * TCU_MULTI_MAX) != cudaSuccess) fail = 1;
         if (!(g->hpos = malloc(sizeof(int32_t) * (size_t)B))) fail = 1;
         g->pen_cap = 4096;
         g->pen = dalloc(sizeof(int32_t) * (size_t)g->pen_cap, &fail);
@@ -742,7 +745,7 @@ static void rank_free(tern_cuda *g) {
             cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
         }
     void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->kc16, g->vc16, g->x, g->x2, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
-                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->gath,
+                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->amkeys, g->gath,
                     g->lfull};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->stage) cudaFreeHost(g->stage);
@@ -1196,9 +1199,9 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         tcu_add_rmsnorm_to(xc, other_x(g, xc), g->tmp, g->output_norm, m->rms_eps, n, E, one ? g->xn : NULL,
                            one ? NULL : g->x16, xq, st);
         if (matmul(g, g->output, n, g->xn, xq, g->x16, g->logits) || gather_logits(g, n)) return -1;
-        if (g->rank == 0) tcu_argmax(g->lg + (size_t)(n - 1) * V, V, g->next, st);
+        if (g->rank == 0) tcu_argmax(g->lg + (size_t)(n - 1) * V, V, g->next, g->amkeys, st);
         /* every row's argmax too (a verify pass's, in its graph): tern_cuda_eval_argmax copies them */
-        if (g->rank == 0 && n <= TCU_MULTI_MAX) tcu_argmax_rows(g->lg, V, n, (size_t)V, g->ids, st);
+        if (g->rank == 0 && n <= TCU_MULTI_MAX) tcu_argmax_rows(g->lg, V, n, (size_t)V, g->ids, g->amkeys, st);
     } else {
         tcu_add_rmsnorm_to(xc + (size_t)(n - 1) * E, other_x(g, xc) + (size_t)(n - 1) * E, g->tmp + (size_t)(n - 1) * E,
                            g->output_norm, m->rms_eps, 1, E, g->xn, NULL, xq, st);
@@ -1211,7 +1214,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         else { tern_set_error("internal: the f32 GEMV got a repacked output head"); return -1; }
         g->tr[xq ? TR_DP4A_ROW : TR_F32_ROW]++;
         if (gather_logits(g, 1)) return -1;
-        if (g->rank == 0) tcu_argmax(g->lg, V, g->next, st);
+        if (g->rank == 0) tcu_argmax(g->lg, V, g->next, g->amkeys, st);
     }
     if (g->pf_pending) { /* join the L2 hints' branch (TERN_CUDA_L2PF_FORK) */
         CU(cudaEventRecord(g->pf_join, g->pfst));
@@ -1351,7 +1354,7 @@ int tern_cuda_eval_argmax(tern_cuda *g, const int32_t *tokens, int n, int pos0, 
     const size_t V = (size_t)g->m->n_vocab;
     /* one token: the pass's own argmax (g->next); 2..16: forward's per-row argmax (g->ids); more: a loop */
     if (n > TCU_MULTI_MAX)
-        for (int r = 0; r < n; r++) tcu_argmax(g->lg + (size_t)r * V, (int)V, g->ids + r, g->st);
+        for (int r = 0; r < n; r++) tcu_argmax(g->lg + (size_t)r * V, (int)V, g->ids + r, g->amkeys, g->st);
     CU(cudaGetLastError());
     CU(cudaMemcpyAsync(ids, n == 1 ? g->next : g->ids, sizeof(int32_t) * (size_t)n, cudaMemcpyDeviceToHost, g->st));
     return finish(g, n, timed);

@@ -4,8 +4,9 @@
  * tern_argmax (src/sampler.c); all-NaN (or n = 0) gives 0. It is a total order, so it is one 64-bit key per
  * element, (order-preserving bits of the value) << 32 | (0xFFFFFFFF - index), and the argmax is the largest
  * key whatever the reduction order: a grid of CTAs reduces strided elements and each warp atomicMax-es its
- * best key into a per-device word, then one thread writes the index and clears the word for the next call
- * (calls on one device are in stream order: each rank's forward pass uses one stream). It was one CTA of
+ * best key into a word of the caller's keys buffer (one a row), then one thread writes the index and clears
+ * the word for the next call (calls with one buffer are in stream order: each context owns its buffer and
+ * uses one stream; a device-wide word would race between contexts evaluated at once from two threads). It was one CTA of
  * 1024 threads over the 128,256 logits of Llama 3: 54 us a decode step (ncu). */
 #include <math.h>
 
@@ -14,7 +15,6 @@
 
 #define ARGMAX_THREADS 256
 
-__device__ unsigned long long g_argmax_key[TCU_MULTI_MAX]; /* a row's; 0: no candidate yet (real keys are > 0) */
 
 static __device__ __forceinline__ unsigned long long am_key(float v, int i) {
     if (isnan(v)) return 0ull;
@@ -24,8 +24,9 @@ static __device__ __forceinline__ unsigned long long am_key(float v, int i) {
     return ((unsigned long long)u << 32) | (unsigned long long)(0xFFFFFFFFu - (uint32_t)i);
 }
 
-/* row blockIdx.y of x (rows ld floats apart) into g_argmax_key[blockIdx.y] */
-__global__ void __launch_bounds__(ARGMAX_THREADS) argmax_k(const float *__restrict__ x, int n, size_t ld) {
+/* row blockIdx.y of x (rows ld floats apart) into keys[blockIdx.y] (0: no candidate yet; real keys are > 0) */
+__global__ void __launch_bounds__(ARGMAX_THREADS) argmax_k(const float *__restrict__ x, int n, size_t ld,
+                                                          unsigned long long *keys) {
     pdl_trigger();
     pdl_wait();
     x += (size_t)blockIdx.y * ld;
@@ -39,30 +40,32 @@ __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_k(const float *__restri
         const unsigned long long k = __shfl_xor_sync(0xffffffffu, best, o);
         best = k > best ? k : best;
     }
-    if ((threadIdx.x & 31) == 0 && best) atomicMax(&g_argmax_key[blockIdx.y], best);
+    if ((threadIdx.x & 31) == 0 && best) atomicMax(&keys[blockIdx.y], best);
 }
 
-__global__ void argmax_done_k(int32_t *out, int rows) {
+__global__ void argmax_done_k(int32_t *out, int rows, unsigned long long *keys) {
     pdl_trigger();
     pdl_wait();
     const int r = threadIdx.x;
     if (r >= rows) return;
-    const unsigned long long k = g_argmax_key[r];
+    const unsigned long long k = keys[r];
     out[r] = k ? (int32_t)(0xFFFFFFFFu - (uint32_t)(k & 0xFFFFFFFFull)) : 0;
-    g_argmax_key[r] = 0ull;
+    keys[r] = 0ull;
 }
 
-extern "C" void tcu_argmax_rows(const float *x, int n, int rows, size_t ld, int32_t *out, cudaStream_t st) {
-    if (rows < 1 || rows > TCU_MULTI_MAX) return;
+extern "C" void tcu_argmax_rows(const float *x, int n, int rows, size_t ld, int32_t *out, uint64_t *keys,
+                                cudaStream_t st) {
+    if (rows < 1 || rows > TCU_MULTI_MAX || !keys) return;
+    unsigned long long *k = (unsigned long long *)keys;
     int blocks = (n + ARGMAX_THREADS * 4 - 1) / (ARGMAX_THREADS * 4); /* ~4 elements a thread */
     if (blocks < 1) blocks = 1;
     if (blocks > 1024) blocks = 1024;
-    PDL_LAUNCH(argmax_k, dim3(blocks, rows), dim3(ARGMAX_THREADS), 0, st, x, n, ld);
-    PDL_LAUNCH(argmax_done_k, dim3(1), dim3(32), 0, st, out, rows);
+    PDL_LAUNCH(argmax_k, dim3(blocks, rows), dim3(ARGMAX_THREADS), 0, st, x, n, ld, k);
+    PDL_LAUNCH(argmax_done_k, dim3(1), dim3(32), 0, st, out, rows, k);
 }
 
-extern "C" void tcu_argmax(const float *x, int n, int32_t *out, cudaStream_t st) {
-    tcu_argmax_rows(x, n, 1, (size_t)n, out, st);
+extern "C" void tcu_argmax(const float *x, int n, int32_t *out, uint64_t *keys, cudaStream_t st) {
+    tcu_argmax_rows(x, n, 1, (size_t)n, out, keys, st);
 }
 
 /* ---- the sampling chain on the device (tcu_sample) -----------------------------------------------

@@ -299,10 +299,12 @@ void tcu_attention_flash_set_mt(int mt);
 
 /* out[0] = index of the largest of x[0..n) (lowest index on ties; NaN never chosen unless all NaN),
  * as tern_argmax. */
-void tcu_argmax(const float *x, int n, int32_t *out, cudaStream_t st);
+void tcu_argmax(const float *x, int n, int32_t *out, uint64_t *keys, cudaStream_t st);
 /* out[r] = tcu_argmax of row r of x (rows 1..TCU_MULTI_MAX, ld floats apart), all rows in one grid (two
- * launches in all, where a loop of tcu_argmax makes two a row); other row counts: nothing is launched. */
-void tcu_argmax_rows(const float *x, int n, int rows, size_t ld, int32_t *out, cudaStream_t st);
+ * launches in all, where a loop of tcu_argmax makes two a row); other row counts: nothing is launched.
+ * keys (both): the caller's device scratch of TCU_MULTI_MAX 64-bit words, zero before the first call (each
+ * call leaves it zero); calls sharing one buffer must be in one stream's order. */
+void tcu_argmax_rows(const float *x, int n, int rows, size_t ld, int32_t *out, uint64_t *keys, cudaStream_t st);
 
 /* The sampling chain of src/sampler.c on the device, for temp > 0 and 0 < k < n, k <= TCU_SAMPLE_KMAX:
  * repeat penalty on the distinct ids pen_ids[0..n_pen) (v > 0 ? v / penalty : v * penalty), top-k (larger

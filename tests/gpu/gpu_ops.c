@@ -839,11 +839,13 @@ static void test_pos_add(void) {
 
 /* ---- argmax ---------------------------------------------------------------------------------------- */
 
+static uint64_t *g_keys; /* tcu_argmax's key scratch (TCU_MULTI_MAX words, zero) */
+
 static void argmax_case(const char *name, const float *x, int n, float *dx, int32_t *dout) {
     int32_t got = -7;
     h2d(dx, x, 4 * (size_t)n);
     poison(dout, sizeof(int32_t));
-    tcu_argmax(dx, n, dout, g_st);
+    tcu_argmax(dx, n, dout, g_keys, g_st);
     SYNC();
     d2h(&got, dout, sizeof(got));
     int32_t want = tern_argmax(x, n);
@@ -852,6 +854,8 @@ static void argmax_case(const char *name, const float *x, int n, float *dx, int3
 }
 
 static void test_argmax(void) {
+    g_keys = dmalloc(sizeof(uint64_t) * TCU_MULTI_MAX);
+    CU(cudaMemset(g_keys, 0, sizeof(uint64_t) * TCU_MULTI_MAX));
     const int max_n = 262144 + 37;
     float *x = xmalloc(4 * (size_t)max_n);
     float *dx = dmalloc(4 * (size_t)max_n);
@@ -919,7 +923,7 @@ static void test_argmax(void) {
             h2d(dxr, xr, 4 * (size_t)ld * rows);
             for (int rep = 0; rep < 2; rep++) {
                 poison(dids, sizeof(int32_t) * TCU_MULTI_MAX);
-                tcu_argmax_rows(dxr, n, rows, (size_t)ld, dids, g_st);
+                tcu_argmax_rows(dxr, n, rows, (size_t)ld, dids, g_keys, g_st);
                 SYNC();
                 d2h(got, dids, sizeof(int32_t) * (size_t)rows);
                 int ok = 1;
@@ -929,6 +933,38 @@ static void test_argmax(void) {
             CU(cudaFree(dxr)); CU(cudaFree(dids));
             free(xr);
         }
+    }
+    /* two contexts at once: argmaxes of different rows on two streams, each with its own keys buffer, in
+     * flight together (a device-wide key word would mix their maxima), 40 times */
+    {
+        const int n = 128256;
+        float *xa = xmalloc(4 * (size_t)n), *xb = xmalloc(4 * (size_t)n);
+        fill_f32(xa, (size_t)n, -30.0f, 30.0f);
+        fill_f32(xb, (size_t)n, -30.0f, 30.0f);
+        xa[7] = 50.0f;     /* far apart maxima: a mixed-up key gives the other row's index */
+        xb[n - 9] = 60.0f;
+        float *da = dmalloc(4 * (size_t)n), *db = dmalloc(4 * (size_t)n);
+        h2d(da, xa, 4 * (size_t)n);
+        h2d(db, xb, 4 * (size_t)n);
+        uint64_t *kb = dmalloc(sizeof(uint64_t) * TCU_MULTI_MAX);
+        CU(cudaMemset(kb, 0, sizeof(uint64_t) * TCU_MULTI_MAX));
+        int32_t *oa = dmalloc(sizeof(int32_t) * 40), *ob = dmalloc(sizeof(int32_t) * 40), ha[40], hb[40];
+        cudaStream_t s2;
+        CU(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+        for (int it = 0; it < 40; it++) {
+            tcu_argmax(da, n, oa + it, g_keys, g_st);
+            tcu_argmax(db, n, ob + it, kb, s2);
+        }
+        SYNC();
+        CU(cudaStreamSynchronize(s2));
+        d2h(ha, oa, sizeof ha);
+        d2h(hb, ob, sizeof hb);
+        int ok = 1;
+        for (int it = 0; it < 40; it++) ok &= ha[it] == 7 && hb[it] == n - 9;
+        CHECK(ok, "argmax on two streams with their own keys: a result was mixed up");
+        CU(cudaStreamDestroy(s2));
+        CU(cudaFree(da)); CU(cudaFree(db)); CU(cudaFree(kb)); CU(cudaFree(oa)); CU(cudaFree(ob));
+        free(xa); free(xb);
     }
 }
 
