@@ -45,6 +45,12 @@ $(BUILD)/%.o: src/%.c $(wildcard src/*.h include/*.h src/cuda/*.h) | $(BUILD)
 $(BUILD)/cuda/%.o: src/cuda/%.cu $(wildcard src/cuda/*.h src/cuda/*.cuh src/quant.h) | $(BUILD)/cuda
 	$(NVCC) $(NVFLAGS) $(CUDA_ARCHS) -std=c++17 -Isrc -Iinclude -c $< -o $@
 
+# wgmma (attention_wgmma.cu) exists on sm_90a only: that file is built for it whatever CUDA_ARCHS says (its
+# launcher runs the sm_80+ kernels on any other device).
+WG_ARCHS ?= -gencode=arch=compute_90a,code=sm_90a
+$(BUILD)/cuda/attention_wgmma.o: src/cuda/attention_wgmma.cu $(wildcard src/cuda/*.h src/cuda/*.cuh) | $(BUILD)/cuda
+	$(NVCC) $(NVFLAGS) $(WG_ARCHS) -std=c++17 -Isrc -Iinclude -c $< -o $@
+
 $(BUILD)/gpu/%: tests/gpu/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/gpu
 	$(CC) $(CFLAGS) -Itests $< -o $@ $(BUILD)/libtern.a $(LDLIBS)
 

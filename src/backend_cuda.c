@@ -687,6 +687,7 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_RMS_T")) tcu_set_rms_threads(atoi(getenv("TERN_CUDA_RMS_T")));
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
+        tcu_attention_flash_set_wg(!getenv_is0("TERN_CUDA_FLASH_WG"));
         g->gemv_max = TCU_MULTI_MAX;
         g->att_x16 = !getenv_is0("TERN_CUDA_ATT_X16");
         if (cc_major >= 9 && getenv("TERN_CUDA_L2PF") && atoi(getenv("TERN_CUDA_L2PF")) > 0) {

@@ -517,9 +517,16 @@ extern "C" void tcu_attention_flash_set_warps(int nw) { g_flash_warps = nw == 8 
 static int g_flash_mt = 1;
 extern "C" void tcu_attention_flash_set_mt(int mt) { g_flash_mt = mt == 2 ? 2 : 1; }
 
+/* v6 (attention_wgmma.cu, wgmma on sm_90a) where the device and head dim allow it: 1 (default) or 0 (v3 always,
+ * TERN_CUDA_FLASH_WG=0: the A/B arm; other bits). */
+static int g_flash_wg = 1;
+extern "C" void tcu_attention_flash_set_wg(int on) { g_flash_wg = on != 0; }
+
 extern "C" void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                                     int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
     if (n <= 0 || !tcu_attention_flash_ok(n_head, n_head_kv, hd)) return;
+    if (g_flash_wg && g_flash_mt == 1 && tcu_attention_wg(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st))
+        return;
     const int nw8 = g_flash_warps == 8;
     if (g_flash_mt == 2 && hd <= 128) {
         if (hd == 64) flash_mt2_launch<64>(q, kc, vc, n, pos, n_head, n_head_kv, scale, out, st);

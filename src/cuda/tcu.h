@@ -294,6 +294,16 @@ void tcu_attention_flash_set_warps(int nw);
  * above) or 2 (hd 64 and 128: a CTA of 4 warps takes 128 tokens, each K/V fragment feeds twice the mma; an
  * arm that lost, docs/ledger.md); the same bits. */
 void tcu_attention_flash_set_mt(int mt);
+/* v6 of the prefill flash attention (attention_wgmma.cu): the FlashAttention-2 loop with both GEMMs on Hopper's
+ * warpgroup MMA (wgmma, sm_90a), 128-token query blocks of 2 warpgroups, 128-key K/V blocks; hd 64 and 128
+ * (tcu_attention_wg_ok). tcu_attention_wg launches it and returns 1, or returns 0 (nothing launched) when the
+ * shape or the device (compute capability 9.0 with the sm_90a code) does not allow it. tcu_attention_flash
+ * takes it first unless tcu_attention_flash_set_wg(0) or the v4 arm (TERN_CUDA_FLASH_WG, _MT); Q and P
+ * rounded to f16 as v3, another summation order (other bits). */
+int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
+                     int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd);
+void tcu_attention_flash_set_wg(int on);
 
 /* ---- sampling (src/cuda/sample.cu) ------------------------------------------------------------ */
 

@@ -98,6 +98,8 @@ static double rel_l2_f(const float *got, const float *want, size_t n) {
 
 #define FLASH_TOL 2e-3
 static double flash_worst; /* largest v3 error seen, printed at the end */
+static double wg_worst; /* largest v6 error seen */
+static int wg_runs;     /* cases v6 ran (0 off sm_90) */
 
 static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, int pos0) {
     const int n_ctx = pos0 + n;
@@ -157,6 +159,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
      * v4 must equal v3 (4 warps) bit for bit */
     if (tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
         float *o_v3 = malloc(sizeof(float) * nq);
+        tcu_attention_flash_set_wg(0); /* v3 / v4 here; v6 below */
         for (int arm = 0; arm < 3; arm++) {
             const int nw = arm == 2 ? 8 : 4, mt = arm == 0 ? 2 : 1;
             tcu_attention_flash_set_warps(nw);
@@ -179,6 +182,36 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         }
         tcu_attention_flash_set_warps(4);
         tcu_attention_flash_set_mt(1);
+        tcu_attention_flash_set_wg(1);
+        /* v6 (wgmma, sm_90a, hd 64/128): the same bound; through tcu_attention for n > 16 (the backend's path) */
+        if (tcu_attention_wg_ok(n_head, n_head_kv, hd)) {
+            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+            int ran;
+            if (n > 16) {
+                ran = tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+                if (ran) { /* and the dispatcher takes it: the same bytes */
+                    CK(cudaMemcpy(o_v3, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+                    CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+                    tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+                }
+            } else {
+                ran = tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+            }
+            CK(cudaGetLastError());
+            if (ran) {
+                wg_runs++;
+                CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+                size_t n_nan;
+                const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
+                if (e64 > wg_worst) wg_worst = e64;
+                CHECK(n_nan == 0 && e64 < FLASH_TOL, "v6 hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)",
+                      hd, n_head, n_head_kv, n, pos0, e64, n_nan);
+                if (n > 16)
+                    CHECK(memcmp(o_gpu, o_v3, sizeof(float) * nq) == 0,
+                          "v6 hd=%d heads=%d/%d n=%d pos0=%d: tcu_attention differs from tcu_attention_wg", hd, n_head,
+                          n_head_kv, n, pos0);
+            }
+        }
         free(o_v3);
     }
     /* v2 (split-K decode, n <= 16): against float64 as above, and every token's row bit-identical to a
@@ -478,6 +511,8 @@ static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int p
 /* argv[1] == "q8": only the Q8_0-cache cases (a quick check) and their timings. */
 int main(int argc, char **argv) {
     const int only_q8 = argc > 1 && !strcmp(argv[1], "q8");
+    /* "wg": the prefill cases (every flash version) and the causal table's v6 / v3 rows only */
+    const int only_wg = argc > 1 && !strcmp(argv[1], "wg");
     int n_dev = 0;
     if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0) {
         printf("gpu_attention: no CUDA device, skipped\n");
@@ -505,9 +540,10 @@ int main(int argc, char **argv) {
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
             const int hd = hds[a], nh = heads[b][0], nkv = heads[b][1];
-            for (int i = 0; i < 6 && !only_q8; i++) run_case(pool, hd, nh, nkv, 1, decode_pos[i]);
-            for (int n = 1; n <= 7 && !only_q8; n++) run_case(pool, hd, nh, nkv, n, 0);
+            for (int i = 0; i < 6 && !only_q8 && !only_wg; i++) run_case(pool, hd, nh, nkv, 1, decode_pos[i]);
+            for (int n = 1; n <= 7 && !only_q8 && !only_wg; n++) run_case(pool, hd, nh, nkv, n, 0);
             for (int i = 0; i < 7 && !only_q8; i++) run_case(pool, hd, nh, nkv, prefill[i][0], prefill[i][1]);
+            if (only_wg) continue;
             for (int i = 0; i < 6; i++) run_case_q8(hd, nh, nkv, 1, decode_pos[i], 0);
             for (int nn = 2; nn <= 16; nn += 7) run_case_q8(hd, nh, nkv, nn, 37, 0);
         }
@@ -559,6 +595,26 @@ int main(int argc, char **argv) {
     }
     if (only_q8) return check_summary("gpu_attention");
     printf("v3 (flash) worst rel L2 vs float64: %.3g (bound %.0e)\n", flash_worst, FLASH_TOL);
+    printf("v6 (wgmma) ran %d cases, worst rel L2 vs float64: %.3g (bound %.0e)\n", wg_runs, wg_worst, FLASH_TOL);
+    int cc_major = 0, cc_minor = 0;
+    cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0);
+    cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
+    if (cc_major == 9 && cc_minor == 0) CHECK(wg_runs > 0, "v6 never ran on this sm_90 device");
+    static const int big_s[] = {2048, 8192, 32768};
+    if (only_wg) {
+        printf("%-34s %15s\n", "tcu_attention (median of 20)", "time");
+        for (int a = 0; a < 2; a++)
+            for (int i = 0; i < 3; i++)
+                for (int wgon = 1; wgon >= 0; wgon--) {
+                    char label[64];
+                    snprintf(label, sizeof label, "causal S=%d D=%d %s", big_s[i], hds[a], wgon ? "v6" : "v3 w4");
+                    tcu_attention_flash_set_wg(wgon);
+                    bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
+                }
+        tcu_attention_flash_set_wg(1);
+        return check_summary("gpu_attention");
+    }
+    tcu_attention_flash_set_wg(0); /* the rows below are v1 / v3 / v4 as labelled; v6 in the causal table */
 
     printf("%-34s %15s\n", "tcu_attention (median of 20)", "time");
     bench("decode pos 4095 32/8 hd128 v1", 128, 32, 8, 1, 4095, 0, 1);
@@ -578,20 +634,22 @@ int main(int argc, char **argv) {
     bench("prefill n=2048 32/8 hd128 v1", 128, 32, 8, 2048, 0, 0, 0);
     /* the issue's table: causal self-attention over S tokens, 32/8 heads, flops 4*S^2*D*Hq/2 (+ the
      * diagonal); bench/sdpa_bench.py prints torch SDPA on the same shapes */
-    static const int big_s[] = {2048, 8192, 32768};
     for (int a = 0; a < 3; a++)
         for (int i = 0; i < 3; i++)
-            for (int arm = 0; arm < 3; arm++) { /* v4 (hd <= 128), v3 with 4 and 8 warps */
-                if (arm == 0 && hds[a] > 128) continue;
+            for (int arm = -1; arm < 3; arm++) { /* v6 and v4 (hd <= 128), v3 with 4 and 8 warps */
+                if (arm <= 0 && hds[a] > 128) continue;
                 const int nw = arm == 2 ? 8 : 4, mt = arm == 0 ? 2 : 1;
                 char label[64];
-                if (mt == 2) snprintf(label, sizeof label, "causal S=%d D=%d v4", big_s[i], hds[a]);
+                if (arm < 0) snprintf(label, sizeof label, "causal S=%d D=%d v6", big_s[i], hds[a]);
+                else if (mt == 2) snprintf(label, sizeof label, "causal S=%d D=%d v4", big_s[i], hds[a]);
                 else snprintf(label, sizeof label, "causal S=%d D=%d v3 w%d", big_s[i], hds[a], nw);
+                tcu_attention_flash_set_wg(arm < 0);
                 tcu_attention_flash_set_warps(nw);
                 tcu_attention_flash_set_mt(mt);
                 bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
             }
     tcu_attention_flash_set_warps(4);
     tcu_attention_flash_set_mt(1);
+    tcu_attention_flash_set_wg(1);
     return check_summary("gpu_attention");
 }

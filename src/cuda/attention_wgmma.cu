@@ -1,0 +1,344 @@
+/* attention_wgmma.cu: causal GQA flash attention for prefill on Hopper's warpgroup MMA (wgmma.mma_async,
+ * sm_90a only), "v6" beside attention_prefill.cu's v3 (mma.sync). Same contract as tcu_attention_flash:
+ * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16 bits; pos (n) int32 on the device; out (n, n_head,
+ * hd) f32; token t attends to cache rows [0, pos[t]]; query head h reads KV head h / (n_head / n_head_kv).
+ * hd 64 or 128 (tcu_attention_wg_ok); the launcher runs v3 otherwise.
+ *
+ * Algorithm: FlashAttention-2's loop (Dao 2023, Algorithm 1; the online softmax in base 2 as v3) with the two
+ * GEMMs as FlashAttention-3 places them on Hopper (Shah et al. 2024, "FlashAttention-3", section 3): one CTA per
+ * (block of 128 query tokens, query head), two warpgroups of 64 tokens each. Q (f16) and double-buffered
+ * K/V blocks of 128 keys live in shared memory in the 128-byte-swizzled layout wgmma reads through matrix
+ * descriptors (PTX ISA 9.7.15.5.1.2: K-major for Q and K, MN-major for V). Per block and warpgroup:
+ *   S = Q K^T   by hd/16 wgmma m64n128k16, both operands from shared memory;
+ *   the online softmax on S in registers (the m64nNk16 accumulator fragment: each warp owns 16 rows, a
+ *   thread rows g and g + 8 of them, columns 8j + 2(lane % 4) + {0, 1});
+ *   O += P V    by 8 wgmma m64n{hd}k16 with P (rounded to f16) as the A operand from registers: the
+ *   accumulator fragment of two adjacent 8-column tiles is the A fragment of one k16 step, as in v3.
+ * The loads are cp.async by all 256 threads (no producer warpgroup, no TMA); the two warpgroups of a CTA
+ * overlap one's softmax with the other's MMAs only as the warp schedulers interleave them. Causal block skip:
+ * a block after every token of the CTA is never loaded; a warpgroup skips the math of a block after all its
+ * 64 tokens (wgmma is warpgroup-collective, so the skip is per warpgroup). Masked scores are -inf; a row with
+ * no visible key so far subtracts 0 (2^(-inf - 0) = 0; exp(-inf - -inf) never happens).
+ *
+ * Numerics: as v3 (Q and P rounded to f16, f32 scores, softmax and accumulation), another summation order
+ * (the MMA shapes differ), so other bits than v3; gpu_attention holds both to FLASH_TOL vs float64.
+ */
+#include <cuda_fp16.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "cuda/tcu.h"
+
+#define WG_BM 128 /* query tokens a CTA (2 warpgroups x 64) */
+#define WG_BN 128 /* keys a K/V block */
+#define WG_T 256
+
+/* wgmma exists on sm_90a only: elsewhere the kernel body is empty and the launcher never starts it. */
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WG_PTX 1
+#else
+#define WG_PTX 0
+#endif
+
+#if WG_PTX
+/* D (64 x 128 f32, the accumulator fragment) = A (64 x 16 f16, smem descriptor da) * B (16 x 128, smem descriptor
+ * db, K-major) + (acc ? D : 0). */
+__device__ __forceinline__ void wg_mma_ss_n128(float (&d)[64], uint64_t da, uint64_t db, int acc) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "r"(acc));
+}
+
+/* D (64 x 128 f32) += A (64 x 16 f16 in registers: the m16n8k16 A fragment of each warp's 16 rows) * B (16 x 128,
+ * smem descriptor db, MN-major: imm-trans-b 1). */
+__device__ __forceinline__ void wg_mma_rs_n128_t(float (&d)[64], const uint32_t (&a)[4], uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+}
+
+/* D (64 x 64 f32) += A (64 x 16 f16 in registers: the m16n8k16 A fragment of each warp's 16 rows) * B (16 x 64,
+ * smem descriptor db, MN-major: imm-trans-b 1). */
+__device__ __forceinline__ void wg_mma_rs_n64_t(float (&d)[32], const uint32_t (&a)[4], uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+}
+#endif /* WG_PTX */
+
+/* Shared-memory matrix descriptor (PTX ISA 9.7.15.5.1.2.2): start address, leading and stride byte offsets
+ * (each >> 4), 128-byte swizzle (mode 1 in bits 62-63); the swizzle pattern starts at a 1024-byte boundary
+ * (base offset 0: every region below is 1024-aligned and a k-step's offset stays inside a 128-byte row). */
+__device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+    return (uint64_t)((saddr & 0x3FFFF) >> 4) | (uint64_t)((lbo & 0x3FFFF) >> 4) << 16 |
+           (uint64_t)((sbo & 0x3FFFF) >> 4) << 32 | (uint64_t)1 << 62;
+}
+
+/* Byte offset of element (row r, column c) of an R-row, 16-bit tile in the 128-byte-swizzled layout: the
+ * columns in atoms of 64 (a region of R rows x 128 bytes each), in a row the 16-byte chunk k stored at
+ * k ^ (r % 8) (Swizzle<3,4,3>). */
+template <int R> __device__ __forceinline__ uint32_t wg_sw(int r, int c) {
+    return (uint32_t)((c >> 6) * (R * 128) + r * 128 + ((((c >> 3) & 7) ^ (r & 7)) << 4) + (c & 7) * 2);
+}
+
+__device__ __forceinline__ void wg_cp16(uint32_t dst, const void *src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void wg_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void wg_wait_cp(void) { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+/* shared-memory writes of the generic proxy (st.shared, cp.async) made visible to wgmma's async proxy */
+__device__ __forceinline__ void wg_fence_proxy(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit_mma(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_wait_mma(void) { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+/* the compiler must not move reads or writes of an accumulator across the asynchronous MMA's issue/wait */
+template <int N> __device__ __forceinline__ void wg_touch(float (&d)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ uint32_t wg_pack(float lo, float hi) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *(const uint32_t *)&h;
+}
+
+template <int HD> struct wg_cfg {
+    static constexpr int NA = HD / 64;                      /* 64-column atoms */
+    static constexpr uint32_t Q_BYTES = WG_BM * HD * 2;     /* Q tile */
+    static constexpr uint32_t KV_BYTES = WG_BN * HD * 2;    /* one K or V block */
+    static constexpr size_t SMEM = Q_BYTES + 4 * KV_BYTES + 1024; /* + alignment slack */
+};
+
+/* K and V rows [b * BN, b * BN + BN) of one KV head into stage s (K at Q_BYTES + s * 2 * KV_BYTES, V after
+ * it), one commit group; rows >= n_kv zero-filled (never read from global memory). */
+template <int HD>
+__device__ __forceinline__ void wg_load_kv(uint32_t sbase, const uint16_t *__restrict__ kb,
+                                           const uint16_t *__restrict__ vb, size_t kv_stride, int n_kv, int b, int s) {
+    constexpr int CH = HD / 8;
+    const uint32_t sk = sbase + wg_cfg<HD>::Q_BYTES + (uint32_t)s * 2 * wg_cfg<HD>::KV_BYTES,
+                   sv = sk + wg_cfg<HD>::KV_BYTES;
+#pragma unroll
+    for (int i = 0; i < WG_BN * CH / WG_T; i++) {
+        const int c = (int)threadIdx.x + i * WG_T, r = c / CH, col = (c % CH) * 8, j = b * WG_BN + r;
+        const int ok = j < n_kv;
+        const size_t off = ok ? (size_t)j * kv_stride + col : 0;
+        const uint32_t so = wg_sw<WG_BN>(r, col);
+        wg_cp16(sk + so, kb + off, ok ? 16 : 0);
+        wg_cp16(sv + so, vb + off, ok ? 16 : 0);
+    }
+    wg_commit();
+}
+
+template <int HD>
+__global__ void __launch_bounds__(WG_T, 1)
+flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
+                   int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale_log2,
+                   float *__restrict__ out) {
+#if WG_PTX
+    constexpr int KT = HD / 16, NT = WG_BN / 8, DT = HD / 8;
+    extern __shared__ uint8_t wg_sm_raw[];
+    __shared__ int sm_max[8];
+    const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(wg_sm_raw);
+    const uint32_t sbase = (sraw + 1023u) & ~1023u; /* the swizzle atoms start at 1024-byte boundaries */
+    uint8_t *sgen = wg_sm_raw + (sbase - sraw);
+
+    const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, g = lane >> 2, tq = lane & 3;
+    const int qb = (int)gridDim.x - 1 - (int)blockIdx.x; /* the longest (latest) query blocks first */
+    const int h = (int)blockIdx.y, hk = h / (n_head / n_head_kv);
+    const int r0 = wg * 64 + (warp & 3) * 16 + g; /* this thread's rows r0, r0 + 8 of the CTA's block */
+    const int t0 = qb * WG_BM + r0, t1 = t0 + 8;
+    const int p0 = t0 < n ? pos[t0] : -1, p1 = t1 < n ? pos[t1] : -1;
+    int wmax = max(p0, p1), wmin = min(t0 < n ? p0 : INT_MAX, t1 < n ? p1 : INT_MAX);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) wmax = max(wmax, __shfl_xor_sync(0xffffffffu, wmax, o));
+    if (lane == 0) sm_max[warp] = wmax;
+    (void)wmin;
+
+    /* Q block -> f16, swizzled (rows past n zero) */
+    constexpr int CH = HD / 8;
+    for (int c = tid; c < WG_BM * CH; c += WG_T) {
+        const int r = c / CH, col = (c % CH) * 8, t = qb * WG_BM + r;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (t < n) {
+            const float4 *src = (const float4 *)(q + ((size_t)t * n_head + h) * HD + col);
+            const float4 a = src[0], b = src[1];
+            v.x = wg_pack(a.x, a.y); v.y = wg_pack(a.z, a.w); v.z = wg_pack(b.x, b.y); v.w = wg_pack(b.z, b.w);
+        }
+        *(uint4 *)(sgen + wg_sw<WG_BM>(r, col)) = v;
+    }
+    __syncthreads();
+    int cmax = -1, gmax = -1;
+#pragma unroll
+    for (int w = 0; w < 8; w++) {
+        cmax = max(cmax, sm_max[w]);
+        if ((w >> 2) == wg) gmax = max(gmax, sm_max[w]);
+    }
+    const int n_kv = cmax + 1, n_blk = (n_kv + WG_BN - 1) / WG_BN;
+    const size_t kv_stride = (size_t)n_head_kv * HD;
+    const uint16_t *kb = kc + (size_t)hk * HD, *vb = vc + (size_t)hk * HD;
+
+    float o[HD / 2];
+#pragma unroll
+    for (int i = 0; i < HD / 2; i++) o[i] = 0.0f;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+    const uint32_t sq = sbase + (uint32_t)wg * 64 * 128; /* this warpgroup's 64 rows in each Q atom */
+
+    if (n_blk > 0) wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, 0, 0);
+    for (int b = 0; b < n_blk; b++) {
+        if (b + 1 < n_blk) {
+            wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1);
+            wg_wait_cp<1>();
+        } else {
+            wg_wait_cp<0>();
+        }
+        wg_fence_proxy(); /* this thread's Q stores and K/V copies, before the barrier that publishes them */
+        __syncthreads();
+        const int j0 = b * WG_BN;
+        if (j0 <= gmax) { /* warpgroup-uniform */
+            const uint32_t sk = sbase + wg_cfg<HD>::Q_BYTES + (uint32_t)(b & 1) * 2 * wg_cfg<HD>::KV_BYTES,
+                           sv = sk + wg_cfg<HD>::KV_BYTES;
+            float s[WG_BN / 2];
+            wg_touch(s);
+            wg_fence();
+#pragma unroll
+            for (int kt = 0; kt < KT; kt++) {
+                const uint32_t off = (uint32_t)(kt & 3) * 32;
+                const uint64_t da = wg_desc(sq + (uint32_t)(kt >> 2) * (WG_BM * 128) + off, 16, 1024);
+                const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (WG_BN * 128) + off, 16, 1024);
+                wg_mma_ss_n128(s, da, db, kt > 0);
+            }
+            wg_commit_mma();
+            wg_wait_mma();
+            wg_touch(s);
+            /* mask, scale to base 2, online softmax (v3's steps) */
+            const bool full = j0 + WG_BN - 1 <= min(p0, p1);
+            float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int j = j0 + nt * 8 + 2 * tq + e;
+                    float a = s[4 * nt + e] * scale_log2, c = s[4 * nt + 2 + e] * scale_log2;
+                    if (!full) {
+                        if (j > p0) a = -INFINITY;
+                        if (j > p1) c = -INFINITY;
+                    }
+                    s[4 * nt + e] = a;
+                    s[4 * nt + 2 + e] = c;
+                    mx0 = fmaxf(mx0, a);
+                    mx1 = fmaxf(mx1, c);
+                }
+            }
+            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+            const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
+            const float u0 = n0 == -INFINITY ? 0.0f : n0, u1 = n1 == -INFINITY ? 0.0f : n1;
+            const float c0 = exp2f(m0 - u0), c1 = exp2f(m1 - u1);
+            m0 = n0;
+            m1 = n1;
+            float rs0 = 0.0f, rs1 = 0.0f;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    s[4 * nt + e] = exp2f(s[4 * nt + e] - u0);
+                    s[4 * nt + 2 + e] = exp2f(s[4 * nt + 2 + e] - u1);
+                    rs0 += s[4 * nt + e];
+                    rs1 += s[4 * nt + 2 + e];
+                }
+            }
+            l0 = l0 * c0 + rs0;
+            l1 = l1 * c1 + rs1;
+#pragma unroll
+            for (int d = 0; d < DT; d++) {
+                o[4 * d] *= c0; o[4 * d + 1] *= c0;
+                o[4 * d + 2] *= c1; o[4 * d + 3] *= c1;
+            }
+            /* O += P V: k-step kk takes keys [16 kk, 16 kk + 16), S's 8-column tiles 2kk and 2kk + 1 */
+            uint32_t pa[WG_BN / 16][4];
+#pragma unroll
+            for (int kk = 0; kk < WG_BN / 16; kk++) {
+                pa[kk][0] = wg_pack(s[8 * kk + 0], s[8 * kk + 1]);
+                pa[kk][1] = wg_pack(s[8 * kk + 2], s[8 * kk + 3]);
+                pa[kk][2] = wg_pack(s[8 * kk + 4], s[8 * kk + 5]);
+                pa[kk][3] = wg_pack(s[8 * kk + 6], s[8 * kk + 7]);
+            }
+            wg_touch(o);
+            wg_fence();
+#pragma unroll
+            for (int kk = 0; kk < WG_BN / 16; kk++) {
+                /* V MN-major: 8-key groups 1024 bytes apart (SBO), 64-column atoms WG_BN * 128 apart (LBO) */
+                const uint64_t dv = wg_desc(sv + (uint32_t)kk * 16 * 128, WG_BN * 128, 1024);
+                if constexpr (HD == 128) wg_mma_rs_n128_t(o, pa[kk], dv);
+                else wg_mma_rs_n64_t(o, pa[kk], dv);
+            }
+            wg_commit_mma();
+            wg_wait_mma();
+            wg_touch(o);
+        }
+        __syncthreads(); /* stage b & 1 is free for the copies issued next */
+    }
+
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+    float *o0 = out + ((size_t)t0 * n_head + h) * HD + 2 * tq, *o1 = out + ((size_t)t1 * n_head + h) * HD + 2 * tq;
+#pragma unroll
+    for (int d = 0; d < DT; d++) {
+        if (t0 < n) *(float2 *)(o0 + d * 8) = make_float2(o[4 * d] * i0, o[4 * d + 1] * i0);
+        if (t1 < n) *(float2 *)(o1 + d * 8) = make_float2(o[4 * d + 2] * i1, o[4 * d + 3] * i1);
+    }
+#else
+    (void)q; (void)kc; (void)vc; (void)n; (void)pos; (void)n_head; (void)n_head_kv; (void)scale_log2; (void)out;
+#endif
+}
+
+extern "C" int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd) {
+    return n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0 && (hd == 64 || hd == 128);
+}
+
+/* 1 when this device runs v6: compute capability 9.0 and the kernel's sm_90a code loaded (per device, once) */
+template <int HD> static int wg_device_ok(void) {
+    static unsigned ok_dev, no_dev;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 32) return 0;
+    const unsigned bit = 1u << dev;
+    if (__atomic_load_n(&no_dev, __ATOMIC_RELAXED) & bit) return 0;
+    if (__atomic_load_n(&ok_dev, __ATOMIC_RELAXED) & bit) return 1;
+    int major = 0, minor = 0;
+    cudaFuncAttributes fa;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess || major != 9 ||
+        minor != 0 || cudaFuncGetAttributes(&fa, flash_wgmma_kernel<HD>) != cudaSuccess || fa.binaryVersion != 90 ||
+        cudaFuncSetAttribute(flash_wgmma_kernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)wg_cfg<HD>::SMEM) != cudaSuccess) {
+        (void)cudaGetLastError();
+        __atomic_fetch_or(&no_dev, bit, __ATOMIC_RELAXED);
+        return 0;
+    }
+    __atomic_fetch_or(&ok_dev, bit, __ATOMIC_RELAXED);
+    return 1;
+}
+
+extern "C" int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                                int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
+    if (n <= 0 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0;
+    const dim3 grid((unsigned)((n + WG_BM - 1) / WG_BM), (unsigned)n_head);
+    const float sl2 = scale * 1.4426950408889634f;
+    if (hd == 128) {
+        if (!wg_device_ok<128>()) return 0;
+        flash_wgmma_kernel<128><<<grid, WG_T, wg_cfg<128>::SMEM, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, sl2, out);
+    } else {
+        if (!wg_device_ok<64>()) return 0;
+        flash_wgmma_kernel<64><<<grid, WG_T, wg_cfg<64>::SMEM, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, sl2, out);
+    }
+    return 1;
+}
