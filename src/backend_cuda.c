@@ -179,6 +179,7 @@ struct tern_cuda {
     unsigned char mgraph_ok[2][TCU_MULTI_MAX + 1];
     int use_mgraph, n_mgraph;
     int att_x16; /* the decode attention writes the O GEMV's x16 input (TERN_CUDA_ATT_X16=0: off) */
+    int flash;   /* prefill chunks take the flash kernels (TERN_CUDA_FLASH=0: off) and this shape has them */
     size_t l2pf; /* TERN_CUDA_L2PF=MB: before a GEMV-path chunk's RoPE, hint the O matrix and then the head of
                   * gate|up into L2, up to this many bytes (0: off; sm_90 and later) */
     int l2pf_fork, l2pf_kb, pf_pending; /* TERN_CUDA_L2PF_FORK=1: the hints on a stream forked off the chain
@@ -687,9 +688,10 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_RMS_T")) tcu_set_rms_threads(atoi(getenv("TERN_CUDA_RMS_T")));
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
-        tcu_attention_flash_set_wg(!getenv_is0("TERN_CUDA_FLASH_WG"));
+        if (getenv("TERN_CUDA_FLASH_WG")) tcu_attention_flash_set_wg(atoi(getenv("TERN_CUDA_FLASH_WG")));
         g->gemv_max = TCU_MULTI_MAX;
         g->att_x16 = !getenv_is0("TERN_CUDA_ATT_X16");
+        g->flash = !getenv_is0("TERN_CUDA_FLASH") && tcu_attention_flash_ok(g->nh, g->nkv, m->head_dim);
         if (cc_major >= 9 && getenv("TERN_CUDA_L2PF") && atoi(getenv("TERN_CUDA_L2PF")) > 0) {
             g->l2pf = (size_t)atoi(getenv("TERN_CUDA_L2PF")) << 20;
             g->l2pf_fork = getenv("TERN_CUDA_L2PF_FORK") && atoi(getenv("TERN_CUDA_L2PF_FORK")) == 1;
@@ -1149,7 +1151,9 @@ static int forward(tern_cuda *g, int n, int all_logits) {
                                          g->att_splits, xq, st);
         } else if (!g->kv_q8) {
             if (!roped) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
-            tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws, g->att_splits, st);
+            if (n > TCU_MULTI_MAX && g->flash) /* prefill: the flash kernels, told the cache's rows (v6b's TMA) */
+                tcu_attention_flash_rows(q, kc, vc, g->n_ctx, n, g->pos, g->nh, g->nkv, hd, sc, g->att, st);
+            else tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws, g->att_splits, st);
         } else {
             tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kq, ksc, vq, vsc, st);
             if (n <= TCU_MULTI_MAX) {
@@ -1159,8 +1163,10 @@ static int forward(tern_cuda *g, int n, int all_logits) {
                 const int rows = g->hpos[n - 1] + 1;
                 tcu_kv_dequant_q8(kq, ksc, rows, Hkv, g->kc16, st);
                 tcu_kv_dequant_q8(vq, vsc, rows, Hkv, g->vc16, st);
-                tcu_attention_split(q, g->kc16, g->vc16, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
-                                    g->att_splits, st);
+                if (g->flash) tcu_attention_flash_rows(q, g->kc16, g->vc16, g->n_ctx, n, g->pos, g->nh, g->nkv, hd, sc,
+                                                       g->att, st);
+                else tcu_attention_split(q, g->kc16, g->vc16, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
+                                         g->att_splits, st);
             }
         }
         g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;

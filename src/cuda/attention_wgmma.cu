@@ -23,6 +23,7 @@
  * Numerics: as v3 (Q and P rounded to f16, f32 scores, softmax and accumulation), another summation order
  * (the MMA shapes differ), so other bits than v3; gpu_attention holds both to FLASH_TOL vs float64.
  */
+#include <cuda.h> /* CUtensorMap and its encoder's signature only: the encoder comes from the driver at run time */
 #include <cuda_fp16.h>
 #include <limits.h>
 #include <math.h>
@@ -301,44 +302,330 @@ flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
 #endif
 }
 
+/* ---- v6b: the same math, K/V blocks by TMA from a producer warp (FlashAttention-3's warp specialization) ----
+ * 8 consumer warps (2 warpgroups) as v6a plus one producer warp (warp 8) whose lane 0 copies each K/V block
+ * into a ring of NS stages by 2 * hd / 64 tensor copies (cp.async.bulk.tensor.3d over the cache viewed as
+ * (rows, n_head_kv, hd), 128-byte swizzle: the copy lands in the layout wg_sw writes), completion counted in
+ * bytes on the stage's "full" mbarrier; each consumer thread arrives on the stage's "empty" mbarrier when its
+ * warpgroup's MMAs on it have completed. No CTA barrier in the loop, so the two warpgroups drift apart and one's
+ * softmax overlaps the other's MMAs (v6a's two __syncthreads a block kept them in step). Rows past the tensor
+ * map's kv_rows arrive as zeros; rows in [n_kv, kv_rows) of the last block are whatever the cache holds
+ * there, so a warpgroup zeroes them in the V stage before its P V (P is 0 there; 0 * NaN would not be). */
+__device__ __forceinline__ void wg_mbar_init(uint32_t b, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
+}
+__device__ __forceinline__ void wg_mbar_expect_tx(uint32_t b, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void wg_mbar_arrive(uint32_t b) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
+}
+__device__ __forceinline__ void wg_mbar_wait(uint32_t b, uint32_t parity) {
+    uint32_t ok;
+    do {
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}\n"
+                     : "=r"(ok)
+                     : "r"(b), "r"(parity)
+                     : "memory");
+    } while (!ok);
+}
+/* box (64 columns, 1 head, WG_BN rows) of the 3-D tensor map at (c0, c1, c2) into shared memory at dst */
+__device__ __forceinline__ void wg_tma3(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+                 ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+                 : "memory");
+}
+
+template <int HD> struct wg_ws_cfg {
+    static constexpr int NS = HD == 128 ? 3 : 4; /* ring stages: Q + NS * (K + V) <= 227 KiB */
+    static constexpr size_t SMEM = wg_cfg<HD>::Q_BYTES + (size_t)NS * 2 * wg_cfg<HD>::KV_BYTES + 1024;
+};
+
+template <int HD>
+__global__ void __launch_bounds__(WG_T + 32, 1)
+flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv,
+                      const float *__restrict__ q, int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv,
+                      float scale_log2, float *__restrict__ out) {
+#if WG_PTX
+    constexpr int KT = HD / 16, NT = WG_BN / 8, DT = HD / 8, NA = HD / 64, NS = wg_ws_cfg<HD>::NS;
+    constexpr uint32_t KVB = wg_cfg<HD>::KV_BYTES;
+    extern __shared__ uint8_t wg_sm_raw[];
+    __shared__ int sm_max[8];
+    __shared__ __align__(8) uint64_t full[NS], empty[NS];
+    const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(wg_sm_raw);
+    const uint32_t sbase = (sraw + 1023u) & ~1023u;
+    uint8_t *sgen = wg_sm_raw + (sbase - sraw);
+    const uint32_t sstage = sbase + wg_cfg<HD>::Q_BYTES; /* stage s: K at sstage + s * 2 * KVB, V after it */
+
+    const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, g = lane >> 2, tq = lane & 3;
+    const int qb = (int)gridDim.x - 1 - (int)blockIdx.x;
+    const int h = (int)blockIdx.y, hk = h / (n_head / n_head_kv);
+    const bool producer = warp == 8;
+    const int r0 = wg * 64 + (warp & 3) * 16 + g;
+    const int t0 = qb * WG_BM + r0, t1 = t0 + 8;
+    const int p0 = !producer && t0 < n ? pos[t0] : -1, p1 = !producer && t1 < n ? pos[t1] : -1;
+    if (!producer) {
+        int wmax = max(p0, p1);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) wmax = max(wmax, __shfl_xor_sync(0xffffffffu, wmax, o));
+        if (lane == 0) sm_max[warp] = wmax;
+        constexpr int CH = HD / 8;
+        for (int c = tid; c < WG_BM * CH; c += WG_T) {
+            const int r = c / CH, col = (c % CH) * 8, t = qb * WG_BM + r;
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (t < n) {
+                const float4 *src = (const float4 *)(q + ((size_t)t * n_head + h) * HD + col);
+                const float4 a = src[0], b = src[1];
+                v.x = wg_pack(a.x, a.y); v.y = wg_pack(a.z, a.w); v.z = wg_pack(b.x, b.y); v.w = wg_pack(b.z, b.w);
+            }
+            *(uint4 *)(sgen + wg_sw<WG_BM>(r, col)) = v;
+        }
+        wg_fence_proxy();
+    } else if (lane == 0) {
+        for (int s = 0; s < NS; s++) {
+            wg_mbar_init((uint32_t)__cvta_generic_to_shared(&full[s]), 1);
+            wg_mbar_init((uint32_t)__cvta_generic_to_shared(&empty[s]), WG_T);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    int cmax = -1, gmax = -1;
+#pragma unroll
+    for (int w = 0; w < 8; w++) {
+        cmax = max(cmax, sm_max[w]);
+        if ((w >> 2) == wg) gmax = max(gmax, sm_max[w]);
+    }
+    const int n_kv = cmax + 1, n_blk = (n_kv + WG_BN - 1) / WG_BN;
+
+    if (producer) {
+        if (lane == 0) {
+            for (int b = 0; b < n_blk; b++) {
+                const int s = b % NS;
+                const uint32_t fb = (uint32_t)__cvta_generic_to_shared(&full[s]);
+                if (b >= NS) wg_mbar_wait((uint32_t)__cvta_generic_to_shared(&empty[s]), (uint32_t)((b / NS - 1) & 1));
+                wg_mbar_expect_tx(fb, 2 * KVB);
+                const uint32_t sk = sstage + (uint32_t)s * 2 * KVB;
+#pragma unroll
+                for (int a = 0; a < NA; a++) {
+                    wg_tma3(sk + (uint32_t)a * (WG_BN * 128), &tk, a * 64, hk, b * WG_BN, fb);
+                    wg_tma3(sk + KVB + (uint32_t)a * (WG_BN * 128), &tv, a * 64, hk, b * WG_BN, fb);
+                }
+            }
+        }
+        return;
+    }
+
+    float o[HD / 2];
+#pragma unroll
+    for (int i = 0; i < HD / 2; i++) o[i] = 0.0f;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+    const uint32_t sq = sbase + (uint32_t)wg * 64 * 128;
+    const int wtid = tid & 127; /* thread in the warpgroup */
+
+    for (int b = 0; b < n_blk; b++) {
+        const int s = b % NS;
+        wg_mbar_wait((uint32_t)__cvta_generic_to_shared(&full[s]), (uint32_t)((b / NS) & 1));
+        const int j0 = b * WG_BN;
+        if (j0 <= gmax) { /* warpgroup-uniform */
+            const uint32_t sk = sstage + (uint32_t)s * 2 * KVB, sv = sk + KVB;
+            if (j0 + WG_BN > n_kv) { /* the last block: V rows [n_kv - j0, WG_BN) to zero (this warpgroup's own
+                                      * stores; the other may write the same zeros) */
+                const int z0 = n_kv - j0;
+                for (int c = z0 * 8 + wtid; c < WG_BN * 8; c += 128)
+#pragma unroll
+                    for (int a = 0; a < NA; a++)
+                        *(uint4 *)(sgen + (sv - sbase) + a * (WG_BN * 128) + c * 16) = make_uint4(0, 0, 0, 0);
+                wg_fence_proxy();
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
+            }
+            float sc[WG_BN / 2];
+            wg_touch(sc);
+            wg_fence();
+#pragma unroll
+            for (int kt = 0; kt < KT; kt++) {
+                const uint32_t off = (uint32_t)(kt & 3) * 32;
+                const uint64_t da = wg_desc(sq + (uint32_t)(kt >> 2) * (WG_BM * 128) + off, 16, 1024);
+                const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (WG_BN * 128) + off, 16, 1024);
+                wg_mma_ss_n128(sc, da, db, kt > 0);
+            }
+            wg_commit_mma();
+            wg_wait_mma();
+            wg_touch(sc);
+            const bool fullv = j0 + WG_BN - 1 <= min(p0, p1);
+            float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int j = j0 + nt * 8 + 2 * tq + e;
+                    float a = sc[4 * nt + e] * scale_log2, c = sc[4 * nt + 2 + e] * scale_log2;
+                    if (!fullv) {
+                        if (j > p0) a = -INFINITY;
+                        if (j > p1) c = -INFINITY;
+                    }
+                    sc[4 * nt + e] = a;
+                    sc[4 * nt + 2 + e] = c;
+                    mx0 = fmaxf(mx0, a);
+                    mx1 = fmaxf(mx1, c);
+                }
+            }
+            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+            const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
+            const float u0 = n0 == -INFINITY ? 0.0f : n0, u1 = n1 == -INFINITY ? 0.0f : n1;
+            const float c0 = exp2f(m0 - u0), c1 = exp2f(m1 - u1);
+            m0 = n0;
+            m1 = n1;
+            float rs0 = 0.0f, rs1 = 0.0f;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    sc[4 * nt + e] = exp2f(sc[4 * nt + e] - u0);
+                    sc[4 * nt + 2 + e] = exp2f(sc[4 * nt + 2 + e] - u1);
+                    rs0 += sc[4 * nt + e];
+                    rs1 += sc[4 * nt + 2 + e];
+                }
+            }
+            l0 = l0 * c0 + rs0;
+            l1 = l1 * c1 + rs1;
+#pragma unroll
+            for (int d = 0; d < DT; d++) {
+                o[4 * d] *= c0; o[4 * d + 1] *= c0;
+                o[4 * d + 2] *= c1; o[4 * d + 3] *= c1;
+            }
+            uint32_t pa[WG_BN / 16][4];
+#pragma unroll
+            for (int kk = 0; kk < WG_BN / 16; kk++) {
+                pa[kk][0] = wg_pack(sc[8 * kk + 0], sc[8 * kk + 1]);
+                pa[kk][1] = wg_pack(sc[8 * kk + 2], sc[8 * kk + 3]);
+                pa[kk][2] = wg_pack(sc[8 * kk + 4], sc[8 * kk + 5]);
+                pa[kk][3] = wg_pack(sc[8 * kk + 6], sc[8 * kk + 7]);
+            }
+            wg_touch(o);
+            wg_fence();
+#pragma unroll
+            for (int kk = 0; kk < WG_BN / 16; kk++) {
+                const uint64_t dv = wg_desc(sv + (uint32_t)kk * 16 * 128, WG_BN * 128, 1024);
+                if constexpr (HD == 128) wg_mma_rs_n128_t(o, pa[kk], dv);
+                else wg_mma_rs_n64_t(o, pa[kk], dv);
+            }
+            wg_commit_mma();
+            wg_wait_mma();
+            wg_touch(o);
+        }
+        wg_mbar_arrive((uint32_t)__cvta_generic_to_shared(&empty[s])); /* this thread is done with stage s */
+    }
+
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+    float *o0 = out + ((size_t)t0 * n_head + h) * HD + 2 * tq, *o1 = out + ((size_t)t1 * n_head + h) * HD + 2 * tq;
+#pragma unroll
+    for (int d = 0; d < DT; d++) {
+        if (t0 < n) *(float2 *)(o0 + d * 8) = make_float2(o[4 * d] * i0, o[4 * d + 1] * i0);
+        if (t1 < n) *(float2 *)(o1 + d * 8) = make_float2(o[4 * d + 2] * i1, o[4 * d + 3] * i1);
+    }
+#else
+    (void)tk; (void)tv; (void)q; (void)n; (void)pos; (void)n_head; (void)n_head_kv; (void)scale_log2; (void)out;
+#endif
+}
+
 extern "C" int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd) {
     return n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0 && (hd == 64 || hd == 128);
 }
 
-/* 1 when this device runs v6: compute capability 9.0 and the kernel's sm_90a code loaded (per device, once) */
-template <int HD> static int wg_device_ok(void) {
-    static unsigned ok_dev, no_dev;
+/* 1 when this device runs kernel kf: compute capability 9.0 and its sm_90a code loaded, the shared-memory
+ * opt-in granted (per device and kernel, once) */
+static int wg_device_ok(const void *kf, size_t smem, unsigned *ok_dev, unsigned *no_dev) {
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 32) return 0;
     const unsigned bit = 1u << dev;
-    if (__atomic_load_n(&no_dev, __ATOMIC_RELAXED) & bit) return 0;
-    if (__atomic_load_n(&ok_dev, __ATOMIC_RELAXED) & bit) return 1;
+    if (__atomic_load_n(no_dev, __ATOMIC_RELAXED) & bit) return 0;
+    if (__atomic_load_n(ok_dev, __ATOMIC_RELAXED) & bit) return 1;
     int major = 0, minor = 0;
     cudaFuncAttributes fa;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess || major != 9 ||
-        minor != 0 || cudaFuncGetAttributes(&fa, flash_wgmma_kernel<HD>) != cudaSuccess || fa.binaryVersion != 90 ||
-        cudaFuncSetAttribute(flash_wgmma_kernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)wg_cfg<HD>::SMEM) != cudaSuccess) {
+        minor != 0 || cudaFuncGetAttributes(&fa, kf) != cudaSuccess || fa.binaryVersion != 90 ||
+        cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess) {
         (void)cudaGetLastError();
-        __atomic_fetch_or(&no_dev, bit, __ATOMIC_RELAXED);
+        __atomic_fetch_or(no_dev, bit, __ATOMIC_RELAXED);
         return 0;
     }
-    __atomic_fetch_or(&ok_dev, bit, __ATOMIC_RELAXED);
+    __atomic_fetch_or(ok_dev, bit, __ATOMIC_RELAXED);
     return 1;
 }
 
 extern "C" int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                                 int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
     if (n <= 0 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0;
+    static unsigned ok[2], no[2];
     const dim3 grid((unsigned)((n + WG_BM - 1) / WG_BM), (unsigned)n_head);
     const float sl2 = scale * 1.4426950408889634f;
     if (hd == 128) {
-        if (!wg_device_ok<128>()) return 0;
+        if (!wg_device_ok((const void *)flash_wgmma_kernel<128>, wg_cfg<128>::SMEM, &ok[0], &no[0])) return 0;
         flash_wgmma_kernel<128><<<grid, WG_T, wg_cfg<128>::SMEM, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, sl2, out);
     } else {
-        if (!wg_device_ok<64>()) return 0;
+        if (!wg_device_ok((const void *)flash_wgmma_kernel<64>, wg_cfg<64>::SMEM, &ok[1], &no[1])) return 0;
         flash_wgmma_kernel<64><<<grid, WG_T, wg_cfg<64>::SMEM, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, sl2, out);
     }
+    return 1;
+}
+
+/* cuTensorMapEncodeTiled from the driver (CUDA driver API, "Tensor Map Object Management"), once; NULL when
+ * the driver has none */
+typedef CUresult (*wg_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                 const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static wg_encode_fn wg_encoder(void) {
+    static wg_encode_fn fn;
+    static int tried;
+    if (!__atomic_load_n(&tried, __ATOMIC_ACQUIRE)) {
+        void *p = NULL;
+        cudaDriverEntryPointQueryResult qr;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &qr) != cudaSuccess ||
+            qr != cudaDriverEntryPointSuccess)
+            p = NULL;
+        (void)cudaGetLastError();
+        fn = (wg_encode_fn)p;
+        __atomic_store_n(&tried, 1, __ATOMIC_RELEASE);
+    }
+    return fn;
+}
+
+/* The (kv_rows, n_head_kv, hd) f16 cache at base as a 3-D tensor map with (64, 1, WG_BN) boxes, 128-byte swizzle,
+ * zeros past kv_rows. */
+static int wg_map(CUtensorMap *m, const uint16_t *base, int kv_rows, int n_head_kv, int hd) {
+    wg_encode_fn enc = wg_encoder();
+    if (!enc || ((uintptr_t)base & 15)) return -1;
+    const cuuint64_t dim[3] = {(cuuint64_t)hd, (cuuint64_t)n_head_kv, (cuuint64_t)kv_rows};
+    const cuuint64_t stride[2] = {(cuuint64_t)hd * 2, (cuuint64_t)n_head_kv * hd * 2};
+    const cuuint32_t box[3] = {64, 1, WG_BN}, es[3] = {1, 1, 1};
+    return enc(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)base, dim, stride, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
+                   CUDA_SUCCESS ? 0 : -1;
+}
+
+extern "C" int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
+                                    const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
+                                    cudaStream_t st) {
+    if (n <= 0 || kv_rows <= 0 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0;
+    static unsigned ok[2], no[2];
+    const void *kf = hd == 128 ? (const void *)flash_wgmma_ws_kernel<128> : (const void *)flash_wgmma_ws_kernel<64>;
+    const size_t smem = hd == 128 ? wg_ws_cfg<128>::SMEM : wg_ws_cfg<64>::SMEM;
+    if (!wg_device_ok(kf, smem, &ok[hd == 128 ? 0 : 1], &no[hd == 128 ? 0 : 1])) return 0;
+    CUtensorMap mk, mv;
+    if (wg_map(&mk, kc, kv_rows, n_head_kv, hd) || wg_map(&mv, vc, kv_rows, n_head_kv, hd)) return 0;
+    const dim3 grid((unsigned)((n + WG_BM - 1) / WG_BM), (unsigned)n_head);
+    const float sl2 = scale * 1.4426950408889634f;
+    if (hd == 128)
+        flash_wgmma_ws_kernel<128><<<grid, WG_T + 32, smem, st>>>(mk, mv, q, n, pos, n_head, n_head_kv, sl2, out);
+    else
+        flash_wgmma_ws_kernel<64><<<grid, WG_T + 32, smem, st>>>(mk, mv, q, n, pos, n_head, n_head_kv, sl2, out);
     return 1;
 }

@@ -296,14 +296,22 @@ void tcu_attention_flash_set_warps(int nw);
 void tcu_attention_flash_set_mt(int mt);
 /* v6 of the prefill flash attention (attention_wgmma.cu): the FlashAttention-2 loop with both GEMMs on Hopper's
  * warpgroup MMA (wgmma, sm_90a), 128-token query blocks of 2 warpgroups, 128-key K/V blocks; hd 64 and 128
- * (tcu_attention_wg_ok). tcu_attention_wg launches it and returns 1, or returns 0 (nothing launched) when the
- * shape or the device (compute capability 9.0 with the sm_90a code) does not allow it. tcu_attention_flash
- * takes it first unless tcu_attention_flash_set_wg(0) or the v4 arm (TERN_CUDA_FLASH_WG, _MT); Q and P
- * rounded to f16 as v3, another summation order (other bits). */
+ * (tcu_attention_wg_ok). tcu_attention_wg (v6a: K/V by cp.async from the 8 MMA warps) and tcu_attention_wg_tma
+ * (v6b: K/V by TMA from a ninth, producer warp into a ring; kv_rows: rows of kc/vc that may be read, >= every
+ * pos + 1) launch it and return 1, or return 0 (nothing launched) when the shape or the device (compute
+ * capability 9.0 with the sm_90a code; v6b: the driver's tensor-map encoder) does not allow it.
+ * tcu_attention_flash_rows(kv_rows) takes v6b, then v6a, then v3/v4 as tcu_attention_flash_set_wg allows: 2
+ * (default) v6b where kv_rows > 0, 1 v6a, 0 v3 (TERN_CUDA_FLASH_WG); tcu_attention_flash is it with kv_rows 0.
+ * Q and P rounded to f16 as v3; each version sums in another order (other bits). */
 int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
                      int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n, const int32_t *pos,
+                         int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
 int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd);
-void tcu_attention_flash_set_wg(int on);
+void tcu_attention_flash_rows(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
+                              const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
+                              cudaStream_t st);
+void tcu_attention_flash_set_wg(int v);
 
 /* ---- sampling (src/cuda/sample.cu) ------------------------------------------------------------ */
 

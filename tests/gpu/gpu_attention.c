@@ -98,8 +98,8 @@ static double rel_l2_f(const float *got, const float *want, size_t n) {
 
 #define FLASH_TOL 2e-3
 static double flash_worst; /* largest v3 error seen, printed at the end */
-static double wg_worst; /* largest v6 error seen */
-static int wg_runs;     /* cases v6 ran (0 off sm_90) */
+static double wg_worst[2]; /* largest v6a / v6b error seen */
+static int wg_runs[2];     /* cases v6a / v6b ran (0 off sm_90) */
 
 static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, int pos0) {
     const int n_ctx = pos0 + n;
@@ -183,34 +183,49 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         tcu_attention_flash_set_warps(4);
         tcu_attention_flash_set_mt(1);
         tcu_attention_flash_set_wg(1);
-        /* v6 (wgmma, sm_90a, hd 64/128): the same bound; through tcu_attention for n > 16 (the backend's path) */
+        /* v6 (wgmma, sm_90a, hd 64/128), the same bound: v6a (cp.async) through tcu_attention_wg and the
+         * dispatcher (tcu_attention for n > 16: the same bytes); v6b (TMA) through tcu_attention_wg_tma and
+         * tcu_attention_flash_rows on a copy of the cache with WG_PAD more rows of f16 NaN, all readable
+         * (kv_rows): rows past a token's pos never reach its output (P = 0 there, and v6b zeroes them in V) */
         if (tcu_attention_wg_ok(n_head, n_head_kv, hd)) {
-            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-            int ran;
-            if (n > 16) {
-                ran = tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-                if (ran) { /* and the dispatcher takes it: the same bytes */
-                    CK(cudaMemcpy(o_v3, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-                    CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-                    tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-                }
-            } else {
-                ran = tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-            }
-            CK(cudaGetLastError());
-            if (ran) {
-                wg_runs++;
+            enum { WG_PAD = 200 };
+            const size_t row = (size_t)n_head_kv * hd;
+            uint16_t *d_kp, *d_vp;
+            CK(cudaMalloc((void **)&d_kp, 2 * (nkv + WG_PAD * row)));
+            CK(cudaMalloc((void **)&d_vp, 2 * (nkv + WG_PAD * row)));
+            CK(cudaMemset(d_kp, 0xFF, 2 * (nkv + WG_PAD * row))); /* 0xFFFF: an f16 NaN */
+            CK(cudaMemset(d_vp, 0xFF, 2 * (nkv + WG_PAD * row)));
+            CK(cudaMemcpy(d_kp, kc, 2 * nkv, cudaMemcpyHostToDevice));
+            CK(cudaMemcpy(d_vp, vc, 2 * nkv, cudaMemcpyHostToDevice));
+            for (int ver = 0; ver < 2; ver++) {
+                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+                const int ran = ver == 0 ? tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0)
+                                         : tcu_attention_wg_tma(d_q, d_kp, d_vp, n_ctx + WG_PAD, n, d_pos, n_head,
+                                                                n_head_kv, hd, scale, d_out, 0);
+                CK(cudaGetLastError());
+                if (!ran) continue;
+                wg_runs[ver]++;
                 CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
                 size_t n_nan;
                 const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
-                if (e64 > wg_worst) wg_worst = e64;
-                CHECK(n_nan == 0 && e64 < FLASH_TOL, "v6 hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)",
-                      hd, n_head, n_head_kv, n, pos0, e64, n_nan);
-                if (n > 16)
-                    CHECK(memcmp(o_gpu, o_v3, sizeof(float) * nq) == 0,
-                          "v6 hd=%d heads=%d/%d n=%d pos0=%d: tcu_attention differs from tcu_attention_wg", hd, n_head,
-                          n_head_kv, n, pos0);
+                if (e64 > wg_worst[ver]) wg_worst[ver] = e64;
+                CHECK(n_nan == 0 && e64 < FLASH_TOL, "v6%c hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)",
+                      "ab"[ver], hd, n_head, n_head_kv, n, pos0, e64, n_nan);
+                /* the dispatcher's choice for this version: the same bytes */
+                tcu_attention_flash_set_wg(ver + 1);
+                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+                if (ver == 0 && n > 16) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+                else if (ver == 0) tcu_attention_flash(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+                else tcu_attention_flash_rows(d_q, d_kp, d_vp, n_ctx + WG_PAD, n, d_pos, n_head, n_head_kv, hd, scale,
+                                              d_out, 0);
+                CK(cudaMemcpy(o_v3, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+                CHECK(memcmp(o_gpu, o_v3, sizeof(float) * nq) == 0,
+                      "v6%c hd=%d heads=%d/%d n=%d pos0=%d: the dispatcher's output differs from the direct call",
+                      "ab"[ver], hd, n_head, n_head_kv, n, pos0);
             }
+            tcu_attention_flash_set_wg(2);
+            CK(cudaFree(d_kp));
+            CK(cudaFree(d_vp));
         }
         free(o_v3);
     }
@@ -422,8 +437,14 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     const float scale = 1.0f / sqrtf((float)hd);
     float *d_ws = NULL;
     if (split) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, split)));
-    for (int i = 0; i < 3; i++)
-        tcu_attention_split(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, split, 0);
+    /* a prefill chunk through the flash kernels as the backend calls them (the cache's rows known: v6b) */
+#define BENCH_CALL()                                                                                              \
+    do {                                                                                                          \
+        if (flash && n > 16 && tcu_attention_flash_ok(n_head, n_head_kv, hd))                                     \
+            tcu_attention_flash_rows(d_q, d_k, d_v, n_ctx, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);   \
+        else tcu_attention_split(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, split, 0);   \
+    } while (0)
+    for (int i = 0; i < 3; i++) BENCH_CALL();
     CK(cudaGetLastError());
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
@@ -431,7 +452,7 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     float ms[20];
     for (int r = 0; r < reps; r++) {
         CK(cudaEventRecord(e0, 0));
-        tcu_attention_split(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, split, 0);
+        BENCH_CALL();
         CK(cudaEventRecord(e1, 0));
         CK(cudaEventSynchronize(e1));
         CK(cudaEventElapsedTime(&ms[r], e0, e1));
@@ -595,23 +616,27 @@ int main(int argc, char **argv) {
     }
     if (only_q8) return check_summary("gpu_attention");
     printf("v3 (flash) worst rel L2 vs float64: %.3g (bound %.0e)\n", flash_worst, FLASH_TOL);
-    printf("v6 (wgmma) ran %d cases, worst rel L2 vs float64: %.3g (bound %.0e)\n", wg_runs, wg_worst, FLASH_TOL);
+    printf("v6a (wgmma, cp.async) ran %d cases, worst rel L2 vs float64: %.3g (bound %.0e)\n", wg_runs[0], wg_worst[0],
+           FLASH_TOL);
+    printf("v6b (wgmma, TMA) ran %d cases, worst rel L2 vs float64: %.3g (bound %.0e)\n", wg_runs[1], wg_worst[1],
+           FLASH_TOL);
     int cc_major = 0, cc_minor = 0;
     cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0);
     cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
-    if (cc_major == 9 && cc_minor == 0) CHECK(wg_runs > 0, "v6 never ran on this sm_90 device");
+    if (cc_major == 9 && cc_minor == 0) CHECK(wg_runs[0] > 0 && wg_runs[1] > 0, "v6a or v6b never ran on this sm_90 device");
     static const int big_s[] = {2048, 8192, 32768};
     if (only_wg) {
         printf("%-34s %15s\n", "tcu_attention (median of 20)", "time");
         for (int a = 0; a < 2; a++)
             for (int i = 0; i < 3; i++)
-                for (int wgon = 1; wgon >= 0; wgon--) {
+                for (int ver = 2; ver >= 0; ver--) {
                     char label[64];
-                    snprintf(label, sizeof label, "causal S=%d D=%d %s", big_s[i], hds[a], wgon ? "v6" : "v3 w4");
-                    tcu_attention_flash_set_wg(wgon);
+                    snprintf(label, sizeof label, "causal S=%d D=%d %s", big_s[i], hds[a],
+                             ver == 2 ? "v6b" : ver == 1 ? "v6a" : "v3 w4");
+                    tcu_attention_flash_set_wg(ver);
                     bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
                 }
-        tcu_attention_flash_set_wg(1);
+        tcu_attention_flash_set_wg(2);
         return check_summary("gpu_attention");
     }
     tcu_attention_flash_set_wg(0); /* the rows below are v1 / v3 / v4 as labelled; v6 in the causal table */
@@ -640,16 +665,16 @@ int main(int argc, char **argv) {
                 if (arm <= 0 && hds[a] > 128) continue;
                 const int nw = arm == 2 ? 8 : 4, mt = arm == 0 ? 2 : 1;
                 char label[64];
-                if (arm < 0) snprintf(label, sizeof label, "causal S=%d D=%d v6", big_s[i], hds[a]);
+                if (arm < 0) snprintf(label, sizeof label, "causal S=%d D=%d v6b", big_s[i], hds[a]);
                 else if (mt == 2) snprintf(label, sizeof label, "causal S=%d D=%d v4", big_s[i], hds[a]);
                 else snprintf(label, sizeof label, "causal S=%d D=%d v3 w%d", big_s[i], hds[a], nw);
-                tcu_attention_flash_set_wg(arm < 0);
+                tcu_attention_flash_set_wg(arm < 0 ? 2 : 0);
                 tcu_attention_flash_set_warps(nw);
                 tcu_attention_flash_set_mt(mt);
                 bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
             }
     tcu_attention_flash_set_warps(4);
     tcu_attention_flash_set_mt(1);
-    tcu_attention_flash_set_wg(1);
+    tcu_attention_flash_set_wg(2);
     return check_summary("gpu_attention");
 }
