@@ -517,11 +517,14 @@ extern "C" void tcu_attention_flash_set_warps(int nw) { g_flash_warps = nw == 8 
 static int g_flash_mt = 1;
 extern "C" void tcu_attention_flash_set_mt(int mt) { g_flash_mt = mt == 2 ? 2 : 1; }
 
-/* v6 (attention_wgmma.cu, wgmma on sm_90a) where the device and head dim allow it: 2 (default) v6b, K/V by TMA
- * when the caller gives the cache's readable rows (tcu_attention_flash_rows), else v6a; 1 v6a (cp.async); 0 v3
- * always (TERN_CUDA_FLASH_WG: the A/B arms; each another summation order, other bits). */
-static int g_flash_wg = 2;
-extern "C" void tcu_attention_flash_set_wg(int v) { g_flash_wg = v >= 0 && v <= 2 ? v : 2; }
+/* v6 (attention_wgmma.cu, wgmma on sm_90a) where the device and head dim allow it (TERN_CUDA_FLASH_WG, the A/B
+ * arms; each another summation order, other bits): 0 v3 always; 1 v6a (cp.async); 2..5 v6b (K/V by TMA, when
+ * the caller gives the cache's readable rows: tcu_attention_flash_rows; else v6a) with mode - 2 = pingpong (1) +
+ * intra-warpgroup pipelining (2): 2 neither, 3 pingpong, 4 pipelining, 5 both (the default: causal D=128 S=8192
+ * 466 vs 388 TFLOP/s plain, bench/gpu/flash-wg-v6c/); 6 = 5 with the softmax's scale as a separate multiply (the
+ * arm of the FFMA fold). */
+static int g_flash_wg = 5;
+extern "C" void tcu_attention_flash_set_wg(int v) { g_flash_wg = v >= 0 && v <= 6 ? v : 5; }
 
 extern "C" void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                                     int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
@@ -532,8 +535,8 @@ extern "C" void tcu_attention_flash_rows(const float *q, const uint16_t *kc, con
                                          const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
                                          cudaStream_t st) {
     if (n <= 0 || !tcu_attention_flash_ok(n_head, n_head_kv, hd)) return;
-    if (g_flash_wg == 2 && g_flash_mt == 1 && kv_rows > 0 &&
-        tcu_attention_wg_tma(q, kc, vc, kv_rows, n, pos, n_head, n_head_kv, hd, scale, out, st))
+    if (g_flash_wg >= 2 && g_flash_mt == 1 && kv_rows > 0 &&
+        tcu_attention_wg_tma(q, kc, vc, kv_rows, n, pos, n_head, n_head_kv, hd, scale, out, g_flash_wg - 2, st))
         return;
     if (g_flash_wg >= 1 && g_flash_mt == 1 && tcu_attention_wg(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st))
         return;

@@ -42,7 +42,6 @@
 #define WG_PTX 0
 #endif
 
-#if WG_PTX
 /* D (64 x 128 f32, the accumulator fragment) = A (64 x 16 f16, smem descriptor da) * B (16 x 128, smem descriptor
  * db, K-major) + (acc ? D : 0). */
 __device__ __forceinline__ void wg_mma_ss_n128(float (&d)[64], uint64_t da, uint64_t db, int acc) {
@@ -69,7 +68,6 @@ __device__ __forceinline__ void wg_mma_rs_n64_t(float (&d)[32], const uint32_t (
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
 }
-#endif /* WG_PTX */
 
 /* Shared-memory matrix descriptor (PTX ISA 9.7.15.5.1.2.2): start address, leading and stride byte offsets
  * (each >> 4), 128-byte swizzle (mode 1 in bits 62-63); the swizzle pattern starts at a 1024-byte boundary
@@ -303,7 +301,7 @@ flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
 }
 
 /* ---- v6b: the same math, K/V blocks by TMA from a producer warp (FlashAttention-3's warp specialization) ----
- * 8 consumer warps (2 warpgroups) as v6a plus one producer warp (warp 8) whose lane 0 copies each K/V block
+ * 8 consumer warps (2 warpgroups) as v6a plus a producer warpgroup (warp 8's lane 0) that copies each K/V block
  * into a ring of NS stages by 2 * hd / 64 tensor copies (cp.async.bulk.tensor.3d over the cache viewed as
  * (rows, n_head_kv, hd), 128-byte swizzle: the copy lands in the layout wg_sw writes), completion counted in
  * bytes on the stage's "full" mbarrier; each consumer thread arrives on the stage's "empty" mbarrier when its
@@ -341,13 +339,156 @@ template <int HD> struct wg_ws_cfg {
     static constexpr size_t SMEM = wg_cfg<HD>::Q_BYTES + (size_t)NS * 2 * wg_cfg<HD>::KV_BYTES + 1024;
 };
 
+/* The warpgroup's pieces of a block (v6b/v6c): S = Q K^T issued (not waited); the masked online softmax of S in
+ * place, returning the rescale factors of O's two rows; P packed to f16 A fragments; O += P V issued. */
 template <int HD>
-__global__ void __launch_bounds__(WG_T + 32, 1)
+__device__ __forceinline__ void wg_issue_s(float (&sc)[WG_BN / 2], uint32_t sq, uint32_t sk) {
+    wg_touch(sc);
+    wg_fence();
+#pragma unroll
+    for (int kt = 0; kt < HD / 16; kt++) {
+        const uint32_t off = (uint32_t)(kt & 3) * 32;
+        const uint64_t da = wg_desc(sq + (uint32_t)(kt >> 2) * (WG_BM * 128) + off, 16, 1024);
+        const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (WG_BN * 128) + off, 16, 1024);
+        wg_mma_ss_n128(sc, da, db, kt > 0);
+    }
+    wg_commit_mma();
+}
+template <int HD>
+__device__ __forceinline__ void wg_issue_pv(float (&o)[HD / 2], uint32_t (&pa)[WG_BN / 16][4], uint32_t sv) {
+    wg_touch(o);
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < WG_BN / 16; kk++) {
+        /* V MN-major: 8-key groups 1024 bytes apart (SBO), 64-column atoms WG_BN * 128 apart (LBO) */
+        const uint64_t dv = wg_desc(sv + (uint32_t)kk * 16 * 128, WG_BN * 128, 1024);
+        if constexpr (HD == 128) wg_mma_rs_n128_t(o, pa[kk], dv);
+        else wg_mma_rs_n64_t(o, pa[kk], dv);
+    }
+    wg_commit_mma();
+}
+/* IW's pair: S = Q K^T (one commit group), then O += P V (another), under one wgmma.fence: no register of
+ * either is touched between them (ptxas serializes the MMAs otherwise, C7513) */
+template <int HD>
+__device__ __forceinline__ void wg_issue_s_pv(float (&sc)[WG_BN / 2], uint32_t sq, uint32_t sk, float (&o)[HD / 2],
+                                              uint32_t (&pa)[WG_BN / 16][4], uint32_t sv) {
+    wg_touch(sc);
+    wg_touch(o);
+#pragma unroll
+    for (int kk = 0; kk < WG_BN / 16; kk++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) asm volatile("" : "+r"(pa[kk][i])::"memory");
+    wg_fence();
+#pragma unroll
+    for (int kt = 0; kt < HD / 16; kt++) {
+        const uint32_t off = (uint32_t)(kt & 3) * 32;
+        const uint64_t da = wg_desc(sq + (uint32_t)(kt >> 2) * (WG_BM * 128) + off, 16, 1024);
+        const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (WG_BN * 128) + off, 16, 1024);
+        wg_mma_ss_n128(sc, da, db, kt > 0);
+    }
+    wg_commit_mma();
+#pragma unroll
+    for (int kk = 0; kk < WG_BN / 16; kk++) {
+        const uint64_t dv = wg_desc(sv + (uint32_t)kk * 16 * 128, WG_BN * 128, 1024);
+        if constexpr (HD == 128) wg_mma_rs_n128_t(o, pa[kk], dv);
+        else wg_mma_rs_n64_t(o, pa[kk], dv);
+    }
+    wg_commit_mma();
+}
+/* 2^x: exp2f. (ex2.approx.ftz directly, by inline PTX or -ftz=true, would save ~3 instructions an element, but
+ * ptxas then spills the pipelined kernels at hd 128: 136-168 bytes of stack.) */
+__device__ __forceinline__ float wg_ex2(float x) { return exp2f(x); }
+/* The online softmax of one block's S (raw Q K^T, unscaled) in place, base 2 (v3's steps): masked entries
+ * -inf; m' = max(m, scale_log2 * rowmax S) (scale_log2 > 0, so the max commutes with the scaling); P =
+ * 2^(S * scale_log2 - m') as one FFMA and one ex2 an element; c = 2^(m - m') the factor for O and l. A row with
+ * nothing visible so far subtracts 0. */
+template <int FOLD>
+__device__ __forceinline__ void wg_softmax(float (&sc)[WG_BN / 2], int j0, int p0, int p1, int tq, float scale_log2,
+                                           float &m0, float &m1, float &l0, float &l1, float &c0, float &c1) {
+    if constexpr (!FOLD) { /* the arm: S scaled first (one FMUL an element more), then 2^(S' - m') */
+#pragma unroll
+        for (int i = 0; i < WG_BN / 2; i++) sc[i] *= scale_log2;
+        scale_log2 = 1.0f;
+    }
+    const bool fullv = j0 + WG_BN - 1 <= min(p0, p1);
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < WG_BN / 8; nt++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int j = j0 + nt * 8 + 2 * tq + e;
+            if (!fullv) {
+                if (j > p0) sc[4 * nt + e] = -INFINITY;
+                if (j > p1) sc[4 * nt + 2 + e] = -INFINITY;
+            }
+            mx0 = fmaxf(mx0, sc[4 * nt + e]);
+            mx1 = fmaxf(mx1, sc[4 * nt + 2 + e]);
+        }
+    }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    const float n0 = fmaxf(m0, mx0 * scale_log2), n1 = fmaxf(m1, mx1 * scale_log2);
+    const float u0 = n0 == -INFINITY ? 0.0f : n0, u1 = n1 == -INFINITY ? 0.0f : n1;
+    c0 = wg_ex2(m0 - u0);
+    c1 = wg_ex2(m1 - u1);
+    m0 = n0;
+    m1 = n1;
+    float rs0 = 0.0f, rs1 = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < WG_BN / 8; nt++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            sc[4 * nt + e] = wg_ex2(fmaf(sc[4 * nt + e], scale_log2, -u0));
+            sc[4 * nt + 2 + e] = wg_ex2(fmaf(sc[4 * nt + 2 + e], scale_log2, -u1));
+            rs0 += sc[4 * nt + e];
+            rs1 += sc[4 * nt + 2 + e];
+        }
+    }
+    l0 = l0 * c0 + rs0;
+    l1 = l1 * c1 + rs1;
+}
+__device__ __forceinline__ void wg_pack_p(const float (&sc)[WG_BN / 2], uint32_t (&pa)[WG_BN / 16][4]) {
+#pragma unroll
+    for (int kk = 0; kk < WG_BN / 16; kk++) { /* k-step kk: keys [16 kk, 16 kk + 16), S's tiles 2kk and 2kk + 1 */
+        pa[kk][0] = wg_pack(sc[8 * kk + 0], sc[8 * kk + 1]);
+        pa[kk][1] = wg_pack(sc[8 * kk + 2], sc[8 * kk + 3]);
+        pa[kk][2] = wg_pack(sc[8 * kk + 4], sc[8 * kk + 5]);
+        pa[kk][3] = wg_pack(sc[8 * kk + 6], sc[8 * kk + 7]);
+    }
+}
+template <int HD> __device__ __forceinline__ void wg_scale_o(float (&o)[HD / 2], float c0, float c1) {
+#pragma unroll
+    for (int d = 0; d < HD / 8; d++) {
+        o[4 * d] *= c0; o[4 * d + 1] *= c0;
+        o[4 * d + 2] *= c1; o[4 * d + 3] *= c1;
+    }
+}
+/* the A fragments of an issued P V stay in their registers until its wait */
+__device__ __forceinline__ void wg_touch_p(uint32_t (&pa)[WG_BN / 16][4]) {
+#pragma unroll
+    for (int kk = 0; kk < WG_BN / 16; kk++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) asm volatile("" : "+r"(pa[kk][i])::"memory");
+}
+template <int N> __device__ __forceinline__ void wg_wait_mma_n(void) {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+/* PP (v6c's pingpong, FlashAttention-3 section 3.1): the two warpgroups take turns issuing their MMAs, by two
+ * named barriers (3 + w: "warpgroup w may issue"; 256 threads: the waiter's 128 by bar.sync, the other's by
+ * bar.arrive), so one's softmax runs while the other's MMAs do. Every warpgroup passes the same number of
+ * turns (skipped blocks included); warpgroup 1 grants the first, warpgroup 0 takes a last one at the end.
+ * IW (intra-warpgroup pipelining, section 3.2): block b's S = Q K^T and block b - 1's O += P V are issued
+ * together, and block b's softmax runs while that P V does. */
+template <int HD, int PP, int IW, int FOLD>
+__global__ void __launch_bounds__(WG_T + 128, 1)
 flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv,
                       const float *__restrict__ q, int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv,
                       float scale_log2, float *__restrict__ out) {
 #if WG_PTX
-    constexpr int KT = HD / 16, NT = WG_BN / 8, DT = HD / 8, NA = HD / 64, NS = wg_ws_cfg<HD>::NS;
+    constexpr int DT = HD / 8, NA = HD / 64, NS = wg_ws_cfg<HD>::NS;
     constexpr uint32_t KVB = wg_cfg<HD>::KV_BYTES;
     extern __shared__ uint8_t wg_sm_raw[];
     __shared__ int sm_max[8];
@@ -360,7 +501,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, g = lane >> 2, tq = lane & 3;
     const int qb = (int)gridDim.x - 1 - (int)blockIdx.x;
     const int h = (int)blockIdx.y, hk = h / (n_head / n_head_kv);
-    const bool producer = warp == 8;
+    const bool producer = warp >= 8; /* warpgroup 2; its warp 8's lane 0 issues the copies */
     const int r0 = wg * 64 + (warp & 3) * 16 + g;
     const int t0 = qb * WG_BM + r0, t1 = t0 + 8;
     const int p0 = !producer && t0 < n ? pos[t0] : -1, p1 = !producer && t1 < n ? pos[t1] : -1;
@@ -397,8 +538,11 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     }
     const int n_kv = cmax + 1, n_blk = (n_kv + WG_BN - 1) / WG_BN;
 
+    /* registers from the producer warpgroup to the two MMA warpgroups (FlashAttention-3's split: 168 each at
+     * entry, __launch_bounds__(384, 1); 24 + 2 * 240 = 3 * 168) */
     if (producer) {
-        if (lane == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+        if (warp == 8 && lane == 0) {
             for (int b = 0; b < n_blk; b++) {
                 const int s = b % NS;
                 const uint32_t fb = (uint32_t)__cvta_generic_to_shared(&full[s]);
@@ -414,6 +558,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
         }
         return;
     }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
 
     float o[HD / 2];
 #pragma unroll
@@ -421,102 +566,128 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
     const uint32_t sq = sbase + (uint32_t)wg * 64 * 128;
     const int wtid = tid & 127; /* thread in the warpgroup */
-
-    for (int b = 0; b < n_blk; b++) {
+    /* blocks this warpgroup computes: the first nbw (j0 <= gmax); the rest it only waits for and releases */
+    const int nbw = gmax < 0 ? 0 : min(n_blk, gmax / WG_BN + 1);
+    auto turn_begin = [&]() { if constexpr (PP) asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wg) : "memory"); };
+    auto turn_end = [&]() { if constexpr (PP) asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - wg) : "memory"); };
+    if constexpr (PP) {
+        if (wg == 1) asm volatile("bar.arrive 3, 256;\n" ::: "memory");
+    }
+    /* block b's stage ready; the last block's V rows [n_kv - j0, WG_BN) zeroed (this warpgroup's own stores;
+     * the other may write the same zeros) */
+    auto acquire = [&](int b) {
         const int s = b % NS;
         wg_mbar_wait((uint32_t)__cvta_generic_to_shared(&full[s]), (uint32_t)((b / NS) & 1));
         const int j0 = b * WG_BN;
-        if (j0 <= gmax) { /* warpgroup-uniform */
-            const uint32_t sk = sstage + (uint32_t)s * 2 * KVB, sv = sk + KVB;
-            if (j0 + WG_BN > n_kv) { /* the last block: V rows [n_kv - j0, WG_BN) to zero (this warpgroup's own
-                                      * stores; the other may write the same zeros) */
-                const int z0 = n_kv - j0;
-                for (int c = z0 * 8 + wtid; c < WG_BN * 8; c += 128)
+        if (b < nbw && j0 + WG_BN > n_kv) {
+            const uint32_t sv = sstage + (uint32_t)s * 2 * KVB + KVB;
+            for (int c = (n_kv - j0) * 8 + wtid; c < WG_BN * 8; c += 128)
 #pragma unroll
-                    for (int a = 0; a < NA; a++)
-                        *(uint4 *)(sgen + (sv - sbase) + a * (WG_BN * 128) + c * 16) = make_uint4(0, 0, 0, 0);
-                wg_fence_proxy();
-                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
-            }
-            float sc[WG_BN / 2];
-            wg_touch(sc);
-            wg_fence();
-#pragma unroll
-            for (int kt = 0; kt < KT; kt++) {
-                const uint32_t off = (uint32_t)(kt & 3) * 32;
-                const uint64_t da = wg_desc(sq + (uint32_t)(kt >> 2) * (WG_BM * 128) + off, 16, 1024);
-                const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (WG_BN * 128) + off, 16, 1024);
-                wg_mma_ss_n128(sc, da, db, kt > 0);
-            }
-            wg_commit_mma();
-            wg_wait_mma();
-            wg_touch(sc);
-            const bool fullv = j0 + WG_BN - 1 <= min(p0, p1);
-            float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int j = j0 + nt * 8 + 2 * tq + e;
-                    float a = sc[4 * nt + e] * scale_log2, c = sc[4 * nt + 2 + e] * scale_log2;
-                    if (!fullv) {
-                        if (j > p0) a = -INFINITY;
-                        if (j > p1) c = -INFINITY;
-                    }
-                    sc[4 * nt + e] = a;
-                    sc[4 * nt + 2 + e] = c;
-                    mx0 = fmaxf(mx0, a);
-                    mx1 = fmaxf(mx1, c);
-                }
-            }
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-            const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
-            const float u0 = n0 == -INFINITY ? 0.0f : n0, u1 = n1 == -INFINITY ? 0.0f : n1;
-            const float c0 = exp2f(m0 - u0), c1 = exp2f(m1 - u1);
-            m0 = n0;
-            m1 = n1;
-            float rs0 = 0.0f, rs1 = 0.0f;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    sc[4 * nt + e] = exp2f(sc[4 * nt + e] - u0);
-                    sc[4 * nt + 2 + e] = exp2f(sc[4 * nt + 2 + e] - u1);
-                    rs0 += sc[4 * nt + e];
-                    rs1 += sc[4 * nt + 2 + e];
-                }
-            }
-            l0 = l0 * c0 + rs0;
-            l1 = l1 * c1 + rs1;
-#pragma unroll
-            for (int d = 0; d < DT; d++) {
-                o[4 * d] *= c0; o[4 * d + 1] *= c0;
-                o[4 * d + 2] *= c1; o[4 * d + 3] *= c1;
-            }
-            uint32_t pa[WG_BN / 16][4];
-#pragma unroll
-            for (int kk = 0; kk < WG_BN / 16; kk++) {
-                pa[kk][0] = wg_pack(sc[8 * kk + 0], sc[8 * kk + 1]);
-                pa[kk][1] = wg_pack(sc[8 * kk + 2], sc[8 * kk + 3]);
-                pa[kk][2] = wg_pack(sc[8 * kk + 4], sc[8 * kk + 5]);
-                pa[kk][3] = wg_pack(sc[8 * kk + 6], sc[8 * kk + 7]);
-            }
-            wg_touch(o);
-            wg_fence();
-#pragma unroll
-            for (int kk = 0; kk < WG_BN / 16; kk++) {
-                const uint64_t dv = wg_desc(sv + (uint32_t)kk * 16 * 128, WG_BN * 128, 1024);
-                if constexpr (HD == 128) wg_mma_rs_n128_t(o, pa[kk], dv);
-                else wg_mma_rs_n64_t(o, pa[kk], dv);
-            }
-            wg_commit_mma();
-            wg_wait_mma();
-            wg_touch(o);
+                for (int a = 0; a < NA; a++)
+                    *(uint4 *)(sgen + (sv - sbase) + a * (WG_BN * 128) + c * 16) = make_uint4(0, 0, 0, 0);
+            wg_fence_proxy();
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
         }
-        wg_mbar_arrive((uint32_t)__cvta_generic_to_shared(&empty[s])); /* this thread is done with stage s */
+    };
+    auto release = [&](int b) { wg_mbar_arrive((uint32_t)__cvta_generic_to_shared(&empty[b % NS])); };
+    auto stage_k = [&](int b) { return sstage + (uint32_t)(b % NS) * 2 * KVB; };
+
+    if constexpr (!IW) {
+        for (int b = 0; b < n_blk; b++) {
+            acquire(b);
+            if (b < nbw) {
+                float sc[WG_BN / 2], c0, c1;
+                uint32_t pa[WG_BN / 16][4];
+                turn_begin();
+                wg_issue_s<HD>(sc, sq, stage_k(b));
+                turn_end();
+                wg_wait_mma();
+                wg_touch(sc);
+                wg_softmax<FOLD>(sc, b * WG_BN, p0, p1, tq, scale_log2, m0, m1, l0, l1, c0, c1);
+                wg_scale_o<HD>(o, c0, c1);
+                wg_pack_p(sc, pa);
+                turn_begin();
+                wg_issue_pv<HD>(o, pa, stage_k(b) + KVB);
+                turn_end();
+                wg_wait_mma();
+                wg_touch(o);
+                wg_touch_p(pa);
+            } else {
+                turn_begin();
+                turn_end();
+                turn_begin();
+                turn_end();
+            }
+            release(b);
+        }
+    } else {
+        /* no wgmma under a condition inside the loop (ptxas serializes them there, C7518): block 0 and the
+         * last P V are peeled */
+        uint32_t pp[WG_BN / 16][4]; /* the previous block's P, in flight in its P V */
+        if (nbw > 0) {
+            float sc[WG_BN / 2], c0, c1;
+            acquire(0);
+            turn_begin();
+            wg_issue_s<HD>(sc, sq, stage_k(0));
+            turn_end();
+            wg_wait_mma();
+            wg_touch(sc);
+            wg_softmax<FOLD>(sc, 0, p0, p1, tq, scale_log2, m0, m1, l0, l1, c0, c1);
+            wg_pack_p(sc, pp);
+        }
+        /* block b: its S with block b - 1's P V (in pin), its P into pout; unrolled by two so the P buffers
+         * swap roles without a copy (a loop-carried copy into the next P V's A registers serializes the MMAs,
+         * C7513) */
+        uint32_t pq[WG_BN / 16][4];
+        auto step = [&](int b, uint32_t (&pin)[WG_BN / 16][4], uint32_t (&pout)[WG_BN / 16][4]) {
+            float sc[WG_BN / 2], c0, c1;
+            acquire(b);
+            turn_begin();
+            wg_issue_s_pv<HD>(sc, sq, stage_k(b), o, pin, stage_k(b - 1) + KVB);
+            turn_end();
+            wg_wait_mma_n<1>(); /* S done; the previous P V may still run */
+            wg_touch(sc);
+            wg_softmax<FOLD>(sc, b * WG_BN, p0, p1, tq, scale_log2, m0, m1, l0, l1, c0, c1);
+            wg_pack_p(sc, pout);
+            wg_wait_mma();
+            wg_touch(o);
+            wg_touch_p(pin);
+            release(b - 1);
+            wg_scale_o<HD>(o, c0, c1);
+        };
+        int b = 1;
+        for (; b + 1 < nbw; b += 2) {
+            step(b, pp, pq);
+            step(b + 1, pq, pp);
+        }
+        auto tail = [&](uint32_t (&pl)[WG_BN / 16][4]) { /* the last computed block's P V */
+            turn_begin();
+            wg_issue_pv<HD>(o, pl, stage_k(nbw - 1) + KVB);
+            turn_end();
+            wg_wait_mma();
+            wg_touch(o);
+            wg_touch_p(pl);
+            release(nbw - 1);
+        };
+        if (b < nbw) { /* one more step: the last P is in pq */
+            step(b, pp, pq);
+            tail(pq);
+        } else if (nbw > 0) {
+            tail(pp);
+        }
+        for (int b = nbw; b < n_blk; b++) {
+            acquire(b);
+            turn_begin();
+            turn_end();
+            release(b);
+        }
+        if (nbw == 0) { /* the turn count: n_blk + 1 for every warpgroup */
+            turn_begin();
+            turn_end();
+        }
+    }
+    if constexpr (PP) {
+        if (wg == 0) asm volatile("bar.sync 3, 256;\n" ::: "memory");
     }
 
     l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
@@ -611,21 +782,41 @@ static int wg_map(CUtensorMap *m, const uint16_t *base, int kv_rows, int n_head_
                    CUDA_SUCCESS ? 0 : -1;
 }
 
+template <int HD, int PP, int IW, int FOLD>
+static int wg_tma_launch(const CUtensorMap &mk, const CUtensorMap &mv, const float *q, int n, const int32_t *pos,
+                         int n_head, int n_head_kv, float sl2, float *out, cudaStream_t st) {
+    static unsigned ok, no;
+    const void *kf = (const void *)flash_wgmma_ws_kernel<HD, PP, IW, FOLD>;
+    if (!wg_device_ok(kf, wg_ws_cfg<HD>::SMEM, &ok, &no)) return 0;
+    const dim3 grid((unsigned)((n + WG_BM - 1) / WG_BM), (unsigned)n_head);
+    flash_wgmma_ws_kernel<HD, PP, IW, FOLD><<<grid, WG_T + 128, wg_ws_cfg<HD>::SMEM, st>>>(mk, mv, q, n, pos, n_head, n_head_kv,
+                                                                                   sl2, out);
+    return 1;
+}
+
 extern "C" int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
                                     const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
-                                    cudaStream_t st) {
-    if (n <= 0 || kv_rows <= 0 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0;
-    static unsigned ok[2], no[2];
-    const void *kf = hd == 128 ? (const void *)flash_wgmma_ws_kernel<128> : (const void *)flash_wgmma_ws_kernel<64>;
-    const size_t smem = hd == 128 ? wg_ws_cfg<128>::SMEM : wg_ws_cfg<64>::SMEM;
-    if (!wg_device_ok(kf, smem, &ok[hd == 128 ? 0 : 1], &no[hd == 128 ? 0 : 1])) return 0;
+                                    int mode, cudaStream_t st) {
+    if (n <= 0 || kv_rows <= 0 || mode < 0 || mode > 4 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0;
     CUtensorMap mk, mv;
     if (wg_map(&mk, kc, kv_rows, n_head_kv, hd) || wg_map(&mv, vc, kv_rows, n_head_kv, hd)) return 0;
-    const dim3 grid((unsigned)((n + WG_BM - 1) / WG_BM), (unsigned)n_head);
     const float sl2 = scale * 1.4426950408889634f;
-    if (hd == 128)
-        flash_wgmma_ws_kernel<128><<<grid, WG_T + 32, smem, st>>>(mk, mv, q, n, pos, n_head, n_head_kv, sl2, out);
-    else
-        flash_wgmma_ws_kernel<64><<<grid, WG_T + 32, smem, st>>>(mk, mv, q, n, pos, n_head, n_head_kv, sl2, out);
-    return 1;
+#define WG_L(H, P, I, F) wg_tma_launch<H, P, I, F>(mk, mv, q, n, pos, n_head, n_head_kv, sl2, out, st)
+    if (hd == 128) {
+        switch (mode) {
+        case 0: return WG_L(128, 0, 0, 1);
+        case 1: return WG_L(128, 1, 0, 1);
+        case 2: return WG_L(128, 0, 1, 1);
+        case 3: return WG_L(128, 1, 1, 1);
+        default: return WG_L(128, 1, 1, 0);
+        }
+    }
+    switch (mode) {
+    case 0: return WG_L(64, 0, 0, 1);
+    case 1: return WG_L(64, 1, 0, 1);
+    case 2: return WG_L(64, 0, 1, 1);
+    case 3: return WG_L(64, 1, 1, 1);
+    default: return WG_L(64, 1, 1, 0);
+    }
+#undef WG_L
 }

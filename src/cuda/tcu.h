@@ -300,13 +300,17 @@ void tcu_attention_flash_set_mt(int mt);
  * (v6b: K/V by TMA from a ninth, producer warp into a ring; kv_rows: rows of kc/vc that may be read, >= every
  * pos + 1) launch it and return 1, or return 0 (nothing launched) when the shape or the device (compute
  * capability 9.0 with the sm_90a code; v6b: the driver's tensor-map encoder) does not allow it.
- * tcu_attention_flash_rows(kv_rows) takes v6b, then v6a, then v3/v4 as tcu_attention_flash_set_wg allows: 2
- * (default) v6b where kv_rows > 0, 1 v6a, 0 v3 (TERN_CUDA_FLASH_WG); tcu_attention_flash is it with kv_rows 0.
+ * v6b's mode: 0 plain, 1 pingpong (the warpgroups take turns issuing MMAs), 2 intra-warpgroup pipelining (block
+ * b's S with block b - 1's P V), 3 both (FlashAttention-3, Shah et al. 2024, section 3), 4 = 3 with the softmax
+ * scale as its own multiply (modes 0-3 fold it into the exponent's FFMA).
+ * tcu_attention_flash_rows(kv_rows) takes v6b, then v6a, then v3/v4 as tcu_attention_flash_set_wg allows:
+ * 2..6 v6b (mode = value - 2; default 5) where kv_rows > 0, else v6a; 1 v6a; 0 v3 (TERN_CUDA_FLASH_WG); tcu_attention_flash
+ * is it with kv_rows 0.
  * Q and P rounded to f16 as v3; each version sums in another order (other bits). */
 int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
                      int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
 int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n, const int32_t *pos,
-                         int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+                         int n_head, int n_head_kv, int hd, float scale, float *out, int mode, cudaStream_t st);
 int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd);
 void tcu_attention_flash_rows(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
                               const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,

@@ -98,8 +98,10 @@ static double rel_l2_f(const float *got, const float *want, size_t n) {
 
 #define FLASH_TOL 2e-3
 static double flash_worst; /* largest v3 error seen, printed at the end */
-static double wg_worst[2]; /* largest v6a / v6b error seen */
-static int wg_runs[2];     /* cases v6a / v6b ran (0 off sm_90) */
+static double wg_worst[6]; /* largest error seen: v6a, v6b modes 0..4 */
+static int wg_runs[6];     /* cases each ran (0 off sm_90) */
+static const char *wg_name[6] = {"a", "b", "b pingpong", "b pipelined", "b pingpong+pipelined",
+                                 "b pingpong+pipelined, scale unfolded"};
 
 static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, int pos0) {
     const int n_ctx = pos0 + n;
@@ -197,11 +199,11 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
             CK(cudaMemset(d_vp, 0xFF, 2 * (nkv + WG_PAD * row)));
             CK(cudaMemcpy(d_kp, kc, 2 * nkv, cudaMemcpyHostToDevice));
             CK(cudaMemcpy(d_vp, vc, 2 * nkv, cudaMemcpyHostToDevice));
-            for (int ver = 0; ver < 2; ver++) {
+            for (int ver = 0; ver < 6; ver++) { /* v6a, then v6b's modes 0..4 */
                 CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
                 const int ran = ver == 0 ? tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0)
                                          : tcu_attention_wg_tma(d_q, d_kp, d_vp, n_ctx + WG_PAD, n, d_pos, n_head,
-                                                                n_head_kv, hd, scale, d_out, 0);
+                                                                n_head_kv, hd, scale, d_out, ver - 1, 0);
                 CK(cudaGetLastError());
                 if (!ran) continue;
                 wg_runs[ver]++;
@@ -209,8 +211,8 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
                 size_t n_nan;
                 const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
                 if (e64 > wg_worst[ver]) wg_worst[ver] = e64;
-                CHECK(n_nan == 0 && e64 < FLASH_TOL, "v6%c hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)",
-                      "ab"[ver], hd, n_head, n_head_kv, n, pos0, e64, n_nan);
+                CHECK(n_nan == 0 && e64 < FLASH_TOL, "v6%s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)",
+                      wg_name[ver], hd, n_head, n_head_kv, n, pos0, e64, n_nan);
                 /* the dispatcher's choice for this version: the same bytes */
                 tcu_attention_flash_set_wg(ver + 1);
                 CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
@@ -220,10 +222,10 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
                                               d_out, 0);
                 CK(cudaMemcpy(o_v3, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
                 CHECK(memcmp(o_gpu, o_v3, sizeof(float) * nq) == 0,
-                      "v6%c hd=%d heads=%d/%d n=%d pos0=%d: the dispatcher's output differs from the direct call",
-                      "ab"[ver], hd, n_head, n_head_kv, n, pos0);
+                      "v6%s hd=%d heads=%d/%d n=%d pos0=%d: the dispatcher's output differs from the direct call",
+                      wg_name[ver], hd, n_head, n_head_kv, n, pos0);
             }
-            tcu_attention_flash_set_wg(2);
+            tcu_attention_flash_set_wg(5);
             CK(cudaFree(d_kp));
             CK(cudaFree(d_vp));
         }
@@ -616,27 +618,27 @@ int main(int argc, char **argv) {
     }
     if (only_q8) return check_summary("gpu_attention");
     printf("v3 (flash) worst rel L2 vs float64: %.3g (bound %.0e)\n", flash_worst, FLASH_TOL);
-    printf("v6a (wgmma, cp.async) ran %d cases, worst rel L2 vs float64: %.3g (bound %.0e)\n", wg_runs[0], wg_worst[0],
-           FLASH_TOL);
-    printf("v6b (wgmma, TMA) ran %d cases, worst rel L2 vs float64: %.3g (bound %.0e)\n", wg_runs[1], wg_worst[1],
-           FLASH_TOL);
+    for (int v = 0; v < 6; v++)
+        printf("v6%s (wgmma) ran %d cases, worst rel L2 vs float64: %.3g (bound %.0e)\n", wg_name[v], wg_runs[v],
+               wg_worst[v], FLASH_TOL);
     int cc_major = 0, cc_minor = 0;
     cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0);
     cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
-    if (cc_major == 9 && cc_minor == 0) CHECK(wg_runs[0] > 0 && wg_runs[1] > 0, "v6a or v6b never ran on this sm_90 device");
+    if (cc_major == 9 && cc_minor == 0)
+        for (int v = 0; v < 6; v++) CHECK(wg_runs[v] > 0, "v6%s never ran on this sm_90 device", wg_name[v]);
     static const int big_s[] = {2048, 8192, 32768};
     if (only_wg) {
         printf("%-34s %15s\n", "tcu_attention (median of 20)", "time");
         for (int a = 0; a < 2; a++)
             for (int i = 0; i < 3; i++)
-                for (int ver = 2; ver >= 0; ver--) {
+                for (int ver = 6; ver >= 0; ver--) {
+                    static const char *lab[7] = {"v3 w4", "v6a", "v6b", "v6b pp", "v6b iw", "v6b pp+iw", "v6b pp+iw nofold"};
                     char label[64];
-                    snprintf(label, sizeof label, "causal S=%d D=%d %s", big_s[i], hds[a],
-                             ver == 2 ? "v6b" : ver == 1 ? "v6a" : "v3 w4");
+                    snprintf(label, sizeof label, "causal S=%d D=%d %s", big_s[i], hds[a], lab[ver]);
                     tcu_attention_flash_set_wg(ver);
                     bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
                 }
-        tcu_attention_flash_set_wg(2);
+        tcu_attention_flash_set_wg(5);
         return check_summary("gpu_attention");
     }
     tcu_attention_flash_set_wg(0); /* the rows below are v1 / v3 / v4 as labelled; v6 in the causal table */
@@ -668,13 +670,13 @@ int main(int argc, char **argv) {
                 if (arm < 0) snprintf(label, sizeof label, "causal S=%d D=%d v6b", big_s[i], hds[a]);
                 else if (mt == 2) snprintf(label, sizeof label, "causal S=%d D=%d v4", big_s[i], hds[a]);
                 else snprintf(label, sizeof label, "causal S=%d D=%d v3 w%d", big_s[i], hds[a], nw);
-                tcu_attention_flash_set_wg(arm < 0 ? 2 : 0);
+                tcu_attention_flash_set_wg(arm < 0 ? 5 : 0);
                 tcu_attention_flash_set_warps(nw);
                 tcu_attention_flash_set_mt(mt);
                 bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
             }
     tcu_attention_flash_set_warps(4);
     tcu_attention_flash_set_mt(1);
-    tcu_attention_flash_set_wg(2);
+    tcu_attention_flash_set_wg(5);
     return check_summary("gpu_attention");
 }
