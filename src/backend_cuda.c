@@ -689,6 +689,7 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
         if (getenv("TERN_CUDA_FLASH_WG")) tcu_attention_flash_set_wg(atoi(getenv("TERN_CUDA_FLASH_WG")));
+        if (getenv("TERN_CUDA_FLASH_ORDER")) tcu_attention_flash_set_order(atoi(getenv("TERN_CUDA_FLASH_ORDER")));
         g->gemv_max = TCU_MULTI_MAX;
         g->att_x16 = !getenv_is0("TERN_CUDA_ATT_X16");
         g->flash = !getenv_is0("TERN_CUDA_FLASH") && tcu_attention_flash_ok(g->nh, g->nkv, m->head_dim);

@@ -525,6 +525,11 @@ extern "C" void tcu_attention_flash_set_mt(int mt) { g_flash_mt = mt == 2 ? 2 : 
  * arm of the FFMA fold). */
 static int g_flash_wg = 5;
 extern "C" void tcu_attention_flash_set_wg(int v) { g_flash_wg = v >= 0 && v <= 6 ? v : 5; }
+/* v6b's tile order (TERN_CUDA_FLASH_ORDER, attention_wgmma.cu): 0 a (query block, head) grid, each head's latest
+ * block first; 1 the longest tiles of every head first over a 1-D grid; 2 (default) by KV head, the longest first
+ * within one. The same bits. */
+static int g_flash_order = 2;
+extern "C" void tcu_attention_flash_set_order(int o) { g_flash_order = o >= 0 && o <= 2 ? o : 2; }
 
 extern "C" void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                                     int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
@@ -536,7 +541,8 @@ extern "C" void tcu_attention_flash_rows(const float *q, const uint16_t *kc, con
                                          cudaStream_t st) {
     if (n <= 0 || !tcu_attention_flash_ok(n_head, n_head_kv, hd)) return;
     if (g_flash_wg >= 2 && g_flash_mt == 1 && kv_rows > 0 &&
-        tcu_attention_wg_tma(q, kc, vc, kv_rows, n, pos, n_head, n_head_kv, hd, scale, out, g_flash_wg - 2, st))
+        tcu_attention_wg_tma(q, kc, vc, kv_rows, n, pos, n_head, n_head_kv, hd, scale, out,
+                             g_flash_wg - 2 + 8 * g_flash_order, st))
         return;
     if (g_flash_wg >= 1 && g_flash_mt == 1 && tcu_attention_wg(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st))
         return;

@@ -486,7 +486,7 @@ template <int HD, int PP, int IW, int FOLD>
 __global__ void __launch_bounds__(WG_T + 128, 1)
 flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv,
                       const float *__restrict__ q, int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv,
-                      float scale_log2, float *__restrict__ out) {
+                      float scale_log2, float *__restrict__ out, int order) {
 #if WG_PTX
     constexpr int DT = HD / 8, NA = HD / 64, NS = wg_ws_cfg<HD>::NS;
     constexpr uint32_t KVB = wg_cfg<HD>::KV_BYTES;
@@ -499,8 +499,24 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     const uint32_t sstage = sbase + wg_cfg<HD>::Q_BYTES; /* stage s: K at sstage + s * 2 * KVB, V after it */
 
     const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, g = lane >> 2, tq = lane & 3;
-    const int qb = (int)gridDim.x - 1 - (int)blockIdx.x;
-    const int h = (int)blockIdx.y, hk = h / (n_head / n_head_kv);
+    /* the tile: order 0 a grid (query blocks, heads), each head's latest block first; order 1 a 1-D grid with
+     * every head's latest block before any earlier one (the longest tiles first over the whole grid); order 2 a
+     * 1-D grid by KV head, within one its query heads' latest blocks first (the longest first there, and the
+     * CTAs in flight read one KV head's K/V, so it stays in L2) */
+    const int nqb = (n + WG_BM - 1) / WG_BM, G = n_head / n_head_kv, bx = (int)blockIdx.x;
+    int qb, h;
+    if (order == 1) {
+        qb = nqb - 1 - bx / n_head;
+        h = bx % n_head;
+    } else if (order == 2) {
+        const int in = bx % (nqb * G);
+        qb = nqb - 1 - in / G;
+        h = bx / (nqb * G) * G + in % G;
+    } else {
+        qb = (int)gridDim.x - 1 - bx;
+        h = (int)blockIdx.y;
+    }
+    const int hk = h / G;
     const bool producer = warp >= 8; /* warpgroup 2; its warp 8's lane 0 issues the copies */
     const int r0 = wg * 64 + (warp & 3) * 16 + g;
     const int t0 = qb * WG_BM + r0, t1 = t0 + 8;
@@ -784,24 +800,28 @@ static int wg_map(CUtensorMap *m, const uint16_t *base, int kv_rows, int n_head_
 
 template <int HD, int PP, int IW, int FOLD>
 static int wg_tma_launch(const CUtensorMap &mk, const CUtensorMap &mv, const float *q, int n, const int32_t *pos,
-                         int n_head, int n_head_kv, float sl2, float *out, cudaStream_t st) {
+                         int n_head, int n_head_kv, float sl2, float *out, int order, cudaStream_t st) {
     static unsigned ok, no;
     const void *kf = (const void *)flash_wgmma_ws_kernel<HD, PP, IW, FOLD>;
     if (!wg_device_ok(kf, wg_ws_cfg<HD>::SMEM, &ok, &no)) return 0;
-    const dim3 grid((unsigned)((n + WG_BM - 1) / WG_BM), (unsigned)n_head);
-    flash_wgmma_ws_kernel<HD, PP, IW, FOLD><<<grid, WG_T + 128, wg_ws_cfg<HD>::SMEM, st>>>(mk, mv, q, n, pos, n_head, n_head_kv,
-                                                                                   sl2, out);
+    const unsigned nqb = (unsigned)((n + WG_BM - 1) / WG_BM);
+    const dim3 grid = order ? dim3(nqb * (unsigned)n_head) : dim3(nqb, (unsigned)n_head);
+    flash_wgmma_ws_kernel<HD, PP, IW, FOLD><<<grid, WG_T + 128, wg_ws_cfg<HD>::SMEM, st>>>(
+        mk, mv, q, n, pos, n_head, n_head_kv, sl2, out, order);
     return 1;
 }
 
 extern "C" int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
                                     const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
                                     int mode, cudaStream_t st) {
-    if (n <= 0 || kv_rows <= 0 || mode < 0 || mode > 4 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0;
+    const int order = mode >> 3; /* mode = version + 8 * order */
+    mode &= 7;
+    if (n <= 0 || kv_rows <= 0 || mode > 4 || order > 2 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0;
+    if (order && (int64_t)((n + WG_BM - 1) / WG_BM) * n_head > 0x7FFFFFFF) return 0;
     CUtensorMap mk, mv;
     if (wg_map(&mk, kc, kv_rows, n_head_kv, hd) || wg_map(&mv, vc, kv_rows, n_head_kv, hd)) return 0;
     const float sl2 = scale * 1.4426950408889634f;
-#define WG_L(H, P, I, F) wg_tma_launch<H, P, I, F>(mk, mv, q, n, pos, n_head, n_head_kv, sl2, out, st)
+#define WG_L(H, P, I, F) wg_tma_launch<H, P, I, F>(mk, mv, q, n, pos, n_head, n_head_kv, sl2, out, order, st)
     if (hd == 128) {
         switch (mode) {
         case 0: return WG_L(128, 0, 0, 1);

@@ -302,7 +302,8 @@ void tcu_attention_flash_set_mt(int mt);
  * capability 9.0 with the sm_90a code; v6b: the driver's tensor-map encoder) does not allow it.
  * v6b's mode: 0 plain, 1 pingpong (the warpgroups take turns issuing MMAs), 2 intra-warpgroup pipelining (block
  * b's S with block b - 1's P V), 3 both (FlashAttention-3, Shah et al. 2024, section 3), 4 = 3 with the softmax
- * scale as its own multiply (modes 0-3 fold it into the exponent's FFMA).
+ * scale as its own multiply (modes 0-3 fold it into the exponent's FFMA); + 8 * order: the tile order of
+ * tcu_attention_flash_set_order.
  * tcu_attention_flash_rows(kv_rows) takes v6b, then v6a, then v3/v4 as tcu_attention_flash_set_wg allows:
  * 2..6 v6b (mode = value - 2; default 5) where kv_rows > 0, else v6a; 1 v6a; 0 v3 (TERN_CUDA_FLASH_WG); tcu_attention_flash
  * is it with kv_rows 0.
@@ -316,6 +317,10 @@ void tcu_attention_flash_rows(const float *q, const uint16_t *kc, const uint16_t
                               const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
                               cudaStream_t st);
 void tcu_attention_flash_set_wg(int v);
+/* v6b's tile order (mode + 8 * order in tcu_attention_wg_tma; TERN_CUDA_FLASH_ORDER): 0 a (query block, head)
+ * grid, each head's latest first; 1 every head's latest query block first over one grid dimension; 2 (default)
+ * by KV head, within one its query heads' latest blocks first. The same bits. */
+void tcu_attention_flash_set_order(int o);
 
 /* ---- sampling (src/cuda/sample.cu) ------------------------------------------------------------ */
 
