@@ -526,10 +526,11 @@ extern "C" void tcu_attention_flash_set_mt(int mt) { g_flash_mt = mt == 2 ? 2 : 
 static int g_flash_wg = 5;
 extern "C" void tcu_attention_flash_set_wg(int v) { g_flash_wg = v >= 0 && v <= 6 ? v : 5; }
 /* v6b's tile order (TERN_CUDA_FLASH_ORDER, attention_wgmma.cu): 0 a (query block, head) grid, each head's latest
- * block first; 1 the longest tiles of every head first over a 1-D grid; 2 (default) by KV head, the longest first
- * within one. The same bits. */
-static int g_flash_order = 2;
-extern "C" void tcu_attention_flash_set_order(int o) { g_flash_order = o >= 0 && o <= 2 ? o : 2; }
+ * block first; 1 (default) the longest tiles of every head first over a 1-D grid; 2 by KV head, the longest first
+ * within one. The same bits. Causal D=128 S=2048 / 8192 / 32768: 303 / 491 / 478 TFLOP/s (1) vs 264 / 438 / 484
+ * (0) and 283 / 455 / 488 (2) in one run (bench/gpu/flash-wg-order2/; run to run the S=8192 row moves ~8%). */
+static int g_flash_order = 1;
+extern "C" void tcu_attention_flash_set_order(int o) { g_flash_order = o >= 0 && o <= 2 ? o : 1; }
 
 extern "C" void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                                     int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {

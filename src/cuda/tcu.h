@@ -318,7 +318,7 @@ void tcu_attention_flash_rows(const float *q, const uint16_t *kc, const uint16_t
                               cudaStream_t st);
 void tcu_attention_flash_set_wg(int v);
 /* v6b's tile order (mode + 8 * order in tcu_attention_wg_tma; TERN_CUDA_FLASH_ORDER): 0 a (query block, head)
- * grid, each head's latest first; 1 every head's latest query block first over one grid dimension; 2 (default)
+ * grid, each head's latest first; 1 (default) every head's latest query block first over one grid dimension; 2
  * by KV head, within one its query heads' latest blocks first. The same bits. */
 void tcu_attention_flash_set_order(int o);
 

@@ -633,14 +633,14 @@ int main(int argc, char **argv) {
             for (int i = 0; i < 3; i++)
                 for (int ver = 8; ver >= 0; ver--) {
                     static const char *lab[9] = {"v3 w4", "v6a", "v6b", "v6b pp", "v6b iw", "v6b pp+iw",
-                                                 "v6b pp+iw nofold", "v6b pp+iw order0", "v6b pp+iw order1"};
+                                                 "v6b pp+iw nofold", "v6b pp+iw order0", "v6b pp+iw order2"};
                     char label[64];
                     snprintf(label, sizeof label, "causal S=%d D=%d %s", big_s[i], hds[a], lab[ver]);
                     tcu_attention_flash_set_wg(ver >= 7 ? 5 : ver);
-                    tcu_attention_flash_set_order(ver == 7 ? 0 : ver == 8 ? 1 : 2);
+                    tcu_attention_flash_set_order(ver == 7 ? 0 : ver == 8 ? 2 : 1);
                     bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
                 }
-        tcu_attention_flash_set_order(2);
+        tcu_attention_flash_set_order(1);
         tcu_attention_flash_set_wg(5);
         return check_summary("gpu_attention");
     }
