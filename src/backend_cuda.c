@@ -1066,6 +1066,14 @@ static void *want_x16(const tern_cuda *g, int n, const dweight *a, const dweight
     return any ? g->xq : NULL;
 }
 
+/* The largest of the chunk's n positions (the host copy g->hpos). */
+static int max_pos(const tern_cuda *g, int n) {
+    int m = 0;
+    for (int t = 0; t < n; t++)
+        if (g->hpos[t] > m) m = g->hpos[t];
+    return m;
+}
+
 /* The forward pass over tokens already in g->tok / positions in g->pos (device), n tokens; logits of
  * the last row (or all rows) into g->lg (rank 0) and the argmax of the last row into g->next.
  * Per layer (decode, the defaults): attention RMSNorm with the previous layer's FFN residual add and the
@@ -1152,8 +1160,9 @@ static int forward(tern_cuda *g, int n, int all_logits) {
                                          g->att_splits, xq, st);
         } else if (!g->kv_q8) {
             if (!roped) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
-            if (n > TCU_MULTI_MAX && g->flash) /* prefill: the flash kernels, told the cache's rows (v6b's TMA) */
-                tcu_attention_flash_rows(q, kc, vc, g->n_ctx, n, g->pos, g->nh, g->nkv, hd, sc, g->att, st);
+            if (n > TCU_MULTI_MAX && g->flash) /* prefill: the flash kernels, told the rows they read (v6b's TMA):
+                                                * up to the chunk's last position, rows this chunk or earlier wrote */
+                tcu_attention_flash_rows(q, kc, vc, max_pos(g, n) + 1, n, g->pos, g->nh, g->nkv, hd, sc, g->att, st);
             else tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws, g->att_splits, st);
         } else {
             tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kq, ksc, vq, vsc, st);
@@ -1161,10 +1170,10 @@ static int forward(tern_cuda *g, int n, int all_logits) {
                 tcu_attention_split_q8(q, kq, vq, ksc, vsc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
                                        g->att_splits, st);
             } else { /* prefill: the rows up to the chunk's last position as f16, then the f16 kernels */
-                const int rows = g->hpos[n - 1] + 1;
+                const int rows = max_pos(g, n) + 1;
                 tcu_kv_dequant_q8(kq, ksc, rows, Hkv, g->kc16, st);
                 tcu_kv_dequant_q8(vq, vsc, rows, Hkv, g->vc16, st);
-                if (g->flash) tcu_attention_flash_rows(q, g->kc16, g->vc16, g->n_ctx, n, g->pos, g->nh, g->nkv, hd, sc,
+                if (g->flash) tcu_attention_flash_rows(q, g->kc16, g->vc16, rows, n, g->pos, g->nh, g->nkv, hd, sc,
                                                        g->att, st);
                 else tcu_attention_split(q, g->kc16, g->vc16, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
                                          g->att_splits, st);

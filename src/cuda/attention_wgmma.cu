@@ -35,8 +35,13 @@
 #define WG_BN 128 /* keys a K/V block */
 #define WG_T 256
 
-/* wgmma exists on sm_90a only: elsewhere the kernel body is empty and the launcher never starts it. */
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/* wgmma exists on sm_90a only: the Makefile builds this file for it alone. Any other device target would give
+ * empty kernels that the launcher (which checks compute capability 9.0 and binaryVersion 90) could start on an
+ * H100 built for plain sm_90, so such a build is refused here. */
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "attention_wgmma.cu needs -gencode=arch=compute_90a,code=sm_90a (the Makefile's WG_ARCHS)"
+#endif
+#if defined(__CUDA_ARCH__)
 #define WG_PTX 1
 #else
 #define WG_PTX 0
@@ -307,8 +312,8 @@ flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
  * bytes on the stage's "full" mbarrier; each consumer thread arrives on the stage's "empty" mbarrier when its
  * warpgroup's MMAs on it have completed. No CTA barrier in the loop, so the two warpgroups drift apart and one's
  * softmax overlaps the other's MMAs (v6a's two __syncthreads a block kept them in step). Rows past the tensor
- * map's kv_rows arrive as zeros; rows in [n_kv, kv_rows) of the last block are whatever the cache holds
- * there, so a warpgroup zeroes them in the V stage before its P V (P is 0 there; 0 * NaN would not be). */
+ * map's kv_rows arrive as zeros (TMA's out-of-bounds fill); rows below it must hold finite values (the caller's
+ * contract, tcu.h): those past a token's pos get P = 0, and 0 * NaN in P V would not be 0. */
 __device__ __forceinline__ void wg_mbar_init(uint32_t b, int count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
 }
@@ -581,7 +586,6 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     for (int i = 0; i < HD / 2; i++) o[i] = 0.0f;
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
     const uint32_t sq = sbase + (uint32_t)wg * 64 * 128;
-    const int wtid = tid & 127; /* thread in the warpgroup */
     /* blocks this warpgroup computes: the first nbw (j0 <= gmax); the rest it only waits for and releases */
     const int nbw = gmax < 0 ? 0 : min(n_blk, gmax / WG_BN + 1);
     auto turn_begin = [&]() { if constexpr (PP) asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wg) : "memory"); };
@@ -589,21 +593,10 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     if constexpr (PP) {
         if (wg == 1) asm volatile("bar.arrive 3, 256;\n" ::: "memory");
     }
-    /* block b's stage ready; the last block's V rows [n_kv - j0, WG_BN) zeroed (this warpgroup's own stores;
-     * the other may write the same zeros) */
+    /* block b's stage ready (rows past kv_rows arrived as zeros; rows below it are finite by the contract, and
+     * those past a token's pos get P = 0) */
     auto acquire = [&](int b) {
-        const int s = b % NS;
-        wg_mbar_wait((uint32_t)__cvta_generic_to_shared(&full[s]), (uint32_t)((b / NS) & 1));
-        const int j0 = b * WG_BN;
-        if (b < nbw && j0 + WG_BN > n_kv) {
-            const uint32_t sv = sstage + (uint32_t)s * 2 * KVB + KVB;
-            for (int c = (n_kv - j0) * 8 + wtid; c < WG_BN * 8; c += 128)
-#pragma unroll
-                for (int a = 0; a < NA; a++)
-                    *(uint4 *)(sgen + (sv - sbase) + a * (WG_BN * 128) + c * 16) = make_uint4(0, 0, 0, 0);
-            wg_fence_proxy();
-            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
-        }
+        wg_mbar_wait((uint32_t)__cvta_generic_to_shared(&full[b % NS]), (uint32_t)((b / NS) & 1));
     };
     auto release = [&](int b) { wg_mbar_arrive((uint32_t)__cvta_generic_to_shared(&empty[b % NS])); };
     auto stage_k = [&](int b) { return sstage + (uint32_t)(b % NS) * 2 * KVB; };
@@ -734,13 +727,21 @@ static int wg_device_ok(const void *kf, size_t smem, unsigned *ok_dev, unsigned 
     const unsigned bit = 1u << dev;
     if (__atomic_load_n(no_dev, __ATOMIC_RELAXED) & bit) return 0;
     if (__atomic_load_n(ok_dev, __ATOMIC_RELAXED) & bit) return 1;
-    int major = 0, minor = 0;
+    int major = 0, minor = 0, ok = 1;
     cudaFuncAttributes fa;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess || major != 9 ||
-        minor != 0 || cudaFuncGetAttributes(&fa, kf) != cudaSuccess || fa.binaryVersion != 90 ||
-        cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess) {
-        (void)cudaGetLastError();
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+        ok = -1;
+    } else if (major != 9 || minor != 0) {
+        ok = 0; /* no error raised: nothing to clear */
+    } else if (cudaFuncGetAttributes(&fa, kf) != cudaSuccess ||
+               cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess) {
+        ok = -1;
+    } else if (fa.binaryVersion != 90) {
+        ok = 0;
+    }
+    if (ok <= 0) {
+        if (ok < 0) (void)cudaGetLastError(); /* only the error this check raised: the fallback runs instead */
         __atomic_fetch_or(no_dev, bit, __ATOMIC_RELAXED);
         return 0;
     }
@@ -775,10 +776,12 @@ static wg_encode_fn wg_encoder(void) {
     if (!__atomic_load_n(&tried, __ATOMIC_ACQUIRE)) {
         void *p = NULL;
         cudaDriverEntryPointQueryResult qr;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &qr) != cudaSuccess ||
-            qr != cudaDriverEntryPointSuccess)
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &qr) != cudaSuccess) {
+            (void)cudaGetLastError(); /* this call's error only */
             p = NULL;
-        (void)cudaGetLastError();
+        } else if (qr != cudaDriverEntryPointSuccess) {
+            p = NULL;
+        }
         fn = (wg_encode_fn)p;
         __atomic_store_n(&tried, 1, __ATOMIC_RELEASE);
     }
@@ -799,11 +802,13 @@ static int wg_map(CUtensorMap *m, const uint16_t *base, int kv_rows, int n_head_
 }
 
 template <int HD, int PP, int IW, int FOLD>
-static int wg_tma_launch(const CUtensorMap &mk, const CUtensorMap &mv, const float *q, int n, const int32_t *pos,
+static int wg_tma_launch(const uint16_t *kc, const uint16_t *vc, int kv_rows, const float *q, int n, const int32_t *pos,
                          int n_head, int n_head_kv, float sl2, float *out, int order, cudaStream_t st) {
     static unsigned ok, no;
     const void *kf = (const void *)flash_wgmma_ws_kernel<HD, PP, IW, FOLD>;
     if (!wg_device_ok(kf, wg_ws_cfg<HD>::SMEM, &ok, &no)) return 0;
+    CUtensorMap mk, mv; /* encoded on the host each call (two ~us encodes a layer a chunk) */
+    if (wg_map(&mk, kc, kv_rows, n_head_kv, HD) || wg_map(&mv, vc, kv_rows, n_head_kv, HD)) return 0;
     const unsigned nqb = (unsigned)((n + WG_BM - 1) / WG_BM);
     const dim3 grid = order ? dim3(nqb * (unsigned)n_head) : dim3(nqb, (unsigned)n_head);
     flash_wgmma_ws_kernel<HD, PP, IW, FOLD><<<grid, WG_T + 128, wg_ws_cfg<HD>::SMEM, st>>>(
@@ -818,10 +823,9 @@ extern "C" int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const ui
     mode &= 7;
     if (n <= 0 || kv_rows <= 0 || mode > 4 || order > 2 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0;
     if (order && (int64_t)((n + WG_BM - 1) / WG_BM) * n_head > 0x7FFFFFFF) return 0;
-    CUtensorMap mk, mv;
-    if (wg_map(&mk, kc, kv_rows, n_head_kv, hd) || wg_map(&mv, vc, kv_rows, n_head_kv, hd)) return 0;
+    if (!order && n_head > 65535) return 0; /* gridDim.y */
     const float sl2 = scale * 1.4426950408889634f;
-#define WG_L(H, P, I, F) wg_tma_launch<H, P, I, F>(mk, mv, q, n, pos, n_head, n_head_kv, sl2, out, order, st)
+#define WG_L(H, P, I, F) wg_tma_launch<H, P, I, F>(kc, vc, kv_rows, q, n, pos, n_head, n_head_kv, sl2, out, order, st)
     if (hd == 128) {
         switch (mode) {
         case 0: return WG_L(128, 0, 0, 1);

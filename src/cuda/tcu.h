@@ -297,8 +297,9 @@ void tcu_attention_flash_set_mt(int mt);
 /* v6 of the prefill flash attention (attention_wgmma.cu): the FlashAttention-2 loop with both GEMMs on Hopper's
  * warpgroup MMA (wgmma, sm_90a), 128-token query blocks of 2 warpgroups, 128-key K/V blocks; hd 64 and 128
  * (tcu_attention_wg_ok). tcu_attention_wg (v6a: K/V by cp.async from the 8 MMA warps) and tcu_attention_wg_tma
- * (v6b: K/V by TMA from a ninth, producer warp into a ring; kv_rows: rows of kc/vc that may be read, >= every
- * pos + 1) launch it and return 1, or return 0 (nothing launched) when the shape or the device (compute
+ * (v6b: K/V by TMA from a producer warpgroup into a ring; kv_rows: rows [0, kv_rows) of kc/vc are read and must
+ * hold finite values (a row past a token's pos gets weight 0, and 0 * NaN is not 0), rows past it read as zeros;
+ * kv_rows >= every pos + 1) launch it and return 1, or return 0 (nothing launched) when the shape or the device (compute
  * capability 9.0 with the sm_90a code; v6b: the driver's tensor-map encoder) does not allow it.
  * v6b's mode: 0 plain, 1 pingpong (the warpgroups take turns issuing MMAs), 2 intra-warpgroup pipelining (block
  * b's S with block b - 1's P V), 3 both (FlashAttention-3, Shah et al. 2024, section 3), 4 = 3 with the softmax

@@ -186,9 +186,10 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         tcu_attention_flash_set_mt(1);
         tcu_attention_flash_set_wg(1);
         /* v6 (wgmma, sm_90a, hd 64/128), the same bound: v6a (cp.async) through tcu_attention_wg and the
-         * dispatcher (tcu_attention for n > 16: the same bytes); v6b (TMA) through tcu_attention_wg_tma and
-         * tcu_attention_flash_rows on a copy of the cache with WG_PAD more rows of f16 NaN, all readable
-         * (kv_rows): rows past a token's pos never reach its output (P = 0 there, and v6b zeroes them in V) */
+         * dispatcher (tcu_attention for n > 16: the same bytes); v6b (TMA) through tcu_attention_wg_tma (tile
+         * order 0) and tcu_attention_flash_rows (orders 1 and 2: the same bytes) on a copy of the cache followed
+         * by WG_PAD rows of f16 NaN past kv_rows = n_ctx: a last 128-key block that runs past kv_rows reads
+         * TMA's zero fill there, never the NaN rows behind it */
         if (tcu_attention_wg_ok(n_head, n_head_kv, hd)) {
             enum { WG_PAD = 200 };
             const size_t row = (size_t)n_head_kv * hd;
@@ -202,7 +203,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
             for (int ver = 0; ver < 6; ver++) { /* v6a, then v6b's modes 0..4 */
                 CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
                 const int ran = ver == 0 ? tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0)
-                                         : tcu_attention_wg_tma(d_q, d_kp, d_vp, n_ctx + WG_PAD, n, d_pos, n_head,
+                                         : tcu_attention_wg_tma(d_q, d_kp, d_vp, n_ctx, n, d_pos, n_head,
                                                                 n_head_kv, hd, scale, d_out, ver - 1, 0);
                 CK(cudaGetLastError());
                 if (!ran) continue;
@@ -213,17 +214,20 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
                 if (e64 > wg_worst[ver]) wg_worst[ver] = e64;
                 CHECK(n_nan == 0 && e64 < FLASH_TOL, "v6%s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)",
                       wg_name[ver], hd, n_head, n_head_kv, n, pos0, e64, n_nan);
-                /* the dispatcher's choice for this version: the same bytes */
+                /* the dispatcher's choice for this version (v6b: tile orders 1 and 2): the same bytes */
                 tcu_attention_flash_set_wg(ver + 1);
-                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-                if (ver == 0 && n > 16) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-                else if (ver == 0) tcu_attention_flash(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-                else tcu_attention_flash_rows(d_q, d_kp, d_vp, n_ctx + WG_PAD, n, d_pos, n_head, n_head_kv, hd, scale,
-                                              d_out, 0);
-                CK(cudaMemcpy(o_v3, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-                CHECK(memcmp(o_gpu, o_v3, sizeof(float) * nq) == 0,
-                      "v6%s hd=%d heads=%d/%d n=%d pos0=%d: the dispatcher's output differs from the direct call",
-                      wg_name[ver], hd, n_head, n_head_kv, n, pos0);
+                for (int ord = 1; ord <= (ver == 0 ? 1 : 2); ord++) {
+                    tcu_attention_flash_set_order(ord);
+                    CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+                    if (ver == 0 && n > 16) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+                    else if (ver == 0) tcu_attention_flash(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+                    else tcu_attention_flash_rows(d_q, d_kp, d_vp, n_ctx, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+                    CK(cudaMemcpy(o_v3, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+                    CHECK(memcmp(o_gpu, o_v3, sizeof(float) * nq) == 0,
+                          "v6%s hd=%d heads=%d/%d n=%d pos0=%d order %d: the dispatcher's output differs from the direct "
+                          "call", wg_name[ver], hd, n_head, n_head_kv, n, pos0, ord);
+                }
+                tcu_attention_flash_set_order(1);
             }
             tcu_attention_flash_set_wg(5);
             CK(cudaFree(d_kp));
