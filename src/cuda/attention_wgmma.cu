@@ -137,213 +137,6 @@ __device__ __forceinline__ void wg_load_kv(uint32_t sbase, const uint16_t *__res
     wg_commit();
 }
 
-template <int HD>
-__global__ void __launch_bounds__(WG_T, 1)
-flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
-                   int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale_log2,
-                   float *__restrict__ out) {
-#if WG_PTX
-    constexpr int KT = HD / 16, NT = WG_BN / 8, DT = HD / 8;
-    extern __shared__ uint8_t wg_sm_raw[];
-    __shared__ int sm_max[8];
-    const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(wg_sm_raw);
-    const uint32_t sbase = (sraw + 1023u) & ~1023u; /* the swizzle atoms start at 1024-byte boundaries */
-    uint8_t *sgen = wg_sm_raw + (sbase - sraw);
-
-    const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, g = lane >> 2, tq = lane & 3;
-    const int qb = (int)gridDim.x - 1 - (int)blockIdx.x; /* the longest (latest) query blocks first */
-    const int h = (int)blockIdx.y, hk = h / (n_head / n_head_kv);
-    const int r0 = wg * 64 + (warp & 3) * 16 + g; /* this thread's rows r0, r0 + 8 of the CTA's block */
-    const int t0 = qb * WG_BM + r0, t1 = t0 + 8;
-    const int p0 = t0 < n ? pos[t0] : -1, p1 = t1 < n ? pos[t1] : -1;
-    int wmax = max(p0, p1), wmin = min(t0 < n ? p0 : INT_MAX, t1 < n ? p1 : INT_MAX);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) wmax = max(wmax, __shfl_xor_sync(0xffffffffu, wmax, o));
-    if (lane == 0) sm_max[warp] = wmax;
-    (void)wmin;
-
-    /* Q block -> f16, swizzled (rows past n zero) */
-    constexpr int CH = HD / 8;
-    for (int c = tid; c < WG_BM * CH; c += WG_T) {
-        const int r = c / CH, col = (c % CH) * 8, t = qb * WG_BM + r;
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (t < n) {
-            const float4 *src = (const float4 *)(q + ((size_t)t * n_head + h) * HD + col);
-            const float4 a = src[0], b = src[1];
-            v.x = wg_pack(a.x, a.y); v.y = wg_pack(a.z, a.w); v.z = wg_pack(b.x, b.y); v.w = wg_pack(b.z, b.w);
-        }
-        *(uint4 *)(sgen + wg_sw<WG_BM>(r, col)) = v;
-    }
-    __syncthreads();
-    int cmax = -1, gmax = -1;
-#pragma unroll
-    for (int w = 0; w < 8; w++) {
-        cmax = max(cmax, sm_max[w]);
-        if ((w >> 2) == wg) gmax = max(gmax, sm_max[w]);
-    }
-    const int n_kv = cmax + 1, n_blk = (n_kv + WG_BN - 1) / WG_BN;
-    const size_t kv_stride = (size_t)n_head_kv * HD;
-    const uint16_t *kb = kc + (size_t)hk * HD, *vb = vc + (size_t)hk * HD;
-
-    float o[HD / 2];
-#pragma unroll
-    for (int i = 0; i < HD / 2; i++) o[i] = 0.0f;
-    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
-    const uint32_t sq = sbase + (uint32_t)wg * 64 * 128; /* this warpgroup's 64 rows in each Q atom */
-
-    if (n_blk > 0) wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, 0, 0);
-    for (int b = 0; b < n_blk; b++) {
-        if (b + 1 < n_blk) {
-            wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1);
-            wg_wait_cp<1>();
-        } else {
-            wg_wait_cp<0>();
-        }
-        wg_fence_proxy(); /* this thread's Q stores and K/V copies, before the barrier that publishes them */
-        __syncthreads();
-        const int j0 = b * WG_BN;
-        if (j0 <= gmax) { /* warpgroup-uniform */
-            const uint32_t sk = sbase + wg_cfg<HD>::Q_BYTES + (uint32_t)(b & 1) * 2 * wg_cfg<HD>::KV_BYTES,
-                           sv = sk + wg_cfg<HD>::KV_BYTES;
-            float s[WG_BN / 2];
-            wg_touch(s);
-            wg_fence();
-#pragma unroll
-            for (int kt = 0; kt < KT; kt++) {
-                const uint32_t off = (uint32_t)(kt & 3) * 32;
-                const uint64_t da = wg_desc(sq + (uint32_t)(kt >> 2) * (WG_BM * 128) + off, 16, 1024);
-                const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (WG_BN * 128) + off, 16, 1024);
-                wg_mma_ss_n128(s, da, db, kt > 0);
-            }
-            wg_commit_mma();
-            wg_wait_mma();
-            wg_touch(s);
-            /* mask, scale to base 2, online softmax (v3's steps) */
-            const bool full = j0 + WG_BN - 1 <= min(p0, p1);
-            float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int j = j0 + nt * 8 + 2 * tq + e;
-                    float a = s[4 * nt + e] * scale_log2, c = s[4 * nt + 2 + e] * scale_log2;
-                    if (!full) {
-                        if (j > p0) a = -INFINITY;
-                        if (j > p1) c = -INFINITY;
-                    }
-                    s[4 * nt + e] = a;
-                    s[4 * nt + 2 + e] = c;
-                    mx0 = fmaxf(mx0, a);
-                    mx1 = fmaxf(mx1, c);
-                }
-            }
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-            const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
-            const float u0 = n0 == -INFINITY ? 0.0f : n0, u1 = n1 == -INFINITY ? 0.0f : n1;
-            const float c0 = exp2f(m0 - u0), c1 = exp2f(m1 - u1);
-            m0 = n0;
-            m1 = n1;
-            float rs0 = 0.0f, rs1 = 0.0f;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    s[4 * nt + e] = exp2f(s[4 * nt + e] - u0);
-                    s[4 * nt + 2 + e] = exp2f(s[4 * nt + 2 + e] - u1);
-                    rs0 += s[4 * nt + e];
-                    rs1 += s[4 * nt + 2 + e];
-                }
-            }
-            l0 = l0 * c0 + rs0;
-            l1 = l1 * c1 + rs1;
-#pragma unroll
-            for (int d = 0; d < DT; d++) {
-                o[4 * d] *= c0; o[4 * d + 1] *= c0;
-                o[4 * d + 2] *= c1; o[4 * d + 3] *= c1;
-            }
-            /* O += P V: k-step kk takes keys [16 kk, 16 kk + 16), S's 8-column tiles 2kk and 2kk + 1 */
-            uint32_t pa[WG_BN / 16][4];
-#pragma unroll
-            for (int kk = 0; kk < WG_BN / 16; kk++) {
-                pa[kk][0] = wg_pack(s[8 * kk + 0], s[8 * kk + 1]);
-                pa[kk][1] = wg_pack(s[8 * kk + 2], s[8 * kk + 3]);
-                pa[kk][2] = wg_pack(s[8 * kk + 4], s[8 * kk + 5]);
-                pa[kk][3] = wg_pack(s[8 * kk + 6], s[8 * kk + 7]);
-            }
-            wg_touch(o);
-            wg_fence();
-#pragma unroll
-            for (int kk = 0; kk < WG_BN / 16; kk++) {
-                /* V MN-major: 8-key groups 1024 bytes apart (SBO), 64-column atoms WG_BN * 128 apart (LBO) */
-                const uint64_t dv = wg_desc(sv + (uint32_t)kk * 16 * 128, WG_BN * 128, 1024);
-                if constexpr (HD == 128) wg_mma_rs_n128_t(o, pa[kk], dv);
-                else wg_mma_rs_n64_t(o, pa[kk], dv);
-            }
-            wg_commit_mma();
-            wg_wait_mma();
-            wg_touch(o);
-        }
-        __syncthreads(); /* stage b & 1 is free for the copies issued next */
-    }
-
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-    const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
-    float *o0 = out + ((size_t)t0 * n_head + h) * HD + 2 * tq, *o1 = out + ((size_t)t1 * n_head + h) * HD + 2 * tq;
-#pragma unroll
-    for (int d = 0; d < DT; d++) {
-        if (t0 < n) *(float2 *)(o0 + d * 8) = make_float2(o[4 * d] * i0, o[4 * d + 1] * i0);
-        if (t1 < n) *(float2 *)(o1 + d * 8) = make_float2(o[4 * d + 2] * i1, o[4 * d + 3] * i1);
-    }
-#else
-    (void)q; (void)kc; (void)vc; (void)n; (void)pos; (void)n_head; (void)n_head_kv; (void)scale_log2; (void)out;
-#endif
-}
-
-/* ---- v6b: the same math, K/V blocks by TMA from a producer warp (FlashAttention-3's warp specialization) ----
- * 8 consumer warps (2 warpgroups) as v6a plus a producer warpgroup (warp 8's lane 0) that copies each K/V block
- * into a ring of NS stages by 2 * hd / 64 tensor copies (cp.async.bulk.tensor.3d over the cache viewed as
- * (rows, n_head_kv, hd), 128-byte swizzle: the copy lands in the layout wg_sw writes), completion counted in
- * bytes on the stage's "full" mbarrier; each consumer thread arrives on the stage's "empty" mbarrier when its
- * warpgroup's MMAs on it have completed. No CTA barrier in the loop, so the two warpgroups drift apart and one's
- * softmax overlaps the other's MMAs (v6a's two __syncthreads a block kept them in step). Rows past the tensor
- * map's kv_rows arrive as zeros (TMA's out-of-bounds fill); rows below it must hold finite values (the caller's
- * contract, tcu.h): those past a token's pos get P = 0, and 0 * NaN in P V would not be 0. */
-__device__ __forceinline__ void wg_mbar_init(uint32_t b, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
-}
-__device__ __forceinline__ void wg_mbar_expect_tx(uint32_t b, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void wg_mbar_arrive(uint32_t b) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
-}
-__device__ __forceinline__ void wg_mbar_wait(uint32_t b, uint32_t parity) {
-    uint32_t ok;
-    do {
-        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}\n"
-                     : "=r"(ok)
-                     : "r"(b), "r"(parity)
-                     : "memory");
-    } while (!ok);
-}
-/* box (64 columns, 1 head, WG_BN rows) of the 3-D tensor map at (c0, c1, c2) into shared memory at dst */
-__device__ __forceinline__ void wg_tma3(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
-                 ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-                 : "memory");
-}
-
-template <int HD> struct wg_ws_cfg {
-    static constexpr int NS = HD == 128 ? 3 : 4; /* ring stages: Q + NS * (K + V) <= 227 KiB */
-    static constexpr size_t SMEM = wg_cfg<HD>::Q_BYTES + (size_t)NS * 2 * wg_cfg<HD>::KV_BYTES + 1024;
-};
-
 /* The warpgroup's pieces of a block (v6b/v6c): S = Q K^T issued (not waited); the masked online softmax of S in
  * place, returning the rescale factors of O's two rows; P packed to f16 A fragments; O += P V issued. */
 template <int HD>
@@ -481,6 +274,157 @@ template <int N> __device__ __forceinline__ void wg_wait_mma_n(void) {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
+/* The CTA's 128 query rows of head h (f32) into shared memory as f16, swizzled; rows past n zero. By threads
+ * [0, WG_T). */
+template <int HD>
+__device__ __forceinline__ void wg_load_q(uint8_t *sq, const float *__restrict__ q, int n, int n_head, int h, int qb,
+                                          int tid) {
+    constexpr int CH = HD / 8;
+    for (int c = tid; c < WG_BM * CH; c += WG_T) {
+        const int r = c / CH, col = (c % CH) * 8, t = qb * WG_BM + r;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (t < n) {
+            const float4 *src = (const float4 *)(q + ((size_t)t * n_head + h) * HD + col);
+            const float4 a = src[0], b = src[1];
+            v.x = wg_pack(a.x, a.y); v.y = wg_pack(a.z, a.w); v.z = wg_pack(b.x, b.y); v.w = wg_pack(b.z, b.w);
+        }
+        *(uint4 *)(sq + wg_sw<WG_BM>(r, col)) = v;
+    }
+}
+/* O / l of this thread's rows t0, t0 + 8 into out (rows past n not written; l = 0: zeros). */
+template <int HD>
+__device__ __forceinline__ void wg_store_o(const float (&o)[HD / 2], float l0, float l1, float *__restrict__ out,
+                                           int t0, int n, int n_head, int h, int tq) {
+    const int t1 = t0 + 8;
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+    float *o0 = out + ((size_t)t0 * n_head + h) * HD + 2 * tq, *o1 = out + ((size_t)t1 * n_head + h) * HD + 2 * tq;
+#pragma unroll
+    for (int d = 0; d < HD / 8; d++) {
+        if (t0 < n) *(float2 *)(o0 + d * 8) = make_float2(o[4 * d] * i0, o[4 * d + 1] * i0);
+        if (t1 < n) *(float2 *)(o1 + d * 8) = make_float2(o[4 * d + 2] * i1, o[4 * d + 3] * i1);
+    }
+}
+
+template <int HD>
+__global__ void __launch_bounds__(WG_T, 1)
+flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
+                   int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale_log2,
+                   float *__restrict__ out) {
+#if WG_PTX
+    extern __shared__ uint8_t wg_sm_raw[];
+    __shared__ int sm_max[8];
+    const uint32_t sraw = (uint32_t)__cvta_generic_to_shared(wg_sm_raw);
+    const uint32_t sbase = (sraw + 1023u) & ~1023u; /* the swizzle atoms start at 1024-byte boundaries */
+    uint8_t *sgen = wg_sm_raw + (sbase - sraw);
+
+    const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, g = lane >> 2, tq = lane & 3;
+    const int qb = (int)gridDim.x - 1 - (int)blockIdx.x; /* the longest (latest) query blocks first */
+    const int h = (int)blockIdx.y, hk = h / (n_head / n_head_kv);
+    const int r0 = wg * 64 + (warp & 3) * 16 + g; /* this thread's rows r0, r0 + 8 of the CTA's block */
+    const int t0 = qb * WG_BM + r0, t1 = t0 + 8;
+    const int p0 = t0 < n ? pos[t0] : -1, p1 = t1 < n ? pos[t1] : -1;
+    int wmax = max(p0, p1);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) wmax = max(wmax, __shfl_xor_sync(0xffffffffu, wmax, o));
+    if (lane == 0) sm_max[warp] = wmax;
+
+    wg_load_q<HD>(sgen, q, n, n_head, h, qb, tid);
+    __syncthreads();
+    int cmax = -1, gmax = -1;
+#pragma unroll
+    for (int w = 0; w < 8; w++) {
+        cmax = max(cmax, sm_max[w]);
+        if ((w >> 2) == wg) gmax = max(gmax, sm_max[w]);
+    }
+    const int n_kv = cmax + 1, n_blk = (n_kv + WG_BN - 1) / WG_BN;
+    const size_t kv_stride = (size_t)n_head_kv * HD;
+    const uint16_t *kb = kc + (size_t)hk * HD, *vb = vc + (size_t)hk * HD;
+
+    float o[HD / 2];
+#pragma unroll
+    for (int i = 0; i < HD / 2; i++) o[i] = 0.0f;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+    const uint32_t sq = sbase + (uint32_t)wg * 64 * 128; /* this warpgroup's 64 rows in each Q atom */
+
+    if (n_blk > 0) wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, 0, 0);
+    for (int b = 0; b < n_blk; b++) {
+        if (b + 1 < n_blk) {
+            wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1);
+            wg_wait_cp<1>();
+        } else {
+            wg_wait_cp<0>();
+        }
+        wg_fence_proxy(); /* this thread's Q stores and K/V copies, before the barrier that publishes them */
+        __syncthreads();
+        const int j0 = b * WG_BN;
+        if (j0 <= gmax) { /* warpgroup-uniform */
+            const uint32_t sk = sbase + wg_cfg<HD>::Q_BYTES + (uint32_t)(b & 1) * 2 * wg_cfg<HD>::KV_BYTES,
+                           sv = sk + wg_cfg<HD>::KV_BYTES;
+            float sc[WG_BN / 2], c0, c1;
+            uint32_t pa[WG_BN / 16][4];
+            wg_issue_s<HD>(sc, sq, sk);
+            wg_wait_mma();
+            wg_touch(sc);
+            wg_softmax<0>(sc, j0, p0, p1, tq, scale_log2, m0, m1, l0, l1, c0, c1); /* scale first: v6a's bits */
+            wg_scale_o<HD>(o, c0, c1);
+            wg_pack_p(sc, pa);
+            wg_issue_pv<HD>(o, pa, sv);
+            wg_wait_mma();
+            wg_touch(o);
+            wg_touch_p(pa);
+        }
+        __syncthreads(); /* stage b & 1 is free for the copies issued next */
+    }
+
+    wg_store_o<HD>(o, l0, l1, out, t0, n, n_head, h, tq);
+#else
+    (void)q; (void)kc; (void)vc; (void)n; (void)pos; (void)n_head; (void)n_head_kv; (void)scale_log2; (void)out;
+#endif
+}
+
+/* ---- v6b: the same math, K/V blocks by TMA from a producer warp (FlashAttention-3's warp specialization) ----
+ * 8 consumer warps (2 warpgroups) as v6a plus a producer warpgroup (warp 8's lane 0) that copies each K/V block
+ * into a ring of NS stages by 2 * hd / 64 tensor copies (cp.async.bulk.tensor.3d over the cache viewed as
+ * (rows, n_head_kv, hd), 128-byte swizzle: the copy lands in the layout wg_sw writes), completion counted in
+ * bytes on the stage's "full" mbarrier; each consumer thread arrives on the stage's "empty" mbarrier when its
+ * warpgroup's MMAs on it have completed. No CTA barrier in the loop, so the two warpgroups drift apart and one's
+ * softmax overlaps the other's MMAs (v6a's two __syncthreads a block kept them in step). Rows past the tensor
+ * map's kv_rows arrive as zeros (TMA's out-of-bounds fill); rows below it must hold finite values (the caller's
+ * contract, tcu.h): those past a token's pos get P = 0, and 0 * NaN in P V would not be 0. */
+__device__ __forceinline__ void wg_mbar_init(uint32_t b, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
+}
+__device__ __forceinline__ void wg_mbar_expect_tx(uint32_t b, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void wg_mbar_arrive(uint32_t b) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
+}
+__device__ __forceinline__ void wg_mbar_wait(uint32_t b, uint32_t parity) {
+    uint32_t ok;
+    do {
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}\n"
+                     : "=r"(ok)
+                     : "r"(b), "r"(parity)
+                     : "memory");
+    } while (!ok);
+}
+/* box (64 columns, 1 head, WG_BN rows) of the 3-D tensor map at (c0, c1, c2) into shared memory at dst */
+__device__ __forceinline__ void wg_tma3(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+                 ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+                 : "memory");
+}
+
+template <int HD> struct wg_ws_cfg {
+    static constexpr int NS = HD == 128 ? 3 : 4; /* ring stages: Q + NS * (K + V) <= 227 KiB */
+    static constexpr size_t SMEM = wg_cfg<HD>::Q_BYTES + (size_t)NS * 2 * wg_cfg<HD>::KV_BYTES + 1024;
+};
+
 /* PP (v6c's pingpong, FlashAttention-3 section 3.1): the two warpgroups take turns issuing their MMAs, by two
  * named barriers (3 + w: "warpgroup w may issue"; 256 threads: the waiter's 128 by bar.sync, the other's by
  * bar.arrive), so one's softmax runs while the other's MMAs do. Every warpgroup passes the same number of
@@ -493,7 +437,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
                       const float *__restrict__ q, int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv,
                       float scale_log2, float *__restrict__ out, int order) {
 #if WG_PTX
-    constexpr int DT = HD / 8, NA = HD / 64, NS = wg_ws_cfg<HD>::NS;
+    constexpr int NA = HD / 64, NS = wg_ws_cfg<HD>::NS;
     constexpr uint32_t KVB = wg_cfg<HD>::KV_BYTES;
     extern __shared__ uint8_t wg_sm_raw[];
     __shared__ int sm_max[8];
@@ -531,17 +475,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) wmax = max(wmax, __shfl_xor_sync(0xffffffffu, wmax, o));
         if (lane == 0) sm_max[warp] = wmax;
-        constexpr int CH = HD / 8;
-        for (int c = tid; c < WG_BM * CH; c += WG_T) {
-            const int r = c / CH, col = (c % CH) * 8, t = qb * WG_BM + r;
-            uint4 v = make_uint4(0, 0, 0, 0);
-            if (t < n) {
-                const float4 *src = (const float4 *)(q + ((size_t)t * n_head + h) * HD + col);
-                const float4 a = src[0], b = src[1];
-                v.x = wg_pack(a.x, a.y); v.y = wg_pack(a.z, a.w); v.z = wg_pack(b.x, b.y); v.w = wg_pack(b.z, b.w);
-            }
-            *(uint4 *)(sgen + wg_sw<WG_BM>(r, col)) = v;
-        }
+        wg_load_q<HD>(sgen, q, n, n_head, h, qb, tid);
         wg_fence_proxy();
     } else if (lane == 0) {
         for (int s = 0; s < NS; s++) {
@@ -699,17 +633,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
         if (wg == 0) asm volatile("bar.sync 3, 256;\n" ::: "memory");
     }
 
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-    const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
-    float *o0 = out + ((size_t)t0 * n_head + h) * HD + 2 * tq, *o1 = out + ((size_t)t1 * n_head + h) * HD + 2 * tq;
-#pragma unroll
-    for (int d = 0; d < DT; d++) {
-        if (t0 < n) *(float2 *)(o0 + d * 8) = make_float2(o[4 * d] * i0, o[4 * d + 1] * i0);
-        if (t1 < n) *(float2 *)(o1 + d * 8) = make_float2(o[4 * d + 2] * i1, o[4 * d + 3] * i1);
-    }
+    wg_store_o<HD>(o, l0, l1, out, t0, n, n_head, h, tq);
 #else
     (void)tk; (void)tv; (void)q; (void)n; (void)pos; (void)n_head; (void)n_head_kv; (void)scale_log2; (void)out;
 #endif
