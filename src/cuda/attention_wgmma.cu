@@ -137,12 +137,10 @@ __device__ __forceinline__ void wg_load_kv(uint32_t sbase, const uint16_t *__res
     wg_commit();
 }
 
-/* The warpgroup's pieces of a block (v6b/v6c): S = Q K^T issued (not waited); the masked online softmax of S in
- * place, returning the rescale factors of O's two rows; P packed to f16 A fragments; O += P V issued. */
-template <int HD>
-__device__ __forceinline__ void wg_issue_s(float (&sc)[WG_BN / 2], uint32_t sq, uint32_t sk) {
-    wg_touch(sc);
-    wg_fence();
+/* The warpgroup's pieces of a block (v6a, v6b): S = Q K^T issued (not waited); the masked online softmax of S in
+ * place, returning the rescale factors of O's two rows; P packed to f16 A fragments; O += P V issued. The MMA
+ * loops alone (no fence, no commit): */
+template <int HD> __device__ __forceinline__ void wg_mmas_s(float (&sc)[WG_BN / 2], uint32_t sq, uint32_t sk) {
 #pragma unroll
     for (int kt = 0; kt < HD / 16; kt++) {
         const uint32_t off = (uint32_t)(kt & 3) * 32;
@@ -150,12 +148,9 @@ __device__ __forceinline__ void wg_issue_s(float (&sc)[WG_BN / 2], uint32_t sq, 
         const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (WG_BN * 128) + off, 16, 1024);
         wg_mma_ss_n128(sc, da, db, kt > 0);
     }
-    wg_commit_mma();
 }
 template <int HD>
-__device__ __forceinline__ void wg_issue_pv(float (&o)[HD / 2], uint32_t (&pa)[WG_BN / 16][4], uint32_t sv) {
-    wg_touch(o);
-    wg_fence();
+__device__ __forceinline__ void wg_mmas_pv(float (&o)[HD / 2], uint32_t (&pa)[WG_BN / 16][4], uint32_t sv) {
 #pragma unroll
     for (int kk = 0; kk < WG_BN / 16; kk++) {
         /* V MN-major: 8-key groups 1024 bytes apart (SBO), 64-column atoms WG_BN * 128 apart (LBO) */
@@ -163,6 +158,25 @@ __device__ __forceinline__ void wg_issue_pv(float (&o)[HD / 2], uint32_t (&pa)[W
         if constexpr (HD == 128) wg_mma_rs_n128_t(o, pa[kk], dv);
         else wg_mma_rs_n64_t(o, pa[kk], dv);
     }
+}
+/* the A fragments of an issued P V stay in their registers until its wait */
+__device__ __forceinline__ void wg_touch_p(uint32_t (&pa)[WG_BN / 16][4]) {
+#pragma unroll
+    for (int kk = 0; kk < WG_BN / 16; kk++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) asm volatile("" : "+r"(pa[kk][i])::"memory");
+}
+template <int HD> __device__ __forceinline__ void wg_issue_s(float (&sc)[WG_BN / 2], uint32_t sq, uint32_t sk) {
+    wg_touch(sc);
+    wg_fence();
+    wg_mmas_s<HD>(sc, sq, sk);
+    wg_commit_mma();
+}
+template <int HD>
+__device__ __forceinline__ void wg_issue_pv(float (&o)[HD / 2], uint32_t (&pa)[WG_BN / 16][4], uint32_t sv) {
+    wg_touch(o);
+    wg_fence();
+    wg_mmas_pv<HD>(o, pa, sv);
     wg_commit_mma();
 }
 /* IW's pair: S = Q K^T (one commit group), then O += P V (another), under one wgmma.fence: no register of
@@ -172,25 +186,11 @@ __device__ __forceinline__ void wg_issue_s_pv(float (&sc)[WG_BN / 2], uint32_t s
                                               uint32_t (&pa)[WG_BN / 16][4], uint32_t sv) {
     wg_touch(sc);
     wg_touch(o);
-#pragma unroll
-    for (int kk = 0; kk < WG_BN / 16; kk++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) asm volatile("" : "+r"(pa[kk][i])::"memory");
+    wg_touch_p(pa);
     wg_fence();
-#pragma unroll
-    for (int kt = 0; kt < HD / 16; kt++) {
-        const uint32_t off = (uint32_t)(kt & 3) * 32;
-        const uint64_t da = wg_desc(sq + (uint32_t)(kt >> 2) * (WG_BM * 128) + off, 16, 1024);
-        const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (WG_BN * 128) + off, 16, 1024);
-        wg_mma_ss_n128(sc, da, db, kt > 0);
-    }
+    wg_mmas_s<HD>(sc, sq, sk);
     wg_commit_mma();
-#pragma unroll
-    for (int kk = 0; kk < WG_BN / 16; kk++) {
-        const uint64_t dv = wg_desc(sv + (uint32_t)kk * 16 * 128, WG_BN * 128, 1024);
-        if constexpr (HD == 128) wg_mma_rs_n128_t(o, pa[kk], dv);
-        else wg_mma_rs_n64_t(o, pa[kk], dv);
-    }
+    wg_mmas_pv<HD>(o, pa, sv);
     wg_commit_mma();
 }
 /* 2^x: exp2f. (ex2.approx.ftz directly, by inline PTX or -ftz=true, would save ~3 instructions an element, but
@@ -262,13 +262,6 @@ template <int HD> __device__ __forceinline__ void wg_scale_o(float (&o)[HD / 2],
         o[4 * d] *= c0; o[4 * d + 1] *= c0;
         o[4 * d + 2] *= c1; o[4 * d + 3] *= c1;
     }
-}
-/* the A fragments of an issued P V stay in their registers until its wait */
-__device__ __forceinline__ void wg_touch_p(uint32_t (&pa)[WG_BN / 16][4]) {
-#pragma unroll
-    for (int kk = 0; kk < WG_BN / 16; kk++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) asm volatile("" : "+r"(pa[kk][i])::"memory");
 }
 template <int N> __device__ __forceinline__ void wg_wait_mma_n(void) {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
