@@ -1087,6 +1087,8 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     const int one = n <= g->gemv_max; /* the GEMV path: every token's bits as in its own decode step */
     cudaStream_t st = g->st;
     const unsigned sk = n == 1 ? g->skip : 0; /* TERN_CUDA_SKIP: a timing arm, one-token steps only */
+    /* a prefill chunk's attention reads cache rows up to its last position: this chunk's and earlier ones' */
+    const int kv_rows = n > TCU_MULTI_MAX ? max_pos(g, n) + 1 : 0;
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
     float *xc = g->x; /* the residual stream: g->x or g->x2, toggled by each residual add */
     for (int il = 0; il < g->n_layer_eval; il++) {
@@ -1160,9 +1162,8 @@ static int forward(tern_cuda *g, int n, int all_logits) {
                                          g->att_splits, xq, st);
         } else if (!g->kv_q8) {
             if (!roped) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
-            if (n > TCU_MULTI_MAX && g->flash) /* prefill: the flash kernels, told the rows they read (v6b's TMA):
-                                                * up to the chunk's last position, rows this chunk or earlier wrote */
-                tcu_attention_flash_rows(q, kc, vc, max_pos(g, n) + 1, n, g->pos, g->nh, g->nkv, hd, sc, g->att, st);
+            if (n > TCU_MULTI_MAX && g->flash) /* prefill: the flash kernels, told the rows they read (v6b's TMA) */
+                tcu_attention_flash_rows(q, kc, vc, kv_rows, n, g->pos, g->nh, g->nkv, hd, sc, g->att, st);
             else tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws, g->att_splits, st);
         } else {
             tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kq, ksc, vq, vsc, st);
@@ -1170,10 +1171,9 @@ static int forward(tern_cuda *g, int n, int all_logits) {
                 tcu_attention_split_q8(q, kq, vq, ksc, vsc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
                                        g->att_splits, st);
             } else { /* prefill: the rows up to the chunk's last position as f16, then the f16 kernels */
-                const int rows = max_pos(g, n) + 1;
-                tcu_kv_dequant_q8(kq, ksc, rows, Hkv, g->kc16, st);
-                tcu_kv_dequant_q8(vq, vsc, rows, Hkv, g->vc16, st);
-                if (g->flash) tcu_attention_flash_rows(q, g->kc16, g->vc16, rows, n, g->pos, g->nh, g->nkv, hd, sc,
+                tcu_kv_dequant_q8(kq, ksc, kv_rows, Hkv, g->kc16, st);
+                tcu_kv_dequant_q8(vq, vsc, kv_rows, Hkv, g->vc16, st);
+                if (g->flash) tcu_attention_flash_rows(q, g->kc16, g->vc16, kv_rows, n, g->pos, g->nh, g->nkv, hd, sc,
                                                        g->att, st);
                 else tcu_attention_split(q, g->kc16, g->vc16, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
                                          g->att_splits, st);

@@ -25,7 +25,6 @@
  */
 #include <cuda.h> /* CUtensorMap and its encoder's signature only: the encoder comes from the driver at run time */
 #include <cuda_fp16.h>
-#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -111,7 +110,6 @@ __device__ __forceinline__ uint32_t wg_pack(float lo, float hi) {
 }
 
 template <int HD> struct wg_cfg {
-    static constexpr int NA = HD / 64;                      /* 64-column atoms */
     static constexpr uint32_t Q_BYTES = WG_BM * HD * 2;     /* Q tile */
     static constexpr uint32_t KV_BYTES = WG_BN * HD * 2;    /* one K or V block */
     static constexpr size_t SMEM = Q_BYTES + 4 * KV_BYTES + 1024; /* + alignment slack */
@@ -267,6 +265,21 @@ template <int N> __device__ __forceinline__ void wg_wait_mma_n(void) {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
+/* The largest position of each MMA warp's 32 x 2 rows into sm[warp] (-1: none), before a CTA barrier; after
+ * it, wg_block_max gives the CTA's largest (cmax) and warpgroup wg's (gmax). */
+__device__ __forceinline__ void wg_warp_max(int v, int *sm) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = v;
+}
+__device__ __forceinline__ void wg_block_max(const int *sm, int wg, int &cmax, int &gmax) {
+    cmax = gmax = -1;
+#pragma unroll
+    for (int w = 0; w < 8; w++) {
+        cmax = max(cmax, sm[w]);
+        if ((w >> 2) == wg) gmax = max(gmax, sm[w]);
+    }
+}
 /* The CTA's 128 query rows of head h (f32) into shared memory as f16, swizzled; rows past n zero. By threads
  * [0, WG_T). */
 template <int HD>
@@ -320,19 +333,12 @@ flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
     const int r0 = wg * 64 + (warp & 3) * 16 + g; /* this thread's rows r0, r0 + 8 of the CTA's block */
     const int t0 = qb * WG_BM + r0, t1 = t0 + 8;
     const int p0 = t0 < n ? pos[t0] : -1, p1 = t1 < n ? pos[t1] : -1;
-    int wmax = max(p0, p1);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) wmax = max(wmax, __shfl_xor_sync(0xffffffffu, wmax, o));
-    if (lane == 0) sm_max[warp] = wmax;
+    wg_warp_max(max(p0, p1), sm_max);
 
     wg_load_q<HD>(sgen, q, n, n_head, h, qb, tid);
     __syncthreads();
-    int cmax = -1, gmax = -1;
-#pragma unroll
-    for (int w = 0; w < 8; w++) {
-        cmax = max(cmax, sm_max[w]);
-        if ((w >> 2) == wg) gmax = max(gmax, sm_max[w]);
-    }
+    int cmax, gmax;
+    wg_block_max(sm_max, wg, cmax, gmax);
     const int n_kv = cmax + 1, n_blk = (n_kv + WG_BN - 1) / WG_BN;
     const size_t kv_stride = (size_t)n_head_kv * HD;
     const uint16_t *kb = kc + (size_t)hk * HD, *vb = vc + (size_t)hk * HD;
@@ -464,10 +470,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     const int t0 = qb * WG_BM + r0, t1 = t0 + 8;
     const int p0 = !producer && t0 < n ? pos[t0] : -1, p1 = !producer && t1 < n ? pos[t1] : -1;
     if (!producer) {
-        int wmax = max(p0, p1);
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) wmax = max(wmax, __shfl_xor_sync(0xffffffffu, wmax, o));
-        if (lane == 0) sm_max[warp] = wmax;
+        wg_warp_max(max(p0, p1), sm_max);
         wg_load_q<HD>(sgen, q, n, n_head, h, qb, tid);
         wg_fence_proxy();
     } else if (lane == 0) {
@@ -478,12 +481,8 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    int cmax = -1, gmax = -1;
-#pragma unroll
-    for (int w = 0; w < 8; w++) {
-        cmax = max(cmax, sm_max[w]);
-        if ((w >> 2) == wg) gmax = max(gmax, sm_max[w]);
-    }
+    int cmax, gmax;
+    wg_block_max(sm_max, wg, cmax, gmax);
     const int n_kv = cmax + 1, n_blk = (n_kv + WG_BN - 1) / WG_BN;
 
     /* registers from the producer warpgroup to the two MMA warpgroups (FlashAttention-3's split: 168 each at
