@@ -105,7 +105,7 @@ typedef struct dweight {
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
-enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_L2PF, TR_N };
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_L2PF, TR_RMS_CL, TR_N };
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
@@ -686,6 +686,7 @@ static int rank_setup(tern_cuda *g) {
         tcu_set_pdl(cc_major >= 9 && !getenv_is0("TERN_CUDA_PDL"));
         if (getenv("TERN_CUDA_RMS_SPLIT")) tcu_set_rms_split(atoi(getenv("TERN_CUDA_RMS_SPLIT")));
         if (getenv("TERN_CUDA_RMS_T")) tcu_set_rms_threads(atoi(getenv("TERN_CUDA_RMS_T")));
+        tcu_set_rms_cluster(!getenv_is0("TERN_CUDA_RMS_CLUSTER"));
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
         if (getenv("TERN_CUDA_FLASH_WG")) tcu_attention_flash_set_wg(atoi(getenv("TERN_CUDA_FLASH_WG")));
@@ -926,13 +927,14 @@ void tern_cuda_free(tern_cuda *g) {
     if (g->trace)
         fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
                         "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu rope_epi=%llu attention_q8w=%llu "
-                        "l2_prefetch=%llu (rows <= %d: GEMV)\n",
+                        "l2_prefetch=%llu rmsnorm_cluster=%llu (rows <= %d: GEMV)\n",
                 (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
                 (unsigned long long)g->tr[TR_DP4A_TMA],
                 (unsigned long long)g->tr[TR_F32_ROW], (unsigned long long)g->tr[TR_F32_ROWS],
                 (unsigned long long)g->tr[TR_GEMM], (unsigned long long)g->tr[TR_ATT_SPLIT],
                 (unsigned long long)g->tr[TR_ATT], (unsigned long long)g->tr[TR_ROPE_EPI],
-                (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_L2PF], g->gemv_max);
+                (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_L2PF],
+                (unsigned long long)g->tr[TR_RMS_CL], g->gemv_max);
     tern_cuda **rk = g->rk;
     const int n = g->n_rank;
     if (g->pool) tern_pool_free(g->pool);
@@ -1089,6 +1091,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     const unsigned sk = n == 1 ? g->skip : 0; /* TERN_CUDA_SKIP: a timing arm, one-token steps only */
     /* a prefill chunk's attention reads cache rows up to its last position: this chunk's and earlier ones' */
     const int kv_rows = n > TCU_MULTI_MAX ? max_pos(g, n) + 1 : 0;
+    const uint64_t rcl0 = tcu_rms_cluster_count(); /* cluster RMSNorm launches of this pass (the trace) */
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
     float *xc = g->x; /* the residual stream: g->x or g->x2, toggled by each residual add */
     for (int il = 0; il < g->n_layer_eval; il++) {
@@ -1233,6 +1236,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (gather_logits(g, 1)) return -1;
         if (g->rank == 0) tcu_argmax(g->lg, V, g->next, g->amkeys, st);
     }
+    g->tr[TR_RMS_CL] += tcu_rms_cluster_count() - rcl0;
     if (g->pf_pending) { /* join the L2 hints' branch (TERN_CUDA_L2PF_FORK) */
         CU(cudaEventRecord(g->pf_join, g->pfst));
         CU(cudaStreamWaitEvent(st, g->pf_join, 0));

@@ -108,6 +108,130 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
     }
 }
 
+/* ---- the decode RMSNorm over a thread-block cluster (sm_90; tcu_add_rmsnorm_to for n <= TCU_MULTI_MAX) ----
+ * grid (C, n), cluster (C, 1, 1), C <= RMS_CL_MAX (8, the portable cluster size): CTA k of row t (its rank in
+ * the cluster) has T = dim / C threads (a multiple of 32, <= 1024) and owns elements [k*T, (k+1)*T), one a
+ * thread. Each CTA reduces its slice's sum of squares in double (an xor butterfly in each warp, then warp 0's
+ * butterfly over the warps' sums); thread 0 stores that partial into slot k of every CTA of the cluster
+ * (distributed shared memory), one cluster barrier (arrive.release / wait.acquire) publishes the C slots, and
+ * every CTA sums them in slot order, so all C CTAs get the same scale. No CTA reads another's shared memory
+ * after the barrier: none has to wait for the others before it exits.
+ * Motive: rmsnorm_k's C CTAs each load and reduce the whole row (C x the loads and the double-precision work;
+ * ncu 4.64 us a one-token call, 369 warp instructions a warp, docs/ledger.md). The summation order differs
+ * from rmsnorm_k's (so does the last bit of the scale at times); it is the same for every row count of a
+ * run (decode steps and verify chunks alike). x and xo may be the same buffer (each thread reads then writes
+ * its own element). g is constant (a weight): loaded before the PDL wait. */
+#define RMS_CL_MAX 8
+__global__ void __launch_bounds__(1024)
+rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float *__restrict__ g, float eps,
+             int dim, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ double red[32];
+    __shared__ double part[RMS_CL_MAX];
+    const int t = (int)blockIdx.y, C = (int)gridDim.x, k = (int)blockIdx.x; /* gridDim.x == C: rank = blockIdx.x */
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const int e = k * (int)blockDim.x + (int)threadIdx.x; /* this thread's element of the row */
+    const float gv = g[e];
+    pdl_trigger();
+    pdl_wait();
+    const size_t i = (size_t)t * dim + (size_t)e;
+    float v = x[i];
+    if (r) {
+        v = __fadd_rn(v, r[i]);
+        xo[i] = v;
+    }
+    double ss = (double)v * (double)v;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    if (lane == 0) red[w] = ss;
+    __syncthreads();
+    if (w == 0) {
+        double s = lane < nw ? red[lane] : 0.0;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane < C) *(double *)__cluster_map_shared_rank(&part[k], (unsigned)lane) = s; /* slot k of CTA lane */
+    }
+    __cluster_barrier_arrive(); /* .release: the slot stores above are visible to every CTA after its wait */
+    __cluster_barrier_wait();   /* .acquire */
+    double S = 0.0;
+    for (int j = 0; j < C; j++) S += part[j];
+    const float sc = (float)(1.0 / sqrt(S / dim + (double)eps));
+    const float y = __fmul_rn(__fmul_rn(v, sc), gv);
+    if (y32) y32[i] = y;
+    if (y16) y16[i] = __half_as_ushort(__float2half_rn(y));
+    if (xq) x16_put(y, lane, (int64_t)(i / 32), xq, plane);
+#else
+    (void)x; (void)xo; (void)r; (void)g; (void)eps; (void)dim; (void)y32; (void)y16; (void)xq; (void)plane;
+    __trap(); /* never launched below sm_90 (rms_cl_ok) */
+#endif
+}
+
+/* TERN_CUDA_RMS_CLUSTER=0: the decode RMSNorm as rmsnorm_k with C CTAs each reducing the whole row (the arm) */
+static int g_rms_cluster = 1;
+extern "C" void tcu_set_rms_cluster(int on) { g_rms_cluster = on != 0; }
+/* rmsnorm_cl_k launches issued by this host thread (tcu_rms_cluster_count: the trace and the tests count what ran) */
+static thread_local uint64_t g_rms_cl_launches;
+extern "C" uint64_t tcu_rms_cluster_count(void) { return g_rms_cl_launches; }
+
+/* CTAs a row of rmsnorm_cl_k for dim: the largest C <= RMS_CL_MAX with dim % (32 C) == 0 and dim / C <= 1024;
+ * 0 when none (C = 1 is rmsnorm_k's case). */
+static int rms_cl_ctas(int dim) {
+    for (int c = RMS_CL_MAX; c >= 2; c--)
+        if (dim % (32 * c) == 0 && dim / c <= 1024) return c;
+    return 0;
+}
+
+/* rmsnorm_cl_k runs on this device: sm_90 or later and code from sm_90 PTX or later (a compute_80 PTX build
+ * JIT-compiled on Hopper would hold the __trap body). Asked once per device (tensor parallelism drives several). */
+static int rms_cl_ok(void) {
+    static unsigned long long ok_dev = 0, no_dev = 0;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev > 63) return 0;
+    const unsigned long long bit = 1ull << dev;
+    if (__atomic_load_n(&no_dev, __ATOMIC_RELAXED) & bit) return 0;
+    if (__atomic_load_n(&ok_dev, __ATOMIC_RELAXED) & bit) return 1;
+    int major = 0;
+    cudaFuncAttributes fa;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 9 ||
+        cudaFuncGetAttributes(&fa, rmsnorm_cl_k) != cudaSuccess || fa.ptxVersion < 90) {
+        (void)cudaGetLastError();
+        __atomic_fetch_or(&no_dev, bit, __ATOMIC_RELAXED);
+        return 0;
+    }
+    __atomic_fetch_or(&ok_dev, bit, __ATOMIC_RELAXED);
+    return 1;
+}
+
+/* rmsnorm_cl_k for n rows with C CTAs a row (the cluster attribute, and PDL's when g_tcu_pdl): 1 if launched. */
+static int rms_cl_launch(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim, int C,
+                         float *y32, uint16_t *y16, void *xq, size_t plane, cudaStream_t st) {
+    cudaLaunchAttribute at[2];
+    int na = 0;
+    at[na].id = cudaLaunchAttributeClusterDimension;
+    at[na].val.clusterDim.x = (unsigned)C;
+    at[na].val.clusterDim.y = 1;
+    at[na].val.clusterDim.z = 1;
+    na++;
+    if (g_tcu_pdl) {
+        at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        at[na].val.programmaticStreamSerializationAllowed = 1;
+        na++;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)C, (unsigned)n);
+    cfg.blockDim = dim3((unsigned)(dim / C));
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = st;
+    cfg.attrs = at;
+    cfg.numAttrs = (unsigned)na;
+    if (cudaLaunchKernelEx(&cfg, rmsnorm_cl_k, x, xo, r, g, eps, dim, y32, y16, xq, plane) != cudaSuccess) {
+        (void)cudaGetLastError(); /* the caller runs rmsnorm_k instead */
+        return 0;
+    }
+    g_rms_cl_launches++;
+    return 1;
+}
+
 typedef void (*rms_fn)(const float *, float *, const float *, const float *, float, int, float *, uint16_t *, void *,
                        size_t);
 
@@ -140,10 +264,14 @@ extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, co
     if (dim % 32) xq = NULL;
     /* decode steps and verify chunks only: a prefill chunk already has a CTA a row, and C of them a row would
      * each reload and reduce the whole row (pp512 25,823 -> 20,894 tok/s with C = 8 on every call) */
+    const size_t pl = x16_plane_bytes(n, dim);
+    if (n <= TCU_MULTI_MAX && g_rms_cluster && g_rms_t == 1024) {
+        const int C = rms_cl_ctas(dim);
+        if (C && rms_cl_ok() && rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, pl, st)) return;
+    }
     int c = n <= TCU_MULTI_MAX ? g_rms_split : 1;
     const int T = g_rms_t, ept = T == 1024 ? RMS_EPT : 16;
     while (c > 1 && (dim > ept * T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
-    const size_t pl = x16_plane_bytes(n, dim);
     rms_fn kf = T == 512 ? rmsnorm_k<512, 16> : T == 256 ? rmsnorm_k<256, 16> : rmsnorm_k<RMS_T, RMS_EPT>;
     PDL_LAUNCH(kf, dim3(n, c), dim3(T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, pl);
 }

@@ -162,6 +162,14 @@ void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *
 void tcu_set_rms_split(int c);
 /* Threads a CTA of tcu_add_rmsnorm_to: 1024 (default), 512 or 256 (TERN_CUDA_RMS_T, an arm). */
 void tcu_set_rms_threads(int t);
+/* tcu_add_rmsnorm_to for n <= TCU_MULTI_MAX on sm_90 and later: by default (on = 1) a thread-block cluster of
+ * C <= 8 CTAs a row, each reducing only its slice and sharing the partial sums through distributed shared
+ * memory (C the largest with dim % (32 C) == 0 and dim / C <= 1024; another summation order than one CTA's,
+ * the same for every such n; elementwise.cu rmsnorm_cl_k); rows that fit no such C, other devices, the 512-
+ * and 256-thread arms and on = 0 (TERN_CUDA_RMS_CLUSTER=0) run the C-CTA kernel described above. */
+void tcu_set_rms_cluster(int on);
+/* rmsnorm_cl_k launches issued by the calling host thread so far (a count, for the trace and the tests). */
+uint64_t tcu_rms_cluster_count(void);
 /* RoPE on adjacent pairs, x (n, n_heads, hd) f32 in place; token t at position pos[t]; angle
  * pos[t] * freq[i] evaluated in double as cpu_rope does. freq (n_rot/2) f32. */
 void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq,

@@ -3,7 +3,9 @@
  * - tcu_add_rmsnorm(x, r) == tcu_add then tcu_rmsnorm (x written back, y32, y16), and its x16 output ==
  *   tcu_quantize_x16 of y32 (n = 1, 3, 16 rows; dim 576, 4096);
  * - tcu_add_rmsnorm_to (out of place, C CTAs a row writing slices) == tcu_add_rmsnorm, bit for bit (dims
- *   4096, 576, 8192, 16384, 96; C 8, 3, 1; with and without the residual add);
+ *   4096, 576, 8192, 16384, 96; C 8, 3, 1; with and without the residual add), the cluster kernel off;
+ * - the cluster RMSNorm (tcu_add_rmsnorm_to's default on sm_90) against a double host reference, its own x16
+ *   and y16 against tcu_quantize_x16 / tcu_f32_to_f16 of its y32, rows alone == rows of a batch, in place;
  * - tcu_swiglu_x16 == tcu_swiglu, and its x16 output == tcu_quantize_x16 of the result;
  * - tcu_rope_kv == tcu_rope on q, tcu_rope on k, tcu_kv_write (q, k, both caches; n_rot = hd and n_rot < hd);
  * - tcu_rope_kv_q8: the same q and k bits, and its Q8_0 cache rows == tern_quantize_activation(TERN_TYPE_Q8_0)
@@ -107,6 +109,7 @@ int main(void) {
      * blocks do not split in 8); C 8 (default), 3, 1 */
     {
         const int rdims[5] = {4096, 576, 8192, 16384, 96}, cs[3] = {8, 3, 1};
+        tcu_set_rms_cluster(0); /* rmsnorm_k's C CTAs (the cluster kernel has its own order: tested below) */
         for (int di = 0; di < 5; di++)
             for (int ci = 0; ci < 3; ci++)
                 for (int withr = 0; withr < 2; withr++) {
@@ -146,11 +149,13 @@ int main(void) {
                     cudaFree(ha); cudaFree(hb); cudaFree(qa); cudaFree(qb);
                 }
         tcu_set_rms_split(8);
+        tcu_set_rms_cluster(1);
     }
     /* the TERN_CUDA_RMS_T arm (512 or 256 threads a CTA): C 8 == C 1 bit for bit at the same thread count (a run
      * uses one count for every call), and within 1e-6 of the 1024-thread y32 (another summation order) */
     {
         const int rdims[3] = {4096, 576, 8192}, ts[2] = {512, 256};
+        tcu_set_rms_cluster(0); /* the reference arm a 2 is rmsnorm_k at 1024 threads */
         for (int di = 0; di < 3; di++)
             for (int ti = 0; ti < 2; ti++) {
                 const int dim = rdims[di], n = 2;
@@ -186,6 +191,111 @@ int main(void) {
                 for (int a = 0; a < 3; a++) { cudaFree(xo[a]); cudaFree(y[a]); cudaFree(q[a]); }
                 cudaFree(x); cudaFree(r); cudaFree(g);
             }
+    }
+    /* the cluster RMSNorm (tcu_add_rmsnorm_to's default for n <= TCU_MULTI_MAX on sm_90: rmsnorm_cl_k) against
+     * the host in double (y32 within 1e-6 relative: only the order of the sum of squares differs), the residual
+     * x + r bit for bit (a float add either way), its x16 == tcu_quantize_x16 of its own y32 and y16 == f16 of
+     * y32, row t of an n-row call == a 1-row call on that row bit for bit, in place (xo == x) == out of place,
+     * and the launch counted (tcu_rms_cluster_count); dims 4096 (C 8 CTAs of 512), 576 (C 6 of 96), 8192 (C 8
+     * of 1024), 5120 (C 8 of 640), 96 (C 3 of 32); 16384 fits no C (rmsnorm_k runs: not counted); n 1, 3, 16 */
+    {
+        int major = 0;
+        CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+        const int rdims[6] = {4096, 576, 8192, 5120, 96, 16384}, rns[3] = {1, 3, 16};
+        for (int di = 0; di < 6; di++)
+            for (int ni = 0; ni < 3; ni++)
+                for (int withr = 0; withr < 2; withr++) {
+                    const int dim = rdims[di], n = rns[ni];
+                    const size_t nb = (size_t)n * dim, xb = tcu_x16_bytes(n, dim);
+                    const float eps = 1e-5f;
+                    float *x = rand_dev(nb, 3.0f), *r = rand_dev(nb, 1.0f), *g = rand_dev((size_t)dim, 1.5f);
+                    float *xo, *y, *y1, *xin;
+                    uint16_t *h, *hc;
+                    void *q, *qc, *q1;
+                    CU(cudaMalloc((void **)&xo, sizeof(float) * nb)); CU(cudaMalloc((void **)&y, sizeof(float) * nb));
+                    CU(cudaMalloc((void **)&y1, sizeof(float) * dim)); CU(cudaMalloc((void **)&xin, sizeof(float) * nb));
+                    CU(cudaMalloc((void **)&h, 2 * nb)); CU(cudaMalloc((void **)&hc, 2 * nb));
+                    CU(cudaMalloc(&q, xb)); CU(cudaMalloc(&qc, xb)); CU(cudaMalloc(&q1, tcu_x16_bytes(1, dim)));
+                    CU(cudaMemset(q, 0x5A, xb)); CU(cudaMemset(qc, 0x3C, xb));
+                    CU(cudaMemset(xo, 0x7F, sizeof(float) * nb));
+                    CU(cudaMemcpy(xin, x, sizeof(float) * nb, cudaMemcpyDeviceToDevice));
+                    const uint64_t c0 = tcu_rms_cluster_count();
+                    tcu_add_rmsnorm_to(x, xo, withr ? r : NULL, g, eps, n, dim, y, h, q, 0);
+                    const uint64_t c1 = tcu_rms_cluster_count();
+                    const int want = major >= 9 && dim != 16384;
+                    CHECK(c1 - c0 == (uint64_t)want, "rms cluster dim=%d n=%d: %llu launches counted, want %d", dim, n,
+                          (unsigned long long)(c1 - c0), want);
+                    tcu_quantize_x16(y, n, dim, qc, 0);
+                    tcu_f32_to_f16(y, hc, (int64_t)nb, 0);
+                    CU(cudaDeviceSynchronize());
+                    CHECK(dev_eq(q, qc, xb), "rms cluster dim=%d n=%d r=%d: x16 differs from tcu_quantize_x16 of y32",
+                          dim, n, withr);
+                    CHECK(dev_eq(h, hc, 2 * nb), "rms cluster dim=%d n=%d r=%d: y16 differs from f16 of y32", dim, n,
+                          withr);
+                    float *hx = malloc(sizeof(float) * nb), *hr = malloc(sizeof(float) * nb), *hg = malloc(sizeof(float) * dim);
+                    float *hxo = malloc(sizeof(float) * nb), *hy = malloc(sizeof(float) * nb);
+                    CU(cudaMemcpy(hx, x, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                    CU(cudaMemcpy(hr, r, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                    CU(cudaMemcpy(hg, g, sizeof(float) * dim, cudaMemcpyDeviceToHost));
+                    CU(cudaMemcpy(hxo, xo, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                    CU(cudaMemcpy(hy, y, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                    double md = 0.0;
+                    int res_ok = 1;
+                    for (int t = 0; t < n; t++) {
+                        double ss = 0.0;
+                        for (int i = 0; i < dim; i++) {
+                            const size_t k = (size_t)t * dim + i;
+                            const float v = withr ? hx[k] + hr[k] : hx[k];
+                            if (withr && memcmp(&v, &hxo[k], sizeof v)) res_ok = 0;
+                            ss += (double)v * v;
+                        }
+                        const float sc = (float)(1.0 / sqrt(ss / dim + (double)eps));
+                        for (int i = 0; i < dim; i++) {
+                            const size_t k = (size_t)t * dim + i;
+                            const float v = withr ? hx[k] + hr[k] : hx[k];
+                            const float want_y = (v * sc) * hg[i];
+                            const double d = fabs((double)hy[k] - want_y) / (fabs((double)want_y) + 1e-30);
+                            if (d > md) md = d;
+                        }
+                    }
+                    CHECK(md < 1e-6, "rms cluster dim=%d n=%d r=%d: y32 %.3g from the host reference", dim, n, withr, md);
+                    CHECK(res_ok, "rms cluster dim=%d n=%d: the residual x + r differs from the host's float add", dim, n);
+                    if (!withr) {
+                        float *xf = malloc(sizeof(float) * nb);
+                        memset(xf, 0x7F, sizeof(float) * nb);
+                        CHECK(!memcmp(xf, hxo, sizeof(float) * nb), "rms cluster dim=%d n=%d: xo written without r", dim,
+                              n);
+                        free(xf);
+                    }
+                    /* the last row alone (a 1-row call on it) gives that row's bits */
+                    if (n > 1) {
+                        float *xo1;
+                        CU(cudaMalloc((void **)&xo1, sizeof(float) * dim));
+                        const size_t lo = (size_t)(n - 1) * dim;
+                        tcu_add_rmsnorm_to(x + lo, xo1, withr ? r + lo : NULL, g, eps, 1, dim, y1, NULL, q1, 0);
+                        CU(cudaDeviceSynchronize());
+                        float *hy1 = malloc(sizeof(float) * dim);
+                        CU(cudaMemcpy(hy1, y1, sizeof(float) * dim, cudaMemcpyDeviceToHost));
+                        CHECK(!memcmp(hy1, hy + lo, sizeof(float) * dim), "rms cluster dim=%d n=%d r=%d: row %d alone differs",
+                              dim, n, withr, n - 1);
+                        free(hy1);
+                        cudaFree(xo1);
+                    }
+                    /* in place (xo == x, the first layer's call has r NULL; with r the same bits) */
+                    if (withr && n == 3) {
+                        tcu_add_rmsnorm_to(xin, xin, r, g, eps, n, dim, y, NULL, NULL, 0);
+                        CU(cudaDeviceSynchronize());
+                        float *hy2 = malloc(sizeof(float) * nb), *hx2 = malloc(sizeof(float) * nb);
+                        CU(cudaMemcpy(hy2, y, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                        CU(cudaMemcpy(hx2, xin, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                        CHECK(!memcmp(hy2, hy, sizeof(float) * nb) && !memcmp(hx2, hxo, sizeof(float) * nb),
+                              "rms cluster dim=%d: in place differs from out of place", dim);
+                        free(hy2); free(hx2);
+                    }
+                    free(hx); free(hr); free(hg); free(hxo); free(hy);
+                    cudaFree(x); cudaFree(r); cudaFree(g); cudaFree(xo); cudaFree(y); cudaFree(y1); cudaFree(xin);
+                    cudaFree(h); cudaFree(hc); cudaFree(q); cudaFree(qc); cudaFree(q1);
+                }
     }
     /* SwiGLU (+ x16) */
     for (int ni = 0; ni < 3; ni++) {
