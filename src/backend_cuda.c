@@ -105,7 +105,7 @@ typedef struct dweight {
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
-enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_L2PF, TR_RMS_CL, TR_N };
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_L2PF, TR_RMS_CL, TR_ATT_ROPE, TR_N };
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
@@ -687,6 +687,7 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_RMS_SPLIT")) tcu_set_rms_split(atoi(getenv("TERN_CUDA_RMS_SPLIT")));
         if (getenv("TERN_CUDA_RMS_T")) tcu_set_rms_threads(atoi(getenv("TERN_CUDA_RMS_T")));
         tcu_set_rms_cluster(!getenv_is0("TERN_CUDA_RMS_CLUSTER"));
+        tcu_attention_set_rope(!getenv_is0("TERN_CUDA_ATT_ROPE"));
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
         if (getenv("TERN_CUDA_FLASH_WG")) tcu_attention_flash_set_wg(atoi(getenv("TERN_CUDA_FLASH_WG")));
@@ -927,14 +928,14 @@ void tern_cuda_free(tern_cuda *g) {
     if (g->trace)
         fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
                         "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu rope_epi=%llu attention_q8w=%llu "
-                        "l2_prefetch=%llu rmsnorm_cluster=%llu (rows <= %d: GEMV)\n",
+                        "l2_prefetch=%llu rmsnorm_cluster=%llu attention_rope=%llu (rows <= %d: GEMV)\n",
                 (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
                 (unsigned long long)g->tr[TR_DP4A_TMA],
                 (unsigned long long)g->tr[TR_F32_ROW], (unsigned long long)g->tr[TR_F32_ROWS],
                 (unsigned long long)g->tr[TR_GEMM], (unsigned long long)g->tr[TR_ATT_SPLIT],
                 (unsigned long long)g->tr[TR_ATT], (unsigned long long)g->tr[TR_ROPE_EPI],
                 (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_L2PF],
-                (unsigned long long)g->tr[TR_RMS_CL], g->gemv_max);
+                (unsigned long long)g->tr[TR_RMS_CL], (unsigned long long)g->tr[TR_ATT_ROPE], g->gemv_max);
     tern_cuda **rk = g->rk;
     const int n = g->n_rank;
     if (g->pool) tern_pool_free(g->pool);
@@ -1154,7 +1155,16 @@ static int forward(tern_cuda *g, int n, int all_logits) {
             }
             g->tr[TR_L2PF]++;
         }
-        if (att_x16) {
+        /* one token, f16 cache: RoPE and the KV-cache write inside the attention kernel (TERN_CUDA_ATT_ROPE=0:
+         * the two kernels below; the same bits) */
+        int att_roped = 0;
+        if (att_x16 && n == 1 && !g->kv_q8 && !roped && !(sk & (SK_ROPE | SK_ATT))) {
+            att_roped = tcu_attention_decode_x16_rope(q, k, v, g->freq, m->n_rot, kc, vc, g->pos, g->nh, g->nkv, hd, sc,
+                                                      g->att, g->attws, g->att_splits, xq, st);
+            if (att_roped) g->tr[TR_ATT_ROPE]++;
+        }
+        if (att_roped) {
+        } else if (att_x16) {
             if ((sk & SK_ROPE) || roped) {
             } else if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
             else tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kq, ksc, vq, vsc, st);

@@ -56,6 +56,7 @@
 #include <stdint.h>
 
 #include "cuda/pdl.cuh"
+#include "cuda/rope.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
 
@@ -369,14 +370,27 @@ __device__ __forceinline__ void att_cta_out(const float (&red)[NSLOT][QH][HD], f
     }
 }
 
-template <int EPL, int QH, int Q8, int TR, int PF = 0>
+/* RP = 1 (tcu_attention_decode_x16_rope, one token over an f16 cache): q is the q|k|v GEMV's un-rotated q,
+ * and the token's own K/V row (position pos[0]) is taken from k and v (un-rotated k, v: (n_head_kv, hd) f32),
+ * rotated and rounded to f16 in registers, instead of being read from the cache; the split holding that row
+ * (the last, query-head chunk 0) also stores it into the cache (kc, vc: the caches being read, at row pos[0]).
+ * The same operations as rope_kv_k (rope.cuh) followed by the cache read: the same bits as tcu_rope_kv then
+ * the RP = 0 kernel, which is also why a verify chunk (n > 1) may keep the two kernels. */
+typedef struct {
+    const float *k, *v, *freq;
+    int n_rot;
+    uint16_t *kc, *vc;
+} att_rope;
+
+template <int EPL, int QH, int Q8, int TR, int PF = 0, int RP = 0>
 __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
 attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                        const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
                        int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws, void *__restrict__ xq,
-                       size_t plane, int rps) {
+                       size_t plane, int rps, att_rope rp) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? TERN_ATT_Q8_U : att_batch<EPL>::U;
+    static_assert(!RP || (!Q8 && !PF && EPL % 2 == 0), "RP: the f16 register path, whole pairs a lane");
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH];
     __shared__ float red[ATT_RED_SLOTS][QH][HD];
     pdl_trigger();
@@ -413,6 +427,49 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         m[g] = -INFINITY;
         l[g] = 0.0f;
     }
+    /* RP: the lane's pairs (d, d + 1), d = lane * EPL + 2i, rotated by the angle pos[t] * freq[d / 2] (rope_kv_k's
+     * operations), in q and in the token's K row; that row and its V row rounded to f16 as the cache holds them */
+    const int pnew = RP ? pos[t] : -1;
+    att_raw<RP ? EPL : 2> kn, vn;
+    if constexpr (RP) {
+        const float *kp = rp.k + ((size_t)t * n_head_kv + hk) * HD + lane * EPL;
+        const float *vp = rp.v + ((size_t)t * n_head_kv + hk) * HD + lane * EPL;
+#pragma unroll
+        for (int e = 0; e < EPL; e += 2) {
+            const int i = (lane * EPL + e) >> 1;
+            float co = 1.0f, sn = 0.0f;
+            const int rot = i < rp.n_rot / 2;
+            if (rot) rope_cs(pnew, rp.freq[i], &co, &sn);
+            float a = kp[e], b = kp[e + 1];
+            if (rot) {
+                const float a2 = rope_first(a, b, co, sn), b2 = rope_second(a, b, co, sn);
+                a = a2;
+                b = b2;
+#pragma unroll
+                for (int g = 0; g < QH; g++) {
+                    const float qa = rope_first(qr[g][e], qr[g][e + 1], co, sn);
+                    const float qb = rope_second(qr[g][e], qr[g][e + 1], co, sn);
+                    qr[g][e] = qa;
+                    qr[g][e + 1] = qb;
+                }
+            }
+            kn.w[e / 2] = (uint32_t)__half_as_ushort(__float2half_rn(a)) |
+                          ((uint32_t)__half_as_ushort(__float2half_rn(b)) << 16);
+            vn.w[e / 2] = (uint32_t)__half_as_ushort(__float2half_rn(vp[e])) |
+                          ((uint32_t)__half_as_ushort(__float2half_rn(vp[e + 1])) << 16);
+        }
+        /* the cache row: stored by one CTA of the (token, KV head), the split holding the row (the last) */
+        if (c == 0 && z == S - 1 && w == 0) {
+            uint32_t *kd = (uint32_t *)(rp.kc + (size_t)pnew * stride + (size_t)hk * HD + lane * EPL);
+            uint32_t *vd = (uint32_t *)(rp.vc + (size_t)pnew * stride + (size_t)hk * HD + lane * EPL);
+#pragma unroll
+            for (int i = 0; i < EPL / 2; i++) {
+                kd[i] = kn.w[i];
+                vd[i] = vn.w[i];
+            }
+        }
+    }
+    (void)kn; (void)vn; (void)pnew;
 
     /* TR = 1: the scores of a batch (QHP heads x U rows, padded to a power of two) are summed by one
      * transposing reduction, after which lane l holds score (head g_l, row u_l) and computes that score's
@@ -474,6 +531,11 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                 if constexpr (Q8) {
                     att_load<EPL>(kr[u], kb8 + (size_t)(j0 + u) * stride, ks + (size_t)(j0 + u) * sstride + soff);
                     att_load<EPL>(vr[u], vb8 + (size_t)(j0 + u) * stride, vs + (size_t)(j0 + u) * sstride + soff);
+                } else if (RP && j0 + u == pnew) { /* warp-uniform */
+                    if constexpr (RP) {
+                        kr[u] = kn;
+                        vr[u] = vn;
+                    }
                 } else {
                     att_load<EPL>(kr[u], kb + (size_t)(j0 + u) * stride);
                     att_load<EPL>(vr[u], vb + (size_t)(j0 + u) * stride);
@@ -683,7 +745,8 @@ __global__ void __launch_bounds__(NW_ * 32, 1)
 attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                      const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs, int n,
                      const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale, float *__restrict__ out,
-                     int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps) {
+                     int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps, att_rope rp) {
+    (void)rp; /* att_kernel_fn's shape; no RoPE form of v5 */
     typedef att_q8w<HD, QH, NS_, NW_, B_> C;
     constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
     constexpr int NV = C::NV, O0 = C::O0;
@@ -961,13 +1024,15 @@ static int g_att_dec_warps = ATT_DECODE_WARPS;
 extern "C" void tcu_attention_set_decode_warps(int nw) { g_att_dec_warps = nw == 8 ? 8 : ATT_DECODE_WARPS; }
 
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
-                              const int32_t *, int, int, float, float *, int, float *, void *, size_t, int);
+                              const int32_t *, int, int, float, float *, int, float *, void *, size_t, int, att_rope);
+/* rp: the RP = 1 kernels' argument (tcu_attention_decode_x16_rope); NULL: none (unused by RP = 0) */
 static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, cudaStream_t st, const float *q,
                          const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
                          const int32_t *pos, int n_head, int n_head_kv, float scale, float *out, int n_chunk, float *ws,
-                         void *xq, size_t plane) {
+                         void *xq, size_t plane, const att_rope *rp = NULL) {
+    att_rope r0 = {NULL, NULL, NULL, 0, NULL, NULL};
     PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
-               plane, g_att_rps);
+               plane, g_att_rps, rp ? *rp : r0);
 }
 static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
                        const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
@@ -1232,6 +1297,46 @@ extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const v
         return;
     }
     att_split_launch(q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq, st);
+}
+
+/* TERN_CUDA_ATT_ROPE=0: tcu_attention_decode_x16_rope declines (the backend then runs tcu_rope_kv and
+ * tcu_attention_decode_x16, the A/B arm; the same bits) */
+static int g_att_rope = 1;
+extern "C" void tcu_attention_set_rope(int on) { g_att_rope = on != 0; }
+
+/* tcu.h: one token's decode attention over an f16 cache with its RoPE and KV-cache write (RP = 1 above). */
+extern "C" int tcu_attention_decode_x16_rope(const float *q, const float *k, const float *v, const float *freq,
+                                             int n_rot, uint16_t *kc, uint16_t *vc, const int32_t *pos, int n_head,
+                                             int n_head_kv, int hd, float scale, float *out, float *ws, int splits,
+                                             void *xq, cudaStream_t st) {
+    if (!g_att_rope || !g_att_tr || g_att_pf == 2 || !xq || (hd != 64 && hd != 128) || n_rot < 0 || n_rot > hd ||
+        n_rot % 2)
+        return 0;
+    const int qh = att_choose_qh(n_head, n_head_kv, hd);
+    if (!qh) return 0;
+    const int n = 1, G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
+    const size_t plane = x16_plane_bytes(n, (int64_t)n_head * hd);
+    const int S = ws && splits > 1 ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
+    const dim3 grid(1u, (unsigned)(n_head_kv * n_chunk), (unsigned)S), block(32 * g_att_dec_warps);
+    const att_rope rp = {k, v, freq, n_rot, kc, vc};
+    att_kernel_fn kf = NULL;
+    switch ((hd / 32) * 10 + qh) {
+    case 21: kf = attention_split_kernel<2, 1, 0, 1, 0, 1>; break;
+    case 22: kf = attention_split_kernel<2, 2, 0, 1, 0, 1>; break;
+    case 23: kf = attention_split_kernel<2, 3, 0, 1, 0, 1>; break;
+    case 24: kf = attention_split_kernel<2, 4, 0, 1, 0, 1>; break;
+    case 41: kf = attention_split_kernel<4, 1, 0, 1, 0, 1>; break;
+    case 42: kf = attention_split_kernel<4, 2, 0, 1, 0, 1>; break;
+    case 43: kf = attention_split_kernel<4, 3, 0, 1, 0, 1>; break;
+    case 44: kf = attention_split_kernel<4, 4, 0, 1, 0, 1>; break;
+    default: return 0;
+    }
+    att_launch_s(kf, 0, grid, block, st, q, kc, vc, NULL, NULL, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
+                 plane, &rp);
+    if (S > 1)
+        PDL_LAUNCH(attention_combine_kernel, dim3((unsigned)(n * n_head)), dim3(hd < 256 ? hd : 256), 0, st,
+                   (const float *)ws, n, n_head, hd, S, out, xq, plane, pos, g_att_rps);
+    return 1;
 }
 
 extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,

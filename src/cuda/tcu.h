@@ -251,6 +251,18 @@ void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, 
 void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
                               int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
                               float *ws, int splits, void *xq, cudaStream_t st);
+/* tcu_rope_kv (f16 cache) then tcu_attention_decode_x16 for one token (n = 1), in one kernel (plus the split
+ * combine when splits > 1): q (n_head, hd), k and v (n_head_kv, hd) f32 are the q|k|v GEMV's outputs before
+ * RoPE (q and k are not written back rotated); the token's K/V row is rotated (adjacent pairs, freq
+ * (n_rot / 2), rope.cuh) and rounded to f16 in registers, used as the cache row pos[0], and stored into kc, vc
+ * at that row. The same bits in out, xq and the cache as the two calls. hd 64 or 128, xq != NULL, the
+ * transposing reduction and the f16 register path (TERN_CUDA_ATT_TR, _PF defaults); returns 1 when it
+ * launched, 0 when it declined (nothing launched: the caller runs the two calls). */
+int tcu_attention_decode_x16_rope(const float *q, const float *k, const float *v, const float *freq, int n_rot,
+                                  uint16_t *kc, uint16_t *vc, const int32_t *pos, int n_head, int n_head_kv, int hd,
+                                  float scale, float *out, float *ws, int splits, void *xq, cudaStream_t st);
+/* TERN_CUDA_ATT_ROPE=0: tcu_attention_decode_x16_rope declines (the arm). */
+void tcu_attention_set_rope(int on);
 /* Causal GQA flash attention on the tensor cores (attention_prefill.cu; FlashAttention-2, Dao 2023), the
  * tcu_attention contract for hd in {64, 128, 256} and n_head a multiple of n_head_kv
  * (tcu_attention_flash_ok), any pos: Q and P rounded to f16, f32 scores, softmax and accumulation (relative

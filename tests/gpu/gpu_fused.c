@@ -14,7 +14,8 @@
  * - the q|k|v GEMV with the RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope) == tcu_gemv_dp4a_fam then
  *   tcu_rope_kv: y and the f16 cache, bit for bit (cta, warp and tma families; Q4_0, Q8_0);
  * - tcu_attention_decode_x16 == tcu_attention_split (or _q8) then tcu_quantize_x16: out and the x16 bytes
- *   (f16 and Q8_0 caches; hd 64, 128; 1 and 4 splits; n = 1, 3, 16; GQA 32/8 and 4/4 heads). */
+ *   (f16 and Q8_0 caches; hd 64, 128; 1 and 4 splits; n = 1, 3, 16; GQA 32/8 and 4/4 heads);
+ * - tcu_attention_decode_x16_rope == tcu_rope_kv then tcu_attention_decode_x16: out, x16 and both caches. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +192,7 @@ int main(void) {
                 for (int a = 0; a < 3; a++) { cudaFree(xo[a]); cudaFree(y[a]); cudaFree(q[a]); }
                 cudaFree(x); cudaFree(r); cudaFree(g);
             }
+        tcu_set_rms_cluster(1);
     }
     /* the cluster RMSNorm (tcu_add_rmsnorm_to's default for n <= TCU_MULTI_MAX on sm_90: rmsnorm_cl_k) against
      * the host in double (y32 within 1e-6 relative: only the order of the sum of squares differs), the residual
@@ -502,6 +504,71 @@ int main(void) {
                         free(hk); free(hq8);
                         cudaFree(q); cudaFree(kc); cudaFree(vc); cudaFree(kq); cudaFree(vq); cudaFree(ks); cudaFree(vs);
                         cudaFree(pos); cudaFree(oa); cudaFree(ob); cudaFree(ws); cudaFree(xa); cudaFree(xb);
+                    }
+    /* one token's attention with its RoPE and KV-cache write (tcu_attention_decode_x16_rope) == tcu_rope_kv then
+     * tcu_attention_decode_x16: out, the x16 bytes and both whole caches, bit for bit; hd 64, 128; heads 32/8 (4
+     * query heads a CTA), 4/4 (1), 9/3 (3); grid splits 1 and 4 (positions 256.. use 2 of them); n_rot hd and
+     * hd / 2; positions 0 (the row alone), 7, 255, 256, 299 (the cache's last row); hd 256 declines (returns 0,
+     * nothing written) */
+    for (int hi = 0; hi < 3; hi++)
+        for (int gi = 0; gi < 3; gi++)
+            for (int si = 0; si < 2; si++)
+                for (int ri = 0; ri < 2; ri++)
+                    for (int pi = 0; pi < 5; pi++) {
+                        const int hd = hi == 0 ? 64 : hi == 1 ? 128 : 256;
+                        if (hi == 2 && (gi || si || ri || pi != 2)) continue; /* the decline case once */
+                        const int nh = gi == 0 ? 32 : gi == 1 ? 4 : 9, nkv = gi == 0 ? 8 : gi == 1 ? 4 : 3;
+                        const int S = si ? 4 : 1, n_rot = ri ? hd / 2 : hd, p0 = (int[]){0, 7, 255, 256, 299}[pi];
+                        const int n_ctx = 300, row = nkv * hd, Hq = nh * hd;
+                        const size_t nc = (size_t)n_ctx * row;
+                        float *q = rand_dev((size_t)Hq, 2.0f), *k = rand_dev((size_t)row, 2.0f), *v = rand_dev((size_t)row, 2.0f);
+                        float *qa, *ka;
+                        CU(cudaMalloc((void **)&qa, sizeof(float) * Hq)); CU(cudaMalloc((void **)&ka, sizeof(float) * row));
+                        CU(cudaMemcpy(qa, q, sizeof(float) * Hq, cudaMemcpyDeviceToDevice));
+                        CU(cudaMemcpy(ka, k, sizeof(float) * row, cudaMemcpyDeviceToDevice));
+                        uint16_t *hk = malloc(2 * nc);
+                        for (size_t i = 0; i < nc; i++) hk[i] = tern_fp32_to_fp16(frnd(1.5f));
+                        uint16_t *kca = dup_dev(hk, 2 * nc), *kcb = dup_dev(hk, 2 * nc);
+                        for (size_t i = 0; i < nc; i++) hk[i] = tern_fp32_to_fp16(frnd(1.5f));
+                        uint16_t *vca = dup_dev(hk, 2 * nc), *vcb = dup_dev(hk, 2 * nc);
+                        float hf[129];
+                        for (int i = 0; i < n_rot / 2 + 1; i++) hf[i] = powf(10000.0f, -2.0f * (float)i / (float)n_rot);
+                        float *freq = dup_dev(hf, sizeof(float) * (size_t)(n_rot / 2 + 1));
+                        int32_t *pos = dup_dev(&p0, sizeof p0);
+                        float *oa, *ob, *ws;
+                        void *xa, *xb;
+                        CU(cudaMalloc((void **)&oa, sizeof(float) * Hq)); CU(cudaMalloc((void **)&ob, sizeof(float) * Hq));
+                        CU(cudaMalloc((void **)&ws, tcu_attention_ws_bytes(1, nh, hd, 4) + 16));
+                        CU(cudaMalloc(&xa, tcu_x16_bytes(1, Hq))); CU(cudaMalloc(&xb, tcu_x16_bytes(1, Hq)));
+                        CU(cudaMemset(xa, 0x5A, tcu_x16_bytes(1, Hq))); CU(cudaMemset(xb, 0x5A, tcu_x16_bytes(1, Hq)));
+                        CU(cudaMemset(oa, 0x33, sizeof(float) * Hq)); CU(cudaMemset(ob, 0x33, sizeof(float) * Hq));
+                        const float sc = 1.0f / sqrtf((float)hd);
+                        tcu_rope_kv(qa, ka, v, 1, nh, nkv, hd, n_rot, pos, freq, kca, vca, 0);
+                        tcu_attention_decode_x16(qa, kca, vca, NULL, NULL, 1, pos, nh, nkv, hd, sc, oa, ws, S, xa, 0);
+                        const int rc = tcu_attention_decode_x16_rope(q, k, v, freq, n_rot, kcb, vcb, pos, nh, nkv, hd, sc,
+                                                                     ob, ws, S, xb, 0);
+                        CU(cudaDeviceSynchronize());
+                        if (hd == 256) {
+                            float *h = malloc(sizeof(float) * Hq), f;
+                            memset(&f, 0x33, sizeof f);
+                            CU(cudaMemcpy(h, ob, sizeof(float) * Hq, cudaMemcpyDeviceToHost));
+                            int same = 1;
+                            for (int i = 0; i < Hq; i++) same &= !memcmp(&h[i], &f, sizeof f);
+                            CHECK(rc == 0 && same, "attention_decode_x16_rope hd=256: rc %d (want 0) or out written", rc);
+                            free(h);
+                        } else {
+                            CHECK(rc == 1, "attention_decode_x16_rope hd=%d heads=%d/%d: declined", hd, nh, nkv);
+                            CHECK(dev_eq(oa, ob, sizeof(float) * Hq) && dev_eq(xa, xb, tcu_x16_bytes(1, Hq)),
+                                  "attention_decode_x16_rope hd=%d heads=%d/%d splits=%d n_rot=%d pos=%d: out or x16 differs "
+                                  "from rope_kv + attention_decode_x16", hd, nh, nkv, S, n_rot, p0);
+                            CHECK(dev_eq(kca, kcb, 2 * nc) && dev_eq(vca, vcb, 2 * nc),
+                                  "attention_decode_x16_rope hd=%d heads=%d/%d splits=%d n_rot=%d pos=%d: the cache differs",
+                                  hd, nh, nkv, S, n_rot, p0);
+                        }
+                        free(hk);
+                        cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(qa); cudaFree(ka); cudaFree(kca); cudaFree(kcb);
+                        cudaFree(vca); cudaFree(vcb); cudaFree(freq); cudaFree(pos); cudaFree(oa); cudaFree(ob); cudaFree(ws);
+                        cudaFree(xa); cudaFree(xb);
                     }
     return check_summary("gpu_fused");
 }
