@@ -144,6 +144,8 @@ struct tern_cuda {
                            * tern_cuda_set_verify_fast: 2..16-token chunks through the GEMM) */
     uint64_t tr[TR_N], tr_graph[TR_N]; /* TERN_TRACE dispatch counts; those of one graph replay */
     uint64_t *amkeys; /* device: tcu_argmax's keys, this context's own (TCU_MULTI_MAX words) */
+    float *ropecs;    /* device: tcu_rope_table's (cos, sin) of a GEMV-path pass's positions (TCU_MULTI_MAX x n_rot/2 pairs) */
+    int rope_table;   /* TERN_CUDA_ROPE_TABLE (default 1): that table once a pass, read by every layer's RoPE */
     int trace;
     unsigned skip; /* TERN_CUDA_SKIP: decode-step kernel classes left out (SK_*; a timing arm, outputs WRONG) */
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
@@ -712,6 +714,8 @@ static int rank_setup(tern_cuda *g) {
         g->pos = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->next = dalloc(sizeof(int32_t), &fail);
         g->ids = dalloc(sizeof(int32_t) * (size_t)B, &fail);
+        g->ropecs = dalloc(sizeof(float) * 2 * TCU_MULTI_MAX * (size_t)(m->n_rot / 2 + 1), &fail);
+        g->rope_table = !getenv_is0("TERN_CUDA_ROPE_TABLE");
         g->amkeys = dalloc(sizeof(uint64_t) * TCU_MULTI_MAX, &fail); /* the argmax keys (tcu_argmax), zero */
         if (g->amkeys && cudaMemset(g->amkeys, 0, sizeof(uint64_t) * TCU_MULTI_MAX) != cudaSuccess) fail = 1;
         if (!(g->hpos = malloc(sizeof(int32_t) * (size_t)B))) fail = 1;
@@ -752,7 +756,7 @@ static void rank_free(tern_cuda *g) {
         }
     void *bufs[] = {g->output_norm, g->freq, g->kc, g->vc, g->kc16, g->vc16, g->x, g->x2, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
                     g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->tok, g->pos, g->next, g->pen, g->ud, g->samp, g->ids, g->amkeys, g->gath,
-                    g->lfull};
+                    g->lfull, g->ropecs};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->stage) cudaFreeHost(g->stage);
     if (g->dstage) cudaFree(g->dstage);
@@ -1093,6 +1097,9 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     /* a prefill chunk's attention reads cache rows up to its last position: this chunk's and earlier ones' */
     const int kv_rows = n > TCU_MULTI_MAX ? max_pos(g, n) + 1 : 0;
     const uint64_t rcl0 = tcu_rms_cluster_count(); /* cluster RMSNorm launches of this pass (the trace) */
+    /* the (cos, sin) of the pass's positions once, for every layer's RoPE (a decode step or verify chunk) */
+    const float *cs = n <= TCU_MULTI_MAX && g->rope_table && m->n_rot >= 2 ? g->ropecs : NULL;
+    if (cs) tcu_rope_table(g->pos, g->freq, n, m->n_rot, g->ropecs, st);
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
     float *xc = g->x; /* the residual stream: g->x or g->x2, toggled by each residual add */
     for (int il = 0; il < g->n_layer_eval; il++) {
@@ -1159,27 +1166,27 @@ static int forward(tern_cuda *g, int n, int all_logits) {
          * the two kernels below; the same bits) */
         int att_roped = 0;
         if (att_x16 && n == 1 && !g->kv_q8 && !roped && !(sk & (SK_ROPE | SK_ATT))) {
-            att_roped = tcu_attention_decode_x16_rope(q, k, v, g->freq, m->n_rot, kc, vc, g->pos, g->nh, g->nkv, hd, sc,
+            att_roped = tcu_attention_decode_x16_rope(q, k, v, g->freq, cs, m->n_rot, kc, vc, g->pos, g->nh, g->nkv, hd, sc,
                                                       g->att, g->attws, g->att_splits, xq, st);
             if (att_roped) g->tr[TR_ATT_ROPE]++;
         }
         if (att_roped) {
         } else if (att_x16) {
             if ((sk & SK_ROPE) || roped) {
-            } else if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
-            else tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kq, ksc, vq, vsc, st);
+            } else if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kc, vc, st);
+            else tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kq, ksc, vq, vsc, st);
             if (!(sk & SK_ATT))
                 tcu_attention_decode_x16(q, g->kv_q8 ? (const void *)kq : (const void *)kc,
                                          g->kv_q8 ? (const void *)vq : (const void *)vc, g->kv_q8 ? ksc : NULL,
                                          g->kv_q8 ? vsc : NULL, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
                                          g->att_splits, xq, st);
         } else if (!g->kv_q8) {
-            if (!roped) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kc, vc, st);
+            if (!roped) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kc, vc, st);
             if (n > TCU_MULTI_MAX && g->flash) /* prefill: the flash kernels, told the rows they read (v6b's TMA) */
                 tcu_attention_flash_rows(q, kc, vc, kv_rows, n, g->pos, g->nh, g->nkv, hd, sc, g->att, st);
             else tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws, g->att_splits, st);
         } else {
-            tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, kq, ksc, vq, vsc, st);
+            tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kq, ksc, vq, vsc, st);
             if (n <= TCU_MULTI_MAX) {
                 tcu_attention_split_q8(q, kq, vq, ksc, vsc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
                                        g->att_splits, st);

@@ -378,6 +378,7 @@ __device__ __forceinline__ void att_cta_out(const float (&red)[NSLOT][QH][HD], f
  * the RP = 0 kernel, which is also why a verify chunk (n > 1) may keep the two kernels. */
 typedef struct {
     const float *k, *v, *freq;
+    const float2 *cs; /* NULL, or tcu_rope_table's (cos, sin) of the token's position */
     int n_rot;
     uint16_t *kc, *vc;
 } att_rope;
@@ -439,7 +440,15 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
             const int i = (lane * EPL + e) >> 1;
             float co = 1.0f, sn = 0.0f;
             const int rot = i < rp.n_rot / 2;
-            if (rot) rope_cs(pnew, rp.freq[i], &co, &sn);
+            if (rot) {
+                if (rp.cs) {
+                    const float2 cv = rp.cs[(size_t)t * (rp.n_rot / 2) + i];
+                    co = cv.x;
+                    sn = cv.y;
+                } else {
+                    rope_cs(pnew, rp.freq[i], &co, &sn);
+                }
+            }
             float a = kp[e], b = kp[e + 1];
             if (rot) {
                 const float a2 = rope_first(a, b, co, sn), b2 = rope_second(a, b, co, sn);
@@ -1030,7 +1039,7 @@ static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, c
                          const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
                          const int32_t *pos, int n_head, int n_head_kv, float scale, float *out, int n_chunk, float *ws,
                          void *xq, size_t plane, const att_rope *rp = NULL) {
-    att_rope r0 = {NULL, NULL, NULL, 0, NULL, NULL};
+    att_rope r0 = {NULL, NULL, NULL, NULL, 0, NULL, NULL};
     PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
                plane, g_att_rps, rp ? *rp : r0);
 }
@@ -1306,7 +1315,7 @@ extern "C" void tcu_attention_set_rope(int on) { g_att_rope = on != 0; }
 
 /* tcu.h: one token's decode attention over an f16 cache with its RoPE and KV-cache write (RP = 1 above). */
 extern "C" int tcu_attention_decode_x16_rope(const float *q, const float *k, const float *v, const float *freq,
-                                             int n_rot, uint16_t *kc, uint16_t *vc, const int32_t *pos, int n_head,
+                                             const float *cs, int n_rot, uint16_t *kc, uint16_t *vc, const int32_t *pos, int n_head,
                                              int n_head_kv, int hd, float scale, float *out, float *ws, int splits,
                                              void *xq, cudaStream_t st) {
     if (!g_att_rope || !g_att_tr || g_att_pf == 2 || !xq || (hd != 64 && hd != 128) || n_rot < 0 || n_rot > hd ||
@@ -1318,7 +1327,7 @@ extern "C" int tcu_attention_decode_x16_rope(const float *q, const float *k, con
     const size_t plane = x16_plane_bytes(n, (int64_t)n_head * hd);
     const int S = ws && splits > 1 ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
     const dim3 grid(1u, (unsigned)(n_head_kv * n_chunk), (unsigned)S), block(32 * g_att_dec_warps);
-    const att_rope rp = {k, v, freq, n_rot, kc, vc};
+    const att_rope rp = {k, v, freq, (const float2 *)cs, n_rot, kc, vc};
     att_kernel_fn kf = NULL;
     switch ((hd / 32) * 10 + qh) {
     case 21: kf = attention_split_kernel<2, 1, 0, 1, 0, 1>; break;

@@ -327,7 +327,7 @@ static __device__ __forceinline__ void q8_pair_put(float a, float b, int8_t *q, 
  * and the KV-head branch is warp-uniform. */
 __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
                           const int32_t *pos, const float *freq, uint16_t *kc, uint16_t *vc, int8_t *kq, uint16_t *ks,
-                          int8_t *vq, uint16_t *vs) {
+                          int8_t *vq, uint16_t *vs, const float2 *__restrict__ cs) {
     pdl_trigger();
     pdl_wait();
     const int half = hd / 2, hpb = blockDim.x / half; /* head slots per CTA */
@@ -337,7 +337,15 @@ __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int
     for (int t = blockIdx.y; t < n; t += gridDim.y) {
         float c = 1.0f, s = 0.0f;
         const int rot = i < n_rot / 2;
-        if (rot) rope_cs(pos[t], freq[i], &c, &s);
+        if (rot) {
+            if (cs) { /* the pass's table (tcu_rope_table): rope_cs's values */
+                const float2 e = cs[(size_t)t * (n_rot / 2) + i];
+                c = e.x;
+                s = e.y;
+            } else {
+                rope_cs(pos[t], freq[i], &c, &s);
+            }
+        }
         float *p = hh < nh ? q + ((size_t)t * nh + hh) * hd + 2 * i : k + ((size_t)t * nkv + (hh - nh)) * hd + 2 * i;
         float a = p[0], b = p[1];
         if (rot) {
@@ -365,23 +373,44 @@ __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int
     }
 }
 
+/* cs[t * (n_rot / 2) + i] = (cos, sin) of pos[t] * freq[i] as rope_cs rounds them, for n tokens: one thread a pair. */
+__global__ void rope_table_k(const int32_t *__restrict__ pos, const float *__restrict__ freq, int n, int half,
+                             float2 *__restrict__ cs) {
+    pdl_trigger();
+    pdl_wait();
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n * half; j += gridDim.x * blockDim.x) {
+        float c, s;
+        rope_cs(pos[j / half], freq[j % half], &c, &s);
+        cs[j] = make_float2(c, s);
+    }
+}
+
+extern "C" void tcu_rope_table(const int32_t *pos, const float *freq, int n, int n_rot, float *cs, cudaStream_t st) {
+    const int half = n_rot / 2, tot = n * half;
+    if (tot <= 0) return;
+    const int T = tot < 256 ? (tot + 31) / 32 * 32 : 256;
+    PDL_LAUNCH(rope_table_k, dim3((unsigned)((tot + T - 1) / T)), dim3((unsigned)T), 0, st, pos, freq, n, half,
+               (float2 *)cs);
+}
+
 extern "C" void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
-                            const int32_t *pos, const float *freq, uint16_t *kc, uint16_t *vc, cudaStream_t st) {
+                            const int32_t *pos, const float *freq, const float *cs, uint16_t *kc, uint16_t *vc,
+                            cudaStream_t st) {
     if (n <= 0) return;
     const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half; /* ~256 threads a CTA */
     dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
     PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, freq, kc, vc,
-               (int8_t *)NULL, (uint16_t *)NULL, (int8_t *)NULL, (uint16_t *)NULL);
+               (int8_t *)NULL, (uint16_t *)NULL, (int8_t *)NULL, (uint16_t *)NULL, (const float2 *)cs);
 }
 
 extern "C" void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
-                               const int32_t *pos, const float *freq, int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs,
-                               cudaStream_t st) {
+                               const int32_t *pos, const float *freq, const float *cs, int8_t *kq, uint16_t *ks,
+                               int8_t *vq, uint16_t *vs, cudaStream_t st) {
     if (n <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
     const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half;
     dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
     PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, freq, (uint16_t *)NULL,
-               (uint16_t *)NULL, kq, ks, vq, vs);
+               (uint16_t *)NULL, kq, ks, vq, vs, (const float2 *)cs);
 }
 
 /* out (rows, row) f16 = the Q8_0 cache rows dequantized (q * f32(scale), rounded to f16): the prefill

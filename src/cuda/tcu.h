@@ -177,9 +177,15 @@ void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *po
 /* KV-cache write: kc/vc rows (n_ctx, row) f16; k, v (n, row) f32 stored at rows pos[t]. */
 void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row, const int32_t *pos,
                   cudaStream_t st);
-/* tcu_rope on q (n, nh*hd) and on k (n, nkv*hd), then tcu_kv_write of k and v, in one kernel: the same bits. */
+/* tcu_rope on q (n, nh*hd) and on k (n, nkv*hd), then tcu_kv_write of k and v, in one kernel: the same bits.
+ * cs: NULL, or tcu_rope_table's (cos, sin) of these n positions (then read instead of computed; the same values). */
 void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, const int32_t *pos,
-                 const float *freq, uint16_t *kc, uint16_t *vc, cudaStream_t st);
+                 const float *freq, const float *cs, uint16_t *kc, uint16_t *vc, cudaStream_t st);
+/* cs (n, n_rot / 2) float pairs = (cos, sin) of the angle pos[t] * freq[i] as the RoPE kernels compute it
+ * (rope.cuh rope_cs: double angle and cos/sin, rounded to f32), for tcu_rope_kv, tcu_rope_kv_q8 and
+ * tcu_attention_decode_x16_rope, which then read the pair instead of computing it: one table a pass, where
+ * each layer evaluated the same double-precision cos and sin again on its critical path. */
+void tcu_rope_table(const int32_t *pos, const float *freq, int n, int n_rot, float *cs, cudaStream_t st);
 /* g = silu(g) * u, n elements (f32); optionally also g16 = f16(g) (NULL: skip). CPU reference: cpu_swiglu. */
 void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st);
 /* As tcu_swiglu on rows x dim (dim a multiple of 32), writing the output also in the x16 format into xq. */
@@ -190,7 +196,8 @@ void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st);
  * tern's Q8_0 rule (quant.c: d = amax/127 stored f16, q = round-half-even(x * 127/amax)), the bytes
  * tern_quantize_activation(TERN_TYPE_Q8_0) gives for the same f32 values. hd 64, 128 or 256. */
 void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, const int32_t *pos,
-                    const float *freq, int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs, cudaStream_t st);
+                    const float *freq, const float *cs, int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs,
+                    cudaStream_t st);
 /* out (rows, row) f16 = q * f32(s[i / 32]) rounded to f16: Q8_0 cache rows (row a multiple of 32) for the
  * prefill attention. */
 void tcu_kv_dequant_q8(const int8_t *q, const uint16_t *s, int rows, int row, uint16_t *out, cudaStream_t st);
@@ -254,11 +261,12 @@ void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, co
 /* tcu_rope_kv (f16 cache) then tcu_attention_decode_x16 for one token (n = 1), in one kernel (plus the split
  * combine when splits > 1): q (n_head, hd), k and v (n_head_kv, hd) f32 are the q|k|v GEMV's outputs before
  * RoPE (q and k are not written back rotated); the token's K/V row is rotated (adjacent pairs, freq
- * (n_rot / 2), rope.cuh) and rounded to f16 in registers, used as the cache row pos[0], and stored into kc, vc
+ * (n_rot / 2), rope.cuh; cs: NULL or tcu_rope_table's pairs for pos[0]) and rounded to f16 in registers, used as the cache row pos[0], and stored into kc, vc
  * at that row. The same bits in out, xq and the cache as the two calls. hd 64 or 128, xq != NULL, the
  * transposing reduction and the f16 register path (TERN_CUDA_ATT_TR, _PF defaults); returns 1 when it
  * launched, 0 when it declined (nothing launched: the caller runs the two calls). */
-int tcu_attention_decode_x16_rope(const float *q, const float *k, const float *v, const float *freq, int n_rot,
+int tcu_attention_decode_x16_rope(const float *q, const float *k, const float *v, const float *freq, const float *cs,
+                                  int n_rot,
                                   uint16_t *kc, uint16_t *vc, const int32_t *pos, int n_head, int n_head_kv, int hd,
                                   float scale, float *out, float *ws, int splits, void *xq, cudaStream_t st);
 /* TERN_CUDA_ATT_ROPE=0: tcu_attention_decode_x16_rope declines (the arm). */

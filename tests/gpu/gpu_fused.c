@@ -344,11 +344,15 @@ int main(void) {
             tcu_rope(qa, n, nh, hd, n_rot, pos, freq, 0);
             tcu_rope(ka, n, nkv, hd, n_rot, pos, freq, 0);
             tcu_kv_write(ka, v, kca, vca, n, row, pos, 0);
-            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, pos, freq, kcb, vcb, 0);
+            float *cs; /* the pass's (cos, sin) table (tcu_rope_table): read instead of computed, the same bits */
+            CU(cudaMalloc((void **)&cs, sizeof(float) * 2 * n * (n_rot / 2)));
+            tcu_rope_table(pos, freq, n, n_rot, cs, 0);
+            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, pos, freq, cs, kcb, vcb, 0);
             CU(cudaDeviceSynchronize());
+            cudaFree(cs);
             CHECK(dev_eq(qa, qb, sizeof(float) * n * nh * hd) && dev_eq(ka, kb, sizeof(float) * n * row) &&
                       dev_eq(kca, kcb, cb) && dev_eq(vca, vcb, cb),
-                  "rope_kv n=%d n_rot=%d differs from rope + rope + kv_write", n, n_rot);
+                  "rope_kv (table) n=%d n_rot=%d differs from rope + rope + kv_write", n, n_rot);
             { /* the Q8_0 cache: q0/k0 hold the unrotated inputs (copied before the rope calls) */
                 int8_t *kq, *vq;
                 uint16_t *ks, *vs, *k16;
@@ -356,7 +360,7 @@ int main(void) {
                 CU(cudaMalloc((void **)&kq, nq8)); CU(cudaMalloc((void **)&vq, nq8));
                 CU(cudaMalloc((void **)&ks, 2 * nsc)); CU(cudaMalloc((void **)&vs, 2 * nsc));
                 CU(cudaMalloc((void **)&k16, 2 * nq8));
-                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, pos, freq, kq, ks, vq, vs, 0);
+                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, pos, freq, NULL, kq, ks, vq, vs, 0);
                 tcu_kv_dequant_q8(kq, ks, n_ctx, row, k16, 0);
                 CU(cudaDeviceSynchronize());
                 CHECK(dev_eq(qa, q0, sizeof(float) * n * nh * hd) && dev_eq(ka, k0, sizeof(float) * n * row),
@@ -439,7 +443,7 @@ int main(void) {
                 tcu_quantize_x16(x, 1, n_in, xq, 0);
                 tcu_gemv_dp4a_fam(fam, t, w, stride, n_in, n_out, xq, 1, ya, 0);
                 CU(cudaMemcpy(y0, ya, sizeof(float) * n_out, cudaMemcpyDeviceToDevice));
-                tcu_rope_kv(ya, ya + Hq, ya + Hq + Hkv, 1, nh, nkv, hd, n_rot, pos, freq, kca, vca, 0);
+                tcu_rope_kv(ya, ya + Hq, ya + Hq + Hkv, 1, nh, nkv, hd, n_rot, pos, freq, NULL, kca, vca, 0);
                 const tcu_rope_epi e = {pos, freq, Hq, Hkv, hd, n_rot, kcb, vcb};
                 const int ran = tcu_gemv_dp4a_rope(fam, t, w, stride, n_in, n_out, xq, yb, &e, 0);
                 CU(cudaDeviceSynchronize());
@@ -543,10 +547,15 @@ int main(void) {
                         CU(cudaMemset(xa, 0x5A, tcu_x16_bytes(1, Hq))); CU(cudaMemset(xb, 0x5A, tcu_x16_bytes(1, Hq)));
                         CU(cudaMemset(oa, 0x33, sizeof(float) * Hq)); CU(cudaMemset(ob, 0x33, sizeof(float) * Hq));
                         const float sc = 1.0f / sqrtf((float)hd);
-                        tcu_rope_kv(qa, ka, v, 1, nh, nkv, hd, n_rot, pos, freq, kca, vca, 0);
+                        float *cs = NULL; /* odd pi: tcu_rope_table's pairs (read, not computed; the same bits) */
+                        if (pi & 1) {
+                            CU(cudaMalloc((void **)&cs, sizeof(float) * 2 * (n_rot / 2)));
+                            tcu_rope_table(pos, freq, 1, n_rot, cs, 0);
+                        }
+                        tcu_rope_kv(qa, ka, v, 1, nh, nkv, hd, n_rot, pos, freq, NULL, kca, vca, 0);
                         tcu_attention_decode_x16(qa, kca, vca, NULL, NULL, 1, pos, nh, nkv, hd, sc, oa, ws, S, xa, 0);
-                        const int rc = tcu_attention_decode_x16_rope(q, k, v, freq, n_rot, kcb, vcb, pos, nh, nkv, hd, sc,
-                                                                     ob, ws, S, xb, 0);
+                        const int rc = tcu_attention_decode_x16_rope(q, k, v, freq, cs, n_rot, kcb, vcb, pos, nh, nkv, hd,
+                                                                     sc, ob, ws, S, xb, 0);
                         CU(cudaDeviceSynchronize());
                         if (hd == 256) {
                             float *h = malloc(sizeof(float) * Hq), f;
@@ -560,12 +569,13 @@ int main(void) {
                             CHECK(rc == 1, "attention_decode_x16_rope hd=%d heads=%d/%d: declined", hd, nh, nkv);
                             CHECK(dev_eq(oa, ob, sizeof(float) * Hq) && dev_eq(xa, xb, tcu_x16_bytes(1, Hq)),
                                   "attention_decode_x16_rope hd=%d heads=%d/%d splits=%d n_rot=%d pos=%d: out or x16 differs "
-                                  "from rope_kv + attention_decode_x16", hd, nh, nkv, S, n_rot, p0);
+                                  "from rope_kv + attention_decode_x16 (table %d)", hd, nh, nkv, S, n_rot, p0, cs != NULL);
                             CHECK(dev_eq(kca, kcb, 2 * nc) && dev_eq(vca, vcb, 2 * nc),
                                   "attention_decode_x16_rope hd=%d heads=%d/%d splits=%d n_rot=%d pos=%d: the cache differs",
                                   hd, nh, nkv, S, n_rot, p0);
                         }
                         free(hk);
+                        if (cs) cudaFree(cs);
                         cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(qa); cudaFree(ka); cudaFree(kca); cudaFree(kcb);
                         cudaFree(vca); cudaFree(vcb); cudaFree(freq); cudaFree(pos); cudaFree(oa); cudaFree(ob); cudaFree(ws);
                         cudaFree(xa); cudaFree(xb);
