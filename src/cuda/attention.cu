@@ -449,11 +449,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                     rope_cs(pnew, rp.freq[i], &co, &sn);
                 }
             }
-            float a = kp[e], b = kp[e + 1];
             if (rot) {
-                const float a2 = rope_first(a, b, co, sn), b2 = rope_second(a, b, co, sn);
-                a = a2;
-                b = b2;
 #pragma unroll
                 for (int g = 0; g < QH; g++) {
                     const float qa = rope_first(qr[g][e], qr[g][e + 1], co, sn);
@@ -462,10 +458,19 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                     qr[g][e + 1] = qb;
                 }
             }
-            kn.w[e / 2] = (uint32_t)__half_as_ushort(__float2half_rn(a)) |
-                          ((uint32_t)__half_as_ushort(__float2half_rn(b)) << 16);
-            vn.w[e / 2] = (uint32_t)__half_as_ushort(__float2half_rn(vp[e])) |
-                          ((uint32_t)__half_as_ushort(__float2half_rn(vp[e + 1])) << 16);
+            kn.w[e / 2] = vn.w[e / 2] = 0u;
+            if (z == S - 1) { /* the split holding row pnew (the others never read it) */
+                float a = kp[e], b = kp[e + 1];
+                if (rot) {
+                    const float a2 = rope_first(a, b, co, sn), b2 = rope_second(a, b, co, sn);
+                    a = a2;
+                    b = b2;
+                }
+                kn.w[e / 2] = (uint32_t)__half_as_ushort(__float2half_rn(a)) |
+                              ((uint32_t)__half_as_ushort(__float2half_rn(b)) << 16);
+                vn.w[e / 2] = (uint32_t)__half_as_ushort(__float2half_rn(vp[e])) |
+                              ((uint32_t)__half_as_ushort(__float2half_rn(vp[e + 1])) << 16);
+            }
         }
         /* the cache row: stored by one CTA of the (token, KV head), the split holding the row (the last) */
         if (c == 0 && z == S - 1 && w == 0) {
