@@ -689,7 +689,7 @@ static int rank_setup(tern_cuda *g) {
         if (getenv("TERN_CUDA_RMS_SPLIT")) tcu_set_rms_split(atoi(getenv("TERN_CUDA_RMS_SPLIT")));
         if (getenv("TERN_CUDA_RMS_T")) tcu_set_rms_threads(atoi(getenv("TERN_CUDA_RMS_T")));
         tcu_set_rms_cluster(!getenv_is0("TERN_CUDA_RMS_CLUSTER"));
-        tcu_attention_set_rope(!getenv_is0("TERN_CUDA_ATT_ROPE"));
+        tcu_attention_set_rope(getenv("TERN_CUDA_ATT_ROPE") && atoi(getenv("TERN_CUDA_ATT_ROPE")) == 1);
         if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
         if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
         if (getenv("TERN_CUDA_FLASH_WG")) tcu_attention_flash_set_wg(atoi(getenv("TERN_CUDA_FLASH_WG")));
@@ -1162,8 +1162,8 @@ static int forward(tern_cuda *g, int n, int all_logits) {
             }
             g->tr[TR_L2PF]++;
         }
-        /* one token, f16 cache: RoPE and the KV-cache write inside the attention kernel (TERN_CUDA_ATT_ROPE=0:
-         * the two kernels below; the same bits) */
+        /* one token, f16 cache: RoPE and the KV-cache write inside the attention kernel when TERN_CUDA_ATT_ROPE=1
+         * (an arm, off by default: docs/ledger.md); else the two kernels below, the same bits */
         int att_roped = 0;
         if (att_x16 && n == 1 && !g->kv_q8 && !roped && !(sk & (SK_ROPE | SK_ATT))) {
             att_roped = tcu_attention_decode_x16_rope(q, k, v, g->freq, cs, m->n_rot, kc, vc, g->pos, g->nh, g->nkv, hd, sc,

@@ -1313,9 +1313,10 @@ extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const v
     att_split_launch(q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq, st);
 }
 
-/* TERN_CUDA_ATT_ROPE=0: tcu_attention_decode_x16_rope declines (the backend then runs tcu_rope_kv and
- * tcu_attention_decode_x16, the A/B arm; the same bits) */
-static int g_att_rope = 1;
+/* TERN_CUDA_ATT_ROPE=1: tcu_attention_decode_x16_rope runs; 0 (default) it declines and the backend runs
+ * tcu_rope_kv and tcu_attention_decode_x16 (the same bits). Off: +0.6% tg128, -0.6..-1.0% tg64 at depth 8192
+ * (docs/ledger.md) */
+static int g_att_rope = 0;
 extern "C" void tcu_attention_set_rope(int on) { g_att_rope = on != 0; }
 
 /* tcu.h: one token's decode attention over an f16 cache with its RoPE and KV-cache write (RP = 1 above). */

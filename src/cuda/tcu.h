@@ -269,7 +269,7 @@ int tcu_attention_decode_x16_rope(const float *q, const float *k, const float *v
                                   int n_rot,
                                   uint16_t *kc, uint16_t *vc, const int32_t *pos, int n_head, int n_head_kv, int hd,
                                   float scale, float *out, float *ws, int splits, void *xq, cudaStream_t st);
-/* TERN_CUDA_ATT_ROPE=0: tcu_attention_decode_x16_rope declines (the arm). */
+/* on = 1 (TERN_CUDA_ATT_ROPE=1): tcu_attention_decode_x16_rope runs; 0 (the default): it declines. */
 void tcu_attention_set_rope(int on);
 /* Causal GQA flash attention on the tensor cores (attention_prefill.cu; FlashAttention-2, Dao 2023), the
  * tcu_attention contract for hd in {64, 128, 256} and n_head a multiple of n_head_kv

@@ -513,7 +513,8 @@ int main(void) {
      * tcu_attention_decode_x16: out, the x16 bytes and both whole caches, bit for bit; hd 64, 128; heads 32/8 (4
      * query heads a CTA), 4/4 (1), 9/3 (3); grid splits 1 and 4 (positions 256.. use 2 of them); n_rot hd and
      * hd / 2; positions 0 (the row alone), 7, 255, 256, 299 (the cache's last row); hd 256 declines (returns 0,
-     * nothing written) */
+     * nothing written); the switch on for these calls (TERN_CUDA_ATT_ROPE=1; off by default) */
+    tcu_attention_set_rope(1);
     for (int hi = 0; hi < 3; hi++)
         for (int gi = 0; gi < 3; gi++)
             for (int si = 0; si < 2; si++)
@@ -580,5 +581,6 @@ int main(void) {
                         cudaFree(vca); cudaFree(vcb); cudaFree(freq); cudaFree(pos); cudaFree(oa); cudaFree(ob); cudaFree(ws);
                         cudaFree(xa); cudaFree(xb);
                     }
+    tcu_attention_set_rope(0);
     return check_summary("gpu_fused");
 }
