@@ -105,7 +105,7 @@ typedef struct dweight {
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
-enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_L2PF, TR_RMS_CL, TR_ATT_ROPE, TR_N };
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_L2PF, TR_RMS_CL, TR_ATT_ROPE, TR_NORM_PRO, TR_N };
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
@@ -146,6 +146,7 @@ struct tern_cuda {
     uint64_t *amkeys; /* device: tcu_argmax's keys, this context's own (TCU_MULTI_MAX words) */
     float *ropecs;    /* device: tcu_rope_table's (cos, sin) of a GEMV-path pass's positions (TCU_MULTI_MAX x n_rot/2 pairs) */
     int rope_table;   /* TERN_CUDA_ROPE_TABLE (default 1): that table once a pass, read by every layer's RoPE */
+    int norm_pro;     /* TERN_CUDA_NORM_PRO (default 1): a decode step's FFN RMSNorm inside the tma gate|up GEMV */
     int trace;
     unsigned skip; /* TERN_CUDA_SKIP: decode-step kernel classes left out (SK_*; a timing arm, outputs WRONG) */
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
@@ -716,6 +717,7 @@ static int rank_setup(tern_cuda *g) {
         g->ids = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->ropecs = dalloc(sizeof(float) * 2 * TCU_MULTI_MAX * (size_t)(m->n_rot / 2 + 1), &fail);
         g->rope_table = !getenv_is0("TERN_CUDA_ROPE_TABLE");
+        g->norm_pro = !getenv_is0("TERN_CUDA_NORM_PRO");
         g->amkeys = dalloc(sizeof(uint64_t) * TCU_MULTI_MAX, &fail); /* the argmax keys (tcu_argmax), zero */
         if (g->amkeys && cudaMemset(g->amkeys, 0, sizeof(uint64_t) * TCU_MULTI_MAX) != cudaSuccess) fail = 1;
         if (!(g->hpos = malloc(sizeof(int32_t) * (size_t)B))) fail = 1;
@@ -932,14 +934,15 @@ void tern_cuda_free(tern_cuda *g) {
     if (g->trace)
         fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
                         "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu rope_epi=%llu attention_q8w=%llu "
-                        "l2_prefetch=%llu rmsnorm_cluster=%llu attention_rope=%llu (rows <= %d: GEMV)\n",
+                        "l2_prefetch=%llu rmsnorm_cluster=%llu attention_rope=%llu gemv_norm_prologue=%llu (rows <= %d: GEMV)\n",
                 (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
                 (unsigned long long)g->tr[TR_DP4A_TMA],
                 (unsigned long long)g->tr[TR_F32_ROW], (unsigned long long)g->tr[TR_F32_ROWS],
                 (unsigned long long)g->tr[TR_GEMM], (unsigned long long)g->tr[TR_ATT_SPLIT],
                 (unsigned long long)g->tr[TR_ATT], (unsigned long long)g->tr[TR_ROPE_EPI],
                 (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_L2PF],
-                (unsigned long long)g->tr[TR_RMS_CL], (unsigned long long)g->tr[TR_ATT_ROPE], g->gemv_max);
+                (unsigned long long)g->tr[TR_RMS_CL], (unsigned long long)g->tr[TR_ATT_ROPE],
+                (unsigned long long)g->tr[TR_NORM_PRO], g->gemv_max);
     tern_cuda **rk = g->rk;
     const int n = g->n_rank;
     if (g->pool) tern_pool_free(g->pool);
@@ -1208,7 +1211,20 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
 
         xq = want_x16(g, n, l->gate, l->up, NULL);
-        if (!(sk & SK_NORM)) {
+        /* one token: the FFN RMSNorm as the prologue of a tma-family gate|up GEMV (tcu_gemv_dp4a_norm: the cluster
+         * RMSNorm's bits, so verify chunks keep the two kernels); TERN_CUDA_NORM_PRO=0: the two kernels */
+        int ffn_fused = 0;
+        if (n == 1 && l->gu && xq && g->norm_pro && !(sk & (SK_NORM | SK_GU)) && tcu_gemv_dp4a_supported(l->gu->type)) {
+            float *xo = other_x(g, xc);
+            const tcu_norm_pro np = {xc, g->tmp, l->ffn_norm, m->rms_eps, tcu_rms_cluster_ctas(E), xo};
+            if (np.C && tcu_gemv_dp4a_norm(l->gu->fam, l->gu->type, l->gu->d, l->gu->stride, l->gu->n_in, l->gu->n_out,
+                                           &np, g->gu1, st)) {
+                xc = xo;
+                ffn_fused = 1;
+                g->tr[TR_DP4A_TMA]++, g->tr[TR_DP4A_ROW]++, g->tr[TR_NORM_PRO]++;
+            }
+        }
+        if (!ffn_fused && !(sk & SK_NORM)) {
             float *xo = other_x(g, xc);
             tcu_add_rmsnorm_to(xc, xo, g->tmp, l->ffn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16,
                                xq, st);
@@ -1216,7 +1232,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         }
         float *gp = g->g, *up = g->u;
         if (n == 1 && l->gu) {
-            if (!(sk & SK_GU) && matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
+            if (!ffn_fused && !(sk & SK_GU) && matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
             gp = g->gu1;
             up = gp + F;
         } else if (matmul(g, l->gate, n, g->xn, xq, g->x16, gp) || matmul(g, l->up, n, g->xn, xq, g->x16, up)) {

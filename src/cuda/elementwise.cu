@@ -259,6 +259,12 @@ extern "C" void tcu_set_rms_split(int c) { g_rms_split = c >= 1 && c <= 64 ? c :
 static int g_rms_t = 1024;
 extern "C" void tcu_set_rms_threads(int t) { g_rms_t = t == 256 || t == 512 ? t : 1024; }
 
+extern "C" int tcu_rms_cluster_ctas(int dim) {
+    if (!g_rms_cluster || g_rms_t != 1024 || dim % 32) return 0;
+    const int C = rms_cl_ctas(dim);
+    return C && rms_cl_ok() ? C : 0;
+}
+
 extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
                                    float *y32, uint16_t *y16, void *xq, cudaStream_t st) {
     if (dim % 32) xq = NULL;

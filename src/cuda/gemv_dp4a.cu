@@ -236,11 +236,14 @@ static __device__ __forceinline__ void prefetch_head(const uint8_t *w, size_t by
 }
 
 /* The block's contribution, added to acc: fma(dw*d, isum, acc) with isum the exact integer dot. */
-template <int T>
+/* LDG = 0: hi, lo may point into shared memory (generic loads; the tma kernel's RMSNorm prologue). */
+template <int T, int LDG = 1>
 static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float mw, const int8_t *hi, const int8_t *lo,
                                                 int2 ds, float acc) {
-    const int4 ha = __ldg((const int4 *)hi), hb = __ldg((const int4 *)(hi + 16));
-    const int4 la = __ldg((const int4 *)lo), lb = __ldg((const int4 *)(lo + 16));
+    const int4 ha = LDG ? __ldg((const int4 *)hi) : *(const int4 *)hi;
+    const int4 hb = LDG ? __ldg((const int4 *)(hi + 16)) : *(const int4 *)(hi + 16);
+    const int4 la = LDG ? __ldg((const int4 *)lo) : *(const int4 *)lo;
+    const int4 lb = LDG ? __ldg((const int4 *)(lo + 16)) : *(const int4 *)(lo + 16);
     int sh = 0, sl = 0;
     sh = __dp4a(wq[0], ha.x, sh); sh = __dp4a(wq[1], ha.y, sh); sh = __dp4a(wq[2], ha.z, sh); sh = __dp4a(wq[3], ha.w, sh);
     sh = __dp4a(wq[4], hb.x, sh); sh = __dp4a(wq[5], hb.y, sh); sh = __dp4a(wq[6], hb.z, sh); sh = __dp4a(wq[7], hb.w, sh);
@@ -727,13 +730,70 @@ template <int T> static __device__ __forceinline__ void sload_blk(const uint8_t 
     }
 }
 
-template <int T, int R, int EPI>
+/* The RMSNorm prologue (NM = 1, tcu_gemv_dp4a_norm): the row's x16 (plane = dim) into xs, computed as
+ * rmsnorm_cl_k (elementwise.cu) computes it with C CTAs of T = dim / C threads: each 32-element block's sum of
+ * squares by the same xor butterfly, slice k's partial (its T / 32 blocks) by warp k's butterfly over them in
+ * block order (lanes past the slice 0), the C partials summed in slice order; then the same scale and
+ * products. Thread t holds elements t + TM_T * i (dim a multiple of TM_T, at most 16 of them), so warp w's
+ * lanes hold block 16 i + w. red: dim / 32 doubles; part: C. Ends with a barrier. */
+static __device__ __forceinline__ void norm_prologue(const tcu_norm_pro &np, int dim, int8_t *xs, double *red,
+                                                     double *part) {
+    const int t = (int)threadIdx.x, lane = t & 31, w = t >> 5, ni = dim / TM_T;
+    const int C = np.C, nw = dim / C / 32; /* blocks a slice */
+    float v[16], gv[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        if (i < ni) {
+            const int e = t + TM_T * i;
+            v[i] = np.x[e];
+            gv[i] = np.g[e];
+        }
+    }
+    if (np.r) {
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+            if (i < ni) {
+                const int e = t + TM_T * i;
+                v[i] = __fadd_rn(v[i], np.r[e]);
+                if (blockIdx.x == 0) np.xo[e] = v[i];
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        if (i < ni) {
+            double ss = (double)v[i] * (double)v[i];
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+            if (lane == 0) red[16 * i + w] = ss;
+        }
+    }
+    __syncthreads();
+    if (w < C) {
+        double s = lane < nw ? red[w * nw + lane] : 0.0;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) part[w] = s;
+    }
+    __syncthreads();
+    double S = 0.0;
+    for (int j = 0; j < C; j++) S += part[j];
+    const float sc = (float)(1.0 / sqrt(S / dim + (double)np.eps));
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        if (i < ni) x16_put(__fmul_rn(__fmul_rn(v[i], sc), gv[i]), lane, 16 * i + w, xs, (size_t)dim);
+    }
+    __syncthreads();
+}
+
+template <int T, int R, int EPI, int NM = 0>
 __global__ void __launch_bounds__(TM_T, 1)
 gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, int cb, int cbytes,
-              int P, tcu_rope_epi epi) {
+              int P, tcu_rope_epi epi, tcu_norm_pro np) {
     extern __shared__ __align__(128) uint8_t tm_sm[];
     __shared__ __align__(8) uint64_t full[TM_MAX_SLOTS];
+    __shared__ double nm_red[NM ? 256 : 1], nm_part[NM ? 8 : 1]; /* the prologue's block and slice sums */
     const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
     const int G = (n_out + R - 1) / R, C = (nb + cb - 1) / cb;
     const int g0 = (int)((int64_t)blockIdx.x * G / gridDim.x), ng = (int)((int64_t)(blockIdx.x + 1) * G / gridDim.x) - g0;
@@ -769,6 +829,16 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
     pdl_trigger();
     pdl_wait(); /* every thread of every CTA waits (pdl.cuh) */
     if constexpr (EPI) epi_post(epi, L);
+    /* NM: the activations are this CTA's own RMSNorm of np's row, in shared memory after the ring */
+    const int8_t *ah = xh, *al = xl;
+    const int2 *ads = xds;
+    if constexpr (NM) {
+        int8_t *xs = (int8_t *)(tm_sm + (size_t)TM_WARPS * P * slot);
+        norm_prologue(np, nb * 32, xs, nm_red, nm_part);
+        ah = xs;
+        al = xs + (size_t)nb * 32;
+        ads = (const int2 *)(xs + (size_t)nb * 64);
+    }
     float acc[R];
     /* unit k = (row group index gi, chunk c), slot k % P = sl on its (k / P)-th use (parity ph), kept as counters */
     int c = 0, sl = 0, gi = 0;
@@ -783,7 +853,7 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
         const int r0 = (g0 + warp + gi * TM_WARPS) * R, nr = n_out - r0 < R ? n_out - r0 : R;
         const int b0 = c * cb, b1 = nb - b0 < cb ? nb : b0 + cb;
         for (int b = b0 + lane; b < b1; b += 32) {
-            const int2 ds = __ldg(xds + b);
+            const int2 ds = NM ? ads[b] : __ldg(ads + b);
             int wq[R][8];
             float dw[R], mw[R];
 #pragma unroll
@@ -791,7 +861,7 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
                 sload_blk<T>(base + (size_t)(r < nr ? r : nr - 1) * cbytes, b - b0, wq[r], &dw[r], &mw[r]);
 #pragma unroll
             for (int r = 0; r < R; r++)
-                acc[r] = blk_dot<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
+                acc[r] = blk_dot<T, !NM>(wq[r], dw[r], mw[r], ah + (size_t)b * 32, al + (size_t)b * 32, ds, acc[r]);
         }
         /* every lane is done reading the slot before the next bulk copy into it. No fence.proxy.async between
          * these generic-proxy reads and that async-proxy write: CUTLASS's TMA pipelines omit it too (the copy
@@ -1238,9 +1308,11 @@ static int q8_tma_slots(void) {
 /* gemv_q8_tma_k with R rows a unit: a chunk is 32*U blocks of a row (the largest U of 4, 2, 1 whose
  * TM_WARPS * P slots fit the budget, with 16-byte chunk sizes); returns 0 (nothing launched) when none
  * fits or the layout is not 16-byte aligned. */
-template <int T, int R, int EPI = 0>
+/* NM = 1: with the RMSNorm prologue *np (tcu_gemv_dp4a_norm; q, ql, ds unused): the x16 row after the ring. */
+template <int T, int R, int EPI = 0, int NM = 0>
 static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
-                         const int2 *ds, float *y, const tcu_rope_epi *epi, cudaStream_t st) {
+                         const int2 *ds, float *y, const tcu_rope_epi *epi, cudaStream_t st,
+                         const tcu_norm_pro *np = NULL) {
     const int P = q8_tma_slots();
     int U = 4;
     for (; U >= 1; U >>= 1) {
@@ -1249,8 +1321,9 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     }
     if (U < 1 || stride % 16 || ((uintptr_t)w & 15) || n_out < 1 || nb < 1) return 0;
     const int cbytes = 4 * U * q8_bytes8<T>();
+    const size_t xsb = NM ? (size_t)nb * 64 + (size_t)nb * 8 : 0; /* the prologue's x16 row (plane nb * 32) */
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int, int, int,
-               tcu_rope_epi) = gemv_q8_tma_k<T, R, EPI>;
+               tcu_rope_epi, tcu_norm_pro) = gemv_q8_tma_k<T, R, EPI, NM>;
     /* per device (tensor parallelism drives several GPUs): sm_90 or later, and the shared-memory opt-in set;
      * a device without them runs the warp kernel (the caller), whose bits are the same */
     static unsigned long long ok_dev = 0, no_dev = 0;
@@ -1265,7 +1338,8 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
         cudaFuncAttributes fa;
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 9 ||
             cudaFuncGetAttributes(&fa, kf) != cudaSuccess || fa.ptxVersion < 90 ||
-            cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)q8_tma_budget()) != cudaSuccess) {
+            cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)(q8_tma_budget() + (NM ? (size_t)8192 * 2 + 8192 / 32 * 8 : 0))) != cudaSuccess) {
             (void)cudaGetLastError(); /* the fallback ran: no error left pending for the caller's check */
             __atomic_fetch_or(&no_dev, bit, __ATOMIC_RELAXED);
             return 0;
@@ -1273,8 +1347,10 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
         __atomic_fetch_or(&ok_dev, bit, __ATOMIC_RELAXED);
     }
     const int64_t groups = (n_out + R - 1) / R, sms = gemv_sms();
-    PDL_LAUNCH(kf, dim3((unsigned)(groups < sms ? groups : sms)), dim3(TM_T), (size_t)TM_WARPS * P * R * cbytes, st, w,
-               stride, nb, n_out, q, ql, ds, y, 32 * U, cbytes, P, epi_arg(epi));
+    tcu_norm_pro nz;
+    memset(&nz, 0, sizeof nz);
+    PDL_LAUNCH(kf, dim3((unsigned)(groups < sms ? groups : sms)), dim3(TM_T), (size_t)TM_WARPS * P * R * cbytes + xsb,
+               st, w, stride, nb, n_out, q, ql, ds, y, 32 * U, cbytes, P, epi_arg(epi), np ? *np : nz);
     return 1;
 }
 
@@ -1441,6 +1517,36 @@ extern "C" int tcu_gemv_dp4a_rope(int fam, int t, const void *w, size_t row_byte
         n_out != (int64_t)e->nq + 2 * (int64_t)e->nkv)
         return 0;
     return dp4a_call(fam, t, w, row_bytes, n_in, n_out, xq, 1, y, e, st) == 1;
+}
+
+/* tcu.h: the tma kernel with the RMSNorm prologue (R = 2, as q8_dispatch's tma rows by default: the bits do
+ * not depend on R). */
+template <int T>
+static int q8_norm_launch(int fam, const uint8_t *w, size_t stride, int nb, int n_out, const tcu_norm_pro *np, float *y,
+                          cudaStream_t st) {
+    /* the family q8_dispatch would take for this matrix: only the tma kernel has the prologue */
+    const int kern = q8_forced() ? q8_kernel<T>() : fam >= 0 ? fam : q8_family<T>(stride, (int64_t)nb * 32, n_out);
+    if (kern != 3) return 0;
+    return q8_tma_launch<T, 2, 0, 1>(w, stride, nb, n_out, NULL, NULL, NULL, y, NULL, st, np);
+}
+extern "C" int tcu_gemv_dp4a_norm(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                                  const tcu_norm_pro *np, float *y, cudaStream_t st) {
+    if (!np || !np->x || !np->g || (np->r && !np->xo) || n_in % TM_T || n_in > 8192 || n_out < 1 || np->C < 1 ||
+        np->C > 8 || np->C != tcu_rms_cluster_ctas((int)n_in))
+        return 0;
+    const uint8_t *wb = (const uint8_t *)w;
+    const int nb = (int)(n_in / 32), no = (int)n_out;
+    switch (t) {
+    case TERN_TYPE_Q4_0: return q8_norm_launch<TERN_TYPE_Q4_0>(fam, wb, row_bytes, nb, no, np, y, st);
+    case TERN_TYPE_Q4_1: return q8_norm_launch<TERN_TYPE_Q4_1>(fam, wb, row_bytes, nb, no, np, y, st);
+    case TERN_TYPE_Q8_0: return q8_norm_launch<TERN_TYPE_Q8_0>(fam, wb, row_bytes, nb, no, np, y, st);
+    case TERN_TYPE_Q4_K: return q8_norm_launch<TERN_TYPE_Q4_K>(fam, wb, row_bytes, nb, no, np, y, st);
+    case TERN_TYPE_Q6_K: return q8_norm_launch<TERN_TYPE_Q6_K>(fam, wb, row_bytes, nb, no, np, y, st);
+    case TCU_TYPE_Q4_0R: return q8_norm_launch<TCU_TYPE_Q4_0R>(fam, wb, row_bytes, nb, no, np, y, st);
+    case TCU_TYPE_Q8_0R: return q8_norm_launch<TCU_TYPE_Q8_0R>(fam, wb, row_bytes, nb, no, np, y, st);
+    case TCU_TYPE_Q4_KR: return q8_norm_launch<TCU_TYPE_Q4_KR>(fam, wb, row_bytes, nb, no, np, y, st);
+    default: return 0;
+    }
 }
 
 extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,

@@ -127,6 +127,23 @@ typedef struct {
  * odd, n_out != nq + 2 nkv): nothing was launched, and the caller runs tcu_gemv_dp4a_fam and tcu_rope_kv. */
 int tcu_gemv_dp4a_rope(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                        float *y, const tcu_rope_epi *e, cudaStream_t st);
+/* The decode RMSNorm (with its residual add) as the prologue of a tma-family GEMV (one token): every CTA
+ * computes xn = RMSNorm(x + r) * g of the n_in-wide row itself, in exactly the operations and order of the
+ * cluster RMSNorm with C CTAs a row (tcu_add_rmsnorm_to's default; C = tcu_rms_cluster_ctas(n_in)), writes its
+ * x16 form into shared memory and runs the GEMV on it; CTA 0 also stores xo = x + r (r NULL: x is the row,
+ * xo untouched). y then equals tcu_add_rmsnorm_to followed by tcu_gemv_dp4a_fam(3, ...) bit for bit, and xo
+ * its residual, so a verify chunk may keep the two calls. */
+typedef struct {
+    const float *x, *r, *g; /* the residual stream row, the addend (NULL: none), the norm weight (n_in each) */
+    float eps;
+    int C;     /* the cluster RMSNorm's CTAs a row for n_in (tcu_rms_cluster_ctas) */
+    float *xo; /* x + r out (written by CTA 0 when r) */
+} tcu_norm_pro;
+/* One column through the tma kernel with the RMSNorm prologue np (above): 1 when launched; 0 when it declined
+ * (not family 3, n_in not a multiple of 512 or over 8192, np->C not the cluster RMSNorm's for n_in, the
+ * kernel not available on this device): nothing launched, and the caller runs the two calls. */
+int tcu_gemv_dp4a_norm(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                       const tcu_norm_pro *np, float *y, cudaStream_t st);
 
 /* ---- GEMM, prefill (src/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 
@@ -170,6 +187,9 @@ void tcu_set_rms_threads(int t);
 void tcu_set_rms_cluster(int on);
 /* rmsnorm_cl_k launches issued by the calling host thread so far (a count, for the trace and the tests). */
 uint64_t tcu_rms_cluster_count(void);
+/* C, the CTAs a row tcu_add_rmsnorm_to's cluster kernel takes for rows of dim on this device now (n <=
+ * TCU_MULTI_MAX), or 0 when that call would run the C-CTA kernel instead (switched off, no C fits, not sm_90). */
+int tcu_rms_cluster_ctas(int dim);
 /* RoPE on adjacent pairs, x (n, n_heads, hd) f32 in place; token t at position pos[t]; angle
  * pos[t] * freq[i] evaluated in double as cpu_rope does. freq (n_rot/2) f32. */
 void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq,

@@ -15,7 +15,8 @@
  *   tcu_rope_kv: y and the f16 cache, bit for bit (cta, warp and tma families; Q4_0, Q8_0);
  * - tcu_attention_decode_x16 == tcu_attention_split (or _q8) then tcu_quantize_x16: out and the x16 bytes
  *   (f16 and Q8_0 caches; hd 64, 128; 1 and 4 splits; n = 1, 3, 16; GQA 32/8 and 4/4 heads);
- * - tcu_attention_decode_x16_rope == tcu_rope_kv then tcu_attention_decode_x16: out, x16 and both caches. */
+ * - tcu_attention_decode_x16_rope == tcu_rope_kv then tcu_attention_decode_x16: out, x16 and both caches;
+ * - tcu_gemv_dp4a_norm (the tma GEMV with the RMSNorm prologue) == the cluster RMSNorm then the tma GEMV. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -582,5 +583,53 @@ int main(void) {
                         cudaFree(xa); cudaFree(xb);
                     }
     tcu_attention_set_rope(0);
+    /* the tma GEMV with the RMSNorm prologue (tcu_gemv_dp4a_norm) == tcu_add_rmsnorm_to (the cluster kernel) then
+     * tcu_gemv_dp4a_fam(3): y and the residual bit for bit; Q4_0 and Q8_0 (GGUF layouts); n_in 4096 (C 8 of 512)
+     * and 8192 (C 8 of 1024), 2048 (C 8 of 256); n_out 3001 (an odd row count: a last group of one row); declines
+     * a family other than tma and a C that is not the cluster kernel's */
+    {
+        int major = 0;
+        CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+        const int nis[3] = {4096, 8192, 2048};
+        for (int ti = 0; ti < 2; ti++)
+            for (int ii = 0; ii < 3; ii++) {
+                const int t = ti ? TERN_TYPE_Q8_0 : TERN_TYPE_Q4_0, n_in = nis[ii], n_out = 3001, nb = n_in / 32;
+                const int qb = ti ? 32 : 16;
+                const size_t rb = tern_type_row_size((enum tern_type)t, n_in), stride = (rb + 15) & ~(size_t)15;
+                uint8_t *hw = calloc((size_t)n_out, stride);
+                for (int r = 0; r < n_out; r++)
+                    for (int b = 0; b < nb; b++) {
+                        uint8_t *blk = hw + (size_t)r * stride + (size_t)b * (2 + qb);
+                        const uint16_t d = tern_fp32_to_fp16(0.002f + fabsf(frnd(0.004f)));
+                        memcpy(blk, &d, 2);
+                        for (int j = 0; j < qb; j++) { frnd(1.0f); blk[2 + j] = (uint8_t)(rs >> 8); }
+                    }
+                void *w = dup_dev(hw, stride * (size_t)n_out), *xq;
+                float *x = rand_dev((size_t)n_in, 3.0f), *r = rand_dev((size_t)n_in, 1.0f), *g = rand_dev((size_t)n_in, 1.5f);
+                float *xoa, *xob, *ya, *yb;
+                CU(cudaMalloc(&xq, tcu_x16_bytes(1, n_in)));
+                CU(cudaMalloc((void **)&xoa, sizeof(float) * n_in)); CU(cudaMalloc((void **)&xob, sizeof(float) * n_in));
+                CU(cudaMalloc((void **)&ya, sizeof(float) * n_out)); CU(cudaMalloc((void **)&yb, sizeof(float) * n_out));
+                CU(cudaMemset(yb, 0x22, sizeof(float) * n_out)); CU(cudaMemset(xob, 0x22, sizeof(float) * n_in));
+                tcu_add_rmsnorm_to(x, xoa, r, g, 1e-5f, 1, n_in, NULL, NULL, xq, 0);
+                tcu_gemv_dp4a_fam(3, t, w, stride, n_in, n_out, xq, 1, ya, 0);
+                const int C = tcu_rms_cluster_ctas(n_in);
+                const tcu_norm_pro np = {x, r, g, 1e-5f, C, xob};
+                const int ran = tcu_gemv_dp4a_norm(3, t, w, stride, n_in, n_out, &np, yb, 0);
+                CU(cudaDeviceSynchronize());
+                CHECK(ran == (major >= 9), "gemv_dp4a_norm %s n_in=%d: launched %d (C %d)", tern_type_name(t), n_in, ran, C);
+                if (ran)
+                    CHECK(dev_eq(ya, yb, sizeof(float) * n_out) && dev_eq(xoa, xob, sizeof(float) * n_in),
+                          "gemv_dp4a_norm %s n_in=%d: y or the residual differs from the cluster RMSNorm + tma GEMV",
+                          tern_type_name(t), n_in);
+                const tcu_norm_pro bad = {x, r, g, 1e-5f, C == 8 ? 4 : 8, xob};
+                CHECK(tcu_gemv_dp4a_norm(3, t, w, stride, n_in, n_out, &bad, yb, 0) == 0 &&
+                          tcu_gemv_dp4a_norm(0, t, w, stride, n_in, n_out, &np, yb, 0) == 0,
+                      "gemv_dp4a_norm: a C other than the cluster kernel's, or the cta family, was accepted");
+                free(hw);
+                cudaFree(w); cudaFree(xq); cudaFree(x); cudaFree(r); cudaFree(g); cudaFree(xoa); cudaFree(xob);
+                cudaFree(ya); cudaFree(yb);
+            }
+    }
     return check_summary("gpu_fused");
 }
