@@ -146,7 +146,7 @@ struct tern_cuda {
     uint64_t *amkeys; /* device: tcu_argmax's keys, this context's own (TCU_MULTI_MAX words) */
     float *ropecs;    /* device: tcu_rope_table's (cos, sin) of a GEMV-path pass's positions (TCU_MULTI_MAX x n_rot/2 pairs) */
     int rope_table;   /* TERN_CUDA_ROPE_TABLE (default 1): that table once a pass, read by every layer's RoPE */
-    int norm_pro;     /* TERN_CUDA_NORM_PRO (default 1): a decode step's FFN RMSNorm inside the tma gate|up GEMV */
+    int norm_pro;     /* TERN_CUDA_NORM_PRO=1 (an arm, default 0): a decode step's FFN RMSNorm inside the tma gate|up GEMV */
     int trace;
     unsigned skip; /* TERN_CUDA_SKIP: decode-step kernel classes left out (SK_*; a timing arm, outputs WRONG) */
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
@@ -717,7 +717,7 @@ static int rank_setup(tern_cuda *g) {
         g->ids = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->ropecs = dalloc(sizeof(float) * 2 * TCU_MULTI_MAX * (size_t)(m->n_rot / 2 + 1), &fail);
         g->rope_table = !getenv_is0("TERN_CUDA_ROPE_TABLE");
-        g->norm_pro = !getenv_is0("TERN_CUDA_NORM_PRO");
+        g->norm_pro = getenv("TERN_CUDA_NORM_PRO") && atoi(getenv("TERN_CUDA_NORM_PRO")) == 1; /* lost: docs/ledger.md */
         g->amkeys = dalloc(sizeof(uint64_t) * TCU_MULTI_MAX, &fail); /* the argmax keys (tcu_argmax), zero */
         if (g->amkeys && cudaMemset(g->amkeys, 0, sizeof(uint64_t) * TCU_MULTI_MAX) != cudaSuccess) fail = 1;
         if (!(g->hpos = malloc(sizeof(int32_t) * (size_t)B))) fail = 1;
@@ -1211,8 +1211,9 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
 
         xq = want_x16(g, n, l->gate, l->up, NULL);
-        /* one token: the FFN RMSNorm as the prologue of a tma-family gate|up GEMV (tcu_gemv_dp4a_norm: the cluster
-         * RMSNorm's bits, so verify chunks keep the two kernels); TERN_CUDA_NORM_PRO=0: the two kernels */
+        /* one token, TERN_CUDA_NORM_PRO=1 (an arm that lost, -6% tg128: docs/ledger.md): the FFN RMSNorm as the
+         * prologue of a tma-family gate|up GEMV (tcu_gemv_dp4a_norm: the cluster RMSNorm's bits, so verify chunks
+         * keep the two kernels); by default the two kernels */
         int ffn_fused = 0;
         if (n == 1 && l->gu && xq && g->norm_pro && !(sk & (SK_NORM | SK_GU)) && tcu_gemv_dp4a_supported(l->gu->type)) {
             float *xo = other_x(g, xc);

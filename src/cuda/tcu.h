@@ -139,7 +139,8 @@ typedef struct {
     int C;     /* the cluster RMSNorm's CTAs a row for n_in (tcu_rms_cluster_ctas) */
     float *xo; /* x + r out (written by CTA 0 when r) */
 } tcu_norm_pro;
-/* One column through the tma kernel with the RMSNorm prologue np (above): 1 when launched; 0 when it declined
+/* One column through the tma kernel with the RMSNorm prologue np (above; the backend's TERN_CUDA_NORM_PRO=1 arm,
+ * which lost: each CTA normalises the whole row, docs/ledger.md): 1 when launched; 0 when it declined
  * (not family 3, n_in not a multiple of 512 or over 8192, np->C not the cluster RMSNorm's for n_in, the
  * kernel not available on this device): nothing launched, and the caller runs the two calls. */
 int tcu_gemv_dp4a_norm(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
