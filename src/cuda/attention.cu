@@ -472,7 +472,10 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                               ((uint32_t)__half_as_ushort(__float2half_rn(vp[e + 1])) << 16);
             }
         }
-        /* the cache row: stored by one CTA of the (token, KV head), the split holding the row (the last) */
+        /* the cache row: stored by one CTA of the (token, KV head), the split holding the row (the last). kc / vc
+         * are read through const __restrict__ pointers while rp.kc / rp.vc write the same buffers: safe because no
+         * CTA of this launch reads row pnew from the cache (the split holding it uses kn / vn), which any change
+         * to the row loads must keep */
         if (c == 0 && z == S - 1 && w == 0) {
             uint32_t *kd = (uint32_t *)(rp.kc + (size_t)pnew * stride + (size_t)hk * HD + lane * EPL);
             uint32_t *vd = (uint32_t *)(rp.vc + (size_t)pnew * stride + (size_t)hk * HD + lane * EPL);

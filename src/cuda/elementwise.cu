@@ -132,6 +132,9 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
     const int e = k * (int)blockDim.x + (int)threadIdx.x; /* this thread's element of the row */
     const float gv = g[e];
+    /* every CTA of the cluster has started before any stores into another's shared memory (the programming
+     * guide's rule for distributed shared memory): a relaxed arrive now, its wait before the remote stores */
+    __cluster_barrier_arrive_relaxed();
     pdl_trigger();
     pdl_wait();
     const size_t i = (size_t)t * dim + (size_t)e;
@@ -145,6 +148,7 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
     for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
     if (lane == 0) red[w] = ss;
     __syncthreads();
+    __cluster_barrier_wait(); /* the entry arrive's: every CTA of the cluster is running */
     if (w == 0) {
         double s = lane < nw ? red[lane] : 0.0;
 #pragma unroll
@@ -183,8 +187,9 @@ static int rms_cl_ctas(int dim) {
 
 /* rmsnorm_cl_k runs on this device: sm_90 or later and code from sm_90 PTX or later (a compute_80 PTX build
  * JIT-compiled on Hopper would hold the __trap body). Asked once per device (tensor parallelism drives several). */
+static unsigned long long g_rms_cl_ok_dev = 0, g_rms_cl_no_dev = 0; /* bit d: device d can / cannot */
 static int rms_cl_ok(void) {
-    static unsigned long long ok_dev = 0, no_dev = 0;
+    unsigned long long &ok_dev = g_rms_cl_ok_dev, &no_dev = g_rms_cl_no_dev;
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev > 63) return 0;
     const unsigned long long bit = 1ull << dev;
@@ -225,7 +230,12 @@ static int rms_cl_launch(const float *x, float *xo, const float *r, const float 
     cfg.attrs = at;
     cfg.numAttrs = (unsigned)na;
     if (cudaLaunchKernelEx(&cfg, rmsnorm_cl_k, x, xo, r, g, eps, dim, y32, y16, xq, plane) != cudaSuccess) {
-        (void)cudaGetLastError(); /* the caller runs rmsnorm_k instead */
+        /* the caller runs rmsnorm_k instead, and so does every later call on this device (tcu_rms_cluster_ctas
+         * then says 0): one summation order a device for decode steps and verify chunks alike */
+        (void)cudaGetLastError();
+        int dev = 0;
+        if (cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < 64)
+            __atomic_fetch_or(&g_rms_cl_no_dev, 1ull << dev, __ATOMIC_RELAXED);
         return 0;
     }
     g_rms_cl_launches++;

@@ -1534,6 +1534,8 @@ extern "C" int tcu_gemv_dp4a_norm(int fam, int t, const void *w, size_t row_byte
     if (!np || !np->x || !np->g || (np->r && !np->xo) || n_in % TM_T || n_in > 8192 || n_out < 1 || np->C < 1 ||
         np->C > 8 || np->C != tcu_rms_cluster_ctas((int)n_in))
         return 0;
+    /* CTA 0 writes xo while every CTA reads x: they must not overlap (in place is the cluster kernel's only) */
+    if (np->r && np->xo < np->x + n_in && np->x < np->xo + n_in) return 0;
     const uint8_t *wb = (const uint8_t *)w;
     const int nb = (int)(n_in / 32), no = (int)n_out;
     switch (t) {

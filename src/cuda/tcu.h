@@ -137,7 +137,7 @@ typedef struct {
     const float *x, *r, *g; /* the residual stream row, the addend (NULL: none), the norm weight (n_in each) */
     float eps;
     int C;     /* the cluster RMSNorm's CTAs a row for n_in (tcu_rms_cluster_ctas) */
-    float *xo; /* x + r out (written by CTA 0 when r) */
+    float *xo; /* x + r out (written by CTA 0 when r; must not overlap x: declined) */
 } tcu_norm_pro;
 /* One column through the tma kernel with the RMSNorm prologue np (above; the backend's TERN_CUDA_NORM_PRO=1 arm,
  * which lost: each CTA normalises the whole row, docs/ledger.md): 1 when launched; 0 when it declined

@@ -348,12 +348,12 @@ int main(void) {
             float *cs; /* the pass's (cos, sin) table (tcu_rope_table): read instead of computed, the same bits */
             CU(cudaMalloc((void **)&cs, sizeof(float) * 2 * n * (n_rot / 2)));
             tcu_rope_table(pos, freq, n, n_rot, cs, 0);
-            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, pos, freq, cs, kcb, vcb, 0);
+            /* the f16 kernel with the table but at n = 3 (computed there), the Q8_0 one below the other way round */
+            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, pos, freq, n == 3 ? NULL : cs, kcb, vcb, 0);
             CU(cudaDeviceSynchronize());
-            cudaFree(cs);
             CHECK(dev_eq(qa, qb, sizeof(float) * n * nh * hd) && dev_eq(ka, kb, sizeof(float) * n * row) &&
                       dev_eq(kca, kcb, cb) && dev_eq(vca, vcb, cb),
-                  "rope_kv (table) n=%d n_rot=%d differs from rope + rope + kv_write", n, n_rot);
+                  "rope_kv (table %d) n=%d n_rot=%d differs from rope + rope + kv_write", n != 3, n, n_rot);
             { /* the Q8_0 cache: q0/k0 hold the unrotated inputs (copied before the rope calls) */
                 int8_t *kq, *vq;
                 uint16_t *ks, *vs, *k16;
@@ -361,7 +361,7 @@ int main(void) {
                 CU(cudaMalloc((void **)&kq, nq8)); CU(cudaMalloc((void **)&vq, nq8));
                 CU(cudaMalloc((void **)&ks, 2 * nsc)); CU(cudaMalloc((void **)&vs, 2 * nsc));
                 CU(cudaMalloc((void **)&k16, 2 * nq8));
-                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, pos, freq, NULL, kq, ks, vq, vs, 0);
+                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, pos, freq, n == 3 ? cs : NULL, kq, ks, vq, vs, 0);
                 tcu_kv_dequant_q8(kq, ks, n_ctx, row, k16, 0);
                 CU(cudaDeviceSynchronize());
                 CHECK(dev_eq(qa, q0, sizeof(float) * n * nh * hd) && dev_eq(ka, k0, sizeof(float) * n * row),
@@ -400,6 +400,7 @@ int main(void) {
                 cudaFree(q0); cudaFree(k0);
             }
             free(hf);
+            cudaFree(cs);
             cudaFree(qa); cudaFree(qb); cudaFree(ka); cudaFree(kb); cudaFree(v); cudaFree(freq); cudaFree(pos);
             cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);
         }
@@ -622,6 +623,9 @@ int main(void) {
                     CHECK(dev_eq(ya, yb, sizeof(float) * n_out) && dev_eq(xoa, xob, sizeof(float) * n_in),
                           "gemv_dp4a_norm %s n_in=%d: y or the residual differs from the cluster RMSNorm + tma GEMV",
                           tern_type_name(t), n_in);
+                const tcu_norm_pro inpl = {x, r, g, 1e-5f, C, x};
+                CHECK(tcu_gemv_dp4a_norm(3, t, w, stride, n_in, n_out, &inpl, yb, 0) == 0,
+                      "gemv_dp4a_norm: xo == x accepted (CTA 0 would overwrite the row the others read)");
                 const tcu_norm_pro bad = {x, r, g, 1e-5f, C == 8 ? 4 : 8, xob};
                 CHECK(tcu_gemv_dp4a_norm(3, t, w, stride, n_in, n_out, &bad, yb, 0) == 0 &&
                           tcu_gemv_dp4a_norm(0, t, w, stride, n_in, n_out, &np, yb, 0) == 0,
