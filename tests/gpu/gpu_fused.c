@@ -67,6 +67,22 @@ static float *rand_dev(size_t n, float a) {
     return d;
 }
 
+/* n_out rows of nb random Q4_0 (qb 16) or Q8_0 (qb 32) blocks (GGUF layout: f16 d in [0.002, 0.006], random
+ * quant bytes), each row padded to stride bytes, on the device. */
+static void *rand_q_dev(int n_out, int nb, int qb, size_t stride) {
+    uint8_t *hw = calloc((size_t)n_out, stride);
+    for (int r = 0; r < n_out; r++)
+        for (int b = 0; b < nb; b++) {
+            uint8_t *blk = hw + (size_t)r * stride + (size_t)b * (2 + qb);
+            const uint16_t d = tern_fp32_to_fp16(0.002f + fabsf(frnd(0.004f)));
+            memcpy(blk, &d, 2);
+            for (int j = 0; j < qb; j++) { frnd(1.0f); blk[2 + j] = (uint8_t)(rs >> 8); }
+        }
+    void *w = dup_dev(hw, stride * (size_t)n_out);
+    free(hw);
+    return w;
+}
+
 int main(void) {
     int dev_n = 0;
     if (cudaGetDeviceCount(&dev_n) != cudaSuccess || dev_n < 1) {
@@ -418,15 +434,7 @@ int main(void) {
                 const int nkv = ri == 2 ? 16 : 2, n_in = ri == 2 ? 256 : 1024, n_ctx = 64;
                 const int Hq = nh * hd, Hkv = nkv * hd, n_out = Hq + 2 * Hkv, nb = n_in / 32, qb = ti ? 32 : 16;
                 const size_t rb = tern_type_row_size((enum tern_type)t, n_in), stride = (rb + 15) & ~(size_t)15;
-                uint8_t *hw = calloc((size_t)n_out, stride);
-                for (int r = 0; r < n_out; r++)
-                    for (int b = 0; b < nb; b++) {
-                        uint8_t *blk = hw + (size_t)r * stride + (size_t)b * (2 + qb);
-                        const uint16_t d = tern_fp32_to_fp16(0.002f + fabsf(frnd(0.004f)));
-                        memcpy(blk, &d, 2);
-                        for (int j = 0; j < qb; j++) { frnd(1.0f); blk[2 + j] = (uint8_t)(rs >> 8); }
-                    }
-                void *w = dup_dev(hw, stride * (size_t)n_out), *xq;
+                void *w = rand_q_dev(n_out, nb, qb, stride), *xq;
                 float *x = rand_dev((size_t)n_in, 2.0f), *ya, *yb, *y0;
                 CU(cudaMalloc(&xq, tcu_x16_bytes(1, n_in)));
                 CU(cudaMalloc((void **)&ya, sizeof(float) * n_out)); CU(cudaMalloc((void **)&yb, sizeof(float) * n_out));
@@ -458,7 +466,7 @@ int main(void) {
                 const tcu_rope_epi bad = {pos, freq, Hq, Hkv, hd, n_rot, kcb, vcb};
                 CHECK(tcu_gemv_dp4a_rope(fam, t, w, stride, n_in, n_out - 2, xq, yb, &bad, 0) == 0,
                       "gemv_dp4a_rope: a shape that is not q|k|v was accepted");
-                free(hw); free(hf);
+                free(hf);
                 cudaFree(w); cudaFree(xq); cudaFree(x); cudaFree(ya); cudaFree(yb); cudaFree(y0); cudaFree(freq);
                 cudaFree(pos); cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);
             }
@@ -597,15 +605,7 @@ int main(void) {
                 const int t = ti ? TERN_TYPE_Q8_0 : TERN_TYPE_Q4_0, n_in = nis[ii], n_out = 3001, nb = n_in / 32;
                 const int qb = ti ? 32 : 16;
                 const size_t rb = tern_type_row_size((enum tern_type)t, n_in), stride = (rb + 15) & ~(size_t)15;
-                uint8_t *hw = calloc((size_t)n_out, stride);
-                for (int r = 0; r < n_out; r++)
-                    for (int b = 0; b < nb; b++) {
-                        uint8_t *blk = hw + (size_t)r * stride + (size_t)b * (2 + qb);
-                        const uint16_t d = tern_fp32_to_fp16(0.002f + fabsf(frnd(0.004f)));
-                        memcpy(blk, &d, 2);
-                        for (int j = 0; j < qb; j++) { frnd(1.0f); blk[2 + j] = (uint8_t)(rs >> 8); }
-                    }
-                void *w = dup_dev(hw, stride * (size_t)n_out), *xq;
+                void *w = rand_q_dev(n_out, nb, qb, stride), *xq;
                 float *x = rand_dev((size_t)n_in, 3.0f), *r = rand_dev((size_t)n_in, 1.0f), *g = rand_dev((size_t)n_in, 1.5f);
                 float *xoa, *xob, *ya, *yb;
                 CU(cudaMalloc(&xq, tcu_x16_bytes(1, n_in)));
@@ -630,7 +630,6 @@ int main(void) {
                 CHECK(tcu_gemv_dp4a_norm(3, t, w, stride, n_in, n_out, &bad, yb, 0) == 0 &&
                           tcu_gemv_dp4a_norm(0, t, w, stride, n_in, n_out, &np, yb, 0) == 0,
                       "gemv_dp4a_norm: a C other than the cluster kernel's, or the cta family, was accepted");
-                free(hw);
                 cudaFree(w); cudaFree(xq); cudaFree(x); cudaFree(r); cudaFree(g); cudaFree(xoa); cudaFree(xob);
                 cudaFree(ya); cudaFree(yb);
             }
