@@ -1123,7 +1123,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         int roped = 0; /* RoPE and the KV-cache write done by the q|k|v GEMV's epilogue */
         if (n == 1 && l->qkv) {
             if (g->rope_epi && xq && !g->kv_q8 && !l->bq && !l->bk && !l->bv && !(sk & (SK_QKV | SK_ROPE))) {
-                const tcu_rope_epi e = {g->pos, g->freq, Hq, Hkv, hd, m->n_rot, kc, vc};
+                const tcu_rope_epi e = {g->pos, g->freq, Hq, Hkv, hd, m->n_rot, kc, vc, cs};
                 const dweight *w = l->qkv;
                 roped = tcu_gemv_dp4a_rope(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, g->qkv1, &e, st);
                 if (roped) g->tr[TR_DP4A_ROW]++, g->tr[TR_ROPE_EPI]++;

@@ -293,7 +293,14 @@ static __device__ __forceinline__ void epi_post(const tcu_rope_epi &e, epi_lane 
     L.p = e.pos[0];
     L.c = 1.0f;
     L.s = 0.0f;
-    if (L.ri >= 0) rope_cs(L.p, L.fq, &L.c, &L.s);
+    if (L.ri >= 0) {
+        if (e.cs) { /* the pass's table (tcu_rope_table, row 0: one token): rope_cs's values */
+            L.c = e.cs[2 * L.ri];
+            L.s = e.cs[2 * L.ri + 1];
+        } else {
+            rope_cs(L.p, L.fq, &L.c, &L.s);
+        }
+    }
 }
 /* (cos, sin) of row r (at index row) of the warp's k-th group; every lane of the warp calls it. */
 template <int R>
@@ -305,7 +312,14 @@ static __device__ __forceinline__ void epi_get(const tcu_rope_epi &e, const epi_
         const int ri = epi_rot_i(e, row);
         c = 1.0f;
         s = 0.0f;
-        if (ri >= 0) rope_cs(L.p, e.freq[ri], &c, &s);
+        if (ri >= 0) {
+            if (e.cs) {
+                c = e.cs[2 * ri];
+                s = e.cs[2 * ri + 1];
+            } else {
+                rope_cs(L.p, e.freq[ri], &c, &s);
+            }
+        }
     }
 }
 /* Output row `row` with sum v and its pair partner's (row ^ 1) sum o, (c, s) its angle's: returns y's value

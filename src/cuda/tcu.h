@@ -118,6 +118,7 @@ typedef struct {
     const float *freq;  /* n_rot / 2 */
     int nq, nkv, hd, n_rot;
     uint16_t *kc, *vc;  /* NULL: no epilogue (the kernels' plain path) */
+    const float *cs;    /* NULL, or tcu_rope_table's (cos, sin) pairs of pos[0] (read instead of computed) */
 } tcu_rope_epi;
 /* tcu_gemv_dp4a_fam for one column (m = 1) with the epilogue e: y (n_out = nq + 2 nkv) equals
  * tcu_gemv_dp4a_fam's output after tcu_rope_kv (q and k rotated), and kc, vc get tcu_rope_kv's bytes.

@@ -454,7 +454,10 @@ int main(void) {
                 tcu_gemv_dp4a_fam(fam, t, w, stride, n_in, n_out, xq, 1, ya, 0);
                 CU(cudaMemcpy(y0, ya, sizeof(float) * n_out, cudaMemcpyDeviceToDevice));
                 tcu_rope_kv(ya, ya + Hq, ya + Hq + Hkv, 1, nh, nkv, hd, n_rot, pos, freq, NULL, kca, vca, 0);
-                const tcu_rope_epi e = {pos, freq, Hq, Hkv, hd, n_rot, kcb, vcb};
+                float *cs; /* ri 0, 2: the epilogue reads tcu_rope_table's pairs (the same values) */
+                CU(cudaMalloc((void **)&cs, sizeof(float) * n_rot));
+                tcu_rope_table(pos, freq, 1, n_rot, cs, 0);
+                const tcu_rope_epi e = {pos, freq, Hq, Hkv, hd, n_rot, kcb, vcb, ri != 1 ? cs : NULL};
                 const int ran = tcu_gemv_dp4a_rope(fam, t, w, stride, n_in, n_out, xq, yb, &e, 0);
                 CU(cudaDeviceSynchronize());
                 CHECK(ran == 1, "gemv_dp4a_rope %s family %d: not launched", tern_type_name(t), fam);
@@ -463,10 +466,11 @@ int main(void) {
                 CHECK(dev_eq(ya, yb, sizeof(float) * n_out) && dev_eq(kca, kcb, cb) && dev_eq(vca, vcb, cb),
                       "gemv_dp4a_rope %s family %d hd=%d n_rot=%d: y or the cache differs from gemv + rope_kv",
                       tern_type_name(t), fam, hd, n_rot);
-                const tcu_rope_epi bad = {pos, freq, Hq, Hkv, hd, n_rot, kcb, vcb};
+                const tcu_rope_epi bad = {pos, freq, Hq, Hkv, hd, n_rot, kcb, vcb, NULL};
                 CHECK(tcu_gemv_dp4a_rope(fam, t, w, stride, n_in, n_out - 2, xq, yb, &bad, 0) == 0,
                       "gemv_dp4a_rope: a shape that is not q|k|v was accepted");
                 free(hf);
+                cudaFree(cs);
                 cudaFree(w); cudaFree(xq); cudaFree(x); cudaFree(ya); cudaFree(yb); cudaFree(y0); cudaFree(freq);
                 cudaFree(pos); cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);
             }
