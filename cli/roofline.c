@@ -9,6 +9,9 @@
  *         fma    per thread 12 independent _mm256_fmadd_ps chains, 2 flops per lane       GFLOP/s
  *   cuda: read   tcu_read_stream over 4 GiB (less if memory is short), 16-byte loads       GB/s
  *         copy   tcu_copy_stream 1 GiB -> 1 GiB, bytes read + written                      GB/s
+ *         boundary  288 dependent steps in one CUDA graph: a kernel a step (tcu_boundary_chain, with and
+ *                without programmatic dependent launch), or one kernel with a grid barrier a step
+ *                (tcu_barrier_chain): the latency floor a step                                  us
  *         matmul tcu_gemm_bf16 / tcu_gemm_f16 at 4096³ and 8192³ (and with -m at the model's
  *                shapes for n = --prefill-n, default 512), operands uniform in [-1, 1) (never zeros)  TFLOP/s
  * Kernels (-m MODEL; each distinct (type, n_in, n_out) among layer 0's wq wk wv wo w_gate w_up w_down
@@ -800,6 +803,80 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
     }
 }
 
+typedef struct {
+    cudaGraphExec_t exec;
+    cudaStream_t st;
+} gpu_graph;
+
+static void gpu_graph_run(void *arg, long i) {
+    gpu_graph *g = arg;
+    (void)i;
+    CK(cudaGraphLaunch(g->exec, g->st));
+}
+
+/* One boundary row: k steps (tcu_boundary_chain with pdl 0/1, or tcu_barrier_chain when barrier) captured in a
+ * graph, run once from zeroed words and checked (every word of the last-written buffer == k), then timed; the
+ * value is microseconds a step. */
+static void boundary_row(rf_report *r, cudaStream_t st, int k, int grid, int threads, int pdl, int barrier) {
+    char name[48];
+    snprintf(name, sizeof name, "%s %dx%d", barrier ? "grid barrier" : pdl ? "kernel boundary, PDL" : "kernel boundary",
+             grid, threads);
+    rf_ceiling *c = add_ceiling(r, name, NAN, "us");
+    unsigned *a = dmalloc(sizeof(unsigned) * (size_t)grid, "boundary words");
+    unsigned *b = dmalloc(sizeof(unsigned) * (size_t)grid, "boundary words");
+    unsigned *ctr = dmalloc(sizeof(unsigned), "barrier counter");
+    cudaGraph_t graph;
+    gpu_graph g = {NULL, st};
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    const int rc = barrier ? tcu_barrier_chain(a, b, ctr, k, grid, threads, st)
+                           : tcu_boundary_chain(a, b, k, grid, threads, pdl, st);
+    CK(cudaStreamEndCapture(st, &graph));
+    if (rc) {
+        cudaGetLastError();
+        snprintf(c->how, sizeof c->how, rc == -2 ? "not run: %d CTAs are not all resident" : "not run: the launch failed (%d CTAs)",
+                 grid);
+        CK(cudaGraphDestroy(graph));
+        goto done;
+    }
+    CK(cudaGraphInstantiate(&g.exec, graph, 0));
+    CK(cudaGraphDestroy(graph));
+    CK(cudaMemsetAsync(a, 0, sizeof(unsigned) * (size_t)grid, st));
+    CK(cudaMemsetAsync(b, 0, sizeof(unsigned) * (size_t)grid, st));
+    gpu_graph_run(&g, 0);
+    CK(cudaStreamSynchronize(st));
+    CK(cudaGetLastError());
+    {
+        unsigned *h = tern_xmalloc(sizeof(unsigned) * (size_t)grid);
+        CK(cudaMemcpy(h, (k - 1) & 1 ? a : b, sizeof(unsigned) * (size_t)grid, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < grid; i++)
+            if (h[i] != (unsigned)k) cli_die("roofline: %s: word %d holds %u after %d steps, not %d", name, i, h[i], k, k);
+        free(h);
+    }
+    const double sec = time_gpu(gpu_graph_run, &g, st, GPU_REPS, 2e-3);
+    c->value = sec * 1e6 / k;
+    snprintf(c->how, sizeof c->how, "%s, %d dependent steps in one CUDA graph (each reads another CTA's word of the step "
+             "before), us a step, median of %d",
+             barrier ? "tcu_barrier_chain: one kernel, a grid barrier a step" :
+             pdl ? "tcu_boundary_chain: a kernel a step, programmatic dependent launch" : "tcu_boundary_chain: a kernel a step",
+             k, GPU_REPS);
+    CK(cudaGraphExecDestroy(g.exec));
+done:
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+    CK(cudaFree(ctr));
+}
+
+static void gpu_boundaries(rf_report *r, cudaStream_t st) {
+    const int k = 288; /* 9 kernels a layer x 32 layers: the chain of a Llama-3-8B decode step */
+    const int sms = r->sm_count > 0 ? r->sm_count : 132;
+    boundary_row(r, st, k, sms, 256, 0, 0);
+    boundary_row(r, st, k, sms, 256, 1, 0);
+    boundary_row(r, st, k, 8, 1024, 1, 0);
+    boundary_row(r, st, k, 8 * sms, 256, 1, 0);
+    boundary_row(r, st, k, sms, 256, 0, 1);
+    boundary_row(r, st, k, 2 * sms, 256, 0, 1);
+}
+
 static void run_cuda(rf_report *r, tern_model *m) {
     r->backend = "cuda";
     int dev = 0;
@@ -859,6 +936,10 @@ static void run_cuda(rf_report *r, tern_model *m) {
     CK(cudaFree(g.a));
     CK(cudaFree(g.b));
     CK(cudaFree(g.sink));
+
+    /* (2b) kernel boundaries: the latency floor of a chain of dependent kernels in a graph (a decode step is
+     * ~290 of them), and of a grid barrier in one persistent kernel */
+    gpu_boundaries(r, st);
 
     /* (3) matrix peak: square, then the model's shapes at n = r->prefill_n */
     char err[256] = "";

@@ -193,6 +193,18 @@ void cpu_matmul_set_reference(int on) {
     g_matmul_ref = on;
 }
 
+static int g_kv_q8_ref = 0;
+void cpu_kv_q8_reference_set(int on) { g_kv_q8_ref = on; }
+int cpu_kv_q8_reference(void) { return g_kv_q8_ref; }
+
+void cpu_round_q8_0(float *x, int64_t n) {
+    uint8_t blk[34]; /* one Q8_0 block: f16 d, 32 int8 */
+    for (int64_t i = 0; i + 32 <= n; i += 32) {
+        tern_quantize_activation(TERN_TYPE_Q8_0, x + i, blk, 32);
+        tern_dequantize_row(TERN_TYPE_Q8_0, blk, x + i, 32);
+    }
+}
+
 /* The reference arm: rows [r0, r1) dequantized, dotted in double with the f32 activations. */
 static void mm_segment_ref(const mm_job *a, const tern_weight *w, float *y, int64_t r0, int64_t r1) {
     float *row = tern_xmalloc(sizeof(float) * (size_t)w->n_in);

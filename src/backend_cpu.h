@@ -56,6 +56,16 @@ void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const floa
  * The env var TERN_MATMUL_REF=1 sets it at start-up. Not thread-safe against matmuls in flight. */
 void cpu_matmul_set_reference(int on);
 
+/* The reference arm of a Q8_0 KV cache (tests/gpu/gpu_model.c): while on (1), forward_chunk rounds each new K
+ * and V row through Q8_0 blocks of 32 (tern_quantize_activation's rule, which the CUDA cache's quantizer
+ * follows: d = fp16(amax/127), q = round-half-even(x * 127/amax)) before its f16 store, so the CPU attends
+ * over the values a Q8_0 cache holds, to f16 rounding. The f16 cache's bytes per element are unchanged (the
+ * CPU has no quantized cache). Not thread-safe against a forward pass in flight. */
+void cpu_kv_q8_reference_set(int on);
+int cpu_kv_q8_reference(void);
+/* x (n, a multiple of 32) = dequantize(quantize_q8_0(x)) in place, block by block (the arm above). */
+void cpu_round_q8_0(float *x, int64_t n);
+
 /* Kernel-path counters: matmul dispatches (cpu_matmul_n calls) by the path their rows take, and
  * cpu_attention calls; relaxed atomics, one increment per dispatch. With TERN_TRACE=1 in the
  * environment, cpu_trace_print(stderr) runs at exit (registered on the first count), printing

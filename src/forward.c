@@ -224,6 +224,10 @@ static void forward_chunk(tern_context *c, const int32_t *tokens, int n, float *
         add_bias(c->v, l->bv, n, Hkv);
         cpu_rope(c->q, n, m->n_head, hd, m->n_rot, c->pos, c->rope_freq);
         cpu_rope(c->k, n, m->n_head_kv, hd, m->n_rot, c->pos, c->rope_freq);
+        if (cpu_kv_q8_reference()) { /* the Q8_0 cache's values (a test arm; Hkv is a multiple of 32) */
+            cpu_round_q8_0(c->k, (int64_t)n * Hkv);
+            cpu_round_q8_0(c->v, (int64_t)n * Hkv);
+        }
         cpu_f32_to_f16(c->k, kc + (size_t)pos0 * Hkv, (int64_t)n * Hkv);
         cpu_f32_to_f16(c->v, vc + (size_t)pos0 * Hkv, (int64_t)n * Hkv);
         cpu_attention(p, c->q, kc, vc, n, pos0, m->n_head, m->n_head_kv, hd, 1.0f / sqrtf((float)hd), c->att,

@@ -6,7 +6,11 @@
  *   fill_random_kernel  splitmix64 bytes, never a zero 32-bit word (timing on zeros flatters compression
  *                       and hides unwritten outputs);
  *   fill_uniform_kernel finite f32/f16/bf16 values in [-1, 1) for the GEMM and GEMV operands (random bit
- *                       patterns can be NaN/Inf, which a matmul must not be timed on).
+ *                       patterns can be NaN/Inf, which a matmul must not be timed on);
+ *   boundary_kernel     one step of a chain of dependent kernels (tcu_boundary_chain), the latency floor of a
+ *                       kernel boundary inside a CUDA graph, with and without programmatic dependent launch;
+ *   barrier_kernel      the same steps inside one kernel, a grid barrier between them (tcu_barrier_chain): what a
+ *                       persistent kernel pays a step instead.
  * Launch shape: a grid-stride loop over SMs x BLOCKS_PER_SM blocks of 256 threads. The stream kernels
  * keep UNROLL independent 16-byte loads in flight per thread before using any of them: the H200 needs
  * ~4.8 TB/s x ~0.7 us ≈ 3.4 MB in flight, and 132 SMs x 2048 threads x 8 x 16 B = 34 MB is ample even
@@ -18,6 +22,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
 
 #define RL_THREADS 256
@@ -150,4 +155,68 @@ __global__ void fill_uniform_kernel(void *x, size_t n, int kind, uint64_t seed) 
 extern "C" void tcu_fill_uniform(void *x, size_t n, int kind, uint64_t seed, cudaStream_t st) {
     if (!n) return;
     fill_uniform_kernel<<<rl_blocks(n), RL_THREADS, 0, st>>>(x, n, kind, seed);
+}
+
+/* ---- kernel boundaries ------------------------------------------------------------------------
+ * A step: thread 0 of CTA b writes dst[b] = src[(b + 1) % G] + 1, reading what another CTA wrote the step
+ * before (so a step that started early, or a barrier that let a CTA through too soon, leaves a smaller number);
+ * src and dst swap every step. Starting from a = b = 0, after k steps every word of the buffer step k-1 wrote
+ * (b when k - 1 is even, else a) holds k. */
+
+__global__ void boundary_kernel(const unsigned *__restrict__ src, unsigned *__restrict__ dst) {
+    pdl_trigger(); /* as the decode kernels: the next launch may be scheduled at once ... */
+    pdl_wait();    /* ... and this one reads only after the previous grid completed */
+    if (threadIdx.x == 0) dst[blockIdx.x] = src[(blockIdx.x + 1) % gridDim.x] + 1u;
+}
+
+/* Grid barrier for a grid whose CTAs are all resident: arrive by a release add on *ctr, spin on an acquire
+ * load until ctr reaches target (= step count x G: the counter is never reset inside the kernel). */
+static __device__ __forceinline__ void rl_grid_barrier(unsigned *ctr, unsigned target) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(ctr) : "memory");
+        unsigned v;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(ctr) : "memory");
+        } while (v < target);
+    }
+    __syncthreads();
+}
+
+__global__ void barrier_kernel(unsigned *a, unsigned *b, unsigned *ctr, int k) {
+    for (int i = 0; i < k; i++) {
+        const unsigned *src = i & 1 ? b : a;
+        unsigned *dst = i & 1 ? a : b;
+        if (threadIdx.x == 0) dst[blockIdx.x] = ((volatile const unsigned *)src)[(blockIdx.x + 1) % gridDim.x] + 1u;
+        rl_grid_barrier(ctr, (unsigned)(i + 1) * gridDim.x);
+    }
+}
+
+extern "C" int tcu_boundary_chain(unsigned *a, unsigned *b, int k, int grid, int threads, int pdl, cudaStream_t st) {
+    for (int i = 0; i < k; i++) {
+        const unsigned *src = i & 1 ? b : a;
+        unsigned *dst = i & 1 ? a : b;
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        at[0].val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3((unsigned)grid);
+        cfg.blockDim = dim3((unsigned)threads);
+        cfg.stream = st;
+        cfg.attrs = at;
+        cfg.numAttrs = pdl ? 1 : 0;
+        if (cudaLaunchKernelEx(&cfg, boundary_kernel, src, dst) != cudaSuccess) return -1;
+    }
+    return 0;
+}
+
+extern "C" int tcu_barrier_chain(unsigned *a, unsigned *b, unsigned *ctr, int k, int grid, int threads, cudaStream_t st) {
+    int dev = 0, sms = 0, occ = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, barrier_kernel, threads, 0) != cudaSuccess)
+        return -1;
+    if (grid > sms * occ) return -2; /* not all resident: the barrier would never open */
+    if (cudaMemsetAsync(ctr, 0, sizeof(unsigned), st) != cudaSuccess) return -1;
+    barrier_kernel<<<grid, threads, 0, st>>>(a, b, ctr, k);
+    return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }

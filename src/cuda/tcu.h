@@ -410,6 +410,16 @@ void tcu_fill_random(void *buf, size_t bytes, uint64_t seed, cudaStream_t st);
  * operands to time on (tcu_fill_random's bit patterns can be NaN/Inf as f16/bf16/f32). */
 enum { TCU_FILL_F32 = 0, TCU_FILL_F16 = 1, TCU_FILL_BF16 = 2 };
 void tcu_fill_uniform(void *x, size_t n, int kind, uint64_t seed, cudaStream_t st);
+/* A chain of k dependent kernels of grid x threads (the latency floor of a kernel boundary): step i reads the
+ * words step i-1 wrote (a, b: grid words each, used in turn; zero both first) and writes them + 1, so afterwards
+ * every word of b (k odd) or a (k even) holds k. pdl != 0 launches each with programmatic dependent launch
+ * (cudaLaunchAttributeProgrammaticStreamSerialization; the kernel triggers at entry and waits before its read).
+ * Capturable in a CUDA graph. Returns 0, or -1 when a launch failed. */
+int tcu_boundary_chain(unsigned *a, unsigned *b, int k, int grid, int threads, int pdl, cudaStream_t st);
+/* The same k steps inside one kernel of grid CTAs with a grid barrier between steps (ctr: one device word,
+ * zeroed by this call; all CTAs must be resident). Returns 0, -2 when grid exceeds the resident CTAs, -1 on a
+ * CUDA error. */
+int tcu_barrier_chain(unsigned *a, unsigned *b, unsigned *ctr, int k, int grid, int threads, cudaStream_t st);
 
 #ifdef __cplusplus
 }
