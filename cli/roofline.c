@@ -873,6 +873,9 @@ static void gpu_boundaries(rf_report *r, cudaStream_t st) {
     boundary_row(r, st, k, sms, 256, 1, 0);
     boundary_row(r, st, k, 8, 1024, 1, 0);
     boundary_row(r, st, k, 8 * sms, 256, 1, 0);
+    boundary_row(r, st, k, 8 * sms, 128, 1, 0); /* the dp4a pipe GEMV's grid: 8 CTAs of 128 an SM */
+    boundary_row(r, st, k, 2 * sms, 512, 1, 0); /* the same threads in a quarter of the CTAs */
+    boundary_row(r, st, k, sms, 1024, 1, 0);
     boundary_row(r, st, k, sms, 256, 0, 1);
     boundary_row(r, st, k, 2 * sms, 256, 0, 1);
 }

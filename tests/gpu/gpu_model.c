@@ -325,7 +325,12 @@ int main(int argc, char **argv) {
         CHECK(tern_eval(cq, lid, NL, lb, 1) == 0, "long prefill, q8_0 cache: %s", tern_last_error());
         tern_context_free(cq);
         /* its reference: the CPU reference arm attending over K/V rounded through Q8_0 as the cache stores them
-         * (cpu_kv_q8_reference_set); the distance to the f16 cache is the cache's quantization error, printed */
+         * (cpu_kv_q8_reference_set). The GPU's distance from that arm is not a tight bar: Q8_0's rounding is a
+         * step function, and the GPU's K/V (integer GEMV, f16 GEMM) differ from the arm's (double dots) by ~1e-3,
+         * so some quants round one step apart (measured: 9.8e-3 on a synthetic Q4_K, 4.5e-2 on the default
+         * model, whose f16 rows read 2.2e-3 / 5.1e-3). The check: the GPU's Q8_0 cache moves the logits from its
+         * f16 cache by no more than 2x what the same rounding moves the CPU arm's (a wrong scale, block or row
+         * would move them by O(1)) */
         cpu_matmul_set_reference(1);
         cpu_kv_q8_reference_set(1);
         cc = ctx(m, TERN_DEVICE_CPU, 512, 0);
@@ -345,7 +350,7 @@ int main(int argc, char **argv) {
         printf("Q8_0 KV cache (%d-token prefill, ubatch %d): logits rel L2 row max vs the CPU reference arm over "
                "Q8_0-rounded K/V %.3e; vs the f16 cache %.3e (the CPU arm's own q8_0 vs f16: %.3e)\n", NL, UB, e_q8ref,
                e_q8, e_q8cpu);
-        CHECK(e_q8ref < 1e-2, "q8_0 cache vs its CPU reference: %.3e", e_q8ref);
+        CHECK(e_q8 < 2.0 * e_q8cpu, "q8_0 cache vs f16 %.3e, more than 2x the CPU arm's %.3e", e_q8, e_q8cpu);
         free(lid), free(la), free(lb), free(lc), free(lr);
     }
 
