@@ -105,7 +105,7 @@ typedef struct dweight {
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
-enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_L2PF, TR_RMS_CL, TR_ATT_ROPE, TR_NORM_PRO, TR_N };
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_L2PF, TR_RMS_CL, TR_ATT_ROPE, TR_NORM_PRO, TR_DP4A_SUB, TR_N };
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
@@ -934,7 +934,8 @@ void tern_cuda_free(tern_cuda *g) {
     if (g->trace)
         fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
                         "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu rope_epi=%llu attention_q8w=%llu "
-                        "l2_prefetch=%llu rmsnorm_cluster=%llu attention_rope=%llu gemv_norm_prologue=%llu (rows <= %d: GEMV)\n",
+                        "l2_prefetch=%llu rmsnorm_cluster=%llu attention_rope=%llu gemv_norm_prologue=%llu gemv_dp4a_sub=%llu "
+                        "(rows <= %d: GEMV)\n",
                 (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
                 (unsigned long long)g->tr[TR_DP4A_TMA],
                 (unsigned long long)g->tr[TR_F32_ROW], (unsigned long long)g->tr[TR_F32_ROWS],
@@ -942,7 +943,7 @@ void tern_cuda_free(tern_cuda *g) {
                 (unsigned long long)g->tr[TR_ATT], (unsigned long long)g->tr[TR_ROPE_EPI],
                 (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_L2PF],
                 (unsigned long long)g->tr[TR_RMS_CL], (unsigned long long)g->tr[TR_ATT_ROPE],
-                (unsigned long long)g->tr[TR_NORM_PRO], g->gemv_max);
+                (unsigned long long)g->tr[TR_NORM_PRO], (unsigned long long)g->tr[TR_DP4A_SUB], g->gemv_max);
     tern_cuda **rk = g->rk;
     const int n = g->n_rank;
     if (g->pool) tern_pool_free(g->pool);
@@ -1100,6 +1101,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
     /* a prefill chunk's attention reads cache rows up to its last position: this chunk's and earlier ones' */
     const int kv_rows = n > TCU_MULTI_MAX ? max_pos(g, n) + 1 : 0;
     const uint64_t rcl0 = tcu_rms_cluster_count(); /* cluster RMSNorm launches of this pass (the trace) */
+    const uint64_t sub0 = tcu_gemv_sub_count();    /* sub-CTA GEMV launches of this pass (the trace) */
     /* the (cos, sin) of the pass's positions once, for every layer's RoPE (a decode step or verify chunk) */
     const float *cs = n <= TCU_MULTI_MAX && g->rope_table && m->n_rot >= 2 ? g->ropecs : NULL;
     if (cs) tcu_rope_table(g->pos, g->freq, n, m->n_rot, g->ropecs, st);
@@ -1271,6 +1273,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (g->rank == 0) tcu_argmax(g->lg, V, g->next, g->amkeys, st);
     }
     g->tr[TR_RMS_CL] += tcu_rms_cluster_count() - rcl0;
+    g->tr[TR_DP4A_SUB] += tcu_gemv_sub_count() - sub0;
     if (g->pf_pending) { /* join the L2 hints' branch (TERN_CUDA_L2PF_FORK) */
         CU(cudaEventRecord(g->pf_join, g->pfst));
         CU(cudaStreamWaitEvent(st, g->pf_join, 0));

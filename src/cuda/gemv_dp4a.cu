@@ -430,18 +430,19 @@ static __device__ __forceinline__ void pipe_load(const uint8_t *__restrict__ w, 
 
 /* One step: dots of (g, k) from cur (issuing (g', k') into nxt first), the group's reduction when k is its
  * last step. Returns 0 when (g', k') is past the last group. */
-template <int T, int R, int EPI>
+template <int T, int R, int EPI, int S>
 static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, int K,
                                                 int G, const int8_t *__restrict__ xh, const int8_t *__restrict__ xl,
                                                 const int2 *__restrict__ xds, float *__restrict__ y, int &g, int &k,
                                                 int (&wc)[R][8], float (&dc)[R], float (&mc)[R], int (&wn)[R][8],
                                                 float (&dn)[R], float (&mn)[R], float (&acc)[R],
-                                                float (*part)[R], const tcu_rope_epi &epi, const epi_lane &L) {
+                                                float (*part)[R], const tcu_rope_epi &epi, const epi_lane &L, int tid,
+                                                int vg, int sub) {
     int gn = g, kn = k + 1;
-    if (kn == K) { kn = 0; gn = g + (int)gridDim.x; }
+    if (kn == K) { kn = 0; gn = g + vg; }
     const int more = gn < G;
-    if (more) pipe_load<T, R>(w, stride, n_out, gn, (int)threadIdx.x + kn * Q8_T, nb, wn, dn, mn);
-    const int b = (int)threadIdx.x + k * Q8_T;
+    if (more) pipe_load<T, R>(w, stride, n_out, gn, tid + kn * Q8_T, nb, wn, dn, mn);
+    const int b = tid + k * Q8_T;
     if (b < nb) {
         const int2 ds = __ldg(xds + b);
 #pragma unroll
@@ -450,9 +451,11 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
     }
     if (kn == 0) {
         const int r0 = g * R;
-        if constexpr (EPI) /* the CTA's ((g - blockIdx.x) / gridDim.x)-th group */
+        if constexpr (EPI) /* the CTA's ((g - blockIdx.x) / gridDim.x)-th group (S = 1) */
             cta_sum_epi<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y, r0, epi, L,
                                      (g - (int)blockIdx.x) / (int)gridDim.x);
+        else if constexpr (S > 1)
+            cta_sum_sub<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y + r0, tid, 1 + sub);
         else
             cta_sum_out<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
 #pragma unroll
@@ -469,16 +472,25 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
 #define TERN_DP4A_MINB 0
 #endif
 /* EPI = 1: the RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope; R even); 0: plain, epi unused. The epilogue's
- * variant is held to the plain kernel's 8 CTAs an SM (64 registers at R = 2; 71 unbounded). */
-template <int T, int R, int EPI>
-__global__ void __launch_bounds__(Q8_T, EPI ? 8 : TERN_DP4A_MINB)
+ * variant is held to the plain kernel's 8 CTAs an SM (64 registers at R = 2; 71 unbounded).
+ * S > 1 (EPI = 0; TERN_CUDA_DP4A_SUB): a CTA of S x 128 threads is S independent sub-CTAs of 128, sub-CTA s
+ * of CTA b being the S = 1 kernel's CTA b*S + s of a grid S times larger (its own scratch, a named barrier
+ * 1 + s): the same rows, the same per-thread order and reduction, so the same bits, in S times fewer CTAs.
+ * Motive: a dependent kernel's boundary costs 1.49 us at 1056 CTAs of 128 and 0.87 at 264 of 512 (tern
+ * roofline's boundary rows, bench/gpu/boundary-*). Bounded to the S = 1 kernel's 64 registers. */
+template <int T, int R, int EPI, int S = 1>
+__global__ void __launch_bounds__(Q8_T * S, EPI ? 8 : S > 1 ? 8 / S : TERN_DP4A_MINB)
 gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, size_t pf,
                tcu_rope_epi epi) {
-    __shared__ float part[Q8_WARPS][R];
+    static_assert(S == 1 || (!EPI && S <= 8), "sub-CTAs: the plain kernel, at most 8 (named barriers 1..8)");
+    __shared__ float part_s[S][Q8_WARPS][R];
+    const int sub = S > 1 ? (int)threadIdx.x / Q8_T : 0, tid = S > 1 ? (int)threadIdx.x % Q8_T : (int)threadIdx.x;
+    const int vg = (int)gridDim.x * S;
+    float(*part)[R] = part_s[sub];
     const int G = (n_out + R - 1) / R, K = (nb + Q8_T - 1) / Q8_T;
-    int g = (int)blockIdx.x, k = 0;
-    if (g >= G) { /* CTA-uniform; not reached with grid <= G. Waits first: a grid whose CTAs all waited is
+    int g = (int)blockIdx.x * S + sub, k = 0;
+    if (g >= G) { /* sub-CTA-uniform; not reached with grid <= G. Waits first: a grid whose CTAs all waited is
                    * what lets the next kernel's pdl_wait stand for every earlier kernel (pdl.cuh) */
         pdl_trigger();
         pdl_wait();
@@ -489,7 +501,7 @@ gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
 #pragma unroll
     for (int r = 0; r < R; r++) acc[r] = 0.0f;
     /* the first pair's weights are constant: loaded before waiting for the previous kernel (pdl.cuh) */
-    pipe_load<T, R>(w, stride, n_out, g, (int)threadIdx.x, nb, wa, da, ma);
+    pipe_load<T, R>(w, stride, n_out, g, tid, nb, wa, da, ma);
     (void)pf; /* TERN_CUDA_DP4A_PF is not applied here: its loop took Q6_K's kernel from 64 to 66 registers,
                * 7 CTAs an SM instead of 8, -2.6% tg128 (docs/ledger.md) */
     epi_lane L = {};
@@ -503,8 +515,12 @@ gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
         if (threadIdx.x < 32) epi_post(epi, L);
     }
     for (;;) {
-        if (!pipe_step<T, R, EPI>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wa, da, ma, wb, db, mb, acc, part, epi, L)) break;
-        if (!pipe_step<T, R, EPI>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wb, db, mb, wa, da, ma, acc, part, epi, L)) break;
+        if (!pipe_step<T, R, EPI, S>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wa, da, ma, wb, db, mb, acc, part, epi,
+                                     L, tid, vg, sub))
+            break;
+        if (!pipe_step<T, R, EPI, S>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wb, db, mb, wa, da, ma, acc, part, epi,
+                                     L, tid, vg, sub))
+            break;
     }
 }
 
@@ -1251,6 +1267,21 @@ static int q8_pipe(void) {
     return v;
 }
 
+/* sub-CTA launches issued by this host thread (tcu_gemv_sub_count: the trace counts what ran) */
+static thread_local uint64_t g_sub_launches;
+extern "C" uint64_t tcu_gemv_sub_count(void) { return g_sub_launches; }
+
+/* TERN_CUDA_DP4A_SUB=S (1, 2, 4): gemv_q8_pipe_k's CTAs of S sub-CTAs of 128 threads (1: a CTA each). */
+static int q8_sub(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("TERN_CUDA_DP4A_SUB");
+        v = e ? atoi(e) : 1;
+        if (v != 1 && v != 2 && v != 4) v = 1;
+    }
+    return v;
+}
+
 /* TERN_CUDA_DP4A_SMEM=1: the shared-memory-staged kernel (when its rows fit 48 KB), an A/B arm that lost:
  * Q4_0 4096x14336 23.2 vs 17.9 us, a Llama-3-8B Q4_0 decode step 3.78 vs 3.08 ms (docs/ledger.md). */
 static int q8_smem(void) {
@@ -1285,6 +1316,22 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
     /* nb = 0: the pipe would never end a group; EPI: the pipe (q8_dispatch checks q8_pipe and nb) */
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t,
                tcu_rope_epi) = EPI || (q8_pipe() && nb > 0) ? gemv_q8_pipe_k<T, R, EPI> : gemv_q8_k<T, R>;
+    if constexpr (!EPI) {
+        const int sub = q8_sub();
+        if (sub > 1 && q8_pipe() && nb > 0) { /* S sub-CTAs a CTA: the virtual grid is the S = 1 rule's */
+            void (*ks)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t,
+                       tcu_rope_epi) = sub == 4 ? gemv_q8_pipe_k<T, R, 0, 4> : gemv_q8_pipe_k<T, R, 0, 2>;
+            static int per_sm_sub[5];
+            int *ps = &per_sm_sub[sub];
+            if (!*ps && cudaOccupancyMaxActiveBlocksPerMultiprocessor(ps, ks, Q8_T * sub, 0) != cudaSuccess) *ps = 8 / sub;
+            const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * q8_occ(*ps > 0 ? *ps * sub : 8);
+            const int64_t v = groups < cap ? groups : cap;
+            PDL_LAUNCH(ks, dim3((unsigned)((v + sub - 1) / sub)), dim3(Q8_T * sub), 0, st, w, stride, nb, n_out, q, ql, ds,
+                       y, q8_pf(), epi_arg(epi));
+            g_sub_launches++;
+            return;
+        }
+    }
     static int per_sm[2];
     int *ps = &per_sm[EPI || (q8_pipe() && nb > 0)];
     if (!*ps && cudaOccupancyMaxActiveBlocksPerMultiprocessor(ps, kf, Q8_T, 0) != cudaSuccess) *ps = 4;

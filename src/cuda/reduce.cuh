@@ -30,6 +30,30 @@ static __device__ __forceinline__ void cta_sum_out(const float (&acc)[N], float 
     __syncthreads();
 }
 
+/* cta_sum_out for a sub-CTA: thread tid (0 .. W*32-1) of the W-warp group that owns the rows, part that
+ * group's scratch, its barrier a named barrier (bar.sync bar, W*32; bar 1..15, one a group) instead of
+ * __syncthreads. The same order, so the same bits as cta_sum_out in a CTA of its own. */
+template <int W, int N>
+static __device__ __forceinline__ void cta_sum_sub(const float (&acc)[N], float (*part)[N], int nout, float *y, int tid,
+                                                   int bar) {
+    const int lane = tid & 31, warp = tid >> 5;
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        float s = acc[j];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) part[warp][j] = s;
+    }
+    asm volatile("bar.sync %0, %1;\n" ::"r"(bar), "r"(W * 32) : "memory");
+    if (tid < nout) {
+        float s = part[0][tid];
+#pragma unroll
+        for (int k = 1; k < W; k++) s += part[k][tid];
+        y[tid] = s;
+    }
+    asm volatile("bar.sync %0, %1;\n" ::"r"(bar), "r"(W * 32) : "memory");
+}
+
 /* Multiprocessors of the current device (asked once; 132, an H100/H200's, if the query fails). */
 static int gemv_sms(void) {
     static int n = 0;

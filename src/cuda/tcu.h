@@ -189,6 +189,8 @@ void tcu_set_rms_threads(int t);
 void tcu_set_rms_cluster(int on);
 /* rmsnorm_cl_k launches issued by the calling host thread so far (a count, for the trace and the tests). */
 uint64_t tcu_rms_cluster_count(void);
+/* gemv_q8_pipe_k launches with sub-CTAs (TERN_CUDA_DP4A_SUB > 1) issued by the calling host thread so far. */
+uint64_t tcu_gemv_sub_count(void);
 /* C, the CTAs a row tcu_add_rmsnorm_to's cluster kernel takes for rows of dim on this device now (n <=
  * TCU_MULTI_MAX), or 0 when that call would run the C-CTA kernel instead (switched off, no C fits, not sm_90). */
 int tcu_rms_cluster_ctas(int dim);
