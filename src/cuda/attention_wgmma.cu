@@ -2,7 +2,8 @@
  * sm_90a only), "v6" beside attention_prefill.cu's v3 (mma.sync). Same contract as tcu_attention_flash:
  * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16 bits; pos (n) int32 on the device; out (n, n_head,
  * hd) f32; token t attends to cache rows [0, pos[t]]; query head h reads KV head h / (n_head / n_head_kv).
- * hd 64 or 128 (tcu_attention_wg_ok); the launcher runs v3 otherwise.
+ * hd 64 or 128 (v6a, v6b) and 256 (v6b, with 64-key blocks: S by m64n64k16, O += P V by m64n256k16, 128 f32
+ * accumulators of O a thread; tcu_attention_wg_ok); the launcher runs v3 otherwise.
  *
  * Algorithm: FlashAttention-2's loop (Dao 2023, Algorithm 1; the online softmax in base 2 as v3) with the two
  * GEMMs as FlashAttention-3 places them on Hopper (Shah et al. 2024, "FlashAttention-3", section 3): one CTA per
@@ -64,6 +65,24 @@ __device__ __forceinline__ void wg_mma_rs_n128_t(float (&d)[64], const uint32_t 
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
 }
 
+/* D (64 x 64 f32) = A (64 x 16 f16, smem descriptor da) * B (16 x 64, smem descriptor db, K-major) + (acc ? D : 0)
+ * (S = Q K^T at hd 256, 64-key blocks). */
+__device__ __forceinline__ void wg_mma_ss_n64(float (&d)[32], uint64_t da, uint64_t db, int acc) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(acc));
+}
+
+/* D (64 x 256 f32) += A (64 x 16 f16 in registers: the m16n8k16 A fragment of each warp's 16 rows) * B (16 x 256,
+ * smem descriptor db, MN-major: imm-trans-b 1) (O += P V at hd 256). */
+__device__ __forceinline__ void wg_mma_rs_n256_t(float (&d)[128], const uint32_t (&a)[4], uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+}
+
 /* D (64 x 64 f32) += A (64 x 16 f16 in registers: the m16n8k16 A fragment of each warp's 16 rows) * B (16 x 64,
  * smem descriptor db, MN-major: imm-trans-b 1). */
 __device__ __forceinline__ void wg_mma_rs_n64_t(float (&d)[32], const uint32_t (&a)[4], uint64_t db) {
@@ -109,9 +128,12 @@ __device__ __forceinline__ uint32_t wg_pack(float lo, float hi) {
     return *(const uint32_t *)&h;
 }
 
+/* BN: keys a K/V block, WG_BN except at hd 256 (v6b only), where 64 keep a thread's registers (O's 128
+ * accumulators + S's BN / 2 + P's BN / 4) under setmaxnreg's 240 */
 template <int HD> struct wg_cfg {
+    static constexpr int BN = HD == 256 ? 64 : WG_BN;
     static constexpr uint32_t Q_BYTES = WG_BM * HD * 2;     /* Q tile */
-    static constexpr uint32_t KV_BYTES = WG_BN * HD * 2;    /* one K or V block */
+    static constexpr uint32_t KV_BYTES = BN * HD * 2;       /* one K or V block */
     static constexpr size_t SMEM = Q_BYTES + 4 * KV_BYTES + 1024; /* + alignment slack */
 };
 
@@ -138,40 +160,46 @@ __device__ __forceinline__ void wg_load_kv(uint32_t sbase, const uint16_t *__res
 /* The warpgroup's pieces of a block (v6a, v6b): S = Q K^T issued (not waited); the masked online softmax of S in
  * place, returning the rescale factors of O's two rows; P packed to f16 A fragments; O += P V issued. The MMA
  * loops alone (no fence, no commit): */
-template <int HD> __device__ __forceinline__ void wg_mmas_s(float (&sc)[WG_BN / 2], uint32_t sq, uint32_t sk) {
+template <int HD>
+__device__ __forceinline__ void wg_mmas_s(float (&sc)[wg_cfg<HD>::BN / 2], uint32_t sq, uint32_t sk) {
+    constexpr int BN = wg_cfg<HD>::BN;
 #pragma unroll
     for (int kt = 0; kt < HD / 16; kt++) {
         const uint32_t off = (uint32_t)(kt & 3) * 32;
         const uint64_t da = wg_desc(sq + (uint32_t)(kt >> 2) * (WG_BM * 128) + off, 16, 1024);
-        const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (WG_BN * 128) + off, 16, 1024);
-        wg_mma_ss_n128(sc, da, db, kt > 0);
+        const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (BN * 128) + off, 16, 1024);
+        if constexpr (BN == 128) wg_mma_ss_n128(sc, da, db, kt > 0);
+        else wg_mma_ss_n64(sc, da, db, kt > 0);
     }
 }
 template <int HD>
-__device__ __forceinline__ void wg_mmas_pv(float (&o)[HD / 2], uint32_t (&pa)[WG_BN / 16][4], uint32_t sv) {
+__device__ __forceinline__ void wg_mmas_pv(float (&o)[HD / 2], uint32_t (&pa)[wg_cfg<HD>::BN / 16][4], uint32_t sv) {
+    constexpr int BN = wg_cfg<HD>::BN;
 #pragma unroll
-    for (int kk = 0; kk < WG_BN / 16; kk++) {
-        /* V MN-major: 8-key groups 1024 bytes apart (SBO), 64-column atoms WG_BN * 128 apart (LBO) */
-        const uint64_t dv = wg_desc(sv + (uint32_t)kk * 16 * 128, WG_BN * 128, 1024);
-        if constexpr (HD == 128) wg_mma_rs_n128_t(o, pa[kk], dv);
+    for (int kk = 0; kk < BN / 16; kk++) {
+        /* V MN-major: 8-key groups 1024 bytes apart (SBO), 64-column atoms BN * 128 apart (LBO) */
+        const uint64_t dv = wg_desc(sv + (uint32_t)kk * 16 * 128, BN * 128, 1024);
+        if constexpr (HD == 256) wg_mma_rs_n256_t(o, pa[kk], dv);
+        else if constexpr (HD == 128) wg_mma_rs_n128_t(o, pa[kk], dv);
         else wg_mma_rs_n64_t(o, pa[kk], dv);
     }
 }
 /* the A fragments of an issued P V stay in their registers until its wait */
-__device__ __forceinline__ void wg_touch_p(uint32_t (&pa)[WG_BN / 16][4]) {
+template <int NK> __device__ __forceinline__ void wg_touch_p(uint32_t (&pa)[NK][4]) {
 #pragma unroll
-    for (int kk = 0; kk < WG_BN / 16; kk++)
+    for (int kk = 0; kk < NK; kk++)
 #pragma unroll
         for (int i = 0; i < 4; i++) asm volatile("" : "+r"(pa[kk][i])::"memory");
 }
-template <int HD> __device__ __forceinline__ void wg_issue_s(float (&sc)[WG_BN / 2], uint32_t sq, uint32_t sk) {
+template <int HD>
+__device__ __forceinline__ void wg_issue_s(float (&sc)[wg_cfg<HD>::BN / 2], uint32_t sq, uint32_t sk) {
     wg_touch(sc);
     wg_fence();
     wg_mmas_s<HD>(sc, sq, sk);
     wg_commit_mma();
 }
 template <int HD>
-__device__ __forceinline__ void wg_issue_pv(float (&o)[HD / 2], uint32_t (&pa)[WG_BN / 16][4], uint32_t sv) {
+__device__ __forceinline__ void wg_issue_pv(float (&o)[HD / 2], uint32_t (&pa)[wg_cfg<HD>::BN / 16][4], uint32_t sv) {
     wg_touch(o);
     wg_fence();
     wg_mmas_pv<HD>(o, pa, sv);
@@ -180,8 +208,8 @@ __device__ __forceinline__ void wg_issue_pv(float (&o)[HD / 2], uint32_t (&pa)[W
 /* IW's pair: S = Q K^T (one commit group), then O += P V (another), under one wgmma.fence: no register of
  * either is touched between them (ptxas serializes the MMAs otherwise, C7513) */
 template <int HD>
-__device__ __forceinline__ void wg_issue_s_pv(float (&sc)[WG_BN / 2], uint32_t sq, uint32_t sk, float (&o)[HD / 2],
-                                              uint32_t (&pa)[WG_BN / 16][4], uint32_t sv) {
+__device__ __forceinline__ void wg_issue_s_pv(float (&sc)[wg_cfg<HD>::BN / 2], uint32_t sq, uint32_t sk, float (&o)[HD / 2],
+                                              uint32_t (&pa)[wg_cfg<HD>::BN / 16][4], uint32_t sv) {
     wg_touch(sc);
     wg_touch(o);
     wg_touch_p(pa);
@@ -198,18 +226,19 @@ __device__ __forceinline__ float wg_ex2(float x) { return exp2f(x); }
  * -inf; m' = max(m, scale_log2 * rowmax S) (scale_log2 > 0, so the max commutes with the scaling); P =
  * 2^(S * scale_log2 - m') as one FFMA and one ex2 an element; c = 2^(m - m') the factor for O and l. A row with
  * nothing visible so far subtracts 0. */
-template <int FOLD>
-__device__ __forceinline__ void wg_softmax(float (&sc)[WG_BN / 2], int j0, int p0, int p1, int tq, float scale_log2,
+template <int FOLD, int NS2>
+__device__ __forceinline__ void wg_softmax(float (&sc)[NS2], int j0, int p0, int p1, int tq, float scale_log2,
                                            float &m0, float &m1, float &l0, float &l1, float &c0, float &c1) {
+    constexpr int BN = 2 * NS2; /* keys in the block: S's accumulator holds BN / 2 a thread */
     if constexpr (!FOLD) { /* the arm: S scaled first (one FMUL an element more), then 2^(S' - m') */
 #pragma unroll
-        for (int i = 0; i < WG_BN / 2; i++) sc[i] *= scale_log2;
+        for (int i = 0; i < BN / 2; i++) sc[i] *= scale_log2;
         scale_log2 = 1.0f;
     }
-    const bool fullv = j0 + WG_BN - 1 <= min(p0, p1);
+    const bool fullv = j0 + BN - 1 <= min(p0, p1);
     float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
-    for (int nt = 0; nt < WG_BN / 8; nt++) {
+    for (int nt = 0; nt < BN / 8; nt++) {
 #pragma unroll
         for (int e = 0; e < 2; e++) {
             const int j = j0 + nt * 8 + 2 * tq + e;
@@ -233,7 +262,7 @@ __device__ __forceinline__ void wg_softmax(float (&sc)[WG_BN / 2], int j0, int p
     m1 = n1;
     float rs0 = 0.0f, rs1 = 0.0f;
 #pragma unroll
-    for (int nt = 0; nt < WG_BN / 8; nt++) {
+    for (int nt = 0; nt < BN / 8; nt++) {
 #pragma unroll
         for (int e = 0; e < 2; e++) {
             sc[4 * nt + e] = wg_ex2(fmaf(sc[4 * nt + e], scale_log2, -u0));
@@ -245,9 +274,9 @@ __device__ __forceinline__ void wg_softmax(float (&sc)[WG_BN / 2], int j0, int p
     l0 = l0 * c0 + rs0;
     l1 = l1 * c1 + rs1;
 }
-__device__ __forceinline__ void wg_pack_p(const float (&sc)[WG_BN / 2], uint32_t (&pa)[WG_BN / 16][4]) {
+template <int NS2> __device__ __forceinline__ void wg_pack_p(const float (&sc)[NS2], uint32_t (&pa)[NS2 / 8][4]) {
 #pragma unroll
-    for (int kk = 0; kk < WG_BN / 16; kk++) { /* k-step kk: keys [16 kk, 16 kk + 16), S's tiles 2kk and 2kk + 1 */
+    for (int kk = 0; kk < NS2 / 8; kk++) { /* k-step kk: keys [16 kk, 16 kk + 16), S's tiles 2kk and 2kk + 1 */
         pa[kk][0] = wg_pack(sc[8 * kk + 0], sc[8 * kk + 1]);
         pa[kk][1] = wg_pack(sc[8 * kk + 2], sc[8 * kk + 3]);
         pa[kk][2] = wg_pack(sc[8 * kk + 4], sc[8 * kk + 5]);
@@ -420,7 +449,7 @@ __device__ __forceinline__ void wg_tma3(uint32_t dst, const CUtensorMap *map, in
 }
 
 template <int HD> struct wg_ws_cfg {
-    static constexpr int NS = HD == 128 ? 3 : 4; /* ring stages: Q + NS * (K + V) <= 227 KiB */
+    static constexpr int NS = HD == 256 ? 2 : HD == 128 ? 3 : 4; /* ring stages: Q + NS * (K + V) <= 227 KiB */
     static constexpr size_t SMEM = wg_cfg<HD>::Q_BYTES + (size_t)NS * 2 * wg_cfg<HD>::KV_BYTES + 1024;
 };
 
@@ -436,7 +465,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
                       const float *__restrict__ q, int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv,
                       float scale_log2, float *__restrict__ out, int order) {
 #if WG_PTX
-    constexpr int NA = HD / 64, NS = wg_ws_cfg<HD>::NS;
+    constexpr int NA = HD / 64, NS = wg_ws_cfg<HD>::NS, BN = wg_cfg<HD>::BN;
     constexpr uint32_t KVB = wg_cfg<HD>::KV_BYTES;
     extern __shared__ uint8_t wg_sm_raw[];
     __shared__ int sm_max[8];
@@ -483,7 +512,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     __syncthreads();
     int cmax, gmax;
     wg_block_max(sm_max, wg, cmax, gmax);
-    const int n_kv = cmax + 1, n_blk = (n_kv + WG_BN - 1) / WG_BN;
+    const int n_kv = cmax + 1, n_blk = (n_kv + BN - 1) / BN;
 
     /* registers from the producer warpgroup to the two MMA warpgroups (FlashAttention-3's split: 168 each at
      * entry, __launch_bounds__(384, 1); 24 + 2 * 240 = 3 * 168) */
@@ -498,8 +527,8 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
                 const uint32_t sk = sstage + (uint32_t)s * 2 * KVB;
 #pragma unroll
                 for (int a = 0; a < NA; a++) {
-                    wg_tma3(sk + (uint32_t)a * (WG_BN * 128), &tk, a * 64, hk, b * WG_BN, fb);
-                    wg_tma3(sk + KVB + (uint32_t)a * (WG_BN * 128), &tv, a * 64, hk, b * WG_BN, fb);
+                    wg_tma3(sk + (uint32_t)a * (BN * 128), &tk, a * 64, hk, b * BN, fb);
+                    wg_tma3(sk + KVB + (uint32_t)a * (BN * 128), &tv, a * 64, hk, b * BN, fb);
                 }
             }
         }
@@ -513,7 +542,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
     const uint32_t sq = sbase + (uint32_t)wg * 64 * 128;
     /* blocks this warpgroup computes: the first nbw (j0 <= gmax); the rest it only waits for and releases */
-    const int nbw = gmax < 0 ? 0 : min(n_blk, gmax / WG_BN + 1);
+    const int nbw = gmax < 0 ? 0 : min(n_blk, gmax / BN + 1);
     auto turn_begin = [&]() { if constexpr (PP) asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wg) : "memory"); };
     auto turn_end = [&]() { if constexpr (PP) asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - wg) : "memory"); };
     if constexpr (PP) {
@@ -531,14 +560,14 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
         for (int b = 0; b < n_blk; b++) {
             acquire(b);
             if (b < nbw) {
-                float sc[WG_BN / 2], c0, c1;
-                uint32_t pa[WG_BN / 16][4];
+                float sc[BN / 2], c0, c1;
+                uint32_t pa[BN / 16][4];
                 turn_begin();
                 wg_issue_s<HD>(sc, sq, stage_k(b));
                 turn_end();
                 wg_wait_mma();
                 wg_touch(sc);
-                wg_softmax<FOLD>(sc, b * WG_BN, p0, p1, tq, scale_log2, m0, m1, l0, l1, c0, c1);
+                wg_softmax<FOLD>(sc, b * BN, p0, p1, tq, scale_log2, m0, m1, l0, l1, c0, c1);
                 wg_scale_o<HD>(o, c0, c1);
                 wg_pack_p(sc, pa);
                 turn_begin();
@@ -558,9 +587,9 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     } else {
         /* no wgmma under a condition inside the loop (ptxas serializes them there, C7518): block 0 and the
          * last P V are peeled */
-        uint32_t pp[WG_BN / 16][4]; /* the previous block's P, in flight in its P V */
+        uint32_t pp[BN / 16][4]; /* the previous block's P, in flight in its P V */
         if (nbw > 0) {
-            float sc[WG_BN / 2], c0, c1;
+            float sc[BN / 2], c0, c1;
             acquire(0);
             turn_begin();
             wg_issue_s<HD>(sc, sq, stage_k(0));
@@ -573,16 +602,16 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
         /* block b: its S with block b - 1's P V (in pin), its P into pout; unrolled by two so the P buffers
          * swap roles without a copy (a loop-carried copy into the next P V's A registers serializes the MMAs,
          * C7513) */
-        uint32_t pq[WG_BN / 16][4];
-        auto step = [&](int b, uint32_t (&pin)[WG_BN / 16][4], uint32_t (&pout)[WG_BN / 16][4]) {
-            float sc[WG_BN / 2], c0, c1;
+        uint32_t pq[BN / 16][4];
+        auto step = [&](int b, uint32_t (&pin)[BN / 16][4], uint32_t (&pout)[BN / 16][4]) {
+            float sc[BN / 2], c0, c1;
             acquire(b);
             turn_begin();
             wg_issue_s_pv<HD>(sc, sq, stage_k(b), o, pin, stage_k(b - 1) + KVB);
             turn_end();
             wg_wait_mma_n<1>(); /* S done; the previous P V may still run */
             wg_touch(sc);
-            wg_softmax<FOLD>(sc, b * WG_BN, p0, p1, tq, scale_log2, m0, m1, l0, l1, c0, c1);
+            wg_softmax<FOLD>(sc, b * BN, p0, p1, tq, scale_log2, m0, m1, l0, l1, c0, c1);
             wg_pack_p(sc, pout);
             wg_wait_mma();
             wg_touch(o);
@@ -595,7 +624,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
             step(b, pp, pq);
             step(b + 1, pq, pp);
         }
-        auto tail = [&](uint32_t (&pl)[WG_BN / 16][4]) { /* the last computed block's P V */
+        auto tail = [&](uint32_t (&pl)[BN / 16][4]) { /* the last computed block's P V */
             turn_begin();
             wg_issue_pv<HD>(o, pl, stage_k(nbw - 1) + KVB);
             turn_end();
@@ -632,7 +661,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
 }
 
 extern "C" int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd) {
-    return n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0 && (hd == 64 || hd == 128);
+    return n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0 && (hd == 64 || hd == 128 || hd == 256);
 }
 
 /* 1 when this device runs kernel kf: compute capability 9.0 and its sm_90a code loaded, the shared-memory
@@ -667,7 +696,7 @@ static int wg_device_ok(const void *kf, size_t smem, unsigned *ok_dev, unsigned 
 
 extern "C" int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                                 int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
-    if (n <= 0 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0;
+    if (n <= 0 || hd == 256 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0; /* v6a: hd 64 and 128 */
     static unsigned ok[2], no[2];
     const dim3 grid((unsigned)((n + WG_BM - 1) / WG_BM), (unsigned)n_head);
     const float sl2 = scale * 1.4426950408889634f;
@@ -704,14 +733,14 @@ static wg_encode_fn wg_encoder(void) {
     return fn;
 }
 
-/* The (kv_rows, n_head_kv, hd) f16 cache at base as a 3-D tensor map with (64, 1, WG_BN) boxes, 128-byte swizzle,
+/* The (kv_rows, n_head_kv, hd) f16 cache at base as a 3-D tensor map with (64, 1, bn) boxes, 128-byte swizzle,
  * zeros past kv_rows. */
-static int wg_map(CUtensorMap *m, const uint16_t *base, int kv_rows, int n_head_kv, int hd) {
+static int wg_map(CUtensorMap *m, const uint16_t *base, int kv_rows, int n_head_kv, int hd, int bn) {
     wg_encode_fn enc = wg_encoder();
     if (!enc || ((uintptr_t)base & 15)) return -1;
     const cuuint64_t dim[3] = {(cuuint64_t)hd, (cuuint64_t)n_head_kv, (cuuint64_t)kv_rows};
     const cuuint64_t stride[2] = {(cuuint64_t)hd * 2, (cuuint64_t)n_head_kv * hd * 2};
-    const cuuint32_t box[3] = {64, 1, WG_BN}, es[3] = {1, 1, 1};
+    const cuuint32_t box[3] = {64, 1, (cuuint32_t)bn}, es[3] = {1, 1, 1};
     return enc(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)base, dim, stride, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
                    CUDA_SUCCESS ? 0 : -1;
@@ -724,7 +753,8 @@ static int wg_tma_launch(const uint16_t *kc, const uint16_t *vc, int kv_rows, co
     const void *kf = (const void *)flash_wgmma_ws_kernel<HD, PP, IW, FOLD>;
     if (!wg_device_ok(kf, wg_ws_cfg<HD>::SMEM, &ok, &no)) return 0;
     CUtensorMap mk, mv; /* encoded on the host each call (two ~us encodes a layer a chunk) */
-    if (wg_map(&mk, kc, kv_rows, n_head_kv, HD) || wg_map(&mv, vc, kv_rows, n_head_kv, HD)) return 0;
+    if (wg_map(&mk, kc, kv_rows, n_head_kv, HD, wg_cfg<HD>::BN) || wg_map(&mv, vc, kv_rows, n_head_kv, HD, wg_cfg<HD>::BN))
+        return 0;
     const unsigned nqb = (unsigned)((n + WG_BM - 1) / WG_BM);
     const dim3 grid = order ? dim3(nqb * (unsigned)n_head) : dim3(nqb, (unsigned)n_head);
     flash_wgmma_ws_kernel<HD, PP, IW, FOLD><<<grid, WG_T + 128, wg_ws_cfg<HD>::SMEM, st>>>(
@@ -742,6 +772,15 @@ extern "C" int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const ui
     if (!order && n_head > 65535) return 0; /* gridDim.y */
     const float sl2 = scale * 1.4426950408889634f;
 #define WG_L(H, P, I, F) wg_tma_launch<H, P, I, F>(kc, vc, kv_rows, q, n, pos, n_head, n_head_kv, sl2, out, order, st)
+    if (hd == 256) {
+        switch (mode) {
+        case 0: return WG_L(256, 0, 0, 1);
+        case 1: return WG_L(256, 1, 0, 1);
+        case 2: return WG_L(256, 0, 1, 1);
+        case 3: return WG_L(256, 1, 1, 1);
+        default: return WG_L(256, 1, 1, 0);
+        }
+    }
     if (hd == 128) {
         switch (mode) {
         case 0: return WG_L(128, 0, 0, 1);

@@ -347,8 +347,8 @@ void tcu_attention_flash_set_warps(int nw);
  * arm that lost, docs/ledger.md); the same bits. */
 void tcu_attention_flash_set_mt(int mt);
 /* v6 of the prefill flash attention (attention_wgmma.cu): the FlashAttention-2 loop with both GEMMs on Hopper's
- * warpgroup MMA (wgmma, sm_90a), 128-token query blocks of 2 warpgroups, 128-key K/V blocks; hd 64 and 128
- * (tcu_attention_wg_ok). Arguments as tcu_attention_flash: q (n, n_head, hd) f32, kc/vc (rows, n_head_kv, hd) f16
+ * warpgroup MMA (wgmma, sm_90a), 128-token query blocks of 2 warpgroups, 128-key K/V blocks (64 at hd 256); hd 64
+ * and 128, and 256 for v6b only (tcu_attention_wg_ok; tcu_attention_wg returns 0 at 256). Arguments as tcu_attention_flash: q (n, n_head, hd) f32, kc/vc (rows, n_head_kv, hd) f16
  * bits (16-byte aligned), pos (n) int32 on the device, out (n, n_head, hd) f32. tcu_attention_wg (v6a: K/V by cp.async from the 8 MMA warps) and tcu_attention_wg_tma
  * (v6b: K/V by TMA from a producer warpgroup into a ring; kv_rows: rows [0, kv_rows) of kc/vc are read and must
  * hold finite values (a row past a token's pos gets weight 0, and 0 * NaN is not 0), rows past it read as zeros;
