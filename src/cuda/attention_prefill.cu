@@ -541,9 +541,13 @@ extern "C" void tcu_attention_flash_rows(const float *q, const uint16_t *kc, con
                                          const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
                                          cudaStream_t st) {
     if (n <= 0 || !tcu_attention_flash_ok(n_head, n_head_kv, hd)) return;
+    /* v6b's mode: the switch's, except that the default (5, pingpong + pipelining) runs plain v6b (mode 0) at hd
+     * 256, where the pipelining lost: causal S=2048 / 8192 / 32768 371 / 466 / 500 TFLOP/s plain vs 315 / 426 /
+     * 429 (bench/gpu/wg256-b7480d7/) */
+    const int wg_mode = hd == 256 && g_flash_wg == 5 ? 0 : g_flash_wg - 2;
     if (g_flash_wg >= 2 && g_flash_mt == 1 && kv_rows > 0 &&
-        tcu_attention_wg_tma(q, kc, vc, kv_rows, n, pos, n_head, n_head_kv, hd, scale, out,
-                             g_flash_wg - 2 + 8 * g_flash_order, st))
+        tcu_attention_wg_tma(q, kc, vc, kv_rows, n, pos, n_head, n_head_kv, hd, scale, out, wg_mode + 8 * g_flash_order,
+                             st))
         return;
     if (g_flash_wg >= 1 && g_flash_mt == 1 && tcu_attention_wg(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st))
         return;

@@ -74,6 +74,15 @@ __device__ __forceinline__ void wg_mma_ss_n64(float (&d)[32], uint64_t da, uint6
                  : "l"(da), "l"(db), "r"(acc));
 }
 
+/* D (64 x 80 f32) = A (64 x 16 f16, smem descriptor da) * B (16 x 80, smem descriptor db, K-major) + (acc ? D : 0)
+ * (S = Q K^T at hd 256 with 80-key blocks, the TERN_WG256_BN=80 build arm). */
+__device__ __forceinline__ void wg_mma_ss_n80(float (&d)[40], uint64_t da, uint64_t db, int acc) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+                 : "l"(da), "l"(db), "r"(acc));
+}
+
 /* D (64 x 256 f32) += A (64 x 16 f16 in registers: the m16n8k16 A fragment of each warp's 16 rows) * B (16 x 256,
  * smem descriptor db, MN-major: imm-trans-b 1) (O += P V at hd 256). */
 __device__ __forceinline__ void wg_mma_rs_n256_t(float (&d)[128], const uint32_t (&a)[4], uint64_t db) {
@@ -128,10 +137,15 @@ __device__ __forceinline__ uint32_t wg_pack(float lo, float hi) {
     return *(const uint32_t *)&h;
 }
 
-/* BN: keys a K/V block, WG_BN except at hd 256 (v6b only), where 64 keep a thread's registers (O's 128
- * accumulators + S's BN / 2 + P's BN / 4) under setmaxnreg's 240 */
+/* BN: keys a K/V block, WG_BN except at hd 256 (v6b only), where TERN_WG256_BN (64; 80 a build arm) keep a
+ * thread's registers (O's 128 accumulators + S's BN / 2 + P's BN / 4) under setmaxnreg's 240 and two ring stages
+ * in shared memory */
+#ifndef TERN_WG256_BN
+#define TERN_WG256_BN 64
+#endif
+static_assert(TERN_WG256_BN == 64 || TERN_WG256_BN == 80, "hd 256 key blocks: 64 or 80");
 template <int HD> struct wg_cfg {
-    static constexpr int BN = HD == 256 ? 64 : WG_BN;
+    static constexpr int BN = HD == 256 ? TERN_WG256_BN : WG_BN;
     static constexpr uint32_t Q_BYTES = WG_BM * HD * 2;     /* Q tile */
     static constexpr uint32_t KV_BYTES = BN * HD * 2;       /* one K or V block */
     static constexpr size_t SMEM = Q_BYTES + 4 * KV_BYTES + 1024; /* + alignment slack */
@@ -169,6 +183,7 @@ __device__ __forceinline__ void wg_mmas_s(float (&sc)[wg_cfg<HD>::BN / 2], uint3
         const uint64_t da = wg_desc(sq + (uint32_t)(kt >> 2) * (WG_BM * 128) + off, 16, 1024);
         const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (BN * 128) + off, 16, 1024);
         if constexpr (BN == 128) wg_mma_ss_n128(sc, da, db, kt > 0);
+        else if constexpr (BN == 80) wg_mma_ss_n80(sc, da, db, kt > 0);
         else wg_mma_ss_n64(sc, da, db, kt > 0);
     }
 }
