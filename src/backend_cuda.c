@@ -157,6 +157,7 @@ struct tern_cuda {
     uint16_t *dq1;
     uint64_t max_layer_mat;
     int prefetch;
+    int pf_gu; /* TERN_CUDA_PREFILL_GU=1 (an arm, one GPU): prefill chunks run gate|up as one GEMM, then tcu_swiglu_rows */
     cudaStream_t side;
     cudaEvent_t ready[2], free_[2];
     const dweight *held[2];
@@ -553,10 +554,15 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     g->kv_layer_bytes = g->kv_q8 ? ((uint64_t)g->n_ctx * Hkv + (uint64_t)g->n_ctx * (Hkv / 32) * 2 + 255) & ~255ull
                                  : sizeof(uint16_t) * (uint64_t)g->n_ctx * Hkv;
     const uint64_t kvb = 2ull * m->n_layer * g->kv_layer_bytes;
+    /* the fused gate|up prefill arm: its dequantized matrix (2F x E) in the prefetch slot, gate|up's rows in g */
+    g->pf_gu = g->n_rank == 1 && getenv("TERN_CUDA_PREFILL_GU") && !strcmp(getenv("TERN_CUDA_PREFILL_GU"), "1");
+    if (g->pf_gu && 2ull * F * E > max_layer) max_layer = 2ull * F * E;
+    if (g->pf_gu && 2ull * F * E > max_mat) max_mat = 2ull * F * E;
     int maxin = E > Hq ? E : Hq;
     if (F > maxin) maxin = F;
     const size_t ws_bytes = 32u << 20;
-    uint64_t sb = sizeof(float) * ((uint64_t)B * (4ull * E + 2ull * Hq + 2ull * Hkv + 2ull * F + V) + Hq + 2ull * Hkv + 2ull * F) +
+    uint64_t sb = sizeof(float) * ((uint64_t)B * (4ull * E + 2ull * Hq + 2ull * Hkv + (g->pf_gu ? 3ull : 2ull) * F + V) + Hq +
+                                   2ull * Hkv + 2ull * F) +
                   sizeof(uint16_t) * ((uint64_t)B * maxin + max_mat + max_layer) + sizeof(int32_t) * (3ull * B + 1 + 4096) +
                   sizeof(double) + sizeof(float) * (uint64_t)m->n_vocab + ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, maxin) +
                   tcu_attention_ws_bytes(TCU_MULTI_MAX, g->nh, hd, g->att_splits);
@@ -639,7 +645,7 @@ static int rank_setup(tern_cuda *g) {
         g->att = dalloc(sizeof(float) * (size_t)B * Hq, &fail);
         g->k = dalloc(sizeof(float) * (size_t)B * Hkv, &fail);
         g->v = dalloc(sizeof(float) * (size_t)B * Hkv, &fail);
-        g->g = dalloc(sizeof(float) * (size_t)B * F, &fail);
+        g->g = dalloc(sizeof(float) * (size_t)B * F * (g->pf_gu ? 2 : 1), &fail); /* the arm: gate|up's rows */
         g->u = dalloc(sizeof(float) * (size_t)B * F, &fail);
         g->qkv1 = dalloc(sizeof(float) * (size_t)(Hq + 2 * Hkv), &fail);
         g->gu1 = dalloc(sizeof(float) * 2 * (size_t)F, &fail);
@@ -667,6 +673,10 @@ static int rank_setup(tern_cuda *g) {
             dlayer *d = &g->layers[il];
             dweight *seq[7] = {d->wq, d->wk, d->wv, d->wo, d->gate, d->up, d->down};
             for (int j = 0; j < 6; j++) seq[j]->pf_next = seq[j + 1];
+            if (g->pf_gu && d->gu) { /* the arm's order: ... o, gate|up, down */
+                d->wo->pf_next = d->gu;
+                d->gu->pf_next = d->down;
+            }
             d->down->pf_next = il + 1 < m->n_layer ? g->layers[il + 1].wq : NULL;
         }
         g->xq = dalloc(tcu_x16_bytes(TCU_MULTI_MAX, maxin), &fail);
@@ -1234,15 +1244,19 @@ static int forward(tern_cuda *g, int n, int all_logits) {
             xc = xo;
         }
         float *gp = g->g, *up = g->u;
+        const int gu_rows = g->pf_gu && l->gu && n > g->gemv_max; /* the arm: one GEMM, its rows to f16 SwiGLU */
         if (n == 1 && l->gu) {
             if (!ffn_fused && !(sk & SK_GU) && matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
             gp = g->gu1;
             up = gp + F;
+        } else if (gu_rows) {
+            if (matmul(g, l->gu, n, g->xn, NULL, g->x16, g->g)) return -1;
         } else if (matmul(g, l->gate, n, g->xn, xq, g->x16, gp) || matmul(g, l->up, n, g->xn, xq, g->x16, up)) {
             return -1;
         }
         xq = want_x16(g, n, l->down, NULL, NULL);
-        if (sk & SK_SWIGLU) {
+        if (gu_rows) tcu_swiglu_rows(g->g, n, F, g->x16, st); /* the down GEMM reads x16 only */
+        else if (sk & SK_SWIGLU) {
         } else if (xq) tcu_swiglu_x16(gp, up, n, F, xq, st);
         else tcu_swiglu(gp, up, (int64_t)n * F, one ? NULL : g->x16, st);
         if ((!(sk & SK_DOWN) && matmul(g, l->down, n, gp, xq, g->x16, g->tmp)) || allreduce(g, g->tmp, (size_t)n * E))

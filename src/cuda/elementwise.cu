@@ -490,6 +490,25 @@ extern "C" void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void
     PDL_LAUNCH(swiglu_k, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, (uint16_t *)NULL, xq, x16_plane_bytes(rows, dim));
 }
 
+/* The fused gate|up GEMM's rows (rows, 2 * dim: gate then up) to g16 (rows, dim) f16: swiglu_k's operations on
+ * each pair, the same f16 bits as tcu_swiglu's g16 on the two halves. */
+__global__ void swiglu_rows_k(const float *__restrict__ gu, int64_t rows, int dim, uint16_t *__restrict__ g16) {
+    pdl_trigger();
+    pdl_wait();
+    const int64_t n = rows * dim;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t t = i / dim, c = i % dim;
+        const float a = gu[t * 2 * dim + c];
+        const float v = __fmul_rn(__fdiv_rn(a, __fadd_rn(1.0f, expf(-a))), gu[t * 2 * dim + dim + c]);
+        g16[i] = __half_as_ushort(__float2half_rn(v));
+    }
+}
+
+extern "C" void tcu_swiglu_rows(const float *gu, int rows, int dim, uint16_t *g16, cudaStream_t st) {
+    const int64_t n = (int64_t)rows * dim;
+    PDL_LAUNCH(swiglu_rows_k, dim3(ew_grid(n)), dim3(256), 0, st, gu, (int64_t)rows, dim, g16);
+}
+
 __global__ void add_k(float *y, const float *x, int64_t n) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
         y[i] = __fadd_rn(y[i], x[i]);

@@ -214,6 +214,9 @@ void tcu_rope_table(const int32_t *pos, const float *freq, int n, int n_rot, flo
 void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st);
 /* As tcu_swiglu on rows x dim (dim a multiple of 32), writing the output also in the x16 format into xq. */
 void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st);
+/* g16 (rows, dim) f16 = silu(gate) * up from gu (rows, 2 * dim) f32 whose row t is [gate_t | up_t] (a fused gate|up
+ * GEMM's output; the prefill arm TERN_CUDA_PREFILL_GU): the same f16 bits as tcu_swiglu's g16 on the halves. */
+void tcu_swiglu_rows(const float *gu, int rows, int dim, uint16_t *g16, cudaStream_t st);
 /* y += x, n elements f32. */
 void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st);
 /* tcu_rope_kv writing a Q8_0 cache (tcu_attention_split_q8's layout): each 32-element block of a KV row gets

@@ -6,7 +6,8 @@
  *   4096, 576, 8192, 16384, 96; C 8, 3, 1; with and without the residual add), the cluster kernel off;
  * - the cluster RMSNorm (tcu_add_rmsnorm_to's default on sm_90) against a double host reference, its own x16
  *   and y16 against tcu_quantize_x16 / tcu_f32_to_f16 of its y32, rows alone == rows of a batch, in place;
- * - tcu_swiglu_x16 == tcu_swiglu, and its x16 output == tcu_quantize_x16 of the result;
+ * - tcu_swiglu_x16 == tcu_swiglu, and its x16 output == tcu_quantize_x16 of the result; tcu_swiglu_rows on a fused
+ *   gate|up GEMM's rows == tcu_swiglu's f16 output on the halves;
  * - tcu_rope_kv == tcu_rope on q, tcu_rope on k, tcu_kv_write (q, k, both caches; n_rot = hd and n_rot < hd);
  * - tcu_rope_kv_q8: the same q and k bits, and its Q8_0 cache rows == tern_quantize_activation(TERN_TYPE_Q8_0)
  *   (the CPU's rule, src/quant.c) of the rotated k and of v, byte for byte (scales and int8), rows at pos;
@@ -332,6 +333,24 @@ int main(void) {
         CU(cudaDeviceSynchronize());
         CHECK(dev_eq(ga, gb, sizeof(float) * nb) && dev_eq(qa, qb, tcu_x16_bytes(n, F)), "swiglu_x16 n=%d differs", n);
         cudaFree(ga); cudaFree(gb); cudaFree(u); cudaFree(qa); cudaFree(qb);
+    }
+    /* SwiGLU over a fused gate|up GEMM's rows (tcu_swiglu_rows, the prefill arm) == tcu_swiglu's f16 output on the
+     * two halves copied apart */
+    for (int ni = 0; ni < 3; ni++) {
+        const int n = ns[ni] + 17, F = 14336; /* prefill-sized row counts */
+        const size_t nb = (size_t)n * F;
+        float *gu = rand_dev(2 * nb, 6.0f), *ga, *u;
+        uint16_t *ha, *hb;
+        CU(cudaMalloc((void **)&ga, sizeof(float) * nb)); CU(cudaMalloc((void **)&u, sizeof(float) * nb));
+        CU(cudaMalloc((void **)&ha, 2 * nb)); CU(cudaMalloc((void **)&hb, 2 * nb));
+        CU(cudaMemset(ha, 0x5A, 2 * nb)); CU(cudaMemset(hb, 0xA5, 2 * nb));
+        CU(cudaMemcpy2D(ga, sizeof(float) * F, gu, sizeof(float) * 2 * F, sizeof(float) * F, n, cudaMemcpyDeviceToDevice));
+        CU(cudaMemcpy2D(u, sizeof(float) * F, gu + F, sizeof(float) * 2 * F, sizeof(float) * F, n, cudaMemcpyDeviceToDevice));
+        tcu_swiglu(ga, u, (int64_t)nb, ha, 0);
+        tcu_swiglu_rows(gu, n, F, hb, 0);
+        CU(cudaDeviceSynchronize());
+        CHECK(dev_eq(ha, hb, 2 * nb), "swiglu_rows n=%d differs from swiglu on the halves", n);
+        cudaFree(gu); cudaFree(ga); cudaFree(u); cudaFree(ha); cudaFree(hb);
     }
     /* RoPE + KV write */
     const int rots[2] = {128, 64};

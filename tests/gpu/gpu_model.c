@@ -288,10 +288,11 @@ int main(int argc, char **argv) {
         for (int i = 0; i < NL; i++) { s = s * 6364136223846793005ull + 1442695040888963407ull; lid[i] = (int32_t)((s >> 33) % (uint64_t)V); }
         float *la = malloc(sizeof(float) * (size_t)V * NL), *lb = malloc(sizeof(float) * (size_t)V * NL);
         float *lc = malloc(sizeof(float) * (size_t)V * NL), *lr = malloc(sizeof(float) * (size_t)V * NL);
-        const char *arms[3] = {"TERN_CUDA_PREFETCH", "TERN_CUDA_PREFETCH", "TERN_CUDA_FLASH"};
-        const char *vals[3] = {"1", "0", "0"};
-        float *outs[3] = {la, lb, lc};
-        for (int a = 0; a < 3; a++) {
+        float *lg = malloc(sizeof(float) * (size_t)V * NL);
+        const char *arms[4] = {"TERN_CUDA_PREFETCH", "TERN_CUDA_PREFETCH", "TERN_CUDA_FLASH", "TERN_CUDA_PREFILL_GU"};
+        const char *vals[4] = {"1", "0", "0", "1"};
+        float *outs[4] = {la, lb, lc, lg};
+        for (int a = 0; a < 4; a++) {
             setenv(arms[a], vals[a], 1);
             tern_context *c = ctx(m, TERN_DEVICE_CUDA, 512, UB);
             CHECK(tern_eval(c, lid, NL, outs[a], 1) == 0, "long prefill (%s=%s): %s", arms[a], vals[a], tern_last_error());
@@ -303,13 +304,20 @@ int main(int argc, char **argv) {
         CHECK(tern_eval(cc, lid, NL, lr, 1) == 0, "cpu long prefill");
         tern_context_free(cc);
         cpu_matmul_set_reference(0);
-        double e_ref = 0, e_flash = 0;
+        double e_ref = 0, e_flash = 0, e_gu = 0;
         for (int r = 0; r < NL; r++) {
             const double e = rel_l2(la + (size_t)r * V, lr + (size_t)r * V, V);
             const double f = rel_l2(lc + (size_t)r * V, la + (size_t)r * V, V);
+            const double gd = rel_l2(lg + (size_t)r * V, la + (size_t)r * V, V);
             if (e > e_ref) e_ref = e;
             if (f > e_flash) e_flash = f;
+            if (gd > e_gu) e_gu = gd;
         }
+        /* the fused gate|up prefill GEMM (an arm): one cuBLASLt call of twice the width, which may take another
+         * algorithm (other bits); its outputs are the two GEMMs' to f32 rounding */
+        printf("GEMM prefill path: fused gate|up arm (TERN_CUDA_PREFILL_GU=1) vs two GEMMs: row max %.3e\n", e_gu);
+        CHECK(e_gu < 5e-3, "fused gate|up prefill vs two GEMMs: %.3e", e_gu);
+        free(lg);
         const int same = !memcmp(la, lb, sizeof(float) * (size_t)V * NL);
         printf("GEMM prefill path (%d tokens, ubatch %d): logits rel L2 vs CPU reference arm, row max %.3e; "
                "prefetch off vs on: %s; flash off vs on: row max %.3e\n", NL, UB, e_ref, same ? "bit-identical" : "DIFFERENT",
