@@ -157,7 +157,7 @@ struct tern_cuda {
     uint16_t *dq1;
     uint64_t max_layer_mat;
     int prefetch;
-    int pf_gu; /* TERN_CUDA_PREFILL_GU=1 (an arm, one GPU): prefill chunks run gate|up as one GEMM, then tcu_swiglu_rows */
+    int pf_gu; /* one GPU, TERN_CUDA_PREFILL_GU not 0: prefill chunks run gate|up as one GEMM, then tcu_swiglu_rows */
     cudaStream_t side;
     cudaEvent_t ready[2], free_[2];
     const dweight *held[2];
@@ -554,8 +554,10 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     g->kv_layer_bytes = g->kv_q8 ? ((uint64_t)g->n_ctx * Hkv + (uint64_t)g->n_ctx * (Hkv / 32) * 2 + 255) & ~255ull
                                  : sizeof(uint16_t) * (uint64_t)g->n_ctx * Hkv;
     const uint64_t kvb = 2ull * m->n_layer * g->kv_layer_bytes;
-    /* the fused gate|up prefill arm: its dequantized matrix (2F x E) in the prefetch slot, gate|up's rows in g */
-    g->pf_gu = g->n_rank == 1 && getenv("TERN_CUDA_PREFILL_GU") && !strcmp(getenv("TERN_CUDA_PREFILL_GU"), "1");
+    /* prefill's gate|up as one GEMM (default on one GPU; TERN_CUDA_PREFILL_GU=0: two, the arm): its dequantized
+     * matrix (2F x E) in the prefetch slot, gate|up's rows in g. Interleaved A/B, synthetic Llama-3-8B: Q4_0 pp512
+     * +3.4%, pp2048 +0.6%, at -ub 512 +1.7%; Q8_0 +1.5% / +0.9%; the same logits (bench/gpu/pfgu-d41f054/) */
+    g->pf_gu = g->n_rank == 1 && !getenv_is0("TERN_CUDA_PREFILL_GU");
     if (g->pf_gu && 2ull * F * E > max_layer) max_layer = 2ull * F * E;
     if (g->pf_gu && 2ull * F * E > max_mat) max_mat = 2ull * F * E;
     int maxin = E > Hq ? E : Hq;

@@ -215,7 +215,8 @@ void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t
 /* As tcu_swiglu on rows x dim (dim a multiple of 32), writing the output also in the x16 format into xq. */
 void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st);
 /* g16 (rows, dim) f16 = silu(gate) * up from gu (rows, 2 * dim) f32 whose row t is [gate_t | up_t] (a fused gate|up
- * GEMM's output; the prefill arm TERN_CUDA_PREFILL_GU): the same f16 bits as tcu_swiglu's g16 on the halves. */
+ * GEMM's output; the prefill path, TERN_CUDA_PREFILL_GU=0 the arm of two GEMMs): the same f16 bits as tcu_swiglu's g16
+ * on the halves. */
 void tcu_swiglu_rows(const float *gu, int rows, int dim, uint16_t *g16, cudaStream_t st);
 /* y += x, n elements f32. */
 void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st);

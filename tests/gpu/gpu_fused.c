@@ -334,7 +334,7 @@ int main(void) {
         CHECK(dev_eq(ga, gb, sizeof(float) * nb) && dev_eq(qa, qb, tcu_x16_bytes(n, F)), "swiglu_x16 n=%d differs", n);
         cudaFree(ga); cudaFree(gb); cudaFree(u); cudaFree(qa); cudaFree(qb);
     }
-    /* SwiGLU over a fused gate|up GEMM's rows (tcu_swiglu_rows, the prefill arm) == tcu_swiglu's f16 output on the
+    /* SwiGLU over a fused gate|up GEMM's rows (tcu_swiglu_rows, the prefill path) == tcu_swiglu's f16 output on the
      * two halves copied apart */
     for (int ni = 0; ni < 3; ni++) {
         const int n = ns[ni] + 17, F = 14336; /* prefill-sized row counts */
