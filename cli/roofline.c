@@ -830,14 +830,15 @@ static void boundary_row(rf_report *r, cudaStream_t st, int k, int grid, int thr
     CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     const int rc = barrier ? tcu_barrier_chain(a, b, ctr, k, grid, threads, st)
                            : tcu_boundary_chain(a, b, k, grid, threads, pdl, st);
-    CK(cudaStreamEndCapture(st, &graph));
-    if (rc) {
+    if (rc) { /* a failed launch invalidates the capture: end it without the check, clear its error */
+        graph = NULL;
+        if (cudaStreamEndCapture(st, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
         cudaGetLastError();
         snprintf(c->how, sizeof c->how, rc == -2 ? "not run: %d CTAs are not all resident" : "not run: the launch failed (%d CTAs)",
                  grid);
-        CK(cudaGraphDestroy(graph));
         goto done;
     }
+    CK(cudaStreamEndCapture(st, &graph));
     CK(cudaGraphInstantiate(&g.exec, graph, 0));
     CK(cudaGraphDestroy(graph));
     CK(cudaMemsetAsync(a, 0, sizeof(unsigned) * (size_t)grid, st));

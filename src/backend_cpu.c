@@ -5,6 +5,7 @@
 #include "backend_cpu.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -199,6 +200,10 @@ int cpu_kv_q8_reference(void) { return g_kv_q8_ref; }
 
 void cpu_round_q8_0(float *x, int64_t n) {
     uint8_t blk[34]; /* one Q8_0 block: f16 d, 32 int8 */
+    if (n % 32) { /* the caller's contract (a KV row is whole Q8_0 blocks): a partial block would stay unrounded */
+        fprintf(stderr, "cpu_round_q8_0: n = %lld is not a multiple of 32\n", (long long)n);
+        abort();
+    }
     for (int64_t i = 0; i + 32 <= n; i += 32) {
         tern_quantize_activation(TERN_TYPE_Q8_0, x + i, blk, 32);
         tern_dequantize_row(TERN_TYPE_Q8_0, blk, x + i, 32);

@@ -557,7 +557,9 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     /* prefill's gate|up as one GEMM (default on one GPU; TERN_CUDA_PREFILL_GU=0: two, the arm): its dequantized
      * matrix (2F x E) in the prefetch slot, gate|up's rows in g. Interleaved A/B, synthetic Llama-3-8B: Q4_0 pp512
      * +3.4%, pp2048 +0.6%, at -ub 512 +1.7%; Q8_0 +1.5% / +0.9%; the same logits (bench/gpu/pfgu-d41f054/) */
-    g->pf_gu = g->n_rank == 1 && !getenv_is0("TERN_CUDA_PREFILL_GU");
+    g->pf_gu = g->n_rank == 1 && !getenv_is0("TERN_CUDA_PREFILL_GU") && !getenv_is0("TERN_CUDA_FUSE");
+    for (int il = 0; il < m->n_layer && g->pf_gu; il++) /* every layer's gate|up fused at upload (same type) */
+        if (m->layers[il].w_gate.type != m->layers[il].w_up.type) g->pf_gu = 0;
     if (g->pf_gu && 2ull * F * E > max_layer) max_layer = 2ull * F * E;
     if (g->pf_gu && 2ull * F * E > max_mat) max_mat = 2ull * F * E;
     int maxin = E > Hq ? E : Hq;

@@ -8,12 +8,12 @@
  * Algorithm: FlashAttention-2's loop (Dao 2023, Algorithm 1; the online softmax in base 2 as v3) with the two
  * GEMMs as FlashAttention-3 places them on Hopper (Shah et al. 2024, "FlashAttention-3", section 3): one CTA per
  * (block of 128 query tokens, query head), two warpgroups of 64 tokens each. Q (f16) and double-buffered
- * K/V blocks of 128 keys live in shared memory in the 128-byte-swizzled layout wgmma reads through matrix
+ * K/V blocks of BN keys (128; 64 at hd 256) live in shared memory in the 128-byte-swizzled layout wgmma reads through matrix
  * descriptors (PTX ISA 9.7.15.5.1.2: K-major for Q and K, MN-major for V). Per block and warpgroup:
- *   S = Q K^T   by hd/16 wgmma m64n128k16, both operands from shared memory;
+ *   S = Q K^T   by hd/16 wgmma m64n{BN}k16, both operands from shared memory;
  *   the online softmax on S in registers (the m64nNk16 accumulator fragment: each warp owns 16 rows, a
  *   thread rows g and g + 8 of them, columns 8j + 2(lane % 4) + {0, 1});
- *   O += P V    by 8 wgmma m64n{hd}k16 with P (rounded to f16) as the A operand from registers: the
+ *   O += P V    by BN/16 wgmma m64n{hd}k16 with P (rounded to f16) as the A operand from registers: the
  *   accumulator fragment of two adjacent 8-column tiles is the A fragment of one k16 step, as in v3.
  * The loads are cp.async by all 256 threads (no producer warpgroup, no TMA); the two warpgroups of a CTA
  * overlap one's softmax with the other's MMAs only as the warp schedulers interleave them. Causal block skip:
@@ -456,7 +456,7 @@ __device__ __forceinline__ void wg_mbar_wait(uint32_t b, uint32_t parity) {
                      : "memory");
     } while (!ok);
 }
-/* box (64 columns, 1 head, WG_BN rows) of the 3-D tensor map at (c0, c1, c2) into shared memory at dst */
+/* box (64 columns, 1 head, BN rows) of the 3-D tensor map at (c0, c1, c2) into shared memory at dst */
 __device__ __forceinline__ void wg_tma3(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
                  ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)

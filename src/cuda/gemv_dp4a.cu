@@ -477,7 +477,8 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
  * of CTA b being the S = 1 kernel's CTA b*S + s of a grid S times larger (its own scratch, a named barrier
  * 1 + s): the same rows, the same per-thread order and reduction, so the same bits, in S times fewer CTAs.
  * Motive: a dependent kernel's boundary costs 1.49 us at 1056 CTAs of 128 and 0.87 at 264 of 512 (tern
- * roofline's boundary rows, bench/gpu/boundary-*). Bounded to the S = 1 kernel's 64 registers. */
+ * roofline's boundary rows, bench/gpu/boundary-*). Bounded to 64 registers, the S = 1 kernel's at R <= 2 for the
+ * non-K types (Q4_K uses 68, R >= 4 more): the launcher takes it at R <= 2 only. A lost arm (docs/ledger.md). */
 template <int T, int R, int EPI, int S = 1>
 __global__ void __launch_bounds__(Q8_T * S, EPI ? 8 : S > 1 ? 8 / S : TERN_DP4A_MINB)
 gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
@@ -490,7 +491,7 @@ gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     float(*part)[R] = part_s[sub];
     const int G = (n_out + R - 1) / R, K = (nb + Q8_T - 1) / Q8_T;
     int g = (int)blockIdx.x * S + sub, k = 0;
-    if (g >= G) { /* sub-CTA-uniform; not reached with grid <= G. Waits first: a grid whose CTAs all waited is
+    if (g >= G) { /* sub-CTA-uniform; reached only by the last CTA's spare sub-CTAs (S > 1). Waits first: a grid whose CTAs all waited is
                    * what lets the next kernel's pdl_wait stand for every earlier kernel (pdl.cuh) */
         pdl_trigger();
         pdl_wait();
@@ -1318,9 +1319,11 @@ static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
                tcu_rope_epi) = EPI || (q8_pipe() && nb > 0) ? gemv_q8_pipe_k<T, R, EPI> : gemv_q8_k<T, R>;
     if constexpr (!EPI) {
         const int sub = q8_sub();
-        if (sub > 1 && q8_pipe() && nb > 0) { /* S sub-CTAs a CTA: the virtual grid is the S = 1 rule's */
+        if (sub > 1 && R <= 2 && q8_pipe() && nb > 0) { /* S sub-CTAs a CTA: a virtual grid of the sub-CTAs an SM
+                                                          * holds (TERN_CUDA_DP4A_OCC counts sub-CTAs), rounded up */
+            constexpr int RS = R <= 2 ? R : 2; /* the S > 1 kernels exist at R <= 2 only (the branch above) */
             void (*ks)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, size_t,
-                       tcu_rope_epi) = sub == 4 ? gemv_q8_pipe_k<T, R, 0, 4> : gemv_q8_pipe_k<T, R, 0, 2>;
+                       tcu_rope_epi) = sub == 4 ? gemv_q8_pipe_k<T, RS, 0, 4> : gemv_q8_pipe_k<T, RS, 0, 2>;
             static int per_sm_sub[5];
             int *ps = &per_sm_sub[sub];
             if (!*ps && cudaOccupancyMaxActiveBlocksPerMultiprocessor(ps, ks, Q8_T * sub, 0) != cudaSuccess) *ps = 8 / sub;

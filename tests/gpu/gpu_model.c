@@ -338,7 +338,8 @@ int main(int argc, char **argv) {
          * so some quants round one step apart (measured: 9.8e-3 on a synthetic Q4_K, 4.5e-2 on the default
          * model, whose f16 rows read 2.2e-3 / 5.1e-3). The check: the GPU's Q8_0 cache moves the logits from its
          * f16 cache by no more than 2x what the same rounding moves the CPU arm's (a wrong scale, block or row
-         * would move them by O(1)) */
+         * would move them by O(1)) and by more than a quarter of it (the cache rounds at all); gpu_fused checks
+         * the quantizer's bytes exactly */
         cpu_matmul_set_reference(1);
         cpu_kv_q8_reference_set(1);
         cc = ctx(m, TERN_DEVICE_CPU, 512, 0);
@@ -359,6 +360,9 @@ int main(int argc, char **argv) {
                "Q8_0-rounded K/V %.3e; vs the f16 cache %.3e (the CPU arm's own q8_0 vs f16: %.3e)\n", NL, UB, e_q8ref,
                e_q8, e_q8cpu);
         CHECK(e_q8 < 2.0 * e_q8cpu, "q8_0 cache vs f16 %.3e, more than 2x the CPU arm's %.3e", e_q8, e_q8cpu);
+        /* and the cache does round (an f16 cache behind the Q8_0 switch would read ~0 here) */
+        CHECK(e_q8 > 0.25 * e_q8cpu, "q8_0 cache vs f16 %.3e, under 1/4 of the CPU arm's %.3e: not quantized?", e_q8,
+              e_q8cpu);
         free(lid), free(la), free(lb), free(lc), free(lr);
     }
 
