@@ -649,7 +649,7 @@ static int rank_setup(tern_cuda *g) {
         g->att = dalloc(sizeof(float) * (size_t)B * Hq, &fail);
         g->k = dalloc(sizeof(float) * (size_t)B * Hkv, &fail);
         g->v = dalloc(sizeof(float) * (size_t)B * Hkv, &fail);
-        g->g = dalloc(sizeof(float) * (size_t)B * F * (g->pf_gu ? 2 : 1), &fail); /* the arm: gate|up's rows */
+        g->g = dalloc(sizeof(float) * (size_t)B * F * (g->pf_gu ? 2 : 1), &fail); /* with pf_gu: the fused gate|up's rows */
         g->u = dalloc(sizeof(float) * (size_t)B * F, &fail);
         g->qkv1 = dalloc(sizeof(float) * (size_t)(Hq + 2 * Hkv), &fail);
         g->gu1 = dalloc(sizeof(float) * 2 * (size_t)F, &fail);
@@ -677,7 +677,7 @@ static int rank_setup(tern_cuda *g) {
             dlayer *d = &g->layers[il];
             dweight *seq[7] = {d->wq, d->wk, d->wv, d->wo, d->gate, d->up, d->down};
             for (int j = 0; j < 6; j++) seq[j]->pf_next = seq[j + 1];
-            if (g->pf_gu && d->gu) { /* the arm's order: ... o, gate|up, down */
+            if (g->pf_gu && d->gu) { /* the fused prefill's order: ... o, gate|up, down */
                 d->wo->pf_next = d->gu;
                 d->gu->pf_next = d->down;
             }
@@ -1248,7 +1248,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
             xc = xo;
         }
         float *gp = g->g, *up = g->u;
-        const int gu_rows = g->pf_gu && l->gu && n > g->gemv_max; /* the arm: one GEMM, its rows to f16 SwiGLU */
+        const int gu_rows = g->pf_gu && l->gu && n > g->gemv_max; /* one GEMM, its rows to the f16 SwiGLU */
         if (n == 1 && l->gu) {
             if (!ffn_fused && !(sk & SK_GU) && matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
             gp = g->gu1;
