@@ -9,7 +9,11 @@
  * - Prompt lookup on a repetitive prompt: equal output and some drafts accepted.
  * - The acceptance gate pauses drafting after a failed window.
  * - The cost gate: tern_spec_choose_depth and tern_spec_cost on hand-computed cases; on the model, an
- *   always-wrong drafter is gated, an always-right one keeps drafting, output equal to plain greedy.
+ *   always-wrong drafter is gated, an always-right one keeps drafting, output equal to plain greedy. The
+ *   always-wrong drafter sleeps half a one-token pass (timed here) per draft, so a pass with one draft costs
+ *   about 1.5x an undrafted one on any machine: the gate's input is then not left to how the CPU's
+ *   batched pass happens to scale (on a CI machine a 2-3 token pass once timed within 5% of a one-token
+ *   pass, where a zero-acceptance drafter is, by the gate's prior, still worth its try).
  * - Speculative sampling (tern_spec_sample_accept): over 40,000 seeded trials with 3 drafts on fixed
  *   random logits (50 ids; penalty, top-p, min-p, temperature on), the first emitted token's frequencies
  *   match the sampler's distribution P_0 (tern_sampler_probs), and the second token's, given the first
@@ -20,11 +24,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "sampler.h"
 #include "speculate.h"
 #include "tern.h"
+#include "util.h"
 
 #define MODEL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
 #define L 40
@@ -33,6 +39,7 @@ typedef struct {
     const int32_t *G; /* plain greedy continuation (L) */
     int n_prompt, wrong_at; /* wrong_at < 0: never wrong; >= 100: always wrong at 0 */
     int n_vocab;
+    double sleep_s; /* per draft token: a drafter's own cost (0: none) */
 } script;
 
 static int scripted(void *ud, const int32_t *hist, int n_hist, int max, int32_t *out) {
@@ -41,6 +48,11 @@ static int scripted(void *ud, const int32_t *hist, int n_hist, int max, int32_t 
     int d = 0;
     for (; d < max && next + d < L; d++) out[d] = s->G[next + d];
     if (s->wrong_at >= 0 && s->wrong_at < d) out[s->wrong_at] = (out[s->wrong_at] + 1) % s->n_vocab;
+    if (s->sleep_s > 0.0 && d > 0) {
+        const double t = s->sleep_s * d;
+        struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+        while (nanosleep(&ts, &ts) != 0) {}
+    }
     return d;
 }
 
@@ -239,19 +251,22 @@ int main(void) {
     const int V = tern_model_n_vocab(m);
     const char *text = "<|im_start|>user\nName three fruits and say why each is healthy.<|im_end|>\n<|im_start|>assistant\n";
     int32_t prompt[128], G[L];
+    double t_decode = 0.0; /* one-token pass, seconds (the mean of L - 1) */
     const int np = tern_model_tokenize(m, text, strlen(text), tern_model_add_bos(m), 1, prompt, 128);
     /* plain greedy */
     {
         tern_context *c = cctx(m, 0);
         int32_t next;
         CHECK(tern_eval_greedy(c, prompt, np, &next) == 0, "prefill");
+        const double t0 = tern_time_s();
         for (int i = 0; i < L; i++) {
             G[i] = next;
             if (i + 1 < L) CHECK(tern_eval_greedy(c, &G[i], 1, &next) == 0, "decode");
         }
+        t_decode = (tern_time_s() - t0) / (L - 1);
         tern_context_free(c);
     }
-    script sc = {G, np, -1, V};
+    script sc = {G, np, -1, V, 0.0};
     tern_spec_params sp = tern_spec_default_params();
     sp.draft_fn = scripted;
     sp.draft_ud = &sc;
@@ -282,7 +297,12 @@ int main(void) {
     /* the cost gate on the model (measured pass times): always wrong drafts stop, always right ones go on */
     sp.cost_gate = 1;
     sc.wrong_at = 0;
+    sc.sleep_s = 0.5 * t_decode;
     CHECK(spec_run(m, prompt, np, G, &sp, -1, &ss, &pass_ok) && pass_ok, "cost gate, always wrong: output differs");
+    sc.sleep_s = 0.0;
+    printf("cost gate, always wrong: one-token pass %.2f ms (plain %.2f ms); cost of 2 / 3 tokens %.2f / %.2f; "
+           "%lld drafted, %lld gated in %lld passes\n", ss.t_pass[1] * 1e3, t_decode * 1e3, tern_spec_cost(&ss, 2),
+           tern_spec_cost(&ss, 3), (long long)ss.drafted, (long long)ss.gated, (long long)ss.passes);
     CHECK(ss.accepted == 0 && ss.gated > 0 && ss.drafted < ss.passes,
           "cost gate, always wrong: %lld drafted, %lld accepted, %lld gated in %lld passes", (long long)ss.drafted,
           (long long)ss.accepted, (long long)ss.gated, (long long)ss.passes);
