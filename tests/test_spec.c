@@ -10,10 +10,12 @@
  * - The acceptance gate pauses drafting after a failed window.
  * - The cost gate: tern_spec_choose_depth and tern_spec_cost on hand-computed cases; on the model, an
  *   always-wrong drafter is gated, an always-right one keeps drafting, output equal to plain greedy. The
- *   always-wrong drafter sleeps half a one-token pass (timed here) per draft, so a pass with one draft costs
- *   about 1.5x an undrafted one on any machine: the gate's input is then not left to how the CPU's
- *   batched pass happens to scale (on a CI machine a 2-3 token pass once timed within 5% of a one-token
- *   pass, where a zero-acceptance drafter is, by the gate's prior, still worth its try).
+ *   always-wrong drafter sleeps two one-token passes (timed here) per draft, so a pass with drafts costs
+ *   well over the gate's break-even (1 + its acceptance estimate, never under 1/22) even when the gate's one-token
+ *   time holds a sample 2-3x too slow. Without the sleep, CI once saw the gate keep drafting (80 drafts, 2
+ *   gated in 39 passes): by its rule its measured costs of 2-3 token passes were <= ~1.05, which this
+ *   machine never shows (1.5-2.4); a one-token sample slowed by a busy host, never re-measured while the
+ *   gate drafts, would do it.
  * - Speculative sampling (tern_spec_sample_accept): over 40,000 seeded trials with 3 drafts on fixed
  *   random logits (50 ids; penalty, top-p, min-p, temperature on), the first emitted token's frequencies
  *   match the sampler's distribution P_0 (tern_sampler_probs), and the second token's, given the first
@@ -297,7 +299,7 @@ int main(void) {
     /* the cost gate on the model (measured pass times): always wrong drafts stop, always right ones go on */
     sp.cost_gate = 1;
     sc.wrong_at = 0;
-    sc.sleep_s = 0.5 * t_decode;
+    sc.sleep_s = 2.0 * t_decode;
     CHECK(spec_run(m, prompt, np, G, &sp, -1, &ss, &pass_ok) && pass_ok, "cost gate, always wrong: output differs");
     sc.sleep_s = 0.0;
     printf("cost gate, always wrong: one-token pass %.2f ms (plain %.2f ms); cost of 2 / 3 tokens %.2f / %.2f; "
