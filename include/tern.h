@@ -197,13 +197,16 @@ typedef struct {
      * it holds a CUDA graph capture) of k = 1..16 tokens, n_pass[k] the samples seen; acc_hit/acc_try the
      * decayed accepted / tried draft counts per drafter key (0: model drafter, 1..3: lookup match length);
      * shadow: a lookup draft not verified (base = the history position of its first token), scored
-     * against the tokens that follow; cost_gated: passes run as one token although a draft was ready */
+     * against the tokens that follow; cost_gated: passes run as one token although a draft was ready;
+     * t1_wait / t1_gap: passes until the one-token time may be re-measured, and the gap after that (a
+     * re-measure runs when a longer pass has timed under 0.8 t_pass[1], see tern_spec_step) */
     double t_pass[TERN_SPEC_MAX_DRAFT + 2];
     int n_pass[TERN_SPEC_MAX_DRAFT + 2];
     double acc_hit[4], acc_try[4];
     int32_t shadow[TERN_SPEC_MAX_DRAFT];
     int shadow_n, shadow_i, shadow_key, shadow_base;
     int64_t cost_gated;
+    int t1_wait, t1_gap;
 } tern_spec_stats;
 /* Cost gate: the measured cost of a k-token pass (k = 1..16) relative to a one-token pass, from st's
  * samples: measured k directly, else linear between the measured neighbours, past the deepest measured k

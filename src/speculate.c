@@ -18,7 +18,8 @@
  *
  * Gates (what keeps bad drafts from costing): the cost gate (cost_gate) drafts, each pass, the depth that
  * maximises the expected tokens per second from the run's own measurements: the pass time by token count
- * and the drafts' acceptance per drafter key (tern_spec_choose_depth). The window gate (min_accept, used
+ * and the drafts' acceptance per drafter key (tern_spec_choose_depth); a one-token time that a longer pass
+ * has beaten is re-measured by an undrafted pass (t1_contradicted). The window gate (min_accept, used
  * when the cost gate is off) stops drafting for 8 passes whenever the acceptance of the last >= 16 drafted
  * tokens falls under min_accept (doubling the pause, up to 256, while it keeps failing), and halves the
  * depth after a pass that accepted nothing, doubles it after one that accepted all. */
@@ -115,6 +116,19 @@ static void cost_sample(tern_spec_stats *st, int k, double dt) {
     if (st->n_pass[k] == 2 || st->t_pass[k] <= 0.0) { st->t_pass[k] = dt; return; }
     if (dt > 2.0 * st->t_pass[k]) dt = 2.0 * st->t_pass[k];
     st->t_pass[k] += 0.25 * (dt - st->t_pass[k]);
+}
+
+/* The one-token time is contradicted when a longer pass has timed clearly faster, under 0.8x (a k-token
+ * pass does the one-token pass's work and more): t_pass[1] then holds a slow sample (a busy host, a
+ * descheduled thread). While the gate drafts, no one-token pass runs to correct it, and with every cost at
+ * its floor of 1 the gate keeps drafting at any acceptance (tests/test_spec.c reproduces this: a one-token
+ * time seeded 3x too slow, an always-wrong drafter drafting every pass). The margin keeps a model whose
+ * passes of any size take the same time (a small model on a GPU: launch-bound) from re-measuring on noise. */
+static int t1_contradicted(const tern_spec_stats *st) {
+    if (!cost_valid(st, 1)) return 0;
+    for (int k = 2; k <= TERN_SPEC_MAX_DRAFT + 1; k++)
+        if (cost_valid(st, k) && st->t_pass[k] < 0.8 * st->t_pass[1]) return 1;
+    return 0;
 }
 
 /* Speculative sampling's acceptance (tern_spec_step's comment): logits (d + 1, nv) are the target's rows
@@ -249,6 +263,15 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
         st->gated++;
         dmax = 0;
     }
+    /* the cost gate's one-token time contradicted: this pass runs undrafted and its time replaces t_pass[1];
+     * the next re-measure waits 8 passes, doubling (to 256) while re-measures leave the contradiction, so a
+     * machine whose longer passes really are faster loses one pass in 8 at first, at most one in 256 later */
+    const int remeasure = cost_gate && dmax > 0 && st->t1_wait <= 0 && t1_contradicted(st);
+    if (cost_gate && st->t1_wait > 0) st->t1_wait--;
+    if (remeasure) {
+        st->gated++;
+        dmax = 0;
+    }
     const int lookup = !p->draft_fn && !p->draft;
     int d = 0, key = 0, probe = 0; /* probe: a model drafter's pass forced by the gate (not timed) */
     if (dmax > 0 && cost_gate && !lookup) {
@@ -323,7 +346,15 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
             for (int i = 0; i < a; i++) acc_update(st, key, 1);
             if (a < d) acc_update(st, key, 0);
         }
-        if (!probe) cost_sample(st, 1 + d, tern_time_s() - t_start); /* a probe's time holds the drafter's catch-up */
+        const double dt = tern_time_s() - t_start;
+        if (remeasure) {
+            st->t_pass[1] = dt;
+            st->n_pass[1]++;
+            st->t1_gap = t1_contradicted(st) ? (st->t1_gap >= 8 ? (st->t1_gap < 256 ? 2 * st->t1_gap : 256) : 8) : 8;
+            st->t1_wait = st->t1_gap;
+        } else if (!probe) {
+            cost_sample(st, 1 + d, dt); /* a probe's time holds the drafter's catch-up */
+        }
     }
     if (st) {
         st->passes++;

@@ -15,7 +15,8 @@
  *   time holds a sample 2-3x too slow. Without the sleep, CI once saw the gate keep drafting (80 drafts, 2
  *   gated in 39 passes): by its rule its measured costs of 2-3 token passes were <= ~1.05, which this
  *   machine never shows (1.5-2.4); a one-token sample slowed by a busy host, never re-measured while the
- *   gate drafts, would do it.
+ *   gate drafts, does it (a 3x seed: 95 drafts, 0 gated). The gate now re-measures a one-token time that a
+ *   longer pass has beaten; checked with a seed 10x too slow and no sleep: re-measured, drafting stops.
  * - Speculative sampling (tern_spec_sample_accept): over 40,000 seeded trials with 3 drafts on fixed
  *   random logits (50 ids; penalty, top-p, min-p, temperature on), the first emitted token's frequencies
  *   match the sampler's distribution P_0 (tern_sampler_probs), and the second token's, given the first
@@ -67,6 +68,9 @@ static tern_context *cctx(tern_model *m, int n_layer) {
     return tern_context_new_ex(m, &p);
 }
 
+/* spec_run's starting cost-gate state: a one-token pass time (s) as if already sampled (0: none) */
+static double g_seed_t1;
+
 /* Generate L tokens speculatively after the prompt; returns 1 if equal to G. *per_pass_ok: every pass
  * returned want_k(pass) tokens (when want_k >= 0). */
 static int spec_run(tern_model *m, const int32_t *prompt, int np, const int32_t *G, tern_spec_params *sp,
@@ -79,6 +83,10 @@ static int spec_run(tern_model *m, const int32_t *prompt, int np, const int32_t 
     int nh = np;
     hist[nh++] = first;
     memset(ss, 0, sizeof *ss);
+    if (g_seed_t1 > 0.0) {
+        ss->n_pass[1] = 2;
+        ss->t_pass[1] = g_seed_t1;
+    }
     *pass_ok = 1;
     while (nh - np < L) {
         const int k = tern_spec_step(c, sp, hist, nh, out, 16, ss);
@@ -309,6 +317,20 @@ int main(void) {
           "cost gate, always wrong: %lld drafted, %lld accepted, %lld gated in %lld passes", (long long)ss.drafted,
           (long long)ss.accepted, (long long)ss.gated, (long long)ss.passes);
     CHECK(ss.n_pass[1] >= 2 && ss.t_pass[1] > 0.0, "cost gate: one-token passes not timed (%d)", ss.n_pass[1]);
+    /* a one-token time 10x too slow (a sample taken while the host was busy), no sleeping drafter: every
+     * drafted pass times faster than it, so the gate re-measures it instead of drafting on (before the
+     * re-measure it drafted every pass: 95 drafts, 0 gated in 39 passes with a 3x seed) */
+    g_seed_t1 = 10.0 * t_decode;
+    CHECK(spec_run(m, prompt, np, G, &sp, -1, &ss, &pass_ok) && pass_ok, "cost gate, slow one-token seed: output differs");
+    g_seed_t1 = 0.0;
+    printf("cost gate, one-token time seeded at %.2f ms: now %.2f ms (%d samples); %lld drafted, %lld gated in %lld "
+           "passes\n", 10e3 * t_decode, ss.t_pass[1] * 1e3, ss.n_pass[1], (long long)ss.drafted, (long long)ss.gated,
+           (long long)ss.passes);
+    CHECK(ss.t_pass[1] < 5.0 * t_decode && ss.n_pass[1] > 2 && ss.accepted == 0 && ss.gated > 0 &&
+              ss.drafted < ss.passes,
+          "cost gate, one-token time seeded 10x: not re-measured (%.2f ms, plain %.2f) or kept drafting (%lld drafted, "
+          "%lld gated in %lld passes)", ss.t_pass[1] * 1e3, t_decode * 1e3, (long long)ss.drafted, (long long)ss.gated,
+          (long long)ss.passes);
     sc.wrong_at = -1;
     CHECK(spec_run(m, prompt, np, G, &sp, -1, &ss, &pass_ok) && pass_ok, "cost gate, always right: output differs");
     CHECK(ss.drafted > 0 && ss.accepted == ss.drafted && ss.passes < L,
