@@ -198,8 +198,9 @@ typedef struct {
      * decayed accepted / tried draft counts per drafter key (0: model drafter, 1..3: lookup match length);
      * shadow: a lookup draft not verified (base = the history position of its first token), scored
      * against the tokens that follow; cost_gated: passes run as one token although a draft was ready;
-     * t1_wait / t1_gap: passes until the one-token time may be re-measured, and the gap after that (a
-     * re-measure runs when a longer pass has timed under 0.8 t_pass[1], see tern_spec_step) */
+     * t1_wait / t1_gap: passes until the one-token time may be re-measured, and the wait after that (a
+     * re-measure, an undrafted pass counted in gated, runs when a longer pass has timed faster than
+     * t_pass[1]: src/speculate.c t1_contradicted) */
     double t_pass[TERN_SPEC_MAX_DRAFT + 2];
     int n_pass[TERN_SPEC_MAX_DRAFT + 2];
     double acc_hit[4], acc_try[4];

@@ -118,17 +118,29 @@ static void cost_sample(tern_spec_stats *st, int k, double dt) {
     st->t_pass[k] += 0.25 * (dt - st->t_pass[k]);
 }
 
-/* The one-token time is contradicted when a longer pass has timed clearly faster, under 0.8x (a k-token
- * pass does the one-token pass's work and more): t_pass[1] then holds a slow sample (a busy host, a
- * descheduled thread). While the gate drafts, no one-token pass runs to correct it, and with every cost at
- * its floor of 1 the gate keeps drafting at any acceptance (tests/test_spec.c reproduces this: a one-token
- * time seeded 3x too slow, an always-wrong drafter drafting every pass). The margin keeps a model whose
- * passes of any size take the same time (a small model on a GPU: launch-bound) from re-measuring on noise. */
+/* The one-token time is contradicted when a longer pass has timed faster (a k-token pass does the one-token
+ * pass's work and more): t_pass[1] then holds a slow sample (a busy host, a descheduled thread). t_pass[1] is
+ * sampled on undrafted passes only, so while the gate drafts nothing corrects it, and with the costs at
+ * their floor of 1 the gate drafts at any acceptance (seeded 3x too slow on the CPU, an always-wrong
+ * drafter drafted every pass: docs/ledger.md 2026-12-01). */
 static int t1_contradicted(const tern_spec_stats *st) {
     if (!cost_valid(st, 1)) return 0;
     for (int k = 2; k <= TERN_SPEC_MAX_DRAFT + 1; k++)
-        if (cost_valid(st, k) && st->t_pass[k] < 0.8 * st->t_pass[1]) return 1;
+        if (cost_valid(st, k) && st->t_pass[k] < st->t_pass[1]) return 1;
     return 0;
+}
+
+/* A re-measured one-token time dt: a faster sample replaces t_pass[1] (noise only slows a pass down), a
+ * slower one enters the moving average (cost_sample's cap). The next re-measure waits 8 passes after one
+ * that found t_pass[1] too slow (dt under 0.9x), else twice the last wait, up to 256: where longer passes
+ * really do time faster (a launch-bound model, a different kernel for the batch), re-measures thin out. */
+static void t1_remeasured(tern_spec_stats *st, double dt) {
+    const double old = st->t_pass[1];
+    st->n_pass[1]++;
+    if (dt < old) st->t_pass[1] = dt;
+    else st->t_pass[1] += 0.25 * ((dt > 2.0 * old ? 2.0 * old : dt) - old);
+    st->t1_gap = dt < 0.9 * old || st->t1_gap < 8 ? 8 : st->t1_gap < 256 ? 2 * st->t1_gap : 256;
+    st->t1_wait = st->t1_gap;
 }
 
 /* Speculative sampling's acceptance (tern_spec_step's comment): logits (d + 1, nv) are the target's rows
@@ -263,9 +275,7 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
         st->gated++;
         dmax = 0;
     }
-    /* the cost gate's one-token time contradicted: this pass runs undrafted and its time replaces t_pass[1];
-     * the next re-measure waits 8 passes, doubling (to 256) while re-measures leave the contradiction, so a
-     * machine whose longer passes really are faster loses one pass in 8 at first, at most one in 256 later */
+    /* the cost gate's one-token time contradicted: this pass runs undrafted and re-measures it */
     const int remeasure = cost_gate && dmax > 0 && st->t1_wait <= 0 && t1_contradicted(st);
     if (cost_gate && st->t1_wait > 0) st->t1_wait--;
     if (remeasure) {
@@ -348,10 +358,7 @@ int tern_spec_step(tern_context *c, const tern_spec_params *p, const int32_t *hi
         }
         const double dt = tern_time_s() - t_start;
         if (remeasure) {
-            st->t_pass[1] = dt;
-            st->n_pass[1]++;
-            st->t1_gap = t1_contradicted(st) ? (st->t1_gap >= 8 ? (st->t1_gap < 256 ? 2 * st->t1_gap : 256) : 8) : 8;
-            st->t1_wait = st->t1_gap;
+            t1_remeasured(st, dt);
         } else if (!probe) {
             cost_sample(st, 1 + d, dt); /* a probe's time holds the drafter's catch-up */
         }
