@@ -402,6 +402,9 @@ static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const opt
                 any = 1;
             }
         if (!any && n < sizeof st.spec_line - 16) n += (size_t)snprintf(st.spec_line + n, sizeof st.spec_line - n, " none measured");
+        if (n < sizeof st.spec_line - 48)
+            n += (size_t)snprintf(st.spec_line + n, sizeof st.spec_line - n, "; one-token time re-measured %d",
+                                  ss.t1_remeasures);
         if (n < sizeof st.spec_line - 1) { st.spec_line[n] = '\n'; st.spec_line[n + 1] = 0; }
     }
     return st;

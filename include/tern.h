@@ -200,14 +200,14 @@ typedef struct {
      * against the tokens that follow; cost_gated: passes run as one token although a draft was ready;
      * t1_wait / t1_gap: passes until the one-token time may be re-measured, and the wait after that (a
      * re-measure, an undrafted pass counted in gated, runs when a longer pass has timed faster than
-     * t_pass[1]: src/speculate.c t1_contradicted) */
+     * t_pass[1]: src/speculate.c t1_contradicted); t1_remeasures: how many ran */
     double t_pass[TERN_SPEC_MAX_DRAFT + 2];
     int n_pass[TERN_SPEC_MAX_DRAFT + 2];
     double acc_hit[4], acc_try[4];
     int32_t shadow[TERN_SPEC_MAX_DRAFT];
     int shadow_n, shadow_i, shadow_key, shadow_base;
     int64_t cost_gated;
-    int t1_wait, t1_gap;
+    int t1_wait, t1_gap, t1_remeasures;
 } tern_spec_stats;
 /* Cost gate: the measured cost of a k-token pass (k = 1..16) relative to a one-token pass, from st's
  * samples: measured k directly, else linear between the measured neighbours, past the deepest measured k
