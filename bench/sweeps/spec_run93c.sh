@@ -5,7 +5,7 @@
 # against plain greedy
 export LD_LIBRARY_PATH=$PWD/.carry/lib
 B=/tmp/b93; rm -rf $B; mkdir -p $B; tar xJf .carry/bin_s.txz -C $B
-cat /tmp/m93.part.00 /tmp/m93.part.01 .carry/m/part.02 > models/SmolLM2-135M-Instruct.Q4_1.gguf
+mkdir -p models; cat /tmp/m93.part.00 /tmp/m93.part.01 .carry/m/part.02 > models/SmolLM2-135M-Instruct.Q4_1.gguf
 md5sum models/SmolLM2-135M-Instruct.Q4_1.gguf
 cp $B/tern ./tern
 R=$OUT/r93; mkdir -p $R
