@@ -17,7 +17,7 @@
  *   costs of 2-3 token passes were then <= ~1.05, where this machine measures 1.5-2.4). A one-token sample
  *   too slow does that (seeded 3x here on the old code: 95 drafts, 0 gated); whether it did on CI was not
  *   measured. The gate now re-measures a one-token time that a longer pass has beaten: checked with a
- *   seed 10x too slow (the old code: 264 drafts, 0 gated).
+ *   seed 10x too slow and the sleeping drafter (4ef1e01's gate fails it: 119 drafts, 0 gated).
  * - Speculative sampling (tern_spec_sample_accept): over 40,000 seeded trials with 3 drafts on fixed
  *   random logits (50 ids; penalty, top-p, min-p, temperature on), the first emitted token's frequencies
  *   match the sampler's distribution P_0 (tern_sampler_probs), and the second token's, given the first
@@ -328,12 +328,10 @@ int main(void) {
     g_seed_t1 = 0.0;
     printf("cost gate, one-token time seeded at %.2f ms: now %.2f ms (%d samples, %d re-measures), cost of 2 / 3 tokens "
            "%.2f / %.2f; %lld drafted, %lld gated in %lld passes\n", 10e3 * t_decode, ss.t_pass[1] * 1e3, ss.n_pass[1],
-           ss.t1_remeasures,
-           tern_spec_cost(&ss, 2), tern_spec_cost(&ss, 3), (long long)ss.drafted, (long long)ss.gated,
-           (long long)ss.passes);
+           ss.t1_remeasures, tern_spec_cost(&ss, 2), tern_spec_cost(&ss, 3), (long long)ss.drafted,
+           (long long)ss.gated, (long long)ss.passes);
     CHECK(ss.t1_remeasures >= 1 && ss.t_pass[1] < 5.0 * t_decode && ss.n_pass[1] > 2 && ss.accepted == 0 &&
-              2 * ss.gated >= ss.passes &&
-              ss.drafted < ss.passes,
+              2 * ss.gated >= ss.passes && ss.drafted < ss.passes,
           "cost gate, one-token time seeded 10x: not re-measured (%.2f ms, plain %.2f) or kept drafting (%lld drafted, "
           "%lld gated in %lld passes)", ss.t_pass[1] * 1e3, t_decode * 1e3, (long long)ss.drafted, (long long)ss.gated,
           (long long)ss.passes);
