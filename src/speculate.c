@@ -136,10 +136,13 @@ static int t1_contradicted(const tern_spec_stats *st) {
  * really do time faster (a launch-bound model, a different kernel for the batch), re-measures thin out. */
 static void t1_remeasured(tern_spec_stats *st, double dt) {
     const double old = st->t_pass[1];
-    st->n_pass[1]++;
     st->t1_remeasures++;
-    if (dt < old) st->t_pass[1] = dt;
-    else st->t_pass[1] += 0.25 * ((dt > 2.0 * old ? 2.0 * old : dt) - old);
+    if (dt < old) {
+        st->n_pass[1]++;
+        st->t_pass[1] = dt;
+    } else {
+        cost_sample(st, 1, dt);
+    }
     st->t1_gap = dt < 0.9 * old || st->t1_gap < 8 ? 8 : st->t1_gap < 256 ? 2 * st->t1_gap : 256;
     st->t1_wait = st->t1_gap;
 }
