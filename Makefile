@@ -1,13 +1,17 @@
 # tern — CPU build (C11). `make` builds ./tern; `make run` fetches the default model and generates;
 # `make test` installs what the tests need and runs them. No CUDA anywhere in this build.
-# `make CUDA=1` builds the CUDA backend too (src/cuda/*.cu with nvcc, objects in build-cuda/); the binary
+# `make CUDA=1` builds the CUDA backend too (src/backend/cuda/*.cu with nvcc, objects in build-cuda/); the binary
 # links the CUDA runtime statically (it loads the driver itself, lazily) and cuBLASLt, never libcuda.
 CC      ?= cc
+# The source folders (DESIGN.md's layout): core/ (errors, threads, config), format/ (GGUF), model/ (recipes, the
+# graph), runtime/ (engine, KV cache, sampler, speculation), backend/cpu, backend/cuda, text/ (tokenizer, chat).
+SRC_DIRS := src/core src/format src/model src/runtime src/backend src/backend/cpu src/backend/cuda src/text
+INCS    := -Iinclude $(addprefix -I,$(SRC_DIRS))
 # -ffp-contract=off: no silent FMA contraction, so the scalar and SIMD paths keep one rounding order.
-# No -march: the binary runs on any x86-64; AVX2/FMA kernels are chosen at run time (src/quant.c).
+# No -march: the binary runs on any x86-64; AVX2/FMA kernels are chosen at run time (src/backend/cpu/quant.c).
 OPT     ?= -O2 -g
 CFLAGS  ?=
-override CFLAGS += $(OPT) -std=c11 -Wall -Wextra -Wno-unused-parameter -ffp-contract=off -D_GNU_SOURCE -Iinclude -Isrc
+override CFLAGS += $(OPT) -std=c11 -Wall -Wextra -Wno-unused-parameter -ffp-contract=off -D_GNU_SOURCE $(INCS)
 LDLIBS  += -lpcre2-8 -lpthread -lm
 SAN     ?=
 CUDA    ?=
@@ -21,7 +25,7 @@ CUDA_ARCHS ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_80,code=
 NVFLAGS ?= -O3 -lineinfo
 override CFLAGS += -DTERN_CUDA -I$(CUDA_HOME)/include
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcublasLt -lcudart_static -ldl -lrt -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
-CU_SRCS := $(wildcard src/cuda/*.cu)
+CU_SRCS := $(wildcard src/backend/cuda/*.cu)
 GPU_TESTS := $(patsubst tests/gpu/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/*.c))
 else
 BUILD   ?= build
@@ -29,8 +33,9 @@ CU_SRCS :=
 GPU_TESTS :=
 endif
 
-SRCS    := $(wildcard src/*.c)
-OBJS    := $(patsubst src/%.c,$(BUILD)/%.o,$(SRCS)) $(patsubst src/cuda/%.cu,$(BUILD)/cuda/%.o,$(CU_SRCS))
+SRCS    := $(wildcard $(addsuffix /*.c,$(SRC_DIRS)))
+OBJS    := $(patsubst src/%.c,$(BUILD)/%.o,$(SRCS)) $(patsubst src/%.cu,$(BUILD)/%.o,$(CU_SRCS))
+HDRS    := $(wildcard include/*.h $(addsuffix /*.h,$(SRC_DIRS)))
 TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 
 MODEL   ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
@@ -39,17 +44,21 @@ PROMPT  ?= Once upon a time
 .PHONY: all deps test-deps model run test clean asan-test
 all: tern $(TESTS) $(GPU_TESTS)
 
-$(BUILD)/%.o: src/%.c $(wildcard src/*.h include/*.h src/cuda/*.h) | $(BUILD)
+$(BUILD)/%.o: src/%.c $(HDRS) | $(BUILD)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -c $< -o $@
 
-$(BUILD)/cuda/%.o: src/cuda/%.cu $(wildcard src/cuda/*.h src/cuda/*.cuh src/quant.h) | $(BUILD)/cuda
-	$(NVCC) $(NVFLAGS) $(CUDA_ARCHS) -std=c++17 -Isrc -Iinclude -c $< -o $@
+CU_HDRS := $(wildcard src/backend/cuda/*.h src/backend/cuda/*.cuh src/backend/cpu/quant.h)
+$(BUILD)/%.o: src/%.cu $(CU_HDRS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) $(CUDA_ARCHS) -std=c++17 $(INCS) -c $< -o $@
 
 # wgmma (attention_wgmma.cu) exists on sm_90a only: that file is built for it whatever CUDA_ARCHS says (its
 # launcher runs the sm_80+ kernels on any other device).
 WG_ARCHS ?= -gencode=arch=compute_90a,code=sm_90a
-$(BUILD)/cuda/attention_wgmma.o: src/cuda/attention_wgmma.cu $(wildcard src/cuda/*.h src/cuda/*.cuh) | $(BUILD)/cuda
-	$(NVCC) $(NVFLAGS) $(WG_ARCHS) -std=c++17 -Isrc -Iinclude -c $< -o $@
+$(BUILD)/backend/cuda/attention_wgmma.o: src/backend/cuda/attention_wgmma.cu $(CU_HDRS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) $(WG_ARCHS) -std=c++17 $(INCS) -c $< -o $@
 
 $(BUILD)/gpu/%: tests/gpu/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/gpu
 	$(CC) $(CFLAGS) -Itests $< -o $@ $(BUILD)/libtern.a $(LDLIBS)
@@ -71,7 +80,7 @@ tern: $(CLI_SRCS) cli/commands.h $(BUILD)/libtern.a $(BUILD_STAMP)
 $(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/tests
 	$(CC) $(CFLAGS) $(SAN) $< -o $@ $(BUILD)/libtern.a $(LDLIBS)
 
-$(BUILD) $(BUILD)/tests $(BUILD)/cuda $(BUILD)/gpu:
+$(BUILD) $(BUILD)/tests $(BUILD)/gpu:
 	mkdir -p $@
 
 deps:

@@ -5,7 +5,7 @@
  *   tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] [--seed S] -o FILE.gguf
  *   tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] --dry-run   (prints metadata + directory)
  *
- * The presets, types, tensor list and the way blocks are made are in src/synth.c (shared with tern bench
+ * The presets, types, tensor list and the way blocks are made are in src/model/synth.c (shared with tern bench
  * --synthetic, which holds the same model in memory).
  * Errors (one line "tern: error: ...", exit 2): unknown preset or type (the message lists the valid ones),
  * a row length not a multiple of the type's block size, bad numbers, I/O errors (the partial file is removed).

@@ -38,7 +38,7 @@ uint64_t tern_model_size_bytes(const tern_model *m);
 /* tokenizer.chat_template or NULL. */
 const char *tern_model_chat_template(const tern_model *m);
 
-/* Tokenizer (see src/tokenizer.h for the algorithms). Returns the number of ids (may exceed max),
+/* Tokenizer (see src/text/tokenizer.h for the algorithms). Returns the number of ids (may exceed max),
  * or -1 on error. add_bos: prepend BOS when the vocab has one; special: parse control-token texts. */
 int tern_model_tokenize(const tern_model *m, const char *text, size_t len, int add_bos, int special,
                         int32_t *out, int max);
@@ -113,12 +113,12 @@ typedef struct tern_sampler tern_sampler;
 /* As tern_eval, then draw the next id after the last token with s: the same chain, RNG stream and
  * choice as tern_sampler_sample(s, logits of the last token, history, n_hist). On CUDA with temp > 0 and
  * 0 < top_k <= 1024 (top_k < n_vocab) the whole chain runs on the device and one id is copied back
- * (src/cuda/sample.cu); otherwise the logits come back and the host samples. Returns 0 or -1. */
+ * (src/backend/cuda/sample.cu); otherwise the logits come back and the host samples. Returns 0 or -1. */
 int tern_eval_sample(tern_context *c, const int32_t *tokens, int n, tern_sampler *s, const int32_t *history,
                      int n_hist, int32_t *next);
 
 /* ---- sampling -------------------------------------------------------------------------------
- * Token sampling from logits (src/sampler.c): greedy, temperature, top-k, top-p, min-p, repeat
+ * Token sampling from logits (src/runtime/sampler.c): greedy, temperature, top-k, top-p, min-p, repeat
  * penalty, with a seeded RNG so the same seed gives the same tokens on every machine. Order of the
  * chain (as llama.cpp's default CLI chain): repeat penalty -> top-k -> top-p -> min-p -> temperature
  * -> sample. temp <= 0 means greedy (argmax, lowest id on ties). */
@@ -156,7 +156,7 @@ void tern_sampler_penalize(tern_sampler *s, float *logits, const int32_t *histor
 int32_t tern_argmax(const float *logits, int n);
 
 
-/* ---- speculative decoding (src/speculate.c) -----------------------------------------------------
+/* ---- speculative decoding (src/runtime/speculate.c) -----------------------------------------------------
  * Greedy speculative decoding with exact verification: the output equals plain greedy decoding byte for
  * byte (the target verifies every draft with the bits of its own decode step). */
 #define TERN_SPEC_MAX_DRAFT 15 /* drafts per pass: the verify batch is <= 16 tokens */
@@ -200,7 +200,7 @@ typedef struct {
      * against the tokens that follow; cost_gated: passes run as one token although a draft was ready;
      * t1_wait / t1_gap: passes until the one-token time may be re-measured, and the wait after that (a
      * re-measure, an undrafted pass counted in gated, runs when a longer pass has timed faster than
-     * t_pass[1]: src/speculate.c t1_contradicted); t1_remeasures: how many ran */
+     * t_pass[1]: src/runtime/speculate.c t1_contradicted); t1_remeasures: how many ran */
     double t_pass[TERN_SPEC_MAX_DRAFT + 2];
     int n_pass[TERN_SPEC_MAX_DRAFT + 2];
     double acc_hit[4], acc_try[4];

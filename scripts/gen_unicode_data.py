@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Generate src/unicode_data.c: the general-category class of every code point, as ranges.
+"""Generate src/text/unicode_data.c: the general-category class of every code point, as ranges.
 
-usage: pip install unicodedata2==15.1.0; python3 scripts/gen_unicode_data.py > src/unicode_data.c
+usage: pip install unicodedata2==15.1.0; python3 scripts/gen_unicode_data.py > src/text/unicode_data.c
 
 The tokenizer must classify characters exactly as llama.cpp does, and llama.cpp's tables
 (src/unicode-data.cpp, made by its scripts/gen-unicode-data.py) are at Unicode 15.1, so this pins
 unicodedata2 to 15.1.0 instead of using the system PCRE2's (older) or Python's own tables.
 Classes follow the first letter of the general category (UAX #44): L N P S M Z C, and Cn is
-"undefined". White_Space is not in unicodedata; src/unicode.c lists those 25 code points itself
+"undefined". White_Space is not in unicodedata; src/text/unicode.c lists those 25 code points itself
 (PropList.txt, unchanged since Unicode 6.3).
 """
 import sys

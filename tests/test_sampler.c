@@ -1,4 +1,4 @@
-/* test_sampler.c: the sampling chain of src/sampler.h against hand-computed distributions.
+/* test_sampler.c: the sampling chain of src/runtime/sampler.h against hand-computed distributions.
  * Statistical checks use fixed seeds, so they are deterministic; their tolerances (a few sigma) are
  * what a correct sampler passes for almost every seed, so a failure after an RNG change means a real
  * mismatch, not bad luck, unless it is marginal. */

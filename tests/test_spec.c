@@ -1,4 +1,4 @@
-/* test_spec: speculative greedy decoding (src/speculate.c) on the CPU against plain greedy decoding.
+/* test_spec: speculative greedy decoding (src/runtime/speculate.c) on the CPU against plain greedy decoding.
  * - A scripted drafter (draft_fn) proposes the true greedy continuation with a wrong token at position j,
  *   for every j < depth 8: each pass must accept exactly j drafts and emit the correction, the KV cache
  *   must be rolled back so the whole output equals plain greedy (40 tokens), and the cache length must

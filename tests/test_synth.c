@@ -1,4 +1,4 @@
-/* test_synth: `tern synth` files (cli/synth.c, src/gguf_write.c) load in tern and run a forward pass with
+/* test_synth: `tern synth` files (cli/synth.c, src/format/gguf_write.c) load in tern and run a forward pass with
  * finite, non-constant logits, for every preset x a few types (2 layers, vocab 512; all 14 types appear);
  * tensor names, shapes and types match the preset; a dequantized row's std is within 30% of 1/sqrt(n_in);
  * gguf_write round-trips every value kind through gguf_open. (CLI errors, seeds and the full preset table:

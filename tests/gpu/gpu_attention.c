@@ -1,4 +1,4 @@
-/* gpu_attention.c: tcu_attention (v1) and tcu_attention_ref (src/cuda/attention.cu) against cpu_attention and a
+/* gpu_attention.c: tcu_attention (v1) and tcu_attention_ref (src/backend/cuda/attention.cu) against cpu_attention and a
  * float64 reference, then a timing table.
  *
  * Every case: fresh seeded random q (n, n_head, hd) f32 and f16 K/V cache (n_ctx, n_head_kv, hd), the output

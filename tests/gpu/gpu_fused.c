@@ -10,7 +10,7 @@
  *   gate|up GEMM's rows == tcu_swiglu's f16 output on the halves;
  * - tcu_rope_kv == tcu_rope on q, tcu_rope on k, tcu_kv_write (q, k, both caches; n_rot = hd and n_rot < hd);
  * - tcu_rope_kv_q8: the same q and k bits, and its Q8_0 cache rows == tern_quantize_activation(TERN_TYPE_Q8_0)
- *   (the CPU's rule, src/quant.c) of the rotated k and of v, byte for byte (scales and int8), rows at pos;
+ *   (the CPU's rule, src/backend/cpu/quant.c) of the rotated k and of v, byte for byte (scales and int8), rows at pos;
  *   tcu_kv_dequant_q8 == f16(q * d) of those bytes;
  * - the q|k|v GEMV with the RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope) == tcu_gemv_dp4a_fam then
  *   tcu_rope_kv: y and the f16 cache, bit for bit (cta, warp and tma families; Q4_0, Q8_0);

@@ -1,4 +1,4 @@
-/* gpu_ops: every launcher of src/cuda/tcu.h (except attention and the roofline probes) on the GPU,
+/* gpu_ops: every launcher of src/backend/cuda/tcu.h (except attention and the roofline probes) on the GPU,
  * against its CPU reference on fresh random inputs.
  *
  *  - weights: for every type with a GPU kernel (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K,

@@ -1,4 +1,4 @@
-/* gpu_sample: the device sampling chain (tcu_sample, src/cuda/sample.cu) against the CPU's
+/* gpu_sample: the device sampling chain (tcu_sample, src/backend/cuda/sample.cu) against the CPU's
  * tern_sampler_sample on the same logits and the same RNG stream (run by bench/gpu_check.sh).
  * Random logits of vocabulary sizes 1000, 49152 and 128256 with planted ties (repeated values), -0/+0,
  * NaN entries and a few +-inf cases; parameters over top_k {1, 2, 40, 1000, 1024}, top_p {1, 0.95, 0.5},

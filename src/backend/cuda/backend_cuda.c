@@ -1,4 +1,4 @@
-/* backend_cuda.c: the llama forward pass on the GPU, as a sequence of src/cuda/ kernel launches
+/* backend_cuda.c: the llama forward pass on the GPU, as a sequence of src/backend/cuda/ kernel launches
  * (the same op order as forward.c's CPU pass), plus the memory plan and the CUDA graph of a decode step.
  * See backend_cuda.h for the contract and the numerics. */
 #include <math.h>

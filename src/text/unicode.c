@@ -1,6 +1,6 @@
 /* unicode.c: UTF-8 helpers, category lookup over the generated range table, GPT-2 byte map.
  * Sources: RFC 3629 (UTF-8), UAX #44 / PropList.txt (categories, White_Space), openai/gpt-2
- * encoder.py (bytes_to_unicode); error handling follows llama.cpp src/unicode.cpp so that token ids
+ * encoder.py (bytes_to_unicode); error handling follows llama.cpp src/text/unicode.cpp so that token ids
  * agree on odd input. */
 #include "unicode.h"
 

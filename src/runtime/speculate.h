@@ -1,4 +1,4 @@
-/* speculate.h: internals of src/speculate.c shared with its tests. */
+/* speculate.h: internals of src/runtime/speculate.c shared with its tests. */
 #ifndef TERN_SPECULATE_H
 #define TERN_SPECULATE_H
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* synth.h: synthetic llama-architecture models (src/synth.c): presets, types, and the rows tern synth writes
+/* synth.h: synthetic llama-architecture models (src/model/synth.c): presets, types, and the rows tern synth writes
  * (cli/synth.c) or tern bench --synthetic makes in memory (tern_synth_model_new). */
 #ifndef TERN_SYNTH_H
 #define TERN_SYNTH_H

@@ -2,7 +2,7 @@
  *
  *  - "gpt2": byte-level BPE (GPT-2 byte-to-unicode map, merges by rank) with the pre-tokenizer regex
  *    of the tokenizer.ggml.pre family (PCRE2 over a class-collapsed text as llama.cpp does, classes
- *    from src/unicode_data.c at llama.cpp's Unicode 15.1);
+ *    from src/text/unicode_data.c at llama.cpp's Unicode 15.1);
  *  - "llama": SentencePiece-style BPE over scores with byte fallback (<0xXX> tokens), space -> U+2581.
  * Special tokens are cut out of the text before either: CONTROL ones when parse_special, USER_DEFINED
  * ones always (as llama.cpp does; e.g. Gemma-3's "\n\n" tokens).

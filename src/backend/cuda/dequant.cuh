@@ -1,7 +1,7 @@
 /* dequant.cuh: device-side dequantization of weight blocks, 8 consecutive elements at a time.
  *
- * Layouts: ggml-common.h (GGUF spec, ggml_type), as src/quant.c documents them. The arithmetic
- * matches tern_dequantize_row (src/quant.c) operation for operation, with explicit round-to-nearest
+ * Layouts: ggml-common.h (GGUF spec, ggml_type), as src/backend/cpu/quant.c documents them. The arithmetic
+ * matches tern_dequantize_row (src/backend/cpu/quant.c) operation for operation, with explicit round-to-nearest
  * intrinsics (__fmul_rn, __fadd_rn, __fsub_rn) so nvcc cannot contract a multiply-add into an FMA:
  * every element equals the CPU reference bit for bit.
  *

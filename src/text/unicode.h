@@ -19,7 +19,7 @@ enum {
     TERN_UC_CONTROL = 0x80,   /* Cc Cf Cs Co */
 };
 
-/* Generated range table (src/unicode_data.c): class of [start[i], start[i+1]). */
+/* Generated range table (src/text/unicode_data.c): class of [start[i], start[i+1]). */
 extern const int tern_uc_n_ranges;
 extern const uint32_t tern_uc_start[];
 extern const uint8_t tern_uc_class[];

@@ -1,6 +1,6 @@
 /* tokenizer.c: GGUF tokenizers that give llama.cpp's token ids.
  *
- * Behaviour source: llama.cpp src/llama-vocab.cpp and src/unicode.cpp (as vendored by
+ * Behaviour source: llama.cpp src/llama-vocab.cpp and src/text/unicode.cpp (as vendored by
  * llama-cpp-python 0.3.36), re-implemented here in C; tests/test_tokenizer.c checks the ids against
  * that build (fixtures from tests/gen_tokenizer_fixtures.py). The steps of tern_tokenize:
  *
@@ -21,7 +21,7 @@
  * becomes \v; a regex without classes runs on the code points with non-ASCII White_Space -> \v.
  * Its hand-written splitters for the GPT-2/Llama-3/Qwen2 regexes agree with the regex on that text.
  * We do the same with PCRE2 (8-bit, no UCP, so \s is ASCII-only): which characters are letters
- * etc. comes from src/unicode_data.c (Unicode 15.1), not from the system PCRE2's older tables,
+ * etc. comes from src/text/unicode_data.c (Unicode 15.1), not from the system PCRE2's older tables,
  * so e.g. Kawi letters (Unicode 15.0) split as in llama.cpp. Regexes apply in sequence, each one
  * splitting every fragment left by the previous; unmatched stretches stay fragments of their own.
  *

@@ -1,5 +1,5 @@
-/* backend_cuda.h: the llama forward pass on an NVIDIA GPU (src/backend_cuda.c over the kernels of
- * src/cuda/, declared in src/cuda/tcu.h). In a build without CUDA (make without CUDA=1) these are stubs:
+/* backend_cuda.h: the llama forward pass on an NVIDIA GPU (src/backend/cuda/backend_cuda.c over the kernels of
+ * src/backend/cuda/, declared in src/backend/cuda/tcu.h). In a build without CUDA (make without CUDA=1) these are stubs:
  * tern_cuda_available() is 0 and tern_cuda_new() fails with "built without CUDA".
  *
  * Device state: weights uploaded once in their stored block format (each row padded to 16 bytes), an f16
@@ -58,7 +58,7 @@ void tern_cuda_free(tern_cuda *g);
  * Returns 0 or -1 (tern_last_error). */
 int tern_cuda_eval(tern_cuda *g, const int32_t *tokens, int n, int pos0, float *logits, int all_logits, int32_t *next);
 
-/* The sampling chain on the device (src/cuda/sample.cu) for temp > 0 and 0 < top_k <= TERN_CUDA_SAMPLE_KMAX
+/* The sampling chain on the device (src/backend/cuda/sample.cu) for temp > 0 and 0 < top_k <= TERN_CUDA_SAMPLE_KMAX
  * (top_k < n_vocab): the decode step copies back one id. pen_ids: the distinct ids the repeat penalty
  * touches (tern_sampler_penalty_ids); u: the host sampler's uniform draw for this call. */
 #define TERN_CUDA_SAMPLE_KMAX 1024

@@ -66,7 +66,7 @@ static const synth_preset PRESETS[] = {
 /* ---- types ----------------------------------------------------------------------------------
  * ftype: llama.cpp's llama_ftype for general.file_type (the _S variant where the K-quant ftypes come in
  * S/M/L mixes: a file that is one type throughout is closest to _S). d_off / m_off: byte offsets of the
- * fp16 scale and minimum in a block (src/quant.c's block structs; -1: none). m_ratio: the minimum as a
+ * fp16 scale and minimum in a block (src/backend/cpu/quant.c's block structs; -1: none). m_ratio: the minimum as a
  * multiple of d that centres the values: q4_1/q5_1 store m = -d * E[q] (q uniform 0..15 / 0..31);
  * the K-quants store dmin = d * E[q] since sub-scale and sub-minimum have the same distribution. */
 

@@ -1,7 +1,7 @@
 /* dequant.cu: embedding row lookup (tcu_get_rows), whole-weight dequantization to f16 for the
  * prefill GEMM (tcu_dequant_f16) and the upload-time regrouping of Q4_0/Q8_0 rows (tcu_repack). One thread per 8 consecutive elements (16-byte f16 stores, 32-byte
  * f32 stores); the element values come from dequant.cuh, bit-equal to tern_dequantize_row.
- * CPU reference: tern_dequantize_row (src/quant.c); checked by tests/gpu/gpu_ops.c. */
+ * CPU reference: tern_dequantize_row (src/backend/cpu/quant.c); checked by tests/gpu/gpu_ops.c. */
 #include <cuda_fp16.h>
 
 #include "cuda/dequant.cuh"

@@ -1,4 +1,4 @@
-/* tcu.h: the CUDA backend's kernels, as extern "C" launchers callable from C11 (src/cuda/, one .cu per family).
+/* tcu.h: the CUDA backend's kernels, as extern "C" launchers callable from C11 (src/backend/cuda/, one .cu per family).
  *
  * Only the CUDA build (make CUDA=1) compiles or includes this file. Conventions:
  * - every pointer is a device pointer; every launcher is asynchronous on `st` and returns nothing
@@ -31,7 +31,7 @@ extern "C" {
  * Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K. */
 int tcu_type_supported(int t);
 
-/* ---- repacked device layouts (src/cuda/dequant.cu) ----------------------------------------------
+/* ---- repacked device layouts (src/backend/cuda/dequant.cu) ----------------------------------------------
  * Q4_0 and Q8_0 blocks (GGUF spec: f16 d, then 16 or 32 quant bytes; 18 and 34 bytes, so a block's quants
  * start 2 bytes off a word) are regrouped per row at upload so that a warp's 16-byte loads are aligned and
  * contiguous: every 8 blocks of a row become one group of a 16-byte header (the 8 f16 scales, block j's at
@@ -59,7 +59,7 @@ size_t tcu_repack_row_bytes(int t, int64_t n_in);
 void tcu_repack(int t, const void *src, size_t src_stride, void *dst, size_t dst_stride, int64_t n_in, int64_t n_rows,
                 cudaStream_t st);
 
-/* ---- embedding (src/cuda/dequant.cu) ----------------------------------------------------------- */
+/* ---- embedding (src/backend/cuda/dequant.cu) ----------------------------------------------------------- */
 
 /* out (n, n_in) f32 = dequantized rows ids[0..n) of W (n_out, n_in) in type t. ids: (n) int32 on the
  * device, each < n_out (the caller checks). CPU reference: cpu_get_rows. */
@@ -71,7 +71,7 @@ void tcu_get_rows(int t, const void *w, size_t row_bytes, int64_t n_in, const in
 void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, uint16_t *out,
                      cudaStream_t st);
 
-/* ---- GEMV, decode (src/cuda/gemv.cu) ---------------------------------------------------------- */
+/* ---- GEMV, decode (src/backend/cuda/gemv.cu) ---------------------------------------------------------- */
 
 /* y (n_out) f32 = W · x, x (n_in) f32, f32 accumulation. n_in must be a multiple of the block size.
  * Every y[r] is computed by one CTA in a fixed order (no atomics): the same inputs give the same bits.
@@ -87,7 +87,7 @@ void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_ou
 void tcu_gemv_multi(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, int m,
                     float *y, cudaStream_t st);
 
-/* ---- integer GEMV for Q4_0 / Q4_1 / Q8_0 / Q4_K / Q6_K (src/cuda/gemv_dp4a.cu) -----------------------
+/* ---- integer GEMV for Q4_0 / Q4_1 / Q8_0 / Q4_K / Q6_K (src/backend/cuda/gemv_dp4a.cu) -----------------------
  * Activations in 16-bit block fixed point (per 32 elements: d = amax/32512, q = round(x/d)) as two int8
  * planes, an exact int32 dot per block by __dp4a, f32 accumulation of dw*d*isum in block order. */
 /* 1 for the weight types tcu_gemv_dp4a handles (Q4_0, Q4_1, Q8_0, Q4_K, Q6_K). */
@@ -147,7 +147,7 @@ typedef struct {
 int tcu_gemv_dp4a_norm(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
                        const tcu_norm_pro *np, float *y, cudaStream_t st);
 
-/* ---- GEMM, prefill (src/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
+/* ---- GEMM, prefill (src/backend/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 
 typedef struct tcu_blas tcu_blas;
 /* A cuBLASLt handle plus a workspace of ws_bytes. NULL (message in *err, 256 bytes) on failure. */
@@ -161,7 +161,7 @@ int tcu_gemm_f16(tcu_blas *b, const uint16_t *w, const uint16_t *x, float *y, in
 int tcu_gemm_bf16(tcu_blas *b, const uint16_t *w, const uint16_t *x, float *y, int n, int64_t n_in, int64_t n_out,
                   cudaStream_t st);
 
-/* ---- norms, RoPE, elementwise (src/cuda/elementwise.cu) --------------------------------------- */
+/* ---- norms, RoPE, elementwise (src/backend/cuda/elementwise.cu) --------------------------------------- */
 
 /* RMSNorm: y = x / sqrt(mean(x²) + eps) * g, x (n, dim) f32, g (dim) f32. y32 (n, dim) f32 and/or
  * y16 (n, dim) f16 (either may be NULL). CPU reference: cpu_rmsnorm. */
@@ -235,7 +235,7 @@ void tcu_add_bias(float *y, const float *b, int n, int dim, cudaStream_t st);
 void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStream_t st);
 /* pos[i] = pos[i] + delta for i < n (advances the device-side position of a captured decode step). */
 void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st);
-/* Programmatic dependent launch (src/cuda/pdl.cuh) for the decode kernels (RMSNorm, RoPE+KV, attention,
+/* Programmatic dependent launch (src/backend/cuda/pdl.cuh) for the decode kernels (RMSNorm, RoPE+KV, attention,
  * SwiGLU, x16 quantize, dp4a GEMV, argmax): each may start while the previous kernel drains, and waits for
  * it on the device before touching its data. on: 1 (sm_90 and later only; a process-wide switch). */
 void tcu_set_pdl(int on);
@@ -252,7 +252,7 @@ typedef struct {
  * in while latency-bound kernels (RoPE, decode attention, RMSNorm) leave DRAM idle. */
 void tcu_l2_prefetch(const tcu_pf_list *L, unsigned chunk, int threads, int pdl, cudaStream_t st);
 
-/* ---- attention (src/cuda/attention.cu) -------------------------------------------------------- */
+/* ---- attention (src/backend/cuda/attention.cu) -------------------------------------------------------- */
 
 /* Causal GQA attention over an f16 KV cache (the layout of cpu_attention):
  * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16; token t attends to cache rows [0, pos[t]]
@@ -380,7 +380,7 @@ void tcu_attention_flash_set_wg(int v);
  * by KV head, within one its query heads' latest blocks first. The same bits. */
 void tcu_attention_flash_set_order(int o);
 
-/* ---- sampling (src/cuda/sample.cu) ------------------------------------------------------------ */
+/* ---- sampling (src/backend/cuda/sample.cu) ------------------------------------------------------------ */
 
 /* out[0] = index of the largest of x[0..n) (lowest index on ties; NaN never chosen unless all NaN),
  * as tern_argmax. */
@@ -391,7 +391,7 @@ void tcu_argmax(const float *x, int n, int32_t *out, uint64_t *keys, cudaStream_
  * call leaves it zero); calls sharing one buffer must be in one stream's order. */
 void tcu_argmax_rows(const float *x, int n, int rows, size_t ld, int32_t *out, uint64_t *keys, cudaStream_t st);
 
-/* The sampling chain of src/sampler.c on the device, for temp > 0 and 0 < k < n, k <= TCU_SAMPLE_KMAX:
+/* The sampling chain of src/runtime/sampler.c on the device, for temp > 0 and 0 < k < n, k <= TCU_SAMPLE_KMAX:
  * repeat penalty on the distinct ids pen_ids[0..n_pen) (v > 0 ? v / penalty : v * penalty), top-k (larger
  * logit first, lower id on ties, NaN never), top-p and min-p at temperature 1, then temperature and the
  * draw with the host's uniform u[0] in [0, 1), all in sampler.c's order of float/double operations.
@@ -402,7 +402,7 @@ void tcu_argmax_rows(const float *x, int n, int rows, size_t ld, int32_t *out, u
 void tcu_sample(const float *logits, int n, const int32_t *pen_ids, int n_pen, float penalty, int k, float top_p,
                 float min_p, float temp, const double *u, float *scratch, int32_t *out, cudaStream_t st);
 
-/* ---- roofline probes (src/cuda/roofline.cu) --------------------------------------------------- */
+/* ---- roofline probes (src/backend/cuda/roofline.cu) --------------------------------------------------- */
 
 /* Read every byte of buf (bytes, a multiple of 16) with coalesced 16-byte loads; the xor of all words is
  * written to sink[0] (keeps the loads alive). */

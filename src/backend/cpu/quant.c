@@ -56,8 +56,8 @@
  *  of 21 interleaved rounds; the box was shared (load ~3), so +-10% between runs. "ggml" is
  *  llama.cpp's ggml_vec_dot_* (AVX2 build in llama_cpp_python 0.3.36) on the same bytes; tern's
  *  result bits equal ggml's for Q4_1, Q8_0, Q4_0, Q5_0 on every row tested.
- *  Command: cc -std=c11 -O2 -ffp-contract=off -D_GNU_SOURCE -Isrc /tmp/qb/bench_quant.c src/quant.c
- *           src/util.c -L$LLAMA_LIB -lggml-cpu -lggml-base -lm && MIN=1 ./a.out   (throwaway program)
+ *  Command: cc -std=c11 -O2 -ffp-contract=off -D_GNU_SOURCE -Isrc /tmp/qb/bench_quant.c src/backend/cpu/quant.c
+ *           src/core/util.c -L$LLAMA_LIB -lggml-cpu -lggml-base -lm && MIN=1 ./a.out   (throwaway program)
  *                      ns/row:  scalar   avx2 vec_dot   ggml vec_dot   rows (16/call)   multi (8 cols, per col)
  *    Q4_1  576                    830        38.7           36.5            27.8              22.3
  *    Q4_1 1536                   2180        90.6           85.8            72.4              57.3
