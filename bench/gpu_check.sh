@@ -4,7 +4,7 @@
 #
 #   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi sample model hf synth bench roofline tp tpbench
 #                                     perf sdpa (default: all but tpbench, perf and sdpa)
-#   perf: bench/perf_table.sh (the README's performance table); sdpa: bench/sdpa_bench.py (torch's
+#   perf: bench/perf_table.sh (the performance table in docs/gpu.md); sdpa: bench/sdpa_bench.py (torch's
 #   attention backends on the shapes gpu_attention times: the prefill attention's peer)
 #
 # Environment: MODEL (default models/SmolLM2-135M-Instruct.Q4_1.gguf), OUT (logs and receipts; the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/perf_table.sh: the README's H200 performance table in one command (GPU box). Runs tern bench on
+# bench/perf_table.sh: the H200 performance table of docs/gpu.md in one command (GPU box). Runs tern bench on
 # the synthetic Llama-3-8B (--synthetic llama3-8b, the model tern synth writes, built in memory) for each
 # weight type and prints a markdown table: tok/s, llama.cpp's figure from the issues (measured on the same
 # box kind, not re-run here), the decode floor (bytes read per token / READ_BW) and tern's share of it.
