@@ -109,6 +109,63 @@ int tern_eval_greedy(tern_context *c, const int32_t *tokens, int n, int32_t *nex
  * verify of speculative decoding); on the CPU every chunk size has that property. Returns 0 or -1. */
 int tern_eval_argmax(tern_context *c, const int32_t *tokens, int n, int32_t *ids);
 
+/* ---- engine, sequences, batches --------------------------------------------------------------
+ * An engine runs one model on one device for many sequences at once: it owns the paged KV cache (a pool of
+ * blocks; each sequence holds a block table) and runs a batch of tokens of several sequences, prefill chunks and
+ * decode tokens mixed, as one step. A sequence's tokens do not depend on what else is in its batch (batch
+ * invariance). tern_context (below) is an engine with one sequence. */
+typedef struct tern_engine tern_engine;
+typedef struct tern_seq tern_seq;
+typedef struct tern_batch tern_batch;
+typedef struct {
+    tern_context_params ctx; /* device, threads, ubatch, KV cache type, n_layer, tp, verify_fast, verbose; ctx.n_ctx:
+                              * positions a sequence at most (<= 0: min(n_ctx_train, 4096)) */
+    int n_seq_max;           /* sequences alive at once (<= 0: 1); the pool holds n_seq_max * n_ctx rows unless kv_tokens */
+    int kv_tokens;           /* KV pool rows (<= 0: n_seq_max * n_ctx), rounded up to whole blocks */
+    int block_size;          /* rows a KV block: a power of two, 16..256 (<= 0: the backend's default) */
+} tern_engine_params;
+tern_engine_params tern_engine_default_params(void);
+/* Errors: as tern_context_new_ex; a block size that is not a power of two in 16..256. */
+tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *p);
+void tern_engine_free(tern_engine *e);
+/* "cpu" or "cuda". */
+const char *tern_engine_device(const tern_engine *e);
+int tern_engine_n_ctx(const tern_engine *e);
+/* KV pool: blocks in use and in all, rows a block. */
+void tern_engine_kv_usage(const tern_engine *e, int *used, int *total, int *block_size);
+
+/* A new empty sequence (position 0), or NULL when n_seq_max are alive. */
+tern_seq *tern_seq_new(tern_engine *e);
+/* A new sequence holding src's tokens: it shares src's KV blocks by reference count (a block is copied when
+ * either sequence writes into a shared one). NULL when n_seq_max are alive. */
+tern_seq *tern_seq_fork(tern_seq *src);
+/* Free the sequence and return its blocks to the pool. */
+void tern_seq_free(tern_seq *s);
+/* Tokens in the sequence's KV cache (its next position). */
+int tern_seq_n_past(const tern_seq *s);
+/* Forget positions >= n_past (<= the current count). 0, or -1 if out of range. */
+int tern_seq_truncate(tern_seq *s, int n_past);
+
+/* What a batch row asks for after the step. */
+enum { TERN_BATCH_NONE = 0, TERN_BATCH_LOGITS = 1, TERN_BATCH_ARGMAX = 2 };
+/* A batch of up to n_max tokens (grows on demand; n_max <= 0: 512). */
+tern_batch *tern_batch_new(int n_max);
+void tern_batch_free(tern_batch *b);
+void tern_batch_clear(tern_batch *b);
+/* Append token to s at s's next position (its n_past plus the tokens of s already in the batch); out:
+ * TERN_BATCH_NONE, _LOGITS (the row's logits, tern_batch_logits) or _ARGMAX (the greedy id, tern_batch_id).
+ * Returns the row, or -1 if out is unknown or s is NULL. */
+int tern_batch_add(tern_batch *b, tern_seq *s, int32_t token, int out);
+int tern_batch_n(const tern_batch *b);
+/* Run every token of b in one step: each sequence's tokens are appended to its KV cache; each asked row gets its
+ * output. Returns 0, or -1 (nothing changed) if a token id is out of range, a sequence would pass the
+ * engine's n_ctx, a sequence belongs to another engine, or the KV pool has no free block. */
+int tern_engine_decode(tern_engine *e, tern_batch *b);
+/* After tern_engine_decode: row's greedy id (_ARGMAX), or its logits, (n_vocab) f32 valid until the next
+ * decode of b (_LOGITS); -1 / NULL for a row that did not ask. */
+int32_t tern_batch_id(const tern_batch *b, int row);
+const float *tern_batch_logits(const tern_batch *b, int row);
+
 typedef struct tern_sampler tern_sampler;
 /* As tern_eval, then draw the next id after the last token with s: the same chain, RNG stream and
  * choice as tern_sampler_sample(s, logits of the last token, history, n_hist). On CUDA with temp > 0 and

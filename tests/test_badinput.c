@@ -104,7 +104,19 @@ int main(void) {
     if (bc) {
         uint32_t v = 29;
         memcpy(bc + 17 + 4, &v, 4);
-        expect_load_fail(c, n, "wrong block_count", "block_count lower than the layers in the file");
+        expect_load_fail(c, n, "block_count = 29 but the file's tensors hold 30 layers",
+                         "block_count lower than the layers in the file");
+        v = 1u << 24; /* refused against the tensor directory before a per-layer array is allocated */
+        memcpy(bc + 17 + 4, &v, 4);
+        expect_load_fail(c, n, "block_count = 16777216 but the file's tensors hold 30 layers", "block_count 2^24");
+    }
+    /* head_count x key_length beyond int: refused in checked 64-bit arithmetic (UBSan found the int product) */
+    memcpy(c, orig, n);
+    uint8_t *hcp = memmem(c, g->data_offset, "llama.attention.head_count", 26);
+    if (hcp && hcp[26] != '_') {
+        uint32_t v = 1u << 30;
+        memcpy(hcp + 26 + 4, &v, 4);
+        expect_load_fail(c, n, "attention", "head_count 2^30");
     }
     memcpy(c, orig, n);
     uint8_t *ep = memmem(c, g->data_offset, "llama.attention.layer_norm_rms_epsilon", 38);

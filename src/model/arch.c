@@ -1,5 +1,6 @@
-/* arch.c: architecture knowledge: which GGUF metadata keys and tensor names make a model, and their
- * shapes. Supported: `llama` (Llama 1/2/3, Mistral, SmolLM, ... as llama.cpp names them in GGUF).
+/* arch.c: architecture knowledge as data: the recipe rows (RECIPES below), which GGUF metadata keys and tensor
+ * names make a model, and their shapes. Supported: `llama` (Llama 1/2/3, Mistral, SmolLM, ... as llama.cpp
+ * names them in GGUF).
  * Tensor names and keys: GGUF spec "Standardized key-value pairs" and llama.cpp's LLM_TENSOR_NAMES.
  * Note: llama-arch GGUFs store the Q/K rows permuted relative to HF checkpoints so that RoPE rotates
  * adjacent pairs (convert_hf_to_gguf.py permute); forward.c's RoPE assumes that layout. */
@@ -142,7 +143,8 @@ void tern_model_free(tern_model *m) {
     if (m->layers) {
         for (int i = 0; i < m->n_layer; i++) {
             tern_layer *l = &m->layers[i];
-            free(l->attn_norm); free(l->ffn_norm);
+            free(l->attn_norm); free(l->ffn_norm); free(l->attn_post_norm); free(l->ffn_post_norm);
+            free(l->q_norm); free(l->k_norm);
             free(l->bq); free(l->bk); free(l->bv); free(l->bo);
         }
         free(m->layers);
@@ -150,6 +152,7 @@ void tern_model_free(tern_model *m) {
     free(m->output_norm);
     free(m->rope_factors);
     free(m->chat_template);
+    if (m->dev_weights_free) m->dev_weights_free(m->dev_weights);
     tern_vocab_free(m->vocab);
     gguf_close(m->gguf);
     if (m->gen_free) m->gen_free(m->gen_ctx);
@@ -161,6 +164,68 @@ static tern_model *load_fail(tern_model *m) {
     return NULL;
 }
 
+/* ---- recipes: one row per architecture ---- */
+
+static const tern_recipe RECIPES[] = {
+    /* Llama 1/2/3, Mistral, SmolLM, ... (llama.cpp's LLM_ARCH_LLAMA): pre-norm blocks, SwiGLU, RoPE on adjacent
+     * pairs of the permuted Q/K rows; optional q/k/v/o biases, rope_freqs (Llama-3.1), linear RoPE scaling, tied
+     * output (no output.weight) */
+    {"llama", TERN_ROPE_NORM, TERN_ACT_SILU, 0, 0},
+};
+
+const tern_recipe *tern_recipe_find(const char *arch) {
+    for (size_t i = 0; i < sizeof RECIPES / sizeof RECIPES[0]; i++)
+        if (!strcmp(RECIPES[i].arch, arch)) return &RECIPES[i];
+    return NULL;
+}
+
+const char *tern_recipe_names(void) {
+    static char names[256];
+    if (!names[0])
+        for (size_t i = 0; i < sizeof RECIPES / sizeof RECIPES[0]; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", RECIPES[i].arch);
+    return names;
+}
+
+void tern_model_finish(tern_model *m) {
+    const tern_recipe *r = m->recipe;
+    if (m->attn_scale <= 0.0f) m->attn_scale = 1.0f / sqrtf((float)m->head_dim);
+    if (m->embd_scale <= 0.0f) m->embd_scale = r && (r->flags & TERN_RECIPE_EMBD_SCALE) ? sqrtf((float)m->n_embd) : 1.0f;
+    if (m->rope_base_local <= 0.0) m->rope_base_local = m->rope_base;
+    for (int i = 0; m->layers && i < m->n_layer; i++) {
+        const int local = r && r->swa_period > 0 && (i + 1) % r->swa_period != 0;
+        if (!local) m->layers[i].window = 0;
+        m->layers[i].rope_table = local ? 1 : 0;
+    }
+}
+
+/* The number of layers the tensor directory holds: 1 + the largest N of a tensor named "blk.N.", or 0. Read
+ * before anything is allocated from {arch}.block_count, so a header claiming 2^24 layers is refused by
+ * comparing, not by allocating. -1 (error set) for a malformed layer index. */
+static int64_t directory_layers(const gguf_file *f) {
+    int64_t n = 0;
+    for (uint64_t i = 0; i < f->n_tensors; i++) {
+        const gguf_str s = f->tensors[i].name;
+        if (s.len < 5 || memcmp(s.ptr, "blk.", 4) != 0) continue;
+        int64_t v = 0;
+        uint64_t j = 4;
+        for (; j < s.len && s.ptr[j] >= '0' && s.ptr[j] <= '9' && v < (1 << 30); j++) v = v * 10 + (s.ptr[j] - '0');
+        if (j == 4 || j >= s.len || s.ptr[j] != '.' || v >= (1 << 30)) {
+            tern_set_error("tensor '%.*s': malformed layer index", (int)(s.len < 64 ? s.len : 64), s.ptr);
+            return -1;
+        }
+        if (v + 1 > n) n = v + 1;
+    }
+    return n;
+}
+
+/* a * b as int64 when both are positive and the product is at most lim; else -1. Every size derived from
+ * metadata goes through it (a fuzzer found head_count x key_length overflowing int). */
+static int64_t checked_mul(int64_t a, int64_t b, int64_t lim) {
+    if (a <= 0 || b <= 0 || a > lim / b) return -1;
+    return a * b;
+}
+
 tern_model *tern_model_load(const char *path, int progress) {
     tern_model *m = tern_xcalloc(1, sizeof *m);
     m->gguf = gguf_open(path);
@@ -169,8 +234,8 @@ tern_model *tern_model_load(const char *path, int progress) {
 
     const char *arch = gguf_get_cstr(f, "general.architecture");
     if (!arch) { tern_set_error("'%s': missing general.architecture", path); return load_fail(m); }
-    if (strcmp(arch, "llama") != 0) {
-        tern_set_error("unsupported architecture '%s' (tern supports: llama)", arch);
+    if (!(m->recipe = tern_recipe_find(arch))) {
+        tern_set_error("unsupported architecture '%s' (tern supports: %s)", arch, tern_recipe_names());
         return load_fail(m);
     }
     snprintf(m->arch, sizeof m->arch, "%s", arch);
@@ -194,9 +259,22 @@ tern_model *tern_model_load(const char *path, int progress) {
     }
     m->n_rot = m->head_dim;
     if (get_int(f, arch, "rope.dimension_count", &m->n_rot, 0) < 0) return load_fail(m);
-    if (m->n_head % m->n_head_kv != 0 || m->n_rot > m->head_dim || m->n_rot % 2 || m->head_dim > 512) {
+    if (m->head_dim < 1 || m->n_head % m->n_head_kv != 0 || m->n_rot > m->head_dim || m->n_rot % 2 || m->head_dim > 512) {
         tern_set_error("inconsistent attention shape: %d heads, %d KV heads, head_dim %d, rope dims %d", m->n_head,
                        m->n_head_kv, m->head_dim, m->n_rot);
+        return load_fail(m);
+    }
+    /* sizes derived from the metadata, in checked 64-bit arithmetic, before any of them sizes an allocation */
+    const int64_t lim = (int64_t)1 << 30;
+    if (checked_mul(m->n_head, m->head_dim, lim) < 0 || checked_mul(m->n_head_kv, m->head_dim, lim) < 0) {
+        tern_set_error("attention shape out of range: %d heads x head_dim %d", m->n_head, m->head_dim);
+        return load_fail(m);
+    }
+    const int64_t n_dir = directory_layers(f);
+    if (n_dir < 0) return load_fail(m);
+    if (n_dir != m->n_layer) {
+        tern_set_error("metadata %s.block_count = %d but the file's tensors hold %lld layers", arch, m->n_layer,
+                       (long long)n_dir);
         return load_fail(m);
     }
     double eps = 1e-5;
@@ -210,6 +288,9 @@ tern_model *tern_model_load(const char *path, int progress) {
         (rf == 1 && get_f64(f, arch, "rope.scale_linear", &factor) < 0))
         return load_fail(m);
     m->rms_eps = (float)eps;
+    double softcap = 0.0;
+    if (get_f64(f, arch, "final_logit_softcapping", &softcap) < 0) return load_fail(m);
+    m->logit_softcap = (float)softcap;
     char k[128];
     snprintf(k, sizeof k, "%s.rope.scaling.type", arch);
     const char *st = gguf_get_cstr(f, k);
@@ -223,9 +304,11 @@ tern_model *tern_model_load(const char *path, int progress) {
     }
     if ((!st || strcmp(st, "linear") == 0) && factor > 0.0) m->rope_scale = factor;
     if (gguf_find_tensor(f, "blk.0.ffn_gate_exps.weight")) {
-        tern_set_error("mixture-of-experts llama models are not supported yet");
+        tern_set_error("mixture-of-experts %s models are not supported yet", arch);
         return load_fail(m);
     }
+    int window = 0;
+    if (m->recipe->swa_period > 0 && get_int(f, arch, "attention.sliding_window", &window, 1) < 0) return load_fail(m);
 
     /* tokenizer */
     const char *tok_model = gguf_get_cstr(f, "tokenizer.ggml.model");
@@ -243,8 +326,13 @@ tern_model *tern_model_load(const char *path, int progress) {
     /* weights */
     const gguf_tensor *te = gguf_find_tensor(f, "token_embd.weight");
     if (!te) { tern_set_error("model is missing tensor 'token_embd.weight'"); return load_fail(m); }
+    if (te->ne[1] < 1 || te->ne[1] > lim) {
+        tern_set_error("tensor 'token_embd.weight' has %lld rows (out of range)", (long long)te->ne[1]);
+        return load_fail(m);
+    }
     m->n_vocab = (int)te->ne[1];
-    const int E = m->n_embd, Hq = m->n_head * m->head_dim, Hkv = m->n_head_kv * m->head_dim;
+    const int E = m->n_embd, hd = m->head_dim, Hq = m->n_head * hd, Hkv = m->n_head_kv * hd;
+    const unsigned fl = m->recipe->flags;
     if (bind_weight(m, "token_embd.weight", E, m->n_vocab, &m->tok_embd, 1)) return load_fail(m);
     int r = bind_weight(m, "output.weight", E, m->n_vocab, &m->output, 0);
     if (r < 0) return load_fail(m);
@@ -266,6 +354,7 @@ tern_model *tern_model_load(const char *path, int progress) {
     for (int i = 0; i < m->n_layer; i++) {
         tern_layer *l = &m->layers[i];
         char n[96];
+        l->window = window;
 #define NAME(s) (snprintf(n, sizeof n, "blk.%d." s, i), n)
         if (bind_vec(m, NAME("attn_norm.weight"), E, &l->attn_norm, 1) < 0 ||
             bind_weight(m, NAME("attn_q.weight"), E, Hq, &l->wq, 1) < 0 ||
@@ -279,17 +368,24 @@ tern_model *tern_model_load(const char *path, int progress) {
             bind_weight(m, NAME("ffn_up.weight"), E, m->n_ff, &l->w_up, 1) < 0 ||
             bind_weight(m, NAME("ffn_down.weight"), m->n_ff, E, &l->w_down, 1) < 0)
             return load_fail(m);
+        if ((fl & TERN_RECIPE_QK_NORM) && (bind_vec(m, NAME("attn_q_norm.weight"), hd, &l->q_norm, 1) < 0 ||
+                                           bind_vec(m, NAME("attn_k_norm.weight"), hd, &l->k_norm, 1) < 0))
+            return load_fail(m);
+        if ((fl & TERN_RECIPE_POST_NORM) && (bind_vec(m, NAME("post_attention_norm.weight"), E, &l->attn_post_norm, 1) < 0 ||
+                                             bind_vec(m, NAME("post_ffw_norm.weight"), E, &l->ffn_post_norm, 1) < 0))
+            return load_fail(m);
 #undef NAME
     }
     if ((uint64_t)m->n_tensors_used != f->n_tensors) {
-        tern_set_error("the file has %llu tensors but a %d-layer llama model uses %d (wrong block_count?)",
-                       (unsigned long long)f->n_tensors, m->n_layer, m->n_tensors_used);
+        tern_set_error("the file has %llu tensors but a %d-layer %s model uses %d (wrong block_count?)",
+                       (unsigned long long)f->n_tensors, m->n_layer, arch, m->n_tensors_used);
         return load_fail(m);
     }
     for (uint64_t i = 0; i < f->n_tensors; i++) {
         m->n_params += (uint64_t)gguf_tensor_nelements(&f->tensors[i]);
         m->n_bytes += f->tensors[i].nbytes;
     }
+    tern_model_finish(m);
     const char *name = gguf_get_cstr(f, "general.name");
     snprintf(m->desc, sizeof m->desc, "%s (%s, %.0fM params, %.1f MiB)", name ? name : path, arch,
              (double)m->n_params / 1e6, (double)m->n_bytes / (1024.0 * 1024.0));

@@ -407,6 +407,8 @@ tern_model *tern_synth_model_new(const char *arch, const char *type, int layers,
     m->gen_rows = gen_rows;
     m->gen_free = gen_free;
     m->gen_ctx = gt;
+    m->recipe = tern_recipe_find(m->arch);
+    tern_model_finish(m);
     for (int i = 0; i < n_t; i++) free(names[i]);
     free(names);
     free(ts);

@@ -1,73 +1,532 @@
-/* forward.c: the llama forward pass as a sequence of backend ops, for a chunk of tokens (prefill) or
- * one token (decode), over an f16 KV cache. Ops live in backend_cpu.c; no kernel code here.
+/* engine.c: the engine (tern.h): a model on a device, the paged KV cache's bookkeeping, sequences, batches, and
+ * the step that turns a batch into forward passes of the graph (model/graph.c) on the backend (backend/).
+ * tern_context, the single-sequence API the CLI and speculative decoding use, is an engine with one sequence.
  *
- * Per layer (Touvron et al. 2023, "LLaMA"):
- *   h = x + Wo · attn(rope(Wq·rmsnorm(x)), rope(Wk·rmsnorm(x)), Wv·rmsnorm(x))
- *   x = h + Wdown · (silu(Wgate·rmsnorm(h)) * Wup·rmsnorm(h))
- * then logits = Wout · rmsnorm(x).
- */
+ * A step: each sequence's new tokens get consecutive positions and KV slots (blocks allocated up front, so a
+ * step that cannot fit changes nothing); the tokens are cut into passes. Batch invariance: a pass of at most
+ * backend->exact_rows tokens gives every token the bits of its own one-token pass, so such passes mix sequences
+ * freely; a longer run of one sequence's tokens (a prefill) runs alone, chunked from its start exactly as it
+ * would be without company. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "backend_cuda.h"
+#include "kv_cache.h"
 #include "model.h"
 #include "sampler.h"
 #include "tern.h"
 #include "util.h"
 
-#define TERN_MAX_CHUNK 256 /* tokens per prefill chunk: bounds the activation scratch */
+#define TERN_MAX_CHUNK 256 /* tokens per CPU pass: bounds the activation scratch */
 
-struct tern_context {
-    tern_model *m;
-    tern_cuda *cu;           /* non-NULL: the context runs on the GPU (backend_cuda.c); the fields below stay empty */
-    float *greedy_logits;    /* (n_vocab) for tern_eval_greedy on the CPU, allocated on first use */
-    float *rows_logits;      /* (rows_cap, n_vocab) for tern_eval_argmax on the CPU, grown on demand */
-    int rows_cap;
-    int32_t *pen;            /* (pen_cap) penalty ids for tern_eval_sample on CUDA, grown on demand */
-    int pen_cap;
-    tern_pool *pool;
-    int n_ctx, n_past, chunk;
-    int n_layer;             /* layers run (tern_context_params.n_layer): m->n_layer unless a drafter */
-    uint16_t *kc, *vc;       /* (n_layer, n_ctx, n_head_kv*head_dim) f16 */
-    /* scratch for one chunk of up to `chunk` tokens */
-    float *x, *xn;           /* (chunk, n_embd) */
-    float *q, *att;          /* (chunk, n_head*head_dim) */
-    float *k, *v;            /* (chunk, n_head_kv*head_dim) */
-    float *g, *u;            /* (chunk, n_ff) */
-    float *tmp;              /* (chunk, n_embd) */
-    float *att_scratch;      /* (n_threads, n_ctx) */
-    void *xq;                /* quantized activations, max over the weights */
-    float *rope_freq;        /* (n_rot/2) */
-    int32_t *pos;            /* (chunk) */
-    tern_perf perf;
+struct tern_seq {
+    tern_engine *e;
+    int slot_idx;            /* index in e->seqs */
+    int n_past;
+    int32_t *table;          /* (cap) pool blocks of logical blocks 0.. */
+    int n_blocks, cap;
+    /* step scratch */
+    int step_k;              /* tokens of this sequence in the step */
+    int step_seg;            /* its segment in the step */
 };
 
-static size_t max_scratch(const tern_model *m, int chunk) {
-    size_t s = 0;
-    const tern_layer *l = &m->layers[0];
-    for (int i = 0; i < m->n_layer; i++) {
-        l = &m->layers[i];
-        const tern_weight *ws[] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->w_gate, &l->w_up, &l->w_down};
-        for (size_t j = 0; j < sizeof ws / sizeof ws[0]; j++) {
-            size_t b = cpu_matmul_scratch(ws[j]->type, ws[j]->n_in, chunk);
-            if (b > s) s = b;
-        }
-    }
-    size_t b = cpu_matmul_scratch(m->output.type, m->output.n_in, chunk);
-    /* cpu_matmul_n may hold one quantized copy per weight of a group (q/k/v of mixed types) */
-    return 3 * (b > s ? b : s);
-}
+typedef struct {
+    int32_t tok;
+    tern_seq *seq;
+    int out;                        /* TERN_BATCH_* or 3: sample (internal) */
+    float *dst;                     /* LOGITS destination (NULL: the batch's storage) */
+    const tern_sample_req *req;     /* device sampling request (internal) */
+    int32_t id;
+    int logit_row;                  /* row of b->logits, -1 */
+} batch_row;
+
+struct tern_batch {
+    batch_row *r;
+    int n, cap;
+    float *logits;                  /* (logits_cap, n_vocab) */
+    int logits_cap, n_vocab;
+};
+
+struct tern_engine {
+    tern_model *m;
+    tern_backend *be;
+    tern_graph *g;
+    tern_kv kv;
+    int n_ctx, n_seq_max;
+    tern_seq **seqs;                /* (n_seq_max) */
+    /* step scratch, grown: per pass token arrays, per step ordering */
+    int32_t *tok, *pos, *slot, *bt_off, *bt, *out, *order, *seg_start, *seg_len;
+    tern_out *outs;
+    int cap_tok, cap_bt;
+    tern_seq **segs;
+};
+
+/* ---- parameters, devices ---- */
 
 tern_context_params tern_context_default_params(void) {
     tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0, 0, 1, 0, TERN_CACHE_F16, TERN_CACHE_F16};
     return p;
 }
 
+tern_engine_params tern_engine_default_params(void) {
+    tern_engine_params p = {tern_context_default_params(), 1, 0, 0};
+    return p;
+}
+
 const char *tern_cuda_name(void) { return tern_cuda_device_name(); }
 
-const char *tern_context_device(const tern_context *c) { return c->cu ? "cuda" : "cpu"; }
+int tern_cache_type_parse(const char *s) {
+    if (!s) return -1;
+    if (!strcmp(s, "f16")) return TERN_CACHE_F16;
+    if (!strcmp(s, "q8_0")) return TERN_CACHE_Q8_0;
+    return -1;
+}
+
+/* The device a context of params p runs on (TERN_DEVICE_AUTO resolved); -1 on a bad TERN_DEVICE. */
+static int resolve_device(tern_device dev) {
+    if (dev != TERN_DEVICE_AUTO) return dev;
+    const char *e = getenv("TERN_DEVICE");
+    if (e && *e) {
+        if (!strcmp(e, "cpu")) return TERN_DEVICE_CPU;
+        if (!strcmp(e, "cuda")) return TERN_DEVICE_CUDA;
+        if (!strcmp(e, "auto")) return tern_cuda_available() ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
+        tern_set_error("TERN_DEVICE=%s: expected cpu, cuda or auto", e);
+        return -1;
+    }
+    return tern_cuda_available() ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
+}
+
+/* ---- engine ---- */
+
+tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
+    const tern_context_params *p = &ep->ctx;
+    int n_ctx = p->n_ctx;
+    if (n_ctx <= 0) n_ctx = m->n_ctx_train < 4096 ? m->n_ctx_train : 4096;
+    const int dev = resolve_device(p->device);
+    if (dev < 0) return NULL;
+    if ((p->cache_type_k != TERN_CACHE_F16 && p->cache_type_k != TERN_CACHE_Q8_0) ||
+        (p->cache_type_v != TERN_CACHE_F16 && p->cache_type_v != TERN_CACHE_Q8_0)) {
+        tern_set_error("unknown KV cache type (expected f16 or q8_0)");
+        return NULL;
+    }
+    if ((p->cache_type_k == TERN_CACHE_Q8_0 || p->cache_type_v == TERN_CACHE_Q8_0) && dev != TERN_DEVICE_CUDA) {
+        tern_set_error("-ctk/-ctv q8_0 (--cache-type-k/v) needs the CUDA backend (the CPU KV cache is f16)");
+        return NULL;
+    }
+    if (p->cache_type_k != p->cache_type_v) {
+        tern_set_error("-ctk and -ctv (--cache-type-k/v) must name the same type (give both: -ctk q8_0 -ctv q8_0)");
+        return NULL;
+    }
+    const int n_seq = ep->n_seq_max > 0 ? ep->n_seq_max : 1;
+    int bs = ep->block_size > 0 ? ep->block_size : 16, lbs = 0;
+    while ((1 << lbs) < bs) lbs++;
+    if ((1 << lbs) != bs || bs < 16 || bs > 256) {
+        tern_set_error("KV block size %d: expected a power of two from 16 to 256", ep->block_size);
+        return NULL;
+    }
+    const int64_t want = ep->kv_tokens > 0 ? ep->kv_tokens : (int64_t)n_seq * n_ctx;
+    const int64_t n_blocks = (want + bs - 1) / bs;
+    if (n_blocks > (1 << 26)) {
+        tern_set_error("KV cache of %lld tokens is out of range", (long long)want);
+        return NULL;
+    }
+    tern_backend_params bp = {0};
+    bp.kv_rows = n_blocks * bs;
+    bp.lbs = lbs;
+    bp.n_ctx = n_ctx;
+    bp.n_threads = p->n_threads;
+    bp.n_layer = p->n_layer;
+    bp.kv_q8 = p->cache_type_k == TERN_CACHE_Q8_0;
+    bp.tp = p->tp;
+    bp.verify_fast = p->verify_fast;
+    bp.verbose = p->verbose;
+    tern_backend *be = NULL;
+    if (dev == TERN_DEVICE_CUDA) {
+        /* default chunk 2048 tokens: bench/sweeps/ubatch.md (H200, Llama-3-8B Q4_0: pp2048 23.4k tok/s at 512,
+         * 32.0k at 2048; scratch 1.37 -> 2.44 GiB) */
+        bp.max_rows = p->ubatch > 0 ? (p->ubatch < n_ctx ? p->ubatch : n_ctx) : (n_ctx < 2048 ? n_ctx : 2048);
+        be = tern_backend_cuda_new(m, &bp);
+    } else {
+        bp.max_rows = n_ctx < TERN_MAX_CHUNK ? n_ctx : TERN_MAX_CHUNK;
+        if (p->ubatch > 0 && p->ubatch < bp.max_rows) bp.max_rows = p->ubatch;
+        be = tern_backend_cpu_new(m, &bp);
+    }
+    if (!be) return NULL;
+    tern_engine *e = tern_xcalloc(1, sizeof *e);
+    e->m = m;
+    e->be = be;
+    e->n_ctx = n_ctx;
+    e->n_seq_max = n_seq;
+    e->g = tern_graph_build(m, p->n_layer);
+    e->seqs = tern_xcalloc((size_t)n_seq, sizeof *e->seqs);
+    e->segs = tern_xcalloc((size_t)n_seq, sizeof *e->segs);
+    e->seg_start = tern_xcalloc((size_t)n_seq, sizeof(int32_t));
+    e->seg_len = tern_xcalloc((size_t)n_seq, sizeof(int32_t));
+    if (tern_kv_init(&e->kv, (int)n_blocks, lbs) != 0) {
+        tern_engine_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void tern_engine_free(tern_engine *e) {
+    if (!e) return;
+    for (int i = 0; i < e->n_seq_max; i++)
+        if (e->seqs[i]) tern_seq_free(e->seqs[i]);
+    if (e->be) e->be->ops->free(e->be);
+    tern_graph_free(e->g);
+    tern_kv_free(&e->kv);
+    free(e->seqs); free(e->segs); free(e->seg_start); free(e->seg_len);
+    free(e->tok); free(e->pos); free(e->slot); free(e->bt_off); free(e->bt); free(e->out); free(e->order);
+    free(e->outs);
+    free(e);
+}
+
+const char *tern_engine_device(const tern_engine *e) { return e->be->name; }
+int tern_engine_n_ctx(const tern_engine *e) { return e->n_ctx; }
+
+void tern_engine_kv_usage(const tern_engine *e, int *used, int *total, int *block_size) {
+    if (used) *used = tern_kv_used(&e->kv);
+    if (total) *total = e->kv.n_blocks;
+    if (block_size) *block_size = e->kv.bs;
+}
+
+/* ---- sequences ---- */
+
+static tern_seq *seq_alloc(tern_engine *e) {
+    for (int i = 0; i < e->n_seq_max; i++)
+        if (!e->seqs[i]) {
+            tern_seq *s = tern_xcalloc(1, sizeof *s);
+            s->e = e;
+            s->slot_idx = i;
+            e->seqs[i] = s;
+            return s;
+        }
+    tern_set_error("the engine holds %d sequences already (its n_seq_max)", e->n_seq_max);
+    return NULL;
+}
+
+tern_seq *tern_seq_new(tern_engine *e) { return e ? seq_alloc(e) : NULL; }
+
+static void table_reserve(tern_seq *s, int n) {
+    if (n <= s->cap) return;
+    s->cap = n > 2 * s->cap ? n : 2 * s->cap;
+    s->table = realloc(s->table, sizeof(int32_t) * (size_t)s->cap);
+    if (!s->table) { fprintf(stderr, "tern: out of memory\n"); abort(); }
+}
+
+tern_seq *tern_seq_fork(tern_seq *src) {
+    if (!src) return NULL;
+    tern_seq *s = seq_alloc(src->e);
+    if (!s) return NULL;
+    table_reserve(s, src->n_blocks);
+    for (int i = 0; i < src->n_blocks; i++) {
+        s->table[i] = src->table[i];
+        tern_kv_ref(&src->e->kv, src->table[i]);
+    }
+    s->n_blocks = src->n_blocks;
+    s->n_past = src->n_past;
+    return s;
+}
+
+/* Release the blocks past the first `keep`. */
+static void seq_drop_blocks(tern_seq *s, int keep) {
+    for (int i = keep; i < s->n_blocks; i++) tern_kv_unref(&s->e->kv, s->table[i]);
+    if (keep < s->n_blocks) s->n_blocks = keep;
+}
+
+void tern_seq_free(tern_seq *s) {
+    if (!s) return;
+    seq_drop_blocks(s, 0);
+    s->e->seqs[s->slot_idx] = NULL;
+    free(s->table);
+    free(s);
+}
+
+int tern_seq_n_past(const tern_seq *s) { return s->n_past; }
+
+int tern_seq_truncate(tern_seq *s, int n_past) {
+    if (n_past < 0 || n_past > s->n_past) {
+        tern_set_error("cannot truncate the KV cache to %d positions (it holds %d)", n_past, s->n_past);
+        return -1;
+    }
+    s->n_past = n_past;
+    seq_drop_blocks(s, (n_past + s->e->kv.bs - 1) >> s->e->kv.lbs);
+    return 0;
+}
+
+/* Blocks for positions [0, n_past + k) of s, a shared last block copied before it is written. 0, or -1 (error
+ * set; s unchanged but for blocks the caller releases with seq_drop_blocks). */
+static int seq_reserve(tern_seq *s, int k) {
+    tern_engine *e = s->e;
+    const int need = (s->n_past + k + e->kv.bs - 1) >> e->kv.lbs, fill = s->n_past & (e->kv.bs - 1);
+    table_reserve(s, need);
+    if (k > 0 && fill && s->n_blocks > 0 && e->kv.ref[s->table[s->n_blocks - 1]] > 1) { /* copy on write */
+        const int32_t old = s->table[s->n_blocks - 1], nb = tern_kv_alloc(&e->kv);
+        if (nb < 0) goto full;
+        if (e->be->ops->kv_copy(e->be, (int64_t)nb << e->kv.lbs, (int64_t)old << e->kv.lbs, fill) != 0) {
+            tern_kv_unref(&e->kv, nb);
+            return -1;
+        }
+        tern_kv_unref(&e->kv, old);
+        s->table[s->n_blocks - 1] = nb;
+    }
+    while (s->n_blocks < need) {
+        const int32_t b = tern_kv_alloc(&e->kv);
+        if (b < 0) goto full;
+        s->table[s->n_blocks++] = b;
+    }
+    return 0;
+full:
+    tern_set_error("KV cache full: %d of %d blocks in use (%d tokens a block); free sequences or raise the pool",
+                   tern_kv_used(&e->kv), e->kv.n_blocks, e->kv.bs);
+    return -1;
+}
+
+/* ---- batches ---- */
+
+tern_batch *tern_batch_new(int n_max) {
+    tern_batch *b = tern_xcalloc(1, sizeof *b);
+    b->cap = n_max > 0 ? n_max : 512;
+    b->r = tern_xmalloc(sizeof(batch_row) * (size_t)b->cap);
+    return b;
+}
+
+void tern_batch_free(tern_batch *b) {
+    if (!b) return;
+    free(b->r);
+    free(b->logits);
+    free(b);
+}
+
+void tern_batch_clear(tern_batch *b) { b->n = 0; }
+int tern_batch_n(const tern_batch *b) { return b->n; }
+
+static int batch_add_row(tern_batch *b, tern_seq *s, int32_t token, int out, float *dst, const tern_sample_req *req) {
+    if (b->n == b->cap) {
+        b->cap *= 2;
+        b->r = realloc(b->r, sizeof(batch_row) * (size_t)b->cap);
+        if (!b->r) { fprintf(stderr, "tern: out of memory\n"); abort(); }
+    }
+    b->r[b->n] = (batch_row){token, s, out, dst, req, -1, -1};
+    return b->n++;
+}
+
+int tern_batch_add(tern_batch *b, tern_seq *s, int32_t token, int out) {
+    if (!b || !s || out < TERN_BATCH_NONE || out > TERN_BATCH_ARGMAX) {
+        tern_set_error("tern_batch_add: NULL batch or sequence, or an unknown output kind %d", out);
+        return -1;
+    }
+    return batch_add_row(b, s, token, out, NULL, NULL);
+}
+
+int32_t tern_batch_id(const tern_batch *b, int row) {
+    return row >= 0 && row < b->n && b->r[row].out == TERN_BATCH_ARGMAX ? b->r[row].id : -1;
+}
+
+const float *tern_batch_logits(const tern_batch *b, int row) {
+    if (row < 0 || row >= b->n || b->r[row].out != TERN_BATCH_LOGITS) return NULL;
+    if (b->r[row].dst) return b->r[row].dst;
+    return b->r[row].logit_row >= 0 ? b->logits + (size_t)b->r[row].logit_row * b->n_vocab : NULL;
+}
+
+/* ---- the step ---- */
+
+#define OUT_SAMPLE 3
+
+static void grow_i32(int32_t **p, int n) {
+    *p = realloc(*p, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    if (!*p) { fprintf(stderr, "tern: out of memory\n"); abort(); }
+}
+
+static void step_reserve(tern_engine *e, int n_tok, int n_bt) {
+    if (n_tok > e->cap_tok) {
+        e->cap_tok = n_tok;
+        grow_i32(&e->tok, n_tok); grow_i32(&e->pos, n_tok); grow_i32(&e->slot, n_tok); grow_i32(&e->bt_off, n_tok);
+        grow_i32(&e->out, n_tok); grow_i32(&e->order, n_tok);
+        e->outs = realloc(e->outs, sizeof(tern_out) * (size_t)n_tok);
+        if (!e->outs) { fprintf(stderr, "tern: out of memory\n"); abort(); }
+    }
+    if (n_bt > e->cap_bt) {
+        e->cap_bt = n_bt;
+        grow_i32(&e->bt, n_bt);
+    }
+}
+
+/* One pass over batch rows order[r0 .. r0 + n) (segment-ordered); the sequences' positions advance at the end of
+ * the step, so a token's position is its sequence's n_past plus its rank in the sequence's step tokens. */
+static int run_pass(tern_engine *e, tern_batch *b, const int32_t *rows, int n, const int32_t *rank) {
+    int n_bt = 0, n_seq = 0, max_pos = 0, n_out = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || b->r[rows[i]].seq != b->r[rows[i - 1]].seq) n_bt += b->r[rows[i]].seq->n_blocks;
+    step_reserve(e, e->cap_tok, n_bt);
+    n_bt = 0;
+    int off = 0;
+    for (int i = 0; i < n; i++) {
+        const batch_row *r = &b->r[rows[i]];
+        const tern_seq *s = r->seq;
+        if (i == 0 || s != b->r[rows[i - 1]].seq) { /* a sequence's rows are contiguous: its table once */
+            off = n_bt;
+            memcpy(e->bt + off, s->table, sizeof(int32_t) * (size_t)s->n_blocks);
+            n_bt += s->n_blocks;
+            n_seq++;
+        }
+        const int p = s->n_past + rank[i];
+        e->tok[i] = r->tok;
+        e->pos[i] = p;
+        e->slot[i] = (s->table[p >> e->kv.lbs] << e->kv.lbs) | (p & (e->kv.bs - 1));
+        e->bt_off[i] = off;
+        if (p + 1 > max_pos) max_pos = p + 1;
+        if (r->out != TERN_BATCH_NONE) {
+            tern_out *o = &e->outs[n_out];
+            e->out[n_out++] = i;
+            o->id = -1;
+            o->samp = r->req;
+            o->logits = NULL;
+            if (r->out == TERN_BATCH_ARGMAX) o->mode = TERN_OUT_ARGMAX;
+            else if (r->out == OUT_SAMPLE && r->req) o->mode = TERN_OUT_SAMPLE;
+            else {
+                o->mode = TERN_OUT_LOGITS;
+                o->logits = r->dst ? r->dst : b->logits + (size_t)r->logit_row * b->n_vocab;
+            }
+        }
+    }
+    const tern_ubatch ub = {n, e->tok, e->pos, e->slot, e->bt_off, e->bt, n_bt, e->kv.lbs, n_seq, max_pos, n_out, e->out,
+                            e->outs};
+    if (e->be->ops->exec(e->be, e->g, &ub) != 0) return -1;
+    for (int o = 0; o < n_out; o++)
+        if (e->outs[o].mode != TERN_OUT_LOGITS) b->r[rows[e->out[o]]].id = e->outs[o].id;
+    return 0;
+}
+
+static int engine_step(tern_engine *e, tern_batch *b) {
+    const int n = b->n;
+    if (n <= 0) { tern_set_error("tern_engine_decode: an empty batch"); return -1; }
+    /* validate, and group rows by sequence in order of first appearance */
+    int n_seg = 0, n_logits = 0;
+    for (int i = 0; i < n; i++) {
+        const batch_row *r = &b->r[i];
+        if (!r->seq || r->seq->e != e) {
+            tern_set_error("batch row %d: its sequence belongs to another engine", i);
+            goto invalid;
+        }
+        if (r->tok < 0 || r->tok >= e->m->n_vocab) {
+            tern_set_error("token id %d is out of range [0, %d)", r->tok, e->m->n_vocab);
+            goto invalid;
+        }
+        if (r->seq->step_k == 0) {
+            r->seq->step_seg = n_seg;
+            e->segs[n_seg++] = r->seq;
+        }
+        r->seq->step_k++;
+        if (r->out == TERN_BATCH_LOGITS && !r->dst) n_logits++;
+    }
+    for (int s = 0; s < n_seg; s++) {
+        const tern_seq *q = e->segs[s];
+        if (q->n_past + q->step_k > e->n_ctx) {
+            tern_set_error("context full: %d tokens in the cache + %d new exceed the context of %d", q->n_past,
+                           q->step_k, e->n_ctx);
+            goto invalid;
+        }
+    }
+    step_reserve(e, n, 0);
+    /* rows in segment order: order[] */
+    int32_t *order = e->order;
+    {
+        int at = 0;
+        for (int s = 0; s < n_seg; s++) {
+            e->seg_start[s] = at;
+            e->seg_len[s] = 0;
+            at += e->segs[s]->step_k;
+        }
+        for (int i = 0; i < n; i++) {
+            const int s = b->r[i].seq->step_seg;
+            order[e->seg_start[s] + e->seg_len[s]++] = i;
+        }
+    }
+    /* KV blocks for every sequence, all or nothing */
+    int reserved = 0;
+    for (; reserved < n_seg; reserved++)
+        if (seq_reserve(e->segs[reserved], e->segs[reserved]->step_k) != 0) break;
+    if (reserved < n_seg) {
+        for (int s = 0; s <= reserved && s < n_seg; s++)
+            seq_drop_blocks(e->segs[s], (e->segs[s]->n_past + e->kv.bs - 1) >> e->kv.lbs);
+        goto invalid;
+    }
+    /* logits storage of the batch's own rows */
+    if (n_logits > b->logits_cap || b->n_vocab != e->m->n_vocab) {
+        free(b->logits);
+        b->n_vocab = e->m->n_vocab;
+        b->logits = malloc(sizeof(float) * (size_t)b->n_vocab * (size_t)n_logits);
+        b->logits_cap = b->logits ? n_logits : 0;
+        if (!b->logits && n_logits) { tern_set_error("out of memory (logits of %d rows)", n_logits); goto failed; }
+    }
+    for (int i = 0, k = 0; i < n; i++) {
+        b->r[i].logit_row = b->r[i].out == TERN_BATCH_LOGITS && !b->r[i].dst ? k++ : -1;
+        b->r[i].id = -1;
+    }
+    /* passes: runs of up to exact_rows tokens of any sequences; a longer sequence run alone, in max_rows chunks */
+    {
+        const int cap_small = e->be->exact_rows < e->be->max_rows ? e->be->exact_rows : e->be->max_rows;
+        int32_t *rk = tern_xmalloc(sizeof(int32_t) * (size_t)n);
+        int32_t *small = tern_xmalloc(sizeof(int32_t) * (size_t)n), *small_rk = tern_xmalloc(sizeof(int32_t) * (size_t)n);
+        int n_small = 0, rc = 0;
+        for (int s = 0; s < n_seg && rc == 0; s++) {
+            const int k = e->seg_len[s], *rows = order + e->seg_start[s];
+            if (k <= e->be->exact_rows) {
+                for (int j = 0; j < k && rc == 0; j++) {
+                    small[n_small] = rows[j];
+                    small_rk[n_small++] = j;
+                    if (n_small == cap_small) {
+                        rc = run_pass(e, b, small, n_small, small_rk);
+                        n_small = 0;
+                    }
+                }
+            } else {
+                for (int j0 = 0; j0 < k && rc == 0; j0 += e->be->max_rows) {
+                    const int nb = k - j0 < e->be->max_rows ? k - j0 : e->be->max_rows;
+                    for (int j = 0; j < nb; j++) rk[j] = j0 + j;
+                    rc = run_pass(e, b, rows + j0, nb, rk);
+                }
+            }
+        }
+        if (rc == 0 && n_small) rc = run_pass(e, b, small, n_small, small_rk);
+        free(rk); free(small); free(small_rk);
+        if (rc != 0) goto failed;
+    }
+    for (int s = 0; s < n_seg; s++) {
+        e->segs[s]->n_past += e->segs[s]->step_k;
+        e->segs[s]->step_k = 0;
+    }
+    return 0;
+failed: /* positions stay; blocks past them go back */
+    for (int s = 0; s < n_seg; s++)
+        seq_drop_blocks(e->segs[s], (e->segs[s]->n_past + e->kv.bs - 1) >> e->kv.lbs);
+invalid:
+    for (int i = 0; i < n; i++)
+        if (b->r[i].seq && b->r[i].seq->e == e) b->r[i].seq->step_k = 0;
+    return -1;
+}
+
+int tern_engine_decode(tern_engine *e, tern_batch *b) {
+    if (!e || !b) { tern_set_error("tern_engine_decode: NULL engine or batch"); return -1; }
+    return engine_step(e, b);
+}
+
+/* ---- tern_context: an engine with one sequence ---- */
+
+struct tern_context {
+    tern_engine *e;
+    tern_seq *s;
+    tern_batch *b;
+    float *row_logits;       /* (n_vocab) for host sampling */
+    int32_t *pen;            /* (pen_cap) penalty ids for device sampling */
+    int pen_cap;
+    tern_perf perf;
+};
 
 tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads) {
     tern_context_params p = tern_context_default_params();
@@ -77,313 +536,110 @@ tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads) {
 }
 
 tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p) {
-    int n_ctx = p->n_ctx, n_threads = p->n_threads;
-    if (n_ctx <= 0) n_ctx = m->n_ctx_train < 4096 ? m->n_ctx_train : 4096;
-    if (n_threads <= 0) n_threads = tern_n_cores();
-    const int nl = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
-    tern_device dev = p->device;
-    if (dev == TERN_DEVICE_AUTO) {
-        const char *e = getenv("TERN_DEVICE");
-        if (e && *e) {
-            if (!strcmp(e, "cpu")) dev = TERN_DEVICE_CPU;
-            else if (!strcmp(e, "cuda")) dev = TERN_DEVICE_CUDA;
-            else if (!strcmp(e, "auto")) dev = tern_cuda_available() ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
-            else { tern_set_error("TERN_DEVICE=%s: expected cpu, cuda or auto", e); return NULL; }
-        } else {
-            dev = tern_cuda_available() ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
-        }
-    }
-    if ((p->cache_type_k != TERN_CACHE_F16 && p->cache_type_k != TERN_CACHE_Q8_0) ||
-        (p->cache_type_v != TERN_CACHE_F16 && p->cache_type_v != TERN_CACHE_Q8_0)) {
-        tern_set_error("unknown KV cache type (expected f16 or q8_0)");
-        return NULL;
-    }
-    const int kv_q8 = p->cache_type_k == TERN_CACHE_Q8_0 || p->cache_type_v == TERN_CACHE_Q8_0;
-    if (kv_q8 && dev != TERN_DEVICE_CUDA) {
-        tern_set_error("-ctk/-ctv q8_0 (--cache-type-k/v) needs the CUDA backend (the CPU KV cache is f16)");
-        return NULL;
-    }
-    if (p->verify_fast && dev != TERN_DEVICE_CUDA) {
-        tern_set_error("--verify fast needs the CUDA backend (the CPU verify is always exact)");
-        return NULL;
-    }
-    if (p->cache_type_k != p->cache_type_v) {
-        tern_set_error("-ctk and -ctv (--cache-type-k/v) must name the same type (give both: -ctk q8_0 -ctv q8_0)");
-        return NULL;
-    }
-    if (dev == TERN_DEVICE_CUDA) {
-        /* default chunk 2048 tokens: bench/sweeps/ubatch.md (H200, Llama-3-8B Q4_0: pp2048 23.4k tok/s at 512,
-         * 32.0k at 2048; scratch 1.37 -> 2.44 GiB) */
-        const int ub = p->ubatch > 0 ? (p->ubatch < n_ctx ? p->ubatch : n_ctx) : (n_ctx < 2048 ? n_ctx : 2048);
-        tern_cuda *cu = tern_cuda_new(m, n_ctx, ub, p->verbose, p->tp > 1 ? p->tp : 1, kv_q8);
-        if (!cu) return NULL;
-        tern_cuda_set_layers(cu, nl);
-        tern_cuda_set_verify_fast(cu, p->verify_fast);
-        tern_context *c = calloc(1, sizeof *c);
-        if (!c) { tern_cuda_free(cu); tern_set_error("out of memory"); return NULL; }
-        c->m = m;
-        c->cu = cu;
-        c->n_layer = nl;
-        c->n_ctx = n_ctx;
-        c->chunk = ub;
-        return c;
-    }
-    if (p->tp > 1) {
-        tern_set_error("--tp %d runs on CUDA GPUs only (this context is on the CPU)", p->tp);
-        return NULL;
-    }
-    if (m->gen_rows) {
-        tern_set_error("an in-memory synthetic model runs on --device cuda only (tern synth writes a file for the CPU)");
-        return NULL;
-    }
-    const size_t kv_row = (size_t)m->n_head_kv * m->head_dim;
-    const size_t kv_bytes = 2 * sizeof(uint16_t) * (size_t)m->n_layer * (size_t)n_ctx * kv_row;
-    tern_context *c = calloc(1, sizeof *c);
-    if (!c) { tern_set_error("out of memory"); return NULL; }
-    c->m = m;
-    c->n_layer = nl;
-    c->n_ctx = n_ctx;
-    c->chunk = n_ctx < TERN_MAX_CHUNK ? n_ctx : TERN_MAX_CHUNK;
-    if (p->ubatch > 0 && p->ubatch < c->chunk) c->chunk = p->ubatch;
-    c->kc = malloc(kv_bytes / 2);
-    c->vc = malloc(kv_bytes / 2);
-    if (!c->kc || !c->vc) {
-        tern_set_error("cannot allocate the KV cache: %d positions need %.1f MiB", n_ctx, kv_bytes / 1048576.0);
-        tern_context_free(c);
-        return NULL;
-    }
-    const int B = c->chunk, E = m->n_embd, Hq = m->n_head * m->head_dim, Hkv = (int)kv_row;
-    c->x = tern_xmalloc(sizeof(float) * B * E);
-    c->xn = tern_xmalloc(sizeof(float) * B * E);
-    c->tmp = tern_xmalloc(sizeof(float) * B * E);
-    c->q = tern_xmalloc(sizeof(float) * B * Hq);
-    c->att = tern_xmalloc(sizeof(float) * B * Hq);
-    c->k = tern_xmalloc(sizeof(float) * B * Hkv);
-    c->v = tern_xmalloc(sizeof(float) * B * Hkv);
-    c->g = tern_xmalloc(sizeof(float) * B * (size_t)m->n_ff);
-    c->u = tern_xmalloc(sizeof(float) * B * (size_t)m->n_ff);
-    c->xq = tern_xmalloc(max_scratch(m, B));
-    c->pos = tern_xmalloc(sizeof(int32_t) * B);
-    c->rope_freq = tern_xmalloc(sizeof(float) * (size_t)(m->n_rot / 2 + 1));
-    cpu_rope_freqs(c->rope_freq, m->n_rot, m->rope_base, m->rope_scale, m->rope_factors);
-    c->pool = tern_pool_new(n_threads);
-    c->att_scratch = tern_xmalloc(sizeof(float) * (size_t)tern_pool_size(c->pool) * (size_t)n_ctx);
+    tern_engine_params ep = tern_engine_default_params();
+    ep.ctx = *p;
+    tern_engine *e = tern_engine_new(m, &ep);
+    if (!e) return NULL;
+    tern_context *c = tern_xcalloc(1, sizeof *c);
+    c->e = e;
+    c->s = tern_seq_new(e);
+    c->b = tern_batch_new(0);
     return c;
 }
 
 void tern_context_free(tern_context *c) {
     if (!c) return;
-    if (c->cu) tern_cuda_free(c->cu);
-    free(c->greedy_logits);
-    free(c->rows_logits);
+    tern_batch_free(c->b);
+    tern_engine_free(c->e); /* frees the sequence */
+    free(c->row_logits);
     free(c->pen);
-    if (c->pool) tern_pool_free(c->pool);
-    free(c->kc); free(c->vc);
-    free(c->x); free(c->xn); free(c->tmp); free(c->q); free(c->att); free(c->k); free(c->v);
-    free(c->g); free(c->u); free(c->xq); free(c->pos); free(c->rope_freq); free(c->att_scratch);
     free(c);
 }
 
-int tern_context_n_ctx(const tern_context *c) { return c->n_ctx; }
-tern_model *tern_context_model(const tern_context *c) { return c->m; }
-int tern_context_n_past(const tern_context *c) { return c->n_past; }
+const char *tern_context_device(const tern_context *c) { return tern_engine_device(c->e); }
+int tern_context_n_ctx(const tern_context *c) { return c->e->n_ctx; }
+tern_model *tern_context_model(const tern_context *c) { return c->e->m; }
+int tern_context_n_past(const tern_context *c) { return c->s->n_past; }
 tern_perf tern_context_perf(const tern_context *c) { return c->perf; }
+int tern_context_truncate(tern_context *c, int n_past) { return tern_seq_truncate(c->s, n_past); }
 
-int tern_context_truncate(tern_context *c, int n_past) {
-    if (n_past < 0 || n_past > c->n_past) {
-        tern_set_error("cannot truncate the KV cache to %d positions (it holds %d)", n_past, c->n_past);
-        return -1;
-    }
-    c->n_past = n_past;
-    return 0;
+int tern_context_prepare_verify(tern_context *c, int max_rows, double *ms) {
+    if (ms) *ms = 0.0;
+    if (!c) { tern_set_error("tern_context_prepare_verify: NULL context"); return -1; }
+    const double t0 = tern_time_s();
+    const int k = c->e->be->ops->prepare(c->e->be, c->e->g, max_rows);
+    if (ms) *ms = 1e3 * (tern_time_s() - t0);
+    return k;
 }
 
-static void add_bias(float *y, const float *b, int n, int dim) {
-    if (!b) return;
-    for (int t = 0; t < n; t++) cpu_add(y + (size_t)t * dim, b, dim);
-}
-
-/* One chunk of n <= c->chunk tokens at positions n_past.. ; logits for the last row or all rows. */
-static void forward_chunk(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits) {
-    const tern_model *m = c->m;
-    const int E = m->n_embd, hd = m->head_dim, Hq = m->n_head * hd, Hkv = m->n_head_kv * hd;
-    const int pos0 = c->n_past;
-    tern_pool *p = c->pool;
-    for (int t = 0; t < n; t++) c->pos[t] = pos0 + t;
-
-    cpu_get_rows(&m->tok_embd, tokens, n, c->x);
-    for (int il = 0; il < c->n_layer; il++) {
-        const tern_layer *l = &m->layers[il];
-        uint16_t *kc = c->kc + (size_t)il * c->n_ctx * Hkv, *vc = c->vc + (size_t)il * c->n_ctx * Hkv;
-        cpu_rmsnorm(c->x, l->attn_norm, m->rms_eps, n, E, c->xn);
-        const tern_weight *wqkv[3] = {&l->wq, &l->wk, &l->wv};
-        float *yqkv[3] = {c->q, c->k, c->v};
-        cpu_matmul_n(p, 3, wqkv, c->xn, n, yqkv, c->xq);
-        add_bias(c->q, l->bq, n, Hq);
-        add_bias(c->k, l->bk, n, Hkv);
-        add_bias(c->v, l->bv, n, Hkv);
-        cpu_rope(c->q, n, m->n_head, hd, m->n_rot, c->pos, c->rope_freq);
-        cpu_rope(c->k, n, m->n_head_kv, hd, m->n_rot, c->pos, c->rope_freq);
-        if (cpu_kv_q8_reference()) { /* the Q8_0 cache's values (a test arm; Hkv is a multiple of 32) */
-            cpu_round_q8_0(c->k, (int64_t)n * Hkv);
-            cpu_round_q8_0(c->v, (int64_t)n * Hkv);
-        }
-        cpu_f32_to_f16(c->k, kc + (size_t)pos0 * Hkv, (int64_t)n * Hkv);
-        cpu_f32_to_f16(c->v, vc + (size_t)pos0 * Hkv, (int64_t)n * Hkv);
-        cpu_attention(p, c->q, kc, vc, n, pos0, m->n_head, m->n_head_kv, hd, 1.0f / sqrtf((float)hd), c->att,
-                      c->att_scratch);
-        cpu_matmul(p, &l->wo, c->att, n, c->tmp, c->xq);
-        add_bias(c->tmp, l->bo, n, E);
-        cpu_add(c->x, c->tmp, (int64_t)n * E);
-
-        cpu_rmsnorm(c->x, l->ffn_norm, m->rms_eps, n, E, c->xn);
-        const tern_weight *wgu[2] = {&l->w_gate, &l->w_up};
-        float *ygu[2] = {c->g, c->u};
-        cpu_matmul_n(p, 2, wgu, c->xn, n, ygu, c->xq);
-        cpu_swiglu(c->g, c->u, (int64_t)n * m->n_ff);
-        cpu_matmul(p, &l->w_down, c->g, n, c->tmp, c->xq);
-        cpu_add(c->x, c->tmp, (int64_t)n * E);
-    }
-    if (!logits) return;
-    if (all_logits) {
-        cpu_rmsnorm(c->x, m->output_norm, m->rms_eps, n, E, c->xn);
-        cpu_matmul(p, &m->output, c->xn, n, logits, c->xq);
-    } else {
-        cpu_rmsnorm(c->x + (size_t)(n - 1) * E, m->output_norm, m->rms_eps, 1, E, c->xn);
-        cpu_matmul(p, &m->output, c->xn, 1, logits, c->xq);
-    }
-}
-
-/* The checks every eval entry makes: tokens[0..n) fit the context and are valid ids. 0 or -1. */
-static int check_tokens(const tern_context *c, const int32_t *tokens, int n) {
+/* tokens[0..n) into the context's sequence with output `out` for the last row (or every row when all), LOGITS
+ * rows into logits (n_vocab apart), results in ids. */
+static int ctx_eval(tern_context *c, const int32_t *tokens, int n, int out, int all, float *logits,
+                    const tern_sample_req *req, int32_t *ids) {
     if (n <= 0) { tern_set_error("tern_eval: no tokens"); return -1; }
-    if (n > c->n_ctx - c->n_past) {
-        tern_set_error("context full: %d tokens in the cache + %d new exceed the context of %d", c->n_past, n, c->n_ctx);
-        return -1;
+    if (!tokens) { tern_set_error("tern_eval: NULL tokens"); return -1; }
+    const size_t V = (size_t)c->e->m->n_vocab;
+    tern_batch_clear(c->b);
+    for (int i = 0; i < n; i++) {
+        const int o = all || i == n - 1 ? out : TERN_BATCH_NONE;
+        batch_add_row(c->b, c->s, tokens[i], o, logits && o == TERN_BATCH_LOGITS ? logits + (all ? (size_t)i * V : 0) : NULL,
+                      req);
     }
-    for (int i = 0; i < n; i++)
-        if (tokens[i] < 0 || tokens[i] >= c->m->n_vocab) {
-            tern_set_error("token id %d is out of range [0, %d)", tokens[i], c->m->n_vocab);
-            return -1;
-        }
-    return 0;
-}
-
-static int eval(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits, int32_t *next) {
-    if (check_tokens(c, tokens, n) != 0) return -1;
-    double t0 = tern_time_s();
-    for (int i = 0; i < n; i += c->chunk) {
-        int nb = n - i < c->chunk ? n - i : c->chunk;
-        int last = i + nb == n;
-        float *lg = NULL;
-        if (logits && all_logits) lg = logits + (size_t)i * c->m->n_vocab;
-        else if (logits && last) lg = logits;
-        if (c->cu) {
-            if (tern_cuda_eval(c->cu, tokens + i, nb, c->n_past, lg, all_logits, last ? next : NULL) != 0) return -1;
-        } else {
-            if (next && last && !lg) {
-                if (!c->greedy_logits) c->greedy_logits = tern_xmalloc(sizeof(float) * (size_t)c->m->n_vocab);
-                lg = c->greedy_logits;
-            }
-            forward_chunk(c, tokens + i, nb, lg, all_logits && !(next && !logits));
-            if (next && last) *next = tern_argmax(lg + (all_logits && logits ? (size_t)(nb - 1) * c->m->n_vocab : 0), c->m->n_vocab);
-        }
-        c->n_past += nb;
-    }
-    double dt = tern_time_s() - t0;
+    const double t0 = tern_time_s();
+    if (engine_step(c->e, c->b) != 0) return -1;
+    const double dt = tern_time_s() - t0;
     if (n > 1) { c->perf.t_prefill_s += dt; c->perf.n_prefill_tokens += n; }
     else { c->perf.t_decode_s += dt; c->perf.n_decode_tokens += 1; }
+    if (ids) {
+        if (all)
+            for (int i = 0; i < n; i++) ids[i] = c->b->r[i].id;
+        else ids[0] = c->b->r[n - 1].id;
+    }
     return 0;
 }
 
 int tern_eval(tern_context *c, const int32_t *tokens, int n, float *logits, int all_logits) {
-    return eval(c, tokens, n, logits, all_logits, NULL);
+    return ctx_eval(c, tokens, n, logits ? TERN_BATCH_LOGITS : TERN_BATCH_NONE, all_logits && logits, logits, NULL, NULL);
 }
 
 int tern_eval_greedy(tern_context *c, const int32_t *tokens, int n, int32_t *next) {
-    return eval(c, tokens, n, NULL, 0, next);
+    return ctx_eval(c, tokens, n, next ? TERN_BATCH_ARGMAX : TERN_BATCH_NONE, 0, NULL, NULL, next);
+}
+
+int tern_eval_argmax(tern_context *c, const int32_t *tokens, int n, int32_t *ids) {
+    if (!ids) { tern_set_error("tern_eval_argmax: NULL output"); return -1; }
+    return ctx_eval(c, tokens, n, TERN_BATCH_ARGMAX, 1, NULL, NULL, ids);
 }
 
 int tern_eval_sample(tern_context *c, const int32_t *tokens, int n, tern_sampler *s, const int32_t *history,
                      int n_hist, int32_t *next) {
     if (!s || !next) { tern_set_error("tern_eval_sample: NULL sampler or output"); return -1; }
     const tern_sampler_params *p = tern_sampler_get_params(s);
-    const int nv = c->m->n_vocab;
-    if (!(c->cu && p->temp > 0.0f && p->top_k > 0 && p->top_k < nv && p->top_k <= TERN_CUDA_SAMPLE_KMAX)) {
-        if (!c->greedy_logits) c->greedy_logits = tern_xmalloc(sizeof(float) * (size_t)nv);
-        if (eval(c, tokens, n, c->greedy_logits, 0, NULL) != 0) return -1;
-        const int32_t id = tern_sampler_sample(s, c->greedy_logits, history, n_hist);
+    const int nv = c->e->m->n_vocab;
+    if (!(c->e->be->device_sample && p->temp > 0.0f && p->top_k > 0 && p->top_k < nv && p->top_k <= TERN_CUDA_SAMPLE_KMAX)) {
+        if (!c->row_logits) c->row_logits = tern_xmalloc(sizeof(float) * (size_t)nv);
+        if (ctx_eval(c, tokens, n, TERN_BATCH_LOGITS, 0, c->row_logits, NULL, NULL) != 0) return -1;
+        const int32_t id = tern_sampler_sample(s, c->row_logits, history, n_hist);
         if (id < 0) return -1;
         *next = id;
         return 0;
     }
-    if (n <= 0) { tern_set_error("tern_eval: no tokens"); return -1; }
-    /* every chunk but the last through eval; the last one samples on the device */
-    const int rest = (n - 1) % c->chunk + 1, head = n - rest;
-    if (head > 0 && eval(c, tokens, head, NULL, 0, NULL) != 0) return -1;
-    if (check_tokens(c, tokens + head, rest) != 0) return -1;
     if (n_hist > c->pen_cap) {
         free(c->pen);
         c->pen_cap = n_hist;
         c->pen = tern_xmalloc(sizeof(int32_t) * (size_t)c->pen_cap);
     }
-    tern_cuda_sampling sp;
-    sp.pen_ids = c->pen;
-    sp.n_pen = c->pen ? tern_sampler_penalty_ids(s, history, n_hist, c->pen) : 0;
-    sp.penalty = p->repeat_penalty;
-    sp.top_p = p->top_p;
-    sp.min_p = p->min_p;
-    sp.temp = p->temp;
-    sp.top_k = p->top_k;
-    sp.u = tern_sampler_draw_uniform(s);
-    const double t0 = tern_time_s();
-    const int rc = tern_cuda_eval_sample(c->cu, tokens + head, rest, c->n_past, &sp, next);
-    if (rc != 0) return -1;
-    c->n_past += rest;
-    const double dt = tern_time_s() - t0;
-    if (rest > 1) { c->perf.t_prefill_s += dt; c->perf.n_prefill_tokens += rest; }
-    else { c->perf.t_decode_s += dt; c->perf.n_decode_tokens += 1; }
+    tern_sample_req req;
+    req.pen_ids = c->pen;
+    req.n_pen = c->pen ? tern_sampler_penalty_ids(s, history, n_hist, c->pen) : 0;
+    req.penalty = p->repeat_penalty;
+    req.top_p = p->top_p;
+    req.min_p = p->min_p;
+    req.temp = p->temp;
+    req.top_k = p->top_k;
+    if (n <= 0 || !tokens) { tern_set_error("tern_eval: no tokens"); return -1; }
+    req.u = tern_sampler_draw_uniform(s);
+    if (ctx_eval(c, tokens, n, OUT_SAMPLE, 0, NULL, &req, next) != 0) return -1;
+    if (*next < 0) { tern_set_error("sampler: all logits are NaN"); return -1; }
     return 0;
-}
-
-int tern_eval_argmax(tern_context *c, const int32_t *tokens, int n, int32_t *ids) {
-    if (!ids) { tern_set_error("tern_eval_argmax: NULL output"); return -1; }
-    const int nv = c->m->n_vocab;
-    if (!c->cu) {
-        if (n > c->rows_cap) { /* grown once to the largest batch (a speculative pass: <= 16 rows) */
-            free(c->rows_logits);
-            c->rows_cap = n;
-            c->rows_logits = malloc(sizeof(float) * (size_t)nv * (size_t)n);
-            if (!c->rows_logits) { c->rows_cap = 0; tern_set_error("out of memory"); return -1; }
-        }
-        float *lg = c->rows_logits;
-        const int rc = eval(c, tokens, n, lg, 1, NULL);
-        if (rc == 0)
-            for (int i = 0; i < n; i++) ids[i] = tern_argmax(lg + (size_t)i * nv, nv);
-        return rc;
-    }
-    if (check_tokens(c, tokens, n) != 0) return -1;
-    const double t0 = tern_time_s();
-    for (int i = 0; i < n; i += c->chunk) {
-        const int nb = n - i < c->chunk ? n - i : c->chunk;
-        if (tern_cuda_eval_argmax(c->cu, tokens + i, nb, c->n_past, ids + i) != 0) return -1;
-        c->n_past += nb;
-    }
-    const double dt = tern_time_s() - t0;
-    if (n > 1) { c->perf.t_prefill_s += dt; c->perf.n_prefill_tokens += n; }
-    else { c->perf.t_decode_s += dt; c->perf.n_decode_tokens += 1; }
-    return 0;
-}
-
-int tern_context_prepare_verify(tern_context *c, int max_rows, double *ms) {
-    if (ms) *ms = 0.0;
-    if (!c) { tern_set_error("tern_context_prepare_verify: NULL context"); return -1; }
-    return c->cu ? tern_cuda_prepare_verify(c->cu, max_rows, ms) : 0;
-}
-
-int tern_cache_type_parse(const char *s) {
-    if (!s) return -1;
-    if (!strcmp(s, "f16")) return TERN_CACHE_F16;
-    if (!strcmp(s, "q8_0")) return TERN_CACHE_Q8_0;
-    return -1;
 }

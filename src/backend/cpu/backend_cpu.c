@@ -386,23 +386,38 @@ void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const flo
     }
 }
 
-void cpu_rope(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq) {
+void cpu_rope_ex(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq, int neox) {
+    const int half = n_rot / 2;
     for (int t = 0; t < n; t++) {
-        for (int i = 0; i < n_rot / 2; i++) {
+        for (int i = 0; i < half; i++) {
             double th = (double)pos[t] * freq[i];
             float c = (float)cos(th), s = (float)sin(th);
             for (int h = 0; h < n_heads; h++) {
-                float *v = x + ((size_t)t * n_heads + h) * head_dim + 2 * i;
-                float a = v[0], b = v[1];
-                v[0] = a * c - b * s;
-                v[1] = a * s + b * c;
+                float *v = x + ((size_t)t * n_heads + h) * head_dim;
+                float *p0 = neox ? v + i : v + 2 * i, *p1 = neox ? v + i + half : v + 2 * i + 1;
+                float a = *p0, b = *p1;
+                *p0 = a * c - b * s;
+                *p1 = a * s + b * c;
             }
         }
     }
 }
 
+void cpu_rope(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq) {
+    cpu_rope_ex(x, n, n_heads, head_dim, n_rot, pos, freq, 0);
+}
+
 void cpu_swiglu(float *g, const float *u, int64_t n) {
     for (int64_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+void cpu_geglu(float *g, const float *u, int64_t n) {
+    /* GELU, tanh form (Hendrycks & Gimpel 2016, eq. for the approximation), as ggml_gelu */
+    const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
+    for (int64_t i = 0; i < n; i++) {
+        const float x = g[i];
+        g[i] = 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x))) * u[i];
+    }
 }
 
 void cpu_add(float *y, const float *x, int64_t n) {
@@ -425,7 +440,9 @@ void cpu_add(float *y, const float *x, int64_t n) {
 typedef struct {
     const float *q;
     const uint16_t *kc, *vc;
-    int n, pos0, n_head, n_head_kv, hd;
+    int n, n_head, n_head_kv, hd;
+    const int32_t *pos, *bt, *bt_off;
+    int lbs, window, scratch_len;
     float scale;
     float *out, *scratch;
     int avx2, round_qp;
@@ -498,7 +515,7 @@ static void attn_rows(void *a_, int ith, int nth) {
     attn_job *a = a_;
     const int hd = a->hd, group = a->n_head / a->n_head_kv;
     const size_t kv_stride = (size_t)a->n_head_kv * hd;
-    const int n_kv_max = a->pos0 + a->n;
+    const int bmask = (1 << a->lbs) - 1;
     float (*dot)(const float *, const uint16_t *, int) = attn_dot_scalar;
     void (*axpy)(float *, float, const uint16_t *, int) = attn_axpy_scalar;
 #if defined(__x86_64__) || defined(__i386__)
@@ -507,32 +524,46 @@ static void attn_rows(void *a_, int ith, int nth) {
     float qh[ATTN_MAX_HD];
     for (int job = ith; job < a->n * a->n_head; job += nth) {
         int t = job / a->n_head, h = job % a->n_head, hk = h / group;
-        int n_kv = a->pos0 + t + 1;
+        const int p = a->pos[t], j0 = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0, n_kv = p + 1 - j0;
+        const int32_t *bt = a->bt ? a->bt + a->bt_off[t] : NULL;
+#define KV_ROW(j) ((size_t)(bt ? ((size_t)bt[(j) >> a->lbs] << a->lbs) + ((j) & bmask) : (size_t)(j)) * kv_stride)
         const float *q = a->q + ((size_t)t * a->n_head + h) * hd;
         for (int d = 0; d < hd; d++) qh[d] = a->round_qp ? round_f16(q[d]) : q[d];
-        float *sc = a->scratch + (size_t)ith * n_kv_max;
+        float *sc = a->scratch + (size_t)ith * a->scratch_len;
         float mx = -INFINITY;
-        for (int j = 0; j < n_kv; j++) {
-            sc[j] = dot(qh, a->kc + j * kv_stride + (size_t)hk * hd, hd) * a->scale;
-            if (sc[j] > mx) mx = sc[j];
+        for (int i = 0; i < n_kv; i++) {
+            sc[i] = dot(qh, a->kc + KV_ROW(j0 + i) + (size_t)hk * hd, hd) * a->scale;
+            if (sc[i] > mx) mx = sc[i];
         }
         double sum = 0.0;
-        for (int j = 0; j < n_kv; j++) {
-            sc[j] = expf(sc[j] - mx);
-            sum += sc[j];
+        for (int i = 0; i < n_kv; i++) {
+            sc[i] = expf(sc[i] - mx);
+            sum += sc[i];
         }
         const float inv = (float)(1.0 / sum);
         float *o = a->out + ((size_t)t * a->n_head + h) * hd;
         memset(o, 0, sizeof(float) * hd);
-        for (int j = 0; j < n_kv; j++) axpy(o, a->round_qp ? round_f16(sc[j] * inv) : sc[j] * inv, a->vc + j * kv_stride + (size_t)hk * hd, hd);
+        for (int i = 0; i < n_kv; i++)
+            axpy(o, a->round_qp ? round_f16(sc[i] * inv) : sc[i] * inv, a->vc + KV_ROW(j0 + i) + (size_t)hk * hd, hd);
+#undef KV_ROW
     }
+}
+
+void cpu_attention_paged(tern_pool *p, const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                         const int32_t *bt, const int32_t *bt_off, int lbs, int window, int n_head, int n_head_kv, int hd,
+                         float scale, float *out, float *scratch, int scratch_len) {
+    static int round_qp = -1;
+    if (round_qp < 0) round_qp = getenv("TERN_ATTN_ROUND_QP") && atoi(getenv("TERN_ATTN_ROUND_QP"));
+    trace_count(CPU_TRACE_ATTENTION);
+    attn_job a = {q, kc, vc, n, n_head, n_head_kv, hd, pos, bt, bt_off, lbs, window, scratch_len, scale, out, scratch,
+                  use_avx2(), round_qp};
+    tern_pool_run(p, attn_rows, &a);
 }
 
 void cpu_attention(tern_pool *p, const float *q, const uint16_t *kc, const uint16_t *vc, int n, int pos0, int n_head,
                    int n_head_kv, int hd, float scale, float *out, float *scratch) {
-    static int round_qp = -1;
-    if (round_qp < 0) round_qp = getenv("TERN_ATTN_ROUND_QP") && atoi(getenv("TERN_ATTN_ROUND_QP"));
-    trace_count(CPU_TRACE_ATTENTION);
-    attn_job a = {q, kc, vc, n, pos0, n_head, n_head_kv, hd, scale, out, scratch, use_avx2(), round_qp};
-    tern_pool_run(p, attn_rows, &a);
+    int32_t *pos = tern_xmalloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    for (int t = 0; t < n; t++) pos[t] = pos0 + t;
+    cpu_attention_paged(p, q, kc, vc, n, pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, out, scratch, pos0 + n);
+    free(pos);
 }

@@ -91,6 +91,8 @@ void cpu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, floa
  * x (n, n_heads, head_dim) f32 in place, rotating the first n_rot dims of each head by
  * angle pos[t] * freq[i], freq (n_rot/2) precomputed by cpu_rope_freqs. */
 void cpu_rope(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq);
+/* As cpu_rope; neox != 0 rotates the pairs (x[i], x[i + n_rot/2]) instead (llama.cpp's NEOX type, HF's order). */
+void cpu_rope_ex(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq, int neox);
 /* freq[i] = base^(-2i/n_rot) / scale / (factors ? factors[i] : 1), i < n_rot/2, computed in double.
  * scale: linear RoPE scaling factor (1 = none); factors: llama3 rope_freqs.weight or NULL. */
 void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const float *factors);
@@ -102,11 +104,21 @@ void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const flo
  * scratch: pool size * (pos0 + n) floats. Numerics: see backend_cpu.c (llama.cpp's CPU rounding). */
 void cpu_attention(tern_pool *p, const float *q, const uint16_t *kc, const uint16_t *vc, int n, int pos0, int n_head,
                    int n_head_kv, int hd, float scale, float *out, float *scratch);
+/* cpu_attention for tokens at any positions of a paged cache: token t (position pos[t]) attends to logical rows
+ * j in (pos[t] - window, pos[t]] (window <= 0: [0, pos[t]]), row j at pool row bt[bt_off[t] + (j >> lbs)] *
+ * 2^lbs + (j mod 2^lbs) of kc, vc (pool rows, n_head_kv, hd) f16; bt NULL: pool row j. scratch: pool size *
+ * scratch_len floats, scratch_len >= the most keys a token attends to. The same reduction order as cpu_attention:
+ * a token's output does not depend on the other tokens of the call. */
+void cpu_attention_paged(tern_pool *p, const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                         const int32_t *bt, const int32_t *bt_off, int lbs, int window, int n_head, int n_head_kv, int hd,
+                         float scale, float *out, float *scratch, int scratch_len);
 /* f32 -> f16 (round to nearest even), n elements; the KV-cache write. */
 void cpu_f32_to_f16(const float *x, uint16_t *y, int64_t n);
 
 /* SwiGLU (Shazeer 2020): g = silu(g) * u elementwise, n elements. */
 void cpu_swiglu(float *g, const float *u, int64_t n);
+/* GeGLU: g = gelu_tanh(g) * u elementwise, n elements. */
+void cpu_geglu(float *g, const float *u, int64_t n);
 /* y += x, n elements. */
 void cpu_add(float *y, const float *x, int64_t n);
 
