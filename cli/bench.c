@@ -226,13 +226,171 @@ static void fmt_params(char *buf, size_t n, uint64_t p) {
     else snprintf(buf, n, "%.2f M", p / 1e6);
 }
 
+/* ---- --parallel: llama-batched-bench's table ------------------------------------------------- */
+
+typedef struct {
+    tern_device device;
+    int n_threads, ubatch, tp, kv_type, reps;
+    const int *pp; int n_pp;
+    const int *tg; int n_tg;
+    const int *par; int n_par;
+    const char *out_fmt, *receipt, *model, *stamp, *commit;
+    int dirty;
+    const char *cpu_name;
+} bench_par_opts;
+
+typedef struct {
+    int pp, tg, b;
+    double t_pp, t_tg; /* seconds, the median repetition (by T) */
+} par_row;
+
+/* One repetition: B sequences each prefill pp tokens (one step: every prompt in one batch, the last row of each
+ * asking its greedy id) and decode tg steps of B tokens (each sequence fed its own greedy id). Seconds into
+ * *t_pp, *t_tg. The sequences are freed after. */
+static void par_once(tern_engine *e, tern_batch *b, int pp, int tg, int B, const int32_t *toks, int n_vocab, double *t_pp,
+                     double *t_tg) {
+    tern_seq **s = tern_xcalloc((size_t)B, sizeof *s);
+    int32_t *next = tern_xcalloc((size_t)B, sizeof(int32_t));
+    int *row = tern_xcalloc((size_t)B, sizeof(int));
+    for (int i = 0; i < B; i++)
+        if (!(s[i] = tern_seq_new(e))) cli_die("%s", tern_last_error());
+    tern_batch_clear(b);
+    for (int i = 0; i < B; i++)
+        for (int k = 0; k < pp; k++)
+            row[i] = tern_batch_add(b, s[i], toks[(i * 7919 + k) % (pp + 7919)] % n_vocab, k == pp - 1 ? TERN_BATCH_ARGMAX : 0);
+    double t0 = tern_time_s();
+    if (pp > 0 && tern_engine_decode(e, b) != 0) cli_die("%s", tern_last_error());
+    *t_pp = tern_time_s() - t0;
+    for (int i = 0; i < B; i++) next[i] = pp > 0 ? tern_batch_id(b, row[i]) : toks[i] % n_vocab;
+    t0 = tern_time_s();
+    for (int k = 0; k < tg; k++) {
+        tern_batch_clear(b);
+        for (int i = 0; i < B; i++) row[i] = tern_batch_add(b, s[i], next[i], TERN_BATCH_ARGMAX);
+        if (tern_engine_decode(e, b) != 0) cli_die("%s", tern_last_error());
+        for (int i = 0; i < B; i++) next[i] = tern_batch_id(b, row[i]);
+    }
+    *t_tg = tern_time_s() - t0;
+    for (int i = 0; i < B; i++) tern_seq_free(s[i]);
+    free(s);
+    free(next);
+    free(row);
+}
+
+static int bench_parallel(tern_model *m, const bench_par_opts *o) {
+    int max_b = 1, max_pp = 0, max_tg = 0;
+    for (int i = 0; i < o->n_par; i++) max_b = o->par[i] > max_b ? o->par[i] : max_b;
+    for (int i = 0; i < o->n_pp; i++) max_pp = o->pp[i] > max_pp ? o->pp[i] : max_pp;
+    for (int i = 0; i < o->n_tg; i++) max_tg = o->tg[i] > max_tg ? o->tg[i] : max_tg;
+    tern_engine_params ep = tern_engine_default_params();
+    ep.ctx.n_ctx = max_pp + max_tg > 0 ? max_pp + max_tg : 1;
+    ep.ctx.n_threads = o->n_threads;
+    ep.ctx.device = o->device;
+    ep.ctx.ubatch = o->ubatch;
+    ep.ctx.tp = o->tp;
+    ep.ctx.cache_type_k = ep.ctx.cache_type_v = o->kv_type;
+    ep.ctx.verbose = 1;
+    ep.n_seq_max = max_b;
+    tern_engine *e = tern_engine_new(m, &ep);
+    if (!e) cli_die("%s", tern_last_error());
+    const int n_vocab = tern_model_n_vocab(m), on_cuda = !strcmp(tern_engine_device(e), "cuda");
+    int32_t *toks = tern_xmalloc(sizeof(int32_t) * (size_t)(max_pp + 7919));
+    uint64_t sd = BENCH_SEED;
+    for (int i = 0; i < max_pp + 7919; i++) {
+        uint64_t z = (sd += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        toks[i] = (int32_t)((z ^ (z >> 31)) % (uint64_t)n_vocab);
+    }
+    tern_batch *b = tern_batch_new(max_b * (max_pp > 1 ? max_pp : 1));
+    par_row *rows = tern_xcalloc((size_t)o->n_pp * o->n_tg * o->n_par, sizeof *rows);
+    int n_rows = 0;
+    double *tp_s = tern_xmalloc(sizeof(double) * (size_t)o->reps), *tg_s = tern_xmalloc(sizeof(double) * (size_t)o->reps);
+    const int md = !strcmp(o->out_fmt, "md");
+    if (md) {
+        printf("|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n");
+        printf("|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|\n");
+        fflush(stdout);
+    }
+    double w0, w1;
+    par_once(e, b, o->pp[0], o->tg[0] > 4 ? 4 : o->tg[0], o->par[0], toks, n_vocab, &w0, &w1); /* warm-up */
+    for (int ip = 0; ip < o->n_pp; ip++)
+        for (int it = 0; it < o->n_tg; it++)
+            for (int ib = 0; ib < o->n_par; ib++) {
+                par_row *r = &rows[n_rows++];
+                r->pp = o->pp[ip], r->tg = o->tg[it], r->b = o->par[ib];
+                double *tot = tern_xmalloc(sizeof(double) * (size_t)o->reps);
+                for (int k = 0; k < o->reps; k++) {
+                    par_once(e, b, r->pp, r->tg, r->b, toks, n_vocab, &tp_s[k], &tg_s[k]);
+                    tot[k] = tp_s[k] + tg_s[k];
+                }
+                const double med = cli_median(tot, o->reps);
+                int pick = 0; /* the repetition whose total is the median (the lower middle for an even count) */
+                for (int k = 0; k < o->reps; k++)
+                    if (fabs(tot[k] - med) < fabs(tot[pick] - med)) pick = k;
+                free(tot);
+                r->t_pp = tp_s[pick];
+                r->t_tg = tg_s[pick];
+                const double nkv = (double)r->b * (r->pp + r->tg), t = r->t_pp + r->t_tg;
+                if (md) {
+                    printf("| %5d | %6d | %4d | %6.0f | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |\n", r->pp, r->tg, r->b, nkv,
+                           r->t_pp, r->t_pp > 0 ? r->b * r->pp / r->t_pp : 0.0, r->t_tg,
+                           r->t_tg > 0 ? r->b * r->tg / r->t_tg : 0.0, t, t > 0 ? nkv / t : 0.0);
+                    fflush(stdout);
+                }
+            }
+    /* the receipt: -o json on stdout, and --receipt PATH */
+    for (int pass = 0; pass < 2; pass++) {
+        FILE *rf = NULL;
+        if (pass == 0 && o->receipt) {
+            if (!(rf = fopen(o->receipt, "w"))) cli_die("cannot write receipt '%s': %s", o->receipt, strerror(errno));
+        } else if (pass == 1 && !md) rf = stdout;
+        if (!rf) continue;
+        bench_json_head(rf, "tern bench --parallel", o->stamp, o->commit, o->dirty);
+        fputs("},\n  \"device\": {\"backend\": ", rf);
+        bench_json_str(rf, tern_engine_device(e));
+        fputs(", \"name\": ", rf);
+        bench_json_str(rf, on_cuda ? tern_cuda_name() : o->cpu_name);
+        fprintf(rf, ", \"threads\": %d, \"cache_type\": \"%s\"},\n  \"model\": {\"path\": ", o->n_threads,
+                o->kv_type == TERN_CACHE_Q8_0 ? "q8_0" : "f16");
+        bench_json_str(rf, o->model);
+        fputs(", \"desc\": ", rf);
+        bench_json_str(rf, tern_model_desc(m));
+        fputs(", \"weight_type\": ", rf);
+        bench_json_str(rf, tern_model_weight_type(m));
+        fprintf(rf, "},\n  \"repetitions\": %d,\n  \"timer\": \"wall clock around tern_engine_decode: the prefill step "
+                    "(every sequence's prompt) and the tg decode steps; the repetition with the median T\",\n  \"results\": [\n",
+                o->reps);
+        for (int i = 0; i < n_rows; i++) {
+            const par_row *r = &rows[i];
+            const double nkv = (double)r->b * (r->pp + r->tg), t = r->t_pp + r->t_tg;
+            fprintf(rf, "    {\"PP\": %d, \"TG\": %d, \"B\": %d, \"N_KV\": %.0f, \"T_PP\": %.6f, \"S_PP\": %.3f, "
+                        "\"T_TG\": %.6f, \"S_TG\": %.3f, \"T\": %.6f, \"S\": %.3f}%s\n",
+                    r->pp, r->tg, r->b, nkv, r->t_pp, r->t_pp > 0 ? r->b * r->pp / r->t_pp : 0.0, r->t_tg,
+                    r->t_tg > 0 ? r->b * r->tg / r->t_tg : 0.0, t, t > 0 ? nkv / t : 0.0, i + 1 < n_rows ? "," : "");
+        }
+        fputs("  ]\n}\n", rf);
+        if (rf != stdout) {
+            if (fclose(rf) != 0) cli_die("cannot write receipt '%s'", o->receipt);
+            fprintf(stderr, "bench: receipt %s\n", o->receipt);
+        }
+    }
+    if (md)
+        printf("\n%s on %s (%s); B sequences, prompt PP and TG generated tokens each; median of %d repetitions by T after "
+               "1 warm-up; commit %.12s%s\n", tern_model_desc(m), on_cuda ? tern_cuda_name() : o->cpu_name,
+               tern_engine_device(e), o->reps, o->commit, o->dirty > 0 ? " (dirty)" : "");
+    free(tp_s); free(tg_s); free(rows); free(toks);
+    tern_batch_free(b);
+    tern_engine_free(e);
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *out_fmt = "md", *receipt = NULL;
     tern_device device = TERN_DEVICE_AUTO;
     int ubatch = 0, tp = 1, syn_layers = 0, ctk = TERN_CACHE_F16, ctv = TERN_CACHE_F16;
     const char *synthetic = NULL, *syn_type = "q4_0";
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
-    int vr[MAX_TESTS] = {0}, n_vr = 0;
+    int vr[MAX_TESTS] = {0}, n_vr = 0, par[MAX_TESTS] = {0}, n_par = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
 #define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
@@ -240,6 +398,7 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) n_pp = parse_list(a, ARG(), pp, MAX_TESTS, 0, 1 << 20);
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) n_tg = parse_list(a, ARG(), tg, MAX_TESTS, 0, 1 << 20);
         else if (!strcmp(a, "-v") || !strcmp(a, "--verify-rows")) n_vr = parse_list(a, ARG(), vr, MAX_TESTS, 1, 16);
+        else if (!strcmp(a, "--parallel") || !strcmp(a, "-npl")) n_par = parse_list(a, ARG(), par, MAX_TESTS, 1, 4096);
         else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) reps = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) depth = (int)cli_parse_long(a, ARG(), 0, 1 << 20);
@@ -266,6 +425,8 @@ int cmd_bench(int argc, char **argv) {
                  "  --synthetic: the model tern synth --arch PRESET --type TYPE would write (seed 0), made in memory\n"
                  "  while it is uploaded (no file: for models larger than the disk, e.g. llama3-405b); --tp N: tensor\n"
                  "  parallelism over CUDA GPUs 0..N-1 (NCCL)\n"
+                 "  --parallel 1,4,16,64: llama-batched-bench's table instead: B sequences at once, each a prompt of -p\n"
+                 "  tokens (all B prompts in one step) then -n decode steps of B tokens (one a sequence)\n"
                  "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -v: rows of a speculative verify\n"
                  "  pass (1..16; vrN: 32 tern_eval_argmax passes of N tokens at one position, t/s = rows a second,\n"
                  "  the receipt adds ms a pass); -r: timed repetitions after one\n"
@@ -310,7 +471,7 @@ int cmd_bench(int argc, char **argv) {
             if (v[i] > max_len) max_len = v[i];
         }
     }
-    if (n_tests == 0) cli_die("nothing to run: every -p and -n value is 0");
+    if (n_tests == 0 && !n_par) cli_die("nothing to run: every -p and -n value is 0");
 
     /* receipt facts gathered before the first load, so the clocks are the idle clocks at start */
     cpu_info ci = read_cpuinfo();
@@ -327,6 +488,17 @@ int cmd_bench(int argc, char **argv) {
     tern_model *m = synthetic ? tern_synth_model_new(synthetic, syn_type, syn_layers, 0) : tern_model_load(model, 0);
     if (!m) cli_die("%s", tern_last_error());
     const int n_vocab = tern_model_n_vocab(m);
+    if (n_par) {
+        const bench_par_opts po = {device, n_threads, ubatch, tp, ctk, reps, pp, n_pp, tg, n_tg, par, n_par, out_fmt, receipt,
+                                   model, stamp, commit, dirty, ci.name};
+        const int rc = bench_parallel(m, &po);
+        for (int ti = 0; ti < n_tests; ti++) {
+            free(tests[ti].secs);
+            free(tests[ti].tps);
+        }
+        tern_model_free(m);
+        return rc;
+    }
     const int n_ctx = depth + max_len;
     tern_context_params cp = tern_context_default_params();
     cp.n_ctx = n_ctx;

@@ -46,6 +46,22 @@ if [ $rc -eq 0 ] && grep -q '^| model | size | params | backend | threads | test
    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["depth"] == 8' "$T/r.json"; then ok
 else bad "bench md rc=$rc: $(head -c 400 "$T/b.md") $(head -c 300 "$T/b.err")"; fi
 
+# bench --parallel: llama-batched-bench's table (rows as they finish) and its JSON receipt
+./tern bench -m "$MODEL" --parallel 1,3 -p 12 -n 3 -r 1 -t 2 --receipt "$T/par.json" >"$T/par.md" 2>"$T/par.err"; rc=$?
+if [ $rc -eq 0 ] && grep -q '^|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |$' "$T/par.md" &&
+   [ "$(grep -c '^|    12 |      3 |' "$T/par.md")" -eq 2 ] && python3 - "$T/par.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["device"]["backend"] == "cpu" and d["device"]["name"] and d["model"]["weight_type"] == "Q4_1", d
+rs = d["results"]
+assert [r["B"] for r in rs] == [1, 3], rs
+for r in rs:
+    assert r["PP"] == 12 and r["TG"] == 3 and r["N_KV"] == r["B"] * 15, r
+    assert r["S_TG"] > 0 and r["S_PP"] > 0 and abs(r["S_TG"] - r["B"] * 3 / r["T_TG"]) < 1e-3 * r["S_TG"], r
+    assert abs(r["T"] - r["T_PP"] - r["T_TG"]) < 1e-5, r
+PY
+then ok; else bad "bench --parallel rc=$rc: $(head -c 400 "$T/par.md") $(head -c 300 "$T/par.err")"; fi
+
 # ab, identical arms: MATCH and a decode ratio in 0.5..2
 ./tern ab -m "$MODEL" --a "" --b "" -r 3 -n 12 -t 2 >"$T/ab1" 2>"$T/ab1.err"; rc=$?
 ratio=$(sed -n 's/^decode   B\/A: //p' "$T/ab1")
@@ -68,6 +84,7 @@ expect_err "bench missing model" -- ./tern bench -m /nonexistent.gguf -p 8 -n 2
 expect_err "bench -r 0" -- ./tern bench -m "$MODEL" -r 0
 expect_err "bench bad -p list" -- ./tern bench -m "$MODEL" -p 8,x
 expect_err "bench bad -o" -- ./tern bench -m "$MODEL" -o xml
+expect_err "bench --parallel 0" -- ./tern bench -m "$MODEL" --parallel 0
 # --synthetic (in-memory models run on CUDA only) and --tp (CUDA GPUs only): refused on the CPU, one line
 expect_err "bench --synthetic on cpu" -- ./tern bench --synthetic llama3-8b --synthetic-layers 1 --device cpu -p 8 -n 0
 expect_err "bench --synthetic unknown preset" -- ./tern bench --synthetic llama9 -p 8 -n 0

@@ -398,6 +398,25 @@ int tern_model_n_ctx_train(const tern_model *m) { return m->n_ctx_train; }
 int tern_model_n_embd(const tern_model *m) { return m->n_embd; }
 int tern_model_n_layer(const tern_model *m) { return m->n_layer; }
 const char *tern_model_desc(const tern_model *m) { return m->desc; }
+
+const char *tern_model_weight_type(const tern_model *m) {
+    static __thread char name[16];
+    uint64_t bytes[TERN_TYPE_COUNT] = {0};
+    for (int il = 0; il < m->n_layer; il++) {
+        const tern_layer *l = &m->layers[il];
+        const tern_weight *ws[7] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->w_gate, &l->w_up, &l->w_down};
+        for (int j = 0; j < 7; j++)
+            if ((int)ws[j]->type >= 0 && (int)ws[j]->type < TERN_TYPE_COUNT)
+                bytes[ws[j]->type] += (uint64_t)ws[j]->row_bytes * (uint64_t)ws[j]->n_out;
+    }
+    int best = m->tok_embd.type;
+    for (int t = 0; t < TERN_TYPE_COUNT; t++)
+        if (bytes[t] > bytes[best]) best = t;
+    snprintf(name, sizeof name, "%s", tern_type_name(best));
+    for (char *c = name; *c; c++)
+        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
+    return name;
+}
 uint64_t tern_model_n_params(const tern_model *m) { return m->n_params; }
 uint64_t tern_model_size_bytes(const tern_model *m) { return m->n_bytes; }
 const char *tern_model_chat_template(const tern_model *m) { return m->chat_template; }
