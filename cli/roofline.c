@@ -592,8 +592,8 @@ typedef struct {
     int n, rc;
 } gpu_mm;
 
-/* The decode GEMV the forward pass runs for this type: tcu_gemv_dp4a for Q4_0/Q8_0 (unless
- * TERN_CUDA_DP4A=0), else tcu_gemv. */
+/* The decode GEMV the forward pass runs for this type: tcu_gemv_dp4a for the types it has
+ * (tcu_gemv_dp4a_supported), else tcu_gemv. */
 static void gpu_gemv_run(void *arg, long i) {
     gpu_mm *a = arg;
     const char *w = a->copies + a->stride * (size_t)(i % a->n_copies);
@@ -682,7 +682,7 @@ static void gpu_kernels(rf_report *r, tern_model *m, tcu_blas *blas, cudaStream_
         a.y = dmalloc(sizeof(float) * (size_t)NP * (size_t)w->n_out, "y");
         tcu_fill_uniform(x, (size_t)w->n_in, TCU_FILL_F32, RF_SEED + 3, st);
         a.x = x;
-        const int dp4a = tcu_gemv_dp4a_supported(w->type) && !(getenv("TERN_CUDA_DP4A") && !strcmp(getenv("TERN_CUDA_DP4A"), "0"));
+        const int dp4a = tcu_gemv_dp4a_supported(w->type);
         if (dp4a) {
             a.xq = dmalloc(tcu_x16_bytes(1, w->n_in), "gemv x16");
             tcu_quantize_x16(x, 1, w->n_in, a.xq, st);

@@ -21,9 +21,13 @@
 #include "quant.h"
 #include "util.h"
 
-/* attention.cu's reference variant (not in tcu.h: tests only). */
+/* attention.cu's reference variant and v2 over a Q8_0 cache (the kernel of devices that refuse v5's shared memory)
+ * (not in tcu.h: tests only). */
 void tcu_attention_ref(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
                        int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks, const uint16_t *vs,
+                               int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
+                               float *ws, int splits, cudaStream_t st);
 
 #define CK(call)                                                                                             \
     do {                                                                                                     \
@@ -98,10 +102,9 @@ static double rel_l2_f(const float *got, const float *want, size_t n) {
 
 #define FLASH_TOL 2e-3
 static double flash_worst; /* largest v3 error seen, printed at the end */
-static double wg_worst[6]; /* largest error seen: v6a, v6b modes 0..4 */
-static int wg_runs[6];     /* cases each ran (0 off sm_90) */
-static const char *wg_name[6] = {"a", "b", "b pingpong", "b pipelined", "b pingpong+pipelined",
-                                 "b pingpong+pipelined, scale unfolded"};
+static double wg_worst[2]; /* largest error seen: v6a, v6b */
+static int wg_runs[2];     /* cases each ran (0 off sm_90a) */
+static const char *wg_name[2] = {"a", "b"};
 
 static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, int pos0) {
     const int n_ctx = pos0 + n;
@@ -138,8 +141,9 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
 
     const attn_fn fns[2] = {tcu_attention, tcu_attention_ref};
     const char *names[2] = {"v1", "ref"};
-    tcu_attention_set_flash(0); /* tcu_attention is v1 for every n */
-    for (int v = 0; v < 2; v++) {
+    /* tcu_attention is v1 for n <= 16 and for shapes without a flash kernel (hd 96 here); the flash kernels below */
+    const int v1_runs = n <= 16 || !tcu_attention_flash_ok(n_head, n_head_kv, hd);
+    for (int v = v1_runs ? 0 : 1; v < 2; v++) {
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
         fns[v](d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
         CK(cudaGetLastError());
@@ -154,91 +158,70 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         CHECK(ecpu < 1e-4, "%s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs cpu_attention %.3g", names[v], hd, n_head,
               n_head_kv, n, pos0, ecpu);
     }
-    tcu_attention_set_flash(1);
-    /* v3 (tensor-core flash attention, any n; tcu_attention takes it for n > 16): Q and P rounded to f16, so
-     * the bound is FLASH_TOL (f16 unit roundoff 2^-11 = 4.9e-4 on Q and P; measured ~3e-4), both warp counts */
-    /* arms: v4 (2 m-tiles a warp, hd <= 128; TERN_CUDA_FLASH_MT=2), v3 (the default) with 4 and 8 warps;
-     * v4 must equal v3 (4 warps) bit for bit */
+    /* v3 (tensor-core flash attention, mma.sync, any n; the chooser's kernel below sm_90a): Q and P rounded to f16, so
+     * the bound is FLASH_TOL (f16 unit roundoff 2^-11 = 4.9e-4 on Q and P; measured ~3e-4) */
     if (tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
-        float *o_v3 = malloc(sizeof(float) * nq);
-        tcu_attention_flash_set_wg(0); /* v3 / v4 here; v6 below */
-        for (int arm = 0; arm < 3; arm++) {
-            const int nw = arm == 2 ? 8 : 4, mt = arm == 0 ? 2 : 1;
-            tcu_attention_flash_set_warps(nw);
-            tcu_attention_flash_set_mt(mt);
+        float *o_v = malloc(sizeof(float) * nq);
+        CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+        CHECK(tcu_attention_flash_v3(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0) == 1,
+              "v3 hd=%d: declined", hd);
+        CK(cudaGetLastError());
+        CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+        size_t n_nan;
+        double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
+        if (e64 > flash_worst) flash_worst = e64;
+        CHECK(n_nan == 0 && e64 < FLASH_TOL, "v3 hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)", hd,
+              n_head, n_head_kv, n, pos0, e64, n_nan);
+        /* v6 (wgmma, sm_90a; v6a hd 64/128, v6b also 256), the same bound: v6a (cp.async) through tcu_attention_wg,
+         * v6b (TMA) through tcu_attention_wg_tma on a copy of the cache followed by WG_PAD rows of f16 NaN past
+         * kv_rows = n_ctx: a last block that runs past kv_rows reads TMA's zero fill there, never the NaN rows */
+        enum { WG_PAD = 200 };
+        const size_t row = (size_t)n_head_kv * hd;
+        uint16_t *d_kp, *d_vp;
+        CK(cudaMalloc((void **)&d_kp, 2 * (nkv + WG_PAD * row)));
+        CK(cudaMalloc((void **)&d_vp, 2 * (nkv + WG_PAD * row)));
+        CK(cudaMemset(d_kp, 0xFF, 2 * (nkv + WG_PAD * row))); /* 0xFFFF: an f16 NaN */
+        CK(cudaMemset(d_vp, 0xFF, 2 * (nkv + WG_PAD * row)));
+        CK(cudaMemcpy(d_kp, kc, 2 * nkv, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(d_vp, vc, 2 * nkv, cudaMemcpyHostToDevice));
+        float *o_wg[2] = {malloc(sizeof(float) * nq), malloc(sizeof(float) * nq)};
+        int ran[2];
+        for (int ver = 0; ver < 2; ver++) { /* v6a, v6b */
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-            if (n > 16 && arm == 1) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-            else tcu_attention_flash(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+            ran[ver] = ver == 0 ? tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0)
+                                : tcu_attention_wg_tma(d_q, d_kp, d_vp, n_ctx, n, d_pos, n_head, n_head_kv, hd, scale,
+                                                       d_out, 0);
             CK(cudaGetLastError());
-            CK(cudaMemcpy(arm == 1 ? o_v3 : o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-            size_t n_nan;
-            const double e64 = rel_l2_d(arm == 1 ? o_v3 : o_gpu, o_ref, nq, &n_nan);
-            if (e64 > flash_worst) flash_worst = e64;
-            CHECK(n_nan == 0 && e64 < FLASH_TOL, "%s (%d warps) hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g "
-                  "(%zu NaN)", mt == 2 && hd <= 128 ? "v4" : "v3", nw, hd, n_head, n_head_kv, n, pos0, e64, n_nan);
-            if (arm == 1 && hd <= 128) { /* o_gpu holds v4's output */
-                CHECK(memcmp(o_gpu, o_v3, sizeof(float) * nq) == 0,
-                      "v4 hd=%d heads=%d/%d n=%d pos0=%d: differs from v3 (4 warps) bit for bit", hd, n_head,
-                      n_head_kv, n, pos0);
-            }
+            CHECK(ran[ver] == (ver == 0 ? tcu_attention_wg_ok(n_head, n_head_kv, hd)
+                                        : tcu_attention_wg_tma_ok(n_head, n_head_kv, hd)),
+                  "v6%s hd=%d: launched %d, its _ok says otherwise", wg_name[ver], hd, ran[ver]);
+            if (!ran[ver]) continue;
+            wg_runs[ver]++;
+            CK(cudaMemcpy(o_wg[ver], d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+            e64 = rel_l2_d(o_wg[ver], o_ref, nq, &n_nan);
+            if (e64 > wg_worst[ver]) wg_worst[ver] = e64;
+            CHECK(n_nan == 0 && e64 < FLASH_TOL, "v6%s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)",
+                  wg_name[ver], hd, n_head, n_head_kv, n, pos0, e64, n_nan);
         }
-        tcu_attention_flash_set_warps(4);
-        tcu_attention_flash_set_mt(1);
-        tcu_attention_flash_set_wg(1);
-        /* v6 (wgmma, sm_90a; v6a hd 64/128, v6b also 256), the same bound: v6a (cp.async) through tcu_attention_wg and the
-         * dispatcher (tcu_attention for n > 16: the same bytes); v6b (TMA) through tcu_attention_wg_tma (tile
-         * order 0) and tcu_attention_flash_rows (orders 1 and 2: the same bytes) on a copy of the cache followed
-         * by WG_PAD rows of f16 NaN past kv_rows = n_ctx: a last 128-key block that runs past kv_rows reads
-         * TMA's zero fill there, never the NaN rows behind it */
-        if (tcu_attention_wg_ok(n_head, n_head_kv, hd)) {
-            enum { WG_PAD = 200 };
-            const size_t row = (size_t)n_head_kv * hd;
-            uint16_t *d_kp, *d_vp;
-            CK(cudaMalloc((void **)&d_kp, 2 * (nkv + WG_PAD * row)));
-            CK(cudaMalloc((void **)&d_vp, 2 * (nkv + WG_PAD * row)));
-            CK(cudaMemset(d_kp, 0xFF, 2 * (nkv + WG_PAD * row))); /* 0xFFFF: an f16 NaN */
-            CK(cudaMemset(d_vp, 0xFF, 2 * (nkv + WG_PAD * row)));
-            CK(cudaMemcpy(d_kp, kc, 2 * nkv, cudaMemcpyHostToDevice));
-            CK(cudaMemcpy(d_vp, vc, 2 * nkv, cudaMemcpyHostToDevice));
-            for (int ver = 0; ver < 6; ver++) { /* v6a, then v6b's modes 0..4 */
-                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-                const int ran = ver == 0 ? tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0)
-                                         : tcu_attention_wg_tma(d_q, d_kp, d_vp, n_ctx, n, d_pos, n_head,
-                                                                n_head_kv, hd, scale, d_out, ver - 1, 0);
-                CK(cudaGetLastError());
-                if (!ran) continue;
-                wg_runs[ver]++;
-                CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-                size_t n_nan;
-                const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
-                if (e64 > wg_worst[ver]) wg_worst[ver] = e64;
-                CHECK(n_nan == 0 && e64 < FLASH_TOL, "v6%s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)",
-                      wg_name[ver], hd, n_head, n_head_kv, n, pos0, e64, n_nan);
-                /* the dispatcher's choice for this version (v6b: tile orders 1 and 2): the same bytes. At hd 256 the
-                 * default switch value (5) runs mode 0, not mode 3: mode 3 is only called directly there, and mode 0's
-                 * bytes are checked under both switch values (2 and 5) */
-                if (hd == 256 && ver == 4) continue;
-                for (int sw = ver + 1; sw <= (hd == 256 && ver == 1 ? 5 : ver + 1); sw += 3) {
-                    tcu_attention_flash_set_wg(sw);
-                    for (int ord = 1; ord <= (ver == 0 ? 1 : 2); ord++) {
-                        tcu_attention_flash_set_order(ord);
-                        CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-                        if (ver == 0 && n > 16) tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-                        else if (ver == 0) tcu_attention_flash(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-                        else tcu_attention_flash_rows(d_q, d_kp, d_vp, n_ctx, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-                        CK(cudaMemcpy(o_v3, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-                        CHECK(memcmp(o_gpu, o_v3, sizeof(float) * nq) == 0,
-                              "v6%s hd=%d heads=%d/%d n=%d pos0=%d order %d: the dispatcher's output differs from the direct "
-                              "call", wg_name[ver], hd, n_head, n_head_kv, n, pos0, ord);
-                    }
-                }
-                tcu_attention_flash_set_order(1);
-            }
-            tcu_attention_flash_set_wg(5);
-            CK(cudaFree(d_kp));
-            CK(cudaFree(d_vp));
+        /* the dispatchers give the chooser's variant, byte for byte: tcu_attention_flash_rows (kv_rows = n_ctx),
+         * tcu_attention_flash (no rows) and tcu_attention for n > 16 */
+        for (int a = 0; a < 3; a++) {
+            if (a == 2 && n <= 16) continue;
+            const int var = tcu_attention_flash_variant(n_head, n_head_kv, hd, a == 0 ? n_ctx : 0);
+            const float *want = var == TCU_FLASH_V6B ? o_wg[1] : var == TCU_FLASH_V6A ? o_wg[0] : o_gpu;
+            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+            if (a == 0) tcu_attention_flash_rows(d_q, d_kp, d_vp, n_ctx, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+            else if (a == 1) tcu_attention_flash(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+            else tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+            CK(cudaMemcpy(o_v, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+            CHECK(var == TCU_FLASH_V3 || var == TCU_FLASH_V6A || var == TCU_FLASH_V6B, "flash hd=%d: variant %d", hd, var);
+            CHECK(memcmp(o_v, want, sizeof(float) * nq) == 0,
+                  "flash hd=%d heads=%d/%d n=%d pos0=%d: dispatcher %d (variant %d) differs from the direct call", hd,
+                  n_head, n_head_kv, n, pos0, a, var);
         }
-        free(o_v3);
+        CK(cudaFree(d_kp));
+        CK(cudaFree(d_vp));
+        free(o_wg[0]), free(o_wg[1]), free(o_v);
     }
     /* v2 (split-K decode, n <= 16): against float64 as above, and every token's row bit-identical to a
      * one-token call at its position */
@@ -262,14 +245,6 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
         CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "v2 hd=%d heads=%d/%d n=%d pos0=%d: a token's row differs "
               "from its one-token call", hd, n_head, n_head_kv, n, pos0);
-        /* the K/V prefetch ring over an f16 cache (mode 2, an arm) and plain loads (the default): the same bits */
-        tcu_attention_set_prefetch(2);
-        CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-        tcu_attention_split(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
-        CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-        tcu_attention_set_prefetch(1);
-        CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "v2 hd=%d heads=%d/%d n=%d pos0=%d: the prefetch ring "
-              "changes the bits", hd, n_head, n_head_kv, n, pos0);
         if (d_ws) CK(cudaFree(d_ws));
         free(o_one);
     }
@@ -285,7 +260,6 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
  * (the CPU's rule) into the int8 and scale planes; against float64 on the dequantized q * d (exact in f32,
  * so the f16 case's bound 1e-5 holds), with 1 split and with S splits, and every token's row equal to its
  * one-token call (the verify property). */
-static double g_qq_worst; /* the quantized-q arm's worst rel L2 vs float64 */
 static int g_q8w_smem_ok; /* the device grants v5's largest CTA (~152 KiB at hd 256; sm_80/sm_90 do) */
 static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int S0) {
     const int n_ctx = pos0 + n, row = n_head_kv * hd;
@@ -337,82 +311,39 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
     const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
     if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
     const size_t qrow = (size_t)n_head * hd;
-    /* v5 (16 int8 a lane, the default) and v2 (the arm): each against float64, 1 and S splits, and each
-     * token's row equal to its one-token call; v2 also with and without its prefetch ring (the same bits) */
+    /* the chooser's kernel (v5, 16 int8 a lane, where the device grants its shared memory) and v2 (the kernel of
+     * devices that refuse it): each against float64, 1 and S splits, and each token's row equal to its one-token call */
+    typedef void (*q8_fn)(const float *, const int8_t *, const int8_t *, const uint16_t *, const uint16_t *, int,
+                          const int32_t *, int, int, int, float, float *, float *, int, cudaStream_t);
     for (int wide = 1; wide >= 0; wide--) {
-        tcu_attention_set_q8_wide(wide);
-        const char *kn = wide ? "v5" : "v2";
-        if (wide)
-            CHECK(tcu_attention_q8_wide(n_head, n_head_kv, hd), "q8 hd=%d heads=%d/%d: the chooser does not take v5",
-                  hd, n_head, n_head_kv);
+        const q8_fn fn = wide ? tcu_attention_split_q8 : tcu_attention_split_q8_v2;
+        const int v5 = wide && tcu_attention_q8_wide(n_head, n_head_kv, hd);
+        const char *kn = v5 ? "v5" : "v2";
+        if (wide && g_q8w_smem_ok)
+            CHECK(v5, "q8 hd=%d heads=%d/%d: the chooser does not take v5", hd, n_head, n_head_kv);
         for (int split = 0; split < 2; split++) {
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
             const uint64_t c0 = tcu_attention_q8w_count();
-            tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out,
-                                   split ? d_ws : NULL, split ? S : 1, 0);
+            fn(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out, split ? d_ws : NULL,
+               split ? S : 1, 0);
             CK(cudaGetLastError());
-            /* the kernel that ran is the one the switch names (v2 where the device refuses v5's shared memory) */
-            if (!wide || g_q8w_smem_ok) /* a smaller device may grant some shapes and refuse others */
-                CHECK(tcu_attention_q8w_count() - c0 == (uint64_t)wide, "q8 %s hd=%d heads=%d/%d: %llu v5 launches", kn,
-                      hd, n_head, n_head_kv, (unsigned long long)(tcu_attention_q8w_count() - c0));
+            /* the kernel that ran is the one the chooser names */
+            CHECK(tcu_attention_q8w_count() - c0 == (uint64_t)v5, "q8 %s hd=%d heads=%d/%d: %llu v5 launches", kn, hd,
+                  n_head, n_head_kv, (unsigned long long)(tcu_attention_q8w_count() - c0));
             CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
             size_t n_nan;
             const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
             CHECK(n_nan == 0 && e64 < 1e-5, "q8 %s (%d splits) hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g "
                   "(%zu NaN)", kn, split ? S : 1, hd, n_head, n_head_kv, n, pos0, e64, n_nan);
         }
-        if (!wide) { /* v2's K/V prefetch ring (default) and plain loads (o_gpu holds the S-split call's) */
-            tcu_attention_set_prefetch(0);
-            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-            tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
-            CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-            tcu_attention_set_prefetch(1);
-            CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 v2 hd=%d heads=%d/%d n=%d pos0=%d: the prefetch "
-                  "ring changes the bits", hd, n_head, n_head_kv, n, pos0);
-        }
-        if (wide && hd == 128 && n_head == 4 * n_head_kv) {
-            /* the 12-warp arm (another warp combine) and the 16-row batch arm (another butterfly), each with its
-             * own bits: float64 and the verify property */
-            /* and the quantized-q arm (8 and 16 warps): q rounded to int8, so a bound of its own (measured
-             * ~1e-3 is the expectation; 3e-2 still fails any wrong row, head or scale, which give O(1)) */
-            for (int arm = 0; arm < 4; arm++) {
-                if (arm == 0) tcu_attention_set_q8_wide_warps(12);
-                else if (arm == 1) tcu_attention_set_q8_wide_batch(4);
-                else tcu_attention_set_q8_wide_qq(1), tcu_attention_set_q8_wide_warps(arm == 2 ? 8 : 16);
-                const char *an = arm == 0 ? "12 warps" : arm == 1 ? "batch 4" : arm == 2 ? "qq" : "qq 16 warps";
-                const double bound = arm >= 2 ? 3e-2 : 1e-5;
-                float *o_arm = malloc(sizeof(float) * nq);
-                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-                tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws,
-                                       S, 0);
-                CK(cudaMemcpy(o_arm, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-                size_t n_nan;
-                const double e64 = rel_l2_d(o_arm, o_ref, nq, &n_nan);
-                CHECK(n_nan == 0 && e64 < bound, "q8 v5 %s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g", an,
-                      hd, n_head, n_head_kv, n, pos0, e64);
-                if (arm >= 2 && e64 > g_qq_worst) g_qq_worst = e64;
-                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-                for (int t = 0; t < n; t++)
-                    tcu_attention_split_q8(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, n_head, n_head_kv, hd,
-                                           scale, d_out + t * qrow, d_ws, S, 0);
-                CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
-                CHECK(memcmp(o_one, o_arm, sizeof(float) * nq) == 0, "q8 v5 %s hd=%d heads=%d/%d n=%d pos0=%d: a "
-                      "token's row differs from its one-token call", an, hd, n_head, n_head_kv, n, pos0);
-                free(o_arm);
-                tcu_attention_set_q8_wide_warps(8);
-                tcu_attention_set_q8_wide_batch(2);
-                tcu_attention_set_q8_wide_qq(0);
-            }
-        }
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
         for (int t = 0; t < n; t++)
-            tcu_attention_split_q8(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, n_head, n_head_kv, hd, scale,
-                                   d_out + t * qrow, d_ws, S, 0);
+            fn(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, n_head, n_head_kv, hd, scale, d_out + t * qrow, d_ws,
+               S, 0);
         CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
         CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 %s hd=%d heads=%d/%d n=%d pos0=%d: a token's row "
               "differs from its one-token call", kn, hd, n_head, n_head_kv, n, pos0);
     }
-    tcu_attention_set_q8_wide(1);
     CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_kq)); CK(cudaFree(d_vq)); CK(cudaFree(d_ks)); CK(cudaFree(d_vs));
     CK(cudaFree(d_pos));
     if (d_ws) CK(cudaFree(d_ws));
@@ -425,8 +356,10 @@ static int cmp_float(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Median of 20 timed launches (after 3 warm-ups) of tcu_attention for n tokens at positions pos0.. */
-static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, int pos0, int split, int flash) {
+/* Median of 20 timed launches (after 3 warm-ups) for n tokens at positions pos0..: ver 0 tcu_attention_split (v1, v2
+ * with split splits), BV_V3 v3, BV_V6A v6a, BV_FLASH the chooser with the cache's rows (as the backend calls it). */
+enum { BV_SPLIT = 0, BV_V3 = 3, BV_V6A = 6, BV_FLASH = 7 };
+static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, int pos0, int split, int ver) {
     const int n_ctx = pos0 + n, reps = 20;
     const size_t nq = (size_t)n * n_head * hd, nkv = (size_t)n_ctx * n_head_kv * hd;
     float *d_q, *d_out;
@@ -444,15 +377,15 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     tcu_fill_uniform(d_q, nq, TCU_FILL_F32, 1, 0);
     tcu_fill_uniform(d_k, nkv, TCU_FILL_F16, 2, 0);
     tcu_fill_uniform(d_v, nkv, TCU_FILL_F16, 3, 0);
-    tcu_attention_set_flash(flash);
     const float scale = 1.0f / sqrtf((float)hd);
     float *d_ws = NULL;
     if (split) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, split)));
     /* a prefill chunk through the flash kernels as the backend calls them (the cache's rows known: v6b) */
 #define BENCH_CALL()                                                                                              \
     do {                                                                                                          \
-        if (flash && n > 16 && tcu_attention_flash_ok(n_head, n_head_kv, hd))                                     \
-            tcu_attention_flash_rows(d_q, d_k, d_v, n_ctx, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);   \
+        if (ver == BV_FLASH) tcu_attention_flash_rows(d_q, d_k, d_v, n_ctx, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0); \
+        else if (ver == BV_V3) tcu_attention_flash_v3(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0); \
+        else if (ver == BV_V6A) tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);  \
         else tcu_attention_split(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, split, 0);   \
     } while (0)
     for (int i = 0; i < 3; i++) BENCH_CALL();
@@ -488,8 +421,8 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     free(pos);
 }
 
-/* Median of 20 timed one-token launches of tcu_attention_split_q8 at position pos (16 splits), v5 or v2
- * (wide 0). Bytes: the visible K/V rows once, int8 plus the f16 scale a block (1.0625 bytes an element). */
+/* Median of 20 timed one-token launches of tcu_attention_split_q8 at position pos (16 splits), the chooser's kernel
+ * or v2 (wide 0). Bytes: the visible K/V rows once, int8 plus the f16 scale a block (1.0625 bytes an element). */
 static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int pos, int wide) {
     const int n_ctx = pos + 1, reps = 20, splits = 16;
     const size_t nq = (size_t)n_head * hd, nkv = (size_t)n_ctx * n_head_kv * hd;
@@ -512,10 +445,11 @@ static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int p
     tcu_fill_uniform(d_v, nkv / 2, TCU_FILL_F16, 6, 0);
     tcu_fill_uniform(d_ks, nkv / 32, TCU_FILL_F16, 7, 0);
     tcu_fill_uniform(d_vs, nkv / 32, TCU_FILL_F16, 8, 0);
-    tcu_attention_set_q8_wide(wide);
     const float scale = 1.0f / sqrtf((float)hd);
-    for (int i = 0; i < 3; i++)
-        tcu_attention_split_q8(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
+    void (*fn)(const float *, const int8_t *, const int8_t *, const uint16_t *, const uint16_t *, int, const int32_t *,
+               int, int, int, float, float *, float *, int, cudaStream_t) =
+        wide ? tcu_attention_split_q8 : tcu_attention_split_q8_v2;
+    for (int i = 0; i < 3; i++) fn(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
     CK(cudaGetLastError());
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
@@ -523,13 +457,12 @@ static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int p
     float ms[20];
     for (int r = 0; r < reps; r++) {
         CK(cudaEventRecord(e0, 0));
-        tcu_attention_split_q8(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
+        fn(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
         CK(cudaEventRecord(e1, 0));
         CK(cudaEventSynchronize(e1));
         CK(cudaEventElapsedTime(&ms[r], e0, e1));
     }
     CK(cudaGetLastError());
-    tcu_attention_set_q8_wide(1);
     qsort(ms, reps, sizeof(float), cmp_float);
     const double med = 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]) * 1e-3;
     const double kv_bytes = (double)n_ctx * n_head_kv * hd * 2 * 1.0625;
@@ -550,8 +483,6 @@ int main(int argc, char **argv) {
         printf("gpu_attention: no CUDA device, skipped\n");
         return check_summary("gpu_attention");
     }
-    /* the decode CTA's warps as the backend would set them (TERN_CUDA_ATT_WARPS: 16 default, 8 an arm) */
-    if (getenv("TERN_CUDA_ATT_WARPS")) tcu_attention_set_decode_warps(atoi(getenv("TERN_CUDA_ATT_WARPS")));
     /* cpu_attention's result does not depend on the thread count (backend_cpu.h); threads only save time */
     int smem_optin = 0;
     cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
@@ -579,6 +510,9 @@ int main(int argc, char **argv) {
             for (int i = 0; i < 6; i++) run_case_q8(hd, nh, nkv, 1, decode_pos[i], 0);
             for (int nn = 2; nn <= 16; nn += 7) run_case_q8(hd, nh, nkv, nn, 37, 0);
         }
+    /* hd 96 has no flash kernel: v1 runs prefill chunks too (its 8-warp configuration) */
+    for (int i = 0; i < 3 && !only_q8 && !only_wg; i++) run_case(pool, 96, 9, 3, prefill[i][0], prefill[i][1]);
+    if (!only_q8 && !only_wg) run_case(pool, 96, 9, 3, 1, 1000);
     /* the Q8_0 cache's other query-head chunkings: G = 2 (QH 2) and G = 5 (two chunks of 3, the second with a
      * padding head), decode and a verify chunk */
     static const int heads_q8[][2] = {{16, 8}, {40, 8}};
@@ -593,104 +527,51 @@ int main(int argc, char **argv) {
     run_case_q8(128, 32, 8, 16, 248, 16);
     run_case_q8(128, 32, 8, 9, 507, 16);
     run_case_q8(64, 9, 3, 16, 248, 16);
-    /* every split of the grid whatever the depth (TERN_CUDA_ATT_ADAPT=0): splits with no keys */
-    tcu_attention_set_rows_per_split(0);
-    run_case_q8(128, 32, 8, 3, 5, 16);
-    run_case_q8(256, 8, 8, 1, 2, 16);
-    tcu_attention_set_rows_per_split(256);
     tern_pool_free(pool);
-    printf("q8 v5 quantized-q arm worst rel L2 vs float64: %.3g (bound 3e-2)\n", g_qq_worst);
     printf("%-34s %15s\n", "tcu_attention_split_q8 (median of 20)", "time");
     static const int q8_pos[] = {32767, 8191, 127};
     for (int i = 0; i < 3; i++) {
         char label[64];
         snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v5", q8_pos[i]);
         bench_q8(label, 128, 32, 8, q8_pos[i], 1);
-        snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v5 w12", q8_pos[i]);
-        tcu_attention_set_q8_wide_warps(12);
-        bench_q8(label, 128, 32, 8, q8_pos[i], 1);
-        tcu_attention_set_q8_wide_warps(8);
-        snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v5 b4", q8_pos[i]);
-        tcu_attention_set_q8_wide_batch(4);
-        bench_q8(label, 128, 32, 8, q8_pos[i], 1);
-        tcu_attention_set_q8_wide_batch(2);
-        for (int nw = 8; nw <= 16; nw += 4) {
-            snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v5 qq w%d", q8_pos[i], nw);
-            tcu_attention_set_q8_wide_qq(1);
-            tcu_attention_set_q8_wide_warps(nw);
-            bench_q8(label, 128, 32, 8, q8_pos[i], 1);
-            tcu_attention_set_q8_wide_qq(0);
-            tcu_attention_set_q8_wide_warps(8);
-        }
         snprintf(label, sizeof label, "q8 decode pos %d 32/8 hd128 v2", q8_pos[i]);
         bench_q8(label, 128, 32, 8, q8_pos[i], 0);
     }
     if (only_q8) return check_summary("gpu_attention");
     printf("v3 (flash) worst rel L2 vs float64: %.3g (bound %.0e)\n", flash_worst, FLASH_TOL);
-    for (int v = 0; v < 6; v++)
+    for (int v = 0; v < 2; v++)
         printf("v6%s (wgmma) ran %d cases, worst rel L2 vs float64: %.3g (bound %.0e)\n", wg_name[v], wg_runs[v],
                wg_worst[v], FLASH_TOL);
     int cc_major = 0, cc_minor = 0;
     cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0);
     cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
     if (cc_major == 9 && cc_minor == 0)
-        for (int v = 0; v < 6; v++) CHECK(wg_runs[v] > 0, "v6%s never ran on this sm_90 device", wg_name[v]);
+        for (int v = 0; v < 2; v++) CHECK(wg_runs[v] > 0, "v6%s never ran on this sm_90 device", wg_name[v]);
+    /* the issue's table: causal self-attention over S tokens, 32/8 heads, flops 4*S^2*D*Hq/2 (+ the diagonal);
+     * bench/sdpa_bench.py prints torch SDPA on the same shapes. The chooser's kernel (v6b on the H200), v6a, v3. */
     static const int big_s[] = {2048, 8192, 32768};
-    if (only_wg) {
-        printf("%-34s %15s\n", "tcu_attention (median of 20)", "time");
-        for (int a = 0; a < 3; a++)
-            for (int i = 0; i < 3; i++)
-                for (int ver = 8; ver >= 0; ver--) {
-                    if (hds[a] == 256 && (ver == 1 || ver >= 6)) continue; /* v6a is hd 64/128 only */
-                    static const char *lab[9] = {"v3 w4", "v6a", "v6b", "v6b pp", "v6b iw", "v6b pp+iw",
-                                                 "v6b pp+iw nofold", "v6b pp+iw order0", "v6b pp+iw order2"};
-                    static const char *lab256[9] = {"v3 w4", "", "v6b", "v6b pp", "v6b iw", "v6b default (plain)"};
-                    char label[64];
-                    snprintf(label, sizeof label, "causal S=%d D=%d %s", big_s[i], hds[a], hds[a] == 256 ? lab256[ver] : lab[ver]);
-                    tcu_attention_flash_set_wg(ver >= 7 ? 5 : ver);
-                    tcu_attention_flash_set_order(ver == 7 ? 0 : ver == 8 ? 2 : 1);
-                    bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
-                }
-        tcu_attention_flash_set_order(1);
-        tcu_attention_flash_set_wg(5);
-        return check_summary("gpu_attention");
-    }
-    tcu_attention_flash_set_wg(0); /* the rows below are v1 / v3 / v4 as labelled; v6 in the causal table */
-
     printf("%-34s %15s\n", "tcu_attention (median of 20)", "time");
-    bench("decode pos 4095 32/8 hd128 v1", 128, 32, 8, 1, 4095, 0, 1);
-    bench("decode pos 4095 32/8 hd128 v2", 128, 32, 8, 1, 4095, 16, 1);
-    bench("decode pos 32767 32/8 v1", 128, 32, 8, 1, 32767, 0, 1);
-    bench("decode pos 32767 32/8 v2", 128, 32, 8, 1, 32767, 16, 1);
-    tcu_attention_set_prefetch(2); /* the arm: the K/V prefetch ring over the f16 cache too */
-    bench("decode pos 4095 32/8 hd128 v2 pf", 128, 32, 8, 1, 4095, 16, 1);
-    bench("decode pos 32767 32/8 v2 pf", 128, 32, 8, 1, 32767, 16, 1);
-    tcu_attention_set_prefetch(1);
-    bench("decode pos 1500 9/3 hd64 v1", 64, 9, 3, 1, 1500, 0, 1);
-    bench("decode pos 1500 9/3 hd64 v2", 64, 9, 3, 1, 1500, 6, 1);
-    bench("prefill n=512 32/8 hd128 v1", 128, 32, 8, 512, 0, 0, 0);
-    bench("prefill n=512 32/8 hd128 v3", 128, 32, 8, 512, 0, 0, 1);
-    bench("prefill n=512 pos0=3584 hd128 v1", 128, 32, 8, 512, 3584, 0, 0);
-    bench("prefill n=512 pos0=3584 hd128 v3", 128, 32, 8, 512, 3584, 0, 1);
-    bench("prefill n=2048 32/8 hd128 v1", 128, 32, 8, 2048, 0, 0, 0);
-    /* the issue's table: causal self-attention over S tokens, 32/8 heads, flops 4*S^2*D*Hq/2 (+ the
-     * diagonal); bench/sdpa_bench.py prints torch SDPA on the same shapes */
     for (int a = 0; a < 3; a++)
         for (int i = 0; i < 3; i++)
-            for (int arm = -1; arm < 3; arm++) { /* v6 and v4 (hd <= 128), v3 with 4 and 8 warps */
-                if (arm == 0 && hds[a] > 128) continue; /* v4: hd <= 128 */
-                const int nw = arm == 2 ? 8 : 4, mt = arm == 0 ? 2 : 1;
+            for (int k = 0; k < 3; k++) {
+                static const int vers[3] = {BV_FLASH, BV_V6A, BV_V3};
+                static const char *lab[3] = {"chooser (v6b)", "v6a", "v3"};
+                if (k == 1 && hds[a] == 256) continue; /* v6a is hd 64/128 only */
                 char label[64];
-                if (arm < 0) snprintf(label, sizeof label, "causal S=%d D=%d v6b", big_s[i], hds[a]);
-                else if (mt == 2) snprintf(label, sizeof label, "causal S=%d D=%d v4", big_s[i], hds[a]);
-                else snprintf(label, sizeof label, "causal S=%d D=%d v3 w%d", big_s[i], hds[a], nw);
-                tcu_attention_flash_set_wg(arm < 0 ? 5 : 0);
-                tcu_attention_flash_set_warps(nw);
-                tcu_attention_flash_set_mt(mt);
-                bench(label, hds[a], 32, 8, big_s[i], 0, 0, 1);
+                snprintf(label, sizeof label, "causal S=%d D=%d %s", big_s[i], hds[a], lab[k]);
+                bench(label, hds[a], 32, 8, big_s[i], 0, 0, vers[k]);
             }
-    tcu_attention_flash_set_warps(4);
-    tcu_attention_flash_set_mt(1);
-    tcu_attention_flash_set_wg(5);
+    if (only_wg) return check_summary("gpu_attention");
+    bench("decode pos 4095 32/8 hd128 v1", 128, 32, 8, 1, 4095, 0, BV_SPLIT);
+    bench("decode pos 4095 32/8 hd128 v2", 128, 32, 8, 1, 4095, 16, BV_SPLIT);
+    bench("decode pos 32767 32/8 v1", 128, 32, 8, 1, 32767, 0, BV_SPLIT);
+    bench("decode pos 32767 32/8 v2", 128, 32, 8, 1, 32767, 16, BV_SPLIT);
+    bench("decode pos 1500 9/3 hd64 v1", 64, 9, 3, 1, 1500, 0, BV_SPLIT);
+    bench("decode pos 1500 9/3 hd64 v2", 64, 9, 3, 1, 1500, 6, BV_SPLIT);
+    bench("prefill n=512 32/8 hd128 v3", 128, 32, 8, 512, 0, 0, BV_V3);
+    bench("prefill n=512 32/8 hd128 chooser", 128, 32, 8, 512, 0, 0, BV_FLASH);
+    bench("prefill n=512 pos0=3584 hd128 v3", 128, 32, 8, 512, 3584, 0, BV_V3);
+    bench("prefill n=512 pos0=3584 hd128 chooser", 128, 32, 8, 512, 3584, 0, BV_FLASH);
+    bench("prefill n=512 32/8 hd96 v1", 96, 32, 8, 512, 0, 0, BV_SPLIT);
     return check_summary("gpu_attention");
 }

@@ -2,8 +2,9 @@
  * inputs (run by bench/gpu_check.sh on a GPU box):
  * - tcu_add_rmsnorm(x, r) == tcu_add then tcu_rmsnorm (x written back, y32, y16), and its x16 output ==
  *   tcu_quantize_x16 of y32 (n = 1, 3, 16 rows; dim 576, 4096);
- * - tcu_add_rmsnorm_to (out of place, C CTAs a row writing slices) == tcu_add_rmsnorm, bit for bit (dims
- *   4096, 576, 8192, 16384, 96; C 8, 3, 1; with and without the residual add), the cluster kernel off;
+ * - tcu_add_rmsnorm_to (out of place) where it runs rmsnorm_k (8 CTAs a row writing slices for <= 16 rows where the
+ *   cluster kernel does not run; one CTA a row above) == tcu_add_rmsnorm, bit for bit (dims 4096, 576, 8192, 16384,
+ *   96; with and without the residual add);
  * - the cluster RMSNorm (tcu_add_rmsnorm_to's default on sm_90) against a double host reference, its own x16
  *   and y16 against tcu_quantize_x16 / tcu_f32_to_f16 of its y32, rows alone == rows of a batch, in place;
  * - tcu_swiglu_x16 == tcu_swiglu, and its x16 output == tcu_quantize_x16 of the result; tcu_swiglu_rows on a fused
@@ -12,12 +13,8 @@
  * - tcu_rope_kv_q8: the same q and k bits, and its Q8_0 cache rows == tern_quantize_activation(TERN_TYPE_Q8_0)
  *   (the CPU's rule, src/backend/cpu/quant.c) of the rotated k and of v, byte for byte (scales and int8), rows at pos;
  *   tcu_kv_dequant_q8 == f16(q * d) of those bytes;
- * - the q|k|v GEMV with the RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope) == tcu_gemv_dp4a_fam then
- *   tcu_rope_kv: y and the f16 cache, bit for bit (cta, warp and tma families; Q4_0, Q8_0);
  * - tcu_attention_decode_x16 == tcu_attention_split (or _q8) then tcu_quantize_x16: out and the x16 bytes
- *   (f16 and Q8_0 caches; hd 64, 128; 1 and 4 splits; n = 1, 3, 16; GQA 32/8 and 4/4 heads);
- * - tcu_attention_decode_x16_rope == tcu_rope_kv then tcu_attention_decode_x16: out, x16 and both caches;
- * - tcu_gemv_dp4a_norm (the tma GEMV with the RMSNorm prologue) == the cluster RMSNorm then the tma GEMV. */
+ *   (f16 and Q8_0 caches; hd 64, 128; 1 and 4 splits; n = 1, 3, 16; GQA 32/8 and 4/4 heads). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,22 +65,6 @@ static float *rand_dev(size_t n, float a) {
     return d;
 }
 
-/* n_out rows of nb random Q4_0 (qb 16) or Q8_0 (qb 32) blocks (GGUF layout: f16 d in [0.002, 0.006], random
- * quant bytes), each row padded to stride bytes, on the device. */
-static void *rand_q_dev(int n_out, int nb, int qb, size_t stride) {
-    uint8_t *hw = calloc((size_t)n_out, stride);
-    for (int r = 0; r < n_out; r++)
-        for (int b = 0; b < nb; b++) {
-            uint8_t *blk = hw + (size_t)r * stride + (size_t)b * (2 + qb);
-            const uint16_t d = tern_fp32_to_fp16(0.002f + fabsf(frnd(0.004f)));
-            memcpy(blk, &d, 2);
-            for (int j = 0; j < qb; j++) { frnd(1.0f); blk[2 + j] = (uint8_t)(rs >> 8); }
-        }
-    void *w = dup_dev(hw, stride * (size_t)n_out);
-    free(hw);
-    return w;
-}
-
 int main(void) {
     int dev_n = 0;
     if (cudaGetDeviceCount(&dev_n) != cudaSuccess || dev_n < 1) {
@@ -122,19 +103,19 @@ int main(void) {
             cudaFree(x); cudaFree(x2); cudaFree(r); cudaFree(g); cudaFree(ya); cudaFree(yb); cudaFree(ha); cudaFree(hb);
             cudaFree(qa); cudaFree(qb);
         }
-    /* tcu_add_rmsnorm_to (out of place, C CTAs a row, each writing a slice) == tcu_add_rmsnorm (in place,
-     * one CTA) bit for bit: new x, y32, y16, x16; with r NULL x is left alone. dims: Llama-3-8B, the default
-     * model, 8192 (the fast path's widest), 16384 (the slow path: C falls to 1), 96 (C falls to 1: 96 / 32
-     * blocks do not split in 8); C 8 (default), 3, 1 */
+    /* tcu_add_rmsnorm_to (out of place) where it runs rmsnorm_k (8 CTAs a row, each writing a slice, for <= 16 rows
+     * where the cluster kernel does not run: other devices, rows that fit no cluster; one CTA a row for 17 rows) ==
+     * tcu_add_rmsnorm (in place, one CTA) bit for bit: new x, y32, y16, x16; with r NULL x is left alone. dims:
+     * Llama-3-8B, the default model, 8192 (the fast path's widest), 16384 (the slow path: C falls to 1), 96 (C falls
+     * to 1: 96 / 32 blocks do not split in 8) */
     {
-        const int rdims[5] = {4096, 576, 8192, 16384, 96}, cs[3] = {8, 3, 1};
-        tcu_set_rms_cluster(0); /* rmsnorm_k's C CTAs (the cluster kernel has its own order: tested below) */
+        const int rdims[5] = {4096, 576, 8192, 16384, 96}, rn[3] = {1, 3, 17};
         for (int di = 0; di < 5; di++)
             for (int ci = 0; ci < 3; ci++)
                 for (int withr = 0; withr < 2; withr++) {
-                    const int dim = rdims[di], n = ci == 1 ? 3 : 1;
+                    const int dim = rdims[di], n = rn[ci];
+                    if (n <= 16 && tcu_rms_cluster_ctas(dim)) continue; /* the cluster kernel: its own order, below */
                     const size_t nb = (size_t)n * dim;
-                    tcu_set_rms_split(cs[ci]);
                     float *x = rand_dev(nb, 3.0f), *r = rand_dev(nb, 1.0f), *g = rand_dev((size_t)dim, 1.5f);
                     float *x2, *xo, *ya, *yb;
                     uint16_t *ha, *hb;
@@ -151,66 +132,21 @@ int main(void) {
                     CU(cudaDeviceSynchronize());
                     CHECK(dev_eq(ya, yb, sizeof(float) * nb) && dev_eq(ha, hb, 2 * nb) &&
                               dev_eq(qa, qb, tcu_x16_bytes(n, dim)),
-                          "add_rmsnorm_to dim=%d n=%d C=%d r=%d: y32 / y16 / x16 differ from add_rmsnorm", dim, n, cs[ci],
-                          withr);
+                          "add_rmsnorm_to dim=%d n=%d r=%d: y32 / y16 / x16 differ from add_rmsnorm", dim, n, withr);
                     CHECK(withr ? dev_eq(x, xo, sizeof(float) * nb) : dev_eq(x, x2, sizeof(float) * nb),
-                          "add_rmsnorm_to dim=%d n=%d C=%d r=%d: the residual differs", dim, n, cs[ci], withr);
+                          "add_rmsnorm_to dim=%d n=%d r=%d: the residual differs", dim, n, withr);
                     if (!withr) { /* r NULL: xo is never written (still its 0x7F fill) */
                         float *xf = malloc(sizeof(float) * nb), *xg = malloc(sizeof(float) * nb);
                         memset(xf, 0x7F, sizeof(float) * nb);
                         CU(cudaMemcpy(xg, xo, sizeof(float) * nb, cudaMemcpyDeviceToHost));
-                        CHECK(!memcmp(xf, xg, sizeof(float) * nb), "add_rmsnorm_to dim=%d C=%d: xo written without r",
-                              dim, cs[ci]);
+                        CHECK(!memcmp(xf, xg, sizeof(float) * nb), "add_rmsnorm_to dim=%d n=%d: xo written without r",
+                              dim, n);
                         free(xf);
                         free(xg);
                     }
                     cudaFree(x); cudaFree(x2); cudaFree(xo); cudaFree(r); cudaFree(g); cudaFree(ya); cudaFree(yb);
                     cudaFree(ha); cudaFree(hb); cudaFree(qa); cudaFree(qb);
                 }
-        tcu_set_rms_split(8);
-        tcu_set_rms_cluster(1);
-    }
-    /* the TERN_CUDA_RMS_T arm (512 or 256 threads a CTA): C 8 == C 1 bit for bit at the same thread count (a run
-     * uses one count for every call), and within 1e-6 of the 1024-thread y32 (another summation order) */
-    {
-        const int rdims[3] = {4096, 576, 8192}, ts[2] = {512, 256};
-        tcu_set_rms_cluster(0); /* the reference arm a 2 is rmsnorm_k at 1024 threads */
-        for (int di = 0; di < 3; di++)
-            for (int ti = 0; ti < 2; ti++) {
-                const int dim = rdims[di], n = 2;
-                const size_t nb = (size_t)n * dim;
-                float *x = rand_dev(nb, 3.0f), *r = rand_dev(nb, 1.0f), *g = rand_dev((size_t)dim, 1.5f);
-                float *xo[3], *y[3];
-                void *q[3];
-                for (int a = 0; a < 3; a++) {
-                    CU(cudaMalloc((void **)&xo[a], sizeof(float) * nb)); CU(cudaMalloc((void **)&y[a], sizeof(float) * nb));
-                    CU(cudaMalloc(&q[a], tcu_x16_bytes(n, dim)));
-                    CU(cudaMemset(q[a], 0x5A, tcu_x16_bytes(n, dim)));
-                    /* a 0: this count, C 8; a 1: this count, C 1; a 2: 1024 threads, C 8 */
-                    tcu_set_rms_threads(a == 2 ? 1024 : ts[ti]);
-                    tcu_set_rms_split(a == 1 ? 1 : 8);
-                    tcu_add_rmsnorm_to(x, xo[a], r, g, 1e-5f, n, dim, y[a], NULL, q[a], 0);
-                }
-                tcu_set_rms_threads(1024);
-                tcu_set_rms_split(8);
-                CU(cudaDeviceSynchronize());
-                CHECK(dev_eq(y[0], y[1], sizeof(float) * nb) && dev_eq(q[0], q[1], tcu_x16_bytes(n, dim)) &&
-                          dev_eq(xo[0], xo[1], sizeof(float) * nb),
-                      "rmsnorm %d threads dim=%d: C 8 differs from C 1", ts[ti], dim);
-                float *ha = malloc(sizeof(float) * nb), *hb = malloc(sizeof(float) * nb);
-                CU(cudaMemcpy(ha, y[0], sizeof(float) * nb, cudaMemcpyDeviceToHost));
-                CU(cudaMemcpy(hb, y[2], sizeof(float) * nb, cudaMemcpyDeviceToHost));
-                double md = 0.0;
-                for (size_t i = 0; i < nb; i++) {
-                    const double d = fabs((double)ha[i] - hb[i]) / (fabs((double)hb[i]) + 1e-30);
-                    if (d > md) md = d;
-                }
-                CHECK(md < 1e-6, "rmsnorm %d threads dim=%d: y32 %.3g from the 1024-thread kernel", ts[ti], dim, md);
-                free(ha); free(hb);
-                for (int a = 0; a < 3; a++) { cudaFree(xo[a]); cudaFree(y[a]); cudaFree(q[a]); }
-                cudaFree(x); cudaFree(r); cudaFree(g);
-            }
-        tcu_set_rms_cluster(1);
     }
     /* the cluster RMSNorm (tcu_add_rmsnorm_to's default for n <= TCU_MULTI_MAX on sm_90: rmsnorm_cl_k) against
      * the host in double (y32 within 1e-6 relative: only the order of the sum of squares differs), the residual
@@ -439,60 +375,6 @@ int main(void) {
             cudaFree(qa); cudaFree(qb); cudaFree(ka); cudaFree(kb); cudaFree(v); cudaFree(freq); cudaFree(pos);
             cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);
         }
-    /* the q|k|v GEMV's RoPE + KV-cache epilogue (tcu_gemv_dp4a_rope) == the GEMV, then tcu_rope_kv on its
-     * q, k, v parts: y and both f16 cache rows, bit for bit; families cta (0), warp (1), tma (3); Q4_0 and
-     * Q8_0 (GGUF layouts), n_rot = hd and hd / 2, GQA 8/2 heads, hd 128 and 64 */
-    /* ri 2: 20480 rows of 256 (10240 row groups): with TERN_CUDA_DP4A_OCC=1 (gpu_check's second run) a pipe
-     * CTA writes ~78 groups and a warp ~19, so the angles of a CTA's or warp's k-th group for k >= 1 (by
-     * shuffle) and k >= 16 (computed in the epilogue) are checked too */
-    for (int ti = 0; ti < 2; ti++)
-        for (int fi = 0; fi < 3; fi++)
-            for (int ri = 0; ri < 3; ri++) {
-                const int t = ti ? TERN_TYPE_Q8_0 : TERN_TYPE_Q4_0, fam = fi == 2 ? 3 : fi;
-                const int hd = ri == 1 ? 64 : 128, n_rot = ri == 1 ? hd / 2 : hd, nh = ri == 2 ? 128 : 8;
-                const int nkv = ri == 2 ? 16 : 2, n_in = ri == 2 ? 256 : 1024, n_ctx = 64;
-                const int Hq = nh * hd, Hkv = nkv * hd, n_out = Hq + 2 * Hkv, nb = n_in / 32, qb = ti ? 32 : 16;
-                const size_t rb = tern_type_row_size((enum tern_type)t, n_in), stride = (rb + 15) & ~(size_t)15;
-                void *w = rand_q_dev(n_out, nb, qb, stride), *xq;
-                float *x = rand_dev((size_t)n_in, 2.0f), *ya, *yb, *y0;
-                CU(cudaMalloc(&xq, tcu_x16_bytes(1, n_in)));
-                CU(cudaMalloc((void **)&ya, sizeof(float) * n_out)); CU(cudaMalloc((void **)&yb, sizeof(float) * n_out));
-                CU(cudaMalloc((void **)&y0, sizeof(float) * n_out));
-                float *hf = malloc(sizeof(float) * (n_rot / 2 + 1));
-                for (int i = 0; i < n_rot / 2; i++) hf[i] = powf(500000.0f, -2.0f * i / n_rot);
-                float *freq = dup_dev(hf, sizeof(float) * (n_rot / 2 + 1));
-                const int32_t hp = 37;
-                int32_t *pos = dup_dev(&hp, sizeof hp);
-                uint16_t *kca, *vca, *kcb, *vcb;
-                const size_t cb = sizeof(uint16_t) * (size_t)n_ctx * Hkv;
-                CU(cudaMalloc((void **)&kca, cb)); CU(cudaMalloc((void **)&vca, cb));
-                CU(cudaMalloc((void **)&kcb, cb)); CU(cudaMalloc((void **)&vcb, cb));
-                CU(cudaMemset(kca, 0x11, cb)); CU(cudaMemset(vca, 0x11, cb)); CU(cudaMemset(kcb, 0x11, cb)); CU(cudaMemset(vcb, 0x11, cb));
-                CU(cudaMemset(yb, 0x22, sizeof(float) * n_out));
-                tcu_quantize_x16(x, 1, n_in, xq, 0);
-                tcu_gemv_dp4a_fam(fam, t, w, stride, n_in, n_out, xq, 1, ya, 0);
-                CU(cudaMemcpy(y0, ya, sizeof(float) * n_out, cudaMemcpyDeviceToDevice));
-                tcu_rope_kv(ya, ya + Hq, ya + Hq + Hkv, 1, nh, nkv, hd, n_rot, pos, freq, NULL, kca, vca, 0);
-                float *cs; /* ri 0, 2: the epilogue reads tcu_rope_table's pairs (the same values) */
-                CU(cudaMalloc((void **)&cs, sizeof(float) * n_rot));
-                tcu_rope_table(pos, freq, 1, n_rot, cs, 0);
-                const tcu_rope_epi e = {pos, freq, Hq, Hkv, hd, n_rot, kcb, vcb, ri != 1 ? cs : NULL};
-                const int ran = tcu_gemv_dp4a_rope(fam, t, w, stride, n_in, n_out, xq, yb, &e, 0);
-                CU(cudaDeviceSynchronize());
-                CHECK(ran == 1, "gemv_dp4a_rope %s family %d: not launched", tern_type_name(t), fam);
-                CHECK(!dev_eq(ya, y0, sizeof(float) * n_out), "gemv_dp4a_rope %s family %d: RoPE changed nothing",
-                      tern_type_name(t), fam);
-                CHECK(dev_eq(ya, yb, sizeof(float) * n_out) && dev_eq(kca, kcb, cb) && dev_eq(vca, vcb, cb),
-                      "gemv_dp4a_rope %s family %d hd=%d n_rot=%d: y or the cache differs from gemv + rope_kv",
-                      tern_type_name(t), fam, hd, n_rot);
-                const tcu_rope_epi bad = {pos, freq, Hq, Hkv, hd, n_rot, kcb, vcb, NULL};
-                CHECK(tcu_gemv_dp4a_rope(fam, t, w, stride, n_in, n_out - 2, xq, yb, &bad, 0) == 0,
-                      "gemv_dp4a_rope: a shape that is not q|k|v was accepted");
-                free(hf);
-                cudaFree(cs);
-                cudaFree(w); cudaFree(xq); cudaFree(x); cudaFree(ya); cudaFree(yb); cudaFree(y0); cudaFree(freq);
-                cudaFree(pos); cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);
-            }
     /* decode attention with the x16 of its output */
     for (int hi = 0; hi < 2; hi++)
         for (int gi = 0; gi < 2; gi++)
@@ -542,120 +424,5 @@ int main(void) {
                         cudaFree(q); cudaFree(kc); cudaFree(vc); cudaFree(kq); cudaFree(vq); cudaFree(ks); cudaFree(vs);
                         cudaFree(pos); cudaFree(oa); cudaFree(ob); cudaFree(ws); cudaFree(xa); cudaFree(xb);
                     }
-    /* one token's attention with its RoPE and KV-cache write (tcu_attention_decode_x16_rope) == tcu_rope_kv then
-     * tcu_attention_decode_x16: out, the x16 bytes and both whole caches, bit for bit; hd 64, 128; heads 32/8 (4
-     * query heads a CTA), 4/4 (1), 9/3 (3); grid splits 1 and 4 (positions 256.. use 2 of them); n_rot hd and
-     * hd / 2; positions 0 (the row alone), 7, 255, 256, 299 (the cache's last row); hd 256 declines (returns 0,
-     * nothing written); the switch on for these calls (TERN_CUDA_ATT_ROPE=1; off by default) */
-    tcu_attention_set_rope(1);
-    for (int hi = 0; hi < 3; hi++)
-        for (int gi = 0; gi < 3; gi++)
-            for (int si = 0; si < 2; si++)
-                for (int ri = 0; ri < 2; ri++)
-                    for (int pi = 0; pi < 5; pi++) {
-                        const int hd = hi == 0 ? 64 : hi == 1 ? 128 : 256;
-                        if (hi == 2 && (gi || si || ri || pi != 2)) continue; /* the decline case once */
-                        const int nh = gi == 0 ? 32 : gi == 1 ? 4 : 9, nkv = gi == 0 ? 8 : gi == 1 ? 4 : 3;
-                        const int S = si ? 4 : 1, n_rot = ri ? hd / 2 : hd, p0 = (int[]){0, 7, 255, 256, 299}[pi];
-                        const int n_ctx = 300, row = nkv * hd, Hq = nh * hd;
-                        const size_t nc = (size_t)n_ctx * row;
-                        float *q = rand_dev((size_t)Hq, 2.0f), *k = rand_dev((size_t)row, 2.0f), *v = rand_dev((size_t)row, 2.0f);
-                        float *qa, *ka;
-                        CU(cudaMalloc((void **)&qa, sizeof(float) * Hq)); CU(cudaMalloc((void **)&ka, sizeof(float) * row));
-                        CU(cudaMemcpy(qa, q, sizeof(float) * Hq, cudaMemcpyDeviceToDevice));
-                        CU(cudaMemcpy(ka, k, sizeof(float) * row, cudaMemcpyDeviceToDevice));
-                        uint16_t *hk = malloc(2 * nc);
-                        for (size_t i = 0; i < nc; i++) hk[i] = tern_fp32_to_fp16(frnd(1.5f));
-                        uint16_t *kca = dup_dev(hk, 2 * nc), *kcb = dup_dev(hk, 2 * nc);
-                        for (size_t i = 0; i < nc; i++) hk[i] = tern_fp32_to_fp16(frnd(1.5f));
-                        uint16_t *vca = dup_dev(hk, 2 * nc), *vcb = dup_dev(hk, 2 * nc);
-                        float hf[129];
-                        for (int i = 0; i < n_rot / 2 + 1; i++) hf[i] = powf(10000.0f, -2.0f * (float)i / (float)n_rot);
-                        float *freq = dup_dev(hf, sizeof(float) * (size_t)(n_rot / 2 + 1));
-                        int32_t *pos = dup_dev(&p0, sizeof p0);
-                        float *oa, *ob, *ws;
-                        void *xa, *xb;
-                        CU(cudaMalloc((void **)&oa, sizeof(float) * Hq)); CU(cudaMalloc((void **)&ob, sizeof(float) * Hq));
-                        CU(cudaMalloc((void **)&ws, tcu_attention_ws_bytes(1, nh, hd, 4) + 16));
-                        CU(cudaMalloc(&xa, tcu_x16_bytes(1, Hq))); CU(cudaMalloc(&xb, tcu_x16_bytes(1, Hq)));
-                        CU(cudaMemset(xa, 0x5A, tcu_x16_bytes(1, Hq))); CU(cudaMemset(xb, 0x5A, tcu_x16_bytes(1, Hq)));
-                        CU(cudaMemset(oa, 0x33, sizeof(float) * Hq)); CU(cudaMemset(ob, 0x33, sizeof(float) * Hq));
-                        const float sc = 1.0f / sqrtf((float)hd);
-                        float *cs = NULL; /* odd pi: tcu_rope_table's pairs (read, not computed; the same bits) */
-                        if (pi & 1) {
-                            CU(cudaMalloc((void **)&cs, sizeof(float) * 2 * (n_rot / 2)));
-                            tcu_rope_table(pos, freq, 1, n_rot, cs, 0);
-                        }
-                        tcu_rope_kv(qa, ka, v, 1, nh, nkv, hd, n_rot, pos, freq, NULL, kca, vca, 0);
-                        tcu_attention_decode_x16(qa, kca, vca, NULL, NULL, 1, pos, nh, nkv, hd, sc, oa, ws, S, xa, 0);
-                        const int rc = tcu_attention_decode_x16_rope(q, k, v, freq, cs, n_rot, kcb, vcb, pos, nh, nkv, hd,
-                                                                     sc, ob, ws, S, xb, 0);
-                        CU(cudaDeviceSynchronize());
-                        if (hd == 256) {
-                            float *h = malloc(sizeof(float) * Hq), f;
-                            memset(&f, 0x33, sizeof f);
-                            CU(cudaMemcpy(h, ob, sizeof(float) * Hq, cudaMemcpyDeviceToHost));
-                            int same = 1;
-                            for (int i = 0; i < Hq; i++) same &= !memcmp(&h[i], &f, sizeof f);
-                            CHECK(rc == 0 && same, "attention_decode_x16_rope hd=256: rc %d (want 0) or out written", rc);
-                            free(h);
-                        } else {
-                            CHECK(rc == 1, "attention_decode_x16_rope hd=%d heads=%d/%d: declined", hd, nh, nkv);
-                            CHECK(dev_eq(oa, ob, sizeof(float) * Hq) && dev_eq(xa, xb, tcu_x16_bytes(1, Hq)),
-                                  "attention_decode_x16_rope hd=%d heads=%d/%d splits=%d n_rot=%d pos=%d: out or x16 differs "
-                                  "from rope_kv + attention_decode_x16 (table %d)", hd, nh, nkv, S, n_rot, p0, cs != NULL);
-                            CHECK(dev_eq(kca, kcb, 2 * nc) && dev_eq(vca, vcb, 2 * nc),
-                                  "attention_decode_x16_rope hd=%d heads=%d/%d splits=%d n_rot=%d pos=%d: the cache differs",
-                                  hd, nh, nkv, S, n_rot, p0);
-                        }
-                        free(hk);
-                        if (cs) cudaFree(cs);
-                        cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(qa); cudaFree(ka); cudaFree(kca); cudaFree(kcb);
-                        cudaFree(vca); cudaFree(vcb); cudaFree(freq); cudaFree(pos); cudaFree(oa); cudaFree(ob); cudaFree(ws);
-                        cudaFree(xa); cudaFree(xb);
-                    }
-    tcu_attention_set_rope(0);
-    /* the tma GEMV with the RMSNorm prologue (tcu_gemv_dp4a_norm) == tcu_add_rmsnorm_to (the cluster kernel) then
-     * tcu_gemv_dp4a_fam(3): y and the residual bit for bit; Q4_0 and Q8_0 (GGUF layouts); n_in 4096 (C 8 of 512)
-     * and 8192 (C 8 of 1024), 2048 (C 8 of 256); n_out 3001 (an odd row count: a last group of one row); declines
-     * a family other than tma and a C that is not the cluster kernel's */
-    {
-        int major = 0;
-        CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
-        const int nis[3] = {4096, 8192, 2048};
-        for (int ti = 0; ti < 2; ti++)
-            for (int ii = 0; ii < 3; ii++) {
-                const int t = ti ? TERN_TYPE_Q8_0 : TERN_TYPE_Q4_0, n_in = nis[ii], n_out = 3001, nb = n_in / 32;
-                const int qb = ti ? 32 : 16;
-                const size_t rb = tern_type_row_size((enum tern_type)t, n_in), stride = (rb + 15) & ~(size_t)15;
-                void *w = rand_q_dev(n_out, nb, qb, stride), *xq;
-                float *x = rand_dev((size_t)n_in, 3.0f), *r = rand_dev((size_t)n_in, 1.0f), *g = rand_dev((size_t)n_in, 1.5f);
-                float *xoa, *xob, *ya, *yb;
-                CU(cudaMalloc(&xq, tcu_x16_bytes(1, n_in)));
-                CU(cudaMalloc((void **)&xoa, sizeof(float) * n_in)); CU(cudaMalloc((void **)&xob, sizeof(float) * n_in));
-                CU(cudaMalloc((void **)&ya, sizeof(float) * n_out)); CU(cudaMalloc((void **)&yb, sizeof(float) * n_out));
-                CU(cudaMemset(yb, 0x22, sizeof(float) * n_out)); CU(cudaMemset(xob, 0x22, sizeof(float) * n_in));
-                tcu_add_rmsnorm_to(x, xoa, r, g, 1e-5f, 1, n_in, NULL, NULL, xq, 0);
-                tcu_gemv_dp4a_fam(3, t, w, stride, n_in, n_out, xq, 1, ya, 0);
-                const int C = tcu_rms_cluster_ctas(n_in);
-                const tcu_norm_pro np = {x, r, g, 1e-5f, C, xob};
-                const int ran = tcu_gemv_dp4a_norm(3, t, w, stride, n_in, n_out, &np, yb, 0);
-                CU(cudaDeviceSynchronize());
-                CHECK(ran == (major >= 9), "gemv_dp4a_norm %s n_in=%d: launched %d (C %d)", tern_type_name(t), n_in, ran, C);
-                if (ran)
-                    CHECK(dev_eq(ya, yb, sizeof(float) * n_out) && dev_eq(xoa, xob, sizeof(float) * n_in),
-                          "gemv_dp4a_norm %s n_in=%d: y or the residual differs from the cluster RMSNorm + tma GEMV",
-                          tern_type_name(t), n_in);
-                const tcu_norm_pro inpl = {x, r, g, 1e-5f, C, x};
-                CHECK(tcu_gemv_dp4a_norm(3, t, w, stride, n_in, n_out, &inpl, yb, 0) == 0,
-                      "gemv_dp4a_norm: xo == x accepted (CTA 0 would overwrite the row the others read)");
-                const tcu_norm_pro bad = {x, r, g, 1e-5f, C == 8 ? 4 : 8, xob};
-                CHECK(tcu_gemv_dp4a_norm(3, t, w, stride, n_in, n_out, &bad, yb, 0) == 0 &&
-                          tcu_gemv_dp4a_norm(0, t, w, stride, n_in, n_out, &np, yb, 0) == 0,
-                      "gemv_dp4a_norm: a C other than the cluster kernel's, or the cta family, was accepted");
-                cudaFree(w); cudaFree(xq); cudaFree(x); cudaFree(r); cudaFree(g); cudaFree(xoa); cudaFree(xob);
-                cudaFree(ya); cudaFree(yb);
-            }
-    }
     return check_summary("gpu_fused");
 }

@@ -212,11 +212,9 @@ int main(int argc, char **argv) {
         tern_context_free(c7);
     }
 
-    /* ---- 3. graph replay vs un-captured decode, and programmatic dependent launch vs plain launches (the
-     * same kernels on the same data: a kernel that read its input before its pdl_wait would show here) ----
-     * bit-identical */
-    static const char *arm_env[2] = {"TERN_CUDA_GRAPH", "TERN_CUDA_PDL"};
-    for (int a = 0; a < 2; a++) {
+    /* ---- 3. graph replay vs un-captured decode (the same kernels on the same data) ---- bit-identical */
+    static const char *arm_env[1] = {"TERN_CUDA_GRAPH"};
+    for (int a = 0; a < 1; a++) {
         setenv(arm_env[a], "0", 1);
         tern_context *cn = ctx(m, TERN_DEVICE_CUDA, 256, 0);
         unsetenv(arm_env[a]);
@@ -228,7 +226,7 @@ int main(int argc, char **argv) {
             if (memcmp(l, lg_gpu + (size_t)(n + i) * V, sizeof(float) * (size_t)V)) same = 0;
         }
         CHECK(same, "decode logits differ between the default and %s=0", arm_env[a]);
-        printf("%s vs %s=0: %s\n", a ? "PDL launches" : "graph replay", arm_env[a], same ? "bit-identical" : "DIFFERENT");
+        printf("graph replay vs %s=0: %s\n", arm_env[a], same ? "bit-identical" : "DIFFERENT");
         free(l);
         tern_context_free(cn);
     }
@@ -279,8 +277,7 @@ int main(int argc, char **argv) {
     }
     /* ---- 6. the GEMM prefill path (chunks > 16 tokens): dequantized f16 GEMM with the dequant prefetch, and
      * the tensor-core flash attention over a cache that earlier chunks filled (300 tokens in chunks of 128:
-     * 128, 128, 44). Logits of every row vs the CPU reference arm; TERN_CUDA_PREFETCH=0 (one slot, in
-     * stream order) must give the same bits; TERN_CUDA_FLASH=0 (f32 attention) close ---- */
+     * 128, 128, 44). Logits of every row vs the CPU reference arm ---- */
     {
         enum { NL = 300, UB = 128 };
         int32_t *lid = malloc(sizeof(int32_t) * NL);
@@ -288,43 +285,24 @@ int main(int argc, char **argv) {
         for (int i = 0; i < NL; i++) { s = s * 6364136223846793005ull + 1442695040888963407ull; lid[i] = (int32_t)((s >> 33) % (uint64_t)V); }
         float *la = malloc(sizeof(float) * (size_t)V * NL), *lb = malloc(sizeof(float) * (size_t)V * NL);
         float *lc = malloc(sizeof(float) * (size_t)V * NL), *lr = malloc(sizeof(float) * (size_t)V * NL);
-        float *lg = malloc(sizeof(float) * (size_t)V * NL);
-        const char *arms[4] = {"TERN_CUDA_PREFETCH", "TERN_CUDA_PREFETCH", "TERN_CUDA_FLASH", "TERN_CUDA_PREFILL_GU"};
-        const char *vals[4] = {"1", "0", "0", "0"};
-        float *outs[4] = {la, lb, lc, lg};
-        for (int a = 0; a < 4; a++) {
-            setenv(arms[a], vals[a], 1);
+        {
             tern_context *c = ctx(m, TERN_DEVICE_CUDA, 512, UB);
-            CHECK(tern_eval(c, lid, NL, outs[a], 1) == 0, "long prefill (%s=%s): %s", arms[a], vals[a], tern_last_error());
+            CHECK(tern_eval(c, lid, NL, la, 1) == 0, "long prefill: %s", tern_last_error());
             tern_context_free(c);
-            unsetenv(arms[a]);
         }
         cpu_matmul_set_reference(1);
         tern_context *cc = ctx(m, TERN_DEVICE_CPU, 512, 0);
         CHECK(tern_eval(cc, lid, NL, lr, 1) == 0, "cpu long prefill");
         tern_context_free(cc);
         cpu_matmul_set_reference(0);
-        double e_ref = 0, e_flash = 0, e_gu = 0;
+        double e_ref = 0;
         for (int r = 0; r < NL; r++) {
             const double e = rel_l2(la + (size_t)r * V, lr + (size_t)r * V, V);
-            const double f = rel_l2(lc + (size_t)r * V, la + (size_t)r * V, V);
-            const double gd = rel_l2(lg + (size_t)r * V, la + (size_t)r * V, V);
             if (e > e_ref) e_ref = e;
-            if (f > e_flash) e_flash = f;
-            if (gd > e_gu) e_gu = gd;
         }
-        /* the fused gate|up prefill GEMM (the default) vs two GEMMs (TERN_CUDA_PREFILL_GU=0): one cuBLASLt call of
-         * twice the width, which may take another algorithm (other bits); the two GEMMs' outputs to f32 rounding */
-        printf("GEMM prefill path: two gate/up GEMMs (TERN_CUDA_PREFILL_GU=0) vs the fused one: row max %.3e\n", e_gu);
-        CHECK(e_gu < 5e-3, "two gate/up prefill GEMMs vs the fused one: %.3e", e_gu);
-        free(lg);
-        const int same = !memcmp(la, lb, sizeof(float) * (size_t)V * NL);
-        printf("GEMM prefill path (%d tokens, ubatch %d): logits rel L2 vs CPU reference arm, row max %.3e; "
-               "prefetch off vs on: %s; flash off vs on: row max %.3e\n", NL, UB, e_ref, same ? "bit-identical" : "DIFFERENT",
-               e_flash);
+        printf("GEMM prefill path (%d tokens, ubatch %d): logits rel L2 vs CPU reference arm, row max %.3e\n", NL, UB,
+               e_ref);
         CHECK(e_ref < 1e-2, "long prefill vs CPU reference: %.3e", e_ref);
-        CHECK(same, "TERN_CUDA_PREFETCH=0 changed the logits");
-        CHECK(e_flash < 5e-3, "flash vs f32 attention: %.3e", e_flash);
         /* the Q8_0 KV cache (decode kernels read it directly; prefill chunks dequantize it to f16): close to
          * the f16 cache's logits on every row of the same 300-token, 3-chunk prefill */
         g_cache_q8 = 1;

@@ -12,7 +12,9 @@
  * Repacked Q4_0/Q8_0/Q4_K (tcu.h TCU_TYPE_Q4_0R/Q8_0R/Q4_KR): tcu_repack's bytes equal the layout built here in C; the
  * repacked weight gives the GGUF weight's bits through tcu_dequant_f16, tcu_get_rows and tcu_gemv_dp4a
  * (1 column and m columns), including rows whose last group is partial.
- * The dp4a kernel family is the process's (TERN_CUDA_DP4A_KERNEL=cta, warp, async or tma; gpu_check runs each).
+ * Every dp4a check runs each kernel family (tcu_gemv_dp4a_fam: 0 cta, 1 warp, 3 tma; tma falls back to the warp kernel,
+ * the same bits, where the device has no TMA) and the chooser's (-1): each family must meet the bound and give m
+ * columns == 1 column; the families sum in other orders, so their outputs are not compared with each other.
  * Run by bench/gpu_check.sh on a GPU box. */
 #include <math.h>
 #include <stdio.h>
@@ -84,8 +86,8 @@ static void x16_ref(const float *x, int64_t n, int8_t *hi, int8_t *lo, float *d,
     }
 }
 
-/* The dp4a path for one type and shape: quantizer bytes, the reference dot, multi == single. */
-static void check_q8(int t, int64_t n_in, int64_t n_out) {
+/* The dp4a path for one type, shape and family: quantizer bytes, the reference dot, multi == single. */
+static void check_q8_fam(int t, int64_t n_in, int64_t n_out, int fam) {
     const size_t stride = (tern_type_row_size((enum tern_type)t, n_in) + 15) & ~(size_t)15;
     const int nb = (int)(n_in / 32);
     uint8_t *hw = malloc(stride * (size_t)n_out);
@@ -108,7 +110,7 @@ static void check_q8(int t, int64_t n_in, int64_t n_out) {
     CU(cudaMemset(dy1, 0xFF, sizeof(float) * (size_t)n_out * 16));
     for (int c = 0; c < 16; c++) {
         tcu_quantize_x16(dx + (size_t)c * n_in, 1, n_in, (char *)dq1 + (size_t)c * q1, 0);
-        tcu_gemv_dp4a(t, dw, stride, n_in, n_out, (char *)dq1 + (size_t)c * q1, 1, dy1 + (size_t)c * n_out, 0);
+        tcu_gemv_dp4a_fam(fam, t, dw, stride, n_in, n_out, (char *)dq1 + (size_t)c * q1, 1, dy1 + (size_t)c * n_out, 0);
     }
     CU(cudaGetLastError());
     uint8_t *hq = malloc(q1 * 16);
@@ -142,24 +144,29 @@ static void check_q8(int t, int64_t n_in, int64_t n_out) {
     }
     CHECK(qbad == 0, "dp4a %s n_in %lld: %d activation planes/blocks differ from the rule in C", tern_type_name(t),
           (long long)n_in, qbad);
-    CHECK(worst <= 1.0, "dp4a %s %lldx%lld: worst err/tol %.3g against the double dot", tern_type_name(t),
-          (long long)n_in, (long long)n_out, worst);
+    CHECK(worst <= 1.0, "dp4a %s %lldx%lld family %d: worst err/tol %.3g against the double dot", tern_type_name(t),
+          (long long)n_in, (long long)n_out, fam, worst);
     const int ms[4] = {2, 5, 8, 16};
     for (int mi = 0; mi < 4; mi++) {
         const int m = ms[mi];
         tcu_quantize_x16(dx, m, n_in, dqm, 0);
         CU(cudaMemset(dym, 0xFF, sizeof(float) * (size_t)n_out * 16));
-        tcu_gemv_dp4a(t, dw, stride, n_in, n_out, dqm, m, dym, 0);
+        tcu_gemv_dp4a_fam(fam, t, dw, stride, n_in, n_out, dqm, m, dym, 0);
         CU(cudaGetLastError());
         CU(cudaMemcpy(ym, dym, sizeof(float) * (size_t)n_out * 16, cudaMemcpyDeviceToHost));
         CHECK(memcmp(ym, y1, sizeof(float) * (size_t)n_out * (size_t)m) == 0,
-              "dp4a %s %lldx%lld m=%d: multi-column result differs from the single-column kernel", tern_type_name(t),
-              (long long)n_in, (long long)n_out, m);
+              "dp4a %s %lldx%lld family %d m=%d: multi-column result differs from the single-column kernel",
+              tern_type_name(t), (long long)n_in, (long long)n_out, fam, m);
     }
-    printf("dp4a %s %lldx%lld: quantizer bytes equal, worst err/tol %.3g, m = 2/5/8/16 bit-identical\n",
-           tern_type_name(t), (long long)n_in, (long long)n_out, worst);
+    printf("dp4a %s %lldx%lld family %d: quantizer bytes equal, worst err/tol %.3g, m = 2/5/8/16 bit-identical\n",
+           tern_type_name(t), (long long)n_in, (long long)n_out, fam, worst);
     free(hw); free(hx); free(hq); free(y1); free(ym); free(rh); free(rl); free(rd); free(xd); free(wd); free(rsum);
     CU(cudaFree(dw)); CU(cudaFree(dq1)); CU(cudaFree(dqm)); CU(cudaFree(dx)); CU(cudaFree(dy1)); CU(cudaFree(dym));
+}
+
+static void check_q8(int t, int64_t n_in, int64_t n_out) {
+    static const int fams[4] = {-1, 0, 1, 3};
+    for (int f = 0; f < 4; f++) check_q8_fam(t, n_in, n_out, fams[f]);
 }
 
 /* tcu.h's repacked layouts in C: Q4_0/Q8_0 8-block groups of a 16-byte scale header and the blocks' quant
@@ -191,8 +198,8 @@ static void repack_ref(int t, const uint8_t *src, size_t ss, uint8_t *dst, size_
         }
 }
 
-/* The repacked layout of t against the GGUF one: bytes, dequant, get_rows, dp4a (1 and m columns). */
-static void check_repack(int t, int64_t n_in, int64_t n_out) {
+/* The repacked layout of t against the GGUF one: bytes, dequant, get_rows, dp4a (1 and m columns; each family). */
+static void check_repack_fam(int t, int64_t n_in, int64_t n_out, int fam) {
     const int rt = tcu_repack_type(t);
     const size_t rb = tern_type_row_size((enum tern_type)t, n_in), stride = (rb + 15) & ~(size_t)15;
     const size_t rrb = tcu_repack_row_bytes(rt, n_in), rstride = (rrb + 15) & ~(size_t)15;
@@ -248,36 +255,41 @@ static void check_repack(int t, int64_t n_in, int64_t n_out) {
     CU(cudaMemcpy(dx, hx, sizeof(float) * (size_t)n_in * 16, cudaMemcpyHostToDevice));
     for (int c = 0; c < 16; c++) {
         tcu_quantize_x16(dx + (size_t)c * n_in, 1, n_in, (char *)dxq + (size_t)c * q1, 0);
-        tcu_gemv_dp4a(t, dw, stride, n_in, n_out, (char *)dxq + (size_t)c * q1, 1, y0 + (size_t)c * n_out, 0);
+        tcu_gemv_dp4a_fam(fam, t, dw, stride, n_in, n_out, (char *)dxq + (size_t)c * q1, 1, y0 + (size_t)c * n_out, 0);
     }
     float *a = malloc(sizeof(float) * (size_t)n_out * 16), *b = malloc(sizeof(float) * (size_t)n_out * 16);
     CU(cudaMemcpy(a, y0, sizeof(float) * (size_t)n_out * 16, cudaMemcpyDeviceToHost));
     int bad = 0;
     for (int c = 0; c < 16; c++) {
         CU(cudaMemset(y1, 0xFF, sizeof(float) * (size_t)n_out));
-        tcu_gemv_dp4a(rt, dr, rstride, n_in, n_out, (char *)dxq + (size_t)c * q1, 1, y1, 0);
+        tcu_gemv_dp4a_fam(fam, rt, dr, rstride, n_in, n_out, (char *)dxq + (size_t)c * q1, 1, y1, 0);
         CU(cudaMemcpy(b, y1, sizeof(float) * (size_t)n_out, cudaMemcpyDeviceToHost));
         if (memcmp(a + (size_t)c * n_out, b, sizeof(float) * (size_t)n_out)) bad++;
     }
-    CHECK(bad == 0, "repack %s %lldx%lld: %d of 16 one-column dp4a results differ from the GGUF layout's",
-          tern_type_name(t), (long long)n_in, (long long)n_out, bad);
+    CHECK(bad == 0, "repack %s %lldx%lld family %d: %d of 16 one-column dp4a results differ from the GGUF layout's",
+          tern_type_name(t), (long long)n_in, (long long)n_out, fam, bad);
     void *dqm = (char *)dxq + q1 * 16;
     const int ms[4] = {2, 5, 8, 16};
     for (int mi = 0; mi < 4; mi++) {
         tcu_quantize_x16(dx, ms[mi], n_in, dqm, 0);
         CU(cudaMemset(y1, 0xFF, sizeof(float) * (size_t)n_out * 16));
-        tcu_gemv_dp4a(rt, dr, rstride, n_in, n_out, dqm, ms[mi], y1, 0);
+        tcu_gemv_dp4a_fam(fam, rt, dr, rstride, n_in, n_out, dqm, ms[mi], y1, 0);
         CU(cudaGetLastError());
         CU(cudaMemcpy(b, y1, sizeof(float) * (size_t)n_out * 16, cudaMemcpyDeviceToHost));
         CHECK(memcmp(a, b, sizeof(float) * (size_t)n_out * (size_t)ms[mi]) == 0,
-              "repack %s %lldx%lld m=%d: multi-column result differs from the GGUF single-column kernel",
-              tern_type_name(t), (long long)n_in, (long long)n_out, ms[mi]);
+              "repack %s %lldx%lld family %d m=%d: multi-column result differs from the GGUF single-column kernel",
+              tern_type_name(t), (long long)n_in, (long long)n_out, fam, ms[mi]);
     }
-    printf("repack %s %lldx%lld: bytes as the layout in C; dequant, get_rows, dp4a m = 1/2/5/8/16 equal the GGUF layout's\n",
-           tern_type_name(t), (long long)n_in, (long long)n_out);
+    printf("repack %s %lldx%lld family %d: bytes as the layout in C; dequant, get_rows, dp4a m = 1/2/5/8/16 equal the "
+           "GGUF layout's\n", tern_type_name(t), (long long)n_in, (long long)n_out, fam);
     free(hw); free(want); free(got); free(h0); free(h1); free(hg0); free(hg1); free(hx); free(a); free(b);
     CU(cudaFree(dw)); CU(cudaFree(dr)); CU(cudaFree(f0)); CU(cudaFree(f1)); CU(cudaFree(dids)); CU(cudaFree(g0));
     CU(cudaFree(g1)); CU(cudaFree(dx)); CU(cudaFree(dxq)); CU(cudaFree(y0)); CU(cudaFree(y1));
+}
+
+static void check_repack(int t, int64_t n_in, int64_t n_out) {
+    static const int fams[4] = {-1, 0, 1, 3};
+    for (int f = 0; f < 4; f++) check_repack_fam(t, n_in, n_out, fams[f]);
 }
 
 /* Best of 10 calls (b2b: of 10 rounds of 20 calls back to back, per call), weights rotated over nc copies;

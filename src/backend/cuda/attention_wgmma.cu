@@ -29,6 +29,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "cuda/check.cuh"
 #include "cuda/tcu.h"
 
 #define WG_BM 128 /* query tokens a CTA (2 warpgroups x 64) */
@@ -71,15 +72,6 @@ __device__ __forceinline__ void wg_mma_ss_n64(float (&d)[32], uint64_t da, uint6
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "l"(da), "l"(db), "r"(acc));
-}
-
-/* D (64 x 80 f32) = A (64 x 16 f16, smem descriptor da) * B (16 x 80, smem descriptor db, K-major) + (acc ? D : 0)
- * (S = Q K^T at hd 256 with 80-key blocks, the TERN_WG256_BN=80 build arm). */
-__device__ __forceinline__ void wg_mma_ss_n80(float (&d)[40], uint64_t da, uint64_t db, int acc) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
                  : "l"(da), "l"(db), "r"(acc));
 }
 
@@ -137,15 +129,12 @@ __device__ __forceinline__ uint32_t wg_pack(float lo, float hi) {
     return *(const uint32_t *)&h;
 }
 
-/* BN: keys a K/V block, WG_BN except at hd 256 (v6b only), where TERN_WG256_BN (64; 80 a build arm) keep a
- * thread's registers (O's 128 accumulators + S's BN / 2 + P's BN / 4) under setmaxnreg's 240 and two ring stages
- * in shared memory */
-#ifndef TERN_WG256_BN
-#define TERN_WG256_BN 64
-#endif
-static_assert(TERN_WG256_BN == 64 || TERN_WG256_BN == 80, "hd 256 key blocks: 64 or 80");
+/* BN: keys a K/V block, WG_BN except at hd 256 (v6b only), where 64 keep a thread's registers (O's 128
+ * accumulators + S's BN / 2 + P's BN / 4) under setmaxnreg's 240 and two ring stages in shared memory (80-key
+ * blocks were within the spread of identical runs, docs/ledger.md; dev/cuda/attention_wgmma_arms.cu) */
+#define WG256_BN 64
 template <int HD> struct wg_cfg {
-    static constexpr int BN = HD == 256 ? TERN_WG256_BN : WG_BN;
+    static constexpr int BN = HD == 256 ? WG256_BN : WG_BN;
     static constexpr uint32_t Q_BYTES = WG_BM * HD * 2;     /* Q tile */
     static constexpr uint32_t KV_BYTES = BN * HD * 2;       /* one K or V block */
     static constexpr size_t SMEM = Q_BYTES + 4 * KV_BYTES + 1024; /* + alignment slack */
@@ -183,7 +172,6 @@ __device__ __forceinline__ void wg_mmas_s(float (&sc)[wg_cfg<HD>::BN / 2], uint3
         const uint64_t da = wg_desc(sq + (uint32_t)(kt >> 2) * (WG_BM * 128) + off, 16, 1024);
         const uint64_t db = wg_desc(sk + (uint32_t)(kt >> 2) * (BN * 128) + off, 16, 1024);
         if constexpr (BN == 128) wg_mma_ss_n128(sc, da, db, kt > 0);
-        else if constexpr (BN == 80) wg_mma_ss_n80(sc, da, db, kt > 0);
         else wg_mma_ss_n64(sc, da, db, kt > 0);
     }
 }
@@ -245,7 +233,7 @@ template <int FOLD, int NS2>
 __device__ __forceinline__ void wg_softmax(float (&sc)[NS2], int j0, int p0, int p1, int tq, float scale_log2,
                                            float &m0, float &m1, float &l0, float &l1, float &c0, float &c1) {
     constexpr int BN = 2 * NS2; /* keys in the block: S's accumulator holds BN / 2 a thread */
-    if constexpr (!FOLD) { /* the arm: S scaled first (one FMUL an element more), then 2^(S' - m') */
+    if constexpr (!FOLD) { /* v6a's form: S scaled first (one FMUL an element more), then 2^(S' - m') */
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) sc[i] *= scale_log2;
         scale_log2 = 1.0f;
@@ -468,17 +456,22 @@ template <int HD> struct wg_ws_cfg {
     static constexpr size_t SMEM = wg_cfg<HD>::Q_BYTES + (size_t)NS * 2 * wg_cfg<HD>::KV_BYTES + 1024;
 };
 
-/* PP (v6c's pingpong, FlashAttention-3 section 3.1): the two warpgroups take turns issuing their MMAs, by two
+/* The configurations kept (tcu_attention_wg_tma): PP + IW at hd 64 and 128 (causal D=128 S=8192 466 vs 388
+ * TFLOP/s plain, bench/gpu/flash-wg-v6c/), neither at hd 256 (there the pipelining lost: 371 / 466 / 500 plain vs
+ * 315 / 426 / 429 at S = 2048 / 8192 / 32768, bench/gpu/wg256-b7480d7/); pingpong alone, pipelining alone and the
+ * softmax scale as its own multiply are in dev/cuda/attention_wgmma_arms.cu.
+ * PP (v6c's pingpong, FlashAttention-3 section 3.1): the two warpgroups take turns issuing their MMAs, by two
  * named barriers (3 + w: "warpgroup w may issue"; 256 threads: the waiter's 128 by bar.sync, the other's by
  * bar.arrive), so one's softmax runs while the other's MMAs do. Every warpgroup passes the same number of
  * turns (skipped blocks included); warpgroup 1 grants the first, warpgroup 0 takes a last one at the end.
  * IW (intra-warpgroup pipelining, section 3.2): block b's S = Q K^T and block b - 1's O += P V are issued
  * together, and block b's softmax runs while that P V does. */
-template <int HD, int PP, int IW, int FOLD>
+template <int HD, int PP, int IW>
 __global__ void __launch_bounds__(WG_T + 128, 1)
 flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv,
                       const float *__restrict__ q, int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv,
-                      float scale_log2, float *__restrict__ out, int order) {
+                      float scale_log2, float *__restrict__ out) {
+    constexpr int FOLD = 1; /* the softmax scale folded into the exponent's FFMA (+1..5%, docs/ledger.md) */
 #if WG_PTX
     constexpr int NA = HD / 64, NS = wg_ws_cfg<HD>::NS, BN = wg_cfg<HD>::BN;
     constexpr uint32_t KVB = wg_cfg<HD>::KV_BYTES;
@@ -491,23 +484,11 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     const uint32_t sstage = sbase + wg_cfg<HD>::Q_BYTES; /* stage s: K at sstage + s * 2 * KVB, V after it */
 
     const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, g = lane >> 2, tq = lane & 3;
-    /* the tile: order 0 a grid (query blocks, heads), each head's latest block first; order 1 a 1-D grid with
-     * every head's latest block before any earlier one (the longest tiles first over the whole grid); order 2 a
-     * 1-D grid by KV head, within one its query heads' latest blocks first (the longest first there, and the
-     * CTAs in flight read one KV head's K/V, so it stays in L2) */
+    /* the tile: a 1-D grid with every head's latest query block before any earlier one (the longest tiles first
+     * over the whole grid: +15% at causal S = 2048 over a (query block, head) grid with each head's latest first,
+     * docs/ledger.md; the other orders in dev/cuda/attention_wgmma_arms.cu) */
     const int nqb = (n + WG_BM - 1) / WG_BM, G = n_head / n_head_kv, bx = (int)blockIdx.x;
-    int qb, h;
-    if (order == 1) {
-        qb = nqb - 1 - bx / n_head;
-        h = bx % n_head;
-    } else if (order == 2) {
-        const int in = bx % (nqb * G);
-        qb = nqb - 1 - in / G;
-        h = bx / (nqb * G) * G + in % G;
-    } else {
-        qb = (int)gridDim.x - 1 - bx;
-        h = (int)blockIdx.y;
-    }
+    const int qb = nqb - 1 - bx / n_head, h = bx % n_head;
     const int hk = h / G;
     const bool producer = warp >= 8; /* warpgroup 2; its warp 8's lane 0 issues the copies */
     const int r0 = wg * 64 + (warp & 3) * 16 + g;
@@ -675,7 +656,8 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
 #endif
 }
 
-extern "C" int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd) {
+/* the shapes v6 takes: hd 64, 128 (v6a, v6b) and 256 (v6b), n_head a multiple of n_head_kv */
+static int wg_shape_ok(int n_head, int n_head_kv, int hd) {
     return n_head > 0 && n_head_kv > 0 && n_head % n_head_kv == 0 && (hd == 64 || hd == 128 || hd == 256);
 }
 
@@ -709,19 +691,30 @@ static int wg_device_ok(const void *kf, size_t smem, unsigned *ok_dev, unsigned 
     return 1;
 }
 
+/* v6a's kernel for hd (64, 128) and its per-device statics; NULL for another hd */
+static const void *wg_a_kernel(int hd, unsigned **ok, unsigned **no) {
+    static unsigned ok_dev[2], no_dev[2];
+    *ok = &ok_dev[hd == 64];
+    *no = &no_dev[hd == 64];
+    return hd == 128 ? (const void *)flash_wgmma_kernel<128> : hd == 64 ? (const void *)flash_wgmma_kernel<64> : NULL;
+}
+
+extern "C" int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd) {
+    unsigned *ok = NULL, *no = NULL;
+    const void *kf = wg_shape_ok(n_head, n_head_kv, hd) ? wg_a_kernel(hd, &ok, &no) : NULL;
+    return kf && wg_device_ok(kf, hd == 128 ? wg_cfg<128>::SMEM : wg_cfg<64>::SMEM, ok, no);
+}
+
 extern "C" int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                                 int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
-    if (n <= 0 || hd == 256 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0; /* v6a: hd 64 and 128 */
-    static unsigned ok[2], no[2];
+    if (n <= 0 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0; /* v6a: hd 64 and 128 */
     const dim3 grid((unsigned)((n + WG_BM - 1) / WG_BM), (unsigned)n_head);
     const float sl2 = scale * 1.4426950408889634f;
-    if (hd == 128) {
-        if (!wg_device_ok((const void *)flash_wgmma_kernel<128>, wg_cfg<128>::SMEM, &ok[0], &no[0])) return 0;
+    if (hd == 128)
         flash_wgmma_kernel<128><<<grid, WG_T, wg_cfg<128>::SMEM, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, sl2, out);
-    } else {
-        if (!wg_device_ok((const void *)flash_wgmma_kernel<64>, wg_cfg<64>::SMEM, &ok[1], &no[1])) return 0;
+    else
         flash_wgmma_kernel<64><<<grid, WG_T, wg_cfg<64>::SMEM, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, sl2, out);
-    }
+    TCU_CHECK_LAUNCH(st);
     return 1;
 }
 
@@ -761,56 +754,43 @@ static int wg_map(CUtensorMap *m, const uint16_t *base, int kv_rows, int n_head_
                    CUDA_SUCCESS ? 0 : -1;
 }
 
-template <int HD, int PP, int IW, int FOLD>
-static int wg_tma_launch(const uint16_t *kc, const uint16_t *vc, int kv_rows, const float *q, int n, const int32_t *pos,
-                         int n_head, int n_head_kv, float sl2, float *out, int order, cudaStream_t st) {
-    static unsigned ok, no;
-    const void *kf = (const void *)flash_wgmma_ws_kernel<HD, PP, IW, FOLD>;
-    if (!wg_device_ok(kf, wg_ws_cfg<HD>::SMEM, &ok, &no)) return 0;
-    CUtensorMap mk, mv; /* encoded on the host each call (two ~us encodes a layer a chunk) */
-    if (wg_map(&mk, kc, kv_rows, n_head_kv, HD, wg_cfg<HD>::BN) || wg_map(&mv, vc, kv_rows, n_head_kv, HD, wg_cfg<HD>::BN))
-        return 0;
-    const unsigned nqb = (unsigned)((n + WG_BM - 1) / WG_BM);
-    const dim3 grid = order ? dim3(nqb * (unsigned)n_head) : dim3(nqb, (unsigned)n_head);
-    flash_wgmma_ws_kernel<HD, PP, IW, FOLD><<<grid, WG_T + 128, wg_ws_cfg<HD>::SMEM, st>>>(
-        mk, mv, q, n, pos, n_head, n_head_kv, sl2, out, order);
-    return 1;
+/* v6b's kernel for hd: pingpong + pipelining at hd 64 and 128, plain at hd 256 (the comment above the kernel), with
+ * its per-device statics; NULL for another hd. */
+typedef void (*wg_ws_fn)(CUtensorMap, CUtensorMap, const float *, int, const int32_t *, int, int, float, float *);
+static wg_ws_fn wg_ws_kernel(int hd, size_t *smem, unsigned **ok, unsigned **no) {
+    static unsigned ok_dev[3], no_dev[3];
+    const int k = hd == 64 ? 0 : hd == 128 ? 1 : 2;
+    *ok = &ok_dev[k];
+    *no = &no_dev[k];
+    switch (hd) {
+    case 64: *smem = wg_ws_cfg<64>::SMEM; return flash_wgmma_ws_kernel<64, 1, 1>;
+    case 128: *smem = wg_ws_cfg<128>::SMEM; return flash_wgmma_ws_kernel<128, 1, 1>;
+    case 256: *smem = wg_ws_cfg<256>::SMEM; return flash_wgmma_ws_kernel<256, 0, 0>;
+    default: return NULL;
+    }
+}
+
+extern "C" int tcu_attention_wg_tma_ok(int n_head, int n_head_kv, int hd) {
+    size_t smem = 0;
+    unsigned *ok = NULL, *no = NULL;
+    const wg_ws_fn kf = wg_shape_ok(n_head, n_head_kv, hd) ? wg_ws_kernel(hd, &smem, &ok, &no) : NULL;
+    return kf && wg_encoder() && wg_device_ok((const void *)kf, smem, ok, no);
 }
 
 extern "C" int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
                                     const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
-                                    int mode, cudaStream_t st) {
-    const int order = mode >> 3; /* mode = version + 8 * order */
-    mode &= 7;
-    if (n <= 0 || kv_rows <= 0 || mode > 4 || order > 2 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0;
-    if (order && (int64_t)((n + WG_BM - 1) / WG_BM) * n_head > 0x7FFFFFFF) return 0;
-    if (!order && n_head > 65535) return 0; /* gridDim.y */
-    const float sl2 = scale * 1.4426950408889634f;
-#define WG_L(H, P, I, F) wg_tma_launch<H, P, I, F>(kc, vc, kv_rows, q, n, pos, n_head, n_head_kv, sl2, out, order, st)
-    if (hd == 256) {
-        switch (mode) {
-        case 0: return WG_L(256, 0, 0, 1);
-        case 1: return WG_L(256, 1, 0, 1);
-        case 2: return WG_L(256, 0, 1, 1);
-        case 3: return WG_L(256, 1, 1, 1);
-        default: return WG_L(256, 1, 1, 0);
-        }
-    }
-    if (hd == 128) {
-        switch (mode) {
-        case 0: return WG_L(128, 0, 0, 1);
-        case 1: return WG_L(128, 1, 0, 1);
-        case 2: return WG_L(128, 0, 1, 1);
-        case 3: return WG_L(128, 1, 1, 1);
-        default: return WG_L(128, 1, 1, 0);
-        }
-    }
-    switch (mode) {
-    case 0: return WG_L(64, 0, 0, 1);
-    case 1: return WG_L(64, 1, 0, 1);
-    case 2: return WG_L(64, 0, 1, 1);
-    case 3: return WG_L(64, 1, 1, 1);
-    default: return WG_L(64, 1, 1, 0);
-    }
-#undef WG_L
+                                    cudaStream_t st) {
+    if (n <= 0 || kv_rows <= 0 || !tcu_attention_wg_tma_ok(n_head, n_head_kv, hd)) return 0;
+    if ((int64_t)((n + WG_BM - 1) / WG_BM) * n_head > 0x7FFFFFFF) return 0; /* gridDim.x */
+    size_t smem = 0;
+    unsigned *ok = NULL, *no = NULL;
+    const wg_ws_fn kf = wg_ws_kernel(hd, &smem, &ok, &no);
+    const int bn = hd == 256 ? wg_cfg<256>::BN : WG_BN;
+    CUtensorMap mk, mv; /* encoded on the host each call (two ~us encodes a layer a chunk) */
+    if (wg_map(&mk, kc, kv_rows, n_head_kv, hd, bn) || wg_map(&mv, vc, kv_rows, n_head_kv, hd, bn)) return 0;
+    const unsigned nqb = (unsigned)((n + WG_BM - 1) / WG_BM);
+    kf<<<dim3(nqb * (unsigned)n_head), WG_T + 128, smem, st>>>(mk, mv, q, n, pos, n_head, n_head_kv,
+                                                                scale * 1.4426950408889634f, out);
+    TCU_CHECK_LAUNCH(st);
+    return 1;
 }

@@ -105,7 +105,7 @@ typedef struct dweight {
 } dweight;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
-enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ROPE_EPI, TR_ATT_Q8W, TR_L2PF, TR_RMS_CL, TR_ATT_ROPE, TR_NORM_PRO, TR_DP4A_SUB, TR_N };
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ATT_Q8W, TR_RMS_CL, TR_N };
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
@@ -145,26 +145,21 @@ struct tern_cuda {
     uint64_t tr[TR_N], tr_graph[TR_N]; /* TERN_TRACE dispatch counts; those of one graph replay */
     uint64_t *amkeys; /* device: tcu_argmax's keys, this context's own (TCU_MULTI_MAX words) */
     float *ropecs;    /* device: tcu_rope_table's (cos, sin) of a GEMV-path pass's positions (TCU_MULTI_MAX x n_rot/2 pairs) */
-    int rope_table;   /* TERN_CUDA_ROPE_TABLE (default 1): that table once a pass, read by every layer's RoPE */
-    int norm_pro;     /* TERN_CUDA_NORM_PRO=1 (an arm, default 0): a decode step's FFN RMSNorm inside the tma gate|up GEMV */
     int trace;
-    unsigned skip; /* TERN_CUDA_SKIP: decode-step kernel classes left out (SK_*; a timing arm, outputs WRONG) */
     uint16_t *x16, *dq;   /* f16 GEMM input (ubatch, max(E, Hq, n_ff)); dequantized weight (max n_out*n_in) */
-    /* dequant prefetch (TERN_CUDA_PREFETCH, default on): the GEMM path dequantizes matrix i+1 on the side
+    /* dequant prefetch: the GEMM path dequantizes matrix i+1 on the side
      * stream into one f16 slot while the GEMM of matrix i reads the other. Slot 0 is dq, slot 1 dq1 (the
      * largest layer matrix, max_layer_mat elements); held[s] is what slot s holds (or will, once ready[s]);
      * free_[s] is recorded on st after the last GEMM that read slot s. */
     uint16_t *dq1;
     uint64_t max_layer_mat;
-    int prefetch;
-    int pf_gu; /* one GPU, TERN_CUDA_PREFILL_GU not 0: prefill chunks run gate|up as one GEMM, then tcu_swiglu_rows */
+    int pf_gu; /* one GPU, every layer's gate|up fused: prefill chunks run gate|up as one GEMM, then tcu_swiglu_rows */
     cudaStream_t side;
     cudaEvent_t ready[2], free_[2];
     const dweight *held[2];
     void *xq;             /* integer GEMV input: <= 16 rows of max(E, Hq, n_ff) quantized (tcu_x16_bytes) */
-    int use_dp4a;         /* the integer GEMV for Q4_0/Q8_0 weights (TERN_CUDA_DP4A=0: the f32 GEMV) */
-    int repack;           /* Q4_0/Q8_0/Q4_K matrices uploaded in the repacked layouts (tcu.h), the dp4a GEMV's;
-                           * TERN_CUDA_REPACK=0 (or TERN_CUDA_DP4A=0) keeps the GGUF layout */
+    /* the integer GEMV runs the types it has (tcu_gemv_dp4a_supported); Q4_0/Q8_0/Q4_K matrices are uploaded in
+     * its repacked layouts (tcu.h) */
     int32_t *tok, *pos, *next, *ids; /* ids: per-row argmax (ubatch) */
     int32_t *hpos;                   /* host: positions of the chunk being copied (ubatch) */
     /* device sampler (tcu_sample): penalty ids (pen_cap), the uniform draw, an n_vocab scratch */
@@ -177,22 +172,12 @@ struct tern_cuda {
     cudaGraphExec_t graph;
     int graph_ok, use_graph, warm;
     /* chunks of 2..TCU_MULTI_MAX tokens (a speculative verify pass, a short prompt): one graph per (n,
-     * all_logits), captured at its first call, one rank only (TERN_CUDA_GRAPH_MULTI=0: launched each time) */
+     * all_logits), captured at its first call, one rank only */
     cudaGraphExec_t mgraph[2][TCU_MULTI_MAX + 1];
     uint64_t mtr[2][TCU_MULTI_MAX + 1][TR_N]; /* the trace counts of one replay */
     unsigned char mgraph_ok[2][TCU_MULTI_MAX + 1];
     int use_mgraph, n_mgraph;
-    int att_x16; /* the decode attention writes the O GEMV's x16 input (TERN_CUDA_ATT_X16=0: off) */
-    int flash;   /* prefill chunks take the flash kernels (TERN_CUDA_FLASH=0: off) and this shape has them */
-    size_t l2pf; /* TERN_CUDA_L2PF=MB: before a GEMV-path chunk's RoPE, hint the O matrix and then the head of
-                  * gate|up into L2, up to this many bytes (0: off; sm_90 and later) */
-    int l2pf_fork, l2pf_kb, pf_pending; /* TERN_CUDA_L2PF_FORK=1: the hints on a stream forked off the chain
-                                         * after the q|k|v GEMV and joined at the pass's end (no kernel of the
-                                         * chain waits for them); TERN_CUDA_L2PF_KB: KiB a thread */
-    cudaStream_t pfst;
-    cudaEvent_t pf_fork, pf_join;
-    int rope_epi; /* TERN_CUDA_ROPE_EPI=1: a decode step's q|k|v GEMV applies RoPE and writes the f16 KV
-                   * cache in its epilogue (tcu_gemv_dp4a_rope); default: the separate RoPE + KV kernel */
+    int flash;   /* prefill chunks take the flash kernels: this shape has them */
     int n_layer_eval; /* layers the forward pass runs (tern_cuda_set_layers) */
     /* TERN_CUDA_TIMING=1: device time of each eval, from events around its launches (printed at free) */
     int timing;
@@ -293,39 +278,6 @@ static int nccl_load(void) {
 
 static size_t pad16(size_t b) { return (b + 15) & ~(size_t)15; }
 
-/* The environment variable name is set to "0" (an A/B switch turned off). */
-static int getenv_is0(const char *name) {
-    const char *e = getenv(name);
-    return e && !strcmp(e, "0");
-}
-
-/* TERN_CUDA_SKIP=a,b,...: kernel classes the one-token decode step leaves out, to measure what each costs
- * inside the captured step (a timing arm like TERN_TP_NO_COMM: the outputs are WRONG, and it says so).
- * Classes: norm (both RMSNorms of a layer), rope (RoPE + KV write), att (decode attention), swiglu, qkv,
- * o, gu (gate|up), down (the GEMVs). rope and att apply where the attention writes the O GEMV's x16 input
- * (the default), qkv and gu to fused weights (the default); the trace still counts a skipped attention.
- * Chunks (n > 1) and prefill are untouched. Returns -1 on an unknown name. */
-enum { SK_NORM = 1, SK_ROPE = 2, SK_ATT = 4, SK_SWIGLU = 8, SK_QKV = 16, SK_O = 32, SK_GU = 64, SK_DOWN = 128 };
-static int parse_skip(const char *e, unsigned *out) {
-    static const char *names[] = {"norm", "rope", "att", "swiglu", "qkv", "o", "gu", "down"};
-    *out = 0;
-    if (!e || !*e) return 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", e);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        unsigned bit = 0;
-        for (int i = 0; i < 8; i++)
-            if (!strcmp(t, names[i])) bit = 1u << i;
-        if (!bit) {
-            tern_set_error("TERN_CUDA_SKIP: unknown kernel class '%s' (norm, rope, att, swiglu, qkv, o, gu, down)", t);
-            return -1;
-        }
-        *out |= bit;
-    }
-    if (*out) fprintf(stderr, "tern: TERN_CUDA_SKIP=%s: decode-step kernels left out, outputs are WRONG (timing arm)\n", e);
-    return 0;
-}
-
 static const tern_weight *layer_weight(const tern_layer *l, int j) {
     const tern_weight *ws[7] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->w_gate, &l->w_up, &l->w_down};
     return ws[j];
@@ -360,8 +312,8 @@ static void layer_slice(const tern_cuda *g, const tern_weight *w, int j, int64_t
     }
 }
 
-/* The device type of a weight of GGUF type t: its repacked layout when this rank repacks. */
-static int dev_type(const tern_cuda *g, int t) { return g->repack ? tcu_repack_type(t) : t; }
+/* The device type of a weight of GGUF type t: its repacked layout where it has one. */
+static int dev_type(const tern_cuda *g, int t) { (void)g; return tcu_repack_type(t); }
 
 /* Bytes of a device row of nc elements of GGUF type t (unpadded). */
 static size_t dev_row_bytes(const tern_cuda *g, int t, int64_t nc) {
@@ -505,12 +457,8 @@ static double gib(uint64_t b) { return b / (double)(1ull << 30); }
  * about 256 rows a split, at most 16 (H200, Llama-3-8B Q4_0: at depth 4096 one split 8.40 ms a step, 4:
  * 4.55, 16: 3.65, 32: 4.03; at depth 0 one split 3.10 vs 16: 3.19; docs/ledger.md). The grid's count, fixed
  * per context (a graph replays it); each token uses one split per 256 keys of its own position, up to it
- * (tcu_attention_set_rows_per_split; TERN_CUDA_ATT_ADAPT=0: all of them), so chunks and steps give the
- * same bits. TERN_CUDA_ATT_SPLITS (1..64) overrides the grid's count. */
+ * (attention.cu ATT_ROWS_PER_SPLIT), so chunks and steps give the same bits. */
 static int att_splits_rule(int n_ctx) {
-    const char *e = getenv("TERN_CUDA_ATT_SPLITS");
-    const int v = e ? atoi(e) : 0;
-    if (v >= 1 && v <= 64) return v;
     const int s = (n_ctx + 255) / 256;
     return s < 1 ? 1 : s > 16 ? 16 : s;
 }
@@ -525,8 +473,6 @@ static void rank_dims(tern_cuda *g, const tern_model *m, int rank, int n_rank) {
     g->nf = m->n_ff / n_rank;
     g->vpad = (m->n_vocab + n_rank - 1) / n_rank;
     g->nv = rank < n_rank - 1 ? g->vpad : m->n_vocab - (n_rank - 1) * g->vpad;
-    g->use_dp4a = !getenv_is0("TERN_CUDA_DP4A");
-    g->repack = g->use_dp4a && !getenv_is0("TERN_CUDA_REPACK");
 }
 
 /* The rank's bytes: weights, KV cache, scratch; the largest matrix (elements) for the f16 tile. */
@@ -554,10 +500,10 @@ static void rank_plan(tern_cuda *g, uint64_t *wb_, uint64_t *kvb_, uint64_t *sb_
     g->kv_layer_bytes = g->kv_q8 ? ((uint64_t)g->n_ctx * Hkv + (uint64_t)g->n_ctx * (Hkv / 32) * 2 + 255) & ~255ull
                                  : sizeof(uint16_t) * (uint64_t)g->n_ctx * Hkv;
     const uint64_t kvb = 2ull * m->n_layer * g->kv_layer_bytes;
-    /* prefill's gate|up as one GEMM (default on one GPU; TERN_CUDA_PREFILL_GU=0: two, the arm): its dequantized
+    /* prefill's gate|up as one GEMM (one GPU; TP keeps two): its dequantized
      * matrix (2F x E) in the prefetch slot, gate|up's rows in g. Interleaved A/B, synthetic Llama-3-8B: Q4_0 pp512
      * +3.4%, pp2048 +0.6%, at -ub 512 +1.7%; Q8_0 +1.5% / +0.9%; the same logits (bench/gpu/pfgu-d41f054/) */
-    g->pf_gu = g->n_rank == 1 && !getenv_is0("TERN_CUDA_PREFILL_GU") && !getenv_is0("TERN_CUDA_FUSE");
+    g->pf_gu = g->n_rank == 1;
     for (int il = 0; il < m->n_layer && g->pf_gu; il++) /* every layer's gate|up fused at upload (same type) */
         if (m->layers[il].w_gate.type != m->layers[il].w_up.type) g->pf_gu = 0;
     if (g->pf_gu && 2ull * F * E > max_layer) max_layer = 2ull * F * E;
@@ -602,11 +548,11 @@ static int rank_setup(tern_cuda *g) {
         dlayer *d = &g->layers[il];
         dweight **slots[7] = {&d->wq, &d->wk, &d->wv, &d->wo, &d->gate, &d->up, &d->down};
         static const int jq[3] = {0, 1, 2}, jg[2] = {4, 5};
-        if (l->wq.type == l->wk.type && l->wq.type == l->wv.type && !getenv_is0("TERN_CUDA_FUSE")) {
+        if (l->wq.type == l->wk.type && l->wq.type == l->wv.type) {
             dweight **ps[3] = {&d->wq, &d->wk, &d->wv};
             if (!(d->qkv = upload_fused(g, l, jq, 3, ps))) fail = 1;
         }
-        if (!fail && l->w_gate.type == l->w_up.type && !getenv_is0("TERN_CUDA_FUSE")) {
+        if (!fail && l->w_gate.type == l->w_up.type) {
             dweight **ps[2] = {&d->gate, &d->up};
             if (!(d->gu = upload_fused(g, l, jg, 2, ps))) fail = 1;
         }
@@ -658,15 +604,10 @@ static int rank_setup(tern_cuda *g) {
         g->x16 = dalloc(sizeof(uint16_t) * (size_t)B * maxin, &fail);
         g->dq = dalloc(sizeof(uint16_t) * (size_t)max_mat, &fail);
         g->dq1 = dalloc(sizeof(uint16_t) * (size_t)g->max_layer_mat, &fail);
-        /* dequant prefetch: TERN_CUDA_PREFETCH=0 off (the A/B arm), 1 side stream at the lowest priority
-         * (default), 2 at the highest */
-        const char *pe = getenv("TERN_CUDA_PREFETCH");
-        g->prefetch = pe ? atoi(pe) : 1;
-        if (g->prefetch < 0 || g->prefetch > 2) g->prefetch = 1;
+        /* dequant prefetch: a side stream at the lowest priority (+3% pp512; the highest: the same, docs/ledger.md) */
         int pr_least = 0, pr_greatest = 0;
         cudaDeviceGetStreamPriorityRange(&pr_least, &pr_greatest);
-        if (cudaStreamCreateWithPriority(&g->side, cudaStreamNonBlocking, g->prefetch == 2 ? pr_greatest : pr_least) !=
-            cudaSuccess)
+        if (cudaStreamCreateWithPriority(&g->side, cudaStreamNonBlocking, pr_least) != cudaSuccess)
             fail = 1;
         for (int i = 0; i < 2 && !fail; i++)
             if (cudaEventCreateWithFlags(&g->ready[i], cudaEventDisableTiming) != cudaSuccess ||
@@ -684,54 +625,18 @@ static int rank_setup(tern_cuda *g) {
             d->down->pf_next = il + 1 < m->n_layer ? g->layers[il + 1].wq : NULL;
         }
         g->xq = dalloc(tcu_x16_bytes(TCU_MULTI_MAX, maxin), &fail);
-        /* prefill attention on the tensor cores (TERN_CUDA_FLASH=0: the CUDA-core v1 arm; _WARPS=8: 128-token
-         * query blocks) */
-        tcu_attention_set_flash(!getenv_is0("TERN_CUDA_FLASH"));
-        tcu_attention_set_transpose(!getenv_is0("TERN_CUDA_ATT_TR"));
-        tcu_attention_set_rows_per_split(getenv_is0("TERN_CUDA_ATT_ADAPT") ? 0 : 256);
-        if (getenv("TERN_CUDA_ATT_WARPS")) tcu_attention_set_decode_warps(atoi(getenv("TERN_CUDA_ATT_WARPS")));
-        if (getenv("TERN_CUDA_ATT_QH")) tcu_attention_set_qh(atoi(getenv("TERN_CUDA_ATT_QH")));
-        if (getenv("TERN_CUDA_ATT_PF")) tcu_attention_set_prefetch(atoi(getenv("TERN_CUDA_ATT_PF")));
-        /* the Q8_0-cache decode kernel: v5, 16 int8 a lane (TERN_CUDA_ATT_Q8W=0: v2, the A/B arm) */
-        tcu_attention_set_q8_wide(!getenv_is0("TERN_CUDA_ATT_Q8W"));
-        if (getenv("TERN_CUDA_ATT_Q8W_WARPS")) tcu_attention_set_q8_wide_warps(atoi(getenv("TERN_CUDA_ATT_Q8W_WARPS")));
-        if (getenv("TERN_CUDA_ATT_Q8W_B")) tcu_attention_set_q8_wide_batch(atoi(getenv("TERN_CUDA_ATT_Q8W_B")));
-        tcu_attention_set_q8_wide_qq(getenv("TERN_CUDA_ATT_Q8W_QQ") && atoi(getenv("TERN_CUDA_ATT_Q8W_QQ")) == 1);
-        /* programmatic dependent launch on Hopper and later (TERN_CUDA_PDL=0: plain launches, the A/B arm) */
+        /* programmatic dependent launch on Hopper and later */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
-        tcu_set_pdl(cc_major >= 9 && !getenv_is0("TERN_CUDA_PDL"));
-        if (getenv("TERN_CUDA_RMS_SPLIT")) tcu_set_rms_split(atoi(getenv("TERN_CUDA_RMS_SPLIT")));
-        if (getenv("TERN_CUDA_RMS_T")) tcu_set_rms_threads(atoi(getenv("TERN_CUDA_RMS_T")));
-        tcu_set_rms_cluster(!getenv_is0("TERN_CUDA_RMS_CLUSTER"));
-        tcu_attention_set_rope(getenv("TERN_CUDA_ATT_ROPE") && atoi(getenv("TERN_CUDA_ATT_ROPE")) == 1);
-        if (getenv("TERN_CUDA_FLASH_WARPS")) tcu_attention_flash_set_warps(atoi(getenv("TERN_CUDA_FLASH_WARPS")));
-        if (getenv("TERN_CUDA_FLASH_MT")) tcu_attention_flash_set_mt(atoi(getenv("TERN_CUDA_FLASH_MT")));
-        if (getenv("TERN_CUDA_FLASH_WG")) tcu_attention_flash_set_wg(atoi(getenv("TERN_CUDA_FLASH_WG")));
-        if (getenv("TERN_CUDA_FLASH_ORDER")) tcu_attention_flash_set_order(atoi(getenv("TERN_CUDA_FLASH_ORDER")));
+        tcu_set_pdl(cc_major >= 9);
         g->gemv_max = TCU_MULTI_MAX;
-        g->att_x16 = !getenv_is0("TERN_CUDA_ATT_X16");
-        g->flash = !getenv_is0("TERN_CUDA_FLASH") && tcu_attention_flash_ok(g->nh, g->nkv, m->head_dim);
-        if (cc_major >= 9 && getenv("TERN_CUDA_L2PF") && atoi(getenv("TERN_CUDA_L2PF")) > 0) {
-            g->l2pf = (size_t)atoi(getenv("TERN_CUDA_L2PF")) << 20;
-            g->l2pf_fork = getenv("TERN_CUDA_L2PF_FORK") && atoi(getenv("TERN_CUDA_L2PF_FORK")) == 1;
-            g->l2pf_kb = getenv("TERN_CUDA_L2PF_KB") ? atoi(getenv("TERN_CUDA_L2PF_KB")) : 16;
-            if (g->l2pf_kb < 1 || g->l2pf_kb > 1024) g->l2pf_kb = 16;
-            if (g->l2pf_fork && (cudaStreamCreateWithFlags(&g->pfst, cudaStreamNonBlocking) != cudaSuccess ||
-                                 cudaEventCreateWithFlags(&g->pf_fork, cudaEventDisableTiming) != cudaSuccess ||
-                                 cudaEventCreateWithFlags(&g->pf_join, cudaEventDisableTiming) != cudaSuccess))
-                fail = 1;
-        }
-        /* off by default: neutral on Q8_0 and Q4_K, -1.5% on Q4_0 tg128 (docs/ledger.md) */
-        g->rope_epi = getenv("TERN_CUDA_ROPE_EPI") && atoi(getenv("TERN_CUDA_ROPE_EPI")) == 1;
+        g->flash = tcu_attention_flash_ok(g->nh, g->nkv, m->head_dim);
         g->trace = getenv("TERN_TRACE") && atoi(getenv("TERN_TRACE"));
         g->tok = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->pos = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->next = dalloc(sizeof(int32_t), &fail);
         g->ids = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->ropecs = dalloc(sizeof(float) * 2 * TCU_MULTI_MAX * (size_t)(m->n_rot / 2 + 1), &fail);
-        g->rope_table = !getenv_is0("TERN_CUDA_ROPE_TABLE");
-        g->norm_pro = getenv("TERN_CUDA_NORM_PRO") && atoi(getenv("TERN_CUDA_NORM_PRO")) == 1; /* lost: docs/ledger.md */
         g->amkeys = dalloc(sizeof(uint64_t) * TCU_MULTI_MAX, &fail); /* the argmax keys (tcu_argmax), zero */
         if (g->amkeys && cudaMemset(g->amkeys, 0, sizeof(uint64_t) * TCU_MULTI_MAX) != cudaSuccess) fail = 1;
         if (!(g->hpos = malloc(sizeof(int32_t) * (size_t)B))) fail = 1;
@@ -780,9 +685,6 @@ static void rank_free(tern_cuda *g) {
     if (g->blas) tcu_blas_free(g->blas);
     if (g->st) cudaStreamDestroy(g->st);
     if (g->side) cudaStreamDestroy(g->side);
-    if (g->pfst) cudaStreamDestroy(g->pfst);
-    if (g->pf_fork) cudaEventDestroy(g->pf_fork);
-    if (g->pf_join) cudaEventDestroy(g->pf_join);
     for (int i = 0; i < 2; i++) {
         if (g->ready[i]) cudaEventDestroy(g->ready[i]);
         if (g->free_[i]) cudaEventDestroy(g->free_[i]);
@@ -889,18 +791,10 @@ tern_cuda *tern_cuda_new(const tern_model *m, int n_ctx, int ubatch, int verbose
     tern_cuda *g = rk[0];
     g->n_layer_eval = m->n_layer;
     g->use_graph = !(getenv("TERN_CUDA_GRAPH") && !strcmp(getenv("TERN_CUDA_GRAPH"), "0"));
-    g->use_mgraph = g->use_graph && n_tp == 1 && !getenv_is0("TERN_CUDA_GRAPH_MULTI");
-    unsigned skip = 0;
-    if (parse_skip(getenv("TERN_CUDA_SKIP"), &skip)) { /* before any rank is set up, as the refusal above */
-        for (int r = 0; r < n_tp; r++) free(rk[r]);
-        free(rk);
-        return NULL;
-    }
-    g->skip = skip;
+    g->use_mgraph = g->use_graph && n_tp == 1;
     for (int r = 1; r < n_tp; r++) {
         rk[r]->n_layer_eval = m->n_layer;
         rk[r]->use_graph = g->use_graph;
-        rk[r]->skip = skip;
     }
     g->timing = getenv("TERN_CUDA_TIMING") && !strcmp(getenv("TERN_CUDA_TIMING"), "1");
     if (g->timing && (cudaEventCreate(&g->ev0) != cudaSuccess || cudaEventCreate(&g->ev1) != cudaSuccess)) g->timing = 0;
@@ -947,17 +841,14 @@ void tern_cuda_free(tern_cuda *g) {
     }
     if (g->trace)
         fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
-                        "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu rope_epi=%llu attention_q8w=%llu "
-                        "l2_prefetch=%llu rmsnorm_cluster=%llu attention_rope=%llu gemv_norm_prologue=%llu gemv_dp4a_sub=%llu "
-                        "(rows <= %d: GEMV)\n",
+                        "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu attention_q8w=%llu "
+                        "rmsnorm_cluster=%llu (rows <= %d: GEMV)\n",
                 (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
                 (unsigned long long)g->tr[TR_DP4A_TMA],
                 (unsigned long long)g->tr[TR_F32_ROW], (unsigned long long)g->tr[TR_F32_ROWS],
                 (unsigned long long)g->tr[TR_GEMM], (unsigned long long)g->tr[TR_ATT_SPLIT],
-                (unsigned long long)g->tr[TR_ATT], (unsigned long long)g->tr[TR_ROPE_EPI],
-                (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_L2PF],
-                (unsigned long long)g->tr[TR_RMS_CL], (unsigned long long)g->tr[TR_ATT_ROPE],
-                (unsigned long long)g->tr[TR_NORM_PRO], (unsigned long long)g->tr[TR_DP4A_SUB], g->gemv_max);
+                (unsigned long long)g->tr[TR_ATT], (unsigned long long)g->tr[TR_ATT_Q8W],
+                (unsigned long long)g->tr[TR_RMS_CL], g->gemv_max);
     tern_cuda **rk = g->rk;
     const int n = g->n_rank;
     if (g->pool) tern_pool_free(g->pool);
@@ -1006,7 +897,7 @@ static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const
             if (tcu_gemv_dp4a_fam(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) g->tr[TR_DP4A_TMA]++;
             g->tr[n == 1 ? TR_DP4A_ROW : TR_DP4A_ROWS]++;
         } else {
-            if (!tcu_type_supported(w->type)) { /* a repacked layout: the dp4a kernels only (g->repack needs use_dp4a) */
+            if (!tcu_type_supported(w->type)) { /* a repacked layout: the dp4a kernels only */
                 tern_set_error("internal: the f32 GEMV got a repacked weight (type %d)", w->type);
                 return -1;
             }
@@ -1018,7 +909,7 @@ static int matmul(tern_cuda *g, const dweight *w, int n, const float *x32, const
     g->tr[TR_GEMM]++;
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     cudaStreamIsCapturing(g->st, &cap);
-    if (!g->prefetch || cap != cudaStreamCaptureStatusNone) {
+    if (cap != cudaStreamCaptureStatusNone) {
         /* one slot, in stream order (no prefetch is pending: every forward pass joins them at its end) */
         g->held[0] = NULL;
         tcu_dequant_f16(w->type, w->d, w->stride, w->n_in, w->n_out, g->dq, g->st);
@@ -1050,16 +941,9 @@ refused:
     return -1;
 }
 
-/* TP: sum the ranks' partial (n, E) outputs in place (f32). TERN_TP_NO_COMM=1 skips the all-reduces: a
- * measurement arm only (what the collectives cost per step); its outputs are wrong and it says so. */
-static int g_no_comm = -1;
+/* TP: sum the ranks' partial (n, E) outputs in place (f32). */
 static int allreduce(tern_cuda *g, float *buf, size_t count) {
     if (g->n_rank == 1) return 0;
-    if (g_no_comm < 0) {
-        g_no_comm = getenv("TERN_TP_NO_COMM") && !strcmp(getenv("TERN_TP_NO_COMM"), "1");
-        if (g_no_comm) fprintf(stderr, "tern: TERN_TP_NO_COMM=1: all-reduces skipped, outputs are WRONG (timing arm)\n");
-    }
-    if (g_no_comm) return 0;
     NC(nccl.AllReduce(buf, buf, count, ncclFloat, ncclSum, g->comm, g->st));
     return 0;
 }
@@ -1085,7 +969,7 @@ static int gather_logits(tern_cuda *g, int n) {
 static float *other_x(const tern_cuda *g, const float *xc) { return xc == g->x ? g->x2 : g->x; }
 
 static void *want_x16(const tern_cuda *g, int n, const dweight *a, const dweight *b, const dweight *c) {
-    if (!g->use_dp4a || n > g->gemv_max) return NULL;
+    if (n > g->gemv_max) return NULL;
     const int any = tcu_gemv_dp4a_supported(a->type) || (b && tcu_gemv_dp4a_supported(b->type)) ||
                     (c && tcu_gemv_dp4a_supported(c->type));
     return any ? g->xq : NULL;
@@ -1101,23 +985,21 @@ static int max_pos(const tern_cuda *g, int n) {
 
 /* The forward pass over tokens already in g->tok / positions in g->pos (device), n tokens; logits of
  * the last row (or all rows) into g->lg (rank 0) and the argmax of the last row into g->next.
- * Per layer (decode, the defaults): attention RMSNorm with the previous layer's FFN residual add and the
- * x16 activations (1 kernel), q|k|v GEMV (1), RoPE + KV-cache write (1), attention with the x16 of its
- * output (1; 2 with split-K), O GEMV (1), [TP all-reduce], FFN RMSNorm with the attention residual add (1),
- * gate|up GEMV (1), SwiGLU with the x16 output (1), down GEMV (1), [TP all-reduce]: 9 kernels. TERN_CUDA_FUSE=0 uploads
- * q/k/v and gate/up apart (5 GEMVs a layer; the other fusions do not change bits or launch order). */
+ * Per layer (decode): attention RMSNorm with the previous layer's FFN residual add and the x16 activations
+ * (1 kernel), q|k|v GEMV (1), RoPE + KV-cache write (1), attention with the x16 of its output (1; 2 with
+ * split-K), O GEMV (1), [TP all-reduce], FFN RMSNorm with the attention residual add (1), gate|up GEMV (1),
+ * SwiGLU with the x16 output (1), down GEMV (1), [TP all-reduce]: 9 kernels. Weights of different types are
+ * uploaded apart (5 GEMVs a layer). */
 static int forward(tern_cuda *g, int n, int all_logits) {
     const tern_model *m = g->m;
     const int E = m->n_embd, hd = m->head_dim, Hq = g->nh * hd, Hkv = g->nkv * hd, F = g->nf;
     const int one = n <= g->gemv_max; /* the GEMV path: every token's bits as in its own decode step */
     cudaStream_t st = g->st;
-    const unsigned sk = n == 1 ? g->skip : 0; /* TERN_CUDA_SKIP: a timing arm, one-token steps only */
     /* a prefill chunk's attention reads cache rows up to its last position: this chunk's and earlier ones' */
     const int kv_rows = n > TCU_MULTI_MAX ? max_pos(g, n) + 1 : 0;
     const uint64_t rcl0 = tcu_rms_cluster_count(); /* cluster RMSNorm launches of this pass (the trace) */
-    const uint64_t sub0 = tcu_gemv_sub_count();    /* sub-CTA GEMV launches of this pass (the trace) */
     /* the (cos, sin) of the pass's positions once, for every layer's RoPE (a decode step or verify chunk) */
-    const float *cs = n <= TCU_MULTI_MAX && g->rope_table && m->n_rot >= 2 ? g->ropecs : NULL;
+    const float *cs = n <= TCU_MULTI_MAX && m->n_rot >= 2 ? g->ropecs : NULL;
     if (cs) tcu_rope_table(g->pos, g->freq, n, m->n_rot, g->ropecs, st);
     tcu_get_rows(g->tok_embd->type, g->tok_embd->d, g->tok_embd->stride, E, g->tok, n, g->x, st);
     float *xc = g->x; /* the residual stream: g->x or g->x2, toggled by each residual add */
@@ -1129,22 +1011,15 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         int8_t *kq = (int8_t *)kc, *vq = (int8_t *)vc;
         uint16_t *ksc = (uint16_t *)(kq + (size_t)g->n_ctx * Hkv), *vsc = (uint16_t *)(vq + (size_t)g->n_ctx * Hkv);
         void *xq = want_x16(g, n, l->wq, l->wk, l->wv);
-        if (!(sk & SK_NORM)) {
+        {
             float *xo = il > 0 ? other_x(g, xc) : xc;
             tcu_add_rmsnorm_to(xc, xo, il > 0 ? g->tmp : NULL, l->attn_norm, m->rms_eps, n, E, one ? g->xn : NULL,
                                one ? NULL : g->x16, xq, st);
             xc = xo;
         }
         float *q = g->q, *k = g->k, *v = g->v;
-        int roped = 0; /* RoPE and the KV-cache write done by the q|k|v GEMV's epilogue */
         if (n == 1 && l->qkv) {
-            if (g->rope_epi && xq && !g->kv_q8 && !l->bq && !l->bk && !l->bv && !(sk & (SK_QKV | SK_ROPE))) {
-                const tcu_rope_epi e = {g->pos, g->freq, Hq, Hkv, hd, m->n_rot, kc, vc, cs};
-                const dweight *w = l->qkv;
-                roped = tcu_gemv_dp4a_rope(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, g->qkv1, &e, st);
-                if (roped) g->tr[TR_DP4A_ROW]++, g->tr[TR_ROPE_EPI]++;
-            }
-            if (!roped && !(sk & SK_QKV) && matmul(g, l->qkv, 1, g->xn, xq, g->x16, g->qkv1)) return -1;
+            if (matmul(g, l->qkv, 1, g->xn, xq, g->x16, g->qkv1)) return -1;
             q = g->qkv1;
             k = q + Hq;
             v = k + Hkv;
@@ -1156,51 +1031,20 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (l->bk) tcu_add_bias(k, l->bk, n, Hkv, st);
         if (l->bv) tcu_add_bias(v, l->bv, n, Hkv, st);
         const float sc = 1.0f / sqrtf((float)hd);
-        /* the O GEMV's x16 input written by the attention kernel itself (TERN_CUDA_ATT_X16=0: a separate
-         * tcu_quantize_x16, the A/B arm; same bytes) */
+        /* the O GEMV's x16 input written by the attention kernel itself (+1.4% Q4_0 tg128 over a separate
+         * tcu_quantize_x16, docs/ledger.md; the same bytes) */
         xq = want_x16(g, n, l->wo, NULL, NULL);
-        const int att_x16 = xq && n <= TCU_MULTI_MAX && g->att_x16;
+        const int att_x16 = xq && n <= TCU_MULTI_MAX;
         const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
-        if (g->l2pf && n <= TCU_MULTI_MAX) { /* the O matrix, then gate|up's head, while RoPE and attention run */
-            tcu_pf_list L = {{0}, {0}, 0};
-            size_t left = g->l2pf;
-            const dweight *ws[2] = {l->wo, l->gu ? l->gu : l->gate};
-            for (int j = 0; j < 2 && left && ws[j]; j++) {
-                const size_t b = ws[j]->stride * (size_t)ws[j]->n_out;
-                L.p[L.n] = ws[j]->d;
-                L.bytes[L.n++] = b < left ? b : left;
-                left -= b < left ? b : left;
-            }
-            if (g->l2pf_fork) { /* a branch off the chain: nothing waits for it until the pass's end */
-                CU(cudaEventRecord(g->pf_fork, st));
-                CU(cudaStreamWaitEvent(g->pfst, g->pf_fork, 0));
-                tcu_l2_prefetch(&L, (unsigned)g->l2pf_kb << 10, 32, 0, g->pfst);
-                g->pf_pending = 1;
-            } else {
-                tcu_l2_prefetch(&L, (unsigned)g->l2pf_kb << 10, 128, 1, st);
-            }
-            g->tr[TR_L2PF]++;
-        }
-        /* one token, f16 cache: RoPE and the KV-cache write inside the attention kernel when TERN_CUDA_ATT_ROPE=1
-         * (an arm, off by default: docs/ledger.md); else the two kernels below, the same bits */
-        int att_roped = 0;
-        if (att_x16 && n == 1 && !g->kv_q8 && !roped && !(sk & (SK_ROPE | SK_ATT))) {
-            att_roped = tcu_attention_decode_x16_rope(q, k, v, g->freq, cs, m->n_rot, kc, vc, g->pos, g->nh, g->nkv, hd, sc,
-                                                      g->att, g->attws, g->att_splits, xq, st);
-            if (att_roped) g->tr[TR_ATT_ROPE]++;
-        }
-        if (att_roped) {
-        } else if (att_x16) {
-            if ((sk & SK_ROPE) || roped) {
-            } else if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kc, vc, st);
+        if (att_x16) {
+            if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kc, vc, st);
             else tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kq, ksc, vq, vsc, st);
-            if (!(sk & SK_ATT))
-                tcu_attention_decode_x16(q, g->kv_q8 ? (const void *)kq : (const void *)kc,
-                                         g->kv_q8 ? (const void *)vq : (const void *)vc, g->kv_q8 ? ksc : NULL,
-                                         g->kv_q8 ? vsc : NULL, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
-                                         g->att_splits, xq, st);
+            tcu_attention_decode_x16(q, g->kv_q8 ? (const void *)kq : (const void *)kc,
+                                     g->kv_q8 ? (const void *)vq : (const void *)vc, g->kv_q8 ? ksc : NULL,
+                                     g->kv_q8 ? vsc : NULL, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
+                                     g->att_splits, xq, st);
         } else if (!g->kv_q8) {
-            if (!roped) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kc, vc, st);
+            tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kc, vc, st);
             if (n > TCU_MULTI_MAX && g->flash) /* prefill: the flash kernels, told the rows they read (v6b's TMA) */
                 tcu_attention_flash_rows(q, kc, vc, kv_rows, n, g->pos, g->nh, g->nkv, hd, sc, g->att, st);
             else tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws, g->att_splits, st);
@@ -1222,26 +1066,11 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         g->tr[TR_ATT_Q8W] += tcu_attention_q8w_count() - q8w0;
         if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
         if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
-        if ((!(sk & SK_O) && matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp)) || allreduce(g, g->tmp, (size_t)n * E))
-            return -1;
+        if (matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
         if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
 
         xq = want_x16(g, n, l->gate, l->up, NULL);
-        /* one token, TERN_CUDA_NORM_PRO=1 (an arm that lost, -6% tg128: docs/ledger.md): the FFN RMSNorm as the
-         * prologue of a tma-family gate|up GEMV (tcu_gemv_dp4a_norm: the cluster RMSNorm's bits, so verify chunks
-         * keep the two kernels); by default the two kernels */
-        int ffn_fused = 0;
-        if (n == 1 && l->gu && xq && g->norm_pro && !(sk & (SK_NORM | SK_GU)) && tcu_gemv_dp4a_supported(l->gu->type)) {
-            float *xo = other_x(g, xc);
-            const tcu_norm_pro np = {xc, g->tmp, l->ffn_norm, m->rms_eps, tcu_rms_cluster_ctas(E), xo};
-            if (np.C && tcu_gemv_dp4a_norm(l->gu->fam, l->gu->type, l->gu->d, l->gu->stride, l->gu->n_in, l->gu->n_out,
-                                           &np, g->gu1, st)) {
-                xc = xo;
-                ffn_fused = 1;
-                g->tr[TR_DP4A_TMA]++, g->tr[TR_DP4A_ROW]++, g->tr[TR_NORM_PRO]++;
-            }
-        }
-        if (!ffn_fused && !(sk & SK_NORM)) {
+        {
             float *xo = other_x(g, xc);
             tcu_add_rmsnorm_to(xc, xo, g->tmp, l->ffn_norm, m->rms_eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16,
                                xq, st);
@@ -1250,7 +1079,7 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         float *gp = g->g, *up = g->u;
         const int gu_rows = g->pf_gu && l->gu && n > g->gemv_max; /* one GEMM, its rows to the f16 SwiGLU */
         if (n == 1 && l->gu) {
-            if (!ffn_fused && !(sk & SK_GU) && matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
+            if (matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
             gp = g->gu1;
             up = gp + F;
         } else if (gu_rows) {
@@ -1260,11 +1089,9 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         }
         xq = want_x16(g, n, l->down, NULL, NULL);
         if (gu_rows) tcu_swiglu_rows(g->g, n, F, g->x16, st); /* the down GEMM reads x16 only */
-        else if (sk & SK_SWIGLU) {
-        } else if (xq) tcu_swiglu_x16(gp, up, n, F, xq, st);
+        else if (xq) tcu_swiglu_x16(gp, up, n, F, xq, st);
         else tcu_swiglu(gp, up, (int64_t)n * F, one ? NULL : g->x16, st);
-        if ((!(sk & SK_DOWN) && matmul(g, l->down, n, gp, xq, g->x16, g->tmp)) || allreduce(g, g->tmp, (size_t)n * E))
-            return -1;
+        if (matmul(g, l->down, n, gp, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
     }
     /* the output norm takes the last layer's FFN residual add (all rows, or only the row that is read) */
     const int V = m->n_vocab;
@@ -1291,16 +1118,10 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         if (g->rank == 0) tcu_argmax(g->lg, V, g->next, g->amkeys, st);
     }
     g->tr[TR_RMS_CL] += tcu_rms_cluster_count() - rcl0;
-    g->tr[TR_DP4A_SUB] += tcu_gemv_sub_count() - sub0;
-    if (g->pf_pending) { /* join the L2 hints' branch (TERN_CUDA_L2PF_FORK) */
-        CU(cudaEventRecord(g->pf_join, g->pfst));
-        CU(cudaStreamWaitEvent(st, g->pf_join, 0));
-        g->pf_pending = 0;
-    }
     /* join the dequant prefetches (a pass that stops early, tern_cuda_set_layers, leaves one pending) */
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     cudaStreamIsCapturing(st, &cap);
-    if (g->prefetch && cap == cudaStreamCaptureStatusNone) {
+    if (cap == cudaStreamCaptureStatusNone) {
         CU(cudaStreamWaitEvent(st, g->ready[0], 0));
         CU(cudaStreamWaitEvent(st, g->ready[1], 0));
     }

@@ -4,6 +4,7 @@
  * CPU reference: tern_dequantize_row (src/backend/cpu/quant.c); checked by tests/gpu/gpu_ops.c. */
 #include <cuda_fp16.h>
 
+#include "cuda/check.cuh"
 #include "cuda/dequant.cuh"
 #include "cuda/tcu.h"
 
@@ -37,7 +38,7 @@ extern "C" void tcu_get_rows(int t, const void *w, size_t row_bytes, int64_t n_i
     dim3 grid((unsigned)((n_in / 8 + 127) / 128), (unsigned)(n < 65535 ? n : 65535));
     switch (t) {
 #define X(T) \
-    case T: get_rows_k<T><<<grid, 128, 0, st>>>((const uint8_t *)w, row_bytes, (int)n_in, ids, n, out); break;
+    case T: get_rows_k<T><<<grid, 128, 0, st>>>((const uint8_t *)w, row_bytes, (int)n_in, ids, n, out); TCU_CHECK_LAUNCH(st); break;
         TCU_FOR_DEVICE_TYPES(X)
 #undef X
     default: break;
@@ -66,7 +67,7 @@ extern "C" void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t 
     dim3 grid((unsigned)((n_in / 8 + 127) / 128), gy, (unsigned)((n_out + gy - 1) / gy));
     switch (t) {
 #define X(T) \
-    case T: dequant_f16_k<T><<<grid, 128, 0, st>>>((const uint8_t *)w, row_bytes, (int)n_in, n_out, out); break;
+    case T: dequant_f16_k<T><<<grid, 128, 0, st>>>((const uint8_t *)w, row_bytes, (int)n_in, n_out, out); TCU_CHECK_LAUNCH(st); break;
         TCU_FOR_DEVICE_TYPES(X)
 #undef X
     default: break;
@@ -125,9 +126,11 @@ extern "C" void tcu_repack(int t, const void *src, size_t src_stride, void *dst,
     if (t == TERN_TYPE_Q4_K) {
         const int nsb = (int)(n_in / 256);
         const int64_t n = (int64_t)nsb * 8 * n_rows;
-        if (n > 0)
+        if (n > 0) {
             repack_q4k_k<<<(unsigned)((n + 255) / 256), 256, 0, st>>>((const uint8_t *)src, src_stride, (uint8_t *)dst,
                                                                      dst_stride, nsb, n_rows);
+            TCU_CHECK_LAUNCH(st);
+        }
         return;
     }
     const int nb = (int)(n_in / 32);
@@ -138,4 +141,5 @@ extern "C" void tcu_repack(int t, const void *src, size_t src_stride, void *dst,
         repack_k<16><<<grid, 256, 0, st>>>((const uint8_t *)src, src_stride, (uint8_t *)dst, dst_stride, nb, n_rows);
     else if (t == TERN_TYPE_Q8_0)
         repack_k<32><<<grid, 256, 0, st>>>((const uint8_t *)src, src_stride, (uint8_t *)dst, dst_stride, nb, n_rows);
+    TCU_CHECK_LAUNCH(st);
 }

@@ -4,12 +4,14 @@
  * cpu_rmsnorm, RoPE evaluates its angle and cos/sin in double like cpu_rope. Checked by tests/gpu/gpu_ops.c. */
 #include <cuda_fp16.h>
 
+#include "cuda/check.cuh"
 #include "cuda/pdl.cuh"
 #include "cuda/rope.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
 
-/* programmatic dependent launch of the decode kernels (pdl.cuh): set by the backend (TERN_CUDA_PDL) */
+/* programmatic dependent launch of the decode kernels (pdl.cuh): set by the backend on sm_90 and later (-4% a step
+ * without it, docs/ledger.md "programmatic dependent launch + RMSNorm in registers") */
 int g_tcu_pdl = 0;
 extern "C" void tcu_set_pdl(int on) { g_tcu_pdl = on != 0; }
 
@@ -170,9 +172,6 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
 #endif
 }
 
-/* TERN_CUDA_RMS_CLUSTER=0: the decode RMSNorm as rmsnorm_k with C CTAs each reducing the whole row (the arm) */
-static int g_rms_cluster = 1;
-extern "C" void tcu_set_rms_cluster(int on) { g_rms_cluster = on != 0; }
 /* rmsnorm_cl_k launches issued by this host thread (tcu_rms_cluster_count: the trace and the tests count what ran) */
 static thread_local uint64_t g_rms_cl_launches;
 extern "C" uint64_t tcu_rms_cluster_count(void) { return g_rms_cl_launches; }
@@ -229,7 +228,9 @@ static int rms_cl_launch(const float *x, float *xo, const float *r, const float 
     cfg.stream = st;
     cfg.attrs = at;
     cfg.numAttrs = (unsigned)na;
-    if (cudaLaunchKernelEx(&cfg, rmsnorm_cl_k, x, xo, r, g, eps, dim, y32, y16, xq, plane) != cudaSuccess) {
+    const cudaError_t le = cudaLaunchKernelEx(&cfg, rmsnorm_cl_k, x, xo, r, g, eps, dim, y32, y16, xq, plane);
+    if (le == cudaSuccess) TCU_CHECK_LAUNCH(st);
+    if (le != cudaSuccess) {
         /* the caller runs rmsnorm_k instead, and so does every later call on this device (tcu_rms_cluster_ctas
          * then says 0): one summation order a device for decode steps and verify chunks alike */
         (void)cudaGetLastError();
@@ -260,17 +261,13 @@ extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float 
                x16_plane_bytes(n, dim));
 }
 
-/* TERN_CUDA_RMS_SPLIT: CTAs a row of tcu_add_rmsnorm_to (1 = one CTA, as tcu_add_rmsnorm) */
-static int g_rms_split = 8;
-extern "C" void tcu_set_rms_split(int c) { g_rms_split = c >= 1 && c <= 64 ? c : 8; }
-/* TERN_CUDA_RMS_T: threads a CTA of tcu_add_rmsnorm_to, 1024 (default, 8 elements a thread), 512 or 256 (16
- * a thread: the fast path covers rows of 8192 at 1024 and 512, 4096 at 256); another thread count is another
- * summation order, the same for every call of a run (decode steps and verify chunks alike) */
-static int g_rms_t = 1024;
-extern "C" void tcu_set_rms_threads(int t) { g_rms_t = t == 256 || t == 512 ? t : 1024; }
+/* CTAs a row of rmsnorm_k for n <= TCU_MULTI_MAX where the cluster kernel does not run: 8, each reducing the whole
+ * row and writing a slice (+3.4% Q4_0 tg128 over one CTA; 4..32 flat within the spread, docs/ledger.md "RMSNorm over
+ * 8 CTAs a row"). 512- and 256-thread CTAs lost ("... the RMSNorm's CTA size (TERN_CUDA_RMS_T): LOST"). */
+#define RMS_SPLIT 8
 
 extern "C" int tcu_rms_cluster_ctas(int dim) {
-    if (!g_rms_cluster || g_rms_t != 1024 || dim % 32) return 0;
+    if (dim % 32) return 0;
     const int C = rms_cl_ctas(dim);
     return C && rms_cl_ok() ? C : 0;
 }
@@ -281,15 +278,14 @@ extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, co
     /* decode steps and verify chunks only: a prefill chunk already has a CTA a row, and C of them a row would
      * each reload and reduce the whole row (pp512 25,823 -> 20,894 tok/s with C = 8 on every call) */
     const size_t pl = x16_plane_bytes(n, dim);
-    if (n <= TCU_MULTI_MAX && g_rms_cluster && g_rms_t == 1024) {
+    if (n <= TCU_MULTI_MAX) {
         const int C = rms_cl_ctas(dim);
         if (C && rms_cl_ok() && rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, pl, st)) return;
     }
-    int c = n <= TCU_MULTI_MAX ? g_rms_split : 1;
-    const int T = g_rms_t, ept = T == 1024 ? RMS_EPT : 16;
-    while (c > 1 && (dim > ept * T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
-    rms_fn kf = T == 512 ? rmsnorm_k<512, 16> : T == 256 ? rmsnorm_k<256, 16> : rmsnorm_k<RMS_T, RMS_EPT>;
-    PDL_LAUNCH(kf, dim3(n, c), dim3(T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, pl);
+    int c = n <= TCU_MULTI_MAX ? RMS_SPLIT : 1;
+    while (c > 1 && (dim > RMS_EPT * RMS_T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
+    rms_fn kf = rmsnorm_k<RMS_T, RMS_EPT>;
+    PDL_LAUNCH(kf, dim3(n, c), dim3(RMS_T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, pl);
 }
 
 /* Thread per (token, pair i): one angle, applied to every head. */
@@ -313,6 +309,7 @@ extern "C" void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const 
     if (n <= 0 || n_rot < 2) return;
     dim3 grid((unsigned)((n_rot / 2 + 63) / 64), (unsigned)(n < 65535 ? n : 65535));
     rope_k<<<grid, 64, 0, st>>>(x, n, n_heads, hd, n_rot, pos, freq);
+    TCU_CHECK_LAUNCH(st);
 }
 
 /* RoPE on q and k and the KV-cache write in one kernel: thread per (token, head slot hh < nh + nkv, element
@@ -442,6 +439,7 @@ extern "C" void tcu_kv_dequant_q8(const int8_t *q, const uint16_t *s, int rows, 
     if (n <= 0) return;
     int64_t b = (n + 255) / 256;
     kv_dequant_q8_k<<<(unsigned)(b < 65536 ? b : 65536), 256, 0, st>>>(q, s, n, out);
+    TCU_CHECK_LAUNCH(st);
 }
 
 __global__ void kv_write_k(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row,
@@ -460,6 +458,7 @@ extern "C" void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint1
     if (n <= 0) return;
     dim3 grid((unsigned)((row + 255) / 256), (unsigned)(n < 65535 ? n : 65535));
     kv_write_k<<<grid, 256, 0, st>>>(k, v, kc, vc, n, row, pos);
+    TCU_CHECK_LAUNCH(st);
 }
 
 /* With xq (n a multiple of 32, rows of a multiple of 32): the output also in the x16 format (a warp holds
@@ -516,6 +515,7 @@ __global__ void add_k(float *y, const float *x, int64_t n) {
 
 extern "C" void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st) {
     add_k<<<ew_grid(n), 256, 0, st>>>(y, x, n);
+    TCU_CHECK_LAUNCH(st);
 }
 
 __global__ void add_bias_k(float *y, const float *b, int n, int dim) {
@@ -526,6 +526,7 @@ __global__ void add_bias_k(float *y, const float *b, int n, int dim) {
 
 extern "C" void tcu_add_bias(float *y, const float *b, int n, int dim, cudaStream_t st) {
     add_bias_k<<<ew_grid((int64_t)n * dim), 256, 0, st>>>(y, b, n, dim);
+    TCU_CHECK_LAUNCH(st);
 }
 
 __global__ void f32_to_f16_k(const float *x, uint16_t *y, int64_t n) {
@@ -535,6 +536,7 @@ __global__ void f32_to_f16_k(const float *x, uint16_t *y, int64_t n) {
 
 extern "C" void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStream_t st) {
     f32_to_f16_k<<<ew_grid(n), 256, 0, st>>>(x, y, n);
+    TCU_CHECK_LAUNCH(st);
 }
 
 __global__ void pos_add_k(int32_t *pos, int n, int delta) {
@@ -544,38 +546,5 @@ __global__ void pos_add_k(int32_t *pos, int n, int delta) {
 
 extern "C" void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st) {
     pos_add_k<<<(n + 255) / 256, 256, 0, st>>>(pos, n, delta);
-}
-
-/* L2 prefetch of weight ranges by bulk prefetches (cp.async.bulk.prefetch.L2, sm_90): thread i takes the
- * i-th chunk of the concatenated ranges. It waits for the previous kernel first, so the prefetch runs in
- * the latency-bound kernels after it instead of beside the previous kernel's own stream. */
-__global__ void l2_prefetch_k(tcu_pf_list L, unsigned L2PF_CHUNK) {
-    pdl_trigger();
-    pdl_wait();
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; /* the chunk: range r's chunks, then r + 1's */
-    for (int r = 0; r < L.n; r++) {
-        const size_t nc = (L.bytes[r] + L2PF_CHUNK - 1) / L2PF_CHUNK;
-        if (c < nc) {
-            const size_t off = c * L2PF_CHUNK, left = L.bytes[r] - off;
-            const unsigned sz = (unsigned)(left < L2PF_CHUNK ? left : L2PF_CHUNK) & ~15u;
-            if (sz)
-                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((const char *)L.p[r] + off), "r"(sz)
-                             : "memory");
-            return;
-        }
-        c -= nc;
-    }
-#endif
-}
-
-extern "C" void tcu_l2_prefetch(const tcu_pf_list *L, unsigned chunk, int threads, int pdl, cudaStream_t st) {
-    if (chunk < 16 || threads < 1 || threads > 1024) return;
-    chunk &= ~15u;
-    size_t chunks = 0;
-    for (int r = 0; r < L->n; r++) chunks += (L->bytes[r] + chunk - 1) / chunk;
-    if (!chunks) return;
-    const dim3 grid((unsigned)((chunks + threads - 1) / threads));
-    if (pdl) PDL_LAUNCH(l2_prefetch_k, grid, dim3(threads), 0, st, *L, chunk);
-    else l2_prefetch_k<<<grid, threads, 0, st>>>(*L, chunk);
+    TCU_CHECK_LAUNCH(st);
 }

@@ -6,12 +6,11 @@
  * float4 per lane, L1/L2-resident) and are reused across the R rows; each row's 8 weights come from
  * dequant.cuh (16-bit loads for the 2-byte aligned block formats). Per-lane partial sums run in
  * element order; the warp reduces them with a fixed xor-shuffle tree: no atomics, so the same inputs
- * give the same bits on every launch. R (1, 2, 4) and the steps in flight U (1, 2, 4) are compile-time
- * constants chosen per call by gemv_rule; env vars override it for sweeps.
+ * give the same bits on every launch. Variants 1 and 3 lost to variant 2 (below; dev/cuda/gemv_f32_v1_v3.cu).
  * CPU reference: dot of tern_dequantize_row with x in double (tests/gpu/gpu_ops.c). */
 #include <stdint.h>
-#include <stdlib.h>
 
+#include "cuda/check.cuh"
 #include "cuda/dequant.cuh"
 #include "cuda/reduce.cuh"
 #include "cuda/tcu.h"
@@ -146,7 +145,10 @@ template <int T> static __device__ __forceinline__ float dot8(const uint8_t *row
 
 #define GEMV_WARPS 4
 #define GEMV_T (GEMV_WARPS * 32)
-#define GEMV_SMEM_MAX (48u << 10) /* variant 3's staging buffer + its static part[] without opting in to more */
+/* Rows a CTA (R) and 1024-element steps in flight (U): R = 4, U = 2, the best of a 3 x 3 sweep (bench/sweeps/gemv.md,
+ * variant 2, Llama-3-8B Q4_0 tg128 on the H200; a smaller-R rule for matrices under 8192 rows lost, docs/ledger.md) */
+#define GEMV_R 4
+#define GEMV_U 2
 
 /* Variant 2 (default): the CTA's 4 warps split each row's columns (split-K inside the CTA): thread t of
  * the CTA takes the 8 elements e0 = 8t + 1024k; partial sums go warp-reduced into shared memory and are
@@ -199,159 +201,18 @@ gemv_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const 
     }
 }
 
-/* Variant 3: stage the CTA's R rows (one contiguous span of R*stride bytes) into shared memory with
- * 16-byte coalesced loads, eight in flight per thread, then run variant 2's split-K compute out of shared
- * memory. Motive (measured): variant 2's 2-byte weight loads reached 1.2 TB/s on Q4_0 4096x14336 against
- * 2.5 TB/s for Q8_0 with the same instruction count and twice the bytes per load: bytes in flight bound. */
-template <int T, int R>
-__global__ void __launch_bounds__(GEMV_T)
-gemv_smem_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const float *__restrict__ x,
-            float *__restrict__ y) {
-    extern __shared__ uint4 sm[];
-    __shared__ float part[GEMV_WARPS][R];
-    for (int r0 = blockIdx.x * R; r0 < n_out; r0 += gridDim.x * R) { /* persistent, as variant 2 */
-    const int nrow = n_out - r0 < R ? n_out - r0 : R;
-    const int n16 = (int)((size_t)nrow * stride / 16);
-    const uint4 *src = (const uint4 *)(w + (size_t)r0 * stride);
-    int i = threadIdx.x;
-    for (; i + 7 * GEMV_T < n16; i += 8 * GEMV_T) {
-        uint4 v[8];
-#pragma unroll
-        for (int k = 0; k < 8; k++) v[k] = __ldcs(src + i + k * GEMV_T); /* read once: evict-first */
-#pragma unroll
-        for (int k = 0; k < 8; k++) sm[i + k * GEMV_T] = v[k];
-    }
-    for (; i < n16; i += GEMV_T) sm[i] = __ldcs(src + i);
-    __syncthreads();
-    const uint8_t *smb = (const uint8_t *)sm;
-    float acc[R];
-#pragma unroll
-    for (int r = 0; r < R; r++) acc[r] = 0.0f;
-    for (int e0 = threadIdx.x * 8; e0 < n_in; e0 += GEMV_T * 8) {
-        const float4 xa = __ldg((const float4 *)(x + e0)), xb = __ldg((const float4 *)(x + e0 + 4));
-        const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-#pragma unroll
-        for (int r = 0; r < R; r++)
-            if (r < nrow) acc[r] = __fadd_rn(acc[r], dot8<T>(smb + (size_t)r * stride, e0, xv));
-    }
-    cta_sum_out<GEMV_WARPS, R>(acc, part, nrow, y + r0, 1); /* part[] is rewritten by the next group */
-    }
-}
-
-/* Variant 1, kept for A/B (TERN_CUDA_GEMV_VARIANT=1): a warp per R rows, lanes over 256-element steps. */
-template <int T, int R, int U>
-__global__ void __launch_bounds__(GEMV_WARPS * 32)
-gemv_warp_k(const uint8_t *__restrict__ w, size_t stride, int n_in, int n_out, const float *__restrict__ x,
-       float *__restrict__ y) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int r0 = (blockIdx.x * GEMV_WARPS + warp) * R;
-    if (r0 >= n_out) return;
-    const uint8_t *rows[R];
-#pragma unroll
-    for (int r = 0; r < R; r++) rows[r] = w + (size_t)(r0 + r < n_out ? r0 + r : n_out - 1) * stride;
-    float acc[R];
-#pragma unroll
-    for (int r = 0; r < R; r++) acc[r] = 0.0f;
-    int e0 = lane * 8;
-    /* U steps of 256 elements at once: every load of the U*R row pieces is issued before the first FMA
-     * (more bytes in flight per warp); the FMAs still run in element order, so U does not change bits */
-    for (; e0 + 256 * (U - 1) < n_in; e0 += 256 * U) {
-        float wv[U][R][8], xv[U][8];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const float4 xa = __ldg((const float4 *)(x + e0 + 256 * u)), xb = __ldg((const float4 *)(x + e0 + 256 * u + 4));
-            xv[u][0] = xa.x; xv[u][1] = xa.y; xv[u][2] = xa.z; xv[u][3] = xa.w;
-            xv[u][4] = xb.x; xv[u][5] = xb.y; xv[u][6] = xb.z; xv[u][7] = xb.w;
-#pragma unroll
-            for (int r = 0; r < R; r++) dequant8<T>(rows[r], e0 + 256 * u, wv[u][r]);
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++)
-#pragma unroll
-            for (int r = 0; r < R; r++)
-#pragma unroll
-                for (int i = 0; i < 8; i++) acc[r] = fmaf(wv[u][r][i], xv[u][i], acc[r]);
-    }
-    for (; e0 < n_in; e0 += 256) {
-        const float4 xa = __ldg((const float4 *)(x + e0)), xb = __ldg((const float4 *)(x + e0 + 4));
-        const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            float wv[8];
-            dequant8<T>(rows[r], e0, wv);
-#pragma unroll
-            for (int i = 0; i < 8; i++) acc[r] = fmaf(wv[i], xv[i], acc[r]);
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-        float s = acc[r];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (lane == 0 && r0 + r < n_out) y[r0 + r] = s;
-    }
-}
-
-static int env_choice(const char *name, int a, int b, int c) {
-    const char *e = getenv(name);
-    const int v = e ? atoi(e) : 0;
-    return v == a || v == b || v == c ? v : 0;
-}
-
-/* Rows per warp R and steps in flight U: TERN_CUDA_GEMV_ROWS / TERN_CUDA_GEMV_UNROLL (1, 2, 4) override
- * the default for sweeps (bench/sweeps/gemv.md). */
-static void gemv_rule(int64_t n_out, int *R, int *U) {
-    static int fr = -1, fu = -1;
-    if (fr < 0) {
-        fr = env_choice("TERN_CUDA_GEMV_ROWS", 1, 2, 4);
-        fu = env_choice("TERN_CUDA_GEMV_UNROLL", 1, 2, 4);
-    }
-    (void)n_out;
-    *R = fr ? fr : 4; /* bench/sweeps/gemv.md: R=4, U=2 was the best of 9 (variant 2, Llama-3-8B Q4_0 tg128) */
-    *U = fu ? fu : 2;
-}
-
-#define GEMV_CASE(RR, UU)                                                                                    \
-    if (R == RR && U == UU) {                                                                                \
-        if (variant == 3 && (size_t)RR * stride + sizeof(float) * GEMV_WARPS * RR <= GEMV_SMEM_MAX &&       \
-            stride % 16 == 0 &&                                                                              \
-            ((uintptr_t)wb & 15) == 0) {                                                                     \
-            const int64_t g3n = (n_out + RR - 1) / RR, g3c = (int64_t)gemv_sms() * 8;                       \
-            const unsigned g3 = (unsigned)(g3n < g3c ? g3n : g3c);                                           \
-            gemv_smem_k<T, RR><<<g3, GEMV_T, RR * stride, st>>>(wb, stride, (int)n_in, (int)n_out, x, y);    \
-            return;                                                                                          \
-        }                                                                                                    \
-        if (variant == 1) {                                                                                  \
-            const unsigned g1 = (unsigned)((n_out + GEMV_WARPS * RR - 1) / (GEMV_WARPS * RR));               \
-            gemv_warp_k<T, RR, UU><<<g1, GEMV_T, 0, st>>>(wb, stride, (int)n_in, (int)n_out, x, y);          \
-            return;                                                                                          \
-        }                                                                                                    \
-        static int per_sm = 0;                                                                               \
-        if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_k<T, RR, UU>, GEMV_T, 0) != \
-                           cudaSuccess)                                                                      \
-            per_sm = 4;                                                                                      \
-        const int64_t groups = (n_out + RR - 1) / RR, cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4); \
-        const unsigned grid = (unsigned)(groups < cap ? groups : cap);                                       \
-        gemv_k<T, RR, UU><<<grid, GEMV_T, 0, st>>>(wb, stride, (int)n_in, (int)n_out, x, y);                 \
-        return;                                                                                              \
-    }
-
 template <int T>
 static void gemv_launch(const void *w, size_t stride, int64_t n_in, int64_t n_out, const float *x, float *y,
                         cudaStream_t st) {
-    int R, U;
-    gemv_rule(n_out, &R, &U);
-    static int variant = -1;
-    if (variant < 0) {
-        variant = env_choice("TERN_CUDA_GEMV_VARIANT", 1, 2, 3);
-        if (!variant) variant = 2; /* variant 3 lost to 2 (docs/ledger.md) */
-    }
-    const uint8_t *wb = (const uint8_t *)w;
-    GEMV_CASE(1, 1) GEMV_CASE(1, 2) GEMV_CASE(1, 4)
-    GEMV_CASE(2, 1) GEMV_CASE(2, 2) GEMV_CASE(2, 4)
-    GEMV_CASE(4, 1) GEMV_CASE(4, 2) GEMV_CASE(4, 4)
+    constexpr int R = GEMV_R, U = GEMV_U;
+    static int per_sm = 0;
+    if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_k<T, R, U>, GEMV_T, 0) != cudaSuccess)
+        per_sm = 4;
+    const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
+    const unsigned grid = (unsigned)(groups < cap ? groups : cap);
+    gemv_k<T, R, U><<<grid, GEMV_T, 0, st>>>((const uint8_t *)w, stride, (int)n_in, (int)n_out, x, y);
+    TCU_CHECK_LAUNCH(st);
 }
-
 extern "C" void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, float *y,
                          cudaStream_t st) {
     switch (t) {
@@ -402,6 +263,7 @@ static void gemv_multi_launch(const uint8_t *w, size_t stride, int64_t n_in, int
     const int64_t cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
     const unsigned grid = (unsigned)(n_out < cap ? n_out : cap);
     gemv_multi_k<T, M><<<grid, GEMV_T, 0, st>>>(w, stride, (int)n_in, (int)n_out, x, m, y);
+    TCU_CHECK_LAUNCH(st);
 }
 
 extern "C" void tcu_gemv_multi(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x,

@@ -13,6 +13,8 @@
 #define TERN_CUDA_PDL_CUH
 #include <cuda_runtime.h>
 
+#include "cuda/check.cuh"
+
 extern int g_tcu_pdl; /* elementwise.cu; tcu_set_pdl */
 
 static __device__ __forceinline__ void pdl_wait(void) {
@@ -31,7 +33,7 @@ static __device__ __forceinline__ void pdl_prefetch_l2(const void *p) {
 }
 
 /* kernel<<<grid, block, smem, st>>>(args...), with the programmatic-serialization attribute when
- * g_tcu_pdl is set. */
+ * g_tcu_pdl is set; checked in debug builds (TCU_CHECK_LAUNCH, check.cuh). */
 #define PDL_LAUNCH(kernel, grid, block, smem, st, ...)                                                      \
     do {                                                                                                    \
         if (g_tcu_pdl) {                                                                                    \
@@ -49,6 +51,7 @@ static __device__ __forceinline__ void pdl_prefetch_l2(const void *p) {
         } else {                                                                                            \
             kernel<<<(grid), (block), (smem), (st)>>>(__VA_ARGS__);                                         \
         }                                                                                                   \
+        TCU_CHECK_LAUNCH(st);                                                                               \
     } while (0)
 
 #endif

@@ -22,6 +22,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "cuda/check.cuh"
 #include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
 
@@ -72,6 +73,7 @@ extern "C" void tcu_read_stream(const void *buf, size_t bytes, uint32_t *sink, c
     const size_t n = bytes / 16;
     cudaMemsetAsync(sink, 0, sizeof(uint32_t), st); /* sink = xor of this read only */
     read_stream_kernel<<<rl_blocks(n), RL_THREADS, 0, st>>>((const uint4 *)buf, n, sink);
+    TCU_CHECK_LAUNCH(st);
 }
 
 /* ---- copy stream ----------------------------------------------------------------------------- */
@@ -92,6 +94,7 @@ __global__ void copy_stream_kernel(uint4 *__restrict__ dst, const uint4 *__restr
 extern "C" void tcu_copy_stream(void *dst, const void *src, size_t bytes, cudaStream_t st) {
     const size_t n = bytes / 16;
     copy_stream_kernel<<<rl_blocks(n), RL_THREADS, 0, st>>>((uint4 *)dst, (const uint4 *)src, n);
+    TCU_CHECK_LAUNCH(st);
 }
 
 /* ---- fills ----------------------------------------------------------------------------------- */
@@ -129,6 +132,7 @@ extern "C" void tcu_fill_random(void *buf, size_t bytes, uint64_t seed, cudaStre
         size_t head = 8 - (uintptr_t)buf % 8;
         if (head > bytes) head = bytes;
         fill_random_kernel<<<1, 1, 0, st>>>(NULL, 0, (unsigned char *)buf, (int)head, seed ^ 0x68656164ull);
+        TCU_CHECK_LAUNCH(st);
         buf = (unsigned char *)buf + head;
         bytes -= head;
         if (!bytes) return;
@@ -137,6 +141,7 @@ extern "C" void tcu_fill_random(void *buf, size_t bytes, uint64_t seed, cudaStre
     const int n_tail = (int)(bytes % 8);
     fill_random_kernel<<<rl_blocks(n_words), RL_THREADS, 0, st>>>((uint64_t *)buf, n_words,
                                                                   (unsigned char *)buf + n_words * 8, n_tail, seed);
+    TCU_CHECK_LAUNCH(st);
 }
 
 /* x[i] = uniform in [-1, 1) from splitmix64(seed, i), stored as f32 / f16 / bf16 (round to nearest even). */
@@ -155,6 +160,7 @@ __global__ void fill_uniform_kernel(void *x, size_t n, int kind, uint64_t seed) 
 extern "C" void tcu_fill_uniform(void *x, size_t n, int kind, uint64_t seed, cudaStream_t st) {
     if (!n) return;
     fill_uniform_kernel<<<rl_blocks(n), RL_THREADS, 0, st>>>(x, n, kind, seed);
+    TCU_CHECK_LAUNCH(st);
 }
 
 /* ---- kernel boundaries ------------------------------------------------------------------------
@@ -206,6 +212,7 @@ extern "C" int tcu_boundary_chain(unsigned *a, unsigned *b, int k, int grid, int
         cfg.attrs = at;
         cfg.numAttrs = pdl ? 1 : 0;
         if (cudaLaunchKernelEx(&cfg, boundary_kernel, src, dst) != cudaSuccess) return -1;
+        TCU_CHECK_LAUNCH(st);
     }
     return 0;
 }
@@ -218,5 +225,6 @@ extern "C" int tcu_barrier_chain(unsigned *a, unsigned *b, unsigned *ctr, int k,
     if (grid > sms * occ) return -2; /* not all resident: the barrier would never open */
     if (cudaMemsetAsync(ctr, 0, sizeof(unsigned), st) != cudaSuccess) return -1;
     barrier_kernel<<<grid, threads, 0, st>>>(a, b, ctr, k);
+    TCU_CHECK_LAUNCH(st);
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }

@@ -1,8 +1,7 @@
 /* rope.cuh: RoPE on one adjacent pair (x[2i], x[2i+1]) (GGML's "normal" mode; RoFormer, Su et al. 2021,
- * eq. 34), shared by the RoPE kernels (elementwise.cu) and the q|k|v GEMV's RoPE + KV-cache epilogue
- * (gemv_dp4a.cu, tcu_gemv_dp4a_rope) so both give the same bits: the angle pos * freq[i] in double like
- * cpu_rope, cos and sin rounded to f32, the products and sums with _rn intrinsics (nvcc contracts nothing
- * into an FMA). */
+ * eq. 34), shared by the RoPE kernels (elementwise.cu: rope_k, rope_kv_k, rope_table_k) so they give the same bits:
+ * the angle pos * freq[i] in double like cpu_rope, cos and sin rounded to f32, the products and sums with _rn
+ * intrinsics (nvcc contracts nothing into an FMA). */
 #ifndef TERN_CUDA_ROPE_CUH
 #define TERN_CUDA_ROPE_CUH
 #include <stdint.h>

@@ -10,6 +10,7 @@
  * 1024 threads over the 128,256 logits of Llama 3: 54 us a decode step (ncu). */
 #include <math.h>
 
+#include "cuda/check.cuh"
 #include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
 
@@ -243,4 +244,5 @@ extern "C" void tcu_sample(const float *logits, int n, const int32_t *pen_ids, i
                            float top_p, float min_p, float temp, const double *u, float *scratch, int32_t *out,
                            cudaStream_t st) {
     sample_k<<<1, SAMPLE_T, 0, st>>>(logits, n, pen_ids, n_pen, penalty, k, top_p, min_p, temp, u, scratch, out);
+    TCU_CHECK_LAUNCH(st);
 }

@@ -90,7 +90,8 @@ void tcu_gemv_multi(int t, const void *w, size_t row_bytes, int64_t n_in, int64_
 /* ---- integer GEMV for Q4_0 / Q4_1 / Q8_0 / Q4_K / Q6_K (src/backend/cuda/gemv_dp4a.cu) -----------------------
  * Activations in 16-bit block fixed point (per 32 elements: d = amax/32512, q = round(x/d)) as two int8
  * planes, an exact int32 dot per block by __dp4a, f32 accumulation of dw*d*isum in block order. */
-/* 1 for the weight types tcu_gemv_dp4a handles (Q4_0, Q4_1, Q8_0, Q4_K, Q6_K). */
+/* 1 for the weight types tcu_gemv_dp4a handles (Q4_0, Q4_1, Q8_0, Q4_K, Q6_K and the repacked Q4_0R, Q8_0R, Q4_KR):
+ * tcu_gemv_dp4a_family gives them a family. */
 int tcu_gemv_dp4a_supported(int t);
 /* Bytes of the quantized activations of m columns of n_in (n_in a multiple of 32). */
 size_t tcu_x16_bytes(int m, int64_t n_in);
@@ -100,52 +101,16 @@ void tcu_quantize_x16(const float *x, int m, int64_t n_in, void *xq, cudaStream_
  * is bit-identical to the 1-column call on x_c. */
 void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m, float *y,
                    cudaStream_t st);
-/* The kernel family tcu_gemv_dp4a would use for a matrix of type t and this shape (0 cta, 1 warp, 2 async,
- * 3 tma; TERN_CUDA_DP4A_KERNEL when set, else a per-shape rule, gemv_dp4a.cu q8_family), -1 for a type
- * without the dp4a path. Families differ in summation order: a caller that runs one weight as parts and as
- * a fused matrix (q|k|v, gate|up) fixes one family for all of them to keep the bits of each row. */
+/* The one chooser (gemv_dp4a.cu q8_family): the kernel family tcu_gemv_dp4a uses for a matrix of type t and this
+ * shape, 0 cta, 1 warp, 3 tma (a matrix of >= 48 MiB with n_in <= 8192), -1 for a type without the dp4a path.
+ * Families differ in summation order: a caller that runs one weight as parts and as a fused matrix (q|k|v,
+ * gate|up) fixes one family for all of them to keep the bits of each row. */
 int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64_t n_out);
-/* tcu_gemv_dp4a with the family fam (from tcu_gemv_dp4a_family; < 0: the rule on this call's shape).
- * Returns 1 when the call ran the tma kernel (family 3 can fall back to the warp kernel, same bits), else 0. */
+/* tcu_gemv_dp4a with the family fam (0, 1 or 3, e.g. from tcu_gemv_dp4a_family; anything else: the rule on this
+ * call's shape). Returns 1 when the call ran the tma kernel (family 3 falls back to the warp kernel, the same
+ * bits, where the device or the layout does not allow it, and for m > 1), else 0. */
 int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                       int m, float *y, cudaStream_t st);
-/* The q|k|v GEMV's RoPE + KV-cache epilogue (one decode token): output rows [0, nq) are q, [nq, nq + nkv)
- * k, [nq + nkv, nq + 2 nkv) v (nq = heads * hd, nkv = KV heads * hd). Each q and k pair (2i, 2i+1) of a
- * head is rotated (i < n_rot/2) at position pos[0] with freq[i] (rope.cuh, as tcu_rope_kv), and the
- * token's k and v rows are stored in f16 at cache row pos[0] of kc, vc (n_ctx, nkv). */
-typedef struct {
-    const int32_t *pos; /* device; pos[0] is read after the kernel's PDL wait */
-    const float *freq;  /* n_rot / 2 */
-    int nq, nkv, hd, n_rot;
-    uint16_t *kc, *vc;  /* NULL: no epilogue (the kernels' plain path) */
-    const float *cs;    /* NULL, or tcu_rope_table's (cos, sin) pairs of pos[0] (read instead of computed) */
-} tcu_rope_epi;
-/* tcu_gemv_dp4a_fam for one column (m = 1) with the epilogue e: y (n_out = nq + 2 nkv) equals
- * tcu_gemv_dp4a_fam's output after tcu_rope_kv (q and k rotated), and kc, vc get tcu_rope_kv's bytes.
- * Returns 1 when it launched the fused kernel; 0 when the family's configuration has no epilogue (the
- * epilogue exists for the defaults: cta with 2 rows a CTA, warp with 2 rows a warp, tma; not for the
- * sweep arms TERN_CUDA_DP4A_ROWS/_WCFG/_SMEM/_PIPE=0 or the async family) or the shape does not fit (hd
- * odd, n_out != nq + 2 nkv): nothing was launched, and the caller runs tcu_gemv_dp4a_fam and tcu_rope_kv. */
-int tcu_gemv_dp4a_rope(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
-                       float *y, const tcu_rope_epi *e, cudaStream_t st);
-/* The decode RMSNorm (with its residual add) as the prologue of a tma-family GEMV (one token): every CTA
- * computes xn = RMSNorm(x + r) * g of the n_in-wide row itself, in exactly the operations and order of the
- * cluster RMSNorm with C CTAs a row (tcu_add_rmsnorm_to's default; C = tcu_rms_cluster_ctas(n_in)), writes its
- * x16 form into shared memory and runs the GEMV on it; CTA 0 also stores xo = x + r (r NULL: x is the row,
- * xo untouched). y then equals tcu_add_rmsnorm_to followed by tcu_gemv_dp4a_fam(3, ...) bit for bit, and xo
- * its residual, so a verify chunk may keep the two calls. */
-typedef struct {
-    const float *x, *r, *g; /* the residual stream row, the addend (NULL: none), the norm weight (n_in each) */
-    float eps;
-    int C;     /* the cluster RMSNorm's CTAs a row for n_in (tcu_rms_cluster_ctas) */
-    float *xo; /* x + r out (written by CTA 0 when r; must not overlap x: declined) */
-} tcu_norm_pro;
-/* One column through the tma kernel with the RMSNorm prologue np (above; the backend's TERN_CUDA_NORM_PRO=1 arm,
- * which lost: each CTA normalises the whole row, docs/ledger.md): 1 when launched; 0 when it declined
- * (not family 3, n_in not a multiple of 512 or over 8192, np->C not the cluster RMSNorm's for n_in, the
- * kernel not available on this device): nothing launched, and the caller runs the two calls. */
-int tcu_gemv_dp4a_norm(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
-                       const tcu_norm_pro *np, float *y, cudaStream_t st);
 
 /* ---- GEMM, prefill (src/backend/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 
@@ -172,27 +137,19 @@ void tcu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, floa
 void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
                      void *xq, cudaStream_t st);
 /* As tcu_add_rmsnorm, out of place: xo = x + r (r NULL: xo is not written; x is read only), normalised from
- * xo, with C = TERN_CUDA_RMS_SPLIT (8; tcu_set_rms_split) CTAs a row for n <= TCU_MULTI_MAX (1 above) that each reduce the whole row (the same
- * bits as one CTA) and write a slice. x and xo must not overlap when C > 1 and r != NULL (with r NULL xo is
- * never written) (C is lowered to 1 for rows
- * wider than 8192 and to a divisor whose slices are whole 32-element blocks). */
+ * xo. For n <= TCU_MULTI_MAX on sm_90 and later: a thread-block cluster of C <= 8 CTAs a row, each reducing only
+ * its slice and sharing the partial sums through distributed shared memory (C the largest with dim % (32 C) == 0
+ * and dim / C <= 1024: tcu_rms_cluster_ctas; another summation order than one CTA's, the same for every such n;
+ * elementwise.cu rmsnorm_cl_k). Elsewhere (rows that fit no such C, other devices): 8 CTAs a row for n <=
+ * TCU_MULTI_MAX (1 above), each reducing the whole row (the same bits as one CTA) and writing a slice (C lowered to
+ * 1 for rows wider than 8192 and to a divisor whose slices are whole 32-element blocks). x and xo must not overlap
+ * when more than one CTA a row writes and r != NULL (with r NULL xo is never written). */
 void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
                         float *y32, uint16_t *y16, void *xq, cudaStream_t st);
-void tcu_set_rms_split(int c);
-/* Threads a CTA of tcu_add_rmsnorm_to: 1024 (default), 512 or 256 (TERN_CUDA_RMS_T, an arm). */
-void tcu_set_rms_threads(int t);
-/* tcu_add_rmsnorm_to for n <= TCU_MULTI_MAX on sm_90 and later: by default (on = 1) a thread-block cluster of
- * C <= 8 CTAs a row, each reducing only its slice and sharing the partial sums through distributed shared
- * memory (C the largest with dim % (32 C) == 0 and dim / C <= 1024; another summation order than one CTA's,
- * the same for every such n; elementwise.cu rmsnorm_cl_k); rows that fit no such C, other devices, the 512-
- * and 256-thread arms and on = 0 (TERN_CUDA_RMS_CLUSTER=0) run the C-CTA kernel described above. */
-void tcu_set_rms_cluster(int on);
 /* rmsnorm_cl_k launches issued by the calling host thread so far (a count, for the trace and the tests). */
 uint64_t tcu_rms_cluster_count(void);
-/* gemv_q8_pipe_k launches with sub-CTAs (TERN_CUDA_DP4A_SUB > 1) issued by the calling host thread so far. */
-uint64_t tcu_gemv_sub_count(void);
 /* C, the CTAs a row tcu_add_rmsnorm_to's cluster kernel takes for rows of dim on this device now (n <=
- * TCU_MULTI_MAX), or 0 when that call would run the C-CTA kernel instead (switched off, no C fits, not sm_90). */
+ * TCU_MULTI_MAX), or 0 when that call would run the C-CTA kernel instead (no C fits, not sm_90). */
 int tcu_rms_cluster_ctas(int dim);
 /* RoPE on adjacent pairs, x (n, n_heads, hd) f32 in place; token t at position pos[t]; angle
  * pos[t] * freq[i] evaluated in double as cpu_rope does. freq (n_rot/2) f32. */
@@ -206,17 +163,16 @@ void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint16_t *vc, in
 void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, const int32_t *pos,
                  const float *freq, const float *cs, uint16_t *kc, uint16_t *vc, cudaStream_t st);
 /* cs (n, n_rot / 2) float pairs = (cos, sin) of the angle pos[t] * freq[i] as the RoPE kernels compute it
- * (rope.cuh rope_cs: double angle and cos/sin, rounded to f32), for tcu_rope_kv, tcu_rope_kv_q8 and
- * tcu_attention_decode_x16_rope, which then read the pair instead of computing it: one table a pass, where
- * each layer evaluated the same double-precision cos and sin again on its critical path. */
+ * (rope.cuh rope_cs: double angle and cos/sin, rounded to f32), for tcu_rope_kv and tcu_rope_kv_q8, which then
+ * read the pair instead of computing it: one table a pass, where each layer evaluated the same double-precision
+ * cos and sin again on its critical path (+1.5% Q4_0 tg128, docs/ledger.md). */
 void tcu_rope_table(const int32_t *pos, const float *freq, int n, int n_rot, float *cs, cudaStream_t st);
 /* g = silu(g) * u, n elements (f32); optionally also g16 = f16(g) (NULL: skip). CPU reference: cpu_swiglu. */
 void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st);
 /* As tcu_swiglu on rows x dim (dim a multiple of 32), writing the output also in the x16 format into xq. */
 void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st);
 /* g16 (rows, dim) f16 = silu(gate) * up from gu (rows, 2 * dim) f32 whose row t is [gate_t | up_t] (a fused gate|up
- * GEMM's output; the prefill path, TERN_CUDA_PREFILL_GU=0 the arm of two GEMMs): the same f16 bits as tcu_swiglu's g16
- * on the halves. */
+ * GEMM's output, the prefill path): the same f16 bits as tcu_swiglu's g16 on the halves. */
 void tcu_swiglu_rows(const float *gu, int rows, int dim, uint16_t *g16, cudaStream_t st);
 /* y += x, n elements f32. */
 void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st);
@@ -237,48 +193,43 @@ void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStream_t st);
 void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st);
 /* Programmatic dependent launch (src/backend/cuda/pdl.cuh) for the decode kernels (RMSNorm, RoPE+KV, attention,
  * SwiGLU, x16 quantize, dp4a GEMV, argmax): each may start while the previous kernel drains, and waits for
- * it on the device before touching its data. on: 1 (sm_90 and later only; a process-wide switch). */
+ * it on the device before touching its data. on: 1 on sm_90 and later (the backend sets it from the device; a
+ * process-wide setting, not an A/B switch). */
 void tcu_set_pdl(int on);
-/* Up to 4 device ranges (16-byte aligned) for tcu_l2_prefetch. */
-typedef struct {
-    const void *p[4];
-    size_t bytes[4];
-    int n;
-} tcu_pf_list;
-/* Hint the ranges of L into L2 (cp.async.bulk.prefetch.L2 of chunk bytes, a multiple of 16, a thread;
- * CTAs of threads; sm_90 and later: the caller launches it there only). The kernel waits for the previous
- * one (pdl: launched with PDL; else a plain launch, e.g. on a stream forked off the decode chain) and then
- * only issues the hints (no result, no fault on valid ranges): weights the next kernels will read stream
- * in while latency-bound kernels (RoPE, decode attention, RMSNorm) leave DRAM idle. */
-void tcu_l2_prefetch(const tcu_pf_list *L, unsigned chunk, int threads, int pdl, cudaStream_t st);
 
-/* ---- attention (src/backend/cuda/attention.cu) -------------------------------------------------------- */
+/* ---- attention (src/backend/cuda/attention.cu, attention_prefill.cu, attention_wgmma.cu) ---------------- */
 
 /* Causal GQA attention over an f16 KV cache (the layout of cpu_attention):
  * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16; token t attends to cache rows [0, pos[t]]
  * (pos on the device; rows up to pos[t] already written). out (n, n_head, hd) f32. Query head h uses KV
  * head h / (n_head / n_head_kv). hd in {64, 128, 256} or any multiple of 32 up to 256. f32 softmax and
- * accumulation (online softmax, Milakov & Gimelshein 2018); n > TCU_MULTI_MAX with hd 64/128/256 runs
- * tcu_attention_flash (f16 Q and P on the tensor cores) unless tcu_attention_set_flash(0). The grid does not depend on pos, so the call
+ * accumulation (online softmax, Milakov & Gimelshein 2018); n > TCU_MULTI_MAX with tcu_attention_flash_ok runs
+ * tcu_attention_flash (f16 Q and P on the tensor cores). The grid does not depend on pos, so the call
  * can be captured in a graph. CPU reference: cpu_attention. */
 void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
                    int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
 /* As tcu_attention with the decode configuration (n <= TCU_MULTI_MAX) split over `splits` CTAs per head
  * ("flash-decoding", attention.cu v2) through ws (tcu_attention_ws_bytes(n, n_head, hd, splits) bytes);
- * splits <= 1 or ws NULL: tcu_attention. For a fixed `splits` every token gets the same bits for any
- * n <= 16. */
+ * splits <= 1 or ws NULL: tcu_attention. A token at position p uses min(splits, ceil((p + 1) / 256)) of the
+ * grid's splits (a function of its position only), so every token gets the same bits for any n <= 16. */
 void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
                          int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
 size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_ctx, n_head_kv, hd) int8 and
  * ks, vs (n_ctx, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
- * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; a lane's partial
- * score and its share of p * v take the block scale once per row (the xor-tree arm: q * d per element,
- * exact in f32), the rest as tcu_attention_split, the same bits for a token in any chunk of <= 16.
- * Longer chunks: dequantize with tcu_kv_dequant_q8 and call tcu_attention_split. */
+ * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; the same bits for a
+ * token in any chunk of <= 16. The kernel: v5, 16 int8 of one row a lane (attention_q8w_kernel), where
+ * tcu_attention_q8_wide says so, else v2's transposing kernel (another summation order). Longer chunks:
+ * dequantize with tcu_kv_dequant_q8 and call tcu_attention_flash_rows. v5 reads q as float4 and K/V rows as
+ * 16-byte copies: q, kq and vq 16-byte aligned (rows are, as hd is a multiple of 64), ks and vs 4-byte. */
 void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks, const uint16_t *vs,
                             int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
                             float *ws, int splits, cudaStream_t st);
+/* 1 when a Q8_0-cache call of <= TCU_MULTI_MAX tokens with this head shape runs v5 on the current device: the
+ * launcher's own chooser (a supported shape, and the device grants v5's shared memory: up to ~150 KiB a CTA at
+ * hd 256; sm_86/sm_89 grant 99 KiB). tcu_attention_q8w_count: the v5 launches this host thread has issued. */
+int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd);
+uint64_t tcu_attention_q8w_count(void);
 /* The decode attention (n <= TCU_MULTI_MAX: tcu_attention_split, or tcu_attention_split_q8 with kc, vc the
  * int8 planes and ks, vs their scales; ks NULL: the f16 cache) with its output also written as the dp4a
  * GEMV's x16 activations xq (tcu_x16_bytes(n, n_head * hd) bytes; tcu_quantize_x16's bytes of out), by the
@@ -286,99 +237,44 @@ void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, 
 void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
                               int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
                               float *ws, int splits, void *xq, cudaStream_t st);
-/* tcu_rope_kv (f16 cache) then tcu_attention_decode_x16 for one token (n = 1), in one kernel (plus the split
- * combine when splits > 1): q (n_head, hd), k and v (n_head_kv, hd) f32 are the q|k|v GEMV's outputs before
- * RoPE (q and k are not written back rotated); the token's K/V row is rotated (adjacent pairs, freq
- * (n_rot / 2), rope.cuh; cs: NULL or tcu_rope_table's pairs for pos[0]) and rounded to f16 in registers, used as the cache row pos[0], and stored into kc, vc
- * at that row. The same bits in out, xq and the cache as the two calls. hd 64 or 128, xq != NULL, the
- * transposing reduction and the f16 register path (TERN_CUDA_ATT_TR, _PF defaults); returns 1 when it
- * launched, 0 when it declined (nothing launched: the caller runs the two calls). */
-int tcu_attention_decode_x16_rope(const float *q, const float *k, const float *v, const float *freq, const float *cs,
-                                  int n_rot,
-                                  uint16_t *kc, uint16_t *vc, const int32_t *pos, int n_head, int n_head_kv, int hd,
-                                  float scale, float *out, float *ws, int splits, void *xq, cudaStream_t st);
-/* on = 1 (TERN_CUDA_ATT_ROPE=1): tcu_attention_decode_x16_rope runs; 0 (the default): it declines. */
-void tcu_attention_set_rope(int on);
-/* Causal GQA flash attention on the tensor cores (attention_prefill.cu; FlashAttention-2, Dao 2023), the
- * tcu_attention contract for hd in {64, 128, 256} and n_head a multiple of n_head_kv
- * (tcu_attention_flash_ok), any pos: Q and P rounded to f16, f32 scores, softmax and accumulation (relative
- * error ~3e-4 vs float64, not the bits of v1). tcu_attention / tcu_attention_split use it for
- * n > TCU_MULTI_MAX unless tcu_attention_set_flash(0). tcu_attention_flash_set_warps(4 or 8): warps per CTA
- * (query block 16 * warps; default 4). */
+/* Causal GQA flash attention on the tensor cores for prefill chunks (FlashAttention-2, Dao 2023): the
+ * tcu_attention contract for hd in {64, 128, 256} and n_head a multiple of n_head_kv, any pos: Q and P rounded
+ * to f16, f32 scores, softmax and accumulation (relative error ~3e-4 vs float64, not the bits of v1).
+ * The one chooser, tcu_attention_flash_variant (tcu_attention_flash_ok is it != 0 for kv_rows 0):
+ *   TCU_FLASH_V6B  attention_wgmma.cu v6b, wgmma with K/V by TMA from a producer warpgroup (sm_90a, its sm_90a
+ *                  code loaded, the driver's tensor-map encoder), when the caller gives kv_rows > 0: pingpong +
+ *                  intra-warpgroup pipelining at hd 64 and 128 (FlashAttention-3, Shah et al. 2024, section 3),
+ *                  plain at hd 256;
+ *   TCU_FLASH_V6A  v6a, wgmma with K/V by cp.async (sm_90a; hd 64 and 128);
+ *   TCU_FLASH_V3   attention_prefill.cu v3, mma.sync (sm_80 and later);
+ *   0              not a flash shape.
+ * Each version sums in another order (other bits). tcu_attention_flash_rows(kv_rows) runs the chooser's variant (a
+ * v6 launcher that still declines falls to the next); tcu_attention_flash is it with kv_rows 0. kv_rows: rows
+ * [0, kv_rows) of kc/vc are readable and hold finite values (a row past a token's pos gets weight 0, and 0 * NaN
+ * is not 0); v6b reads rows past it as zeros; kv_rows >= every pos + 1. */
+enum { TCU_FLASH_V3 = 3, TCU_FLASH_V6A = 6, TCU_FLASH_V6B = 7 };
+int tcu_attention_flash_variant(int n_head, int n_head_kv, int hd, int kv_rows);
+int tcu_attention_flash_ok(int n_head, int n_head_kv, int hd);
 void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
                          int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
-int tcu_attention_flash_ok(int n_head, int n_head_kv, int hd);
-void tcu_attention_set_flash(int on);
-/* The decode attention's score reduction (attention.cu): 1 transposing (default), 0 the per-score xor tree
- * (the A/B arm). Set before any launch or graph capture; it changes the scores' summation order (bits). */
-void tcu_attention_set_transpose(int on);
-/* The decode attention's split count per token (attention.cu att_active_splits): one split per rps keys of
- * the token's position, at most the call's `splits` (rps 256 by default; 0: always `splits`, the A/B arm).
- * A function of the position, so a token's bits do not depend on the call. Set before any launch/capture. */
-void tcu_attention_set_rows_per_split(int rps);
-/* Warps of a decode attention CTA: 16 (default) or 8 (a sweep arm; other bits). Set before any launch. */
-void tcu_attention_set_decode_warps(int nw);
-/* Query heads a decode attention CTA at most (1..4; 0: the rule, ATT_MAX_QH = 4 in equal chunks of the GQA
- * group). A sweep arm: another grid and score-reduction tree (other bits). Set before any launch/capture. */
-void tcu_attention_set_qh(int qh);
-/* The decode attention's K/V prefetch: a warp's next batch of rows is copied into a shared-memory ring
- * (cp.async) while it computes the current one; mode 1 (default) over a Q8_0 cache, 2 also over an f16
- * cache, 0 never (each batch loaded when it is needed). The same bits. Set before any launch/capture. */
-void tcu_attention_set_prefetch(int mode);
-/* The Q8_0-cache decode kernel: 1 (default) v5, 16 int8 of one row a lane (attention.cu attention_q8w_kernel),
- * 0 v2's transposing kernel (the A/B arm; other bits: another summation order). Set before any launch/capture.
- * tcu_attention_q8_wide: 1 when the rule sends a Q8_0-cache call of <= TCU_MULTI_MAX tokens with this head
- * shape to v5 under the current switches (the launcher's own rule); a device that refuses v5's shared memory
- * (up to ~150 KiB a CTA at hd 256; sm_86/sm_89 grant 99 KiB) runs v2 instead. tcu_attention_q8w_count: the v5
- * launches this host thread has issued (the trace's count of what ran). v5 reads q as float4 and K/V rows
- * as 16-byte copies: q, kq and vq 16-byte aligned (rows are, as hd is a multiple of 64), ks and vs 4-byte. */
-void tcu_attention_set_q8_wide(int on);
-int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd);
-uint64_t tcu_attention_q8w_count(void);
-/* v5's warps a CTA at hd 128 with 4 query heads a CTA (Llama-3's shape; others keep 8): 8 (default) or 12 (a
- * sweep arm; other bits); 16 with the quantized-q arm only. Set before any launch/capture. */
-void tcu_attention_set_q8_wide_warps(int nw);
-/* v5's warp-wide loads a batch at that shape: 2 (default, 8 rows) or 4 (a sweep arm, 16 rows; other bits; not
- * combined with the quantized-q arm, which takes precedence). Set before any launch/capture. */
-void tcu_attention_set_q8_wide_batch(int b);
-/* v5's q.k on q rounded to int8 per 16-element lane slice and head at that shape (dp4a on the raw K; an arm,
- * other numerics: up to 3.6e-3 relative vs float64 in gpu_attention, where the f32 path stays within 1e-5), with
- * 8, 12 or 16 warps (tcu_attention_set_q8_wide_warps). Set before any launch/capture. */
-void tcu_attention_set_q8_wide_qq(int on);
-void tcu_attention_flash_set_warps(int nw);
-/* m-tiles of 16 query tokens a warp of the prefill flash attention: 1 (default: the 16 * warps-token blocks
- * above) or 2 (hd 64 and 128: a CTA of 4 warps takes 128 tokens, each K/V fragment feeds twice the mma; an
- * arm that lost, docs/ledger.md); the same bits. */
-void tcu_attention_flash_set_mt(int mt);
-/* v6 of the prefill flash attention (attention_wgmma.cu): the FlashAttention-2 loop with both GEMMs on Hopper's
- * warpgroup MMA (wgmma, sm_90a), 128-token query blocks of 2 warpgroups, 128-key K/V blocks (64 at hd 256); hd 64
- * and 128, and 256 for v6b only (tcu_attention_wg_ok; tcu_attention_wg returns 0 at 256). Arguments as tcu_attention_flash: q (n, n_head, hd) f32, kc/vc (rows, n_head_kv, hd) f16
- * bits (16-byte aligned), pos (n) int32 on the device, out (n, n_head, hd) f32. tcu_attention_wg (v6a: K/V by cp.async from the 8 MMA warps) and tcu_attention_wg_tma
- * (v6b: K/V by TMA from a producer warpgroup into a ring; kv_rows: rows [0, kv_rows) of kc/vc are read and must
- * hold finite values (a row past a token's pos gets weight 0, and 0 * NaN is not 0), rows past it read as zeros;
- * kv_rows >= every pos + 1) launch it and return 1, or return 0 (nothing launched) when the shape or the device (compute
- * capability 9.0 with the sm_90a code; v6b: the driver's tensor-map encoder) does not allow it.
- * v6b's mode: 0 plain, 1 pingpong (the warpgroups take turns issuing MMAs), 2 intra-warpgroup pipelining (block
- * b's S with block b - 1's P V), 3 both (FlashAttention-3, Shah et al. 2024, section 3), 4 = 3 with the softmax
- * scale as its own multiply (modes 0-3 fold it into the exponent's FFMA); + 8 * order: the tile order of
- * tcu_attention_flash_set_order.
- * tcu_attention_flash_rows(kv_rows) takes v6b, then v6a, then v3/v4 as tcu_attention_flash_set_wg allows:
- * 2..6 v6b (mode = value - 2; default 5) where kv_rows > 0, else v6a; 1 v6a; 0 v3 (TERN_CUDA_FLASH_WG); tcu_attention_flash
- * is it with kv_rows 0.
- * Q and P rounded to f16 as v3; each version sums in another order (other bits). */
-int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
-                     int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
-int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n, const int32_t *pos,
-                         int n_head, int n_head_kv, int hd, float scale, float *out, int mode, cudaStream_t st);
-int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd);
 void tcu_attention_flash_rows(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
                               const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
                               cudaStream_t st);
-void tcu_attention_flash_set_wg(int v);
-/* v6b's tile order (mode + 8 * order in tcu_attention_wg_tma; TERN_CUDA_FLASH_ORDER): 0 a (query block, head)
- * grid, each head's latest first; 1 (default) every head's latest query block first over one grid dimension; 2
- * by KV head, within one its query heads' latest blocks first. The same bits. */
-void tcu_attention_flash_set_order(int o);
+/* The launchers of the versions themselves (tests): tcu_attention_flash_v3 (v3, any device from sm_80; returns 0 for
+ * a shape that is not a flash shape); the v6 ones: q (n, n_head, hd) f32, kc/vc (rows, n_head_kv, hd) f16 bits (16-byte
+ * aligned), pos (n) int32 on the device, out (n, n_head, hd) f32. tcu_attention_wg (v6a, hd 64 and 128) and
+ * tcu_attention_wg_tma (v6b, hd 64, 128, 256; kv_rows as above) launch and return 1, or return 0 (nothing
+ * launched) where the shape or the device does not allow it; tcu_attention_wg_ok / tcu_attention_wg_tma_ok: 1 when
+ * they would launch (the shape, and this device: compute capability 9.0, the sm_90a code, the shared-memory opt-in;
+ * v6b also the driver's tensor-map encoder). */
+int tcu_attention_flash_v3(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
+                           int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
+                     int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n, const int32_t *pos,
+                         int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd);
+int tcu_attention_wg_tma_ok(int n_head, int n_head_kv, int hd);
 
 /* ---- sampling (src/backend/cuda/sample.cu) ------------------------------------------------------------ */
 
