@@ -386,7 +386,7 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
 
 int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *out_fmt = "md", *receipt = NULL;
-    tern_device device = TERN_DEVICE_AUTO;
+    tern_device device = cli_default_device();
     int ubatch = 0, tp = 1, syn_layers = 0, ctk = TERN_CACHE_F16, ctv = TERN_CACHE_F16;
     const char *synthetic = NULL, *syn_type = "q4_0";
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;

@@ -21,6 +21,8 @@ long cli_parse_long(const char *flag, const char *s, long lo, long hi);
 /* --device cpu|cuda|auto -> tern_device, or die (cli/tern.c). */
 #include "tern.h"
 tern_device cli_parse_device(const char *s);
+/* The device when --device is not given: TERN_DEVICE (cpu, cuda, auto; another value dies), else auto. */
+tern_device cli_default_device(void);
 
 /* Median of v[0..n) (n >= 1; v is not modified), shared by bench and ab (cli/bench.c). */
 double cli_median(const double *v, int n);

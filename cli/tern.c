@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,39 @@ tern_device cli_parse_device(const char *s) {
     return TERN_DEVICE_AUTO;
 }
 
+tern_device cli_default_device(void) {
+    const char *e = getenv("TERN_DEVICE");
+    if (!e || !*e) return TERN_DEVICE_AUTO;
+    if (!strcmp(e, "cpu")) return TERN_DEVICE_CPU;
+    if (!strcmp(e, "cuda")) return TERN_DEVICE_CUDA;
+    if (!strcmp(e, "auto")) return TERN_DEVICE_AUTO;
+    cli_die("TERN_DEVICE=%s: expected cpu, cuda or auto", e);
+    return TERN_DEVICE_AUTO;
+}
+
+/* The environment's settings onto the library's table (tern_config), here and nowhere else: the list is
+ * docs/measuring.md's table. A value other than the ones each takes is refused with one line. */
+static void cli_config_from_env(void) {
+    tern_config c = tern_config_get();
+    const char *simd = getenv("TERN_SIMD");
+    if (simd && strcmp(simd, "scalar") != 0 && strcmp(simd, "avx2") != 0)
+        cli_die("TERN_SIMD=%s is not a SIMD path (scalar, avx2)", simd);
+    if (simd && tern_simd_set(simd) != 0) cli_die("TERN_SIMD=%s is not available on this CPU", simd);
+    c.simd_scalar = simd && !strcmp(simd, "scalar");
+    static const struct { const char *name; size_t off; } flags[] = {
+        {"TERN_MATMUL_REF", offsetof(tern_config, matmul_ref)},
+        {"TERN_TRACE", offsetof(tern_config, trace)},
+        {"TERN_CUDA_GRAPH", offsetof(tern_config, cuda_graph)},
+        {"TERN_CUDA_TIMING", offsetof(tern_config, cuda_timing)}};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        const char *v = getenv(flags[i].name);
+        if (!v || !*v) continue;
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) cli_die("%s=%s: expected 0 or 1", flags[i].name, v);
+        *(int *)((char *)&c + flags[i].off) = v[0] == '1';
+    }
+    tern_config_set(&c);
+}
+
 long cli_parse_long(const char *flag, const char *s, long lo, long hi) {
     char *end;
     errno = 0;
@@ -126,6 +160,7 @@ static float parse_float(const char *flag, const char *s) {
 
 static void parse_args(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
+    o->device = cli_default_device();
     o->cmd = argv[1];
     const int is_run = !strcmp(o->cmd, "run"), is_chat = !strcmp(o->cmd, "chat");
     o->n_predict = -2; /* not given: 128 for run, the rest of the context for chat */
@@ -410,12 +445,6 @@ static gen_stats generate_spec(tern_context *ctx, const tern_model *m, const opt
     return st;
 }
 
-/* an environment switch set to "0" */
-static int getenv_is0_cli(const char *name) {
-    const char *e = getenv(name);
-    return e && !strcmp(e, "0");
-}
-
 static tern_model *load(const options *o) {
     tern_model *m = tern_model_load(o->model, 1);
     if (!m) cli_die("%s", tern_last_error());
@@ -493,7 +522,7 @@ static int cmd_run(const options *o) {
         if (!dctx) cli_die("draft context: %s", tern_last_error());
     }
     const int spec = o->spec_lookup || dctx;
-    if (spec && !getenv_is0_cli("TERN_SPEC_PREPARE")) { /* verify graphs captured now, not in the first passes */
+    if (spec) { /* verify graphs captured now, not in the first passes (docs/ledger.md 2026-12-01 "speculative decoding: a cost gate, verify graphs captured at set-up") */
         double ms = 0.0;
         const int k = tern_context_prepare_verify(ctx, o->draft_max + 1, &ms);
         if (k < 0) cli_die("%s", tern_last_error());
@@ -613,10 +642,7 @@ int main(int argc, char **argv) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    const char *simd = getenv("TERN_SIMD");
-    if (simd && strcmp(simd, "scalar") != 0 && strcmp(simd, "avx2") != 0)
-        cli_die("TERN_SIMD=%s is not a SIMD path (scalar, avx2)", simd);
-    if (simd && tern_simd_set(simd) != 0) cli_die("TERN_SIMD=%s is not available on this CPU", simd);
+    cli_config_from_env();
     /* subcommands with their own option parsers, each in its own file under cli/ */
     static const struct { const char *name; int (*fn)(int, char **); } subs[] = {
         {"synth", cmd_synth}, {"bench", cmd_bench}, {"ab", cmd_ab}, {"roofline", cmd_roofline}};

@@ -16,6 +16,21 @@ extern "C" {
 typedef struct tern_model tern_model;
 typedef struct tern_context tern_context;
 
+/* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
+ * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
+ * TERN_CUDA_GRAPH and TERN_CUDA_TIMING onto this table (docs/measuring.md). Set it before creating engines. */
+typedef struct {
+    int simd_scalar;      /* 1: the scalar CPU kernels (bit-identical to AVX2; the arm that checks it) */
+    int matmul_ref;       /* 1: the CPU reference matmul (f32 activations, double dots) for float64 comparisons */
+    int decode_prefetch;  /* CPU decode: weight bytes software-prefetched ahead of the row being dotted (0: off) */
+    int decode_chunk_div; /* CPU decode: work items of rows / (threads * D) rows (0: prefill's 16-row items) */
+    int trace;            /* 1: count kernel dispatches per path, print them at exit (CPU) / engine free (CUDA) */
+    int cuda_graph;       /* 1: passes of up to 16 tokens replay captured CUDA graphs; 0: launched each time */
+    int cuda_timing;      /* 1: device time of each pass from events, printed at engine free */
+} tern_config;
+tern_config tern_config_get(void);
+void tern_config_set(const tern_config *c);
+
 /* Last error message of the calling thread ("" if none). */
 const char *tern_last_error(void);
 
@@ -56,8 +71,8 @@ int tern_model_is_eog(const tern_model *m, int32_t id);
  * (TERN_DEVICE_AUTO below). */
 tern_context *tern_context_new(tern_model *m, int n_ctx, int n_threads);
 
-/* Where a context runs. AUTO: the env var TERN_DEVICE ("cpu", "cuda" or "auto") if set, else CUDA when the build
- * has it and a GPU is present, else the CPU. */
+/* Where a context runs. AUTO: CUDA when the build has it and a GPU is present, else the CPU (the tern CLI maps
+ * TERN_DEVICE onto its --device default). */
 typedef enum { TERN_DEVICE_AUTO = 0, TERN_DEVICE_CPU = 1, TERN_DEVICE_CUDA = 2 } tern_device;
 typedef struct {
     int n_ctx;         /* <= 0: min(n_ctx_train, 4096) */
@@ -81,7 +96,7 @@ typedef enum { TERN_CACHE_F16 = 0, TERN_CACHE_Q8_0 = 1 } tern_cache_type;
 int tern_cache_type_parse(const char *s);
 tern_context_params tern_context_default_params(void);
 /* As tern_context_new with explicit parameters. Errors: TERN_DEVICE_CUDA without a CUDA build or GPU, a
- * device memory plan that does not fit (the message gives the numbers), an unknown TERN_DEVICE value. */
+ * device memory plan that does not fit (the message gives the numbers). */
 tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p);
 /* "cpu" or "cuda": the device the context runs on. */
 const char *tern_context_device(const tern_context *c);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t_bench: `tern bench` (JSON receipt keys and samples, the markdown table) and `tern ab` (identical arms
-# match at a ratio near 1; TERN_DECODE_ROWS=0 vs 1 dispatch different kernels, shown by the trace
-# counters, with identical tokens), and both on bad input (one "tern: error:" line, exit 2).
+# match at a ratio near 1; TERN_SIMD=scalar vs the default dispatch different kernels, shown by the trace
+# line, with identical tokens), and both on bad input (one "tern: error:" line, exit 2).
 set -u
 cd "$(dirname "$0")/.."
 MODEL=models/SmolLM2-135M-Instruct.Q4_1.gguf
@@ -70,13 +70,13 @@ if [ $rc -eq 0 ] && grep -q '^tokens: MATCH' "$T/ab1" &&
    grep -q '^prefill  A: .* / .* / ' "$T/ab1"; then ok
 else bad "ab identical rc=$rc ratio=$ratio: $(cat "$T/ab1") $(tail -c 300 "$T/ab1.err")"; fi
 
-# ab, TERN_DECODE_ROWS 0 vs 1: different kernels ran (trace), bit-identical tokens
-./tern ab -m "$MODEL" --a "TERN_DECODE_ROWS=0" --b "TERN_DECODE_ROWS=1" -r 2 -n 8 -t 2 --receipt "$T/ab2.json" >"$T/ab2" 2>"$T/ab2.err"; rc=$?
+# ab, TERN_SIMD=scalar vs the default (AVX2 on this machine): different kernels ran (trace), bit-identical tokens
+./tern ab -m "$MODEL" --a "TERN_SIMD=scalar" --b "" -r 2 -n 8 -t 2 --receipt "$T/ab2.json" >"$T/ab2" 2>"$T/ab2.err"; rc=$?
 ta=$(grep '^A trace:' "$T/ab2"); tb=$(grep '^B trace:' "$T/ab2")
 if [ $rc -eq 0 ] && grep -q '^tokens: MATCH' "$T/ab2" &&
-   [[ "$ta" == *" decode_rows4=0 "* ]] && [[ "$ta" != *" decode_row=0 "* ]] &&
-   [[ "$tb" == *" decode_row=0 "* ]] && [[ "$tb" =~ decode_rows4=[1-9] ]] &&
-   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tokens_match"] and len(d["arms"][1]["decode_tok_s"]) == 2 and "decode_rows4=0" in d["arms"][0]["trace"]' "$T/ab2.json"; then ok
+   [[ "$ta" == *"simd=scalar "* ]] && [[ "$ta" =~ decode_row=[1-9] ]] &&
+   { [[ "$tb" == *"simd=avx2 "* ]] || ! grep -q avx2 /proc/cpuinfo; } &&
+   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tokens_match"] and len(d["arms"][1]["decode_tok_s"]) == 2 and "simd=scalar" in d["arms"][0]["trace"]' "$T/ab2.json"; then ok
 else bad "ab decode rows rc=$rc: $(cat "$T/ab2") $(tail -c 300 "$T/ab2.err")"; fi
 
 # bad input

@@ -1,6 +1,6 @@
 /* test_context: context parameters and the greedy entry point on the CPU (any build; on a machine with
  * no GPU a CUDA build takes the same path).
- * - tern_context_new_ex(device CPU) runs on "cpu"; TERN_DEVICE=bogus is refused; TERN_DEVICE_CUDA fails
+ * - tern_context_new_ex(device CPU) runs on "cpu"; the library ignores TERN_DEVICE (the CLI's); TERN_DEVICE_CUDA fails
  *   with a one-line message when the build or the machine has no GPU (skipped where a GPU is present);
  * - tensor parallelism: tern_tp_check splits SmolLM2 (9 heads, 3 KV heads) over 1 and 3 GPUs and refuses 2
  *   (KV heads), 9 (over TERN_TP_MAX); a 4-layer copy whose O rows are Q6_K refuses 3 (192 columns are not
@@ -42,13 +42,10 @@ int main(void) {
     tern_context *c = cpu_ctx(m, 0);
     CHECK(c && !strcmp(tern_context_device(c), "cpu"), "cpu context");
     tern_context_free(c);
+    /* the library reads no environment: TERN_DEVICE is the CLI's (t_cli.sh); an AUTO context here is the CPU */
     setenv("TERN_DEVICE", "bogus", 1);
     c = tern_context_new(m, 64, 1);
-    CHECK(c == NULL && strstr(tern_last_error(), "TERN_DEVICE"), "TERN_DEVICE=bogus accepted: %s", tern_last_error());
-    tern_context_free(c);
-    setenv("TERN_DEVICE", "cpu", 1);
-    c = tern_context_new(m, 64, 1);
-    CHECK(c && !strcmp(tern_context_device(c), "cpu"), "TERN_DEVICE=cpu");
+    CHECK(c && !strcmp(tern_context_device(c), tern_cuda_name()[0] ? "cuda" : "cpu"), "TERN_DEVICE ignored by the library");
     tern_context_free(c);
     unsetenv("TERN_DEVICE");
     if (!tern_cuda_name()[0]) {

@@ -4,6 +4,7 @@
  * Run from the repo root (tests/run.sh does). */
 #include "check.h"
 #include "quant.h"
+#include "tern.h"
 #include "util.h"
 
 #include <stdint.h>
@@ -445,9 +446,14 @@ static void test_dots(int avx2) {
 }
 
 int main(void) {
-    const char *env = getenv("TERN_SIMD"); /* read once, at the first call that needs a path */
-    if (env && strcmp(env, "scalar") == 0) CHECK(strcmp(tern_simd_name(), "scalar") == 0, "TERN_SIMD=scalar honoured");
     const int avx2 = have_avx2();
+    /* the settings table's scalar switch (the CLI's TERN_SIMD=scalar) forces the scalar path, and only while set */
+    tern_config c = tern_config_get(), c0 = c;
+    c.simd_scalar = 1;
+    tern_config_set(&c);
+    CHECK(strcmp(tern_simd_name(), "scalar") == 0, "tern_config.simd_scalar honoured");
+    tern_config_set(&c0);
+    CHECK(strcmp(tern_simd_name(), avx2 ? "avx2" : "scalar") == 0, "the best path back: %s", tern_simd_name());
     if (!avx2) printf("test_quant: note: this CPU has no AVX2+FMA+F16C, the avx2 arm is skipped\n");
     CHECK(tern_simd_set("nonsense") == -1, "unknown simd name refused");
     test_traits();

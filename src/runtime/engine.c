@@ -85,17 +85,9 @@ int tern_cache_type_parse(const char *s) {
     return -1;
 }
 
-/* The device a context of params p runs on (TERN_DEVICE_AUTO resolved); -1 on a bad TERN_DEVICE. */
+/* The device for dev: AUTO is CUDA when the build has it and a GPU is present, else the CPU. */
 static int resolve_device(tern_device dev) {
     if (dev != TERN_DEVICE_AUTO) return dev;
-    const char *e = getenv("TERN_DEVICE");
-    if (e && *e) {
-        if (!strcmp(e, "cpu")) return TERN_DEVICE_CPU;
-        if (!strcmp(e, "cuda")) return TERN_DEVICE_CUDA;
-        if (!strcmp(e, "auto")) return tern_cuda_available() ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
-        tern_set_error("TERN_DEVICE=%s: expected cpu, cuda or auto", e);
-        return -1;
-    }
     return tern_cuda_available() ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
 }
 
@@ -106,7 +98,6 @@ tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
     int n_ctx = p->n_ctx;
     if (n_ctx <= 0) n_ctx = m->n_ctx_train < 4096 ? m->n_ctx_train : 4096;
     const int dev = resolve_device(p->device);
-    if (dev < 0) return NULL;
     if ((p->cache_type_k != TERN_CACHE_F16 && p->cache_type_k != TERN_CACHE_Q8_0) ||
         (p->cache_type_v != TERN_CACHE_F16 && p->cache_type_v != TERN_CACHE_Q8_0)) {
         tern_set_error("unknown KV cache type (expected f16 or q8_0)");

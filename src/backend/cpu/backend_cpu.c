@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "util.h"
 
 /* ---- thread pool ----------------------------------------------------------------------------
@@ -144,19 +145,15 @@ size_t cpu_matmul_scratch(enum tern_type t, int64_t n_in, int n) { return act_ro
 #define MM_ROW_CHUNK 16 /* rows of W per work item: small enough to balance 2..16 threads */
 #define MM_COLS 8       /* activation columns per tern_vec_dot_multi call */
 
-/* Decode kernel choice (docs/ledger.md "decode matmul"): per-row tern_vec_dot (default) or
- * TERN_DECODE_ROWS=1 for tern_vec_dot_rows (4 rows per call: 1.3x faster with L2-hot rows, 0.63x end to
- * end on the dev box). TERN_DECODE_PREFETCH=BYTES: software-prefetch the weight bytes this far ahead
- * of the row being dotted (default 12288; 0 = off): +9% decode tok/s median of 6 interleaved rounds on
- * the dev box (docs/ledger.md "decode prefetch").
- * TERN_DECODE_CHUNK_DIV=D: decode work items are rows / (threads * D) rows (default 4; 0 = the 16-row
- * items prefill uses): long sequential streams per thread, +23% decode tok/s (ledger "decode chunks"). */
-#define DECODE_PREFETCH_DEFAULT 12288
-static int g_decode_rows = -1, g_prefetch = DECODE_PREFETCH_DEFAULT, g_decode_chunk_div = 4;
-/* TERN_MATMUL_REF=1: the reference matmul, each weight row dequantized to f32 and dotted with the f32
+/* Decode kernel: per-row tern_vec_dot (docs/ledger.md "decode matmul": 4 rows a call (tern_vec_dot_rows) was
+ * 1.3x faster with L2-hot rows but 0.63x end to end, and its dispatch arm is gone). tern_config.decode_prefetch:
+ * software-prefetch the weight bytes this far ahead of the row being dotted (ledger "decode prefetch");
+ * tern_config.decode_chunk_div: decode work items of rows / (threads * D) rows (ledger "decode chunks").
+ * tern_config.matmul_ref: the reference matmul, each weight row dequantized to f32 and dotted with the f32
  * activations in double (no activation quantization). Slow; it separates the forward graph's correctness
- * from the 8-bit activation rounding when comparing against a float64 reference (tests/test_model.c). */
-static int g_matmul_ref = 0;
+ * from the 8-bit activation rounding when comparing against a float64 reference (tests/test_model.c);
+ * cpu_matmul_set_reference overrides it. */
+static int g_prefetch, g_decode_chunk_div, g_matmul_ref, g_config_read;
 #define MM_MAX_W 4 /* weights sharing one input in one dispatch (q/k/v, gate/up) */
 
 typedef struct {
@@ -179,14 +176,13 @@ static void mm_quantize(void *a_, int ith, int nth) {
         tern_quantize_activation(vt, a->x + (size_t)i * a->w[0]->n_in, a->xq + (size_t)i * a->xq_row, a->w[0]->n_in);
 }
 
-/* The matmul switches, read from the environment once (the names are documented above and in README). */
+/* The matmul settings, read from the table (config.h) once. */
 static void matmul_config_init(void) {
-    if (g_decode_rows >= 0) return;
-    g_matmul_ref = getenv("TERN_MATMUL_REF") && atoi(getenv("TERN_MATMUL_REF"));
-    g_decode_rows = getenv("TERN_DECODE_ROWS") && atoi(getenv("TERN_DECODE_ROWS"));
-    g_prefetch = getenv("TERN_DECODE_PREFETCH") ? atoi(getenv("TERN_DECODE_PREFETCH")) : DECODE_PREFETCH_DEFAULT;
-    if (g_prefetch < 0) g_prefetch = 0;
-    g_decode_chunk_div = getenv("TERN_DECODE_CHUNK_DIV") ? atoi(getenv("TERN_DECODE_CHUNK_DIV")) : 4;
+    if (g_config_read) return;
+    g_config_read = 1;
+    g_matmul_ref = tern_cfg()->matmul_ref;
+    g_prefetch = tern_cfg()->decode_prefetch;
+    g_decode_chunk_div = tern_cfg()->decode_chunk_div;
 }
 
 void cpu_matmul_set_reference(int on) {
@@ -233,11 +229,6 @@ static void mm_segment(const mm_job *a, const tern_weight *w, float *y, int64_t 
     for (int c0 = 0; c0 < a->n; c0 += MM_COLS) {
         int nc = a->n - c0 < MM_COLS ? a->n - c0 : MM_COLS;
         const uint8_t *xq = a->xq + (size_t)c0 * a->xq_row;
-        if (nc == 1 && g_decode_rows) { /* one column, several rows per call (ledger: lost end to end) */
-            tern_vec_dot_rows(w->type, w->n_in, (const uint8_t *)w->data + (size_t)r0 * w->row_bytes, w->row_bytes,
-                              xq, (int)(r1 - r0), y + (size_t)c0 * n_out + r0);
-            continue;
-        }
         for (int64_t r = r0; r < r1; r++) {
             const void *wr = (const uint8_t *)w->data + (size_t)r * w->row_bytes;
             if (nc == 1) {
@@ -288,8 +279,7 @@ static void trace_atexit(void) { cpu_trace_print(stderr); }
 
 static inline void trace_count(enum cpu_trace_path k) {
     if (g_trace_on < 0) {
-        const char *e = getenv("TERN_TRACE");
-        g_trace_on = e && atoi(e) ? 1 : 0;
+        g_trace_on = tern_cfg()->trace ? 1 : 0;
         if (g_trace_on) atexit(trace_atexit);
     }
     atomic_fetch_add_explicit(&g_trace[k], 1, memory_order_relaxed);
@@ -300,9 +290,8 @@ uint64_t cpu_trace_count(enum cpu_trace_path k) {
 }
 
 void cpu_trace_print(FILE *f) {
-    fprintf(f, "trace: decode_row=%llu decode_rows4=%llu prefill_multi=%llu matmul_ref=%llu attention=%llu\n",
+    fprintf(f, "trace: simd=%s decode_row=%llu prefill_multi=%llu matmul_ref=%llu attention=%llu\n", tern_simd_name(),
             (unsigned long long)cpu_trace_count(CPU_TRACE_DECODE_ROW),
-            (unsigned long long)cpu_trace_count(CPU_TRACE_DECODE_ROWS4),
             (unsigned long long)cpu_trace_count(CPU_TRACE_PREFILL_MULTI),
             (unsigned long long)cpu_trace_count(CPU_TRACE_MATMUL_REF),
             (unsigned long long)cpu_trace_count(CPU_TRACE_ATTENTION));
@@ -312,7 +301,7 @@ void cpu_trace_print(FILE *f) {
 /* The path mm_segment will take for a dispatch of n activation columns (same tests, same order). */
 static enum cpu_trace_path mm_path(int n) {
     if (g_matmul_ref) return CPU_TRACE_MATMUL_REF;
-    if (n == 1) return g_decode_rows ? CPU_TRACE_DECODE_ROWS4 : CPU_TRACE_DECODE_ROW;
+    if (n == 1) return CPU_TRACE_DECODE_ROW;
     return CPU_TRACE_PREFILL_MULTI;
 }
 
@@ -426,9 +415,8 @@ void cpu_add(float *y, const float *x, int64_t n) {
 
 /* ---- attention ------------------------------------------------------------------------------
  * KV cache in f16 (llama.cpp's default --cache-type-k/v f16): half the bytes of f32 per position.
- * TERN_ATTN_ROUND_QP=1 additionally rounds q and the normalised probabilities to f16, as llama.cpp's
- * non-flash CPU path does (ggml converts the f32 operand of an f16 mat-mul to f16). Measured against
- * the greedy goldens it did not bring tern closer to llama.cpp (docs/ledger.md), so it is off.
+ * q and the probabilities stay f32 (rounding them to f16 as llama.cpp's non-flash CPU path does did not bring
+ * tern closer to llama.cpp's greedy goldens: docs/ledger.md "KV cache f16"; that arm is gone).
  * Float reductions follow one order on every SIMD path (quant.c's "lanes8" order): the dot has 8
  * lanes, lane k accumulating elements i = k mod 8 by fmaf over the leading multiple of 8, combined
  * by ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), tail by fmaf; the V sum is o[d] = fmaf(p_j, v_j[d], o[d])
@@ -445,7 +433,7 @@ typedef struct {
     int lbs, window, scratch_len;
     float scale;
     float *out, *scratch;
-    int avx2, round_qp;
+    int avx2;
 } attn_job;
 
 static float attn_dot_scalar(const float *a, const uint16_t *b, int n) {
@@ -509,8 +497,6 @@ void cpu_f32_to_f16(const float *x, uint16_t *y, int64_t n) {
     f32_to_f16_scalar(x, y, n);
 }
 
-static inline float round_f16(float x) { return tern_fp16_to_fp32(tern_fp32_to_fp16(x)); }
-
 static void attn_rows(void *a_, int ith, int nth) {
     attn_job *a = a_;
     const int hd = a->hd, group = a->n_head / a->n_head_kv;
@@ -528,7 +514,7 @@ static void attn_rows(void *a_, int ith, int nth) {
         const int32_t *bt = a->bt ? a->bt + a->bt_off[t] : NULL;
 #define KV_ROW(j) ((size_t)(bt ? ((size_t)bt[(j) >> a->lbs] << a->lbs) + ((j) & bmask) : (size_t)(j)) * kv_stride)
         const float *q = a->q + ((size_t)t * a->n_head + h) * hd;
-        for (int d = 0; d < hd; d++) qh[d] = a->round_qp ? round_f16(q[d]) : q[d];
+        memcpy(qh, q, sizeof(float) * hd);
         float *sc = a->scratch + (size_t)ith * a->scratch_len;
         float mx = -INFINITY;
         for (int i = 0; i < n_kv; i++) {
@@ -544,7 +530,7 @@ static void attn_rows(void *a_, int ith, int nth) {
         float *o = a->out + ((size_t)t * a->n_head + h) * hd;
         memset(o, 0, sizeof(float) * hd);
         for (int i = 0; i < n_kv; i++)
-            axpy(o, a->round_qp ? round_f16(sc[i] * inv) : sc[i] * inv, a->vc + KV_ROW(j0 + i) + (size_t)hk * hd, hd);
+            axpy(o, sc[i] * inv, a->vc + KV_ROW(j0 + i) + (size_t)hk * hd, hd);
 #undef KV_ROW
     }
 }
@@ -552,11 +538,9 @@ static void attn_rows(void *a_, int ith, int nth) {
 void cpu_attention_paged(tern_pool *p, const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                          const int32_t *bt, const int32_t *bt_off, int lbs, int window, int n_head, int n_head_kv, int hd,
                          float scale, float *out, float *scratch, int scratch_len) {
-    static int round_qp = -1;
-    if (round_qp < 0) round_qp = getenv("TERN_ATTN_ROUND_QP") && atoi(getenv("TERN_ATTN_ROUND_QP"));
     trace_count(CPU_TRACE_ATTENTION);
     attn_job a = {q, kc, vc, n, n_head, n_head_kv, hd, pos, bt, bt_off, lbs, window, scratch_len, scale, out, scratch,
-                  use_avx2(), round_qp};
+                  use_avx2()};
     tern_pool_run(p, attn_rows, &a);
 }
 

@@ -53,7 +53,8 @@ void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const floa
 
 /* Switch every matmul to the reference arm (1) or back (0): each weight row dequantized to f32 and
  * dotted with the unquantized f32 activations in double. Slow; for comparisons with float64 references.
- * The env var TERN_MATMUL_REF=1 sets it at start-up. Not thread-safe against matmuls in flight. */
+ * tern_config.matmul_ref (the CLI's TERN_MATMUL_REF=1) sets it at start-up. Not thread-safe against matmuls in
+ * flight. */
 void cpu_matmul_set_reference(int on);
 
 /* The reference arm of a Q8_0 KV cache (tests/gpu/gpu_model.c): while on (1), forward_chunk rounds each new K
@@ -72,7 +73,6 @@ void cpu_round_q8_0(float *x, int64_t n);
  * "trace: decode_row=N decode_rows4=N prefill_multi=N matmul_ref=N attention=N". */
 enum cpu_trace_path {
     CPU_TRACE_DECODE_ROW,     /* n == 1, tern_vec_dot per row (default decode) */
-    CPU_TRACE_DECODE_ROWS4,   /* n == 1, tern_vec_dot_rows (TERN_DECODE_ROWS=1) */
     CPU_TRACE_PREFILL_MULTI,  /* n > 1, tern_vec_dot_multi over up to MM_COLS columns */
     CPU_TRACE_MATMUL_REF,     /* the reference arm (TERN_MATMUL_REF=1), any n */
     CPU_TRACE_ATTENTION,      /* cpu_attention calls */

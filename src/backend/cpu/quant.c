@@ -71,6 +71,7 @@
  *  way); tern_vec_dot_rows beats it by ~1.3x and vec_dot_multi by ~1.6x per column.
  */
 #include "quant.h"
+#include "config.h"
 #include "util.h"
 
 #include <math.h>
@@ -383,15 +384,14 @@ static int cpu_has_avx2(void) {
 #endif
 }
 
-/* The path every entry point uses: TERN_SIMD=scalar (read once) or tern_simd_set override it,
- * otherwise AVX2 when the CPU has AVX2+FMA+F16C. */
+/* The path every entry point uses: the scalar one when the settings ask for it (tern_config.simd_scalar; the CLI's
+ * TERN_SIMD=scalar) or tern_simd_set chose it, otherwise AVX2 when the CPU has AVX2+FMA+F16C. */
 static int simd_path(void) {
     int s = atomic_load_explicit(&g_simd, memory_order_acquire);
-    if (s != SIMD_UNSET) return s;
+    if (s != SIMD_UNSET) return tern_cfg()->simd_scalar ? SIMD_SCALAR : s;
     pthread_once(&g_h2f_once, h2f_table_init); /* before any path is published (release below) */
-    const char *env = getenv("TERN_SIMD");
     s = cpu_has_avx2() ? SIMD_AVX2 : SIMD_SCALAR;
-    if (env && strcmp(env, "scalar") == 0) s = SIMD_SCALAR;
+    if (tern_cfg()->simd_scalar) s = SIMD_SCALAR;
     int expect = SIMD_UNSET;
     atomic_compare_exchange_strong_explicit(&g_simd, &expect, s, memory_order_release, memory_order_acquire);
     return atomic_load_explicit(&g_simd, memory_order_acquire);

@@ -1,0 +1,25 @@
+/* config.c: the settings table (config.h). */
+#include "config.h"
+
+static tern_config g_cfg = {
+    .simd_scalar = 0,
+    .matmul_ref = 0,
+    /* docs/ledger.md 2026-11-29 "decode prefetch": +9% CPU decode tok/s at 12288 bytes ahead (6 interleaved rounds) */
+    .decode_prefetch = 12288,
+    /* docs/ledger.md 2026-11-29 "decode chunks": rows / (threads * 4) a work item, +23% CPU decode tok/s */
+    .decode_chunk_div = 4,
+    .trace = 0,
+    .cuda_graph = 1,
+    .cuda_timing = 0,
+};
+
+const tern_config *tern_cfg(void) { return &g_cfg; }
+
+tern_config tern_config_get(void) { return g_cfg; }
+
+void tern_config_set(const tern_config *c) {
+    if (!c) return;
+    g_cfg = *c;
+    if (g_cfg.decode_prefetch < 0) g_cfg.decode_prefetch = 0;
+    if (g_cfg.decode_chunk_div < 0) g_cfg.decode_chunk_div = 0;
+}
