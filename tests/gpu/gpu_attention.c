@@ -6,6 +6,9 @@
  * Tolerances: relative L2 error vs float64 < 1e-5 (f32 softmax and accumulation on the same f16 inputs; the
  * f32 sum over up to 4098 rows is the largest term, ~1e-6), vs cpu_attention < 1e-4 (both f32, different
  * summation orders).
+ * The paged cache (paged_case, paged_case_q8): every entry again over a pool of 16- and of 128-row pages in a random
+ * order (two copies of the sequence, a decode call's tokens alternating between them by bt_off; a prefill call one
+ * table), stale finite values in every other row: the output equals the identity's byte for byte.
  */
 #include <math.h>
 #include <stdint.h>
@@ -23,11 +26,12 @@
 
 /* attention.cu's reference variant and v2 over a Q8_0 cache (the kernel of devices that refuse v5's shared memory)
  * (not in tcu.h: tests only). */
-void tcu_attention_ref(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
-                       int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+void tcu_attention_ref(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                       const int32_t *bt, const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd, float scale,
+                       float *out, cudaStream_t st);
 void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks, const uint16_t *vs,
-                               int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
-                               float *ws, int splits, cudaStream_t st);
+                               int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int n_head,
+                               int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
 
 #define CK(call)                                                                                             \
     do {                                                                                                     \
@@ -38,8 +42,8 @@ void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, const int8_t *v
         }                                                                                                    \
     } while (0)
 
-typedef void (*attn_fn)(const float *, const uint16_t *, const uint16_t *, int, const int32_t *, int, int, int, float,
-                        float *, cudaStream_t);
+typedef void (*attn_fn)(const float *, const uint16_t *, const uint16_t *, int, const int32_t *, const int32_t *,
+                        const int32_t *, int, int, int, int, float, float *, cudaStream_t);
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next_u64(void) { /* splitmix64 */
@@ -106,6 +110,194 @@ static double wg_worst[2]; /* largest error seen: v6a, v6b */
 static int wg_runs[2];     /* cases each ran (0 off sm_90a) */
 static const char *wg_name[2] = {"a", "b"};
 
+/* ---- the paged cache: the same values through block tables give the same bits ----
+ * A pool of pages of bs = 1 << lbs rows holds NSEQ copies of a contiguous cache (copy c's page i at pool page
+ * pg[c * npg + i], a random permutation over npool = NSEQ * npg + 2 pages); every other row (the spare pages, the
+ * tail of a last page) holds random finite "stale" values. Decode calls give token t copy t % NSEQ's table (bt_off),
+ * a prefill call copy 0's; each call's output must equal the identity's (bt NULL on the contiguous cache) byte for
+ * byte: the kernels read the same values in the same order. */
+enum { NSEQ = 2 };
+typedef struct {
+    int lbs, npg, npool;
+    int32_t *pg;             /* host: NSEQ * npg pool pages */
+    int32_t *d_bt, *d_off;   /* device: the tables (NSEQ * npg), token t's offset (t % NSEQ) * npg (n entries) */
+} pages;
+
+static pages pages_new(int n_ctx, int lbs, int n) {
+    pages P;
+    P.lbs = lbs;
+    P.npg = (n_ctx + (1 << lbs) - 1) >> lbs;
+    P.npool = NSEQ * P.npg + 2;
+    int32_t *perm = malloc(sizeof(int32_t) * (size_t)P.npool);
+    for (int i = 0; i < P.npool; i++) perm[i] = i;
+    for (int i = P.npool - 1; i > 0; i--) {
+        const int j = (int)(next_u64() % (uint64_t)(i + 1)), tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+    P.pg = perm; /* the first NSEQ * npg entries are the tables */
+    int32_t *off = malloc(sizeof(int32_t) * (size_t)n);
+    for (int t = 0; t < n; t++) off[t] = (t % NSEQ) * P.npg;
+    CK(cudaMalloc((void **)&P.d_bt, sizeof(int32_t) * (size_t)NSEQ * P.npg));
+    CK(cudaMalloc((void **)&P.d_off, sizeof(int32_t) * (size_t)n));
+    CK(cudaMemcpy(P.d_bt, perm, sizeof(int32_t) * (size_t)NSEQ * P.npg, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(P.d_off, off, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice));
+    free(off);
+    return P;
+}
+static void pages_free(pages *P) {
+    free(P->pg);
+    CK(cudaFree(P->d_bt));
+    CK(cudaFree(P->d_off));
+}
+/* The device pool of a contiguous plane h of n_ctx rows of rb bytes; stale bytes from fill (kind 0: f16 values in
+ * [-1, 1), 1: any byte, 2: f16 scales in [0.01, 0.03)). */
+static void *pages_plane(const pages *P, const void *h, size_t rb, int n_ctx, int kind) {
+    const int bs = 1 << P->lbs;
+    const size_t bytes = rb * (size_t)P->npool * bs;
+    uint8_t *pool = malloc(bytes);
+    if (kind == 1) {
+        for (size_t i = 0; i < bytes; i++) pool[i] = (uint8_t)next_u64();
+    } else {
+        for (size_t i = 0; i < bytes / 2; i++)
+            ((uint16_t *)pool)[i] = tern_fp32_to_fp16(kind == 0 ? frand(1.0f) : 0.02f + frand(0.01f));
+    }
+    for (int c = 0; c < NSEQ; c++)
+        for (int j = 0; j < n_ctx; j++) {
+            const size_t pr = (size_t)P->pg[c * P->npg + (j >> P->lbs)] * bs + (size_t)(j & (bs - 1));
+            memcpy(pool + pr * rb, (const uint8_t *)h + (size_t)j * rb, rb);
+        }
+    void *d;
+    CK(cudaMalloc(&d, bytes));
+    CK(cudaMemcpy(d, pool, bytes, cudaMemcpyHostToDevice));
+    free(pool);
+    return d;
+}
+
+/* Every f16 attention entry with the identity and with pages of 16 and 128 rows, byte for byte. */
+static int g_paged_cases; /* calls compared */
+static void paged_case(int hd, int n_head, int n_head_kv, int n, int pos0, const float *d_q, const int32_t *d_pos,
+                       const uint16_t *kc, const uint16_t *vc) {
+    const int n_ctx = pos0 + n;
+    const size_t nq = (size_t)n * n_head * hd, rb = 2 * (size_t)n_head_kv * hd, nkv = (size_t)n_ctx * n_head_kv * hd;
+    const float scale = 1.0f / sqrtf((float)hd);
+    const int S = 1 + (pos0 + n) % 17;
+    float *d_out, *d_ws = NULL, *a = malloc(sizeof(float) * nq), *b = malloc(sizeof(float) * nq);
+    uint16_t *d_k, *d_v;
+    CK(cudaMalloc((void **)&d_out, sizeof(float) * nq));
+    if (tcu_attention_ws_bytes(n, n_head, hd, S)) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, S)));
+    CK(cudaMalloc((void **)&d_k, 2 * nkv));
+    CK(cudaMalloc((void **)&d_v, 2 * nkv));
+    CK(cudaMemcpy(d_k, kc, 2 * nkv, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_v, vc, 2 * nkv, cudaMemcpyHostToDevice));
+    const int flash = tcu_attention_flash_ok(n_head, n_head_kv, hd);
+    static const int lbss[2] = {4, 7};
+    for (int li = 0; li < 2; li++) {
+        pages P = pages_new(n_ctx, lbss[li], n);
+        uint16_t *pk = pages_plane(&P, kc, rb, n_ctx, 0), *pv = pages_plane(&P, vc, rb, n_ctx, 0);
+        for (int kind = 0; kind < 7; kind++) {
+            /* 0 tcu_attention, 1 ref, 2 split (n <= 16), 3 v3, 4 v6a, 5 v6b, 6 flash_rows */
+            if (kind == 2 && n > 16) continue;
+            if (kind >= 3 && !flash) continue;
+            if (kind == 4 && !tcu_attention_wg_ok(n_head, n_head_kv, hd)) continue;
+            if (kind == 5 && !tcu_attention_wg_tma_ok(n_head, n_head_kv, hd)) continue;
+            for (int pg = 0; pg < 2; pg++) {
+                const uint16_t *k = pg ? pk : d_k, *v = pg ? pv : d_v;
+                /* decode calls: a table a token (two copies of the sequence); prefill: one sequence */
+                const int32_t *bt = pg ? P.d_bt : NULL, *off = pg && n <= 16 ? P.d_off : NULL;
+                const int lbs = pg ? P.lbs : 0;
+                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+                switch (kind) {
+                case 0: tcu_attention(d_q, k, v, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale, d_out, 0); break;
+                case 1: tcu_attention_ref(d_q, k, v, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale, d_out, 0); break;
+                case 2: tcu_attention_split(d_q, k, v, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
+                    break;
+                case 3: tcu_attention_flash_v3(d_q, k, v, n, d_pos, bt, lbs, n_head, n_head_kv, hd, scale, d_out, 0); break;
+                case 4: tcu_attention_wg(d_q, k, v, n, d_pos, bt, lbs, n_head, n_head_kv, hd, scale, d_out, 0); break;
+                case 5: tcu_attention_wg_tma(d_q, k, v, n_ctx, n, d_pos, bt, lbs, n_head, n_head_kv, hd, scale, d_out, 0);
+                    break;
+                default: tcu_attention_flash_rows(d_q, k, v, n_ctx, n, d_pos, bt, lbs, n_head, n_head_kv, hd, scale, d_out, 0);
+                }
+                CK(cudaGetLastError());
+                CK(cudaMemcpy(pg ? b : a, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+            }
+            g_paged_cases++;
+            size_t n_nan = 0;
+            for (size_t i = 0; i < nq; i++) n_nan += isnan(b[i]);
+            CHECK(n_nan == 0 && memcmp(a, b, sizeof(float) * nq) == 0,
+                  "paged (bs %d) call %d hd=%d heads=%d/%d n=%d pos0=%d: differs from the identity's (%zu NaN)",
+                  1 << P.lbs, kind, hd, n_head, n_head_kv, n, pos0, n_nan);
+        }
+        CK(cudaFree(pk));
+        CK(cudaFree(pv));
+        pages_free(&P);
+    }
+    CK(cudaFree(d_out));
+    if (d_ws) CK(cudaFree(d_ws));
+    CK(cudaFree(d_k));
+    CK(cudaFree(d_v));
+    free(a), free(b);
+}
+
+/* The Q8_0-cache entries (the chooser's v5, v2, the x16 form) with the identity and with pages of 16 and 128 rows. */
+static void paged_case_q8(int hd, int n_head, int n_head_kv, int n, int S, const float *d_q, const int32_t *d_pos,
+                          const int8_t *kq, const int8_t *vq, const uint16_t *ks, const uint16_t *vs, int n_ctx) {
+    const size_t nq = (size_t)n * n_head * hd, row = (size_t)n_head_kv * hd, nkv = (size_t)n_ctx * row;
+    const float scale = 1.0f / sqrtf((float)hd);
+    float *d_out, *d_ws = NULL, *a = malloc(sizeof(float) * nq), *b = malloc(sizeof(float) * nq);
+    void *d_xq;
+    const size_t xb = tcu_x16_bytes(n, (int64_t)n_head * hd);
+    uint8_t *xa = malloc(xb), *xbb = malloc(xb);
+    int8_t *d_kq, *d_vq;
+    uint16_t *d_ks, *d_vs;
+    CK(cudaMalloc((void **)&d_out, sizeof(float) * nq));
+    CK(cudaMalloc(&d_xq, xb));
+    if (tcu_attention_ws_bytes(n, n_head, hd, S)) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, S)));
+    CK(cudaMalloc((void **)&d_kq, nkv)); CK(cudaMalloc((void **)&d_vq, nkv));
+    CK(cudaMalloc((void **)&d_ks, 2 * (nkv / 32))); CK(cudaMalloc((void **)&d_vs, 2 * (nkv / 32)));
+    CK(cudaMemcpy(d_kq, kq, nkv, cudaMemcpyHostToDevice)); CK(cudaMemcpy(d_vq, vq, nkv, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_ks, ks, 2 * (nkv / 32), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_vs, vs, 2 * (nkv / 32), cudaMemcpyHostToDevice));
+    static const int lbss[2] = {4, 7};
+    for (int li = 0; li < 2; li++) {
+        pages P = pages_new(n_ctx, lbss[li], n);
+        int8_t *pkq = pages_plane(&P, kq, row, n_ctx, 1), *pvq = pages_plane(&P, vq, row, n_ctx, 1);
+        uint16_t *pks = pages_plane(&P, ks, 2 * (row / 32), n_ctx, 2), *pvs = pages_plane(&P, vs, 2 * (row / 32), n_ctx, 2);
+        for (int kind = 0; kind < 3; kind++) { /* 0 the chooser's, 1 v2, 2 decode_x16 */
+            for (int pg = 0; pg < 2; pg++) {
+                const int8_t *k = pg ? pkq : d_kq, *v = pg ? pvq : d_vq;
+                const uint16_t *sk = pg ? pks : d_ks, *sv = pg ? pvs : d_vs;
+                const int32_t *bt = pg ? P.d_bt : NULL, *off = pg ? P.d_off : NULL;
+                const int lbs = pg ? P.lbs : 0;
+                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+                CK(cudaMemset(d_xq, 0x5A, xb));
+                if (kind == 0)
+                    tcu_attention_split_q8(d_q, k, v, sk, sv, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale, d_out,
+                                           d_ws, S, 0);
+                else if (kind == 1)
+                    tcu_attention_split_q8_v2(d_q, k, v, sk, sv, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale,
+                                              d_out, d_ws, S, 0);
+                else
+                    tcu_attention_decode_x16(d_q, k, v, sk, sv, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale,
+                                             d_out, d_ws, S, d_xq, 0);
+                CK(cudaGetLastError());
+                CK(cudaMemcpy(pg ? b : a, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+                CK(cudaMemcpy(pg ? xbb : xa, d_xq, xb, cudaMemcpyDeviceToHost));
+            }
+            g_paged_cases++;
+            CHECK(memcmp(a, b, sizeof(float) * nq) == 0 && (kind < 2 || memcmp(xa, xbb, xb) == 0),
+                  "paged q8 (bs %d) call %d hd=%d heads=%d/%d n=%d: differs from the identity's", 1 << P.lbs, kind, hd,
+                  n_head, n_head_kv, n);
+        }
+        CK(cudaFree(pkq)); CK(cudaFree(pvq)); CK(cudaFree(pks)); CK(cudaFree(pvs));
+        pages_free(&P);
+    }
+    CK(cudaFree(d_out)); CK(cudaFree(d_xq));
+    if (d_ws) CK(cudaFree(d_ws));
+    CK(cudaFree(d_kq)); CK(cudaFree(d_vq)); CK(cudaFree(d_ks)); CK(cudaFree(d_vs));
+    free(a), free(b), free(xa), free(xbb);
+}
+
 static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, int pos0) {
     const int n_ctx = pos0 + n;
     const size_t nq = (size_t)n * n_head * hd, nkv = (size_t)n_ctx * n_head_kv * hd;
@@ -145,7 +337,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
     const int v1_runs = n <= 16 || !tcu_attention_flash_ok(n_head, n_head_kv, hd);
     for (int v = v1_runs ? 0 : 1; v < 2; v++) {
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-        fns[v](d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+        fns[v](d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
         CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
@@ -163,7 +355,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
     if (tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
         float *o_v = malloc(sizeof(float) * nq);
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-        CHECK(tcu_attention_flash_v3(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0) == 1,
+        CHECK(tcu_attention_flash_v3(d_q, d_k, d_v, n, d_pos, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0) == 1,
               "v3 hd=%d: declined", hd);
         CK(cudaGetLastError());
         CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
@@ -188,9 +380,9 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         int ran[2];
         for (int ver = 0; ver < 2; ver++) { /* v6a, v6b */
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-            ran[ver] = ver == 0 ? tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0)
-                                : tcu_attention_wg_tma(d_q, d_kp, d_vp, n_ctx, n, d_pos, n_head, n_head_kv, hd, scale,
-                                                       d_out, 0);
+            ran[ver] = ver == 0 ? tcu_attention_wg(d_q, d_k, d_v, n, d_pos, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0)
+                                : tcu_attention_wg_tma(d_q, d_kp, d_vp, n_ctx, n, d_pos, NULL, 0, n_head, n_head_kv, hd,
+                                                       scale, d_out, 0);
             CK(cudaGetLastError());
             CHECK(ran[ver] == (ver == 0 ? tcu_attention_wg_ok(n_head, n_head_kv, hd)
                                         : tcu_attention_wg_tma_ok(n_head, n_head_kv, hd)),
@@ -210,9 +402,10 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
             const int var = tcu_attention_flash_variant(n_head, n_head_kv, hd, a == 0 ? n_ctx : 0);
             const float *want = var == TCU_FLASH_V6B ? o_wg[1] : var == TCU_FLASH_V6A ? o_wg[0] : o_gpu;
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-            if (a == 0) tcu_attention_flash_rows(d_q, d_kp, d_vp, n_ctx, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-            else if (a == 1) tcu_attention_flash(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
-            else tcu_attention(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);
+            if (a == 0)
+                tcu_attention_flash_rows(d_q, d_kp, d_vp, n_ctx, n, d_pos, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);
+            else if (a == 1) tcu_attention_flash(d_q, d_k, d_v, n, d_pos, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);
+            else tcu_attention(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);
             CK(cudaMemcpy(o_v, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
             CHECK(var == TCU_FLASH_V3 || var == TCU_FLASH_V6A || var == TCU_FLASH_V6B, "flash hd=%d: variant %d", hd, var);
             CHECK(memcmp(o_v, want, sizeof(float) * nq) == 0,
@@ -231,7 +424,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
         if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-        tcu_attention_split(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
+        tcu_attention_split(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
         CK(cudaGetLastError());
         CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
         size_t n_nan;
@@ -240,14 +433,15 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
               n_head_kv, n, pos0, e64, n_nan);
         const size_t row = (size_t)n_head * hd;
         for (int t = 0; t < n; t++)
-            tcu_attention_split(d_q + t * row, d_k, d_v, 1, d_pos + t, n_head, n_head_kv, hd, scale, d_out + t * row,
-                                d_ws, S, 0);
+            tcu_attention_split(d_q + t * row, d_k, d_v, 1, d_pos + t, NULL, NULL, 0, n_head, n_head_kv, hd, scale,
+                                d_out + t * row, d_ws, S, 0);
         CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
         CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "v2 hd=%d heads=%d/%d n=%d pos0=%d: a token's row differs "
               "from its one-token call", hd, n_head, n_head_kv, n, pos0);
         if (d_ws) CK(cudaFree(d_ws));
         free(o_one);
     }
+    paged_case(hd, n_head, n_head_kv, n, pos0, d_q, d_pos, kc, vc);
     CK(cudaFree(d_q));
     CK(cudaFree(d_out));
     CK(cudaFree(d_k));
@@ -314,7 +508,8 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
     /* the chooser's kernel (v5, 16 int8 a lane, where the device grants its shared memory) and v2 (the kernel of
      * devices that refuse it): each against float64, 1 and S splits, and each token's row equal to its one-token call */
     typedef void (*q8_fn)(const float *, const int8_t *, const int8_t *, const uint16_t *, const uint16_t *, int,
-                          const int32_t *, int, int, int, float, float *, float *, int, cudaStream_t);
+                          const int32_t *, const int32_t *, const int32_t *, int, int, int, int, float, float *, float *,
+                          int, cudaStream_t);
     for (int wide = 1; wide >= 0; wide--) {
         const q8_fn fn = wide ? tcu_attention_split_q8 : tcu_attention_split_q8_v2;
         const int v5 = wide && tcu_attention_q8_wide(n_head, n_head_kv, hd);
@@ -324,8 +519,8 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
         for (int split = 0; split < 2; split++) {
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
             const uint64_t c0 = tcu_attention_q8w_count();
-            fn(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, n_head, n_head_kv, hd, scale, d_out, split ? d_ws : NULL,
-               split ? S : 1, 0);
+            fn(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out,
+               split ? d_ws : NULL, split ? S : 1, 0);
             CK(cudaGetLastError());
             /* the kernel that ran is the one the chooser names */
             CHECK(tcu_attention_q8w_count() - c0 == (uint64_t)v5, "q8 %s hd=%d heads=%d/%d: %llu v5 launches", kn, hd,
@@ -338,12 +533,13 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
         }
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
         for (int t = 0; t < n; t++)
-            fn(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, n_head, n_head_kv, hd, scale, d_out + t * qrow, d_ws,
-               S, 0);
+            fn(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, NULL, NULL, 0, n_head, n_head_kv, hd, scale,
+               d_out + t * qrow, d_ws, S, 0);
         CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
         CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 %s hd=%d heads=%d/%d n=%d pos0=%d: a token's row "
               "differs from its one-token call", kn, hd, n_head, n_head_kv, n, pos0);
     }
+    paged_case_q8(hd, n_head, n_head_kv, n, S, d_q, d_pos, kq, vq, ks, vs, n_ctx);
     CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_kq)); CK(cudaFree(d_vq)); CK(cudaFree(d_ks)); CK(cudaFree(d_vs));
     CK(cudaFree(d_pos));
     if (d_ws) CK(cudaFree(d_ws));
@@ -383,10 +579,15 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     /* a prefill chunk through the flash kernels as the backend calls them (the cache's rows known: v6b) */
 #define BENCH_CALL()                                                                                              \
     do {                                                                                                          \
-        if (ver == BV_FLASH) tcu_attention_flash_rows(d_q, d_k, d_v, n_ctx, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0); \
-        else if (ver == BV_V3) tcu_attention_flash_v3(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0); \
-        else if (ver == BV_V6A) tcu_attention_wg(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, 0);  \
-        else tcu_attention_split(d_q, d_k, d_v, n, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, split, 0);   \
+        if (ver == BV_FLASH)                                                                                      \
+            tcu_attention_flash_rows(d_q, d_k, d_v, n_ctx, n, d_pos, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0); \
+        else if (ver == BV_V3)                                                                                    \
+            tcu_attention_flash_v3(d_q, d_k, d_v, n, d_pos, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);     \
+        else if (ver == BV_V6A)                                                                                   \
+            tcu_attention_wg(d_q, d_k, d_v, n, d_pos, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);           \
+        else                                                                                                      \
+            tcu_attention_split(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, \
+                                split, 0);                                                                        \
     } while (0)
     for (int i = 0; i < 3; i++) BENCH_CALL();
     CK(cudaGetLastError());
@@ -447,9 +648,10 @@ static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int p
     tcu_fill_uniform(d_vs, nkv / 32, TCU_FILL_F16, 8, 0);
     const float scale = 1.0f / sqrtf((float)hd);
     void (*fn)(const float *, const int8_t *, const int8_t *, const uint16_t *, const uint16_t *, int, const int32_t *,
-               int, int, int, float, float *, float *, int, cudaStream_t) =
+               const int32_t *, const int32_t *, int, int, int, int, float, float *, float *, int, cudaStream_t) =
         wide ? tcu_attention_split_q8 : tcu_attention_split_q8_v2;
-    for (int i = 0; i < 3; i++) fn(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
+    for (int i = 0; i < 3; i++)
+        fn(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
     CK(cudaGetLastError());
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
@@ -457,7 +659,7 @@ static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int p
     float ms[20];
     for (int r = 0; r < reps; r++) {
         CK(cudaEventRecord(e0, 0));
-        fn(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
+        fn(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
         CK(cudaEventRecord(e1, 0));
         CK(cudaEventSynchronize(e1));
         CK(cudaEventElapsedTime(&ms[r], e0, e1));
@@ -539,6 +741,8 @@ int main(int argc, char **argv) {
     }
     if (only_q8) return check_summary("gpu_attention");
     printf("v3 (flash) worst rel L2 vs float64: %.3g (bound %.0e)\n", flash_worst, FLASH_TOL);
+    printf("paged cache (pages of 16 and 128 rows, two sequences a decode call): %d calls equal the identity's bytes\n",
+           g_paged_cases);
     for (int v = 0; v < 2; v++)
         printf("v6%s (wgmma) ran %d cases, worst rel L2 vs float64: %.3g (bound %.0e)\n", wg_name[v], wg_runs[v],
                wg_worst[v], FLASH_TOL);

@@ -10,6 +10,9 @@
  * - tcu_swiglu_x16 == tcu_swiglu, and its x16 output == tcu_quantize_x16 of the result; tcu_swiglu_rows on a fused
  *   gate|up GEMM's rows == tcu_swiglu's f16 output on the halves;
  * - tcu_rope_kv == tcu_rope on q, tcu_rope on k, tcu_kv_write (q, k, both caches; n_rot = hd and n_rot < hd);
+ *   the paged cache: tcu_rope_kv, tcu_rope_kv_q8 and tcu_kv_write at rows slot[t] of a pool of 16-row pages in a
+ *   random order put the identity cache's rows pos[t] there and touch no other row; tcu_kv_dequant_q8 through the
+ *   block table == the identity's rows;
  * - tcu_rope_kv_q8: the same q and k bits, and its Q8_0 cache rows == tern_quantize_activation(TERN_TYPE_Q8_0)
  *   (the CPU's rule, src/backend/cpu/quant.c) of the rotated k and of v, byte for byte (scales and int8), rows at pos;
  *   tcu_kv_dequant_q8 == f16(q * d) of those bytes;
@@ -298,10 +301,16 @@ int main(void) {
             CU(cudaMalloc((void **)&qb, sizeof(float) * n * nh * hd)); CU(cudaMalloc((void **)&kb, sizeof(float) * n * row));
             CU(cudaMemcpy(qb, qa, sizeof(float) * n * nh * hd, cudaMemcpyDeviceToDevice));
             CU(cudaMemcpy(kb, ka, sizeof(float) * n * row, cudaMemcpyDeviceToDevice));
-            float *q0, *k0; /* unrotated copies for the Q8_0 check */
+            float *q0, *k0, *q1, *k1, *q2, *k2; /* unrotated copies for the Q8_0 and the paged checks */
             CU(cudaMalloc((void **)&q0, sizeof(float) * n * nh * hd)); CU(cudaMalloc((void **)&k0, sizeof(float) * n * row));
             CU(cudaMemcpy(q0, qa, sizeof(float) * n * nh * hd, cudaMemcpyDeviceToDevice));
             CU(cudaMemcpy(k0, ka, sizeof(float) * n * row, cudaMemcpyDeviceToDevice));
+            CU(cudaMalloc((void **)&q1, sizeof(float) * n * nh * hd)); CU(cudaMalloc((void **)&k1, sizeof(float) * n * row));
+            CU(cudaMemcpy(q1, qa, sizeof(float) * n * nh * hd, cudaMemcpyDeviceToDevice));
+            CU(cudaMemcpy(k1, ka, sizeof(float) * n * row, cudaMemcpyDeviceToDevice));
+            CU(cudaMalloc((void **)&q2, sizeof(float) * n * nh * hd)); CU(cudaMalloc((void **)&k2, sizeof(float) * n * row));
+            CU(cudaMemcpy(q2, qa, sizeof(float) * n * nh * hd, cudaMemcpyDeviceToDevice));
+            CU(cudaMemcpy(k2, ka, sizeof(float) * n * row, cudaMemcpyDeviceToDevice));
             float *hf = malloc(sizeof(float) * (n_rot / 2 + 1));
             for (int i = 0; i < n_rot / 2; i++) hf[i] = powf(500000.0f, -2.0f * i / n_rot);
             float *freq = dup_dev(hf, sizeof(float) * (n_rot / 2 + 1));
@@ -315,12 +324,12 @@ int main(void) {
             CU(cudaMemset(kca, 0x11, cb)); CU(cudaMemset(vca, 0x11, cb)); CU(cudaMemset(kcb, 0x11, cb)); CU(cudaMemset(vcb, 0x11, cb));
             tcu_rope(qa, n, nh, hd, n_rot, pos, freq, 0);
             tcu_rope(ka, n, nkv, hd, n_rot, pos, freq, 0);
-            tcu_kv_write(ka, v, kca, vca, n, row, pos, 0);
+            tcu_kv_write(ka, v, kca, vca, n, row, pos, 0); /* the identity: slot = pos */
             float *cs; /* the pass's (cos, sin) table (tcu_rope_table): read instead of computed, the same bits */
             CU(cudaMalloc((void **)&cs, sizeof(float) * 2 * n * (n_rot / 2)));
             tcu_rope_table(pos, freq, n, n_rot, cs, 0);
             /* the f16 kernel with the table but at n = 3 (computed there), the Q8_0 one below the other way round */
-            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, pos, freq, n == 3 ? NULL : cs, kcb, vcb, 0);
+            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, pos, pos, freq, n == 3 ? NULL : cs, kcb, vcb, 0);
             CU(cudaDeviceSynchronize());
             CHECK(dev_eq(qa, qb, sizeof(float) * n * nh * hd) && dev_eq(ka, kb, sizeof(float) * n * row) &&
                       dev_eq(kca, kcb, cb) && dev_eq(vca, vcb, cb),
@@ -332,8 +341,8 @@ int main(void) {
                 CU(cudaMalloc((void **)&kq, nq8)); CU(cudaMalloc((void **)&vq, nq8));
                 CU(cudaMalloc((void **)&ks, 2 * nsc)); CU(cudaMalloc((void **)&vs, 2 * nsc));
                 CU(cudaMalloc((void **)&k16, 2 * nq8));
-                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, pos, freq, n == 3 ? cs : NULL, kq, ks, vq, vs, 0);
-                tcu_kv_dequant_q8(kq, ks, n_ctx, row, k16, 0);
+                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, pos, pos, freq, n == 3 ? cs : NULL, kq, ks, vq, vs, 0);
+                tcu_kv_dequant_q8(kq, ks, NULL, 0, n_ctx, row, k16, 0);
                 CU(cudaDeviceSynchronize());
                 CHECK(dev_eq(qa, q0, sizeof(float) * n * nh * hd) && dev_eq(ka, k0, sizeof(float) * n * row),
                       "rope_kv_q8 n=%d n_rot=%d: q or k differs from rope", n, n_rot);
@@ -366,9 +375,86 @@ int main(void) {
                 CHECK(bad == 0, "rope_kv_q8 n=%d n_rot=%d: %d Q8_0 blocks differ from tern_quantize_activation", n,
                       n_rot, bad);
                 CHECK(bad16 == 0, "kv_dequant_q8 n=%d: %d elements differ from f16(q * d)", n, bad16);
+                /* the paged cache: the pool is n_ctx rows in 16-row pages, page i of the sequence at pool page bt[i]
+                 * (a random permutation), token t's row at slot[t] = bt[pos >> 4] * 16 + (pos & 15); the pool starts as
+                 * the identity caches' sentinel rows, so every other row must stay as it was */
+                {
+                    enum { LBS = 4 };
+                    const int npg = n_ctx >> LBS;
+                    int32_t hbt[64], hsl[16];
+                    for (int i = 0; i < npg; i++) hbt[i] = i;
+                    for (int i = npg - 1; i > 0; i--) { /* Fisher-Yates on the test's generator */
+                        frnd(1.0f);
+                        const int j = (int)((rs >> 11) % (uint64_t)(i + 1)), tmp = hbt[i];
+                        hbt[i] = hbt[j];
+                        hbt[j] = tmp;
+                    }
+                    for (int t = 0; t < n; t++) hsl[t] = hbt[hp[t] >> LBS] * (1 << LBS) + (hp[t] & ((1 << LBS) - 1));
+                    int32_t *bt = dup_dev(hbt, sizeof hbt), *slot = dup_dev(hsl, sizeof hsl);
+                    uint16_t *kcp, *vcp, *kcw, *vcw, *k16p;
+                    int8_t *kqp, *vqp;
+                    uint16_t *ksp, *vsp;
+                    CU(cudaMalloc((void **)&kcp, cb)); CU(cudaMalloc((void **)&vcp, cb));
+                    CU(cudaMalloc((void **)&kcw, cb)); CU(cudaMalloc((void **)&vcw, cb));
+                    CU(cudaMalloc((void **)&k16p, 2 * nq8));
+                    CU(cudaMemset(kcp, 0x11, cb)); CU(cudaMemset(vcp, 0x11, cb));
+                    CU(cudaMemset(kcw, 0x11, cb)); CU(cudaMemset(vcw, 0x11, cb));
+                    CU(cudaMalloc((void **)&kqp, nq8)); CU(cudaMalloc((void **)&vqp, nq8));
+                    CU(cudaMalloc((void **)&ksp, 2 * nsc)); CU(cudaMalloc((void **)&vsp, 2 * nsc));
+                    CU(cudaMemset(kqp, 0x22, nq8)); CU(cudaMemset(vqp, 0x22, nq8));
+                    CU(cudaMemset(ksp, 0x22, 2 * nsc)); CU(cudaMemset(vsp, 0x22, 2 * nsc));
+                    tcu_rope_kv(q1, k1, v, n, nh, nkv, hd, n_rot, pos, slot, freq, n == 3 ? NULL : cs, kcp, vcp, 0);
+                    tcu_kv_write(ka, v, kcw, vcw, n, row, slot, 0);
+                    tcu_rope_kv_q8(q2, k2, v, n, nh, nkv, hd, n_rot, pos, slot, freq, n == 3 ? cs : NULL, kqp, ksp, vqp,
+                                   vsp, 0);
+                    tcu_kv_dequant_q8(kqp, ksp, bt, LBS, n_ctx, row, k16p, 0);
+                    CU(cudaDeviceSynchronize());
+                    CHECK(dev_eq(qa, q1, sizeof(float) * n * nh * hd) && dev_eq(ka, k1, sizeof(float) * n * row) &&
+                              dev_eq(qa, q2, sizeof(float) * n * nh * hd) && dev_eq(ka, k2, sizeof(float) * n * row),
+                          "paged rope_kv n=%d n_rot=%d: q or k differs from the identity's", n, n_rot);
+                    /* expected pools: the sentinel, with the identity's row pos[t] at slot[t] */
+                    uint16_t *hkc = malloc(cb), *hvc = malloc(cb), *ek = malloc(cb), *ev = malloc(cb);
+                    uint16_t *gk = malloc(cb), *gv = malloc(cb), *gwk = malloc(cb), *gwv = malloc(cb);
+                    int8_t *gkq = malloc(nq8), *gvq = malloc(nq8), *eq = malloc(nq8), *evq = malloc(nq8);
+                    uint16_t *gks = malloc(2 * nsc), *gvs = malloc(2 * nsc), *es = malloc(2 * nsc), *evs = malloc(2 * nsc);
+                    uint16_t *g16 = malloc(2 * nq8);
+                    CU(cudaMemcpy(hkc, kca, cb, cudaMemcpyDeviceToHost)); CU(cudaMemcpy(hvc, vca, cb, cudaMemcpyDeviceToHost));
+                    CU(cudaMemcpy(gk, kcp, cb, cudaMemcpyDeviceToHost)); CU(cudaMemcpy(gv, vcp, cb, cudaMemcpyDeviceToHost));
+                    CU(cudaMemcpy(gwk, kcw, cb, cudaMemcpyDeviceToHost)); CU(cudaMemcpy(gwv, vcw, cb, cudaMemcpyDeviceToHost));
+                    CU(cudaMemcpy(gkq, kqp, nq8, cudaMemcpyDeviceToHost)); CU(cudaMemcpy(gvq, vqp, nq8, cudaMemcpyDeviceToHost));
+                    CU(cudaMemcpy(gks, ksp, 2 * nsc, cudaMemcpyDeviceToHost));
+                    CU(cudaMemcpy(gvs, vsp, 2 * nsc, cudaMemcpyDeviceToHost));
+                    CU(cudaMemcpy(g16, k16p, 2 * nq8, cudaMemcpyDeviceToHost));
+                    memset(ek, 0x11, cb); memset(ev, 0x11, cb);
+                    memset(eq, 0x22, nq8); memset(evq, 0x22, nq8); memset(es, 0x22, 2 * nsc); memset(evs, 0x22, 2 * nsc);
+                    for (int t = 0; t < n; t++) {
+                        memcpy(ek + (size_t)hsl[t] * row, hkc + (size_t)hp[t] * row, 2 * (size_t)row);
+                        memcpy(ev + (size_t)hsl[t] * row, hvc + (size_t)hp[t] * row, 2 * (size_t)row);
+                        memcpy(eq + (size_t)hsl[t] * row, hkq + (size_t)hp[t] * row, (size_t)row);
+                        memcpy(evq + (size_t)hsl[t] * row, hvq + (size_t)hp[t] * row, (size_t)row);
+                        memcpy(es + (size_t)hsl[t] * (row / 32), hks + (size_t)hp[t] * (row / 32), 2 * (size_t)(row / 32));
+                        memcpy(evs + (size_t)hsl[t] * (row / 32), hvs + (size_t)hp[t] * (row / 32), 2 * (size_t)(row / 32));
+                    }
+                    CHECK(!memcmp(gk, ek, cb) && !memcmp(gv, ev, cb), "paged rope_kv n=%d n_rot=%d: the pool differs from "
+                          "the identity cache's rows at their slots (or another row was written)", n, n_rot);
+                    CHECK(!memcmp(gwk, ek, cb) && !memcmp(gwv, ev, cb), "paged kv_write n=%d: the pool differs from the "
+                          "identity cache's rows at their slots (or another row was written)", n);
+                    CHECK(!memcmp(gkq, eq, nq8) && !memcmp(gvq, evq, nq8) && !memcmp(gks, es, 2 * nsc) &&
+                              !memcmp(gvs, evs, 2 * nsc),
+                          "paged rope_kv_q8 n=%d n_rot=%d: the Q8_0 pool differs from the identity's rows at their slots",
+                          n, n_rot);
+                    int bad_g = 0; /* the gather: logical row pos[t] == the identity's dequantized row */
+                    for (int t = 0; t < n; t++)
+                        if (memcmp(g16 + (size_t)hp[t] * row, hk16 + (size_t)hp[t] * row, 2 * (size_t)row)) bad_g++;
+                    CHECK(bad_g == 0, "paged kv_dequant_q8 n=%d: %d gathered rows differ from the identity's", n, bad_g);
+                    free(hkc); free(hvc); free(ek); free(ev); free(gk); free(gv); free(gwk); free(gwv);
+                    free(gkq); free(gvq); free(eq); free(evq); free(gks); free(gvs); free(es); free(evs); free(g16);
+                    cudaFree(bt); cudaFree(slot); cudaFree(kcp); cudaFree(vcp); cudaFree(kcw); cudaFree(vcw);
+                    cudaFree(k16p); cudaFree(kqp); cudaFree(vqp); cudaFree(ksp); cudaFree(vsp);
+                }
                 free(hk); free(hv); free(hkq); free(hvq); free(hks); free(hvs); free(hk16); free(blk);
                 cudaFree(kq); cudaFree(vq); cudaFree(ks); cudaFree(vs); cudaFree(k16);
-                cudaFree(q0); cudaFree(k0);
+                cudaFree(q0); cudaFree(k0); cudaFree(q1); cudaFree(k1); cudaFree(q2); cudaFree(k2);
             }
             free(hf);
             cudaFree(cs);
@@ -411,11 +497,13 @@ int main(void) {
                         CU(cudaMemset(xa, 0x5A, tcu_x16_bytes(n, Hq))); CU(cudaMemset(xb, 0x5A, tcu_x16_bytes(n, Hq)));
                         CU(cudaMemset(oa, 0x33, sizeof(float) * n * Hq)); CU(cudaMemset(ob, 0x44, sizeof(float) * n * Hq));
                         const float sc = 1.0f / sqrtf((float)hd);
-                        if (q8) tcu_attention_split_q8(q, kq, vq, ks, vs, n, pos, nh, nkv, hd, sc, oa, ws, S, 0);
-                        else tcu_attention_split(q, kc, vc, n, pos, nh, nkv, hd, sc, oa, ws, S, 0);
+                        if (q8) tcu_attention_split_q8(q, kq, vq, ks, vs, n, pos, NULL, NULL, 0, nh, nkv, hd, sc, oa, ws, S, 0);
+                        else tcu_attention_split(q, kc, vc, n, pos, NULL, NULL, 0, nh, nkv, hd, sc, oa, ws, S, 0);
                         tcu_quantize_x16(oa, n, Hq, xa, 0);
-                        if (q8) tcu_attention_decode_x16(q, kq, vq, ks, vs, n, pos, nh, nkv, hd, sc, ob, ws, S, xb, 0);
-                        else tcu_attention_decode_x16(q, kc, vc, NULL, NULL, n, pos, nh, nkv, hd, sc, ob, ws, S, xb, 0);
+                        if (q8) tcu_attention_decode_x16(q, kq, vq, ks, vs, n, pos, NULL, NULL, 0, nh, nkv, hd, sc, ob, ws, S,
+                                                         xb, 0);
+                        else tcu_attention_decode_x16(q, kc, vc, NULL, NULL, n, pos, NULL, NULL, 0, nh, nkv, hd, sc, ob, ws,
+                                                      S, xb, 0);
                         CU(cudaDeviceSynchronize());
                         CHECK(dev_eq(oa, ob, sizeof(float) * n * Hq) && dev_eq(xa, xb, tcu_x16_bytes(n, Hq)),
                               "attention_decode_x16 hd=%d heads=%d/%d splits=%d n=%d %s: out or x16 differs from "

@@ -1,8 +1,10 @@
 /* attention.cu: causal GQA attention over the f16 KV cache (tcu_attention in tcu.h).
  *
- * Shapes (innermost last): q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16 bits; out (n, n_head, hd)
- * f32; pos (n) int32 on the device. Token t attends to cache rows [0, pos[t]]; query head h reads KV head
- * h / (n_head / n_head_kv). CPU reference: cpu_attention (backend_cpu.c), which takes the max, then
+ * Shapes (innermost last): q (n, n_head, hd) f32; kc, vc (n_rows, n_head_kv, hd) f16 bits; out (n, n_head, hd)
+ * f32; pos (n) int32 on the device. Token t attends to its sequence's logical rows [0, pos[t]]; query head h reads
+ * KV head h / (n_head / n_head_kv). The paged cache (kv.cuh): logical row j of token t's sequence is physical row
+ * kv_row(bt + bt_off[t], lbs, j) (bt NULL: row j, the identity); a kernel reads the same values in the same order
+ * whatever the mapping, so a token's bits depend on its position and its sequence's contents only. CPU reference: cpu_attention (backend_cpu.c), which takes the max, then
  * exp(s - max) / sum, then the weighted sum of V rows; the kernels below get the same value (to f32 rounding)
  * by the online softmax (Milakov & Gimelshein 2018, "Online normalizer calculation for softmax").
  *
@@ -58,6 +60,7 @@
 #include <stdint.h>
 
 #include "cuda/check.cuh"
+#include "cuda/kv.cuh"
 #include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
@@ -78,32 +81,34 @@
 
 __global__ void attention_ref_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
                                      const uint16_t *__restrict__ vc, int n, const int32_t *__restrict__ pos,
+                                     const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off, int lbs,
                                      int n_head, int n_head_kv, int hd, float scale, float *__restrict__ out) {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (int64_t)n * n_head) return;
     const int t = (int)(i / n_head), h = (int)(i % n_head), hk = h / (n_head / n_head_kv);
     const int n_kv = pos[t] + 1;
+    const int32_t *tb = kv_table(bt, bt_off, t);
     const float *qh = q + i * hd;
     float *o = out + i * hd;
     const size_t stride = (size_t)n_head_kv * hd;
     float mx = -INFINITY;
     for (int j = 0; j < n_kv; j++) {
-        const uint16_t *k = kc + j * stride + (size_t)hk * hd;
+        const uint16_t *k = kc + (size_t)kv_row(tb, lbs, j) * stride + (size_t)hk * hd;
         float s = 0.0f;
         for (int d = 0; d < hd; d++) s = fmaf(qh[d], __half2float(__ushort_as_half(k[d])), s);
         mx = fmaxf(mx, s * scale);
     }
     double sum = 0.0; /* as cpu_attention */
     for (int j = 0; j < n_kv; j++) {
-        const uint16_t *k = kc + j * stride + (size_t)hk * hd;
+        const uint16_t *k = kc + (size_t)kv_row(tb, lbs, j) * stride + (size_t)hk * hd;
         float s = 0.0f;
         for (int d = 0; d < hd; d++) s = fmaf(qh[d], __half2float(__ushort_as_half(k[d])), s);
         sum += expf(s * scale - mx);
     }
     for (int d = 0; d < hd; d++) o[d] = 0.0f;
     for (int j = 0; j < n_kv; j++) {
-        const uint16_t *k = kc + j * stride + (size_t)hk * hd;
-        const uint16_t *v = vc + j * stride + (size_t)hk * hd;
+        const size_t r = (size_t)kv_row(tb, lbs, j) * stride + (size_t)hk * hd;
+        const uint16_t *k = kc + r, *v = vc + r;
         float s = 0.0f;
         for (int d = 0; d < hd; d++) s = fmaf(qh[d], __half2float(__ushort_as_half(k[d])), s);
         const float p = (float)(expf(s * scale - mx) / sum);
@@ -113,11 +118,12 @@ __global__ void attention_ref_kernel(const float *__restrict__ q, const uint16_t
 
 /* Reference launcher (same contract as tcu_attention); for tests and as the fallback. */
 extern "C" void tcu_attention_ref(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                                  int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
+                                  const int32_t *bt, const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd,
+                                  float scale, float *out, cudaStream_t st) {
     if (n <= 0 || n_head <= 0) return;
     const int64_t threads = (int64_t)n * n_head;
-    attention_ref_kernel<<<(unsigned)((threads + 127) / 128), 128, 0, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,
-                                                                            hd, scale, out);
+    attention_ref_kernel<<<(unsigned)((threads + 127) / 128), 128, 0, st>>>(q, kc, vc, n, pos, bt, bt_off, lbs, n_head,
+                                                                            n_head_kv, hd, scale, out);
     TCU_CHECK_LAUNCH(st);
 }
 
@@ -380,7 +386,8 @@ template <int EPL, int QH, int Q8, int PF = 0>
 __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
 attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                        const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
-                       int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
+                       int n, const int32_t *__restrict__ pos, const int32_t *__restrict__ bt,
+                       const int32_t *__restrict__ bt_off, int lbs, int n_head, int n_head_kv, float scale,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws, void *__restrict__ xq,
                        size_t plane, int rps) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? ATT_Q8_U : att_batch<EPL>::U;
@@ -398,8 +405,9 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
      * no rows (CTA-uniform exit, after its PDL wait) */
     const int n_kv = pos[t] + 1, SZ = (int)gridDim.z, S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
     if (z >= S) return;
-    /* this CTA's rows (v2 split z of S; the whole range when S = 1) */
+    /* this CTA's rows (v2 split z of S; the whole range when S = 1), logical; tb: the token's block table */
     const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S);
+    const int32_t *tb = kv_table(bt, bt_off, t);
     const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
     const uint16_t *kb = (const uint16_t *)kc + (size_t)hk * HD + lane * EPL;
     const uint16_t *vb = (const uint16_t *)vc + (size_t)hk * HD + lane * EPL;
@@ -443,7 +451,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
 #pragma unroll
             for (int u = 0; u < U; u++)
                 if (jb + u < r1) {
-                    const size_t row = (size_t)(jb + u);
+                    const size_t row = (size_t)kv_row(tb, lbs, jb + u);
                     att_cp<KB>(pfs(st, 0, u, KB), kb8 + row * stride);
                     att_cp<KB>(pfs(st, 1, u, KB), vb8 + row * stride);
                     att_cp<4>(pfs(st, 2, u, 4), (const void *)((uintptr_t)(ks + row * sstride + soff) & ~(uintptr_t)3));
@@ -469,15 +477,17 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (PF && j0 + u < r1) {
+                /* sstride is even here (hd >= 128), so the half of the scale word is soff's whatever the row */
                 if constexpr (PF) att_sload<EPL>(kr[u], vr[u], pfs(st, 0, u, KB), pfs(st, 1, u, KB), pfs(st, 2, u, 4),
-                                                 pfs(st, 3, u, 4), (int)(((size_t)(j0 + u) * sstride + soff) & 1));
+                                                 pfs(st, 3, u, 4), (int)(soff & 1));
             } else if (j0 + u < r1) {
+                const size_t row = (size_t)kv_row(tb, lbs, j0 + u);
                 if constexpr (Q8) {
-                    att_load<EPL>(kr[u], kb8 + (size_t)(j0 + u) * stride, ks + (size_t)(j0 + u) * sstride + soff);
-                    att_load<EPL>(vr[u], vb8 + (size_t)(j0 + u) * stride, vs + (size_t)(j0 + u) * sstride + soff);
+                    att_load<EPL>(kr[u], kb8 + row * stride, ks + row * sstride + soff);
+                    att_load<EPL>(vr[u], vb8 + row * stride, vs + row * sstride + soff);
                 } else {
-                    att_load<EPL>(kr[u], kb + (size_t)(j0 + u) * stride);
-                    att_load<EPL>(vr[u], vb + (size_t)(j0 + u) * stride);
+                    att_load<EPL>(kr[u], kb + row * stride);
+                    att_load<EPL>(vr[u], vb + row * stride);
                 }
             } else {
                 att_zero<EPL>(kr[u]);
@@ -650,8 +660,9 @@ template <int HD, int QH>
 __global__ void __launch_bounds__(ATT_Q8W_WARPS * 32, 1)
 attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                      const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs, int n,
-                     const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale, float *__restrict__ out,
-                     int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps) {
+                     const int32_t *__restrict__ pos, const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off,
+                     int lbs, int n_head, int n_head_kv, float scale, float *__restrict__ out, int n_chunk,
+                     float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps) {
     typedef att_q8w<HD, QH> C;
     constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
     constexpr int NV = C::NV, O0 = C::O0;
@@ -668,7 +679,8 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, r = lane / SL, s = lane % SL;
     const int n_kv = pos[t] + 1, SZ = (int)gridDim.z, S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
     if (z >= S) return;
-    const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S);
+    const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S); /* logical rows */
+    const int32_t *tb = kv_table(bt, bt_off, t); /* the token's block table */
     const size_t stride = (size_t)n_head_kv * HD, sstride = stride / 32; /* sstride is even (HD >= 64) */
     const int8_t *kb = (const int8_t *)kc + (size_t)hk * HD + s * 16;
     const int8_t *vb = (const int8_t *)vc + (size_t)hk * HD + s * 16;
@@ -703,7 +715,7 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
         for (int b = 0; b < B; b++) {
             const int j = jb + b * RW + r;
             const bool ok = j < r1;
-            const size_t jr = (size_t)(ok ? j : jb);
+            const size_t jr = (size_t)kv_row(tb, lbs, ok ? j : jb); /* a valid address even when nothing is read */
             att_cpz<16>(sb + C::KOFF + (b * 32 + lane) * 16, kb + jr * stride, ok);
             att_cpz<16>(sb + C::VOFF + (b * 32 + lane) * 16, vb + jr * stride, ok);
             att_cpz<4>(sb + C::SOFF + (b * 32 + lane) * 8, ksw + jr * sstride, ok);
@@ -876,18 +888,26 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
 }
 
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
-                              const int32_t *, int, int, float, float *, int, float *, void *, size_t, int);
+                              const int32_t *, const int32_t *, const int32_t *, int, int, int, float, float *, int,
+                              float *, void *, size_t, int);
+/* A call's block tables (kv.cuh): bt NULL is the identity */
+typedef struct {
+    const int32_t *bt, *bt_off;
+    int lbs;
+} att_pages;
 static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, cudaStream_t st, const float *q,
                          const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
-                         const int32_t *pos, int n_head, int n_head_kv, float scale, float *out, int n_chunk, float *ws,
-                         void *xq, size_t plane) {
-    PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
-               plane, ATT_ROWS_PER_SPLIT);
+                         const int32_t *pos, att_pages pg, int n_head, int n_head_kv, float scale, float *out,
+                         int n_chunk, float *ws, void *xq, size_t plane) {
+    PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, pg.bt, pg.bt_off, pg.lbs, n_head, n_head_kv, scale,
+               out, n_chunk, ws, xq, plane, ATT_ROWS_PER_SPLIT);
 }
 static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
-                       const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head,
-                       int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
-    att_launch_s(kf, 0, grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
+                       const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg,
+                       int n_head, int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq,
+                       size_t plane) {
+    att_launch_s(kf, 0, grid, block, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
+                 plane);
 }
 
 /* The > 48 KiB dynamic shared-memory opt-in of kernel kf for `bytes`, asked once per device (bit d of *ok_dev or
@@ -957,8 +977,8 @@ extern "C" int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd) {
  * -0.8% / -1.1%, so not there). */
 template <int E, int QH, int Q8>
 static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc, const void *vc,
-                          const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, int n_head, int n_head_kv,
-                          float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
+                          const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg, int n_head,
+                          int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     if constexpr (Q8 && att_pf<E, Q8>::ok) {
         att_kernel_fn kf = attention_split_kernel<E, QH, Q8, 1>;
         /* a device that refuses the opt-in (99 KiB a block on sm_86/sm_89) runs the plain loads, whose bits are the
@@ -966,15 +986,15 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
         static unsigned ok_dev, no_dev;
         if (att_smem_optin(kf, ATT_MAX_WARPS * att_pf<E, Q8>::WARP, &ok_dev, &no_dev)) {
             att_launch_s(kf, (size_t)(block.x / 32) * att_pf<E, Q8>::WARP, grid, block, st, q, kc, vc, ks, vs, n, pos,
-                         n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
+                         pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
             return;
         }
     }
-    att_launch(attention_split_kernel<E, QH, Q8, 0>, grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv,
+    att_launch(attention_split_kernel<E, QH, Q8, 0>, grid, block, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv,
                scale, out, n_chunk, ws, xq, plane);
 }
 
-#define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
+#define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
 #define ATT_CASE_QH(E, Q8)                                                                                  \
     case E:                                                                                                 \
         switch (qh) {                                                                                       \
@@ -992,8 +1012,8 @@ extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) 
 /* v1 / v2 / v5 for an f16 (ks = NULL) or Q8_0 cache; S splits when ws and n <= TCU_MULTI_MAX. qh != 0. xq != NULL:
  * out is also written in the x16 format of (n, n_head * hd) by the kernel that writes out. */
 static void att_split_launch(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
-                             int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
-                             float *ws, int splits, int qh, void *xq, cudaStream_t st, int no_v5 = 0) {
+                             int n, const int32_t *pos, att_pages pg, int n_head, int n_head_kv, int hd, float scale,
+                             float *out, float *ws, int splits, int qh, void *xq, cudaStream_t st, int no_v5 = 0) {
     const size_t plane = x16_plane_bytes(n, (int64_t)n_head * hd);
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
     const int S = ws && splits > 1 && n <= TCU_MULTI_MAX ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
@@ -1005,8 +1025,8 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     size_t smem = 0;
     att_kernel_fn v5 = ks && n <= TCU_MULTI_MAX && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, &smem) : NULL;
     if (v5) {
-        att_launch_s(v5, smem, grid, dim3(ATT_Q8W_WARPS * 32), st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale,
-                     out, n_chunk, ws, xq, plane);
+        att_launch_s(v5, smem, grid, dim3(ATT_Q8W_WARPS * 32), st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv,
+                     scale, out, n_chunk, ws, xq, plane);
         g_att_q8w_launches++;
     } else if (ks) {
         switch (hd / 32) {
@@ -1031,47 +1051,52 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
                    (const float *)ws, n, n_head, hd, S, out, xq, plane, pos, ATT_ROWS_PER_SPLIT);
 }
 
-/* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_ctx, n_head_kv, hd) f16, pos (n) on the
+/* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_rows, n_head_kv, hd) f16, pos (n) on the
  * device, out (n, n_head, hd) f32; online softmax in f32 (Milakov & Gimelshein 2018). The grid depends on
- * n and the head shape only, never on pos (graph capture). Prefill chunks (n > TCU_MULTI_MAX) take the
- * tensor-core flash kernels where tcu_attention_flash_ok; else v1 for hd a multiple of 32 up to 256 and n_head a
- * multiple of n_head_kv, else the ref kernel. */
+ * n and the head shape only, never on pos (graph capture). Prefill chunks (n > TCU_MULTI_MAX, one sequence: bt_off
+ * NULL) take the tensor-core flash kernels where tcu_attention_flash_ok; else v1 for hd a multiple of 32 up to 256
+ * and n_head a multiple of n_head_kv, else the ref kernel. */
 extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                                    int n_head, int n_head_kv, int hd, float scale, float *out, float *ws,
-                                    int splits, cudaStream_t st) {
+                                    const int32_t *bt, const int32_t *bt_off, int lbs, int n_head, int n_head_kv,
+                                    int hd, float scale, float *out, float *ws, int splits, cudaStream_t st) {
     if (n <= 0 || n_head <= 0) return;
-    if (n > TCU_MULTI_MAX && tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
-        tcu_attention_flash(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st);
+    if (n > TCU_MULTI_MAX && !bt_off && tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
+        tcu_attention_flash_rows(q, kc, vc, 0, n, pos, bt, lbs, n_head, n_head_kv, hd, scale, out, st);
         return;
     }
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) {
-        tcu_attention_ref(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st);
+        tcu_attention_ref(q, kc, vc, n, pos, bt, bt_off, lbs, n_head, n_head_kv, hd, scale, out, st);
         return;
     }
-    att_split_launch(q, kc, vc, NULL, NULL, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, NULL, st);
+    att_split_launch(q, kc, vc, NULL, NULL, n, pos, {bt, bt_off, lbs}, n_head, n_head_kv, hd, scale, out, ws, splits,
+                     qh, NULL, st);
 }
 
 /* tcu.h: tcu_attention_split over a Q8_0 cache (int8 planes kq, vq as the f16 layout; f16 scales ks, vs,
- * (n_ctx, n_head_kv * hd / 32)): n <= TCU_MULTI_MAX, hd 64, 128 or 256 (else nothing is launched). */
+ * (n_rows, n_head_kv * hd / 32)): n <= TCU_MULTI_MAX, hd 64, 128 or 256 (else nothing is launched). */
 extern "C" void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks,
-                                       const uint16_t *vs, int n, const int32_t *pos, int n_head, int n_head_kv, int hd,
-                                       float scale, float *out, float *ws, int splits, cudaStream_t st) {
+                                       const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
+                                       const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd, float scale,
+                                       float *out, float *ws, int splits, cudaStream_t st) {
     if (n <= 0 || n > TCU_MULTI_MAX || n_head <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) return;
-    att_split_launch(q, kq, vq, ks, vs, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, NULL, st);
+    att_split_launch(q, kq, vq, ks, vs, n, pos, {bt, bt_off, lbs}, n_head, n_head_kv, hd, scale, out, ws, splits, qh,
+                     NULL, st);
 }
 
 /* v2 over a Q8_0 cache whatever the chooser says (not in tcu.h: tests only; the kernel devices that refuse v5's shared
  * memory run). */
 extern "C" void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks,
-                                          const uint16_t *vs, int n, const int32_t *pos, int n_head, int n_head_kv,
-                                          int hd, float scale, float *out, float *ws, int splits, cudaStream_t st) {
+                                          const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
+                                          const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd, float scale,
+                                          float *out, float *ws, int splits, cudaStream_t st) {
     if (n <= 0 || n > TCU_MULTI_MAX || n_head <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) return;
-    att_split_launch(q, kq, vq, ks, vs, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, NULL, st, 1);
+    att_split_launch(q, kq, vq, ks, vs, n, pos, {bt, bt_off, lbs}, n_head, n_head_kv, hd, scale, out, ws, splits, qh,
+                     NULL, st, 1);
 }
 
 /* tcu.h: the decode attention (tcu_attention_split, or tcu_attention_split_q8 when ks != NULL) for n <=
@@ -1079,23 +1104,25 @@ extern "C" void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, cons
  * the kernel that writes out (tcu_quantize_x16's bytes: x16_put on the same f32 values). Shapes the fused
  * kernels do not take (the ref kernel's) run the plain call and tcu_quantize_x16. */
 extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, const uint16_t *ks,
-                                         const uint16_t *vs, int n, const int32_t *pos, int n_head, int n_head_kv,
-                                         int hd, float scale, float *out, float *ws, int splits, void *xq,
-                                         cudaStream_t st) {
+                                         const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
+                                         const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd, float scale,
+                                         float *out, float *ws, int splits, void *xq, cudaStream_t st) {
     if (n <= 0 || n > TCU_MULTI_MAX || n_head <= 0) return;
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (ks && (hd != 64 && hd != 128 && hd != 256)) return; /* as tcu_attention_split_q8 */
     if (!qh) {
         if (ks) return;
-        tcu_attention_split(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, n_head, n_head_kv, hd, scale, out,
-                            ws, splits, st);
+        tcu_attention_split(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, n_head, n_head_kv,
+                            hd, scale, out, ws, splits, st);
         tcu_quantize_x16(out, n, (int64_t)n_head * hd, xq, st);
         return;
     }
-    att_split_launch(q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq, st);
+    att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs}, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq,
+                     st);
 }
 
 extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                              int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
-    tcu_attention_split(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, NULL, 1, st);
+                              const int32_t *bt, const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd,
+                              float scale, float *out, cudaStream_t st) {
+    tcu_attention_split(q, kc, vc, n, pos, bt, bt_off, lbs, n_head, n_head_kv, hd, scale, out, NULL, 1, st);
 }

@@ -1,9 +1,10 @@
 /* attention_prefill.cu: causal GQA flash attention on the tensor cores for prefill chunks (tcu_attention_flash
  * in tcu.h), "v3" beside attention.cu's ref / v1 / v2.
  *
- * Contract: as tcu_attention. q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16 bits; pos (n) int32 on
- * the device; out (n, n_head, hd) f32. Token t attends to cache rows [0, pos[t]]; query head h reads KV head
- * h / (n_head / n_head_kv). hd in {64, 128, 256}. Any pos (a later chunk of a chunked prefill has
+ * Contract: as tcu_attention. q (n, n_head, hd) f32; kc, vc (n_rows, n_head_kv, hd) f16 bits; pos (n) int32 on
+ * the device; out (n, n_head, hd) f32. All n tokens belong to one sequence, whose logical row j is physical row
+ * kv_row(bt, lbs, j) (kv.cuh; bt NULL: row j). Token t attends to logical rows [0, pos[t]]; query head h reads KV
+ * head h / (n_head / n_head_kv). hd in {64, 128, 256}. Any pos (a later chunk of a chunked prefill has
  * S_q < S_kv; positions need not be contiguous): the mask is key j visible iff j <= pos[t].
  *
  * Algorithm: FlashAttention-2 (Dao 2023, "FlashAttention-2: Faster Attention with Better Parallelism and Work
@@ -32,6 +33,7 @@
 #include <stdint.h>
 
 #include "cuda/check.cuh"
+#include "cuda/kv.cuh"
 #include "cuda/tcu.h"
 
 __device__ __forceinline__ uint32_t fa_pack(float lo, float hi) {
@@ -71,18 +73,19 @@ template <int HD> struct fa_cfg {
     static constexpr size_t SMEM = sizeof(uint16_t) * 2 /*stages*/ * 2 /*K,V*/ * BN * LD;
 };
 
-/* K and V rows [b * BN, b * BN + BN) of one KV head into stage s (K at stage * 2 * BN * LD halves, V BN * LD
- * halves after it), one commit group; rows >= n_kv are zero-filled (never read from global memory). */
+/* K and V logical rows [b * BN, b * BN + BN) of one KV head into stage s (K at stage * 2 * BN * LD halves, V BN * LD
+ * halves after it), one commit group; rows >= n_kv are zero-filled (never read from global memory); row j is read
+ * from physical row kv_row(bt, lbs, j), a row at a time, so a tile may span blocks of any size. */
 template <int HD, int NW>
 __device__ __forceinline__ void fa_load_block(uint32_t sbase, const uint16_t *__restrict__ kb,
                                               const uint16_t *__restrict__ vb, size_t kv_stride, int n_kv, int b,
-                                              int s) {
+                                              int s, const int32_t *__restrict__ bt, int lbs) {
     constexpr int BN = fa_cfg<HD>::BN, LD = fa_cfg<HD>::LD, CH = HD / 8;
     const uint32_t sk = sbase + (uint32_t)(s * 2 * BN * LD * 2), sv = sk + (uint32_t)(BN * LD * 2);
     for (int c = threadIdx.x; c < BN * CH; c += NW * 32) {
         const int r = c / CH, col = (c % CH) * 8, j = b * BN + r;
         const int ok = j < n_kv;
-        const size_t off = ok ? (size_t)j * kv_stride + col : 0;
+        const size_t off = ok ? (size_t)kv_row(bt, lbs, j) * kv_stride + col : 0;
         const uint32_t so = (uint32_t)((r * LD + col) * 2);
         fa_cp16(sk + so, kb + off, ok ? 16 : 0);
         fa_cp16(sv + so, vb + off, ok ? 16 : 0);
@@ -93,8 +96,8 @@ __device__ __forceinline__ void fa_load_block(uint32_t sbase, const uint16_t *__
 template <int HD, int NW>
 __global__ void __launch_bounds__(NW * 32)
 flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
-                     int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale_log2,
-                     float *__restrict__ out) {
+                     int n, const int32_t *__restrict__ pos, const int32_t *__restrict__ bt, int lbs, int n_head,
+                     int n_head_kv, float scale_log2, float *__restrict__ out) {
     constexpr int BM = 16 * NW, BN = fa_cfg<HD>::BN, LD = fa_cfg<HD>::LD;
     constexpr int KT = HD / 16;  /* k-steps of S = Q K^T */
     constexpr int NT = BN / 8;   /* n-tiles of S */
@@ -152,10 +155,10 @@ flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ k
     /* ldmatrix lane addressing: lane supplies row (lane & 7) of matrix (lane >> 3) */
     const int mi = lane >> 3, mr = lane & 7;
 
-    if (n_blk > 0) fa_load_block<HD, NW>(sbase, kb, vb, kv_stride, n_kv, 0, 0);
+    if (n_blk > 0) fa_load_block<HD, NW>(sbase, kb, vb, kv_stride, n_kv, 0, 0, bt, lbs);
     for (int b = 0; b < n_blk; b++) {
         if (b + 1 < n_blk) {
-            fa_load_block<HD, NW>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1);
+            fa_load_block<HD, NW>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1, bt, lbs);
             fa_wait<1>();
         } else {
             fa_wait<0>();
@@ -263,8 +266,8 @@ flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ k
 }
 
 template <int HD, int NW>
-static void flash_launch(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
-                         int n_head_kv, float scale, float *out, cudaStream_t st) {
+static void flash_launch(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                         const int32_t *bt, int lbs, int n_head, int n_head_kv, float scale, float *out, cudaStream_t st) {
     constexpr size_t smem = fa_cfg<HD>::SMEM;
     static unsigned attr_set; /* the > 48 KiB opt-in, once per device (bit d; a benign race between TP ranks) */
     int dev = 0;
@@ -276,7 +279,7 @@ static void flash_launch(const float *q, const uint16_t *kc, const uint16_t *vc,
             attr_set |= 1u << dev;
     }
     const dim3 grid((unsigned)((n + 16 * NW - 1) / (16 * NW)), (unsigned)n_head);
-    flash_prefill_kernel<HD, NW><<<grid, NW * 32, smem, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,
+    flash_prefill_kernel<HD, NW><<<grid, NW * 32, smem, st>>>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv,
                                                               scale * 1.4426950408889634f, out);
     TCU_CHECK_LAUNCH(st);
 }
@@ -295,17 +298,19 @@ extern "C" int tcu_attention_flash_ok(int n_head, int n_head_kv, int hd) {
 }
 
 extern "C" void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                                    int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
-    tcu_attention_flash_rows(q, kc, vc, 0, n, pos, n_head, n_head_kv, hd, scale, out, st);
+                                    const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd, float scale, float *out,
+                                    cudaStream_t st) {
+    tcu_attention_flash_rows(q, kc, vc, 0, n, pos, bt, lbs, n_head, n_head_kv, hd, scale, out, st);
 }
 
 extern "C" int tcu_attention_flash_v3(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                                      int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
+                                      const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd, float scale,
+                                      float *out, cudaStream_t st) {
     if (n <= 0 || !tcu_attention_flash_ok(n_head, n_head_kv, hd)) return 0;
     switch (hd) {
-    case 64: flash_launch<64, 4>(q, kc, vc, n, pos, n_head, n_head_kv, scale, out, st); break;
-    case 128: flash_launch<128, 4>(q, kc, vc, n, pos, n_head, n_head_kv, scale, out, st); break;
-    default: flash_launch<256, 4>(q, kc, vc, n, pos, n_head, n_head_kv, scale, out, st); break;
+    case 64: flash_launch<64, 4>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, scale, out, st); break;
+    case 128: flash_launch<128, 4>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, scale, out, st); break;
+    default: flash_launch<256, 4>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, scale, out, st); break;
     }
     return 1;
 }
@@ -314,17 +319,17 @@ extern "C" int tcu_attention_flash_v3(const float *q, const uint16_t *kc, const 
  * with 4 warps a CTA: 8 (128-token query blocks) was within the spread end to end (docs/ledger.md); v4, two m-tiles
  * a warp, lost (dev/cuda/attention_prefill_v4.cu). Each version sums in another order (other bits). */
 extern "C" void tcu_attention_flash_rows(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
-                                         const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
-                                         cudaStream_t st) {
+                                         const int32_t *pos, const int32_t *bt, int lbs, int n_head, int n_head_kv,
+                                         int hd, float scale, float *out, cudaStream_t st) {
     if (n <= 0) return;
     switch (tcu_attention_flash_variant(n_head, n_head_kv, hd, kv_rows)) {
     case TCU_FLASH_V6B:
-        if (tcu_attention_wg_tma(q, kc, vc, kv_rows, n, pos, n_head, n_head_kv, hd, scale, out, st)) return;
+        if (tcu_attention_wg_tma(q, kc, vc, kv_rows, n, pos, bt, lbs, n_head, n_head_kv, hd, scale, out, st)) return;
         /* fall through */
     case TCU_FLASH_V6A:
-        if (tcu_attention_wg(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st)) return;
+        if (tcu_attention_wg(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, hd, scale, out, st)) return;
         /* fall through */
-    case TCU_FLASH_V3: tcu_attention_flash_v3(q, kc, vc, n, pos, n_head, n_head_kv, hd, scale, out, st); return;
+    case TCU_FLASH_V3: tcu_attention_flash_v3(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, hd, scale, out, st); return;
     default: return;
     }
 }

@@ -1,7 +1,8 @@
 /* attention_wgmma.cu: causal GQA flash attention for prefill on Hopper's warpgroup MMA (wgmma.mma_async,
  * sm_90a only), "v6" beside attention_prefill.cu's v3 (mma.sync). Same contract as tcu_attention_flash:
- * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16 bits; pos (n) int32 on the device; out (n, n_head,
- * hd) f32; token t attends to cache rows [0, pos[t]]; query head h reads KV head h / (n_head / n_head_kv).
+ * q (n, n_head, hd) f32; kc, vc (n_rows, n_head_kv, hd) f16 bits; pos (n) int32 on the device; out (n, n_head,
+ * hd) f32; the n tokens are one sequence whose logical row j is physical row kv_row(bt, lbs, j) (kv.cuh; bt NULL:
+ * row j); token t attends to logical rows [0, pos[t]]; query head h reads KV head h / (n_head / n_head_kv).
  * hd 64 or 128 (v6a, v6b) and 256 (v6b, with 64-key blocks: S by m64n64k16, O += P V by m64n256k16, 128 f32
  * accumulators of O a thread; tcu_attention_wg_ok); the launcher runs v3 otherwise.
  *
@@ -30,6 +31,7 @@
 #include <stdint.h>
 
 #include "cuda/check.cuh"
+#include "cuda/kv.cuh"
 #include "cuda/tcu.h"
 
 #define WG_BM 128 /* query tokens a CTA (2 warpgroups x 64) */
@@ -140,11 +142,13 @@ template <int HD> struct wg_cfg {
     static constexpr size_t SMEM = Q_BYTES + 4 * KV_BYTES + 1024; /* + alignment slack */
 };
 
-/* K and V rows [b * BN, b * BN + BN) of one KV head into stage s (K at Q_BYTES + s * 2 * KV_BYTES, V after
- * it), one commit group; rows >= n_kv zero-filled (never read from global memory). */
+/* K and V logical rows [b * BN, b * BN + BN) of one KV head into stage s (K at Q_BYTES + s * 2 * KV_BYTES, V after
+ * it), one commit group; rows >= n_kv zero-filled (never read from global memory); row j from physical row
+ * kv_row(bt, lbs, j), a row at a time (a block may span pages of any size). */
 template <int HD>
 __device__ __forceinline__ void wg_load_kv(uint32_t sbase, const uint16_t *__restrict__ kb,
-                                           const uint16_t *__restrict__ vb, size_t kv_stride, int n_kv, int b, int s) {
+                                           const uint16_t *__restrict__ vb, size_t kv_stride, int n_kv, int b, int s,
+                                           const int32_t *__restrict__ bt, int lbs) {
     constexpr int CH = HD / 8;
     const uint32_t sk = sbase + wg_cfg<HD>::Q_BYTES + (uint32_t)s * 2 * wg_cfg<HD>::KV_BYTES,
                    sv = sk + wg_cfg<HD>::KV_BYTES;
@@ -152,7 +156,7 @@ __device__ __forceinline__ void wg_load_kv(uint32_t sbase, const uint16_t *__res
     for (int i = 0; i < WG_BN * CH / WG_T; i++) {
         const int c = (int)threadIdx.x + i * WG_T, r = c / CH, col = (c % CH) * 8, j = b * WG_BN + r;
         const int ok = j < n_kv;
-        const size_t off = ok ? (size_t)j * kv_stride + col : 0;
+        const size_t off = ok ? (size_t)kv_row(bt, lbs, j) * kv_stride + col : 0;
         const uint32_t so = wg_sw<WG_BN>(r, col);
         wg_cp16(sk + so, kb + off, ok ? 16 : 0);
         wg_cp16(sv + so, vb + off, ok ? 16 : 0);
@@ -350,8 +354,8 @@ __device__ __forceinline__ void wg_store_o(const float (&o)[HD / 2], float l0, f
 template <int HD>
 __global__ void __launch_bounds__(WG_T, 1)
 flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
-                   int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale_log2,
-                   float *__restrict__ out) {
+                   int n, const int32_t *__restrict__ pos, const int32_t *__restrict__ bt, int lbs, int n_head,
+                   int n_head_kv, float scale_log2, float *__restrict__ out) {
 #if WG_PTX
     extern __shared__ uint8_t wg_sm_raw[];
     __shared__ int sm_max[8];
@@ -381,10 +385,10 @@ flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
     const uint32_t sq = sbase + (uint32_t)wg * 64 * 128; /* this warpgroup's 64 rows in each Q atom */
 
-    if (n_blk > 0) wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, 0, 0);
+    if (n_blk > 0) wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, 0, 0, bt, lbs);
     for (int b = 0; b < n_blk; b++) {
         if (b + 1 < n_blk) {
-            wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1);
+            wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1, bt, lbs);
             wg_wait_cp<1>();
         } else {
             wg_wait_cp<0>();
@@ -413,7 +417,8 @@ flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
 
     wg_store_o<HD>(o, l0, l1, out, t0, n, n_head, h, tq);
 #else
-    (void)q; (void)kc; (void)vc; (void)n; (void)pos; (void)n_head; (void)n_head_kv; (void)scale_log2; (void)out;
+    (void)q; (void)kc; (void)vc; (void)n; (void)pos; (void)bt; (void)lbs; (void)n_head; (void)n_head_kv;
+    (void)scale_log2; (void)out;
 #endif
 }
 
@@ -425,7 +430,13 @@ flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
  * warpgroup's MMAs on it have completed. No CTA barrier in the loop, so the two warpgroups drift apart and one's
  * softmax overlaps the other's MMAs (v6a's two __syncthreads a block kept them in step). Rows past the tensor
  * map's kv_rows arrive as zeros (TMA's out-of-bounds fill); rows below it must hold finite values (the caller's
- * contract, tcu.h): those past a token's pos get P = 0, and 0 * NaN in P V would not be 0. */
+ * contract, tcu.h): those past a token's pos get P = 0, and 0 * NaN in P V would not be 0.
+ * Paged (bt != NULL, kv.cuh): the tensor maps span the pool and their boxes are PR = min(bs, BN) rows, so a block is
+ * BN / PR copies a 64-column atom, piece p (logical rows j = b BN + p PR ..) from physical row kv_row(bt, lbs, j)
+ * into the atom's rows [p PR, p PR + PR) (PR x 128 bytes, a multiple of the 1024-byte swizzle atom: the layout one
+ * box of BN rows gives). A piece at or past kv_rows (no table entry) is copied from row -PR: wholly out of bounds,
+ * zeros, its bytes counted as any box's. Rows of a last page past kv_rows hold the pool's finite values (masked, P
+ * = 0) where the identity's map reads zeros. */
 __device__ __forceinline__ void wg_mbar_init(uint32_t b, int count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
 }
@@ -470,7 +481,7 @@ template <int HD, int PP, int IW>
 __global__ void __launch_bounds__(WG_T + 128, 1)
 flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv,
                       const float *__restrict__ q, int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv,
-                      float scale_log2, float *__restrict__ out) {
+                      float scale_log2, float *__restrict__ out, const int32_t *__restrict__ bt, int lbs, int kv_rows) {
     constexpr int FOLD = 1; /* the softmax scale folded into the exponent's FFMA (+1..5%, docs/ledger.md) */
 #if WG_PTX
     constexpr int NA = HD / 64, NS = wg_ws_cfg<HD>::NS, BN = wg_cfg<HD>::BN;
@@ -521,10 +532,23 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
                 if (b >= NS) wg_mbar_wait((uint32_t)__cvta_generic_to_shared(&empty[s]), (uint32_t)((b / NS - 1) & 1));
                 wg_mbar_expect_tx(fb, 2 * KVB);
                 const uint32_t sk = sstage + (uint32_t)s * 2 * KVB;
+                if (!bt) {
 #pragma unroll
-                for (int a = 0; a < NA; a++) {
-                    wg_tma3(sk + (uint32_t)a * (BN * 128), &tk, a * 64, hk, b * BN, fb);
-                    wg_tma3(sk + KVB + (uint32_t)a * (BN * 128), &tv, a * 64, hk, b * BN, fb);
+                    for (int a = 0; a < NA; a++) {
+                        wg_tma3(sk + (uint32_t)a * (BN * 128), &tk, a * 64, hk, b * BN, fb);
+                        wg_tma3(sk + KVB + (uint32_t)a * (BN * 128), &tv, a * 64, hk, b * BN, fb);
+                    }
+                } else {
+                    const int PR = (1 << lbs) < BN ? 1 << lbs : BN; /* rows a box: within one page */
+                    for (int p = 0; p < BN / PR; p++) {
+                        const int j = b * BN + p * PR, row = j < kv_rows ? kv_row(bt, lbs, j) : -PR;
+#pragma unroll
+                        for (int a = 0; a < NA; a++) {
+                            const uint32_t off = (uint32_t)a * (BN * 128) + (uint32_t)p * (uint32_t)PR * 128;
+                            wg_tma3(sk + off, &tk, a * 64, hk, row, fb);
+                            wg_tma3(sk + KVB + off, &tv, a * 64, hk, row, fb);
+                        }
+                    }
                 }
             }
         }
@@ -653,6 +677,7 @@ flash_wgmma_ws_kernel(const __grid_constant__ CUtensorMap tk, const __grid_const
     wg_store_o<HD>(o, l0, l1, out, t0, n, n_head, h, tq);
 #else
     (void)tk; (void)tv; (void)q; (void)n; (void)pos; (void)n_head; (void)n_head_kv; (void)scale_log2; (void)out;
+    (void)bt; (void)lbs; (void)kv_rows;
 #endif
 }
 
@@ -706,14 +731,17 @@ extern "C" int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd) {
 }
 
 extern "C" int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                                int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st) {
+                                const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd, float scale, float *out,
+                                cudaStream_t st) {
     if (n <= 0 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0; /* v6a: hd 64 and 128 */
     const dim3 grid((unsigned)((n + WG_BM - 1) / WG_BM), (unsigned)n_head);
     const float sl2 = scale * 1.4426950408889634f;
     if (hd == 128)
-        flash_wgmma_kernel<128><<<grid, WG_T, wg_cfg<128>::SMEM, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, sl2, out);
+        flash_wgmma_kernel<128><<<grid, WG_T, wg_cfg<128>::SMEM, st>>>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv,
+                                                                       sl2, out);
     else
-        flash_wgmma_kernel<64><<<grid, WG_T, wg_cfg<64>::SMEM, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, sl2, out);
+        flash_wgmma_kernel<64><<<grid, WG_T, wg_cfg<64>::SMEM, st>>>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, sl2,
+                                                                     out);
     TCU_CHECK_LAUNCH(st);
     return 1;
 }
@@ -741,12 +769,12 @@ static wg_encode_fn wg_encoder(void) {
     return fn;
 }
 
-/* The (kv_rows, n_head_kv, hd) f16 cache at base as a 3-D tensor map with (64, 1, bn) boxes, 128-byte swizzle,
- * zeros past kv_rows. */
-static int wg_map(CUtensorMap *m, const uint16_t *base, int kv_rows, int n_head_kv, int hd, int bn) {
+/* The (rows, n_head_kv, hd) f16 cache at base as a 3-D tensor map with (64, 1, bn) boxes, 128-byte swizzle,
+ * zeros past rows (and below row 0). */
+static int wg_map(CUtensorMap *m, const uint16_t *base, int64_t rows, int n_head_kv, int hd, int bn) {
     wg_encode_fn enc = wg_encoder();
     if (!enc || ((uintptr_t)base & 15)) return -1;
-    const cuuint64_t dim[3] = {(cuuint64_t)hd, (cuuint64_t)n_head_kv, (cuuint64_t)kv_rows};
+    const cuuint64_t dim[3] = {(cuuint64_t)hd, (cuuint64_t)n_head_kv, (cuuint64_t)rows};
     const cuuint64_t stride[2] = {(cuuint64_t)hd * 2, (cuuint64_t)n_head_kv * hd * 2};
     const cuuint32_t box[3] = {64, 1, (cuuint32_t)bn}, es[3] = {1, 1, 1};
     return enc(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)base, dim, stride, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -756,7 +784,8 @@ static int wg_map(CUtensorMap *m, const uint16_t *base, int kv_rows, int n_head_
 
 /* v6b's kernel for hd: pingpong + pipelining at hd 64 and 128, plain at hd 256 (the comment above the kernel), with
  * its per-device statics; NULL for another hd. */
-typedef void (*wg_ws_fn)(CUtensorMap, CUtensorMap, const float *, int, const int32_t *, int, int, float, float *);
+typedef void (*wg_ws_fn)(CUtensorMap, CUtensorMap, const float *, int, const int32_t *, int, int, float, float *,
+                         const int32_t *, int, int);
 static wg_ws_fn wg_ws_kernel(int hd, size_t *smem, unsigned **ok, unsigned **no) {
     static unsigned ok_dev[3], no_dev[3];
     const int k = hd == 64 ? 0 : hd == 128 ? 1 : 2;
@@ -778,19 +807,25 @@ extern "C" int tcu_attention_wg_tma_ok(int n_head, int n_head_kv, int hd) {
 }
 
 extern "C" int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
-                                    const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
-                                    cudaStream_t st) {
+                                    const int32_t *pos, const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd,
+                                    float scale, float *out, cudaStream_t st) {
     if (n <= 0 || kv_rows <= 0 || !tcu_attention_wg_tma_ok(n_head, n_head_kv, hd)) return 0;
     if ((int64_t)((n + WG_BM - 1) / WG_BM) * n_head > 0x7FFFFFFF) return 0; /* gridDim.x */
     size_t smem = 0;
     unsigned *ok = NULL, *no = NULL;
     const wg_ws_fn kf = wg_ws_kernel(hd, &smem, &ok, &no);
     const int bn = hd == 256 ? wg_cfg<256>::BN : WG_BN;
+    /* identity: the map ends at kv_rows (rows past it arrive as zeros), boxes of bn rows. Paged: the map spans the pool
+     * (its size is not passed: 2^31 - 1 rows, addressed only through the table's rows), boxes of one page at most,
+     * and a piece past kv_rows is copied from a negative row (zeros) */
+    if (bt && (lbs < 4 || lbs > 8)) return 0; /* pages of 16..256 rows */
+    const int pr = bt ? ((1 << lbs) < bn ? 1 << lbs : bn) : bn;
+    const int64_t rows = bt ? (int64_t)0x7FFFFFFF : kv_rows;
     CUtensorMap mk, mv; /* encoded on the host each call (two ~us encodes a layer a chunk) */
-    if (wg_map(&mk, kc, kv_rows, n_head_kv, hd, bn) || wg_map(&mv, vc, kv_rows, n_head_kv, hd, bn)) return 0;
+    if (wg_map(&mk, kc, rows, n_head_kv, hd, pr) || wg_map(&mv, vc, rows, n_head_kv, hd, pr)) return 0;
     const unsigned nqb = (unsigned)((n + WG_BM - 1) / WG_BM);
     kf<<<dim3(nqb * (unsigned)n_head), WG_T + 128, smem, st>>>(mk, mv, q, n, pos, n_head, n_head_kv,
-                                                                scale * 1.4426950408889634f, out);
+                                                                scale * 1.4426950408889634f, out, bt, lbs, kv_rows);
     TCU_CHECK_LAUNCH(st);
     return 1;
 }

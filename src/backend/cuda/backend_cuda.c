@@ -1037,29 +1037,30 @@ static int forward(tern_cuda *g, int n, int all_logits) {
         const int att_x16 = xq && n <= TCU_MULTI_MAX;
         const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
         if (att_x16) {
-            if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kc, vc, st);
-            else tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kq, ksc, vq, vsc, st);
+            if (!g->kv_q8) tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->pos, g->freq, cs, kc, vc, st);
+            else tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->pos, g->freq, cs, kq, ksc, vq, vsc, st);
             tcu_attention_decode_x16(q, g->kv_q8 ? (const void *)kq : (const void *)kc,
                                      g->kv_q8 ? (const void *)vq : (const void *)vc, g->kv_q8 ? ksc : NULL,
-                                     g->kv_q8 ? vsc : NULL, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
+                                     g->kv_q8 ? vsc : NULL, n, g->pos, NULL, NULL, 0, g->nh, g->nkv, hd, sc, g->att, g->attws,
                                      g->att_splits, xq, st);
         } else if (!g->kv_q8) {
-            tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kc, vc, st);
+            tcu_rope_kv(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->pos, g->freq, cs, kc, vc, st);
             if (n > TCU_MULTI_MAX && g->flash) /* prefill: the flash kernels, told the rows they read (v6b's TMA) */
-                tcu_attention_flash_rows(q, kc, vc, kv_rows, n, g->pos, g->nh, g->nkv, hd, sc, g->att, st);
-            else tcu_attention_split(q, kc, vc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws, g->att_splits, st);
+                tcu_attention_flash_rows(q, kc, vc, kv_rows, n, g->pos, NULL, 0, g->nh, g->nkv, hd, sc, g->att, st);
+            else tcu_attention_split(q, kc, vc, n, g->pos, NULL, NULL, 0, g->nh, g->nkv, hd, sc, g->att, g->attws,
+                                     g->att_splits, st);
         } else {
-            tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->freq, cs, kq, ksc, vq, vsc, st);
+            tcu_rope_kv_q8(q, k, v, n, g->nh, g->nkv, hd, m->n_rot, g->pos, g->pos, g->freq, cs, kq, ksc, vq, vsc, st);
             if (n <= TCU_MULTI_MAX) {
-                tcu_attention_split_q8(q, kq, vq, ksc, vsc, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
+                tcu_attention_split_q8(q, kq, vq, ksc, vsc, n, g->pos, NULL, NULL, 0, g->nh, g->nkv, hd, sc, g->att, g->attws,
                                        g->att_splits, st);
             } else { /* prefill: the rows up to the chunk's last position as f16, then the f16 kernels */
-                tcu_kv_dequant_q8(kq, ksc, kv_rows, Hkv, g->kc16, st);
-                tcu_kv_dequant_q8(vq, vsc, kv_rows, Hkv, g->vc16, st);
-                if (g->flash) tcu_attention_flash_rows(q, g->kc16, g->vc16, kv_rows, n, g->pos, g->nh, g->nkv, hd, sc,
-                                                       g->att, st);
-                else tcu_attention_split(q, g->kc16, g->vc16, n, g->pos, g->nh, g->nkv, hd, sc, g->att, g->attws,
-                                         g->att_splits, st);
+                tcu_kv_dequant_q8(kq, ksc, NULL, 0, kv_rows, Hkv, g->kc16, st);
+                tcu_kv_dequant_q8(vq, vsc, NULL, 0, kv_rows, Hkv, g->vc16, st);
+                if (g->flash) tcu_attention_flash_rows(q, g->kc16, g->vc16, kv_rows, n, g->pos, NULL, 0, g->nh, g->nkv, hd,
+                                                       sc, g->att, st);
+                else tcu_attention_split(q, g->kc16, g->vc16, n, g->pos, NULL, NULL, 0, g->nh, g->nkv, hd, sc, g->att,
+                                         g->attws, g->att_splits, st);
             }
         }
         g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;

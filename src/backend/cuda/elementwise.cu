@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 
 #include "cuda/check.cuh"
+#include "cuda/kv.cuh"
 #include "cuda/pdl.cuh"
 #include "cuda/rope.cuh"
 #include "cuda/tcu.h"
@@ -335,12 +336,12 @@ static __device__ __forceinline__ void q8_pair_put(float a, float b, int8_t *q, 
     if (first) *scale = __half_as_ushort(__float2half_rn(d));
 }
 
-/* kq != NULL: the cache is Q8_0 (tcu.h tcu_rope_kv_q8): int8 planes kq, vq (n_ctx, nkv*hd) and f16 scale planes
- * ks, vs (n_ctx, nkv*hd/32); kc, vc unused. hd is then 64, 128 or 256, so a warp lies inside one head slot
- * and the KV-head branch is warp-uniform. */
+/* kq != NULL: the cache is Q8_0 (tcu.h tcu_rope_kv_q8): int8 planes kq, vq (n_rows, nkv*hd) and f16 scale planes
+ * ks, vs (n_rows, nkv*hd/32); kc, vc unused. hd is then 64, 128 or 256, so a warp lies inside one head slot
+ * and the KV-head branch is warp-uniform. Token t's K/V row goes to cache row slot[t] (its angle is pos[t]'s). */
 __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
-                          const int32_t *pos, const float *freq, uint16_t *kc, uint16_t *vc, int8_t *kq, uint16_t *ks,
-                          int8_t *vq, uint16_t *vs, const float2 *__restrict__ cs) {
+                          const int32_t *pos, const int32_t *slot, const float *freq, uint16_t *kc, uint16_t *vc,
+                          int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs, const float2 *__restrict__ cs) {
     pdl_trigger();
     pdl_wait();
     const int half = hd / 2, hpb = blockDim.x / half; /* head slots per CTA */
@@ -371,7 +372,7 @@ __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int
         }
         if (hh >= nh) {
             const int h = hh - nh;
-            const size_t dst = (size_t)pos[t] * row + (size_t)h * hd + 2 * i, src = (size_t)t * row + (size_t)h * hd + 2 * i;
+            const size_t dst = (size_t)slot[t] * row + (size_t)h * hd + 2 * i, src = (size_t)t * row + (size_t)h * hd + 2 * i;
             if (kq) {
                 const int first = (i & 15) == 0;
                 q8_pair_put(a, b, kq + dst, ks + dst / 32, first);
@@ -407,57 +408,62 @@ extern "C" void tcu_rope_table(const int32_t *pos, const float *freq, int n, int
 }
 
 extern "C" void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
-                            const int32_t *pos, const float *freq, const float *cs, uint16_t *kc, uint16_t *vc,
-                            cudaStream_t st) {
+                            const int32_t *pos, const int32_t *slot, const float *freq, const float *cs, uint16_t *kc,
+                            uint16_t *vc, cudaStream_t st) {
     if (n <= 0) return;
     const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half; /* ~256 threads a CTA */
     dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
-    PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, freq, kc, vc,
+    PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, slot, freq, kc, vc,
                (int8_t *)NULL, (uint16_t *)NULL, (int8_t *)NULL, (uint16_t *)NULL, (const float2 *)cs);
 }
 
 extern "C" void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
-                               const int32_t *pos, const float *freq, const float *cs, int8_t *kq, uint16_t *ks,
-                               int8_t *vq, uint16_t *vs, cudaStream_t st) {
+                               const int32_t *pos, const int32_t *slot, const float *freq, const float *cs, int8_t *kq,
+                               uint16_t *ks, int8_t *vq, uint16_t *vs, cudaStream_t st) {
     if (n <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
     const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half;
     dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
-    PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, freq, (uint16_t *)NULL,
-               (uint16_t *)NULL, kq, ks, vq, vs, (const float2 *)cs);
+    PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, slot, freq,
+               (uint16_t *)NULL, (uint16_t *)NULL, kq, ks, vq, vs, (const float2 *)cs);
 }
 
-/* out (rows, row) f16 = the Q8_0 cache rows dequantized (q * f32(scale), rounded to f16): the prefill
- * attention's input when the cache is Q8_0. */
-__global__ void kv_dequant_q8_k(const int8_t *__restrict__ q, const uint16_t *__restrict__ s, int64_t n,
-                                uint16_t *__restrict__ out) {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        out[i] = __half_as_ushort(__float2half_rn(__fmul_rn((float)q[i], __half2float(__ushort_as_half(s[i / 32])))));
+/* out (rows, row) f16 = a sequence's Q8_0 cache rows dequantized (q * f32(scale), rounded to f16), logical row j
+ * read from physical row kv_row(bt, lbs, j): the prefill attention's contiguous input when the cache is Q8_0. */
+__global__ void kv_dequant_q8_k(const int8_t *__restrict__ q, const uint16_t *__restrict__ s,
+                                const int32_t *__restrict__ bt, int lbs, int rows, int row, uint16_t *__restrict__ out) {
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= row) return;
+    for (int j = blockIdx.y; j < rows; j += gridDim.y) { /* grid.y <= 65535 */
+        const size_t src = (size_t)kv_row(bt, lbs, j) * row + e;
+        out[(size_t)j * row + e] =
+            __half_as_ushort(__float2half_rn(__fmul_rn((float)q[src], __half2float(__ushort_as_half(s[src / 32])))));
+    }
 }
 
-extern "C" void tcu_kv_dequant_q8(const int8_t *q, const uint16_t *s, int rows, int row, uint16_t *out, cudaStream_t st) {
-    const int64_t n = (int64_t)rows * row;
-    if (n <= 0) return;
-    int64_t b = (n + 255) / 256;
-    kv_dequant_q8_k<<<(unsigned)(b < 65536 ? b : 65536), 256, 0, st>>>(q, s, n, out);
+extern "C" void tcu_kv_dequant_q8(const int8_t *q, const uint16_t *s, const int32_t *bt, int lbs, int rows, int row,
+                                  uint16_t *out, cudaStream_t st) {
+    if (rows <= 0 || row <= 0) return;
+    const dim3 grid((unsigned)((row + 255) / 256), (unsigned)(rows < 65535 ? rows : 65535));
+    kv_dequant_q8_k<<<grid, 256, 0, st>>>(q, s, bt, lbs, rows, row, out);
     TCU_CHECK_LAUNCH(st);
 }
 
 __global__ void kv_write_k(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row,
-                           const int32_t *pos) {
+                           const int32_t *slot) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= row) return;
     for (int t = blockIdx.y; t < n; t += gridDim.y) { /* grid.y <= 65535 < the largest ubatch (65536) */
-        const size_t dst = (size_t)pos[t] * row + j, src = (size_t)t * row + j;
+        const size_t dst = (size_t)slot[t] * row + j, src = (size_t)t * row + j;
         kc[dst] = __half_as_ushort(__float2half_rn(k[src]));
         vc[dst] = __half_as_ushort(__float2half_rn(v[src]));
     }
 }
 
 extern "C" void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row,
-                             const int32_t *pos, cudaStream_t st) {
+                             const int32_t *slot, cudaStream_t st) {
     if (n <= 0) return;
     dim3 grid((unsigned)((row + 255) / 256), (unsigned)(n < 65535 ? n : 65535));
-    kv_write_k<<<grid, 256, 0, st>>>(k, v, kc, vc, n, row, pos);
+    kv_write_k<<<grid, 256, 0, st>>>(k, v, kc, vc, n, row, slot);
     TCU_CHECK_LAUNCH(st);
 }
 

@@ -155,13 +155,24 @@ int tcu_rms_cluster_ctas(int dim);
  * pos[t] * freq[i] evaluated in double as cpu_rope does. freq (n_rot/2) f32. */
 void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq,
               cudaStream_t st);
-/* KV-cache write: kc/vc rows (n_ctx, row) f16; k, v (n, row) f32 stored at rows pos[t]. */
-void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row, const int32_t *pos,
+/* ---- the paged KV cache (src/backend/cuda/kv.cuh) ------------------------------------------------------------
+ * A layer's cache is a pool of n_rows = n_blocks * bs rows, bs = 1 << lbs a power of two (16..256): f16 K and V
+ * (n_rows, n_head_kv * hd) each, or Q8_0 (an int8 plane (n_rows, n_head_kv * hd), then f16 scales (n_rows,
+ * n_head_kv * hd / 32)). A sequence's block table bt (int32, device) maps its logical row j (a position) to physical
+ * row bt[j >> lbs] * bs + (j & (bs - 1)); bt NULL is the identity (row j: one sequence's contiguous cache). Writes
+ * take each token's physical row (slot); reads take tables. A kernel reads the same values in the same order whatever
+ * the mapping, so the bits of a token depend on its position and its sequence's contents only. Pool rows past a
+ * sequence's length may hold other sequences' (finite) values: the kernels mask them (the engine zeroes the pool at
+ * allocation, so no row is ever NaN). */
+
+/* KV-cache write: kc/vc (n_rows, row) f16; k, v (n, row) f32 stored at rows slot[t] (slot (n) int32, device). */
+void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint16_t *vc, int n, int row, const int32_t *slot,
                   cudaStream_t st);
-/* tcu_rope on q (n, nh*hd) and on k (n, nkv*hd), then tcu_kv_write of k and v, in one kernel: the same bits.
- * cs: NULL, or tcu_rope_table's (cos, sin) of these n positions (then read instead of computed; the same values). */
+/* tcu_rope on q (n, nh*hd) and on k (n, nkv*hd) (angles of pos[t]), then tcu_kv_write of k and v at rows slot[t], in
+ * one kernel: the same bits. cs: NULL, or tcu_rope_table's (cos, sin) of these n positions (then read instead of
+ * computed; the same values). */
 void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, const int32_t *pos,
-                 const float *freq, const float *cs, uint16_t *kc, uint16_t *vc, cudaStream_t st);
+                 const int32_t *slot, const float *freq, const float *cs, uint16_t *kc, uint16_t *vc, cudaStream_t st);
 /* cs (n, n_rot / 2) float pairs = (cos, sin) of the angle pos[t] * freq[i] as the RoPE kernels compute it
  * (rope.cuh rope_cs: double angle and cos/sin, rounded to f32), for tcu_rope_kv and tcu_rope_kv_q8, which then
  * read the pair instead of computing it: one table a pass, where each layer evaluated the same double-precision
@@ -176,15 +187,18 @@ void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void *xq, cudaS
 void tcu_swiglu_rows(const float *gu, int rows, int dim, uint16_t *g16, cudaStream_t st);
 /* y += x, n elements f32. */
 void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st);
-/* tcu_rope_kv writing a Q8_0 cache (tcu_attention_split_q8's layout): each 32-element block of a KV row gets
- * tern's Q8_0 rule (quant.c: d = amax/127 stored f16, q = round-half-even(x * 127/amax)), the bytes
+/* tcu_rope_kv writing a Q8_0 cache (tcu_attention_split_q8's layout) at rows slot[t]: each 32-element block of a KV
+ * row gets tern's Q8_0 rule (quant.c: d = amax/127 stored f16, q = round-half-even(x * 127/amax)), the bytes
  * tern_quantize_activation(TERN_TYPE_Q8_0) gives for the same f32 values. hd 64, 128 or 256. */
 void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, const int32_t *pos,
-                    const float *freq, const float *cs, int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs,
-                    cudaStream_t st);
-/* out (rows, row) f16 = q * f32(s[i / 32]) rounded to f16: Q8_0 cache rows (row a multiple of 32) for the
- * prefill attention. */
-void tcu_kv_dequant_q8(const int8_t *q, const uint16_t *s, int rows, int row, uint16_t *out, cudaStream_t st);
+                    const int32_t *slot, const float *freq, const float *cs, int8_t *kq, uint16_t *ks, int8_t *vq,
+                    uint16_t *vs, cudaStream_t st);
+/* out (rows, row) f16, contiguous = a sequence's logical Q8_0 cache rows [0, rows) (q: the int8 plane (n_rows, row),
+ * s: its f16 scales (n_rows, row / 32); logical row j read from physical row bt[j >> lbs] * bs + (j & (bs - 1)), bt
+ * NULL: row j), each element q * f32(scale) rounded to f16 (row a multiple of 32): the prefill attention's input (then
+ * tcu_attention_flash_rows with bt NULL). */
+void tcu_kv_dequant_q8(const int8_t *q, const uint16_t *s, const int32_t *bt, int lbs, int rows, int row, uint16_t *out,
+                       cudaStream_t st);
 /* y (n, dim) += b (dim) per row. */
 void tcu_add_bias(float *y, const float *b, int n, int dim, cudaStream_t st);
 /* y = f16(x), n elements. */
@@ -199,32 +213,36 @@ void tcu_set_pdl(int on);
 
 /* ---- attention (src/backend/cuda/attention.cu, attention_prefill.cu, attention_wgmma.cu) ---------------- */
 
-/* Causal GQA attention over an f16 KV cache (the layout of cpu_attention):
- * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16; token t attends to cache rows [0, pos[t]]
- * (pos on the device; rows up to pos[t] already written). out (n, n_head, hd) f32. Query head h uses KV
- * head h / (n_head / n_head_kv). hd in {64, 128, 256} or any multiple of 32 up to 256. f32 softmax and
- * accumulation (online softmax, Milakov & Gimelshein 2018); n > TCU_MULTI_MAX with tcu_attention_flash_ok runs
- * tcu_attention_flash (f16 Q and P on the tensor cores). The grid does not depend on pos, so the call
- * can be captured in a graph. CPU reference: cpu_attention. */
-void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
-                   int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+/* Causal GQA attention over an f16 KV cache (the layout of cpu_attention, paged as above):
+ * q (n, n_head, hd) f32; kc, vc (n_rows, n_head_kv, hd) f16; pos (n), bt_off (n) int32 and bt on the device. Token t
+ * belongs to the sequence whose block table is bt + bt_off[t] (bt_off NULL: bt for every token; bt NULL: the
+ * identity) and attends to its logical rows [0, pos[t]] (already written). out (n, n_head, hd) f32. Query head h
+ * uses KV head h / (n_head / n_head_kv). hd in {64, 128, 256} or any multiple of 32 up to 256. f32 softmax and
+ * accumulation (online softmax, Milakov & Gimelshein 2018); n > TCU_MULTI_MAX with bt_off NULL (one sequence) and
+ * tcu_attention_flash_ok runs tcu_attention_flash (f16 Q and P on the tensor cores). The grid does not depend on pos
+ * or the tables, so the call can be captured in a graph. CPU reference: cpu_attention. */
+void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, const int32_t *bt,
+                   const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd, float scale, float *out,
+                   cudaStream_t st);
 /* As tcu_attention with the decode configuration (n <= TCU_MULTI_MAX) split over `splits` CTAs per head
  * ("flash-decoding", attention.cu v2) through ws (tcu_attention_ws_bytes(n, n_head, hd, splits) bytes);
  * splits <= 1 or ws NULL: tcu_attention. A token at position p uses min(splits, ceil((p + 1) / 256)) of the
- * grid's splits (a function of its position only), so every token gets the same bits for any n <= 16. */
-void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
-                         int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
+ * grid's splits (a function of its position only), so every token gets the same bits in any call of n <= 16,
+ * whichever sequences the other tokens belong to. */
+void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                         const int32_t *bt, const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd,
+                         float scale, float *out, float *ws, int splits, cudaStream_t st);
 size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
-/* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_ctx, n_head_kv, hd) int8 and
- * ks, vs (n_ctx, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
+/* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_rows, n_head_kv, hd) int8 and
+ * ks, vs (n_rows, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
  * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; the same bits for a
  * token in any chunk of <= 16. The kernel: v5, 16 int8 of one row a lane (attention_q8w_kernel), where
  * tcu_attention_q8_wide says so, else v2's transposing kernel (another summation order). Longer chunks:
  * dequantize with tcu_kv_dequant_q8 and call tcu_attention_flash_rows. v5 reads q as float4 and K/V rows as
  * 16-byte copies: q, kq and vq 16-byte aligned (rows are, as hd is a multiple of 64), ks and vs 4-byte. */
 void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks, const uint16_t *vs,
-                            int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
-                            float *ws, int splits, cudaStream_t st);
+                            int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int n_head,
+                            int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
 /* 1 when a Q8_0-cache call of <= TCU_MULTI_MAX tokens with this head shape runs v5 on the current device: the
  * launcher's own chooser (a supported shape, and the device grants v5's shared memory: up to ~150 KiB a CTA at
  * hd 256; sm_86/sm_89 grant 99 KiB). tcu_attention_q8w_count: the v5 launches this host thread has issued. */
@@ -235,8 +253,9 @@ uint64_t tcu_attention_q8w_count(void);
  * GEMV's x16 activations xq (tcu_x16_bytes(n, n_head * hd) bytes; tcu_quantize_x16's bytes of out), by the
  * kernel that writes out: one launch fewer a layer than the pair. */
 void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
-                              int n, const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
-                              float *ws, int splits, void *xq, cudaStream_t st);
+                              int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int n_head,
+                              int n_head_kv, int hd, float scale, float *out, float *ws, int splits, void *xq,
+                              cudaStream_t st);
 /* Causal GQA flash attention on the tensor cores for prefill chunks (FlashAttention-2, Dao 2023): the
  * tcu_attention contract for hd in {64, 128, 256} and n_head a multiple of n_head_kv, any pos: Q and P rounded
  * to f16, f32 scores, softmax and accumulation (relative error ~3e-4 vs float64, not the bits of v1).
@@ -249,17 +268,21 @@ void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, co
  *   TCU_FLASH_V3   attention_prefill.cu v3, mma.sync (sm_80 and later);
  *   0              not a flash shape.
  * Each version sums in another order (other bits). tcu_attention_flash_rows(kv_rows) runs the chooser's variant (a
- * v6 launcher that still declines falls to the next); tcu_attention_flash is it with kv_rows 0. kv_rows: rows
- * [0, kv_rows) of kc/vc are readable and hold finite values (a row past a token's pos gets weight 0, and 0 * NaN
- * is not 0); v6b reads rows past it as zeros; kv_rows >= every pos + 1. */
+ * v6 launcher that still declines falls to the next); tcu_attention_flash is it with kv_rows 0. The n tokens are one
+ * sequence (a prefill chunk): bt its block table (NULL: the identity), lbs log2 of the page rows (16..256 for v6b;
+ * any power of two for v6a and v3, which map a row at a time); a 64- or 128-row K/V tile spanning several pages is
+ * loaded in pieces of a page. kv_rows, in logical rows: rows [0, kv_rows) are readable and hold finite values (a
+ * row past a token's pos gets weight 0, and 0 * NaN is not 0); v6b reads rows past it as zeros (paged: a page that
+ * reaches past it reads the pool's finite rows there, masked); kv_rows >= every pos + 1. */
 enum { TCU_FLASH_V3 = 3, TCU_FLASH_V6A = 6, TCU_FLASH_V6B = 7 };
 int tcu_attention_flash_variant(int n_head, int n_head_kv, int hd, int kv_rows);
 int tcu_attention_flash_ok(int n_head, int n_head_kv, int hd);
-void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
-                         int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                         const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd, float scale, float *out,
+                         cudaStream_t st);
 void tcu_attention_flash_rows(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
-                              const int32_t *pos, int n_head, int n_head_kv, int hd, float scale, float *out,
-                              cudaStream_t st);
+                              const int32_t *pos, const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd,
+                              float scale, float *out, cudaStream_t st);
 /* The launchers of the versions themselves (tests): tcu_attention_flash_v3 (v3, any device from sm_80; returns 0 for
  * a shape that is not a flash shape); the v6 ones: q (n, n_head, hd) f32, kc/vc (rows, n_head_kv, hd) f16 bits (16-byte
  * aligned), pos (n) int32 on the device, out (n, n_head, hd) f32. tcu_attention_wg (v6a, hd 64 and 128) and
@@ -267,12 +290,14 @@ void tcu_attention_flash_rows(const float *q, const uint16_t *kc, const uint16_t
  * launched) where the shape or the device does not allow it; tcu_attention_wg_ok / tcu_attention_wg_tma_ok: 1 when
  * they would launch (the shape, and this device: compute capability 9.0, the sm_90a code, the shared-memory opt-in;
  * v6b also the driver's tensor-map encoder). */
-int tcu_attention_flash_v3(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
-                           int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
-int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, int n_head,
-                     int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+int tcu_attention_flash_v3(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                           const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd, float scale, float *out,
+                           cudaStream_t st);
+int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, const int32_t *bt,
+                     int lbs, int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
 int tcu_attention_wg_tma(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n, const int32_t *pos,
-                         int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
+                         const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd, float scale, float *out,
+                         cudaStream_t st);
 int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd);
 int tcu_attention_wg_tma_ok(int n_head, int n_head_kv, int hd);
 
