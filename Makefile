@@ -64,6 +64,7 @@ $(BUILD)/gpu/%: tests/gpu/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/gpu
 	$(CC) $(CFLAGS) -Itests $< -o $@ $(BUILD)/libtern.a $(LDLIBS)
 
 $(BUILD)/libtern.a: $(OBJS)
+	rm -f $@
 	ar rcs $@ $^
 
 CLI_SRCS := $(wildcard cli/*.c)

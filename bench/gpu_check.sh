@@ -2,14 +2,18 @@
 # bench/gpu_check.sh: everything the CUDA backend must pass on a GPU box, in one call, with a short
 # table last (issue "CUDA backend"). Not run by CI (no GPU there).
 #
-#   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi sample model hf synth bench roofline tp tpbench
-#                                     perf sdpa (default: all but tpbench, perf and sdpa)
+#   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi sample batch model hf synth bench roofline tp
+#                                     tpbench ab perf sdpa (default: all but tpbench, ab, perf and sdpa)
+#   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
+#   synthetic 4-layer Llama-3.2-1B; ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
+#   TYPES q4_0 q8_0 q4_k, pp512, pp2048, tg128 (the issue's no-regression A/B)
 #   perf: bench/perf_table.sh (the performance table in docs/gpu.md); sdpa: bench/sdpa_bench.py (torch's
 #   attention backends on the shapes gpu_attention times: the prefill attention's peer)
 #
-# Environment: MODEL (default models/SmolLM2-135M-Instruct.Q4_1.gguf), OUT (logs and receipts; the
-# device tool's $OUT, else /tmp/gpu_check), SYNTH_DIR (synthetic models, default /tmp/tern_synth),
-# BENCH_REPS (default 3). Each step's log is $OUT/<step>.log; receipts are $OUT/*.json.
+# Environment: MODEL (default models/SmolLM2-135M-Instruct.Q4_1.gguf, else a synthetic SmolLM2 where the box has
+# no copy), OUT (logs and receipts; the device tool's $OUT, else /tmp/gpu_check), SYNTH_DIR (synthetic models,
+# default /tmp/tern_synth), BENCH_REPS (default 3), PCRE (a folder with include/pcre2.h and lib/libpcre2-8.so*
+# for a box without PCRE2's headers), BASE_BIN. Each step's log is $OUT/<step>.log; receipts are $OUT/*.json.
 set -u
 cd "$(dirname "$0")/.."
 MODEL=${MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
@@ -17,7 +21,12 @@ OUT=${OUT:-/tmp/gpu_check}
 SYNTH_DIR=${SYNTH_DIR:-/tmp/tern_synth}
 REPS=${BENCH_REPS:-3}
 mkdir -p "$OUT" "$SYNTH_DIR"
-steps=${*:-build ops fused attn multi sample model hf synth bench roofline tp}
+steps=${*:-build ops fused attn multi sample batch model hf synth bench roofline tp}
+PCRE_FLAGS=""
+if [ -n "${PCRE:-}" ]; then
+  PCRE_FLAGS="-I$PCRE/include -L$PCRE/lib"
+  export LD_LIBRARY_PATH="$PCRE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 summary=()
 note() { summary+=("$(printf '%-10s | %-4s | %s' "$1" "$2" "$3")"); }
 counts() { grep -E ': [0-9]+ passed, [0-9]+ failed' "$1" | tail -1; }
@@ -33,7 +42,7 @@ for s in $steps; do
   case $s in
   build)
     t0=$(date +%s)
-    if make CUDA=1 CUDA_ARCHS="${CUDA_ARCHS:--arch=sm_90}" -j"$(nproc)" all >"$OUT/build.log" 2>&1; then
+    if make CUDA=1 CUDA_ARCHS="${CUDA_ARCHS:--arch=sm_90}" CFLAGS="$PCRE_FLAGS" -j"$(nproc)" all >"$OUT/build.log" 2>&1; then
       note build PASS "make CUDA=1 in $(( $(date +%s) - t0 )) s; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
     else
       tail -30 "$OUT/build.log"; note build FAIL "see build.log"; break
@@ -43,22 +52,21 @@ for s in $steps; do
     note ops "$(status_of "$OUT/ops.log")" "$(counts "$OUT/ops.log")" ;;
   fused)
     build-cuda/gpu/gpu_fused >"$OUT/fused.log" 2>&1
-    note fused "$(status_of "$OUT/fused.log")" "$(counts "$OUT/fused.log")"
-    # one CTA an SM: the RoPE epilogue's CTAs and warps then write many row groups each
-    TERN_CUDA_DP4A_OCC=1 build-cuda/gpu/gpu_fused >"$OUT/fused-occ1.log" 2>&1
-    note fused-occ1 "$(status_of "$OUT/fused-occ1.log")" "$(counts "$OUT/fused-occ1.log")" ;;
+    note fused "$(status_of "$OUT/fused.log")" "$(counts "$OUT/fused.log")" ;;
   attn)
     build-cuda/gpu/gpu_attention >"$OUT/attn.log" 2>&1
     note attn "$(status_of "$OUT/attn.log")" "$(counts "$OUT/attn.log")" ;;
-  multi) # the default per-type rule, then each dp4a kernel family for every type
+  multi) # the GEMV twins against their one-row calls, every type and family
     build-cuda/gpu/gpu_multi >"$OUT/multi.log" 2>&1
-    note multi "$(status_of "$OUT/multi.log")" "$(counts "$OUT/multi.log")"
-    TERN_CUDA_TMA_MIN_MB=1 build-cuda/gpu/gpu_multi >"$OUT/multi-tmarule.log" 2>&1 # the per-shape rule on every test matrix >= 1 MiB
-    note "multi tma rule" "$(status_of "$OUT/multi-tmarule.log")" "$(counts "$OUT/multi-tmarule.log")"
-    for k in cta warp async tma; do
-      TERN_CUDA_DP4A_KERNEL=$k build-cuda/gpu/gpu_multi >"$OUT/multi-$k.log" 2>&1
-      note "multi $k" "$(status_of "$OUT/multi-$k.log")" "$(counts "$OUT/multi-$k.log")"
-    done ;;
+    note multi "$(status_of "$OUT/multi.log")" "$(counts "$OUT/multi.log")" ;;
+  batch)
+    f=$(synth llama3.2-1b q4_0 4)
+    build-cuda/gpu/gpu_batch "$f" >"$OUT/batch.log" 2>&1
+    note batch "$(status_of "$OUT/batch.log")" "$(grep -E '^8 sequences' "$OUT/batch.log" | cut -c1-150)" ;;
+  ab)
+    OUT="$OUT" TYPES="q4_0 q8_0 q4_k" ROUNDS=2 ARGS="-p 512,2048 -n 128 -r 2" bench/bins_ab.sh "$BASE_BIN" ./tern >"$OUT/ab.md" 2>&1
+    cat "$OUT/ab.md"
+    note ab "$(grep -q FAILED "$OUT/ab.md" && echo FAIL || echo DONE)" "$(wc -l <"$OUT/ab.md") rows: $OUT/ab.md" ;;
   sample)
     build-cuda/gpu/gpu_sample >"$OUT/sample.log" 2>&1
     note sample "$(status_of "$OUT/sample.log")" "$(grep -E 'draws|tcu_sample n=' "$OUT/sample.log" | tr '\n' ' ' | cut -c1-150)" ;;
@@ -69,6 +77,7 @@ for s in $steps; do
     python3 bench/sdpa_bench.py >"$OUT/sdpa.log" 2>/dev/null
     note sdpa "$(grep -q TFLOP "$OUT/sdpa.log" && echo PASS || echo FAIL)" "$(grep 'S=8192 D=128 cudnn' "$OUT/sdpa.log" | cut -c1-150)" ;;
   model)
+    [ -s "$MODEL" ] || MODEL=$(synth smollm2-135m q4_1 30)
     build-cuda/gpu/gpu_model "$MODEL" --dump "$OUT/logits.bin" >"$OUT/model.log" 2>&1
     note model "$(status_of "$OUT/model.log")" "$(grep -E '^(logits rel L2, GPU vs CPU ref|greedy)' "$OUT/model.log" | tr '\n' ' ' | cut -c1-150)" ;;
   hf)

@@ -1,0 +1,594 @@
+/* exec.c: the CUDA backend's executor: model/graph.c's op list over one pass, lowered to the kernels of
+ * src/backend/cuda/ (tcu.h). The backend picks its fusions from the op sequence, never from the model:
+ *   [ADD x += t] RMSNORM xn <- x          -> one tcu_add_rmsnorm_to (the residual add, the norm, and the x16
+ *                                            activations the next GEMVs read)
+ *   MATMUL q, k, v <- xn (one token)      -> one GEMV over the q|k|v rows uploaded as one matrix (gate, up alike)
+ *   ROPE q, ROPE k, KV_STORE, ATTN, MATMUL o -> RoPE with the cache write (tcu_rope_kv), the attention writing
+ *                                            the O GEMV's x16 input, the O GEMV (+ the TP all-reduce)
+ *   GLU, MATMUL down                      -> the SwiGLU writing the down GEMV's x16 input, the down GEMV
+ *   [ADD] GATHER, RMSNORM, MATMUL out     -> the output rows' residual add and norm, the head, the argmax
+ * which is the decode step of 9 kernels a layer that the single-sequence engine ran (docs/gpu.md), now for any
+ * pass of tokens of several sequences at once. Passes of up to gemv_max (16) tokens take the GEMV twins, so a
+ * token's bits do not depend on the pass (batch invariance); longer ones (prefill chunks of one sequence) the
+ * dequantize + cuBLASLt path and the flash attention. Passes of up to 16 tokens whose outputs are none, the last
+ * row's or every row's replay a CUDA graph captured at their first run (positions, slots and block tables are
+ * device data). */
+#ifdef TERN_CUDA /* the CUDA build's; a CPU build compiles nothing here */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+#include "quant.h"
+#include "tern.h"
+#include "util.h"
+
+#define OUT_SUBSET 3 /* some rows' outputs: launched each time, never captured */
+
+typedef struct {
+    int n, n_out, kind;  /* tokens, output rows, OUT_* */
+    int kv_rows;         /* a prefill pass's attention reads its sequence's logical rows [0, kv_rows) */
+    const int32_t *hout; /* host: the output rows (OUT_SUBSET) */
+    int ident;           /* one sequence whose block table is the identity (pool row = position): the kernels get
+                          * no table, the contiguous cache's code path of a single-sequence engine */
+} pass_t;
+
+/* ---- matmuls ---- */
+
+static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
+
+/* y (n, n_out) = x · Wᵀ: the GEMV for up to gemv_max tokens (the dp4a kernel on xq for its types when xq is
+ * given, else f32 x32; each row the bits of a one-row call), beyond it cuBLASLt on f16 tiles (x16) with the next
+ * matrix dequantized on a side stream meanwhile (docs/ledger.md "dequant prefetch": +3% pp512). */
+static int matmul(crank *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16, float *y) {
+    if (n <= g->gemv_max) {
+        if (xq && tcu_gemv_dp4a_supported(w->type)) {
+            if (tcu_gemv_dp4a_fam(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) g->tr[TR_DP4A_TMA]++;
+            g->tr[n == 1 ? TR_DP4A_ROW : TR_DP4A_ROWS]++;
+        } else {
+            if (!tcu_type_supported(w->type)) { /* a repacked layout: the dp4a kernels only */
+                tern_set_error("internal: the f32 GEMV got a repacked weight (type %d)", w->type);
+                return -1;
+            }
+            tcu_gemv_multi(w->type, w->d, w->stride, w->n_in, w->n_out, x32, n, y, g->st);
+            g->tr[n == 1 ? TR_F32_ROW : TR_F32_ROWS]++;
+        }
+        return 0;
+    }
+    g->tr[TR_GEMM]++;
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    cudaStreamIsCapturing(g->st, &cap);
+    if (cap != cudaStreamCaptureStatusNone) { /* one slot, in stream order (every pass joins its prefetches at its end) */
+        g->held[0] = NULL;
+        tcu_dequant_f16(w->type, w->d, w->stride, w->n_in, w->n_out, g->dq, g->st);
+        if (tcu_gemm_f16(g->blas, g->dq, x16, y, n, w->n_in, w->n_out, g->st) != 0) goto refused;
+        return 0;
+    }
+    int s = g->held[0] == w ? 0 : g->held[1] == w ? 1 : -1;
+    if (s < 0) { /* not prefetched: slot 0 (the largest), once any prefetch into it has landed */
+        s = 0;
+        CU(cudaStreamWaitEvent(g->st, g->ready[0], 0));
+        tcu_dequant_f16(w->type, w->d, w->stride, w->n_in, w->n_out, g->dq, g->st);
+        g->held[0] = w;
+    } else {
+        CU(cudaStreamWaitEvent(g->st, g->ready[s], 0));
+    }
+    const dweight *nx = w->pf_next;
+    const int o = s ^ 1;
+    if (nx && nx != g->held[o] && (o == 0 || (uint64_t)nx->n_in * nx->n_out <= g->W->max_layer_mat)) {
+        CU(cudaStreamWaitEvent(g->side, g->free_[o], 0)); /* the GEMM that last read slot o is done */
+        tcu_dequant_f16(nx->type, nx->d, nx->stride, nx->n_in, nx->n_out, dq_slot(g, o), g->side);
+        CU(cudaEventRecord(g->ready[o], g->side));
+        g->held[o] = nx;
+    }
+    if (tcu_gemm_f16(g->blas, dq_slot(g, s), x16, y, n, w->n_in, w->n_out, g->st) != 0) goto refused;
+    CU(cudaEventRecord(g->free_[s], g->st));
+    return 0;
+refused:
+    tern_set_error("cuBLASLt refused a %d x %lld x %lld GEMM", n, (long long)w->n_in, (long long)w->n_out);
+    return -1;
+}
+
+/* TP: sum the ranks' partial (n, E) outputs in place (f32). */
+static int allreduce(crank *g, float *buf, size_t count) {
+    if (g->n_rank == 1) return 0;
+    const cuda_nccl *nc = cuda_nccl_fns();
+    const ncclResult_t r = nc->AllReduce(buf, buf, count, ncclFloat, ncclSum, g->comm, g->st);
+    if (r != ncclSuccess) { tern_set_error("NCCL all-reduce: %s", nc->GetErrorString(r)); return -1; }
+    return 0;
+}
+
+/* TP: every rank's (n, nv) logits into rank 0's (n, n_vocab) lfull, in vocabulary order. */
+static int gather_logits(crank *g, int n) {
+    if (g->n_rank == 1) return 0;
+    const cuda_nccl *nc = cuda_nccl_fns();
+    const ncclResult_t r = nc->AllGather(g->logits, g->gath, (size_t)n * g->W->vpad, ncclFloat, g->comm, g->st);
+    if (r != ncclSuccess) { tern_set_error("NCCL all-gather: %s", nc->GetErrorString(r)); return -1; }
+    if (g->rank != 0) return 0;
+    const int V = g->m->n_vocab, vpad = g->W->vpad;
+    for (int k = 0; k < g->n_rank; k++) {
+        const int nv = k < g->n_rank - 1 ? vpad : V - (g->n_rank - 1) * vpad;
+        CU(cudaMemcpy2DAsync(g->lfull + (size_t)k * vpad, sizeof(float) * (size_t)V, g->gath + (size_t)k * n * vpad,
+                             sizeof(float) * (size_t)nv, sizeof(float) * (size_t)nv, (size_t)n, cudaMemcpyDeviceToDevice,
+                             g->st));
+    }
+    return 0;
+}
+
+/* g->xq when a GEMV-path pass (n <= gemv_max) runs one of a, b, c (NULL: none) with the dp4a kernel: its input's
+ * producer writes it in the x16 format too; else NULL. */
+static void *want_x16(const crank *g, int n, const dweight *a, const dweight *b, const dweight *c) {
+    if (n > g->gemv_max) return NULL;
+    const int any = (a && tcu_gemv_dp4a_supported(a->type)) || (b && tcu_gemv_dp4a_supported(b->type)) ||
+                    (c && tcu_gemv_dp4a_supported(c->type));
+    return any ? g->xq : NULL;
+}
+
+/* The residual buffer a residual add writes when the stream is in xc. */
+static float *other_x(const crank *g, const float *xc) { return xc == g->x ? g->x2 : g->x; }
+
+/* The device copy of a node's weight (by its layer and role) and of its vector (norm weight or bias). */
+static const dweight *node_weight(const cuda_wrank *W, const tg_node *nd) {
+    if (nd->role == TW_OUT) return W->output;
+    const dlayer *l = &W->layers[nd->layer];
+    const dweight *ws[TW_N] = {l->wq, l->wk, l->wv, l->wo, l->gate, l->up, l->down, W->output};
+    return ws[nd->role];
+}
+
+static const float *node_vec(const cuda_wrank *W, const tg_node *nd) {
+    const tern_model *m = W->m;
+    if (!nd->vec) return NULL;
+    if (nd->vec == m->output_norm) return W->output_norm;
+    const tern_layer *h = &m->layers[nd->layer];
+    const dlayer *d = &W->layers[nd->layer];
+    const float *hs[6] = {h->attn_norm, h->ffn_norm, h->bq, h->bk, h->bv, h->bo};
+    const float *ds[6] = {d->attn_norm, d->ffn_norm, d->bq, d->bk, d->bv, d->bo};
+    for (int i = 0; i < 6; i++)
+        if (nd->vec == hs[i]) return ds[i];
+    return NULL;
+}
+
+int cuda_graph_supported(const tern_graph *G, const tern_model *m) {
+    for (int i = 0; i < G->n_nodes; i++) {
+        const tg_node *nd = &G->nodes[i];
+        const char *why = NULL;
+        if (nd->op == TG_HEAD_NORM) why = "per-head q/k RMSNorm";
+        else if (nd->op == TG_SOFTCAP) why = "logit soft-capping";
+        else if (nd->op == TG_ROPE && nd->rope != TERN_ROPE_NORM) why = "NEOX RoPE";
+        else if (nd->op == TG_GLU && nd->act != TERN_ACT_SILU) why = "GeGLU";
+        else if (nd->op == TG_ATTN && nd->window > 0) why = "sliding-window attention";
+        else if (nd->op == TG_RMSNORM && nd->dst == TB_T) why = "post-norms";
+        else if (nd->op == TG_EMBED && nd->f != 1.0f) why = "embedding scale";
+        if (why) {
+            tern_set_error("the %s recipe needs %s, which the CUDA backend has no kernel for yet; use --device cpu",
+                           m->arch, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the pass ---- */
+
+/* The layer's K and V cache: f16 planes, or the Q8_0 int8 planes and their scales. */
+typedef struct {
+    uint16_t *kc, *vc, *ks, *vs;
+    int8_t *kq, *vq;
+} kv_layer;
+
+static kv_layer layer_kv(const crank *g, int il, int Hkv) {
+    kv_layer L;
+    L.kc = (uint16_t *)((char *)g->kc + (size_t)il * g->kv_layer_bytes);
+    L.vc = (uint16_t *)((char *)g->vc + (size_t)il * g->kv_layer_bytes);
+    L.kq = (int8_t *)L.kc;
+    L.vq = (int8_t *)L.vc;
+    L.ks = (uint16_t *)(L.kq + (size_t)g->kv_rows * Hkv);
+    L.vs = (uint16_t *)(L.vq + (size_t)g->kv_rows * Hkv);
+    return L;
+}
+
+/* The graph's ops over the pass's tokens (already in g->tok, g->pos, g->slot, g->bt_off, g->bt). */
+static int forward(crank *g, const tern_graph *G, const pass_t *P) {
+    const tern_model *m = g->m;
+    const cuda_wrank *W = g->W;
+    const int n = P->n, E = m->n_embd, hd = m->head_dim, Hq = W->nh * hd, Hkv = W->nkv * hd, F = W->nf, V = m->n_vocab;
+    const int one = n <= g->gemv_max; /* the GEMV path: every token's bits as in its own one-token pass */
+    const tg_node *N = G->nodes;
+    const int nn = G->n_nodes;
+    cudaStream_t st = g->st;
+    const uint64_t rcl0 = tcu_rms_cluster_count(); /* cluster RMSNorm launches of this pass (the trace) */
+    /* the (cos, sin) of the pass's positions once, for every layer's RoPE (a GEMV-path pass) */
+    const float *cs = n <= TCU_MULTI_MAX && m->n_rot >= 2 ? g->ropecs : NULL;
+    if (cs) tcu_rope_table(g->pos, W->freq, n, m->n_rot, g->ropecs, st);
+    float *xc = g->x; /* the residual stream: g->x or g->x2, toggled by each residual add */
+    int pending = 0;  /* a residual add xc += tmp not launched yet: the next norm takes it */
+    void *xq = NULL;  /* the x16 activations the last norm wrote for the matmuls after it */
+    float *bq = g->q, *bk = g->k, *bv = g->v, *bg = g->g, *bu = g->u;
+    int gu_rows = 0;  /* this layer's gate|up ran as one GEMM into g->g (2F a row) */
+    const int32_t *bt = P->ident ? NULL : g->bt, *bt_off = P->ident ? NULL : g->bt_off;
+    for (int i = 0; i < nn;) {
+        const tg_node *nd = &N[i];
+        const int il = nd->layer;
+        const dlayer *l = il >= 0 ? &W->layers[il] : NULL;
+        switch (nd->op) {
+        case TG_EMBED:
+            tcu_get_rows(W->tok_embd->type, W->tok_embd->d, W->tok_embd->stride, E, g->tok, n, g->x, st);
+            xc = g->x;
+            i++;
+            break;
+        case TG_ADD: /* x += t: taken by the next norm (or the output rows' norm) */
+            pending = 1;
+            i++;
+            break;
+        case TG_RMSNORM: { /* xn = rmsnorm(x [+ t]), with the x16 input of the dp4a GEMVs that read xn next */
+            const dweight *cw[3] = {NULL, NULL, NULL};
+            for (int k = 0; k < 3 && i + 1 + k < nn && N[i + 1 + k].op == TG_MATMUL && N[i + 1 + k].src0 == TB_XN; k++)
+                cw[k] = node_weight(W, &N[i + 1 + k]);
+            xq = want_x16(g, n, cw[0], cw[1], cw[2]);
+            float *xo = pending ? other_x(g, xc) : xc;
+            tcu_add_rmsnorm_to(xc, xo, pending ? g->tmp : NULL, node_vec(W, nd), nd->f, n, E, one ? g->xn : NULL,
+                               one ? NULL : g->x16, xq, st);
+            xc = xo;
+            pending = 0;
+            i++;
+            break;
+        }
+        case TG_MATMUL: { /* the projections of xn: q, k, v or gate, up */
+            int k = 1;
+            while (i + k < nn && N[i + k].op == TG_MATMUL && N[i + k].src0 == nd->src0) k++;
+            if (nd->role == TW_Q && k == 3) {
+                bq = g->q, bk = g->k, bv = g->v;
+                if (n == 1 && l->qkv) { /* one GEMV over the fused rows */
+                    if (matmul(g, l->qkv, 1, g->xn, xq, g->x16, g->qkv1)) return -1;
+                    bq = g->qkv1, bk = bq + Hq, bv = bk + Hkv;
+                } else if (matmul(g, l->wq, n, g->xn, xq, g->x16, bq) || matmul(g, l->wk, n, g->xn, xq, g->x16, bk) ||
+                           matmul(g, l->wv, n, g->xn, xq, g->x16, bv)) {
+                    return -1;
+                }
+                if (l->bq) tcu_add_bias(bq, l->bq, n, Hq, st);
+                if (l->bk) tcu_add_bias(bk, l->bk, n, Hkv, st);
+                if (l->bv) tcu_add_bias(bv, l->bv, n, Hkv, st);
+            } else if (nd->role == TW_GATE && k == 2) {
+                bg = g->g, bu = g->u;
+                gu_rows = W->pf_gu && l->gu && n > g->gemv_max; /* one GEMM, its rows to the f16 SwiGLU */
+                if (n == 1 && l->gu) {
+                    if (matmul(g, l->gu, 1, g->xn, xq, g->x16, g->gu1)) return -1;
+                    bg = g->gu1, bu = bg + F;
+                } else if (gu_rows) {
+                    if (matmul(g, l->gu, n, g->xn, NULL, g->x16, g->g)) return -1;
+                } else if (matmul(g, l->gate, n, g->xn, xq, g->x16, bg) || matmul(g, l->up, n, g->xn, xq, g->x16, bu)) {
+                    return -1;
+                }
+            } else {
+                tern_set_error("internal: the CUDA executor has no lowering for %d projections from node %d", k, i);
+                return -1;
+            }
+            i += k;
+            break;
+        }
+        case TG_ROPE: { /* ROPE q, ROPE k, KV_STORE, ATTN, MATMUL o */
+            if (!(i + 4 < nn && N[i + 1].op == TG_ROPE && N[i + 2].op == TG_KV_STORE && N[i + 3].op == TG_ATTN &&
+                  N[i + 4].op == TG_MATMUL && N[i + 4].role == TW_O)) {
+                tern_set_error("internal: the CUDA executor expects RoPE, KV store, attention, O at node %d", i);
+                return -1;
+            }
+            const kv_layer L = layer_kv(g, il, Hkv);
+            const float sc = N[i + 3].f;
+            /* the O GEMV's x16 input written by the attention kernel itself (+1.4% Q4_0 tg128, docs/ledger.md) */
+            xq = want_x16(g, n, l->wo, NULL, NULL);
+            const int att_x16 = xq && n <= TCU_MULTI_MAX;
+            const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
+            if (!g->kv_q8)
+                tcu_rope_kv(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, g->pos, g->slot, W->freq, cs, L.kc, L.vc, st);
+            else
+                tcu_rope_kv_q8(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, g->pos, g->slot, W->freq, cs, L.kq, L.ks, L.vq,
+                               L.vs, st);
+            if (att_x16) {
+                tcu_attention_decode_x16(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
+                                         g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
+                                         g->kv_q8 ? L.vs : NULL, n, g->pos, bt, bt_off, g->lbs, W->nh, W->nkv, hd, sc,
+                                         g->att, g->attws, g->att_splits, xq, st);
+            } else if (n <= TCU_MULTI_MAX) { /* decode configuration, per-token tables */
+                if (!g->kv_q8)
+                    tcu_attention_split(bq, L.kc, L.vc, n, g->pos, bt, bt_off, g->lbs, W->nh, W->nkv, hd, sc, g->att,
+                                        g->attws, g->att_splits, st);
+                else
+                    tcu_attention_split_q8(bq, L.kq, L.vq, L.ks, L.vs, n, g->pos, bt, bt_off, g->lbs, W->nh, W->nkv, hd,
+                                           sc, g->att, g->attws, g->att_splits, st);
+            } else { /* a prefill chunk of one sequence: its table is bt (offset 0) */
+                const uint16_t *kc = L.kc, *vc = L.vc;
+                const int32_t *pbt = bt;
+                if (g->kv_q8) { /* its rows up to the chunk's last position as f16, then the f16 kernels */
+                    tcu_kv_dequant_q8(L.kq, L.ks, bt, g->lbs, P->kv_rows, Hkv, g->kc16, st);
+                    tcu_kv_dequant_q8(L.vq, L.vs, bt, g->lbs, P->kv_rows, Hkv, g->vc16, st);
+                    kc = g->kc16, vc = g->vc16, pbt = NULL;
+                }
+                if (g->flash)
+                    tcu_attention_flash_rows(bq, kc, vc, P->kv_rows, n, g->pos, pbt, g->lbs, W->nh, W->nkv, hd, sc, g->att,
+                                             st);
+                else
+                    tcu_attention(bq, kc, vc, n, g->pos, pbt, NULL, g->lbs, W->nh, W->nkv, hd, sc, g->att, st);
+            }
+            g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
+            g->tr[TR_ATT_Q8W] += tcu_attention_q8w_count() - q8w0;
+            if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
+            if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
+            if (matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
+            if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
+            i += 5;
+            break;
+        }
+        case TG_GLU: { /* GLU, MATMUL down */
+            if (!(i + 1 < nn && N[i + 1].op == TG_MATMUL && N[i + 1].role == TW_DOWN)) {
+                tern_set_error("internal: the CUDA executor expects the down projection after the GLU at node %d", i);
+                return -1;
+            }
+            xq = want_x16(g, n, l->down, NULL, NULL);
+            if (gu_rows) tcu_swiglu_rows(g->g, n, F, g->x16, st); /* the down GEMM reads x16 only */
+            else if (xq) tcu_swiglu_x16(bg, bu, n, F, xq, st);
+            else tcu_swiglu(bg, bu, (int64_t)n * F, one ? NULL : g->x16, st);
+            if (matmul(g, l->down, n, bg, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
+            gu_rows = 0;
+            i += 2;
+            break;
+        }
+        case TG_GATHER: { /* [ADD] GATHER xo, RMSNORM xo, MATMUL logits: the output rows */
+            if (!(i + 2 < nn && N[i + 1].op == TG_RMSNORM && N[i + 2].op == TG_MATMUL && N[i + 2].role == TW_OUT) ||
+                i + 3 != nn) {
+                tern_set_error("internal: the CUDA executor expects gather, norm, head at the graph's end (node %d)", i);
+                return -1;
+            }
+            const float *on = node_vec(W, &N[i + 1]), *r = pending ? g->tmp : NULL;
+            const float eps = N[i + 1].f;
+            float *xo = pending ? other_x(g, xc) : xc;
+            const dweight *wo = W->output;
+            if (P->kind == OUT_LAST) {
+                const size_t at = (size_t)(n - 1) * E;
+                xq = want_x16(g, 1, wo, NULL, NULL);
+                tcu_add_rmsnorm_to(xc + at, xo + at, r ? r + at : NULL, on, eps, 1, E, g->xn, NULL, xq, st);
+                if (xq) {
+                    if (tcu_gemv_dp4a_fam(wo->fam, wo->type, wo->d, wo->stride, E, W->nv, xq, 1, g->logits, st))
+                        g->tr[TR_DP4A_TMA]++;
+                } else if (tcu_type_supported(wo->type)) {
+                    tcu_gemv(wo->type, wo->d, wo->stride, E, W->nv, g->xn, g->logits, st);
+                } else {
+                    tern_set_error("internal: the f32 GEMV got a repacked output head");
+                    return -1;
+                }
+                g->tr[xq ? TR_DP4A_ROW : TR_F32_ROW]++;
+                if (gather_logits(g, 1)) return -1;
+                if (g->rank == 0) tcu_argmax(g->lg, V, g->ids, g->amkeys, st);
+            } else if (P->kind == OUT_ALL) {
+                xq = want_x16(g, n, wo, NULL, NULL);
+                tcu_add_rmsnorm_to(xc, xo, r, on, eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
+                if (matmul(g, wo, n, g->xn, xq, g->x16, g->logits) || gather_logits(g, n)) return -1;
+                /* every row's argmax (a verify pass's, inside its graph) */
+                if (g->rank == 0 && n <= TCU_MULTI_MAX) tcu_argmax_rows(g->lg, V, n, (size_t)V, g->ids, g->amkeys, st);
+            } else if (P->kind == OUT_SUBSET) { /* each output row's add and norm alone (the bits of a one-row call) */
+                const int no = P->n_out;
+                for (int o = 0; o < no; o++) {
+                    const size_t at = (size_t)P->hout[o] * E;
+                    tcu_add_rmsnorm_to(xc + at, xo + at, r ? r + at : NULL, on, eps, 1, E, g->xn + (size_t)o * E, NULL,
+                                       NULL, st);
+                }
+                xq = want_x16(g, no, wo, NULL, NULL);
+                if (xq) tcu_quantize_x16(g->xn, no, E, xq, st);
+                if (no > g->gemv_max) tcu_f32_to_f16(g->xn, g->x16, (int64_t)no * E, st);
+                if (matmul(g, wo, no, g->xn, xq, g->x16, g->logits) || gather_logits(g, no)) return -1;
+            }
+            i = nn;
+            break;
+        }
+        default:
+            tern_set_error("internal: the CUDA executor has no lowering for op %d at node %d", nd->op, i);
+            return -1;
+        }
+    }
+    g->tr[TR_RMS_CL] += tcu_rms_cluster_count() - rcl0;
+    /* join the dequant prefetches (a pass that stops early leaves one pending) */
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    cudaStreamIsCapturing(st, &cap);
+    if (cap == cudaStreamCaptureStatusNone) {
+        CU(cudaStreamWaitEvent(st, g->ready[0], 0));
+        CU(cudaStreamWaitEvent(st, g->ready[1], 0));
+    }
+    return 0;
+}
+
+/* Capture forward(g, G, P) on g->st into *exec. tr (TR_N) gets the trace counts of one pass, which each replay
+ * adds; g->tr is left as before the capture, also when it fails. */
+static int capture_forward(crank *g, const tern_graph *G, const pass_t *P, cudaGraphExec_t *exec, uint64_t *tr) {
+    uint64_t before[TR_N];
+    memcpy(before, g->tr, sizeof before);
+    cudaGraph_t graph = NULL;
+    CU(cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
+    const int rc = forward(g, G, P);
+    cudaError_t e = cudaStreamEndCapture(g->st, &graph);
+    for (int k = 0; k < TR_N; k++) {
+        tr[k] = g->tr[k] - before[k];
+        g->tr[k] = before[k];
+    }
+    if (rc != 0 && graph) cudaGraphDestroy(graph); /* not leaked on a failed capture */
+    if (rc != 0) return -1;
+    CU(e);
+    e = cudaGraphInstantiate(exec, graph, 0);
+    cudaGraphDestroy(graph);
+    CU(e);
+    return 0;
+}
+
+/* The pass's inputs to the device (one copy), then its forward pass: a graph replay where one is (or can be)
+ * captured, else launched. One rank, on its own thread. *timed: the events bracket this call. */
+static int run(crank *g, const tern_graph *G, const tern_ubatch *ub, const pass_t *P, int *timed) {
+    const int n = ub->n, B = g->ubatch;
+    if (g->n_rank > 1) CU(cudaSetDevice(g->dev));
+    int32_t *h = g->hpd;
+    memcpy(h, ub->tok, sizeof(int32_t) * (size_t)n);
+    memcpy(h + B, ub->pos, sizeof(int32_t) * (size_t)n);
+    memcpy(h + 2 * B, ub->slot, sizeof(int32_t) * (size_t)n);
+    memcpy(h + 3 * B, ub->bt_off, sizeof(int32_t) * (size_t)n);
+    if (ub->n_out) memcpy(h + 4 * B, ub->out, sizeof(int32_t) * (size_t)ub->n_out);
+    memcpy(h + 5 * B, ub->bt, sizeof(int32_t) * (size_t)ub->n_bt);
+    /* one copy up to the tables' end (the gaps between the arrays travel too: 5 * ubatch ints at most) */
+    CU(cudaMemcpyAsync(g->pd, h, sizeof(int32_t) * ((size_t)5 * B + (size_t)ub->n_bt), cudaMemcpyHostToDevice, g->st));
+    /* TP: the first one-token pass runs eagerly (NCCL sets up its decode-sized channels outside a capture), and
+     * passes of several tokens are launched each time */
+    const int can = P->kind != OUT_SUBSET && n <= g->gemv_max && g->use_graph &&
+                    (g->n_rank == 1 || (n == 1 && g->warm));
+    const int id = P->ident;
+    const int capture = can && !g->gok[id][P->kind][n];
+    if (n == 1) g->warm = 1;
+    *timed = g->timing && !capture;
+    if (*timed) CU(cudaEventRecord(g->ev0, g->st));
+    if (can) {
+        if (capture) {
+            if (capture_forward(g, G, P, &g->gexec[id][P->kind][n], g->gtr[id][P->kind][n])) return -1;
+            g->gok[id][P->kind][n] = 1;
+            g->n_graphs++;
+        }
+        CU(cudaGraphLaunch(g->gexec[id][P->kind][n], g->st));
+        for (int k = 0; k < TR_N; k++) g->tr[k] += g->gtr[id][P->kind][n][k];
+    } else if (forward(g, G, P) != 0) {
+        return -1;
+    }
+    CU(cudaGetLastError());
+    return 0;
+}
+
+typedef struct {
+    cuda_be *be;
+    const tern_graph *G;
+    const tern_ubatch *ub;
+    const pass_t *P;
+    int timed;
+    int rc[TERN_TP_MAX];
+} run_job;
+
+static void run_rank(void *arg, int ith, int nth) {
+    (void)nth;
+    run_job *j = arg;
+    crank *g = j->be->rk[ith];
+    int timed = 0;
+    j->rc[ith] = run(g, j->G, j->ub, j->P, ith == 0 ? &j->timed : &timed);
+    if (j->rc[ith]) snprintf(g->errmsg, sizeof g->errmsg, "%s", tern_last_error());
+}
+
+/* The output rows' requests, after the pass: argmaxes not made inside it, device sampling, logits to the host;
+ * then the ids back. Rank 0. */
+static int outputs(crank *g, const tern_ubatch *ub, const pass_t *P) {
+    const size_t V = (size_t)g->m->n_vocab;
+    const int no = ub->n_out;
+    int n_pen = 0;
+    for (int o = 0; o < no; o++)
+        if (ub->outs[o].mode == TERN_OUT_SAMPLE) n_pen += ub->outs[o].samp->n_pen;
+    if (n_pen > g->pen_cap) {
+        int32_t *np = NULL;
+        CU(cudaMalloc((void **)&np, sizeof(int32_t) * (size_t)n_pen));
+        cudaFree(g->pen);
+        g->pen = np;
+        g->pen_cap = n_pen;
+    }
+    /* in-graph argmaxes: LAST's one row, ALL's rows at n <= 16 */
+    const int argmax_done = P->kind == OUT_LAST || (P->kind == OUT_ALL && P->n <= TCU_MULTI_MAX);
+    int at = 0;
+    for (int o = 0; o < no; o++) {
+        const tern_out *out = &ub->outs[o];
+        const float *lg = g->lg + (size_t)o * V;
+        if (out->mode == TERN_OUT_ARGMAX && !argmax_done) tcu_argmax(lg, (int)V, g->ids + o, g->amkeys, g->st);
+        else if (out->mode == TERN_OUT_SAMPLE) {
+            const tern_sample_req *r = out->samp;
+            if (r->top_k < 1 || r->top_k > TCU_SAMPLE_KMAX || r->top_k >= (int)V || !(r->temp > 0.0f)) {
+                tern_set_error("device sampling: top_k %d / temp %g outside the device sampler's range", r->top_k,
+                               (double)r->temp);
+                return -1;
+            }
+            if (r->n_pen > 0)
+                CU(cudaMemcpyAsync(g->pen + at, r->pen_ids, sizeof(int32_t) * (size_t)r->n_pen, cudaMemcpyHostToDevice,
+                                   g->st));
+            CU(cudaMemcpyAsync(g->ud + o, &r->u, sizeof(double), cudaMemcpyHostToDevice, g->st));
+            tcu_sample(lg, (int)V, g->pen + at, r->n_pen, r->penalty, r->top_k, r->top_p, r->min_p, r->temp, g->ud + o,
+                       g->samp, g->ids + o, g->st);
+            at += r->n_pen;
+        } else if (out->mode == TERN_OUT_LOGITS) {
+            CU(cudaMemcpyAsync(out->logits, lg, sizeof(float) * V, cudaMemcpyDeviceToHost, g->st));
+        }
+    }
+    CU(cudaGetLastError());
+    if (no) CU(cudaMemcpyAsync(g->hpd, g->ids, sizeof(int32_t) * (size_t)no, cudaMemcpyDeviceToHost, g->st));
+    return 0;
+}
+
+int cuda_exec(tern_backend *be_, const tern_graph *G, const tern_ubatch *ub) {
+    cuda_be *be = (cuda_be *)be_;
+    crank *g = be->rk[0];
+    const int n = ub->n;
+    if (n < 1 || n > g->ubatch || ub->max_pos > g->n_ctx || ub->n_bt > g->bt_cap || ub->n_out > n) {
+        tern_set_error("internal: a pass of %d tokens (ubatch %d) up to position %d (n_ctx %d), %d table entries (%d)", n,
+                       g->ubatch, ub->max_pos, g->n_ctx, ub->n_bt, g->bt_cap);
+        return -1;
+    }
+    pass_t P = {n, ub->n_out, OUT_SUBSET, ub->max_pos, ub->out, ub->n_seq == 1};
+    for (int i = 0; i < ub->n_bt && P.ident; i++) P.ident = ub->bt[i] == i;
+    if (ub->n_out == 0) P.kind = OUT_NONE;
+    else if (ub->n_out == 1 && ub->out[0] == n - 1) P.kind = OUT_LAST;
+    else if (ub->n_out == n) P.kind = OUT_ALL;
+    int timed = 0;
+    if (be->n_rank == 1) {
+        if (run(g, G, ub, &P, &timed) != 0) return -1;
+    } else {
+        run_job j = {be, G, ub, &P, 0, {0}};
+        tern_pool_run(be->pool, run_rank, &j);
+        for (int r = 0; r < be->n_rank; r++)
+            if (j.rc[r]) {
+                tern_set_error("GPU %d: %s", r, be->rk[r]->errmsg);
+                return -1;
+            }
+        timed = j.timed;
+    }
+    if (outputs(g, ub, &P) != 0) return -1;
+    if (timed) CU(cudaEventRecord(g->ev1, g->st));
+    CU(cudaStreamSynchronize(g->st)); /* rank 0's stream: at TP its all-gather waited for every rank */
+    if (timed) {
+        float ms = 0;
+        CU(cudaEventElapsedTime(&ms, g->ev0, g->ev1));
+        if (n == 1) { g->t_dec_ms += ms; g->n_dec++; }
+        else { g->t_pre_ms += ms; g->n_pre_tok += n; }
+    }
+    for (int o = 0; o < ub->n_out; o++) {
+        tern_out *out = &ub->outs[o];
+        if (out->mode != TERN_OUT_LOGITS) out->id = g->hpd[o];
+        if (out->mode == TERN_OUT_SAMPLE && out->id < 0) { tern_set_error("sampler: all logits are NaN"); return -1; }
+    }
+    return 0;
+}
+
+int cuda_prepare(tern_backend *be_, const tern_graph *G, int max_rows) {
+    cuda_be *be = (cuda_be *)be_;
+    crank *g = be->rk[0];
+    if (be->n_rank > 1 || !g->use_graph) return 0;
+    int k = 0;
+    /* speculative decoding's verify passes: one sequence (a context), its table the identity */
+    for (int n = 2; n <= max_rows && n <= g->gemv_max && n <= g->ubatch; n++) {
+        if (g->gok[1][OUT_ALL][n]) continue;
+        const pass_t P = {n, n, OUT_ALL, 0, NULL, 1};
+        if (capture_forward(g, G, &P, &g->gexec[1][OUT_ALL][n], g->gtr[1][OUT_ALL][n])) return -1;
+        g->gok[1][OUT_ALL][n] = 1;
+        g->n_graphs++;
+        k++;
+    }
+    return k;
+}
+
+void cuda_rank_trace_print(const crank *g) {
+    fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
+                    "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu attention_q8w=%llu "
+                    "rmsnorm_cluster=%llu graphs=%d (rows <= %d: GEMV)\n",
+            (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
+            (unsigned long long)g->tr[TR_DP4A_TMA], (unsigned long long)g->tr[TR_F32_ROW],
+            (unsigned long long)g->tr[TR_F32_ROWS], (unsigned long long)g->tr[TR_GEMM],
+            (unsigned long long)g->tr[TR_ATT_SPLIT], (unsigned long long)g->tr[TR_ATT],
+            (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_RMS_CL], g->n_graphs, g->gemv_max);
+}
+
+#endif
