@@ -381,15 +381,17 @@ __device__ __forceinline__ void att_cta_out(const float (&red)[NSLOT][QH][HD], f
     }
 }
 
-/* PF = 1: the K/V prefetch ring (over a Q8_0 cache only: it lost over f16, docs/ledger.md). */
-template <int EPL, int QH, int Q8, int PF = 0>
+/* PF = 1: the K/V prefetch ring (over a Q8_0 cache only: it lost over f16, docs/ledger.md). PG = 1: rows through
+ * block tables (kv.cuh), PG = 0 the identity (bt unused): an instantiation of its own, since a table lookup on every
+ * row's address cost the f16 kernel 13% at depth 32768 (H200, 16 splits: 56.7 vs 48.8-50.9 us) even with bt NULL. */
+template <int EPL, int QH, int Q8, int PF, int PG>
 __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
 attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                        const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
-                       int n, const int32_t *__restrict__ pos, const int32_t *__restrict__ bt,
-                       const int32_t *__restrict__ bt_off, int lbs, int n_head, int n_head_kv, float scale,
+                       int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws, void *__restrict__ xq,
-                       size_t plane, int rps) {
+                       size_t plane, int rps, const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off,
+                       int lbs) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? ATT_Q8_U : att_batch<EPL>::U;
     static_assert(!PF || Q8, "the prefetch ring: over a Q8_0 cache only");
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH];
@@ -407,7 +409,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     if (z >= S) return;
     /* this CTA's rows (v2 split z of S; the whole range when S = 1), logical; tb: the token's block table */
     const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S);
-    const int32_t *tb = kv_table(bt, bt_off, t);
+    const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL;
     const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
     const uint16_t *kb = (const uint16_t *)kc + (size_t)hk * HD + lane * EPL;
     const uint16_t *vb = (const uint16_t *)vc + (size_t)hk * HD + lane * EPL;
@@ -451,7 +453,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
 #pragma unroll
             for (int u = 0; u < U; u++)
                 if (jb + u < r1) {
-                    const size_t row = (size_t)kv_row(tb, lbs, jb + u);
+                    const size_t row = (size_t)(PG ? kv_row(tb, lbs, jb + u) : jb + u);
                     att_cp<KB>(pfs(st, 0, u, KB), kb8 + row * stride);
                     att_cp<KB>(pfs(st, 1, u, KB), vb8 + row * stride);
                     att_cp<4>(pfs(st, 2, u, 4), (const void *)((uintptr_t)(ks + row * sstride + soff) & ~(uintptr_t)3));
@@ -464,6 +466,10 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     if constexpr (PF) {
         if (r0 + w * U < r1) issue(r0 + w * U, 0);
     }
+    /* PG, the register path: a table load a row before its K/V loads. Measured (H200, 32/8 heads hd 128, one token, 16
+     * splits): 60 us at depth 32767 with pages of 16 or 128 rows against the identity's 50; the two pages of a batch
+     * loaded a batch ahead instead ran 92 us (not understood; no spills). The lever left: fewer dependent loads a
+     * batch (a lane a row and shuffles), or the Q8_0 kernels' cp.async ring. */
     for (int j0 = r0 + w * U; j0 < r1; j0 += NW * U, st ^= 1) { /* warp-uniform: row j0 is visible */
         typename att_kv<EPL, Q8>::raw kr[U], vr[U];
         if constexpr (PF) {
@@ -477,11 +483,12 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (PF && j0 + u < r1) {
-                /* sstride is even here (hd >= 128), so the half of the scale word is soff's whatever the row */
+                /* sstride is even here (hd >= 128): the half of the scale word is soff's whatever the (logical or
+                 * physical) row */
                 if constexpr (PF) att_sload<EPL>(kr[u], vr[u], pfs(st, 0, u, KB), pfs(st, 1, u, KB), pfs(st, 2, u, 4),
-                                                 pfs(st, 3, u, 4), (int)(soff & 1));
+                                                 pfs(st, 3, u, 4), (int)(((size_t)(j0 + u) * sstride + soff) & 1));
             } else if (j0 + u < r1) {
-                const size_t row = (size_t)kv_row(tb, lbs, j0 + u);
+                const size_t row = (size_t)(PG ? kv_row(tb, lbs, j0 + u) : j0 + u);
                 if constexpr (Q8) {
                     att_load<EPL>(kr[u], kb8 + row * stride, ks + row * sstride + soff);
                     att_load<EPL>(vr[u], vb8 + row * stride, vs + row * sstride + soff);
@@ -656,13 +663,13 @@ template <int P, int SL> __device__ __forceinline__ void att_tsum_group(float (&
     for (int o = SL / P / 2; o > 0; o >>= 1) v[0] += __shfl_xor_sync(0xffffffffu, v[0], o);
 }
 
-template <int HD, int QH>
+template <int HD, int QH, int PG>
 __global__ void __launch_bounds__(ATT_Q8W_WARPS * 32, 1)
 attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                      const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs, int n,
-                     const int32_t *__restrict__ pos, const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off,
-                     int lbs, int n_head, int n_head_kv, float scale, float *__restrict__ out, int n_chunk,
-                     float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps) {
+                     const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale, float *__restrict__ out,
+                     int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps,
+                     const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off, int lbs) {
     typedef att_q8w<HD, QH> C;
     constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
     constexpr int NV = C::NV, O0 = C::O0;
@@ -680,7 +687,7 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
     const int n_kv = pos[t] + 1, SZ = (int)gridDim.z, S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
     if (z >= S) return;
     const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S); /* logical rows */
-    const int32_t *tb = kv_table(bt, bt_off, t); /* the token's block table */
+    const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL; /* the token's block table (PG: as v2's) */
     const size_t stride = (size_t)n_head_kv * HD, sstride = stride / 32; /* sstride is even (HD >= 64) */
     const int8_t *kb = (const int8_t *)kc + (size_t)hk * HD + s * 16;
     const int8_t *vb = (const int8_t *)vc + (size_t)hk * HD + s * 16;
@@ -715,7 +722,7 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
         for (int b = 0; b < B; b++) {
             const int j = jb + b * RW + r;
             const bool ok = j < r1;
-            const size_t jr = (size_t)kv_row(tb, lbs, ok ? j : jb); /* a valid address even when nothing is read */
+            const size_t jr = (size_t)(PG ? kv_row(tb, lbs, ok ? j : jb) : ok ? j : jb); /* valid even when unread */
             att_cpz<16>(sb + C::KOFF + (b * 32 + lane) * 16, kb + jr * stride, ok);
             att_cpz<16>(sb + C::VOFF + (b * 32 + lane) * 16, vb + jr * stride, ok);
             att_cpz<4>(sb + C::SOFF + (b * 32 + lane) * 8, ksw + jr * sstride, ok);
@@ -888,8 +895,8 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
 }
 
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
-                              const int32_t *, const int32_t *, const int32_t *, int, int, int, float, float *, int,
-                              float *, void *, size_t, int);
+                              const int32_t *, int, int, float, float *, int, float *, void *, size_t, int,
+                              const int32_t *, const int32_t *, int);
 /* A call's block tables (kv.cuh): bt NULL is the identity */
 typedef struct {
     const int32_t *bt, *bt_off;
@@ -899,8 +906,8 @@ static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, c
                          const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
                          const int32_t *pos, att_pages pg, int n_head, int n_head_kv, float scale, float *out,
                          int n_chunk, float *ws, void *xq, size_t plane) {
-    PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, pg.bt, pg.bt_off, pg.lbs, n_head, n_head_kv, scale,
-               out, n_chunk, ws, xq, plane, ATT_ROWS_PER_SPLIT);
+    PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
+               plane, ATT_ROWS_PER_SPLIT, pg.bt, pg.bt_off, pg.lbs);
 }
 static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
                        const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg,
@@ -932,25 +939,25 @@ static thread_local uint64_t g_att_q8w_launches;
 extern "C" uint64_t tcu_attention_q8w_count(void) { return g_att_q8w_launches; }
 
 /* v5's kernel for (hd, qh) and its shared memory, or NULL (no v5 for the shape). */
-template <int HD, int QH> static att_kernel_fn att_q8w_fn(size_t *smem, unsigned **ok, unsigned **no) {
-    static unsigned ok_dev, no_dev;
+template <int HD, int QH> static att_kernel_fn att_q8w_fn(int paged, size_t *smem, unsigned **ok, unsigned **no) {
+    static unsigned ok_dev[2], no_dev[2];
     *smem = att_q8w<HD, QH>::SMEM;
-    *ok = &ok_dev;
-    *no = &no_dev;
-    return attention_q8w_kernel<HD, QH>;
+    *ok = &ok_dev[paged];
+    *no = &no_dev[paged];
+    return paged ? attention_q8w_kernel<HD, QH, 1> : attention_q8w_kernel<HD, QH, 0>;
 }
 #define ATT_Q8W_QH(HD)                                                                                      \
     switch (qh) {                                                                                           \
-    case 1: kf = att_q8w_fn<HD, 1>(&smem, &ok, &no); break;                                                 \
-    case 2: kf = att_q8w_fn<HD, 2>(&smem, &ok, &no); break;                                                 \
-    case 3: kf = att_q8w_fn<HD, 3>(&smem, &ok, &no); break;                                                 \
-    default: kf = att_q8w_fn<HD, 4>(&smem, &ok, &no); break;                                                \
+    case 1: kf = att_q8w_fn<HD, 1>(paged, &smem, &ok, &no); break;                                          \
+    case 2: kf = att_q8w_fn<HD, 2>(paged, &smem, &ok, &no); break;                                          \
+    case 3: kf = att_q8w_fn<HD, 3>(paged, &smem, &ok, &no); break;                                          \
+    default: kf = att_q8w_fn<HD, 4>(paged, &smem, &ok, &no); break;                                         \
     }                                                                                                       \
     break;
 /* The one chooser of the Q8_0-cache decode kernel: v5 (its kernel and shared memory in *kf, *smem) for hd 64, 128,
  * 256 and a supported head ratio where this device grants v5's shared memory (up to ~150 KiB a CTA at hd 256;
  * sm_86/sm_89 grant 99 KiB), else NULL: v2's transposing kernel. The launcher and tcu_attention_q8_wide both ask it. */
-static att_kernel_fn att_q8_choose(int n_head, int n_head_kv, int hd, size_t *smem_out) {
+static att_kernel_fn att_q8_choose(int n_head, int n_head_kv, int hd, int paged, size_t *smem_out) {
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) return NULL;
     att_kernel_fn kf = NULL;
@@ -969,7 +976,7 @@ static att_kernel_fn att_q8_choose(int n_head, int n_head_kv, int hd, size_t *sm
 #undef ATT_Q8W_QH
 extern "C" int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd) {
     size_t smem = 0;
-    return att_q8_choose(n_head, n_head_kv, hd, &smem) != NULL;
+    return att_q8_choose(n_head, n_head_kv, hd, 0, &smem) != NULL; /* the paged kernel asks the same shared memory */
 }
 
 /* The transposing kernel for (E, QH, Q8); over a Q8_0 cache with the K/V prefetch ring where att_pf::ok (the same
@@ -979,19 +986,20 @@ template <int E, int QH, int Q8>
 static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc, const void *vc,
                           const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg, int n_head,
                           int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
+    const int paged = pg.bt != NULL;
     if constexpr (Q8 && att_pf<E, Q8>::ok) {
-        att_kernel_fn kf = attention_split_kernel<E, QH, Q8, 1>;
+        att_kernel_fn kf = paged ? attention_split_kernel<E, QH, Q8, 1, 1> : attention_split_kernel<E, QH, Q8, 1, 0>;
         /* a device that refuses the opt-in (99 KiB a block on sm_86/sm_89) runs the plain loads, whose bits are the
          * same */
-        static unsigned ok_dev, no_dev;
-        if (att_smem_optin(kf, ATT_MAX_WARPS * att_pf<E, Q8>::WARP, &ok_dev, &no_dev)) {
+        static unsigned ok_dev[2], no_dev[2];
+        if (att_smem_optin(kf, ATT_MAX_WARPS * att_pf<E, Q8>::WARP, &ok_dev[paged], &no_dev[paged])) {
             att_launch_s(kf, (size_t)(block.x / 32) * att_pf<E, Q8>::WARP, grid, block, st, q, kc, vc, ks, vs, n, pos,
                          pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
             return;
         }
     }
-    att_launch(attention_split_kernel<E, QH, Q8, 0>, grid, block, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv,
-               scale, out, n_chunk, ws, xq, plane);
+    att_launch(paged ? attention_split_kernel<E, QH, Q8, 0, 1> : attention_split_kernel<E, QH, Q8, 0, 0>, grid, block,
+               st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
 }
 
 #define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
@@ -1023,7 +1031,8 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
      * gives each token the bits of its own decode step */
     const dim3 block(32 * (n <= TCU_MULTI_MAX ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS));
     size_t smem = 0;
-    att_kernel_fn v5 = ks && n <= TCU_MULTI_MAX && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, &smem) : NULL;
+    att_kernel_fn v5 =
+        ks && n <= TCU_MULTI_MAX && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, pg.bt != NULL, &smem) : NULL;
     if (v5) {
         att_launch_s(v5, smem, grid, dim3(ATT_Q8W_WARPS * 32), st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv,
                      scale, out, n_chunk, ws, xq, plane);

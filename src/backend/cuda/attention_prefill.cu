@@ -76,7 +76,7 @@ template <int HD> struct fa_cfg {
 /* K and V logical rows [b * BN, b * BN + BN) of one KV head into stage s (K at stage * 2 * BN * LD halves, V BN * LD
  * halves after it), one commit group; rows >= n_kv are zero-filled (never read from global memory); row j is read
  * from physical row kv_row(bt, lbs, j), a row at a time, so a tile may span blocks of any size. */
-template <int HD, int NW>
+template <int HD, int NW, int PG>
 __device__ __forceinline__ void fa_load_block(uint32_t sbase, const uint16_t *__restrict__ kb,
                                               const uint16_t *__restrict__ vb, size_t kv_stride, int n_kv, int b,
                                               int s, const int32_t *__restrict__ bt, int lbs) {
@@ -85,7 +85,7 @@ __device__ __forceinline__ void fa_load_block(uint32_t sbase, const uint16_t *__
     for (int c = threadIdx.x; c < BN * CH; c += NW * 32) {
         const int r = c / CH, col = (c % CH) * 8, j = b * BN + r;
         const int ok = j < n_kv;
-        const size_t off = ok ? (size_t)kv_row(bt, lbs, j) * kv_stride + col : 0;
+        const size_t off = ok ? (size_t)(PG ? kv_row(bt, lbs, j) : j) * kv_stride + col : 0;
         const uint32_t so = (uint32_t)((r * LD + col) * 2);
         fa_cp16(sk + so, kb + off, ok ? 16 : 0);
         fa_cp16(sv + so, vb + off, ok ? 16 : 0);
@@ -93,11 +93,13 @@ __device__ __forceinline__ void fa_load_block(uint32_t sbase, const uint16_t *__
     fa_commit();
 }
 
-template <int HD, int NW>
+/* PG = 1: rows through the block table bt (kv.cuh); PG = 0 the identity, an instantiation of its own (as the decode
+ * kernels: no table arithmetic on the identity's loads). */
+template <int HD, int NW, int PG>
 __global__ void __launch_bounds__(NW * 32)
 flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
-                     int n, const int32_t *__restrict__ pos, const int32_t *__restrict__ bt, int lbs, int n_head,
-                     int n_head_kv, float scale_log2, float *__restrict__ out) {
+                     int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale_log2,
+                     float *__restrict__ out, const int32_t *__restrict__ bt, int lbs) {
     constexpr int BM = 16 * NW, BN = fa_cfg<HD>::BN, LD = fa_cfg<HD>::LD;
     constexpr int KT = HD / 16;  /* k-steps of S = Q K^T */
     constexpr int NT = BN / 8;   /* n-tiles of S */
@@ -155,10 +157,10 @@ flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ k
     /* ldmatrix lane addressing: lane supplies row (lane & 7) of matrix (lane >> 3) */
     const int mi = lane >> 3, mr = lane & 7;
 
-    if (n_blk > 0) fa_load_block<HD, NW>(sbase, kb, vb, kv_stride, n_kv, 0, 0, bt, lbs);
+    if (n_blk > 0) fa_load_block<HD, NW, PG>(sbase, kb, vb, kv_stride, n_kv, 0, 0, bt, lbs);
     for (int b = 0; b < n_blk; b++) {
         if (b + 1 < n_blk) {
-            fa_load_block<HD, NW>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1, bt, lbs);
+            fa_load_block<HD, NW, PG>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1, bt, lbs);
             fa_wait<1>();
         } else {
             fa_wait<0>();
@@ -265,23 +267,30 @@ flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ k
     }
 }
 
-template <int HD, int NW>
-static void flash_launch(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                         const int32_t *bt, int lbs, int n_head, int n_head_kv, float scale, float *out, cudaStream_t st) {
+template <int HD, int NW, int PG>
+static void flash_launch_pg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                            const int32_t *bt, int lbs, int n_head, int n_head_kv, float scale, float *out,
+                            cudaStream_t st) {
     constexpr size_t smem = fa_cfg<HD>::SMEM;
     static unsigned attr_set; /* the > 48 KiB opt-in, once per device (bit d; a benign race between TP ranks) */
     int dev = 0;
     cudaGetDevice(&dev);
     if (dev >= 32 || !(attr_set >> dev & 1u)) {
         /* on failure the bit stays clear (asked again next call) and the launch below reports the error */
-        if (cudaFuncSetAttribute(flash_prefill_kernel<HD, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        if (cudaFuncSetAttribute(flash_prefill_kernel<HD, NW, PG>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)smem) == cudaSuccess && dev < 32)
             attr_set |= 1u << dev;
     }
     const dim3 grid((unsigned)((n + 16 * NW - 1) / (16 * NW)), (unsigned)n_head);
-    flash_prefill_kernel<HD, NW><<<grid, NW * 32, smem, st>>>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv,
-                                                              scale * 1.4426950408889634f, out);
+    flash_prefill_kernel<HD, NW, PG><<<grid, NW * 32, smem, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,
+                                                                  scale * 1.4426950408889634f, out, bt, lbs);
     TCU_CHECK_LAUNCH(st);
+}
+template <int HD, int NW>
+static void flash_launch(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
+                         const int32_t *bt, int lbs, int n_head, int n_head_kv, float scale, float *out, cudaStream_t st) {
+    if (bt) flash_launch_pg<HD, NW, 1>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, scale, out, st);
+    else flash_launch_pg<HD, NW, 0>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, scale, out, st);
 }
 
 extern "C" int tcu_attention_flash_variant(int n_head, int n_head_kv, int hd, int kv_rows) {

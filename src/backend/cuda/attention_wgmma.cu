@@ -145,7 +145,7 @@ template <int HD> struct wg_cfg {
 /* K and V logical rows [b * BN, b * BN + BN) of one KV head into stage s (K at Q_BYTES + s * 2 * KV_BYTES, V after
  * it), one commit group; rows >= n_kv zero-filled (never read from global memory); row j from physical row
  * kv_row(bt, lbs, j), a row at a time (a block may span pages of any size). */
-template <int HD>
+template <int HD, int PG>
 __device__ __forceinline__ void wg_load_kv(uint32_t sbase, const uint16_t *__restrict__ kb,
                                            const uint16_t *__restrict__ vb, size_t kv_stride, int n_kv, int b, int s,
                                            const int32_t *__restrict__ bt, int lbs) {
@@ -156,7 +156,7 @@ __device__ __forceinline__ void wg_load_kv(uint32_t sbase, const uint16_t *__res
     for (int i = 0; i < WG_BN * CH / WG_T; i++) {
         const int c = (int)threadIdx.x + i * WG_T, r = c / CH, col = (c % CH) * 8, j = b * WG_BN + r;
         const int ok = j < n_kv;
-        const size_t off = ok ? (size_t)kv_row(bt, lbs, j) * kv_stride + col : 0;
+        const size_t off = ok ? (size_t)(PG ? kv_row(bt, lbs, j) : j) * kv_stride + col : 0;
         const uint32_t so = wg_sw<WG_BN>(r, col);
         wg_cp16(sk + so, kb + off, ok ? 16 : 0);
         wg_cp16(sv + so, vb + off, ok ? 16 : 0);
@@ -351,11 +351,12 @@ __device__ __forceinline__ void wg_store_o(const float (&o)[HD / 2], float l0, f
     }
 }
 
-template <int HD>
+/* PG = 1: rows through the block table bt (kv.cuh); PG = 0 the identity, an instantiation of its own. */
+template <int HD, int PG>
 __global__ void __launch_bounds__(WG_T, 1)
 flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
-                   int n, const int32_t *__restrict__ pos, const int32_t *__restrict__ bt, int lbs, int n_head,
-                   int n_head_kv, float scale_log2, float *__restrict__ out) {
+                   int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale_log2,
+                   float *__restrict__ out, const int32_t *__restrict__ bt, int lbs) {
 #if WG_PTX
     extern __shared__ uint8_t wg_sm_raw[];
     __shared__ int sm_max[8];
@@ -385,10 +386,10 @@ flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
     const uint32_t sq = sbase + (uint32_t)wg * 64 * 128; /* this warpgroup's 64 rows in each Q atom */
 
-    if (n_blk > 0) wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, 0, 0, bt, lbs);
+    if (n_blk > 0) wg_load_kv<HD, PG>(sbase, kb, vb, kv_stride, n_kv, 0, 0, bt, lbs);
     for (int b = 0; b < n_blk; b++) {
         if (b + 1 < n_blk) {
-            wg_load_kv<HD>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1, bt, lbs);
+            wg_load_kv<HD, PG>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1, bt, lbs);
             wg_wait_cp<1>();
         } else {
             wg_wait_cp<0>();
@@ -716,32 +717,35 @@ static int wg_device_ok(const void *kf, size_t smem, unsigned *ok_dev, unsigned 
     return 1;
 }
 
-/* v6a's kernel for hd (64, 128) and its per-device statics; NULL for another hd */
-static const void *wg_a_kernel(int hd, unsigned **ok, unsigned **no) {
-    static unsigned ok_dev[2], no_dev[2];
-    *ok = &ok_dev[hd == 64];
-    *no = &no_dev[hd == 64];
-    return hd == 128 ? (const void *)flash_wgmma_kernel<128> : hd == 64 ? (const void *)flash_wgmma_kernel<64> : NULL;
+/* v6a's kernel for hd (64, 128) and paging, and its per-device statics; NULL for another hd */
+static const void *wg_a_kernel(int hd, int pg, unsigned **ok, unsigned **no) {
+    static unsigned ok_dev[2][2], no_dev[2][2];
+    *ok = &ok_dev[pg][hd == 64];
+    *no = &no_dev[pg][hd == 64];
+    if (hd == 128) return pg ? (const void *)flash_wgmma_kernel<128, 1> : (const void *)flash_wgmma_kernel<128, 0>;
+    if (hd == 64) return pg ? (const void *)flash_wgmma_kernel<64, 1> : (const void *)flash_wgmma_kernel<64, 0>;
+    return NULL;
 }
-
-extern "C" int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd) {
+static int wg_a_ok(int n_head, int n_head_kv, int hd, int pg) {
     unsigned *ok = NULL, *no = NULL;
-    const void *kf = wg_shape_ok(n_head, n_head_kv, hd) ? wg_a_kernel(hd, &ok, &no) : NULL;
+    const void *kf = wg_shape_ok(n_head, n_head_kv, hd) ? wg_a_kernel(hd, pg, &ok, &no) : NULL;
     return kf && wg_device_ok(kf, hd == 128 ? wg_cfg<128>::SMEM : wg_cfg<64>::SMEM, ok, no);
 }
+
+extern "C" int tcu_attention_wg_ok(int n_head, int n_head_kv, int hd) { return wg_a_ok(n_head, n_head_kv, hd, 0); }
 
 extern "C" int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                                 const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd, float scale, float *out,
                                 cudaStream_t st) {
-    if (n <= 0 || !tcu_attention_wg_ok(n_head, n_head_kv, hd)) return 0; /* v6a: hd 64 and 128 */
+    if (n <= 0 || !wg_a_ok(n_head, n_head_kv, hd, bt != NULL)) return 0; /* v6a: hd 64 and 128 */
     const dim3 grid((unsigned)((n + WG_BM - 1) / WG_BM), (unsigned)n_head);
     const float sl2 = scale * 1.4426950408889634f;
-    if (hd == 128)
-        flash_wgmma_kernel<128><<<grid, WG_T, wg_cfg<128>::SMEM, st>>>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv,
-                                                                       sl2, out);
-    else
-        flash_wgmma_kernel<64><<<grid, WG_T, wg_cfg<64>::SMEM, st>>>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, sl2,
-                                                                     out);
+    typedef void (*fn)(const float *, const uint16_t *, const uint16_t *, int, const int32_t *, int, int, float, float *,
+                       const int32_t *, int);
+    const fn kf = hd == 128 ? (bt ? flash_wgmma_kernel<128, 1> : flash_wgmma_kernel<128, 0>)
+                            : (bt ? flash_wgmma_kernel<64, 1> : flash_wgmma_kernel<64, 0>);
+    kf<<<grid, WG_T, hd == 128 ? wg_cfg<128>::SMEM : wg_cfg<64>::SMEM, st>>>(q, kc, vc, n, pos, n_head, n_head_kv, sl2,
+                                                                             out, bt, lbs);
     TCU_CHECK_LAUNCH(st);
     return 1;
 }
