@@ -6,7 +6,9 @@
 #                                     tpbench ab perf sdpa (default: all but tpbench, ab, perf and sdpa)
 #   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
 #   synthetic 4-layer Llama-3.2-1B; ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
-#   TYPES q4_0 q8_0 q4_k, pp512, pp2048, tg128 (the issue's no-regression A/B)
+#   AB_TYPES (default q4_0 q8_0 q4_k), pp512, pp2048, tg128, two rounds interleaved (the no-regression A/B);
+#   parallel: tern bench --parallel 1,4,16,64 -p 512 -n 128 on the synthetic Llama-3-8B Q4_0 (llama-batched-bench's
+#   table)
 #   perf: bench/perf_table.sh (the performance table in docs/gpu.md); sdpa: bench/sdpa_bench.py (torch's
 #   attention backends on the shapes gpu_attention times: the prefill attention's peer)
 #
@@ -63,8 +65,14 @@ for s in $steps; do
     f=$(synth llama3.2-1b q4_0 4)
     build-cuda/gpu/gpu_batch "$f" >"$OUT/batch.log" 2>&1
     note batch "$(status_of "$OUT/batch.log")" "$(grep -E '^8 sequences' "$OUT/batch.log" | cut -c1-150)" ;;
+  parallel)
+    ./tern bench --synthetic llama3-8b --synthetic-type q4_0 --device cuda --parallel 1,4,16,64 -p 512 -n 128 -r 1 \
+      --receipt "$OUT/parallel-llama3-8b-q4_0.json" >"$OUT/parallel.md" 2>"$OUT/parallel.err"
+    rc=$?; cat "$OUT/parallel.md"; tail -2 "$OUT/parallel.err"
+    note parallel "$([ $rc -eq 0 ] && echo DONE || echo FAIL)" "$(grep -E '^\|   512 \|    128 \|   64 ' "$OUT/parallel.md" | cut -c1-150)" ;;
   ab)
-    OUT="$OUT" TYPES="q4_0 q8_0 q4_k" ROUNDS=2 ARGS="-p 512,2048 -n 128 -r 2" bench/bins_ab.sh "$BASE_BIN" ./tern >"$OUT/ab.md" 2>&1
+    OUT="$OUT" TYPES="${AB_TYPES:-q4_0 q8_0 q4_k}" ROUNDS=2 ARGS="-p 512,2048 -n 128 -r 2" bench/bins_ab.sh "$BASE_BIN" ./tern \
+      >"$OUT/ab.md" 2>&1
     cat "$OUT/ab.md"
     note ab "$(grep -q FAILED "$OUT/ab.md" && echo FAIL || echo DONE)" "$(wc -l <"$OUT/ab.md") rows: $OUT/ab.md" ;;
   sample)
