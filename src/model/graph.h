@@ -1,7 +1,7 @@
 /* graph.h: THE forward pass, once for every architecture and backend: a short list of ops (a tape) built from
  * a model's recipe, which a backend runs over a batch of tokens (backend.h). The graph holds model knowledge
  * only (which op, which weight, which buffer); how an op runs, and which neighbouring ops a backend fuses into
- * one kernel, is the backend's choice (backend/cpu/exec.c, backend/cuda/backend_cuda.c).
+ * one kernel, is the backend's choice (backend/cpu/exec.c, backend/cuda/exec.c).
  *
  * Buffers are activations of the batch: (rows, width) f32, rows = the batch's n tokens, or its n_out output
  * rows for TB_XO and TB_LOGITS. Widths: tern_graph.width[]. */

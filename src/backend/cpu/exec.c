@@ -16,7 +16,7 @@ typedef struct {
     tern_backend base;
     const tern_model *m;
     tern_pool *pool;
-    int max_rows, n_ctx;
+    int max_rows, n_ctx, n_layer; /* n_layer: the layers the engine's graph runs, which the KV pool holds */
     int64_t kv_rows;
     uint16_t *kc, *vc;    /* (n_layer, kv_rows, n_head_kv * head_dim) f16 */
     float *buf[TB_N];     /* (max_rows, width) each; TB_LOGITS grown to the output rows a pass asks for */
@@ -46,7 +46,7 @@ static size_t kv_row_elems(const tern_model *m) { return (size_t)m->n_head_kv * 
 static int cpu_kv_copy(tern_backend *be_, int64_t dst, int64_t src, int64_t n) {
     cpu_be *be = (cpu_be *)be_;
     const size_t row = kv_row_elems(be->m);
-    for (int il = 0; il < be->m->n_layer; il++) {
+    for (int il = 0; il < be->n_layer; il++) {
         const size_t base = (size_t)il * (size_t)be->kv_rows * row;
         memmove(be->kc + base + (size_t)dst * row, be->kc + base + (size_t)src * row, sizeof(uint16_t) * row * (size_t)n);
         memmove(be->vc + base + (size_t)dst * row, be->vc + base + (size_t)src * row, sizeof(uint16_t) * row * (size_t)n);
@@ -186,7 +186,8 @@ tern_backend *tern_backend_cpu_new(const tern_model *m, const tern_backend_param
     be->max_rows = p->max_rows;
     be->n_ctx = p->n_ctx;
     be->kv_rows = p->kv_rows;
-    const size_t kv_elems = (size_t)m->n_layer * (size_t)p->kv_rows * kv_row_elems(m);
+    be->n_layer = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
+    const size_t kv_elems = (size_t)be->n_layer * (size_t)p->kv_rows * kv_row_elems(m);
     be->kc = calloc(kv_elems, sizeof(uint16_t));
     be->vc = calloc(kv_elems, sizeof(uint16_t));
     if (!be->kc || !be->vc) {

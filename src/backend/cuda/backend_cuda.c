@@ -458,12 +458,13 @@ static void crank_plan(crank *g) {
     const int B = g->ubatch, V = g->n_rank > 1 ? W->vpad : W->nv; /* logits rows as allocated */
     g->kv_layer_bytes = g->kv_q8 ? ((uint64_t)g->kv_rows * Hkv + (uint64_t)g->kv_rows * (Hkv / 32) * 2 + 255) & ~255ull
                                  : sizeof(uint16_t) * (uint64_t)g->kv_rows * Hkv;
-    g->b_kv = 2ull * m->n_layer * g->kv_layer_bytes;
+    g->b_kv = 2ull * g->n_layer * g->kv_layer_bytes;
     const size_t ws_bytes = 32u << 20; /* cuBLASLt's workspace */
     uint64_t sb = sizeof(float) * ((uint64_t)B * (4ull * E + 2ull * Hq + 2ull * Hkv + (W->pf_gu ? 3ull : 2ull) * F + V) + Hq +
                                    2ull * Hkv + 2ull * F) +
                   sizeof(uint16_t) * ((uint64_t)B * W->maxin + W->max_mat + W->max_layer_mat) +
-                  sizeof(int32_t) * (6ull * B + g->bt_cap) * 2 + sizeof(double) * B + sizeof(float) * (uint64_t)m->n_vocab +
+                  sizeof(int32_t) * (5ull * B + g->bt_cap + g->pen_cap) + sizeof(double) * B + sizeof(float) * (uint64_t)m->n_vocab +
+                  sizeof(float) * 2 * TCU_MULTI_MAX * (uint64_t)(m->n_rot / 2 + 1) + sizeof(uint64_t) * TCU_MULTI_MAX +
                   ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, W->maxin) +
                   tcu_attention_ws_bytes(TCU_MULTI_MAX, W->nh, hd, g->att_splits);
     if (g->kv_q8) sb += 2ull * sizeof(uint16_t) * g->n_ctx * Hkv; /* kc16, vc16 */
@@ -531,19 +532,13 @@ static int crank_setup(crank *g) {
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
         tcu_set_pdl(cc_major >= 9);
         g->flash = tcu_attention_flash_ok(W->nh, W->nkv, m->head_dim);
-        const size_t pd_ints = 5 * (size_t)B + (size_t)g->bt_cap;
+        const size_t pd_ints = 4 * (size_t)B + (size_t)g->bt_cap;
         g->pd = dalloc(sizeof(int32_t) * pd_ints, &fail);
         if (cudaMallocHost((void **)&g->hpd, sizeof(int32_t) * pd_ints) != cudaSuccess) fail = 1;
-        if (g->pd) {
-            g->tok = g->pd, g->pos = g->pd + B, g->slot = g->pd + 2 * B, g->bt_off = g->pd + 3 * B;
-            g->out = g->pd + 4 * B, g->bt = g->pd + 5 * B;
-        }
-        g->next = dalloc(sizeof(int32_t), &fail);
         g->ids = dalloc(sizeof(int32_t) * (size_t)B, &fail);
         g->ropecs = dalloc(sizeof(float) * 2 * TCU_MULTI_MAX * (size_t)(m->n_rot / 2 + 1), &fail);
         g->amkeys = dalloc(sizeof(uint64_t) * TCU_MULTI_MAX, &fail); /* the argmax keys (tcu_argmax), zero */
         if (g->amkeys && cudaMemset(g->amkeys, 0, sizeof(uint64_t) * TCU_MULTI_MAX) != cudaSuccess) fail = 1;
-        g->pen_cap = 4096;
         g->pen = dalloc(sizeof(int32_t) * (size_t)g->pen_cap, &fail);
         g->ud = dalloc(sizeof(double) * (size_t)B, &fail);
         g->samp = dalloc(sizeof(float) * (size_t)m->n_vocab, &fail);
@@ -571,7 +566,7 @@ static void crank_free(crank *g) {
             for (int n = 0; n <= TCU_MULTI_MAX; n++)
                 if (g->gok[a][k][n]) cudaGraphExecDestroy(g->gexec[a][k][n]);
     void *bufs[] = {g->kc, g->vc, g->kc16, g->vc16, g->x, g->x2, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
-                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->pd, g->next, g->ids, g->ropecs,
+                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->pd, g->ids, g->ropecs,
                     g->amkeys, g->pen, g->ud, g->samp, g->gath, g->lfull};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->hpd) cudaFreeHost(g->hpd);
@@ -618,7 +613,7 @@ static int cuda_kv_copy(tern_backend *be_, int64_t dst, int64_t src, int64_t n) 
         /* the planes of a layer: f16 rows (Hkv * 2 bytes), or int8 rows (Hkv) then their scales (Hkv / 32 f16) */
         const size_t plane[2] = {g->kv_q8 ? (size_t)Hkv : sizeof(uint16_t) * Hkv, g->kv_q8 ? sizeof(uint16_t) * (Hkv / 32) : 0};
         const size_t plane_off[2] = {0, g->kv_q8 ? (size_t)g->kv_rows * Hkv : 0};
-        for (int il = 0; il < g->m->n_layer; il++)
+        for (int il = 0; il < g->n_layer; il++)
             for (int kv = 0; kv < 2; kv++) {
                 char *base = (char *)(kv ? g->vc : g->kc) + (size_t)il * g->kv_layer_bytes;
                 for (int p = 0; p < 2; p++)
@@ -690,7 +685,10 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
 
     /* ---- memory plan, every GPU, before anything is allocated ---- */
     cuda_be *be = tern_xcalloc(1, sizeof *be);
-    be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast ? 1 : TCU_MULTI_MAX, 1};
+    /* exact_rows: passes of up to 16 tokens run the GEMV twins (each row the bits of a one-row call); with verify fast
+     * 2..16-token passes take the GEMM, and at TP > 2 an all-reduce's summation order follows its size (NCCL's ring
+     * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
+    be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast || n_tp > 2 ? 1 : TCU_MULTI_MAX, 1};
     be->m = m;
     be->n_rank = n_tp;
     const int bs = 1 << p->lbs, blocks_per_seq = (p->n_ctx + bs - 1) / bs;
@@ -707,6 +705,8 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         g->kv_q8 = p->kv_q8;
         g->lbs = p->lbs;
         g->kv_rows = p->kv_rows;
+        g->n_layer = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
+        g->pen_cap = 4096;
         g->att_splits = att_splits_rule(p->n_ctx);
         g->gemv_max = p->verify_fast ? 1 : TCU_MULTI_MAX;
         g->bt_cap = TCU_MULTI_MAX * blocks_per_seq; /* a pass mixes at most 16 sequences (exact_rows) */

@@ -82,7 +82,7 @@ typedef struct crank {
     int dev, rank, n_rank;
     int n_ctx, ubatch, kv_q8, lbs;
     int64_t kv_rows;           /* pool rows a layer */
-    int n_layer;               /* layers the engine's graph runs */
+    int n_layer;               /* layers the engine's graph runs: the KV pool holds these */
     cudaStream_t st, side;
     tcu_blas *blas;
     /* KV pool: per layer K then V... kc, vc: (n_layer) layers of kv_layer_bytes: f16 (kv_rows, nkv*hd), or Q8_0:
@@ -101,12 +101,12 @@ typedef struct crank {
     const dweight *held[2];
     void *xq;                  /* integer GEMV input: <= 16 rows quantized (tcu_x16_bytes) */
     int flash;
-    /* a pass's inputs on the device, one int32 block copied at once: tok, pos, slot, bt_off, out (ubatch each), then
-     * the block tables (bt_cap) */
-    int32_t *pd, *hpd;         /* device, pinned host */
-    int32_t *tok, *pos, *slot, *bt_off, *out, *bt;
+    /* a pass's inputs on the device, one int32 block copied at once (exec.c set_layout: tok, pos, slot, bt_off, n each,
+     * then the block tables), room for 4 ubatch + bt_cap; hpd its pinned host staging, which also takes the ids back */
+    int32_t *pd, *hpd;
+    int32_t *tok, *pos, *slot, *bt_off, *bt;
     int bt_cap;
-    int32_t *next, *ids;       /* argmax of the last row; of every output row (ubatch) */
+    int32_t *ids;              /* the argmax or sampled id of each output row (ubatch) */
     float *ropecs;             /* (cos, sin) of a GEMV-path pass's positions */
     uint64_t *amkeys;
     int32_t *pen;              /* device sampler: penalty ids (pen_cap), uniform draws (ubatch), scratch (n_vocab) */

@@ -10,9 +10,9 @@
  * which is the decode step of 9 kernels a layer that the single-sequence engine ran (docs/gpu.md), now for any
  * pass of tokens of several sequences at once. Passes of up to gemv_max (16) tokens take the GEMV twins, so a
  * token's bits do not depend on the pass (batch invariance); longer ones (prefill chunks of one sequence) the
- * dequantize + cuBLASLt path and the flash attention. Passes of up to 16 tokens whose outputs are none, the last
- * row's or every row's replay a CUDA graph captured at their first run (positions, slots and block tables are
- * device data). */
+ * dequantize + cuBLASLt path and the flash attention. A pass of up to 16 tokens replays a CUDA graph captured at
+ * the first pass of its (table kind, output kind, size) (positions, slots and block tables are device data; one
+ * GPU; at TP only the one-token pass, after one eager run). */
 #ifdef TERN_CUDA /* the CUDA build's; a CPU build compiles nothing here */
 #include <math.h>
 #include <stdio.h>
@@ -365,7 +365,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 if (matmul(g, wo, n, g->xn, xq, g->x16, g->logits) || gather_logits(g, n)) return -1;
                 /* every row's argmax (a verify pass's, inside its graph) */
                 if (g->rank == 0 && n <= TCU_MULTI_MAX) tcu_argmax_rows(g->lg, V, n, (size_t)V, g->ids, g->amkeys, st);
-            } else if (P->kind == OUT_SUBSET) { /* each output row's add and norm alone (the bits of a one-row call) */
+            } else if (P->kind == OUT_SUBSET) { /* a long pass's output rows: each one's add and norm alone */
                 const int no = P->n_out;
                 for (int o = 0; o < no; o++) {
                     const size_t at = (size_t)P->hout[o] * E;
@@ -420,18 +420,26 @@ static int capture_forward(crank *g, const tern_graph *G, const pass_t *P, cudaG
 
 /* The pass's inputs to the device (one copy), then its forward pass: a graph replay where one is (or can be)
  * captured, else launched. One rank, on its own thread. *timed: the events bracket this call. */
+/* Where a pass of n tokens finds its inputs in g->pd: tok, pos, slot, bt_off (n each), then the block tables. Fixed
+ * for a given n, so a graph captured for n reads the inputs each replay copies there. */
+static void set_layout(crank *g, int n) {
+    g->tok = g->pd, g->pos = g->pd + n, g->slot = g->pd + 2 * n, g->bt_off = g->pd + 3 * n, g->bt = g->pd + 4 * n;
+}
+
+/* The pass's inputs to the device (one copy of 4n ints and the tables, none for an identity table), then its
+ * forward pass: a graph replay where one is (or can be) captured, else launched. One rank, on its own thread.
+ * *timed: the events bracket this call. */
 static int run(crank *g, const tern_graph *G, const tern_ubatch *ub, const pass_t *P, int *timed) {
-    const int n = ub->n, B = g->ubatch;
+    const int n = ub->n, n_bt = P->ident ? 0 : ub->n_bt;
     if (g->n_rank > 1) CU(cudaSetDevice(g->dev));
+    set_layout(g, n);
     int32_t *h = g->hpd;
     memcpy(h, ub->tok, sizeof(int32_t) * (size_t)n);
-    memcpy(h + B, ub->pos, sizeof(int32_t) * (size_t)n);
-    memcpy(h + 2 * B, ub->slot, sizeof(int32_t) * (size_t)n);
-    memcpy(h + 3 * B, ub->bt_off, sizeof(int32_t) * (size_t)n);
-    if (ub->n_out) memcpy(h + 4 * B, ub->out, sizeof(int32_t) * (size_t)ub->n_out);
-    memcpy(h + 5 * B, ub->bt, sizeof(int32_t) * (size_t)ub->n_bt);
-    /* one copy up to the tables' end (the gaps between the arrays travel too: 5 * ubatch ints at most) */
-    CU(cudaMemcpyAsync(g->pd, h, sizeof(int32_t) * ((size_t)5 * B + (size_t)ub->n_bt), cudaMemcpyHostToDevice, g->st));
+    memcpy(h + n, ub->pos, sizeof(int32_t) * (size_t)n);
+    memcpy(h + 2 * n, ub->slot, sizeof(int32_t) * (size_t)n);
+    memcpy(h + 3 * n, ub->bt_off, sizeof(int32_t) * (size_t)n);
+    memcpy(h + 4 * n, ub->bt, sizeof(int32_t) * (size_t)n_bt);
+    CU(cudaMemcpyAsync(g->pd, h, sizeof(int32_t) * ((size_t)4 * n + (size_t)n_bt), cudaMemcpyHostToDevice, g->st));
     /* TP: the first one-token pass runs eagerly (NCCL sets up its decode-sized channels outside a capture), and
      * passes of several tokens are launched each time */
     const int can = P->kind != OUT_SUBSET && n <= g->gemv_max && g->use_graph &&
@@ -474,14 +482,23 @@ static void run_rank(void *arg, int ith, int nth) {
     if (j->rc[ith]) snprintf(g->errmsg, sizeof g->errmsg, "%s", tern_last_error());
 }
 
-/* The output rows' requests, after the pass: argmaxes not made inside it, device sampling, logits to the host;
- * then the ids back. Rank 0. */
-static int outputs(crank *g, const tern_ubatch *ub, const pass_t *P) {
-    const size_t V = (size_t)g->m->n_vocab;
-    const int no = ub->n_out;
+/* The logits row of output o: row 0 for the last row's pass, the token's own row for an all-rows pass (which a
+ * small pass asking some rows' outputs runs as), else o. */
+static int out_row(const tern_ubatch *ub, const pass_t *P, int o) { return P->kind == OUT_ALL ? ub->out[o] : o; }
+
+/* The device sampler's range and buffer: 0, or -1 (error set) before anything is launched. */
+static int check_samples(crank *g, const tern_ubatch *ub) {
     int n_pen = 0;
-    for (int o = 0; o < no; o++)
-        if (ub->outs[o].mode == TERN_OUT_SAMPLE) n_pen += ub->outs[o].samp->n_pen;
+    for (int o = 0; o < ub->n_out; o++) {
+        if (ub->outs[o].mode != TERN_OUT_SAMPLE) continue;
+        const tern_sample_req *r = ub->outs[o].samp;
+        if (!r || r->top_k < 1 || r->top_k > TCU_SAMPLE_KMAX || r->top_k >= g->m->n_vocab || !(r->temp > 0.0f)) {
+            tern_set_error("device sampling: top_k %d / temp %g outside the device sampler's range", r ? r->top_k : 0,
+                           r ? (double)r->temp : 0.0);
+            return -1;
+        }
+        n_pen += r->n_pen;
+    }
     if (n_pen > g->pen_cap) {
         int32_t *np = NULL;
         CU(cudaMalloc((void **)&np, sizeof(int32_t) * (size_t)n_pen));
@@ -489,64 +506,93 @@ static int outputs(crank *g, const tern_ubatch *ub, const pass_t *P) {
         g->pen = np;
         g->pen_cap = n_pen;
     }
+    return 0;
+}
+
+/* The output rows' requests, after the pass: argmaxes not made inside it, device sampling, logits to the host (one
+ * copy a run of rows adjacent in both places); then the ids back. Rank 0. */
+static int outputs(crank *g, const tern_ubatch *ub, const pass_t *P) {
+    const size_t V = (size_t)g->m->n_vocab;
+    const int no = ub->n_out;
     /* in-graph argmaxes: LAST's one row, ALL's rows at n <= 16 */
     const int argmax_done = P->kind == OUT_LAST || (P->kind == OUT_ALL && P->n <= TCU_MULTI_MAX);
     int at = 0;
     for (int o = 0; o < no; o++) {
         const tern_out *out = &ub->outs[o];
-        const float *lg = g->lg + (size_t)o * V;
-        if (out->mode == TERN_OUT_ARGMAX && !argmax_done) tcu_argmax(lg, (int)V, g->ids + o, g->amkeys, g->st);
+        const int r = out_row(ub, P, o);
+        const float *lg = g->lg + (size_t)r * V;
+        if (out->mode == TERN_OUT_ARGMAX && !argmax_done) tcu_argmax(lg, (int)V, g->ids + r, g->amkeys, g->st);
         else if (out->mode == TERN_OUT_SAMPLE) {
-            const tern_sample_req *r = out->samp;
-            if (r->top_k < 1 || r->top_k > TCU_SAMPLE_KMAX || r->top_k >= (int)V || !(r->temp > 0.0f)) {
-                tern_set_error("device sampling: top_k %d / temp %g outside the device sampler's range", r->top_k,
-                               (double)r->temp);
-                return -1;
-            }
-            if (r->n_pen > 0)
-                CU(cudaMemcpyAsync(g->pen + at, r->pen_ids, sizeof(int32_t) * (size_t)r->n_pen, cudaMemcpyHostToDevice,
+            const tern_sample_req *q = out->samp;
+            if (q->n_pen > 0)
+                CU(cudaMemcpyAsync(g->pen + at, q->pen_ids, sizeof(int32_t) * (size_t)q->n_pen, cudaMemcpyHostToDevice,
                                    g->st));
-            CU(cudaMemcpyAsync(g->ud + o, &r->u, sizeof(double), cudaMemcpyHostToDevice, g->st));
-            tcu_sample(lg, (int)V, g->pen + at, r->n_pen, r->penalty, r->top_k, r->top_p, r->min_p, r->temp, g->ud + o,
-                       g->samp, g->ids + o, g->st);
-            at += r->n_pen;
+            CU(cudaMemcpyAsync(g->ud + r, &q->u, sizeof(double), cudaMemcpyHostToDevice, g->st));
+            tcu_sample(lg, (int)V, g->pen + at, q->n_pen, q->penalty, q->top_k, q->top_p, q->min_p, q->temp, g->ud + r,
+                       g->samp, g->ids + r, g->st);
+            at += q->n_pen;
         } else if (out->mode == TERN_OUT_LOGITS) {
-            CU(cudaMemcpyAsync(out->logits, lg, sizeof(float) * V, cudaMemcpyDeviceToHost, g->st));
+            int k = 1; /* rows adjacent on the device and on the host: one copy */
+            while (o + k < no && ub->outs[o + k].mode == TERN_OUT_LOGITS && out_row(ub, P, o + k) == r + k &&
+                   ub->outs[o + k].logits == out->logits + (size_t)k * V)
+                k++;
+            CU(cudaMemcpyAsync(out->logits, lg, sizeof(float) * V * (size_t)k, cudaMemcpyDeviceToHost, g->st));
+            o += k - 1;
         }
     }
     CU(cudaGetLastError());
-    if (no) CU(cudaMemcpyAsync(g->hpd, g->ids, sizeof(int32_t) * (size_t)no, cudaMemcpyDeviceToHost, g->st));
+    const int rows = P->kind == OUT_ALL ? P->n : no;
+    if (no) CU(cudaMemcpyAsync(g->hpd, g->ids, sizeof(int32_t) * (size_t)rows, cudaMemcpyDeviceToHost, g->st));
     return 0;
+}
+
+/* After a failure mid-pass: every rank's stream drained (the pinned staging is not rewritten under a copy in
+ * flight), the error kept. */
+static int fail_sync(cuda_be *be) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", tern_last_error());
+    for (int r = 0; r < be->n_rank; r++) {
+        cudaSetDevice(be->rk[r]->dev);
+        cudaStreamSynchronize(be->rk[r]->st);
+        (void)cudaGetLastError();
+    }
+    cudaSetDevice(0);
+    tern_set_error("%s", msg);
+    return -1;
 }
 
 int cuda_exec(tern_backend *be_, const tern_graph *G, const tern_ubatch *ub) {
     cuda_be *be = (cuda_be *)be_;
     crank *g = be->rk[0];
     const int n = ub->n;
-    if (n < 1 || n > g->ubatch || ub->max_pos > g->n_ctx || ub->n_bt > g->bt_cap || ub->n_out > n) {
-        tern_set_error("internal: a pass of %d tokens (ubatch %d) up to position %d (n_ctx %d), %d table entries (%d)", n,
-                       g->ubatch, ub->max_pos, g->n_ctx, ub->n_bt, g->bt_cap);
+    if (n < 1 || n > g->ubatch || ub->max_pos > g->n_ctx || ub->n_bt > g->bt_cap || ub->n_out > n ||
+        (n > TCU_MULTI_MAX && ub->n_seq != 1)) {
+        tern_set_error("internal: a pass of %d tokens of %d sequences (ubatch %d) up to position %d (n_ctx %d), %d table "
+                       "entries (%d)", n, ub->n_seq, g->ubatch, ub->max_pos, g->n_ctx, ub->n_bt, g->bt_cap);
         return -1;
     }
+    if (check_samples(g, ub) != 0) return -1;
     pass_t P = {n, ub->n_out, OUT_SUBSET, ub->max_pos, ub->out, ub->n_seq == 1};
     for (int i = 0; i < ub->n_bt && P.ident; i++) P.ident = ub->bt[i] == i;
+    /* a small pass asking some rows' outputs runs as the all-rows pass (its captured graph; the GEMV reads the
+     * weights once for all 16 columns, and each row's bits are the same) */
     if (ub->n_out == 0) P.kind = OUT_NONE;
     else if (ub->n_out == 1 && ub->out[0] == n - 1) P.kind = OUT_LAST;
-    else if (ub->n_out == n) P.kind = OUT_ALL;
+    else if (ub->n_out == n || n <= g->gemv_max) P.kind = OUT_ALL;
     int timed = 0;
     if (be->n_rank == 1) {
-        if (run(g, G, ub, &P, &timed) != 0) return -1;
+        if (run(g, G, ub, &P, &timed) != 0) return fail_sync(be);
     } else {
         run_job j = {be, G, ub, &P, 0, {0}};
         tern_pool_run(be->pool, run_rank, &j);
         for (int r = 0; r < be->n_rank; r++)
             if (j.rc[r]) {
                 tern_set_error("GPU %d: %s", r, be->rk[r]->errmsg);
-                return -1;
+                return fail_sync(be);
             }
         timed = j.timed;
     }
-    if (outputs(g, ub, &P) != 0) return -1;
+    if (outputs(g, ub, &P) != 0) return fail_sync(be);
     if (timed) CU(cudaEventRecord(g->ev1, g->st));
     CU(cudaStreamSynchronize(g->st)); /* rank 0's stream: at TP its all-gather waited for every rank */
     if (timed) {
@@ -557,7 +603,7 @@ int cuda_exec(tern_backend *be_, const tern_graph *G, const tern_ubatch *ub) {
     }
     for (int o = 0; o < ub->n_out; o++) {
         tern_out *out = &ub->outs[o];
-        if (out->mode != TERN_OUT_LOGITS) out->id = g->hpd[o];
+        if (out->mode != TERN_OUT_LOGITS) out->id = g->hpd[out_row(ub, &P, o)];
         if (out->mode == TERN_OUT_SAMPLE && out->id < 0) { tern_set_error("sampler: all logits are NaN"); return -1; }
     }
     return 0;
@@ -572,6 +618,7 @@ int cuda_prepare(tern_backend *be_, const tern_graph *G, int max_rows) {
     for (int n = 2; n <= max_rows && n <= g->gemv_max && n <= g->ubatch; n++) {
         if (g->gok[1][OUT_ALL][n]) continue;
         const pass_t P = {n, n, OUT_ALL, 0, NULL, 1};
+        set_layout(g, n);
         if (capture_forward(g, G, &P, &g->gexec[1][OUT_ALL][n], g->gtr[1][OUT_ALL][n])) return -1;
         g->gok[1][OUT_ALL][n] = 1;
         g->n_graphs++;
