@@ -1,7 +1,7 @@
 /* config.c: the settings table (config.h). */
 #include "config.h"
 
-static tern_config g_cfg = {
+tern_config tern_config_g = {
     .simd_scalar = 0,
     .matmul_ref = 0,
     /* docs/ledger.md 2026-11-29 "decode prefetch": +9% CPU decode tok/s at 12288 bytes ahead (6 interleaved rounds) */
@@ -13,13 +13,11 @@ static tern_config g_cfg = {
     .cuda_timing = 0,
 };
 
-const tern_config *tern_cfg(void) { return &g_cfg; }
-
-tern_config tern_config_get(void) { return g_cfg; }
+tern_config tern_config_get(void) { return tern_config_g; }
 
 void tern_config_set(const tern_config *c) {
     if (!c) return;
-    g_cfg = *c;
-    if (g_cfg.decode_prefetch < 0) g_cfg.decode_prefetch = 0;
-    if (g_cfg.decode_chunk_div < 0) g_cfg.decode_chunk_div = 0;
+    tern_config_g = *c;
+    if (tern_config_g.decode_prefetch < 0) tern_config_g.decode_prefetch = 0;
+    if (tern_config_g.decode_chunk_div < 0) tern_config_g.decode_chunk_div = 0;
 }

@@ -9,7 +9,9 @@
 #define TERN_CONFIG_H
 #include "tern.h"
 
-/* The current table (defaults until tern_config_set). */
-const tern_config *tern_cfg(void);
+/* The current table (defaults until tern_config_set). Inline: the CPU's dot products read it on every call (an
+ * out-of-line call there cost 9M instructions in a 4-token run, +1.3%: callgrind, tern run -n 4 -t 1). */
+extern tern_config tern_config_g;
+static inline const tern_config *tern_cfg(void) { return &tern_config_g; }
 
 #endif
