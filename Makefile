@@ -23,6 +23,10 @@ NVCC    ?= $(CUDA_HOME)/bin/nvcc
 CUDA_ARCHS ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_80,code=sm_80 \
               -gencode=arch=compute_89,code=sm_89
 NVFLAGS ?= -O3 -lineinfo
+# make CUDA=1 CUDA_DEBUG=1: every kernel launch checked and synchronised, a fault reported at its launch (check.cuh)
+ifeq ($(CUDA_DEBUG),1)
+override NVFLAGS += -DTERN_CUDA_DEBUG
+endif
 override CFLAGS += -DTERN_CUDA -I$(CUDA_HOME)/include
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcublasLt -lcudart_static -ldl -lrt -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
 CU_SRCS := $(wildcard src/backend/cuda/*.cu)
