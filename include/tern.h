@@ -15,6 +15,7 @@ extern "C" {
 
 typedef struct tern_model tern_model;
 typedef struct tern_context tern_context;
+typedef struct tern_sampler tern_sampler;
 
 /* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
  * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
@@ -160,17 +161,22 @@ tern_seq *tern_seq_fork(tern_seq *src);
 void tern_seq_free(tern_seq *s);
 /* Tokens in the sequence's KV cache (its next position). */
 int tern_seq_n_past(const tern_seq *s);
+/* The sampler TERN_BATCH_SAMPLE rows of s draw with (the caller's; NULL: none). A sequence's sampler state (RNG,
+ * parameters) is its own; its history is the sequence's tokens. A fork starts without one. */
+void tern_seq_set_sampler(tern_seq *s, tern_sampler *smp);
 /* Forget positions >= n_past (<= the current count). 0, or -1 if out of range. */
 int tern_seq_truncate(tern_seq *s, int n_past);
 
-/* What a batch row asks for after the step. */
-enum { TERN_BATCH_NONE = 0, TERN_BATCH_LOGITS = 1, TERN_BATCH_ARGMAX = 2 };
+/* What a batch row asks for after the step: nothing, its logits, its greedy id, or a draw of its sequence's sampler
+ * (tern_seq_set_sampler: the chain over the sequence's own history, repeat penalty included; on CUDA run on the
+ * device where the sampler's parameters allow, one uniform draw of its RNG, the same id the host chain would give). */
+enum { TERN_BATCH_NONE = 0, TERN_BATCH_LOGITS = 1, TERN_BATCH_ARGMAX = 2, TERN_BATCH_SAMPLE = 3 };
 /* A batch of up to n_max tokens (grows on demand; n_max <= 0: 512). */
 tern_batch *tern_batch_new(int n_max);
 void tern_batch_free(tern_batch *b);
 void tern_batch_clear(tern_batch *b);
 /* Append token to s at s's next position (its n_past plus the tokens of s already in the batch); out:
- * TERN_BATCH_NONE, _LOGITS (the row's logits, tern_batch_logits) or _ARGMAX (the greedy id, tern_batch_id).
+ * TERN_BATCH_NONE, _LOGITS (the row's logits, tern_batch_logits), _ARGMAX or _SAMPLE (the id, tern_batch_id).
  * Returns the row, or -1 if out is unknown or s is NULL. */
 int tern_batch_add(tern_batch *b, tern_seq *s, int32_t token, int out);
 int tern_batch_n(const tern_batch *b);
@@ -178,8 +184,9 @@ int tern_batch_n(const tern_batch *b);
  * output. Returns 0, or -1 (nothing changed) if a token id is out of range, a sequence would pass the
  * engine's n_ctx, a sequence belongs to another engine, or the KV pool has no free block. */
 int tern_engine_decode(tern_engine *e, tern_batch *b);
-/* After tern_engine_decode: row's greedy id (_ARGMAX), or its logits, (n_vocab) f32 valid until the next
- * decode of b (_LOGITS); -1 / NULL for a row that did not ask. */
+/* After tern_engine_decode: row's greedy or sampled id (_ARGMAX, _SAMPLE), or its logits, (n_vocab) f32 valid until
+ * the next decode of b (_LOGITS); -1 / NULL for a row that did not ask. A _SAMPLE row's sequence must have a
+ * sampler (else the step fails, one line). */
 int32_t tern_batch_id(const tern_batch *b, int row);
 const float *tern_batch_logits(const tern_batch *b, int row);
 

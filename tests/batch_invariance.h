@@ -121,4 +121,75 @@ static void bi_check(tern_model *m, tern_engine_params ep, int n_seq, int gen, c
     free(tb);
 }
 
+/* Sequence sampling in a batch: sequence 0 draws with its own sampler (TERN_BATCH_SAMPLE: seed 5, temp 0.8, top-k 40,
+ * repeat penalty 1.3 over its history) for gen steps beside two greedy sequences; the reference draws with an
+ * identically made sampler from the logits of sequence 0 run alone (tern_sampler_sample over the same history). The
+ * two token streams must be equal: the same RNG stream, the same logits bits (batch invariance), the same chain (on
+ * CUDA the device's, which chooses the host's id on the same logits and draw). */
+static void bi_sample_check(tern_model *m, tern_engine_params ep, int gen, const char *what) {
+    const int V = tern_model_n_vocab(m);
+    tern_sampler_params sp = tern_sampler_default_params();
+    sp.seed = 5, sp.repeat_penalty = 1.3f;
+    int32_t got[64], want[64], hist[BI_MAX_PROMPT + 64], prompt[BI_MAX_PROMPT];
+    ep.block_size = 16;
+    ep.n_seq_max = 3;
+    tern_engine *e = tern_engine_new(m, &ep);
+    tern_sampler *sa = tern_sampler_new(&sp, V), *sb = tern_sampler_new(&sp, V);
+    tern_batch *b = tern_batch_new(0);
+    CHECK(e && sa && sb, "%s: setup: %s", what, tern_last_error());
+    if (!e || !sa || !sb) return;
+    tern_seq *s[3];
+    int32_t last[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) s[i] = tern_seq_new(e);
+    tern_seq_set_sampler(s[0], sa);
+    int ok = 1;
+    for (int k = 0; k < gen && ok; k++) {
+        tern_batch_clear(b);
+        int row[3];
+        for (int i = 0; i < 3; i++) {
+            if (tern_seq_n_past(s[i]) == 0) {
+                const int n = bi_prompt(i + 5, V, prompt);
+                for (int j = 0; j < n; j++)
+                    row[i] = tern_batch_add(b, s[i], prompt[j], j < n - 1 ? TERN_BATCH_NONE : i ? TERN_BATCH_ARGMAX : TERN_BATCH_SAMPLE);
+            } else {
+                row[i] = tern_batch_add(b, s[i], last[i], i ? TERN_BATCH_ARGMAX : TERN_BATCH_SAMPLE);
+            }
+        }
+        ok = tern_engine_decode(e, b) == 0;
+        for (int i = 0; i < 3 && ok; i++) last[i] = tern_batch_id(b, row[i]);
+        got[k] = last[0];
+    }
+    CHECK(ok, "%s: batched sampling: %s", what, tern_last_error());
+    /* the reference: sequence 0 alone, its logits, the host chain */
+    tern_engine_free(e);
+    ep.n_seq_max = 1;
+    e = tern_engine_new(m, &ep);
+    tern_seq *r = e ? tern_seq_new(e) : NULL;
+    int nh = bi_prompt(5, V, hist), rr = -1;
+    for (int k = 0; r && k < gen && ok; k++) {
+        tern_batch_clear(b);
+        if (k == 0)
+            for (int j = 0; j < nh; j++) rr = tern_batch_add(b, r, hist[j], j == nh - 1 ? TERN_BATCH_LOGITS : TERN_BATCH_NONE);
+        else rr = tern_batch_add(b, r, want[k - 1], TERN_BATCH_LOGITS);
+        ok = tern_engine_decode(e, b) == 0;
+        if (ok) want[k] = tern_sampler_sample(sb, tern_batch_logits(b, rr), hist, nh);
+        hist[nh++] = want[k];
+    }
+    CHECK(ok && r, "%s: reference sampling: %s", what, tern_last_error());
+    if (ok && r) CHECK(!memcmp(got, want, sizeof(int32_t) * (size_t)gen), "%s: sampled in a batch %d %d %d.. vs alone %d %d %d..",
+                       what, got[0], got[1], got[2], want[0], want[1], want[2]);
+    /* a sample row of a sequence without a sampler is refused, one line */
+    tern_seq *q = r ? tern_seq_fork(r) : NULL;
+    if (q) {
+        tern_batch_clear(b);
+        tern_batch_add(b, q, 1, TERN_BATCH_SAMPLE);
+        CHECK(tern_engine_decode(e, b) == -1 && strstr(tern_last_error(), "no sampler"), "%s: sample without a sampler: %s",
+              what, tern_last_error());
+    }
+    tern_batch_free(b);
+    tern_sampler_free(sa);
+    tern_sampler_free(sb);
+    tern_engine_free(e);
+}
+
 #endif

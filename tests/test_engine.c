@@ -1,6 +1,7 @@
 /* test_engine: the engine's batch API on the CPU (the default model):
  * - batch invariance (tests/batch_invariance.h): 8 sequences of 3..93 prompt tokens, 12 greedy tokens each, joining
- *   at steps 0..3 of one engine, give the tokens and the logits bits each gives alone;
+ *   at steps 0..3 of one engine, give the tokens and the logits bits each gives alone; a sequence sampling with its
+ *   own sampler beside greedy ones draws what the host chain draws from its logits alone;
  * - the graph: one op list for the llama recipe (embed, 30 x 16 ops, gather, norm, head);
  * - a forked sequence shares its parent's blocks (pool usage) and, continued with other tokens than the parent,
  *   gives the logits bits of a fresh sequence fed the same tokens (the shared partial block copied on write);
@@ -55,8 +56,9 @@ int main(void) {
     CHECK(g->n_layer == 4 && g->n_nodes == 1 + 16 * 4 + 3, "4-layer graph: %d nodes", g->n_nodes);
     tern_graph_free(g);
 
-    /* batch invariance: 8 sequences on the CPU */
+    /* batch invariance: 8 sequences on the CPU; a sequence's sampler in a batch */
     bi_check(m, cpu_params(256, 8, 0), 8, 12, "cpu, 8 sequences");
+    bi_sample_check(m, cpu_params(256, 3, 0), 16, "cpu");
 
     /* fork: shared blocks, copy on write */
     tern_engine_params ep = cpu_params(128, 4, 0);

@@ -29,6 +29,9 @@ struct tern_seq {
     int n_past;
     int32_t *table;          /* (cap) pool blocks of logical blocks 0.. */
     int n_blocks, cap;
+    tern_sampler *smp;       /* TERN_BATCH_SAMPLE's sampler (the caller's), or NULL */
+    int32_t *hist;           /* (hist_cap) the tokens in the cache, position order: the repeat penalty's history */
+    int n_hist, hist_cap;
     /* step scratch */
     int step_k;              /* tokens of this sequence in the step */
     int step_seg;            /* its segment in the step */
@@ -42,6 +45,8 @@ typedef struct {
     const tern_sample_req *req;     /* device sampling request (internal) */
     int32_t id;
     int logit_row;                  /* row of b->logits, -1 */
+    int rank;                       /* the row's place among its sequence's tokens of the step */
+    int host_sample;                /* TERN_BATCH_SAMPLE drawn on the host from the row's logits */
 } batch_row;
 
 struct tern_batch {
@@ -61,6 +66,9 @@ struct tern_engine {
     /* step scratch, grown: per pass token arrays, per step ordering */
     int32_t *tok, *pos, *slot, *bt_off, *bt, *out, *order, *seg_start, *seg_len;
     int32_t *p_rk, *p_small, *p_small_rk;  /* the passes' row lists (cap_tok) */
+    tern_sample_req *reqs;                 /* device sampling requests of the step's TERN_BATCH_SAMPLE rows (cap_tok) */
+    int32_t *pen;                          /* their penalty ids */
+    int pen_cap;
     tern_out *outs;
     int cap_tok, cap_bt;
     tern_seq **segs;
@@ -178,7 +186,7 @@ void tern_engine_free(tern_engine *e) {
     tern_kv_free(&e->kv);
     free(e->seqs); free(e->segs); free(e->seg_start); free(e->seg_len);
     free(e->tok); free(e->pos); free(e->slot); free(e->bt_off); free(e->bt); free(e->out); free(e->order);
-    free(e->p_rk); free(e->p_small); free(e->p_small_rk);
+    free(e->p_rk); free(e->p_small); free(e->p_small_rk); free(e->reqs); free(e->pen);
     free(e->outs);
     free(e);
 }
@@ -216,6 +224,14 @@ static void table_reserve(tern_seq *s, int n) {
     if (!s->table) { fprintf(stderr, "tern: out of memory\n"); abort(); }
 }
 
+/* Room for n tokens of history. */
+static void hist_reserve(tern_seq *s, int n) {
+    if (n <= s->hist_cap) return;
+    s->hist_cap = n > 2 * s->hist_cap ? n : 2 * s->hist_cap;
+    s->hist = realloc(s->hist, sizeof(int32_t) * (size_t)s->hist_cap);
+    if (!s->hist) { fprintf(stderr, "tern: out of memory\n"); abort(); }
+}
+
 tern_seq *tern_seq_fork(tern_seq *src) {
     if (!src) return NULL;
     tern_seq *s = seq_alloc(src->e);
@@ -227,6 +243,9 @@ tern_seq *tern_seq_fork(tern_seq *src) {
     }
     s->n_blocks = src->n_blocks;
     s->n_past = src->n_past;
+    hist_reserve(s, src->n_hist);
+    if (src->n_hist) memcpy(s->hist, src->hist, sizeof(int32_t) * (size_t)src->n_hist);
+    s->n_hist = src->n_hist;
     return s;
 }
 
@@ -241,6 +260,7 @@ void tern_seq_free(tern_seq *s) {
     seq_drop_blocks(s, 0);
     s->e->seqs[s->slot_idx] = NULL;
     free(s->table);
+    free(s->hist);
     free(s);
 }
 
@@ -252,8 +272,13 @@ int tern_seq_truncate(tern_seq *s, int n_past) {
         return -1;
     }
     s->n_past = n_past;
+    if (s->n_hist > n_past) s->n_hist = n_past;
     seq_drop_blocks(s, (n_past + s->e->kv.bs - 1) >> s->e->kv.lbs);
     return 0;
+}
+
+void tern_seq_set_sampler(tern_seq *s, tern_sampler *smp) {
+    if (s) s->smp = smp;
 }
 
 /* Blocks for positions [0, n_past + k) of s, a shared last block copied before it is written. 0, or -1 (error
@@ -309,12 +334,12 @@ static int batch_add_row(tern_batch *b, tern_seq *s, int32_t token, int out, flo
         b->r = realloc(b->r, sizeof(batch_row) * (size_t)b->cap);
         if (!b->r) { fprintf(stderr, "tern: out of memory\n"); abort(); }
     }
-    b->r[b->n] = (batch_row){token, s, out, dst, req, -1, -1};
+    b->r[b->n] = (batch_row){token, s, out, dst, req, -1, -1, 0, 0};
     return b->n++;
 }
 
 int tern_batch_add(tern_batch *b, tern_seq *s, int32_t token, int out) {
-    if (!b || !s || out < TERN_BATCH_NONE || out > TERN_BATCH_ARGMAX) {
+    if (!b || !s || out < TERN_BATCH_NONE || out > TERN_BATCH_SAMPLE) {
         tern_set_error("tern_batch_add: NULL batch or sequence, or an unknown output kind %d", out);
         return -1;
     }
@@ -322,7 +347,9 @@ int tern_batch_add(tern_batch *b, tern_seq *s, int32_t token, int out) {
 }
 
 int32_t tern_batch_id(const tern_batch *b, int row) {
-    return row >= 0 && row < b->n && b->r[row].out == TERN_BATCH_ARGMAX ? b->r[row].id : -1;
+    return row >= 0 && row < b->n && (b->r[row].out == TERN_BATCH_ARGMAX || b->r[row].out == TERN_BATCH_SAMPLE)
+               ? b->r[row].id
+               : -1;
 }
 
 const float *tern_batch_logits(const tern_batch *b, int row) {
@@ -333,7 +360,7 @@ const float *tern_batch_logits(const tern_batch *b, int row) {
 
 /* ---- the step ---- */
 
-#define OUT_SAMPLE 3
+#define OUT_SAMPLE TERN_BATCH_SAMPLE /* with batch_row.req: the context's request (tern_eval_sample) */
 
 static void grow_i32(int32_t **p, int n) {
     *p = realloc(*p, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
@@ -347,7 +374,8 @@ static void step_reserve(tern_engine *e, int n_tok, int n_bt) {
         grow_i32(&e->out, n_tok); grow_i32(&e->order, n_tok);
         grow_i32(&e->p_rk, n_tok); grow_i32(&e->p_small, n_tok); grow_i32(&e->p_small_rk, n_tok);
         e->outs = realloc(e->outs, sizeof(tern_out) * (size_t)n_tok);
-        if (!e->outs) { fprintf(stderr, "tern: out of memory\n"); abort(); }
+        e->reqs = realloc(e->reqs, sizeof(tern_sample_req) * (size_t)n_tok);
+        if (!e->outs || !e->reqs) { fprintf(stderr, "tern: out of memory\n"); abort(); }
     }
     if (n_bt > e->cap_bt) {
         e->cap_bt = n_bt;
@@ -386,7 +414,7 @@ static int run_pass(tern_engine *e, tern_batch *b, const int32_t *rows, int n, c
             o->samp = r->req;
             o->logits = NULL;
             if (r->out == TERN_BATCH_ARGMAX) o->mode = TERN_OUT_ARGMAX;
-            else if (r->out == OUT_SAMPLE && r->req) o->mode = TERN_OUT_SAMPLE;
+            else if (r->out == OUT_SAMPLE && r->req && !r->host_sample) o->mode = TERN_OUT_SAMPLE;
             else {
                 o->mode = TERN_OUT_LOGITS;
                 o->logits = r->dst ? r->dst : b->logits + (size_t)r->logit_row * b->n_vocab;
@@ -416,12 +444,16 @@ static int engine_step(tern_engine *e, tern_batch *b) {
             tern_set_error("token id %d is out of range [0, %d)", r->tok, e->m->n_vocab);
             goto invalid;
         }
+        if (r->out == TERN_BATCH_SAMPLE && !r->req && !r->seq->smp) {
+            tern_set_error("batch row %d asks for a sample but its sequence has no sampler (tern_seq_set_sampler)", i);
+            goto invalid;
+        }
         if (r->seq->step_k == 0) {
             r->seq->step_seg = n_seg;
             e->segs[n_seg++] = r->seq;
         }
-        r->seq->step_k++;
-        if (r->out == TERN_BATCH_LOGITS && !r->dst) n_logits++;
+        b->r[i].rank = r->seq->step_k++;
+        b->r[i].host_sample = 0;
     }
     for (int s = 0; s < n_seg; s++) {
         const tern_seq *q = e->segs[s];
@@ -455,6 +487,49 @@ static int engine_step(tern_engine *e, tern_batch *b) {
             seq_drop_blocks(e->segs[s], (e->segs[s]->n_past + e->kv.bs - 1) >> e->kv.lbs);
         goto invalid;
     }
+    /* the history (the repeat penalty's) grows by the step's tokens, kept only if the step succeeds */
+    for (int s = 0; s < n_seg; s++) hist_reserve(e->segs[s], e->segs[s]->n_past + e->segs[s]->step_k);
+    for (int i = 0; i < n; i++) {
+        tern_seq *q = b->r[i].seq;
+        if (q->n_hist == q->n_past) q->hist[q->n_past + b->r[i].rank] = b->r[i].tok;
+    }
+    /* TERN_BATCH_SAMPLE rows: the sequence's sampler, on the device where its parameters allow (one uniform draw of
+     * its RNG each, in row order), else on the host from the row's logits after the passes */
+    {
+        int n_pen = 0;
+        for (int i = 0; i < n; i++)
+            if (b->r[i].out == TERN_BATCH_SAMPLE && !b->r[i].req) n_pen += b->r[i].seq->n_past + b->r[i].rank + 1;
+        if (n_pen > e->pen_cap) {
+            e->pen_cap = n_pen;
+            grow_i32(&e->pen, n_pen);
+        }
+        int at = 0, k = 0;
+        for (int i = 0; i < n; i++) {
+            batch_row *r = &b->r[i];
+            if (r->out != TERN_BATCH_SAMPLE || r->req) continue;
+            tern_seq *q = r->seq;
+            const tern_sampler_params *sp = tern_sampler_get_params(q->smp);
+            const int nh = q->n_past + r->rank + 1;
+            if (!(e->be->device_sample && sp->temp > 0.0f && sp->top_k > 0 && sp->top_k < e->m->n_vocab &&
+                  sp->top_k <= TERN_CUDA_SAMPLE_KMAX)) {
+                r->host_sample = 1;
+                continue;
+            }
+            tern_sample_req *rq = &e->reqs[k++];
+            rq->pen_ids = e->pen + at;
+            rq->n_pen = tern_sampler_penalty_ids(q->smp, q->hist, nh, e->pen + at);
+            rq->penalty = sp->repeat_penalty;
+            rq->top_p = sp->top_p;
+            rq->min_p = sp->min_p;
+            rq->temp = sp->temp;
+            rq->top_k = sp->top_k;
+            rq->u = tern_sampler_draw_uniform(q->smp);
+            r->req = rq;
+            at += nh;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if ((b->r[i].out == TERN_BATCH_LOGITS && !b->r[i].dst) || b->r[i].host_sample) n_logits++;
     /* logits storage of the batch's own rows */
     if (n_logits > b->logits_cap || b->n_vocab != e->m->n_vocab) {
         free(b->logits);
@@ -464,7 +539,7 @@ static int engine_step(tern_engine *e, tern_batch *b) {
         if (!b->logits && n_logits) { tern_set_error("out of memory (logits of %d rows)", n_logits); goto failed; }
     }
     for (int i = 0, k = 0; i < n; i++) {
-        b->r[i].logit_row = b->r[i].out == TERN_BATCH_LOGITS && !b->r[i].dst ? k++ : -1;
+        b->r[i].logit_row = (b->r[i].out == TERN_BATCH_LOGITS && !b->r[i].dst) || b->r[i].host_sample ? k++ : -1;
         b->r[i].id = -1;
     }
     /* passes: runs of up to exact_rows tokens of any sequences; a longer sequence run alone, in max_rows chunks */
@@ -494,17 +569,30 @@ static int engine_step(tern_engine *e, tern_batch *b) {
         if (rc == 0 && n_small) rc = run_pass(e, b, small, n_small, small_rk);
         if (rc != 0) goto failed;
     }
+    for (int i = 0; i < n; i++) { /* host draws, in row order */
+        batch_row *r = &b->r[i];
+        if (!r->host_sample) continue;
+        r->id = tern_sampler_sample(r->seq->smp, b->logits + (size_t)r->logit_row * b->n_vocab, r->seq->hist,
+                                    r->seq->n_past + r->rank + 1);
+        if (r->id < 0) goto failed;
+    }
+    for (int i = 0; i < n; i++) /* the device requests the engine made belong to this step */
+        if (b->r[i].out == TERN_BATCH_SAMPLE && b->r[i].req >= e->reqs && b->r[i].req < e->reqs + e->cap_tok) b->r[i].req = NULL;
     for (int s = 0; s < n_seg; s++) {
-        e->segs[s]->n_past += e->segs[s]->step_k;
-        e->segs[s]->step_k = 0;
+        tern_seq *q = e->segs[s];
+        if (q->n_hist == q->n_past) q->n_hist += q->step_k;
+        q->n_past += q->step_k;
+        q->step_k = 0;
     }
     return 0;
 failed: /* positions stay; blocks past them go back */
     for (int s = 0; s < n_seg; s++)
         seq_drop_blocks(e->segs[s], (e->segs[s]->n_past + e->kv.bs - 1) >> e->kv.lbs);
 invalid:
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (b->r[i].seq && b->r[i].seq->e == e) b->r[i].seq->step_k = 0;
+        if (b->r[i].out == TERN_BATCH_SAMPLE && b->r[i].req >= e->reqs && b->r[i].req < e->reqs + e->cap_tok) b->r[i].req = NULL;
+    }
     return -1;
 }
 

@@ -5,7 +5,8 @@
  * 1. Batch invariance (tests/batch_invariance.h) on CUDA: 64 sequences of 3..93 prompt tokens, 12 greedy tokens
  *    each, joining at steps 0..3 of one engine (prefills mixed with other sequences' decode tokens, KV blocks of 16
  *    rows interleaved in the pool), give the tokens and the logits bits each gives in an engine of its own. The same
- *    with a Q8_0 KV cache.
+ *    with a Q8_0 KV cache. A sequence sampling with its own sampler (device sampling) beside two greedy ones draws what
+ *    the host chain draws from its logits alone.
  * 2. The GPU against the CPU on one batch: 8 sequences in one step each, the last rows' logits within 1e-2 relative
  *    L2 of the CPU reference arm (f32 activations, double dots).
  * 3. A forked sequence on the GPU (its shared partial block copied on write in every layer) gives the logits bits of
@@ -65,6 +66,7 @@ int main(int argc, char **argv) {
 
     bi_check(m, params(TERN_DEVICE_CUDA, 64, 0), 64, 12, "cuda, 64 sequences");
     bi_check(m, params(TERN_DEVICE_CUDA, 64, 1), 64, 12, "cuda, 64 sequences, q8_0 KV cache");
+    bi_sample_check(m, params(TERN_DEVICE_CUDA, 3, 0), 16, "cuda (device sampling)");
 
     float *lg = malloc(sizeof(float) * 8 * (size_t)V), *lc = malloc(sizeof(float) * 8 * (size_t)V);
     CHECK(eight(m, TERN_DEVICE_CUDA, lg) == 0, "8 sequences on cuda: %s", tern_last_error());
