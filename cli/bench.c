@@ -230,7 +230,7 @@ static void fmt_params(char *buf, size_t n, uint64_t p) {
 
 typedef struct {
     tern_device device;
-    int n_threads, ubatch, tp, kv_type, reps;
+    int n_threads, ubatch, tp, kv_type, reps, block;
     const int *pp; int n_pp;
     const int *tg; int n_tg;
     const int *par; int n_par;
@@ -290,6 +290,7 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
     ep.ctx.cache_type_k = ep.ctx.cache_type_v = o->kv_type;
     ep.ctx.verbose = 1;
     ep.n_seq_max = max_b;
+    ep.block_size = o->block;
     tern_engine *e = tern_engine_new(m, &ep);
     if (!e) cli_die("%s", tern_last_error());
     const int n_vocab = tern_model_n_vocab(m), on_cuda = !strcmp(tern_engine_device(e), "cuda");
@@ -350,8 +351,10 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
         bench_json_str(rf, tern_engine_device(e));
         fputs(", \"name\": ", rf);
         bench_json_str(rf, on_cuda ? tern_cuda_name() : o->cpu_name);
-        fprintf(rf, ", \"threads\": %d, \"cache_type\": \"%s\"},\n  \"model\": {\"path\": ", o->n_threads,
-                o->kv_type == TERN_CACHE_Q8_0 ? "q8_0" : "f16");
+        int bs = 0;
+        tern_engine_kv_usage(e, NULL, NULL, &bs);
+        fprintf(rf, ", \"threads\": %d, \"cache_type\": \"%s\", \"kv_block_size\": %d},\n  \"model\": {\"path\": ",
+                o->n_threads, o->kv_type == TERN_CACHE_Q8_0 ? "q8_0" : "f16", bs);
         bench_json_str(rf, o->model);
         fputs(", \"desc\": ", rf);
         bench_json_str(rf, tern_model_desc(m));
@@ -390,7 +393,7 @@ int cmd_bench(int argc, char **argv) {
     int ubatch = 0, tp = 1, syn_layers = 0, ctk = TERN_CACHE_F16, ctv = TERN_CACHE_F16;
     const char *synthetic = NULL, *syn_type = "q4_0";
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
-    int vr[MAX_TESTS] = {0}, n_vr = 0, par[MAX_TESTS] = {0}, n_par = 0;
+    int vr[MAX_TESTS] = {0}, n_vr = 0, par[MAX_TESTS] = {0}, n_par = 0, block = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
 #define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
@@ -399,6 +402,7 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) n_tg = parse_list(a, ARG(), tg, MAX_TESTS, 0, 1 << 20);
         else if (!strcmp(a, "-v") || !strcmp(a, "--verify-rows")) n_vr = parse_list(a, ARG(), vr, MAX_TESTS, 1, 16);
         else if (!strcmp(a, "--parallel") || !strcmp(a, "-npl")) n_par = parse_list(a, ARG(), par, MAX_TESTS, 1, 4096);
+        else if (!strcmp(a, "--block-size")) block = (int)cli_parse_long(a, ARG(), 16, 256);
         else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) reps = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) depth = (int)cli_parse_long(a, ARG(), 0, 1 << 20);
@@ -426,7 +430,8 @@ int cmd_bench(int argc, char **argv) {
                  "  while it is uploaded (no file: for models larger than the disk, e.g. llama3-405b); --tp N: tensor\n"
                  "  parallelism over CUDA GPUs 0..N-1 (NCCL)\n"
                  "  --parallel 1,4,16,64: llama-batched-bench's table instead: B sequences at once, each a prompt of -p\n"
-                 "  tokens (all B prompts in one step) then -n decode steps of B tokens (one a sequence)\n"
+                 "  tokens (all B prompts in one step) then -n decode steps of B tokens (one a sequence); --block-size N:\n"
+                 "  rows a KV block (a power of two, 16..256; default 16 on the CPU, 128 on CUDA)\n"
                  "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -v: rows of a speculative verify\n"
                  "  pass (1..16; vrN: 32 tern_eval_argmax passes of N tokens at one position, t/s = rows a second,\n"
                  "  the receipt adds ms a pass); -r: timed repetitions after one\n"
@@ -489,8 +494,8 @@ int cmd_bench(int argc, char **argv) {
     if (!m) cli_die("%s", tern_last_error());
     const int n_vocab = tern_model_n_vocab(m);
     if (n_par) {
-        const bench_par_opts po = {device, n_threads, ubatch, tp, ctk, reps, pp, n_pp, tg, n_tg, par, n_par, out_fmt, receipt,
-                                   model, stamp, commit, dirty, ci.name};
+        const bench_par_opts po = {device, n_threads, ubatch, tp, ctk, reps, block, pp, n_pp, tg, n_tg, par, n_par, out_fmt,
+                                   receipt, model, stamp, commit, dirty, ci.name};
         const int rc = bench_parallel(m, &po);
         for (int ti = 0; ti < n_tests; ti++) {
             free(tests[ti].secs);
