@@ -132,10 +132,12 @@ tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
         tern_set_error("KV block size %d: expected a power of two from 16 to 256", ep->block_size);
         return NULL;
     }
-    const int64_t want = ep->kv_tokens > 0 ? ep->kv_tokens : (int64_t)n_seq * n_ctx;
-    const int64_t n_blocks = (want + bs - 1) / bs;
+    /* the pool: kv_tokens rows in whole blocks, else room for every sequence's n_ctx positions (each rounded up to whole
+     * blocks: n_seq full-length sequences must fit) */
+    const int64_t per_seq = ((int64_t)n_ctx + bs - 1) / bs;
+    const int64_t n_blocks = ep->kv_tokens > 0 ? ((int64_t)ep->kv_tokens + bs - 1) / bs : (int64_t)n_seq * per_seq;
     if (n_blocks > (1 << 26) || n_blocks * bs > INT32_MAX) {
-        tern_set_error("KV cache of %lld tokens is out of range", (long long)want);
+        tern_set_error("KV cache of %lld blocks of %d rows is out of range", (long long)n_blocks, bs);
         return NULL;
     }
     tern_backend_params bp = {0};
