@@ -3,7 +3,7 @@
  *   tern ab -m MODEL --a "FLAGS" --b "FLAGS" [-r ROUNDS] [-p PROMPTFILE] [-n N] [-t T] [--receipt PATH]
  *
  * FLAGS: space-separated words; NAME=value words are environment assignments for that arm, the others
- * are extra arguments of `tern run` (e.g. --a "TERN_DECODE_PREFETCH=0" --b "TERN_DECODE_PREFETCH=12288").
+ * are extra arguments of `tern run` (e.g. --a "TERN_SIMD=scalar" --b "" or --a "-t 1" --b "-t 2").
  * Each arm is a subprocess `tern run -m MODEL -f PROMPT -n N --temp 0 --ignore-eos [-t T] EXTRA...` of
  * this same binary (/proc/self/exe) with TERN_TRACE=1, run in the order A B A B ... (shared/MEASURE.md
  * "A/B, never A then B"), after one untimed run of A that warms the page cache. From each run: the
