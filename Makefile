@@ -12,7 +12,7 @@ INCS    := -Iinclude $(addprefix -I,$(SRC_DIRS))
 OPT     ?= -O2 -g
 CFLAGS  ?=
 override CFLAGS += $(OPT) -std=c11 -Wall -Wextra -Wno-unused-parameter -ffp-contract=off -D_GNU_SOURCE $(INCS)
-LDLIBS  += -lpcre2-8 -lpthread -lm
+LDLIBS  += -Wl,--as-needed -lpcre2-8 -lmicrohttpd -lcjson -ledit -lpthread -lm
 SAN     ?=
 CUDA    ?=
 ifeq ($(CUDA),1)

