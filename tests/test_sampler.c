@@ -397,6 +397,44 @@ static void test_nan_logits(void) {
     CHECK(counts[0] == 0 && counts[2] == 0, "-inf drawn");
 }
 
+/* Issue 28 (fuzzing): top-p with top-k off and a largest logit of ~1e16 or more. The nucleus cut-off
+ * max - 1 rounded to max in double and dropped every candidate (the chain kept 0 ids, all weights zero,
+ * id 0 returned). Whatever the scale, the draw must come from the kept set: here only the max survives
+ * top-p 0.95 (its probability is 1), so every draw is the argmax. */
+static void test_huge_logits(void) {
+    static const float scales[] = {1e6f, 1e15f, 1e16f, 1e20f, 3e38f};
+    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
+        float l[3] = {-1.0f, 0.5f, scales[k]};
+        for (int top_k = 0; top_k <= 2; top_k += 2) {
+            tern_sampler_params p = plain_params(0.8f, 5);
+            p.top_k = top_k;
+            p.top_p = 0.95f;
+            tern_sampler *s = tern_sampler_new(&p, 3);
+            int bad = 0;
+            for (int i = 0; i < 50; i++) bad += tern_sampler_sample(s, l, NULL, 0) != 2;
+            CHECK(bad == 0, "max logit %g, top_k %d, top_p 0.95: %d of 50 draws not the argmax", (double)scales[k],
+                  top_k, bad);
+            double pr[3];
+            CHECK(tern_sampler_probs(s, l, NULL, 0, pr) == 0 && pr[2] == 1.0, "probs of the max %g at %g",
+                  pr[2], (double)scales[k]);
+            tern_sampler_free(s);
+        }
+    }
+    /* the CLI's route to it: a tiny repeat penalty turns a penalised positive logit into ~1e31; the
+     * penalised id (the only one in the history) must be the one drawn, never a stale candidate */
+    float l[4] = {0.2f, 3.0f, 1.0f, -2.0f};
+    tern_sampler_params p = plain_params(0.8f, 9);
+    p.top_k = 0;
+    p.top_p = 0.95f;
+    p.repeat_penalty = 1e-30f;
+    tern_sampler *s = tern_sampler_new(&p, 4);
+    const int32_t hist[1] = {2};
+    int bad = 0;
+    for (int i = 0; i < 50; i++) bad += tern_sampler_sample(s, l, hist, 1) != 2;
+    CHECK(bad == 0, "repeat penalty 1e-30: %d of 50 draws not the boosted id", bad);
+    tern_sampler_free(s);
+}
+
 static void test_bad_params(void) {
     enum { TEMP, TOP_P, MIN_P, PEN, LAST_N };
     struct {
@@ -481,6 +519,7 @@ int main(void) {
     test_repeat_penalty();
     test_nan_logits();
     test_bad_params();
+    test_huge_logits();
     report_speed();
     return check_summary("test_sampler");
 }

@@ -268,9 +268,12 @@ static int apply_top_p(tern_sampler *s, tern_cand *c, int n, int sorted, float t
             int b = 0;
             while (b < NB && (acc += mass[b]) < target) b++;
             if (b + 1 < NB) {  /* else the distribution is too flat to prune: sort everything */
-                double cut = (double)mx - (double)(b + 2) * width;  /* keeps buckets 0..b+1 */
+                /* keep buckets 0..b+1, by the same distance d the histogram used: a cut-off logit
+                 * mx - (b + 2) * width rounds to mx once |mx| >~ 1e16 (double's ulp there is 2) and
+                 * dropped every candidate, the max included (issue 28, found by fuzzing) */
                 int m = 0;
-                for (int i = 0; i < n; i++) if ((double)c[i].logit > cut) c[m++] = c[i];
+                for (int i = 0; i < n; i++)
+                    if (((double)mx - (double)c[i].logit) / width < (double)(b + 2)) c[m++] = c[i];
                 n = m;
             }
         }
@@ -355,6 +358,8 @@ static int chain(tern_sampler *s, const float *logits, const int32_t *history, i
         sorted = 1;
     }
     if (p->min_p > 0.0f && n > 1) n = apply_min_p(c, n, sorted, p->min_p);
+    /* every filter keeps the max; a chain that kept nothing would draw a stale candidate */
+    if (n < 1) { tern_set_error("sampler: internal error: no candidate survived the filters"); return -1; }
     /* 5. temperature: the weights */
     float mx = cand_max(c, n, sorted);
     double z = 0.0;
