@@ -141,6 +141,9 @@ typedef struct {
     int n_seq_max;           /* sequences alive at once (<= 0: 1); the pool holds n_seq_max * n_ctx rows unless kv_tokens */
     int kv_tokens;           /* KV pool rows (<= 0: n_seq_max * n_ctx), rounded up to whole blocks */
     int block_size;          /* rows a KV block: a power of two, 16..256 (<= 0: the backend's default) */
+    int prefix_cache;        /* 1: keep full KV blocks keyed by their token prefix after their sequences, shared by
+                              * reference count, the least recently used dropped when the pool runs out
+                              * (tern_seq_attach_prefix; src/runtime/prefix_cache.h); 0: off */
 } tern_engine_params;
 tern_engine_params tern_engine_default_params(void);
 /* Errors: as tern_context_new_ex; a block size that is not a power of two in 16..256. */
@@ -151,6 +154,15 @@ const char *tern_engine_device(const tern_engine *e);
 int tern_engine_n_ctx(const tern_engine *e);
 /* KV pool: blocks in use and in all, rows a block. */
 void tern_engine_kv_usage(const tern_engine *e, int *used, int *total, int *block_size);
+
+/* The KV pool in detail: blocks in use (by sequences or the prefix cache) and in all, rows a block; prefix-cache
+ * entries, those held by the cache alone (free to evict), blocks evicted so far. */
+typedef struct {
+    int blocks_used, blocks_total, block_size;
+    int cached_blocks, cached_idle;
+    int64_t evicted;
+} tern_kv_stats;
+void tern_engine_kv_stats(const tern_engine *e, tern_kv_stats *st);
 
 /* A new empty sequence (position 0), or NULL when n_seq_max are alive. */
 tern_seq *tern_seq_new(tern_engine *e);
@@ -166,6 +178,11 @@ int tern_seq_n_past(const tern_seq *s);
 void tern_seq_set_sampler(tern_seq *s, tern_sampler *smp);
 /* Forget positions >= n_past (<= the current count). 0, or -1 if out of range. */
 int tern_seq_truncate(tern_seq *s, int n_past);
+/* Prefix cache (tern_engine_params.prefix_cache): give the empty sequence s the cached KV blocks of the longest
+ * prefix of tokens[0..n) in whole blocks, leaving at least one token to run (its logits are wanted). s then holds
+ * that many positions (their tokens its history), as if it had run them. Returns the positions attached: a multiple
+ * of the block size in [0, n - 1]; 0 with the cache off; -1 if s is not empty or tokens is NULL with n > 0. */
+int tern_seq_attach_prefix(tern_seq *s, const int32_t *tokens, int n);
 
 /* What a batch row asks for after the step: nothing, its logits, its greedy id, or a draw of its sequence's sampler
  * (tern_seq_set_sampler: the chain over the sequence's own history, repeat penalty included; on CUDA run on the

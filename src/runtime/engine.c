@@ -17,6 +17,7 @@
 #include "backend_cuda.h"
 #include "kv_cache.h"
 #include "model.h"
+#include "prefix_cache.h"
 #include "sampler.h"
 #include "tern.h"
 #include "util.h"
@@ -32,6 +33,10 @@ struct tern_seq {
     tern_sampler *smp;       /* TERN_BATCH_SAMPLE's sampler (the caller's), or NULL */
     int32_t *hist;           /* (hist_cap) the tokens in the cache, position order: the repeat penalty's history */
     int n_hist, hist_cap;
+    /* prefix cache: the entries of logical blocks 0..pc_n-1 (slot, uid), its blocks keyed so far */
+    int32_t *pc_idx;
+    uint64_t *pc_uid;
+    int pc_n, pc_cap;
     /* step scratch */
     int step_k;              /* tokens of this sequence in the step */
     int step_seg;            /* its segment in the step */
@@ -61,6 +66,7 @@ struct tern_engine {
     tern_backend *be;
     tern_graph *g;
     tern_kv kv;
+    tern_pcache *pc;                /* the prefix cache, or NULL (tern_engine_params.prefix_cache) */
     int n_ctx, n_seq_max;
     tern_seq **seqs;                /* (n_seq_max) */
     /* step scratch, grown: per pass token arrays, per step ordering */
@@ -82,7 +88,7 @@ tern_context_params tern_context_default_params(void) {
 }
 
 tern_engine_params tern_engine_default_params(void) {
-    tern_engine_params p = {tern_context_default_params(), 1, 0, 0};
+    tern_engine_params p = {tern_context_default_params(), 1, 0, 0, 0};
     return p;
 }
 
@@ -176,6 +182,7 @@ tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
         tern_engine_free(e);
         return NULL;
     }
+    if (ep->prefix_cache) e->pc = tern_pc_new((int)n_blocks, bs);
     return e;
 }
 
@@ -183,6 +190,7 @@ void tern_engine_free(tern_engine *e) {
     if (!e) return;
     for (int i = 0; i < e->n_seq_max; i++)
         if (e->seqs[i]) tern_seq_free(e->seqs[i]);
+    tern_pc_free(e->pc, &e->kv);
     if (e->be) e->be->ops->free(e->be);
     tern_graph_free(e->g);
     tern_kv_free(&e->kv);
@@ -200,6 +208,12 @@ void tern_engine_kv_usage(const tern_engine *e, int *used, int *total, int *bloc
     if (used) *used = tern_kv_used(&e->kv);
     if (total) *total = e->kv.n_blocks;
     if (block_size) *block_size = e->kv.bs;
+}
+
+void tern_engine_kv_stats(const tern_engine *e, tern_kv_stats *st) {
+    memset(st, 0, sizeof *st);
+    tern_engine_kv_usage(e, &st->blocks_used, &st->blocks_total, &st->block_size);
+    if (e->pc) tern_pc_stats(e->pc, &e->kv, &st->cached_blocks, &st->cached_idle, &st->evicted);
 }
 
 /* ---- sequences ---- */
@@ -259,10 +273,15 @@ static void seq_drop_blocks(tern_seq *s, int keep) {
 
 void tern_seq_free(tern_seq *s) {
     if (!s) return;
+    if (s->e->pc) /* its cached blocks most recently used, the chain's head last (evicted after its tail) */
+        for (int i = s->pc_n - 1; i >= 0; i--)
+            if (tern_pc_uid(s->e->pc, s->pc_idx[i]) == s->pc_uid[i]) tern_pc_touch(s->e->pc, s->pc_idx[i]);
     seq_drop_blocks(s, 0);
     s->e->seqs[s->slot_idx] = NULL;
     free(s->table);
     free(s->hist);
+    free(s->pc_idx);
+    free(s->pc_uid);
     free(s);
 }
 
@@ -275,12 +294,20 @@ int tern_seq_truncate(tern_seq *s, int n_past) {
     }
     s->n_past = n_past;
     if (s->n_hist > n_past) s->n_hist = n_past;
+    if (s->pc_n > n_past >> s->e->kv.lbs) s->pc_n = n_past >> s->e->kv.lbs;
     seq_drop_blocks(s, (n_past + s->e->kv.bs - 1) >> s->e->kv.lbs);
     return 0;
 }
 
 void tern_seq_set_sampler(tern_seq *s, tern_sampler *smp) {
     if (s) s->smp = smp;
+}
+
+/* A free block, the prefix cache's least recently used idle one evicted when none is free; -1 when none. */
+static int32_t kv_alloc(tern_engine *e) {
+    int32_t b = tern_kv_alloc(&e->kv);
+    while (b < 0 && e->pc && tern_pc_evict(e->pc, &e->kv)) b = tern_kv_alloc(&e->kv);
+    return b;
 }
 
 /* Blocks for positions [0, n_past + k) of s, a shared last block copied before it is written. 0, or -1 (error
@@ -290,7 +317,7 @@ static int seq_reserve(tern_seq *s, int k) {
     const int need = (s->n_past + k + e->kv.bs - 1) >> e->kv.lbs, fill = s->n_past & (e->kv.bs - 1);
     table_reserve(s, need);
     if (k > 0 && fill && s->n_blocks > 0 && e->kv.ref[s->table[s->n_blocks - 1]] > 1) { /* copy on write */
-        const int32_t old = s->table[s->n_blocks - 1], nb = tern_kv_alloc(&e->kv);
+        const int32_t old = s->table[s->n_blocks - 1], nb = kv_alloc(e);
         if (nb < 0) goto full;
         if (e->be->ops->kv_copy(e->be, (int64_t)nb << e->kv.lbs, (int64_t)old << e->kv.lbs, fill) != 0) {
             tern_kv_unref(&e->kv, nb);
@@ -300,7 +327,7 @@ static int seq_reserve(tern_seq *s, int k) {
         s->table[s->n_blocks - 1] = nb;
     }
     while (s->n_blocks < need) {
-        const int32_t b = tern_kv_alloc(&e->kv);
+        const int32_t b = kv_alloc(e);
         if (b < 0) goto full;
         s->table[s->n_blocks++] = b;
     }
@@ -309,6 +336,66 @@ full:
     tern_set_error("KV cache full: %d of %d blocks in use (%d tokens a block); free sequences or raise the pool",
                    tern_kv_used(&e->kv), e->kv.n_blocks, e->kv.bs);
     return -1;
+}
+
+/* ---- the prefix cache's hooks (prefix_cache.h) ---- */
+
+static void pc_reserve(tern_seq *s, int n) {
+    if (n <= s->pc_cap) return;
+    s->pc_cap = n > 2 * s->pc_cap ? n : 2 * s->pc_cap;
+    s->pc_idx = realloc(s->pc_idx, sizeof(int32_t) * (size_t)s->pc_cap);
+    s->pc_uid = realloc(s->pc_uid, sizeof(uint64_t) * (size_t)s->pc_cap);
+    if (!s->pc_idx || !s->pc_uid) { fprintf(stderr, "tern: out of memory\n"); abort(); }
+}
+
+/* Key the blocks of s that have filled since the last call (its history known: the tokens of every position). A
+ * block whose prefix is cached already (another sequence wrote the same tokens) stays the sequence's own; the chain
+ * continues from the cached entry. */
+static void seq_cache_blocks(tern_seq *s) {
+    tern_engine *e = s->e;
+    const int full = s->n_past >> e->kv.lbs;
+    if (s->n_hist != s->n_past || s->pc_n >= full) return;
+    pc_reserve(s, full);
+    for (int i = s->pc_n; i < full; i++) {
+        const uint64_t parent = i ? s->pc_uid[i - 1] : 0;
+        if (i && tern_pc_uid(e->pc, s->pc_idx[i - 1]) != parent) break; /* the parent was evicted: no chain on */
+        const int32_t *toks = s->hist + ((size_t)i << e->kv.lbs);
+        int idx = tern_pc_lookup(e->pc, parent, toks);
+        if (idx < 0) {
+            if (!tern_pc_insert(e->pc, &e->kv, parent, toks, s->table[i])) break;
+            idx = tern_pc_lookup(e->pc, parent, toks);
+        }
+        s->pc_idx[i] = idx;
+        s->pc_uid[i] = tern_pc_uid(e->pc, idx);
+        s->pc_n = i + 1;
+    }
+}
+
+int tern_seq_attach_prefix(tern_seq *s, const int32_t *tokens, int n) {
+    if (!s || s->n_past != 0 || s->n_blocks != 0 || n < 0 || (n > 0 && !tokens)) {
+        tern_set_error("tern_seq_attach_prefix: needs an empty sequence and tokens");
+        return -1;
+    }
+    tern_engine *e = s->e;
+    if (!e->pc || n <= 1) return 0;
+    const int max_blocks = (n - 1) >> e->kv.lbs; /* at least one token left to run */
+    pc_reserve(s, max_blocks > 0 ? max_blocks : 1);
+    table_reserve(s, max_blocks > 0 ? max_blocks : 1);
+    int k = 0;
+    for (; k < max_blocks; k++) {
+        const int idx = tern_pc_lookup(e->pc, k ? s->pc_uid[k - 1] : 0, tokens + ((size_t)k << e->kv.lbs));
+        if (idx < 0) break;
+        s->table[k] = tern_pc_block(e->pc, idx);
+        tern_kv_ref(&e->kv, s->table[k]);
+        s->pc_idx[k] = idx;
+        s->pc_uid[k] = tern_pc_uid(e->pc, idx);
+    }
+    for (int i = k - 1; i >= 0; i--) tern_pc_touch(e->pc, s->pc_idx[i]); /* the head most recent */
+    s->n_blocks = s->pc_n = k;
+    s->n_past = s->n_hist = k << e->kv.lbs;
+    hist_reserve(s, s->n_past);
+    if (s->n_past) memcpy(s->hist, tokens, sizeof(int32_t) * (size_t)s->n_past);
+    return s->n_past;
 }
 
 /* ---- batches ---- */
@@ -585,6 +672,7 @@ static int engine_step(tern_engine *e, tern_batch *b) {
         if (q->n_hist == q->n_past) q->n_hist += q->step_k;
         q->n_past += q->step_k;
         q->step_k = 0;
+        if (e->pc) seq_cache_blocks(q);
     }
     return 0;
 failed: /* positions stay; blocks past them go back */
