@@ -322,7 +322,8 @@ static void emit(const tern_model *m, tern_utf8_stream *us, int32_t id, int show
         n = tern_model_token_to_piece(m, id, piece, n, show_special);
     }
     if (n <= 0) { if (piece != small) free(piece); return; }
-    char out_small[sizeof small + 8], *out = piece == small ? out_small : tern_xmalloc((size_t)n + 8);
+    /* the stream writes U+FFFD (3 bytes) for each invalid byte: room for 3 * (n + 8) */
+    char out_small[3 * (sizeof small + 8)], *out = piece == small ? out_small : tern_xmalloc(3 * ((size_t)n + 8));
     int k = tern_utf8_stream_push(us, piece, n, out);
     fwrite(out, 1, (size_t)k, stdout);
     fflush(stdout);

@@ -60,6 +60,11 @@ const char *tern_model_chat_template(const tern_model *m);
  * or -1 on error. add_bos: prepend BOS when the vocab has one; special: parse control-token texts. */
 int tern_model_tokenize(const tern_model *m, const char *text, size_t len, int add_bos, int special,
                         int32_t *out, int max);
+/* As tern_model_tokenize; *n_dropped (may be NULL) gets the number of input bytes the vocabulary cannot encode
+ * (dropped by a byte-level BPE vocabulary that lacks their byte tokens, as llama.cpp drops them; UNK under
+ * SentencePiece without byte fallback). */
+int tern_model_tokenize_ex(const tern_model *m, const char *text, size_t len, int add_bos, int special,
+                           int32_t *out, int max, size_t *n_dropped);
 /* tokenizer.ggml.add_bos_token as the model says (llama.cpp default when absent). */
 int tern_model_add_bos(const tern_model *m);
 /* Bytes of a token for display (control tokens -> "" unless show_special). Returns byte count. */

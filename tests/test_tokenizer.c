@@ -119,7 +119,7 @@ static char text[1 << 16], expect[1 << 18], out[1 << 18];
  * across tokens). */
 static int check_stream(const tern_vocab *v, const int32_t *ids, int n, const char *what) {
     tern_utf8_stream st = {0};
-    char piece[512], chunk[512 + 8];
+    char piece[512], chunk[3 * (512 + 8)];
     size_t no = 0, ne = 0;
     int held = 0, ok = 1;
     for (int i = 0; i < n; i++) {
@@ -312,18 +312,60 @@ static void check_stream_unit(void) {
         total += k;
     }
     CHECK(ok && total == n && !memcmp(o, s, (size_t)n), "stream byte-wise");
-    /* invalid bytes pass through; a broken sequence does not swallow what follows */
+    /* invalid bytes become U+FFFD (never invalid UTF-8 on stdout, issue 28); a broken sequence does not
+     * swallow what follows */
+#define FFFD "\xef\xbf\xbd"
     memset(&st, 0, sizeof st);
     int k = tern_utf8_stream_push(&st, "\xff" "A\x80", 3, o);
-    CHECK(k == 3 && !memcmp(o, "\xff" "A\x80", 3) && st.n_pending == 0, "stream invalid bytes");
+    CHECK(k == 7 && !memcmp(o, FFFD "A" FFFD, 7) && st.n_pending == 0, "stream invalid bytes");
     k = tern_utf8_stream_push(&st, "\xe2\x82", 2, o);
     CHECK(k == 0 && st.n_pending == 2, "stream holds a partial sequence");
     k = tern_utf8_stream_push(&st, "Z", 1, o);
-    CHECK(k == 3 && !memcmp(o, "\xe2\x82Z", 3) && st.n_pending == 0, "stream broken sequence");
+    CHECK(k == 4 && !memcmp(o, FFFD "Z", 4) && st.n_pending == 0, "stream broken sequence: one U+FFFD");
+    /* maximal subparts (Unicode 15 table 3-8's example row): overlong C0 AF, surrogate ED A0 80, past
+     * U+10FFFF F4 90 80 80, F5; each invalid byte or cut prefix one U+FFFD, valid text kept */
+    static const struct { const char *in, *want; } cases[] = {
+        {"\xc0\xaf", FFFD FFFD}, {"\xed\xa0\x80", FFFD FFFD FFFD}, {"\xf4\x90\x80\x80", FFFD FFFD FFFD FFFD},
+        {"\xf5", FFFD}, {"a\xf1\x80\x80z", "a" FFFD "z"}, {"\xe1\x80\xe2\xf0\x91\x92\xf1\xbf\x41", FFFD FFFD FFFD FFFD "A"},
+        {"\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf"}, {"\xed\x9f\xbf", "\xed\x9f\xbf"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        memset(&st, 0, sizeof st);
+        int n1 = (int)strlen(cases[c].in);
+        k = tern_utf8_stream_push(&st, cases[c].in, n1, o);
+        if (st.n_pending) k += tern_utf8_stream_push(&st, "", 0, o + k), k += 0;
+        /* a trailing partial sequence stays pending: flush it as the CLI does at the end */
+        if (st.n_pending) { memcpy(o + k, FFFD, 3); k += 3; st.n_pending = 0; }
+        CHECK(k == (int)strlen(cases[c].want) && !memcmp(o, cases[c].want, (size_t)k) && utf8_complete(o, k),
+              "stream case %zu: %d bytes", c, k);
+    }
+#undef FFFD
+}
+
+/* Bytes the vocabulary cannot encode (issue 28): SmolLM2's byte-level BPE has no token for 0x04, 0x06,
+ * 0x13, 0x14, 0x16, 0x1D or the lead bytes F1/F2; they are dropped (as llama.cpp drops them) and counted. */
+static void check_dropped(void) {
+    gguf_file *f = gguf_open(SMOLLM2);
+    tern_vocab *v = f ? tern_vocab_load(f) : NULL;
+    CHECK(v != NULL, "dropped: cannot load " SMOLLM2);
+    if (!v) { gguf_close(f); return; }
+    static const struct { const char *text; size_t dropped; } cases[] = {
+        {"hello", 0}, {"a\x04" "b", 1}, {"\x04\x06\x13\x14\x16\x1d", 6}, {"x\xf1\x80\x80\x80y", 1},
+        {"\xe2\x82\xac \xc3\xa9", 0}, {"\x05\x07", 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t dropped = 99;
+        int n = tern_tokenize_ex(v, cases[c].text, strlen(cases[c].text), 0, 0, got, MAXTOK, &dropped);
+        CHECK(n >= 0 && dropped == cases[c].dropped, "dropped case %zu: %zu bytes, want %zu", c, dropped,
+              cases[c].dropped);
+    }
+    tern_vocab_free(v);
+    gguf_close(f);
 }
 
 int main(void) {
     check_stream_unit();
+    check_dropped();
     check_model("smollm2 (gpt2/smollm)", SMOLLM2, FIX "smollm2.tsv");
 
     /* the Gemma-3 tokenizer ships gzipped: unpack it to a temporary file */

@@ -430,6 +430,12 @@ int tern_model_tokenize(const tern_model *m, const char *text, size_t len, int a
     return tern_tokenize(m->vocab, text, len, add_bos, special, out, max);
 }
 
+int tern_model_tokenize_ex(const tern_model *m, const char *text, size_t len, int add_bos, int special, int32_t *out,
+                           int max, size_t *n_dropped) {
+    if (!m->vocab) return tern_model_tokenize(m, text, len, add_bos, special, out, max);
+    return tern_tokenize_ex(m->vocab, text, len, add_bos, special, out, max, n_dropped);
+}
+
 int tern_model_add_bos(const tern_model *m) { return m->vocab ? tern_vocab_add_bos(m->vocab) : 0; }
 
 int tern_model_token_to_piece(const tern_model *m, int32_t id, char *buf, int buflen, int show_special) {

@@ -829,6 +829,7 @@ typedef struct {
     struct bigram { int32_t left, right; float score; int32_t rank, size; } *heap;
     size_t heap_n, heap_cap;
     pcre2_match_data *md;
+    size_t dropped; /* input bytes no token encodes (dropped by byte-level BPE, UNK under SentencePiece) */
 } tok_ctx;
 
 /* Heap of candidate merges. BPE: lowest rank first; SPM: highest score first. Ties: leftmost. */
@@ -956,6 +957,7 @@ static void spm_fragment(tok_ctx *c, const char *frag, size_t n, int space_prefi
         } else { /* byte fallback */
             for (int32_t k = 0; k < SYM_LEN(c, i); k++) {
                 int32_t b = spm_byte_token(v, (unsigned char)s[SYM_START(c, i) + k]);
+                if (b < 0 || b == v->unk) c->dropped++;
                 if (b >= 0) ib_push(&c->out, b);
             }
         }
@@ -963,6 +965,8 @@ static void spm_fragment(tok_ctx *c, const char *frag, size_t n, int space_prefi
 }
 
 /* ---------------------------------------------------------------- byte-level BPE */
+
+static size_t cp_count(const unsigned char *s, size_t n, int collapsed);
 
 static void bpe_word(tok_ctx *c, const char *w, size_t n) {
     const tern_vocab *v = c->v;
@@ -981,11 +985,15 @@ static void bpe_word(tok_ctx *c, const char *w, size_t n) {
         int32_t id = find_token(v, s, (size_t)SYM_LEN(c, i));
         if (id >= 0) {
             ib_push(&c->out, id);
-        } else { /* llama.cpp then looks up each single byte of the piece; usually none exists */
+        } else { /* llama.cpp then looks up each single byte of the piece; usually none exists. The piece is
+                  * GPT-2-mapped text, one code point per input byte: what is not found is dropped (as
+                  * llama.cpp drops it), and counted */
+            size_t kept = 0;
             for (int32_t k = 0; k < SYM_LEN(c, i); k++) {
                 int32_t b = find_token(v, s + k, 1);
-                if (b >= 0) ib_push(&c->out, b);
+                if (b >= 0) { ib_push(&c->out, b); kept++; }
             }
+            c->dropped += cp_count((const unsigned char *)s, (size_t)SYM_LEN(c, i), 0) - kept;
         }
     }
 }
@@ -1232,6 +1240,12 @@ static void tokenize_text(tok_ctx *c, const char *text, size_t len, int parse_sp
 
 int tern_tokenize(const tern_vocab *v, const char *text, size_t len, int add_bos, int parse_special,
                   int32_t *out, int max) {
+    return tern_tokenize_ex(v, text, len, add_bos, parse_special, out, max, NULL);
+}
+
+int tern_tokenize_ex(const tern_vocab *v, const char *text, size_t len, int add_bos, int parse_special,
+                     int32_t *out, int max, size_t *n_dropped) {
+    if (n_dropped) *n_dropped = 0;
     if (!v || (!text && len) || max < 0 || (max && !out)) {
         tern_set_error("tern_tokenize: bad arguments");
         return -1;
@@ -1241,6 +1255,7 @@ int tern_tokenize(const tern_vocab *v, const char *text, size_t len, int add_bos
     if (add_bos && v->bos >= 0) ib_push(&c.out, v->bos);
     if (len) tokenize_text(&c, text, len, parse_special);
     size_t n = c.out.n;
+    if (n_dropped) *n_dropped = c.dropped;
     if (n > INT32_MAX) n = INT32_MAX;
     if (n && max) memcpy(out, c.out.p, (n < (size_t)max ? n : (size_t)max) * sizeof *out);
     pcre2_match_data_free(c.md);
@@ -1314,13 +1329,24 @@ int tern_detokenize(const tern_vocab *v, const int32_t *ids, int n, char *buf, i
 
 /* ---------------------------------------------------------------- UTF-8 streaming */
 
-/* Expected sequence length from a lead byte, 0 for a byte that cannot start one. */
+/* Expected sequence length from a lead byte, 0 for a byte that cannot start one (C0, C1: overlong;
+ * F5..FF: past U+10FFFF; 80..BF: continuation). */
 static int seq_len(unsigned char b) {
     if (b < 0x80) return 1;
-    if (b >= 0xC0 && b < 0xE0) return 2;
+    if (b >= 0xC2 && b < 0xE0) return 2;
     if (b >= 0xE0 && b < 0xF0) return 3;
-    if (b >= 0xF0 && b < 0xF8) return 4;
+    if (b >= 0xF0 && b < 0xF5) return 4;
     return 0;
+}
+
+/* Whether c may follow lead byte b as the sequence's second byte (Unicode 15 table 3-7: no overlong
+ * forms, no surrogates, nothing past U+10FFFF); later bytes are any continuation 80..BF. */
+static int second_ok(unsigned char b, unsigned char c) {
+    if (b == 0xE0) return c >= 0xA0 && c <= 0xBF;
+    if (b == 0xED) return c >= 0x80 && c <= 0x9F;
+    if (b == 0xF0) return c >= 0x90 && c <= 0xBF;
+    if (b == 0xF4) return c >= 0x80 && c <= 0x8F;
+    return (c & 0xC0) == 0x80;
 }
 
 int tern_utf8_stream_push(tern_utf8_stream *s, const char *in, int n, char *out) {
@@ -1330,21 +1356,18 @@ int tern_utf8_stream_push(tern_utf8_stream *s, const char *in, int n, char *out)
     while (i < total) {
         unsigned char b = AT(i);
         int L = seq_len(b);
-        if (L <= 1) { /* ASCII, or an invalid byte: passes through alone */
-            out[o++] = (char)b;
-            i++;
-            continue;
-        }
-        int k = 1;
-        while (k < L && i + k < total && (AT(i + k) & 0xC0) == 0x80) k++;
-        if (k == L) { /* complete */
+        if (L == 1) { out[o++] = (char)b; i++; continue; }
+        int k = 1; /* length of the valid prefix of the sequence starting at i */
+        while (L && k < L && i + k < total && (k == 1 ? second_ok(b, AT(i + k)) : (AT(i + k) & 0xC0) == 0x80)) k++;
+        if (L && k == L) { /* complete */
             for (int j = 0; j < L; j++) out[o++] = (char)AT(i + j);
             i += L;
-        } else if (i + k == total) { /* incomplete so far: keep for the next push */
+        } else if (L && i + k == total) { /* incomplete so far: keep for the next push */
             break;
-        } else { /* broken sequence: emit the lead byte as is and resync */
-            out[o++] = (char)b;
-            i++;
+        } else { /* invalid: U+FFFD for the maximal valid prefix (one byte at least), then resync */
+            memcpy(out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i += k;
         }
     }
     char keep[8];

@@ -44,6 +44,12 @@ int32_t tern_vocab_find(const tern_vocab *v, const char *text);
 int tern_tokenize(const tern_vocab *v, const char *text, size_t len, int add_bos, int parse_special,
                   int32_t *out, int max);
 
+/* As tern_tokenize; *n_dropped (may be NULL) gets the number of input bytes no token encodes: a byte-level BPE
+ * vocabulary without all 256 byte tokens (SmolLM2 has no token for 0x04, 0x06, 0x13, 0x14, 0x16, 0x1D, 0xF1,
+ * 0xF2, ...) drops them, as llama.cpp does; SentencePiece without a byte token gives UNK for them. */
+int tern_tokenize_ex(const tern_vocab *v, const char *text, size_t len, int add_bos, int parse_special,
+                     int32_t *out, int max, size_t *n_dropped);
+
 /* The bytes of token id (byte-level BPE decoded, U+2581 -> space, <0xXX> -> byte). Control tokens give
  * "" unless show_special. Returns the number of bytes (may exceed buflen: then truncated), -1 if id is
  * out of range. */
@@ -56,8 +62,10 @@ int tern_detokenize(const tern_vocab *v, const int32_t *ids, int n, char *buf, i
 /* Streaming UTF-8 guard: feed pieces, get back only complete UTF-8 sequences so a character split
  * across tokens is never printed half. */
 typedef struct { char pending[8]; int n_pending; } tern_utf8_stream;
-/* Append in[0..n) to the stream; writes complete sequences to out (capacity >= n + 8) and returns
- * their byte count; an incomplete trailing sequence stays pending. Invalid bytes pass through. */
+/* Append in[0..n) to the stream; writes complete sequences to out (capacity >= 3 * (n + 8)) and returns
+ * their byte count; an incomplete trailing sequence stays pending. Invalid UTF-8 (stray continuation bytes,
+ * overlong forms, surrogates, past U+10FFFF) becomes U+FFFD, one per maximal invalid prefix (Unicode 15
+ * sec. 3.9, "U+FFFD substitution of maximal subparts"), so the output is always valid UTF-8. */
 int tern_utf8_stream_push(tern_utf8_stream *s, const char *in, int n, char *out);
 
 #endif
