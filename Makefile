@@ -4,8 +4,9 @@
 # links the CUDA runtime statically (it loads the driver itself, lazily) and cuBLASLt, never libcuda.
 CC      ?= cc
 # The source folders (DESIGN.md's layout): core/ (errors, threads, config), format/ (GGUF), model/ (recipes, the
-# graph), runtime/ (engine, KV cache, sampler, speculation), backend/cpu, backend/cuda, text/ (tokenizer, chat).
-SRC_DIRS := src/core src/format src/model src/runtime src/backend src/backend/cpu src/backend/cuda src/text
+# graph), runtime/ (engine, KV cache, sampler, speculation), backend/cpu, backend/cuda, text/ (tokenizer, chat),
+# server/ (tern serve: HTTP, OpenAI JSON, the scheduler, the chat page).
+SRC_DIRS := src/core src/format src/model src/runtime src/backend src/backend/cpu src/backend/cuda src/text src/server
 INCS    := -Iinclude $(addprefix -I,$(SRC_DIRS))
 # -ffp-contract=off: no silent FMA contraction, so the scalar and SIMD paths keep one rounding order.
 # No -march: the binary runs on any x86-64; AVX2/FMA kernels are chosen at run time (src/backend/cpu/quant.c).

@@ -13,6 +13,8 @@ int cmd_ab(int argc, char **argv);
 /* tern roofline [--device cuda|cpu] [-m MODEL] [-o md|json] [-t THREADS] [--quick] [--receipt FILE]
  * (cli/roofline.c) */
 int cmd_roofline(int argc, char **argv);
+/* tern serve [-m MODEL] [--host ADDR] [--port N] [--parallel N] [-c CTX] [--api-key KEY] ... (cli/serve.c) */
+int cmd_serve(int argc, char **argv);
 
 /* Shared by every subcommand (cli/tern.c): print "tern: error: ..." (one line) and exit with status 2;
  * parse a decimal integer option value in [lo, hi] or die naming the flag. */

@@ -43,6 +43,7 @@ static void usage(FILE *o) {
             "  bench  prefill/decode tok/s table and JSON receipt (tern bench --help)\n"
             "  ab     interleaved A/B of two configurations (tern ab --help)\n"
             "  roofline  device ceilings, and kernels as %% of their floor (tern roofline --help)\n"
+            "  serve  OpenAI-compatible HTTP server with continuous batching and a chat page (tern serve --help)\n"
             "options of run and chat:\n"
             "  -m, --model PATH        GGUF model (default: $TERN_MODEL or " DEFAULT_MODEL ")\n"
             "  -p, --prompt TEXT       prompt (run)\n"
@@ -646,7 +647,7 @@ int main(int argc, char **argv) {
     cli_config_from_env();
     /* subcommands with their own option parsers, each in its own file under cli/ */
     static const struct { const char *name; int (*fn)(int, char **); } subs[] = {
-        {"synth", cmd_synth}, {"bench", cmd_bench}, {"ab", cmd_ab}, {"roofline", cmd_roofline}};
+        {"synth", cmd_synth}, {"bench", cmd_bench}, {"ab", cmd_ab}, {"roofline", cmd_roofline}, {"serve", cmd_serve}};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (!strcmp(argv[1], subs[i].name)) return subs[i].fn(argc, argv);
     options o;
