@@ -3,6 +3,8 @@
  *   tern chat -m MODEL [--chat-template NAME] [sampling] [-c CTX] [-t THREADS]
  * Errors print one line "tern: error: ..." and exit with status 2. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <math.h>
@@ -10,7 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <editline/readline.h>
 
 #include "backend_cpu.h"
 #include "chat.h"
@@ -22,6 +29,9 @@
 #include "util.h"
 
 #define DEFAULT_MODEL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
+#ifndef TERN_BUILD_COMMIT
+#define TERN_BUILD_COMMIT "unknown"
+#endif
 
 void cli_die(const char *fmt, ...) {
     va_list ap;
@@ -35,10 +45,14 @@ void cli_die(const char *fmt, ...) {
 
 static void usage(FILE *o) {
     fprintf(o,
-            "usage: tern <command> [options]\n"
+            "usage: tern <command> [options]     (tern -m MODEL -p PROMPT ... is tern run; --opt=value works too)\n"
+            "       tern --version\n"
             "commands:\n"
             "  run    generate a continuation of a prompt (streams to stdout, tok/s to stderr)\n"
             "  chat   interactive multi-turn chat using the model's chat template\n"
+            "  tokenize    print the token ids of a text (tern tokenize --help); detokenize: ids to text\n"
+            "  perplexity  llama-perplexity's measure over a text file (tern perplexity --help)\n"
+            "  quantize    convert a GGUF (F32/F16/BF16) or an HF safetensors directory to a quantized GGUF\n"
             "  synth  write a synthetic GGUF with a real architecture's shapes (tern synth --help)\n"
             "  bench  prefill/decode tok/s table and JSON receipt (tern bench --help)\n"
             "  ab     interleaved A/B of two configurations (tern ab --help)\n"
@@ -46,8 +60,12 @@ static void usage(FILE *o) {
             "  serve  OpenAI-compatible HTTP server with continuous batching and a chat page (tern serve --help)\n"
             "options of run and chat:\n"
             "  -m, --model PATH        GGUF model (default: $TERN_MODEL or " DEFAULT_MODEL ")\n"
-            "  -p, --prompt TEXT       prompt (run)\n"
-            "  -f, --file PATH         read the prompt from a file (run; one final newline is dropped)\n"
+            "  -p, --prompt TEXT       prompt (run; without -p or -f a piped standard input is the prompt)\n"
+            "  -f, --file PATH         read the prompt from a file, - for standard input (run; one final newline is\n"
+            "                          dropped)\n"
+            "  --logprobs N            run: one line per generated token on stdout, its log-probability and the N most\n"
+            "                          likely tokens' (log-softmax of the model's logits, before sampling)\n"
+            "  --verbose               chat: tok/s after each reply (also printed to stderr when it is a terminal)\n"
             "  -n, --n-predict N       tokens to generate, -1 = until the context is full (default: 128 for run,\n"
             "                          the rest of the context for chat); stops early at end-of-generation\n"
             "  -c, --ctx-size N        context size (default or 0: min(model context, 4096))\n"
@@ -77,7 +95,8 @@ static void usage(FILE *o) {
             "  --min-p P               min-p (default 0.05; 0 = off)\n"
             "  --repeat-penalty R      repeat penalty (default 1.0 = off)\n"
             "  --repeat-last-n N       tokens the repeat penalty looks back (default 64)\n"
-            "  -s, --seed S            RNG seed (default 0: the same sampled text every run)\n"
+            "  -s, --seed S            RNG seed (default 0: the same sampled text every run; -1: random, printed to\n"
+            "                          stderr)\n"
             "  --special               print control tokens\n"
             "  --ignore-eos            keep generating past end-of-generation tokens (benchmarks)\n"
             "  --no-special            do not parse control-token texts in the prompt (run)\n"
@@ -97,6 +116,9 @@ typedef struct {
     const char *draft_model;
     float draft_p_min, draft_accept_min;
     int draft_gate; /* 0 cost, 1 window, 2 off; -1 not given */
+    int logprobs;   /* run: top-N candidates per generated token (0: off) */
+    int verbose;
+    int seed_random; /* --seed -1: the seed came from the system's random source */
 } options;
 
 #define PLAIN_GREEDY(o) ((o)->sp.temp <= 0.0f && (o)->sp.repeat_penalty == 1.0f)
@@ -171,7 +193,19 @@ static void parse_args(int argc, char **argv, options *o) {
     o->sp = tern_sampler_default_params();
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-#define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
+        /* --opt=value: the value inline (argv itself is left alone; opt names the option) */
+        char opt[64];
+        const char *inline_val = NULL;
+        if (!strncmp(a, "--", 2) && strchr(a, '=') && (size_t)(strchr(a, '=') - a) < sizeof opt) {
+            size_t k = (size_t)(strchr(a, '=') - a);
+            memcpy(opt, a, k);
+            opt[k] = 0;
+            inline_val = a + k + 1;
+            a = opt;
+        }
+        int used_inline = 0;
+#define ARG() (inline_val ? (used_inline = 1, inline_val) \
+                          : i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = ARG();
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = ARG();
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) o->file = ARG();
@@ -217,7 +251,13 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--min-p")) o->sp.min_p = parse_float(a, ARG());
         else if (!strcmp(a, "--repeat-penalty")) o->sp.repeat_penalty = parse_float(a, ARG());
         else if (!strcmp(a, "--repeat-last-n")) o->sp.repeat_last_n = (int)cli_parse_long(a, ARG(), -1, INT_MAX);
-        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) o->sp.seed = (uint64_t)cli_parse_long(a, ARG(), 0, LONG_MAX);
+        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) {
+            const long seed = cli_parse_long(a, ARG(), -1, LONG_MAX);
+            o->seed_random = seed == -1;
+            o->sp.seed = seed == -1 ? 0 : (uint64_t)seed;
+        }
+        else if (!strcmp(a, "--logprobs")) o->logprobs = (int)cli_parse_long(a, ARG(), 1, 100);
+        else if (!strcmp(a, "--verbose")) o->verbose = 1;
         else if (!strcmp(a, "--special")) o->show_special = 1;
         else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
         else if (!strcmp(a, "--no-special")) o->parse_special = 0;
@@ -226,12 +266,14 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         else cli_die("unknown option '%s' (see tern --help)", a);
 #undef ARG
+        if (inline_val && !used_inline) cli_die("%s takes no value (got '%s')", a, argv[i]);
         /* options of the other subcommand are an error, not silently ignored */
         if (is_chat && (!strcmp(a, "-p") || !strcmp(a, "--prompt") || !strcmp(a, "-f") || !strcmp(a, "--file") ||
                         !strcmp(a, "--ignore-eos") || !strcmp(a, "--no-special")))
             cli_die("%s is an option of 'tern run', not of 'tern chat'", a);
-        if (is_run && (!strcmp(a, "--system") || !strcmp(a, "--chat-template")))
+        if (is_run && (!strcmp(a, "--system") || !strcmp(a, "--chat-template") || !strcmp(a, "--verbose")))
             cli_die("%s is an option of 'tern chat', not of 'tern run'", a);
+        if (is_chat && !strcmp(a, "--logprobs")) cli_die("%s is an option of 'tern run', not of 'tern chat'", a);
     }
     if (o->prompt && o->file) cli_die("give the prompt with -p or -f, not both");
     const int spec = o->spec_lookup + (o->draft_model != NULL) + (o->draft_layers > 0);
@@ -241,6 +283,14 @@ static void parse_args(int argc, char **argv, options *o) {
         cli_die("--draft-max/--draft-min/--draft-p-min/--draft-accept-min/--draft-gate need a drafter (--spec-lookup, "
                 "--draft-model, --draft-layers)");
     if (spec && !is_run) cli_die("speculative decoding is an option of 'tern run'");
+    if (spec && o->logprobs) cli_die("--logprobs does not go with speculative decoding");
+    if (o->seed_random) { /* llama.cpp's --seed -1: a random seed, printed so the run can be repeated */
+        uint64_t seed = 0;
+        if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed)
+            seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+        o->sp.seed = seed & (uint64_t)LONG_MAX; /* so that --seed can take it back */
+        fprintf(stderr, "tern: seed %llu\n", (unsigned long long)o->sp.seed);
+    }
     if (!(o->draft_p_min >= 0.0f && o->draft_p_min <= 1.0f)) cli_die("--draft-p-min must be in [0, 1], got %g", o->draft_p_min);
     if (spec && !o->draft_max) o->draft_max = 4;
     if (!(o->draft_accept_min <= 1.0f)) cli_die("--draft-accept-min must be in [0, 1], got %g", o->draft_accept_min);
@@ -256,8 +306,10 @@ static void parse_args(int argc, char **argv, options *o) {
     /* sampling ranges, named as the options are (temp <= 0 means greedy, as in llama.cpp) */
     if (o->sp.top_p <= 0.0f || o->sp.top_p > 1.0f) cli_die("--top-p must be in (0, 1], got %g", o->sp.top_p);
     if (o->sp.min_p < 0.0f || o->sp.min_p > 1.0f) cli_die("--min-p must be in [0, 1], got %g", o->sp.min_p);
-    if (!(o->sp.repeat_penalty > 0.0f) || isinf(o->sp.repeat_penalty))
-        cli_die("--repeat-penalty must be > 0, got %g", o->sp.repeat_penalty);
+    /* a penalty p divides a repeated token's positive logit by p: 1e-30 made it ~1e31 (issue 28's fuzzing); past
+     * [0.01, 100] a penalty only makes the repeated tokens certain or impossible */
+    if (!(o->sp.repeat_penalty >= 0.01f && o->sp.repeat_penalty <= 100.0f))
+        cli_die("--repeat-penalty must be in [0.01, 100] (1 = off), got %g", o->sp.repeat_penalty);
     if (isinf(o->sp.temp)) cli_die("--temp must be finite");
     if (!o->model) o->model = getenv("TERN_MODEL");
     if (!o->model) {
@@ -280,7 +332,9 @@ static void parse_args(int argc, char **argv, options *o) {
 #define MAX_PROMPT_BYTES ((size_t)256 << 20) /* 256 MiB: far beyond any context; keeps int math safe */
 
 static char *read_file(const char *path) {
-    FILE *fp = fopen(path, "rb");
+    const int is_stdin = !strcmp(path, "-");
+    FILE *fp = is_stdin ? stdin : fopen(path, "rb");
+    if (is_stdin) path = "(standard input)";
     if (!fp) cli_die("cannot open prompt file '%s': %s", path, strerror(errno));
     size_t cap = 4096, n = 0;
     char *buf = tern_xmalloc(cap);
@@ -292,7 +346,7 @@ static char *read_file(const char *path) {
         if (!buf) cli_die("out of memory reading '%s'", path);
     }
     if (ferror(fp)) cli_die("cannot read prompt file '%s': %s", path, strerror(errno));
-    fclose(fp);
+    if (!is_stdin) fclose(fp);
     if (memchr(buf, 0, n)) cli_die("prompt file '%s' contains a NUL byte (not text)", path);
     buf[n] = 0;
     return buf;
@@ -303,15 +357,46 @@ static int32_t *tokenize(const tern_model *m, const char *text, int add_bos, int
     if (len > MAX_PROMPT_BYTES) cli_die("prompt of %zu bytes is larger than %zu MiB", len, MAX_PROMPT_BYTES >> 20);
     int cap = (int)(len + 8);
     int32_t *ids = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
-    int n = tern_model_tokenize(m, text, len, add_bos, special, ids, cap);
+    size_t dropped = 0;
+    int n = tern_model_tokenize_ex(m, text, len, add_bos, special, ids, cap, &dropped);
     if (n < 0) cli_die("tokenize: %s", tern_last_error());
     if (n > cap) {
         ids = realloc(ids, sizeof(int32_t) * (size_t)n);
         if (!ids) cli_die("out of memory");
-        n = tern_model_tokenize(m, text, len, add_bos, special, ids, n);
+        n = tern_model_tokenize_ex(m, text, len, add_bos, special, ids, n, &dropped);
+    }
+    static int warned;
+    if (dropped && !warned) { /* once per process: chat tokenizes the conversation every turn */
+        warned = 1;
+        fprintf(stderr, "tern: warning: %zu byte%s of the prompt ha%s no token in this vocabulary and %s dropped "
+                        "(as llama.cpp drops them)\n", dropped, dropped == 1 ? "" : "s", dropped == 1 ? "s" : "ve",
+                dropped == 1 ? "was" : "were");
     }
     *n_out = n;
     return ids;
+}
+
+/* Warn (once) when the prompt is not valid UTF-8: the tokenizer takes it as bytes, the echo shows U+FFFD. */
+static void warn_invalid_utf8(const char *text, size_t n) {
+    static int warned;
+    const size_t at = tern_utf8_valid_prefix(text, n);
+    if (at < n && !warned) {
+        warned = 1;
+        fprintf(stderr, "tern: warning: the prompt is not valid UTF-8 (byte 0x%02X at offset %ld); it is tokenized "
+                        "as bytes\n", (unsigned char)text[at], (long)at);
+    }
+}
+
+/* Write text to stdout as valid UTF-8 (invalid bytes as U+FFFD). */
+static void echo_utf8(const char *text, size_t n) {
+    tern_utf8_stream us = {{0}, 0};
+    char out[3 * (4096 + 8)];
+    for (size_t done = 0; done < n;) {
+        const int k = (int)(n - done < 4096 ? n - done : 4096);
+        fwrite(out, 1, (size_t)tern_utf8_stream_push(&us, text + done, k, out), stdout);
+        done += (size_t)k;
+    }
+    if (us.n_pending) fputs("\xEF\xBF\xBD", stdout);
 }
 
 /* Streams one token's bytes to stdout, never splitting a UTF-8 character. */
@@ -341,35 +426,104 @@ static void emit(const tern_model *m, tern_utf8_stream *us, int32_t id, int show
 typedef struct {
     int n_gen;
     double t_decode;
+    int cut;         /* stopped by n_predict (not by an end-of-generation token) */
+    int interrupted; /* stopped by Ctrl-C (chat) */
     char spec_line[640]; /* speculative decoding's counts, printed after the text's closing newline ("" if none) */
 } gen_stats;
 
-/* Sample and feed tokens after the prompt is in the cache; logits hold the last prompt position's. */
+/* Ctrl-C in chat: set by the handler, polled between tokens and prefill chunks (chat only installs it). */
+static volatile sig_atomic_t g_sigint;
+static void on_sigint(int sig) {
+    (void)sig;
+    g_sigint = 1;
+}
+
+/* A token's text as a quoted string with C escapes for quotes, backslashes, control and invalid UTF-8 bytes. */
+static void print_quoted(FILE *f, const char *p, int n) {
+    fputc('"', f);
+    for (int i = 0; i < n;) {
+        const unsigned char c = (unsigned char)p[i];
+        const size_t ok = c >= 0x80 ? tern_utf8_valid_prefix(p + i, (size_t)(n - i)) : 0;
+        if (c >= 0x80 && ok > 0) { /* whole valid characters pass */
+            int L = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+            fwrite(p + i, 1, (size_t)L, f);
+            i += L;
+            continue;
+        }
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c == '\n') fputs("\\n", f);
+        else if (c == '\t') fputs("\\t", f);
+        else if (c < 0x20 || c >= 0x7F) fprintf(f, "\\x%02x", c);
+        else fputc(c, f);
+        i++;
+    }
+    fputc('"', f);
+}
+
+/* --logprobs N: one line for the token id drawn from logits (n_vocab): its text, id and log-probability, then the N
+ * most likely tokens' (log-softmax of the logits as the model gave them, before penalty, filters and temperature). */
+static void print_logprobs(const tern_model *m, const float *logits, int32_t id, int top_n) {
+    const int nv = tern_model_n_vocab(m);
+    float mx = -INFINITY;
+    for (int i = 0; i < nv; i++)
+        if (logits[i] > mx) mx = logits[i];
+    double z = 0.0;
+    for (int i = 0; i < nv; i++) z += exp((double)logits[i] - mx);
+    const double lse = mx + log(z);
+    int32_t top[100];
+    int nt = 0;
+    for (int i = 0; i < nv; i++) { /* insertion into the N best, larger logit first, lower id on ties */
+        if (nt == top_n && !(logits[i] > logits[top[nt - 1]])) continue;
+        int k = nt < top_n ? nt++ : nt - 1;
+        while (k > 0 && logits[i] > logits[top[k - 1]]) { top[k] = top[k - 1]; k--; }
+        top[k] = i;
+    }
+    char piece[256];
+    int n = tern_model_token_to_piece(m, id, piece, sizeof piece, 1);
+    print_quoted(stdout, piece, n < (int)sizeof piece ? n : (int)sizeof piece);
+    printf("\tid %d\tlogprob %.4f\ttop:", id, logits[id] - lse);
+    for (int k = 0; k < nt; k++) {
+        n = tern_model_token_to_piece(m, top[k], piece, sizeof piece, 1);
+        fputc(' ', stdout);
+        print_quoted(stdout, piece, n < (int)sizeof piece ? n : (int)sizeof piece);
+        printf(" %.4f", logits[top[k]] - lse);
+    }
+    fputc('\n', stdout);
+}
+
+/* Sample and feed tokens after the prompt is in the cache; logits hold the last prompt position's.
+ * logprobs > 0: a line per token instead of the text (print_logprobs); the logits of every step come back.
+ * interruptible: Ctrl-C (g_sigint) stops the reply between tokens. */
 static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *smp, float *logits, int32_t **hist,
                           int *n_hist, int *cap_hist, int n_predict, int show_special, int ignore_eos,
-                          char **acc, int plain_greedy) {
+                          char **acc, int plain_greedy, int logprobs, int interruptible) {
     gen_stats st = {0};
     /* the first id is sampled from the prefill logits; later ids come with each decode step: from
      * tern_eval_greedy for plain greedy (temp <= 0, no repeat penalty), else from tern_eval_sample, so a
-     * GPU decode step copies back one id instead of the logits */
+     * GPU decode step copies back one id instead of the logits; with --logprobs, tern_eval's logits and the
+     * same sampler over them (tern_eval_sample's documented equivalent) */
     int32_t next = -1;
     tern_utf8_stream us = {{0}, 0};
     size_t acc_len = acc && *acc ? strlen(*acc) : 0;
     double t0 = tern_time_s();
     for (int i = 0; i < n_predict; i++) {
-        int32_t id = i > 0 ? next : tern_sampler_sample(smp, logits, *hist, *n_hist);
+        if (interruptible && g_sigint) { st.interrupted = 1; break; }
+        int32_t id = i > 0 && !logprobs ? next : tern_sampler_sample(smp, logits, *hist, *n_hist);
         if (id < 0) cli_die("sampling failed: %s", tern_last_error());
         if (*n_hist == *cap_hist) {
             *hist = realloc(*hist, sizeof(int32_t) * (size_t)(*cap_hist *= 2));
             if (!*hist) cli_die("out of memory");
         }
         (*hist)[(*n_hist)++] = id;
+        if (logprobs) print_logprobs(m, logits, id, logprobs);
         if (!ignore_eos && tern_model_is_eog(m, id)) break;
-        emit(m, &us, id, show_special, acc, &acc_len);
+        if (!logprobs) emit(m, &us, id, show_special, acc, &acc_len);
         st.n_gen++;
-        if (i + 1 == n_predict) break;
+        if (i + 1 == n_predict) { st.cut = 1; break; }
         /* sampling: the next id comes from tern_eval_sample (on the GPU the chain runs on the device) */
-        if (plain_greedy ? tern_eval_greedy(ctx, &id, 1, &next) : tern_eval_sample(ctx, &id, 1, smp, *hist, *n_hist, &next))
+        if (logprobs ? tern_eval(ctx, &id, 1, logits, 0)
+                     : plain_greedy ? tern_eval_greedy(ctx, &id, 1, &next)
+                                    : tern_eval_sample(ctx, &id, 1, smp, *hist, *n_hist, &next))
             cli_die("%s", tern_last_error());
     }
     st.t_decode = tern_time_s() - t0;
@@ -377,6 +531,39 @@ static gen_stats generate(tern_context *ctx, const tern_model *m, tern_sampler *
     if (us.n_pending) fputs("\xEF\xBF\xBD", stdout);
     fflush(stdout);
     return st;
+}
+
+/* Evaluate toks[0..n) after what the cache holds, the last token's logits into logits. The prompt goes in chunks
+ * of the context's prefill chunk (-ub; the engine cuts a long call into the same passes, so the bits are the same);
+ * between chunks a terminal's stderr gets a progress bar once the prefill has run 2 s, and (interruptible) Ctrl-C
+ * stops it. Returns 0, or 1 when interrupted (the cache then holds a prefix of toks). Dies on error. */
+static int prefill(tern_context *ctx, const options *o, const int32_t *toks, int n, float *logits, int interruptible) {
+    const int chunk = o->ubatch > 0 ? o->ubatch : !strcmp(tern_context_device(ctx), "cuda") ? 2048 : 256;
+    const int bar = isatty(2);
+    const double t0 = tern_time_s();
+    int shown = 0;
+    for (int done = 0; done < n;) {
+        if (interruptible && g_sigint) {
+            if (shown) fputs("\r\033[K", stderr);
+            return 1;
+        }
+        const int k = n - done < chunk ? n - done : chunk;
+        if (tern_eval(ctx, toks + done, k, done + k == n ? logits : NULL, 0) != 0) cli_die("%s", tern_last_error());
+        done += k;
+        const double t = tern_time_s() - t0;
+        if (bar && done < n && t > 2.0) {
+            char hashes[31];
+            const int w = (int)(30.0 * done / n);
+            memset(hashes, '#', (size_t)w);
+            memset(hashes + w, ' ', (size_t)(30 - w));
+            hashes[30] = 0;
+            fprintf(stderr, "\rprefill [%s] %d/%d tokens, %.0f tok/s, %.0f s left ", hashes, done, n, done / t,
+                    (n - done) / (done / t));
+            shown = 1;
+        }
+    }
+    if (shown) fputs("\r\033[K", stderr);
+    return 0;
 }
 
 /* Speculative generation (tern_spec_step) after the prompt is in the cache; logits hold the last prompt
@@ -476,10 +663,13 @@ static tern_context *new_ctx(tern_model *m, const options *o) {
 }
 
 static int cmd_run(const options *o) {
-    if (!o->prompt && !o->file) cli_die("run needs a prompt: -p TEXT or -f FILE");
-    char *text = o->file ? read_file(o->file) : strdup(o->prompt);
+    /* the prompt: -p, -f (- is standard input), or a standard input that is not a terminal */
+    const char *file = o->file ? o->file : !o->prompt && !isatty(0) ? "-" : NULL;
+    if (!o->prompt && !file) cli_die("run needs a prompt: -p TEXT, -f FILE, or text on standard input");
+    char *text = file ? read_file(file) : strdup(o->prompt);
     size_t tl = strlen(text);
-    if (o->file && tl && text[tl - 1] == '\n') text[tl - 1] = 0; /* a file's final newline, as llama.cpp's -f */
+    if (file && tl && text[tl - 1] == '\n') text[--tl] = 0; /* a file's final newline, as llama.cpp's -f */
+    warn_invalid_utf8(text, tl);
     tern_model *m = load(o);
     int n_prompt;
     int32_t *toks = tokenize(m, text, tern_model_add_bos(m), o->parse_special, &n_prompt);
@@ -494,10 +684,10 @@ static int cmd_run(const options *o) {
     tern_sampler *smp = tern_sampler_new(&o->sp, tern_model_n_vocab(m));
     if (!smp) cli_die("%s", tern_last_error());
     float *logits = tern_xmalloc(sizeof(float) * (size_t)tern_model_n_vocab(m));
-    fputs(text, stdout);
+    if (!o->logprobs) echo_utf8(text, tl); /* --logprobs: stdout holds the per-token lines alone */
     fflush(stdout);
     double t0 = tern_time_s();
-    if (tern_eval(ctx, toks, n_prompt, logits, 0) != 0) cli_die("%s", tern_last_error());
+    prefill(ctx, o, toks, n_prompt, logits, 0);
     double t_prefill = tern_time_s() - t0;
     int cap = n_prompt + n_predict + 1, n_hist = n_prompt;
     int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap);
@@ -533,10 +723,10 @@ static int cmd_run(const options *o) {
     }
     gen_stats st = spec ? generate_spec(ctx, m, o, dctx, smp, logits, &hist, &n_hist, &cap, n_predict)
                         : generate(ctx, m, smp, logits, &hist, &n_hist, &cap, n_predict, o->show_special, o->ignore_eos,
-                                   NULL, PLAIN_GREEDY(o));
+                                   NULL, PLAIN_GREEDY(o), o->logprobs, 0);
     tern_context_free(dctx);
     tern_model_free(dm);
-    fputc('\n', stdout);
+    if (!o->logprobs) fputc('\n', stdout);
     fflush(stdout);
     fputs(st.spec_line, stderr);
     /* decode rate counts the tokens that went through a decode step (the first generated token comes
@@ -580,17 +770,44 @@ static int cmd_chat(const options *o) {
         msgs[n_msgs++] = (tern_chat_msg){"system", strdup(def_sys)}; /* as the template would insert it */
     int cap_hist = 1024, n_hist = 0; /* tokens in the KV cache */
     int32_t *hist = tern_xmalloc(sizeof(int32_t) * (size_t)cap_hist);
-    int tty = isatty(0);
-    fprintf(stderr, "chat with %s (template %s); empty line or EOF quits\n", tern_model_desc(m), tern_chat_name(fam));
+    /* A terminal gets libedit's line editing and history; Ctrl-C stops a reply (or a prefill) and returns to the
+     * prompt, Ctrl-C at the prompt ends the chat. The handler only sets a flag: no SA_RESTART, so a read at the
+     * prompt returns. */
+    const int tty = isatty(0), show_rate = o->verbose || isatty(2);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    if (tty) {
+        rl_readline_name = "tern";
+        using_history();
+        stifle_history(1000);
+    }
+    fprintf(stderr, "chat with %s (template %s); empty line or EOF quits%s\n", tern_model_desc(m), tern_chat_name(fam),
+            tty ? ", Ctrl-C stops a reply (at the prompt: quits)" : "");
     char *line = NULL;
     size_t line_cap = 0;
     for (;;) {
-        if (tty) { fputs("> ", stdout); fflush(stdout); }
-        ssize_t got = getline(&line, &line_cap, stdin); /* any length: one line is one message */
-        if (got < 0) break;
-        size_t len = (size_t)got;
+        g_sigint = 0;
+        size_t len;
+        if (tty) {
+            free(line);
+            line = readline("> ");
+            if (!line) { /* EOF, or Ctrl-C at the prompt */
+                if (g_sigint) fputc('\n', stdout);
+                break;
+            }
+            len = strlen(line);
+            if (len) add_history(line);
+        } else {
+            ssize_t got = getline(&line, &line_cap, stdin); /* any length: one line is one message */
+            if (got < 0) break;
+            len = (size_t)got;
+        }
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if (!len) break;
+        warn_invalid_utf8(line, len);
         if (n_msgs + 2 > cap_msgs) {
             msgs = realloc(msgs, sizeof(tern_chat_msg) * (size_t)(cap_msgs *= 2));
             if (!msgs) cli_die("out of memory");
@@ -614,7 +831,16 @@ static int cmd_chat(const options *o) {
         int keep = 0;
         while (keep < n_hist && keep < n_tok - 1 && hist[keep] == toks[keep]) keep++;
         tern_context_truncate(ctx, keep);
-        if (tern_eval(ctx, toks + keep, n_tok - keep, logits, 0) != 0) cli_die("%s", tern_last_error());
+        const double t0 = tern_time_s();
+        if (prefill(ctx, o, toks + keep, n_tok - keep, logits, 1)) { /* Ctrl-C: forget this message */
+            tern_context_truncate(ctx, keep);
+            n_hist = keep;
+            free(toks);
+            free((char *)msgs[--n_msgs].content);
+            fputs("[interrupted]\n", stderr);
+            continue;
+        }
+        const double t_prefill = tern_time_s() - t0;
         if (n_tok + n_predict + 1 > cap_hist) {
             cap_hist = n_tok + n_predict + 1;
             hist = realloc(hist, sizeof(int32_t) * (size_t)cap_hist);
@@ -624,11 +850,20 @@ static int cmd_chat(const options *o) {
         n_hist = n_tok;
         free(toks);
         char *reply = strdup("");
-        generate(ctx, m, smp, logits, &hist, &n_hist, &cap_hist, n_predict, o->show_special, 0, &reply,
-                 PLAIN_GREEDY(o));
+        const gen_stats st = generate(ctx, m, smp, logits, &hist, &n_hist, &cap_hist, n_predict, o->show_special, 0,
+                                      &reply, PLAIN_GREEDY(o), 0, 1);
         n_hist = tern_context_n_past(ctx); /* the cache holds every generated token but the last */
         fputc('\n', stdout);
         fflush(stdout);
+        /* the reply as far as it went is the assistant's turn; a marker says where it was cut */
+        if (st.interrupted) fputs("[interrupted]\n", stderr);
+        else if (st.cut) fprintf(stderr, "[reply cut at -n %d tokens]\n", n_predict);
+        if (show_rate) {
+            const int n_dec = st.n_gen > 1 ? st.n_gen - 1 : 0;
+            fprintf(stderr, "[%d tokens, %.1f tok/s; prompt %d new tokens, %.1f tok/s]\n", st.n_gen,
+                    st.t_decode > 0 && n_dec ? n_dec / st.t_decode : 0.0, n_tok - keep,
+                    t_prefill > 0 ? (n_tok - keep) / t_prefill : 0.0);
+        }
         msgs[n_msgs++] = (tern_chat_msg){"assistant", reply};
     }
     for (int i = 0; i < n_msgs; i++) free((char *)msgs[i].content);
@@ -643,6 +878,18 @@ int main(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("tern %s\n", TERN_BUILD_COMMIT);
+        return 0;
+    }
+    if (argv[1][0] == '-') { /* llama-cli's shape, tern -m M -p P ...: the options of run */
+        char **av = tern_xmalloc(sizeof(char *) * (size_t)(argc + 2));
+        av[0] = argv[0];
+        av[1] = "run";
+        memcpy(av + 2, argv + 1, sizeof(char *) * (size_t)argc); /* argv[argc] == NULL comes along */
+        argv = av;
+        argc++;
     }
     cli_config_from_env();
     /* subcommands with their own option parsers, each in its own file under cli/ */

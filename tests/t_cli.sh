@@ -80,4 +80,54 @@ cmp -s "$T/s1" "$T/s2" && ok || bad "same seed gave different text"
 # chat: two turns through the template, EOF ends it
 printf 'Hi!\nWhat is the capital of France?\n' | ./tern chat -m "$MODEL" --temp 0 -n 24 >"$T/chat" 2>"$T/chate"; rc=$?
 [ $rc -eq 0 ] && grep -qi paris "$T/chat" && ok || bad "chat rc=$rc: $(head -c 300 "$T/chat") $(cat "$T/chate")"
+# ---- llama.cpp habits (issue 28) ----
+# tern -m M -p P is tern run; --opt=value; --version
+./tern run -m "$MODEL" -p "Once upon a time" -n 12 --temp 0 >"$T/r1" 2>/dev/null
+./tern -m "$MODEL" -p "Once upon a time" -n 12 --temp 0 >"$T/r2" 2>/dev/null
+cmp -s "$T/r1" "$T/r2" && ok || bad "tern -m -p is not tern run"
+./tern run --model="$MODEL" --prompt="Once upon a time" --n-predict=12 --temp=0 >"$T/r3" 2>/dev/null
+cmp -s "$T/r1" "$T/r3" && ok || bad "--opt=value forms differ from --opt value"
+expect_err "flag with a value" "takes no value" -- ./tern run -m "$MODEL" -p hi --special=1
+./tern --version | grep -Eq '^tern [0-9a-f]{7,}' && ok || bad "--version: $(./tern --version 2>&1)"
+# the prompt from standard input: a pipe without -p, and -f -
+printf 'Once upon a time' | ./tern run -m "$MODEL" -n 12 --temp 0 >"$T/r4" 2>/dev/null
+cmp -s "$T/r1" "$T/r4" && ok || bad "piped prompt differs from -p"
+printf 'Once upon a time\n' | ./tern run -m "$MODEL" -f - -n 12 --temp 0 >"$T/r5" 2>/dev/null
+cmp -s "$T/r1" "$T/r5" && ok || bad "-f - differs from -p"
+# --seed -1: a random seed, printed; giving it back repeats the text
+./tern run -m "$MODEL" -p "The weather" -n 12 --seed -1 >"$T/s3" 2>"$T/s3e"
+seed=$(sed -n 's/^tern: seed \([0-9]*\)$/\1/p' "$T/s3e")
+[ -n "$seed" ] && ./tern run -m "$MODEL" -p "The weather" -n 12 --seed "$seed" >"$T/s4" 2>/dev/null && cmp -s "$T/s3" "$T/s4" \
+  && ok || bad "--seed -1: seed '$seed' not printed or not repeatable"
+# absurd sampling parameters are refused (a 1e-30 repeat penalty made logits of 1e31: issue 28's fuzzing)
+expect_err "absurd repeat penalty" "--repeat-penalty must be in" -- ./tern run -m "$MODEL" -p hi --top-k 0 --repeat-penalty 1e-30
+# bytes the vocabulary cannot encode: one warning; invalid UTF-8 in the prompt: a warning, and stdout stays valid UTF-8
+./tern run -m "$MODEL" -p "$(printf 'a\x04b\x06c \xff\xfe end')" -n 4 --temp 0 >"$T/u9" 2>"$T/u9e"
+[ "$(grep -c 'dropped' "$T/u9e")" -eq 1 ] && grep -q "2 bytes of the prompt" "$T/u9e" && ok || bad "dropped bytes warning: $(cat "$T/u9e")"
+grep -q "not valid UTF-8 (byte 0xFF at offset 6)" "$T/u9e" && ok || bad "invalid UTF-8 warning: $(cat "$T/u9e")"
+python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$T/u9" 2>/dev/null && ok || bad "stdout not valid UTF-8"
+# --logprobs N: one line per token, its log-probability among the N best, ordered, all <= 0; greedy picks the first
+./tern run -m "$MODEL" -p "The capital of France is" -n 4 --temp 0 --logprobs 3 >"$T/lp" 2>/dev/null
+python3 - "$T/lp" <<'PY' && ok || bad "--logprobs: $(head -c 300 "$T/lp")"
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert len(lines) == 4, lines
+for l in lines:
+    m = re.match(r'^(".*")\tid (\d+)\tlogprob (-?[\d.]+)\ttop: (.*)$', l)
+    assert m, l
+    top = re.findall(r'(".*?") (-?[\d.]+)', m.group(4))
+    assert len(top) == 3, top
+    lps = [float(x[1]) for x in top]
+    assert lps == sorted(lps, reverse=True) and all(x <= 0 for x in lps), lps
+    assert top[0][0] == m.group(1) and abs(float(m.group(3)) - lps[0]) < 1e-9, l  # greedy = the most likely
+assert lines[0].startswith('" Paris"'), lines[0]
+PY
+# chat: -n cutting a reply leaves a marker; tok/s with --verbose
+printf 'Tell me a long story.\n' | ./tern chat -m "$MODEL" --temp 0 -n 5 --verbose >"$T/c5" 2>"$T/c5e"
+grep -q '^\[reply cut at -n 5 tokens\]' "$T/c5e" && grep -q 'tok/s' "$T/c5e" && ok || bad "chat -n marker: $(cat "$T/c5e")"
+# chat through a pseudo-terminal: line editing, Ctrl-C stops a reply, history, Ctrl-C at the prompt quits
+timeout 300 python3 tests/chat_pty.py ./tern "$MODEL" >"$T/pty" 2>&1
+for c in prompt edit ctrl-c history quit; do
+  grep -q "^ok $c\$" "$T/pty" && ok || bad "chat pty $c: $(grep "$c" "$T/pty" | head -c 400)"
+done
 echo "t_cli: $pass passed, $fail failed"

@@ -1349,6 +1349,20 @@ static int second_ok(unsigned char b, unsigned char c) {
     return (c & 0xC0) == 0x80;
 }
 
+size_t tern_utf8_valid_prefix(const char *text, size_t n) {
+    const unsigned char *p = (const unsigned char *)text;
+    size_t i = 0;
+    while (i < n) {
+        const int L = seq_len(p[i]);
+        if (!L || i + (size_t)L > n) return i;
+        if (L > 1 && !second_ok(p[i], p[i + 1])) return i;
+        for (int k = 2; k < L; k++)
+            if ((p[i + (size_t)k] & 0xC0) != 0x80) return i;
+        i += (size_t)L;
+    }
+    return n;
+}
+
 int tern_utf8_stream_push(tern_utf8_stream *s, const char *in, int n, char *out) {
     int np = s->n_pending, total = np + (n > 0 ? n : 0), o = 0;
 #define AT(i) ((unsigned char)((i) < np ? s->pending[(i)] : in[(i) - np]))

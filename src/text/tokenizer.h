@@ -67,5 +67,7 @@ typedef struct { char pending[8]; int n_pending; } tern_utf8_stream;
  * overlong forms, surrogates, past U+10FFFF) becomes U+FFFD, one per maximal invalid prefix (Unicode 15
  * sec. 3.9, "U+FFFD substitution of maximal subparts"), so the output is always valid UTF-8. */
 int tern_utf8_stream_push(tern_utf8_stream *s, const char *in, int n, char *out);
+/* Length of the longest prefix of text[0..n) that is valid UTF-8 (the stream's rules): n when all of it is. */
+size_t tern_utf8_valid_prefix(const char *text, size_t n);
 
 #endif
