@@ -16,8 +16,9 @@
  * Each test runs once untimed (warm-up: page cache, thread pool, branch predictors), then r timed
  * repetitions by wall clock around the tern_eval calls; the table shows the median tok/s ± the
  * sample standard deviation, the receipt every sample (shared/MEASURE.md).
- * Receipt: -o json prints it on stdout (and to --receipt PATH if given); -o md prints the table and
- * writes the receipt to --receipt PATH, default bench/receipt-<UTC timestamp>.json. */
+ * Output (-o): md (llama-bench's table, a row as each test finishes), csv and jsonl (a row / an object as each test
+ * finishes), json (the receipt, at the end). The receipt goes to a file only when asked: --receipt PATH (issue 28:
+ * never into the current directory unasked). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -423,7 +424,7 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--synthetic-layers")) syn_layers = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-v ROWS] [-r 5] [--device cpu|cuda|auto] [-t THREADS]\n"
-                 "                  [-ub UBATCH] [--tp N] [-o md|json] [--depth D] [--receipt PATH]\n"
+                 "                  [-ub UBATCH] [--tp N] [-o md|json|jsonl|csv] [--depth D] [--receipt PATH]\n"
                  "                  [-ctk f16|q8_0] [-ctv f16|q8_0]   (KV cache type; q8_0: CUDA, K and V the same)\n"
                  "       tern bench --synthetic PRESET [--synthetic-type q4_0] [--synthetic-layers N] ... (CUDA)\n"
                  "  --synthetic: the model tern synth --arch PRESET --type TYPE would write (seed 0), made in memory\n"
@@ -435,13 +436,17 @@ int cmd_bench(int argc, char **argv) {
                  "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -v: rows of a speculative verify\n"
                  "  pass (1..16; vrN: 32 tern_eval_argmax passes of N tokens at one position, t/s = rows a second,\n"
                  "  the receipt adds ms a pass); -r: timed repetitions after one\n"
-                 "  warm-up; --depth D: tokens already in the KV cache; the receipt (JSON, every sample) goes to\n"
-                 "  stdout with -o json, else to --receipt PATH (default bench/receipt-<timestamp>.json)");
+                 "  warm-up; --depth D: tokens already in the KV cache; -o md (llama-bench's table), csv, jsonl: a row\n"
+                 "  as each test finishes; -o json: the receipt (JSON, every sample) on stdout at the end; --receipt PATH\n"
+                 "  writes the receipt to PATH too (nothing is written unless asked)");
             return 0;
         } else cli_die("unknown option '%s' for bench (see tern bench --help)", a);
 #undef ARG
     }
-    if (strcmp(out_fmt, "md") && strcmp(out_fmt, "json")) cli_die("-o expects md or json, got '%s'", out_fmt);
+    if (strcmp(out_fmt, "md") && strcmp(out_fmt, "json") && strcmp(out_fmt, "jsonl") && strcmp(out_fmt, "csv"))
+        cli_die("-o expects md, json, jsonl or csv, got '%s'", out_fmt);
+    if (n_par && strcmp(out_fmt, "md") && strcmp(out_fmt, "json"))
+        cli_die("-o %s: --parallel prints md or json", out_fmt);
     char syn_path[128];
     if (synthetic && model) cli_die("bench takes -m MODEL or --synthetic PRESET, not both");
     if (synthetic) {
@@ -530,6 +535,28 @@ int cmd_bench(int argc, char **argv) {
     }
     float *logits = tern_xmalloc(sizeof(float) * (size_t)n_vocab);
 
+    /* the model column as llama-bench's: "arch size type", e.g. "llama 135M Q4_1" (the desc is
+     * "NAME (arch, ...)"); the receipt keeps the whole desc */
+    char size_s[32], params_s[32], model_name[256], arch[64] = "?", psize[32];
+    fmt_size(size_s, sizeof size_s, tern_model_size_bytes(m));
+    fmt_params(params_s, sizeof params_s, tern_model_n_params(m));
+    const char *lp = strstr(tern_model_desc(m), " (");
+    if (lp) sscanf(lp + 2, "%63[^,)]", arch);
+    const double np = (double)tern_model_n_params(m);
+    if (np >= 1e9) snprintf(psize, sizeof psize, np >= 1e10 ? "%.0fB" : "%.1fB", np / 1e9);
+    else snprintf(psize, sizeof psize, "%.0fM", np / 1e6);
+    snprintf(model_name, sizeof model_name, "%s %s %s", arch, psize, tern_model_weight_type(m));
+    char backend[300];
+    snprintf(backend, sizeof backend, "%s (%s)", on_cuda ? "CUDA" : "CPU", on_cuda ? tern_cuda_name() : tern_simd_name());
+    const int f_md = !strcmp(out_fmt, "md"), f_csv = !strcmp(out_fmt, "csv"), f_jsonl = !strcmp(out_fmt, "jsonl");
+    if (f_md) {
+        printf("| model | size | params | backend | threads | test | t/s |\n");
+        printf("| ----- | ---: | -----: | ------- | ------: | ---: | --: |\n");
+    } else if (f_csv) {
+        printf("model,size_bytes,n_params,backend,threads,test,n_prompt,n_gen,depth,median_tok_s,sd_tok_s\n");
+    }
+    fflush(stdout);
+
     for (int ti = 0; ti < n_tests; ti++) {
         bench_test *t = &tests[ti];
         if (tern_context_truncate(c, 0) != 0) cli_die("%s", tern_last_error());
@@ -542,25 +569,38 @@ int cmd_bench(int argc, char **argv) {
         }
         t->median = cli_median(t->tps, reps);
         t->sd = sd_of(t->tps, reps);
-        fprintf(stderr, "bench: %s done (%d reps)\n", t->name, reps);
+        /* the row now, not at the end */
+        if (f_md) {
+            printf("| %s | %s | %s | %s | %d | %s | %.2f ± %.2f |\n", model_name, size_s, params_s, backend, n_threads,
+                   t->name, t->median, t->sd);
+        } else if (f_csv) {
+            printf("\"%s\",%llu,%llu,\"%s\",%d,\"%s\",%d,%d,%d,%.3f,%.3f\n", model_name,
+                   (unsigned long long)tern_model_size_bytes(m), (unsigned long long)tern_model_n_params(m), backend,
+                   n_threads, t->name, t->n_prompt, t->n_gen, depth, t->median, t->sd);
+        } else if (f_jsonl) {
+            fputs("{\"model\": ", stdout);
+            bench_json_str(stdout, model_name);
+            fputs(", \"desc\": ", stdout);
+            bench_json_str(stdout, tern_model_desc(m));
+            printf(", \"size_bytes\": %llu, \"n_params\": %llu, \"backend\": ", (unsigned long long)tern_model_size_bytes(m),
+                   (unsigned long long)tern_model_n_params(m));
+            bench_json_str(stdout, backend);
+            printf(", \"threads\": %d, \"test\": ", n_threads);
+            bench_json_str(stdout, t->name);
+            printf(", \"n_prompt\": %d, \"n_gen\": %d, \"depth\": %d, \"repetitions\": %d, \"median_tok_s\": %.3f, "
+                   "\"sd_tok_s\": %.3f, \"samples\": [", t->n_prompt, t->n_gen, depth, reps, t->median, t->sd);
+            for (int r = 0; r < reps; r++) printf("%s%.3f", r ? ", " : "", t->tps[r]);
+            printf("], \"commit\": \"%.40s\", \"dirty\": %s}\n", commit, dirty > 0 ? "true" : "false");
+        }
+        fflush(stdout);
     }
+    (void)stamp_file;
 
-    char size_s[32], params_s[32], model_name[256];
-    fmt_size(size_s, sizeof size_s, tern_model_size_bytes(m));
-    fmt_params(params_s, sizeof params_s, tern_model_n_params(m));
-    /* the desc is "NAME (arch, ...)": the table shows NAME, the receipt the whole line */
-    snprintf(model_name, sizeof model_name, "%s", tern_model_desc(m));
-    char *paren = strstr(model_name, " (");
-    if (paren) *paren = 0;
-
-    /* the receipt */
+    /* the receipt: on stdout with -o json, to a file only with --receipt */
     FILE *rf = NULL;
     char rpath[PATH_MAX];
     if (receipt) snprintf(rpath, sizeof rpath, "%s", receipt);
-    else if (!strcmp(out_fmt, "md")) {
-        mkdir("bench", 0777); /* EEXIST is fine; fopen reports the rest */
-        snprintf(rpath, sizeof rpath, "bench/receipt-%s.json", stamp_file);
-    } else rpath[0] = 0;
+    else rpath[0] = 0;
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 0) {
             if (!rpath[0]) continue;
@@ -619,13 +659,7 @@ int cmd_bench(int argc, char **argv) {
         }
     }
 
-    if (!strcmp(out_fmt, "md")) {
-        printf("| model | size | params | backend | threads | test | t/s |\n");
-        printf("| ----- | ---: | -----: | ------- | ------: | ---: | --: |\n");
-        for (int ti = 0; ti < n_tests; ti++)
-            printf("| %s | %s | %s | %s (%s) | %d | %s | %.2f ± %.2f |\n", model_name, size_s, params_s,
-                   on_cuda ? "CUDA" : "CPU", on_cuda ? tern_cuda_name() : tern_simd_name(), n_threads,
-                   tests[ti].name, tests[ti].median, tests[ti].sd);
+    if (f_md) {
         printf("\nmedian of %d repetitions after 1 warm-up ± sample sd; commit %.12s%s; %s\n", reps, commit,
                dirty > 0 ? " (dirty)" : "", ci.name);
         for (int ti = 0; ti < n_tests; ti++)

@@ -46,6 +46,32 @@ if [ $rc -eq 0 ] && grep -q '^| model | size | params | backend | threads | test
    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["depth"] == 8' "$T/r.json"; then ok
 else bad "bench md rc=$rc: $(head -c 400 "$T/b.md") $(head -c 300 "$T/b.err")"; fi
 
+# issue 28: the model column is llama-bench's "arch size type"; no receipt file unless --receipt (run in an empty
+# directory); csv and jsonl print a row / an object a test; rows come as each test finishes (the pp row is on
+# stdout before the tg test ends: read through a pipe with timestamps)
+mkdir -p "$T/cwd"
+(cd "$T/cwd" && "$OLDPWD/tern" bench -m "$OLDPWD/$MODEL" -p 8 -n 2 -r 1 -t 2 >"$T/c.md" 2>/dev/null)
+grep -q '^| llama 135M Q4_1 | ' "$T/c.md" && ok || bad "model column: $(head -c 300 "$T/c.md")"
+[ -z "$(ls -A "$T/cwd")" ] && ok || bad "bench wrote into the current directory: $(ls -R "$T/cwd")"
+./tern bench -m "$MODEL" -p 8 -n 2 -r 1 -t 2 -o csv >"$T/c.csv" 2>/dev/null
+python3 - "$T/c.csv" <<'PY' && ok || bad "bench -o csv: $(head -c 300 "$T/c.csv")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["test"] for r in rows] == ["pp8", "tg2"], rows
+assert rows[0]["model"] == "llama 135M Q4_1" and float(rows[0]["median_tok_s"]) > 0, rows
+PY
+./tern bench -m "$MODEL" -p 8 -n 2 -r 2 -t 2 -o jsonl >"$T/c.jsonl" 2>/dev/null
+python3 - "$T/c.jsonl" <<'PY' && ok || bad "bench -o jsonl: $(head -c 300 "$T/c.jsonl")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["test"] for r in rows] == ["pp8", "tg2"] and all(len(r["samples"]) == 2 for r in rows), rows
+PY
+./tern bench -m "$MODEL" -p 64 -n 48 -r 1 -t 2 -o jsonl 2>/dev/null | python3 -c '
+import sys, time
+t = [time.time() for _ in sys.stdin]
+assert len(t) == 2 and t[1] - t[0] > 0.3, t' && ok || bad "bench rows not printed as each test finishes"
+expect_err "bench bad -o" -- ./tern bench -m "$MODEL" -p 8 -n 2 -o xml
+
 # bench --parallel: llama-batched-bench's table (rows as they finish) and its JSON receipt
 ./tern bench -m "$MODEL" --parallel 1,3 -p 12 -n 3 -r 1 -t 2 --receipt "$T/par.json" >"$T/par.md" 2>"$T/par.err"; rc=$?
 if [ $rc -eq 0 ] && grep -q '^|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |$' "$T/par.md" &&
