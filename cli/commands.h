@@ -16,10 +16,18 @@ int cmd_roofline(int argc, char **argv);
 /* tern serve [-m MODEL] [--host ADDR] [--port N] [--parallel N] [-c CTX] [--api-key KEY] ... (cli/serve.c) */
 int cmd_serve(int argc, char **argv);
 
+/* tern tokenize -m MODEL [-p TEXT | -f FILE] [--ids] [--no-special] [--no-bos]; tern detokenize -m MODEL
+ * [-p IDS | -f FILE] [--special] (cli/text.c) */
+int cmd_tokenize(int argc, char **argv);
+int cmd_detokenize(int argc, char **argv);
+
 /* Shared by every subcommand (cli/tern.c): print "tern: error: ..." (one line) and exit with status 2;
  * parse a decimal integer option value in [lo, hi] or die naming the flag. */
 void cli_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 long cli_parse_long(const char *flag, const char *s, long lo, long hi);
+/* The whole of a text file ("-": standard input) as a NUL-terminated string, or die (a NUL byte inside, over
+ * 256 MiB). */
+char *cli_read_text(const char *path);
 /* --device cpu|cuda|auto -> tern_device, or die (cli/tern.c). */
 #include "tern.h"
 tern_device cli_parse_device(const char *s);

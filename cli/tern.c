@@ -331,7 +331,7 @@ static void parse_args(int argc, char **argv, options *o) {
 
 #define MAX_PROMPT_BYTES ((size_t)256 << 20) /* 256 MiB: far beyond any context; keeps int math safe */
 
-static char *read_file(const char *path) {
+char *cli_read_text(const char *path) {
     const int is_stdin = !strcmp(path, "-");
     FILE *fp = is_stdin ? stdin : fopen(path, "rb");
     if (is_stdin) path = "(standard input)";
@@ -666,7 +666,7 @@ static int cmd_run(const options *o) {
     /* the prompt: -p, -f (- is standard input), or a standard input that is not a terminal */
     const char *file = o->file ? o->file : !o->prompt && !isatty(0) ? "-" : NULL;
     if (!o->prompt && !file) cli_die("run needs a prompt: -p TEXT, -f FILE, or text on standard input");
-    char *text = file ? read_file(file) : strdup(o->prompt);
+    char *text = file ? cli_read_text(file) : strdup(o->prompt);
     size_t tl = strlen(text);
     if (file && tl && text[tl - 1] == '\n') text[--tl] = 0; /* a file's final newline, as llama.cpp's -f */
     warn_invalid_utf8(text, tl);
@@ -894,12 +894,13 @@ int main(int argc, char **argv) {
     cli_config_from_env();
     /* subcommands with their own option parsers, each in its own file under cli/ */
     static const struct { const char *name; int (*fn)(int, char **); } subs[] = {
-        {"synth", cmd_synth}, {"bench", cmd_bench}, {"ab", cmd_ab}, {"roofline", cmd_roofline}, {"serve", cmd_serve}};
+        {"synth", cmd_synth}, {"bench", cmd_bench}, {"ab", cmd_ab}, {"roofline", cmd_roofline}, {"serve", cmd_serve},
+        {"tokenize", cmd_tokenize}, {"detokenize", cmd_detokenize}};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (!strcmp(argv[1], subs[i].name)) return subs[i].fn(argc, argv);
     options o;
     parse_args(argc, argv, &o);
     if (!strcmp(argv[1], "run")) return cmd_run(&o);
     if (!strcmp(argv[1], "chat")) return cmd_chat(&o);
-    cli_die("unknown command '%s' (run, chat, synth, bench, ab, roofline; see tern --help)", argv[1]);
+    cli_die("unknown command '%s' (run, chat, serve, tokenize, detokenize, synth, bench, ab, roofline; see tern --help)", argv[1]);
 }

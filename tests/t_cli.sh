@@ -130,4 +130,26 @@ timeout 300 python3 tests/chat_pty.py ./tern "$MODEL" >"$T/pty" 2>&1
 for c in prompt edit ctrl-c history quit; do
   grep -q "^ok $c\$" "$T/pty" && ok || bad "chat pty $c: $(grep "$c" "$T/pty" | head -c 400)"
 done
+# tokenize / detokenize against the llama.cpp fixture (tests/gen_tokenizer_fixtures.py: ids with special=0 and no
+# BOS, with special=1 and add_special=1; detok of the special=1 ids without and with control tokens shown)
+python3 - "$MODEL" tests/fixtures/tokenizer/smollm2.tsv <<'PY' >"$T/tok" 2>&1 && ok || bad "tokenize vs fixture: $(tail -c 600 "$T/tok")"
+import subprocess, sys
+model, tsv = sys.argv[1], sys.argv[2]
+rows = [l.rstrip("\n").split("\t") for l in open(tsv, encoding="utf-8") if l.startswith("tok\t")]
+picked = [r for r in rows if r[1]][::29][:11]
+def tern(*args, data):
+    return subprocess.run(["./tern", *args, "-m", model], input=data, capture_output=True, check=True).stdout
+for r in picked:
+    text = bytes.fromhex(r[1])
+    for flags, want in ((["--no-special", "--no-bos"], r[2]), ([], r[4])):
+        got = tern("tokenize", "--ids", *flags, data=text).decode().strip()
+        assert got == "[" + want.replace(" ", ", ") + "]", (text, flags, got, want)
+    for flags, want in (([], r[6]), (["--special"], r[7])):
+        got = tern("detokenize", *flags, data=r[3].encode())
+        want_b = bytes.fromhex(want).decode("utf-8", "replace").encode()
+        assert got == want_b + b"\n", (r[3], flags, got, want_b)
+print(len(picked), "strings")
+PY
+expect_err "detokenize out of range" "out of range" -- ./tern detokenize -m "$MODEL" -p "1 2 999999"
+expect_err "tokenize unknown option" "unknown option" -- ./tern tokenize -m "$MODEL" -p hi --bogus
 echo "t_cli: $pass passed, $fail failed"
