@@ -95,9 +95,12 @@ deps:
 test-deps:
 	@scripts/deps.sh test
 
-model: $(MODEL)
+model: $(MODEL) models/gemma-3-270m-q4_k_m.gguf
 models/SmolLM2-135M-Instruct.Q4_1.gguf:
 	@scripts/fetch_model.sh
+# the gemma3 recipe's real-model test (tests/test_gemma3.c)
+models/gemma-3-270m-q4_k_m.gguf:
+	@scripts/fetch_gemma3.sh
 
 run: deps
 	$(MAKE) tern

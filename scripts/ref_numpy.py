@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ref_numpy.py: an independent float64 numpy forward pass of a GGUF `llama`-architecture model.
+"""ref_numpy.py: an independent float64 numpy forward pass of a GGUF `llama` or `gemma3` model.
 
 It shares no code with tern's C engine: weights are dequantized by gguf-py (gguf.quants.dequantize),
 every activation is float64, and nothing is quantized on the way (llama.cpp, by contrast, quantizes
@@ -11,6 +11,13 @@ then logits = Wout . rms_final(x) with Wout = output.weight, or token_embd.weigh
 
 RoPE: GGUF llama files store the Q/K rows permuted (by the HF->GGUF converter) so that the rotation is
 the "normal" adjacent-pair one: pairs (x[2i], x[2i+1]) of each head turn by pos * base^(-2i/n_rot).
+
+gemma3 (after llama.cpp src/models/gemma3.cpp and Google's gemma_pytorch): embeddings times sqrt(n_embd); per-head
+RMSNorm of q and k; NEOX RoPE (pairs (x[i], x[i + n_rot/2])); layers il with il % 6 < 5 attend within a sliding
+window of attention.sliding_window keys (key j > pos - window) and rotate with base rope.freq_base_swa (10000 when
+absent), the others with rope.freq_base; q scaled by 1/sqrt(head_dim) (1/sqrt(n_embd/n_head) for the 62-layer 27B);
+the attention and FFN outputs RMS-normed (post_attention_norm, post_ffw_norm) before their residual adds; the FFN
+is GELU (tanh form)(gate) * up; tied output.
 
 Usage: python3 scripts/ref_numpy.py MODEL --tokens 1,2,3 --out FILE [--last]
 writes little-endian float32 logits, (n_tokens, n_vocab) row-major, or only the last row with --last.
@@ -33,8 +40,9 @@ class Model:
     def __init__(self, path):
         r = gguf.GGUFReader(path)
         arch = _field(r, "general.architecture")
-        if arch != "llama":
-            raise SystemExit(f"ref_numpy: unsupported architecture {arch!r} (only llama)")
+        if arch not in ("llama", "gemma3"):
+            raise SystemExit(f"ref_numpy: unsupported architecture {arch!r} (llama, gemma3)")
+        self.arch = arch
         a = arch + "."
         self.n_layer = int(_field(r, a + "block_count"))
         self.n_embd = int(_field(r, a + "embedding_length"))
@@ -45,6 +53,8 @@ class Model:
         self.n_rot = int(_field(r, a + "rope.dimension_count", self.head_dim))
         self.eps = float(_field(r, a + "attention.layer_norm_rms_epsilon", 1e-5))
         self.rope_base = float(_field(r, a + "rope.freq_base", 10000.0))
+        self.window = int(_field(r, a + "attention.sliding_window", 0) or 0) if arch == "gemma3" else 0
+        self.rope_base_swa = float(_field(r, a + "rope.freq_base_swa", 10000.0))
         scaling = _field(r, a + "rope.scaling.type", "none")
         factor = float(_field(r, a + "rope.scaling.factor", 0.0) or 0.0)
         # Linear scaling divides positions by the factor; llama3-style scaling arrives as the
@@ -66,8 +76,12 @@ class Model:
         # inverse frequencies of the rotated pairs: base^(-2i/n_rot)
         i = np.arange(self.n_rot // 2, dtype=np.float64)
         self.inv_freq = self.rope_base ** (-2.0 * i / self.n_rot)
+        self.inv_freq_swa = self.rope_base_swa ** (-2.0 * i / self.n_rot)
         if "rope_freqs.weight" in self.t:
             self.inv_freq = self.inv_freq / self.t["rope_freqs.weight"].astype(np.float64)
+        self.scale = 1.0 / np.sqrt(self.head_dim)
+        if arch == "gemma3" and self.n_layer == 62:
+            self.scale = 1.0 / np.sqrt(self.n_embd // self.n_head)
 
     def w(self, name):
         return self.t[name].astype(np.float64)
@@ -75,48 +89,83 @@ class Model:
     def rms(self, x, weight):
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * weight.astype(np.float64)
 
-    def rope(self, x, pos):
-        """x: (n_tokens, n_heads, head_dim); rotate adjacent pairs of the first n_rot dims."""
-        ang = (pos.astype(np.float64) * self.pos_scale)[:, None] * self.inv_freq[None, :]  # (T, n_rot/2)
+    def rope(self, x, pos, inv_freq=None, pos_scale=None):
+        """x: (n_tokens, n_heads, head_dim); rotate the pairs of the first n_rot dims: adjacent ones (llama) or
+        (i, i + n_rot/2) (NEOX, gemma3)."""
+        inv_freq = self.inv_freq if inv_freq is None else inv_freq
+        pos_scale = self.pos_scale if pos_scale is None else pos_scale
+        ang = (pos.astype(np.float64) * pos_scale)[:, None] * inv_freq[None, :]  # (T, n_rot/2)
         c = np.cos(ang)[:, None, :]
         s = np.sin(ang)[:, None, :]
         y = x.copy()
+        if self.arch == "gemma3":
+            h = self.n_rot // 2
+            x0, x1 = x[..., 0:h], x[..., h:self.n_rot]
+            y[..., 0:h] = x0 * c - x1 * s
+            y[..., h:self.n_rot] = x0 * s + x1 * c
+            return y
         x0 = x[..., 0:self.n_rot:2]
         x1 = x[..., 1:self.n_rot:2]
         y[..., 0:self.n_rot:2] = x0 * c - x1 * s
         y[..., 1:self.n_rot:2] = x0 * s + x1 * c
         return y
 
-    def forward(self, tokens):
-        """Logits (n_tokens, n_vocab) float64 of the tokens at positions 0..n-1 (no cache)."""
+    def forward(self, tokens, last_only=False):
+        """Logits (n_tokens, n_vocab) float64 of the tokens at positions 0..n-1 (no cache); the last row only when
+        last_only."""
         tokens = np.asarray(tokens, dtype=np.int64)
         T = len(tokens)
         pos = np.arange(T)
         x = self.t["token_embd.weight"][tokens].astype(np.float64)  # (T, n_embd)
+        gemma = self.arch == "gemma3"
+        if gemma:
+            x = x * np.sqrt(np.float64(self.n_embd))
         hd, hdv, nh, nkv = self.head_dim, self.head_dim_v, self.n_head, self.n_head_kv
         group = nh // nkv
         mask = np.triu(np.full((T, T), -np.inf), k=1)
+        # sliding-window mask: key j visible from position p only when j > p - window
+        jj, pp = np.meshgrid(np.arange(T), np.arange(T))
+        swa_mask = np.where(jj <= pp - self.window, -np.inf, 0.0) + mask if self.window else mask
         for l in range(self.n_layer):
             p = f"blk.{l}."
+            swa = gemma and self.window and l % 6 < 5
             h = self.rms(x, self.t[p + "attn_norm.weight"])
             q = (h @ self.w(p + "attn_q.weight").T).reshape(T, nh, hd)
             k = (h @ self.w(p + "attn_k.weight").T).reshape(T, nkv, hd)
             v = (h @ self.w(p + "attn_v.weight").T).reshape(T, nkv, hdv)
-            q = self.rope(q, pos)
-            k = self.rope(k, pos)
+            if gemma:
+                q = self.rms(q, self.t[p + "attn_q_norm.weight"])
+                k = self.rms(k, self.t[p + "attn_k_norm.weight"])
+                q = self.rope(q, pos, self.inv_freq_swa if swa else self.inv_freq, 1.0 if swa else None)
+                k = self.rope(k, pos, self.inv_freq_swa if swa else self.inv_freq, 1.0 if swa else None)
+            else:
+                q = self.rope(q, pos)
+                k = self.rope(k, pos)
             out = np.empty((T, nh, hdv))
             for hh in range(nh):
                 kv = hh // group  # query head hh reads KV head hh // (n_head / n_head_kv)
-                sc = q[:, hh, :] @ k[:, kv, :].T / np.sqrt(hd) + mask  # (T, T)
+                sc = q[:, hh, :] @ k[:, kv, :].T * self.scale + (swa_mask if swa else mask)  # (T, T)
                 sc = sc - sc.max(axis=1, keepdims=True)
                 pr = np.exp(sc)
                 pr /= pr.sum(axis=1, keepdims=True)
                 out[:, hh, :] = pr @ v[:, kv, :]
-            x = x + out.reshape(T, nh * hdv) @ self.w(p + "attn_output.weight").T
+            a = out.reshape(T, nh * hdv) @ self.w(p + "attn_output.weight").T
+            if gemma:
+                a = self.rms(a, self.t[p + "post_attention_norm.weight"])
+            x = x + a
             h = self.rms(x, self.t[p + "ffn_norm.weight"])
             g = h @ self.w(p + "ffn_gate.weight").T
             u = h @ self.w(p + "ffn_up.weight").T
-            x = x + ((g / (1.0 + np.exp(-g))) * u) @ self.w(p + "ffn_down.weight").T
+            if gemma:  # GELU, tanh form
+                act = 0.5 * g * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (g + 0.044715 * g ** 3)))
+            else:
+                act = g / (1.0 + np.exp(-g))
+            f = (act * u) @ self.w(p + "ffn_down.weight").T
+            if gemma:
+                f = self.rms(f, self.t[p + "post_ffw_norm.weight"])
+            x = x + f
+        if last_only:
+            x = x[-1:]
         x = self.rms(x, self.t["output_norm.weight"])
         return x @ self.out_w.astype(np.float64).T
 
@@ -134,9 +183,7 @@ def main():
     m = Model(args.model)
     if any(t < 0 or t >= m.n_vocab for t in toks):
         raise SystemExit("ref_numpy: token id out of range")
-    logits = m.forward(toks)
-    if args.last:
-        logits = logits[-1:]
+    logits = m.forward(toks, last_only=args.last)
     logits.astype("<f4").tofile(args.out)
     last = logits[-1]
     top = np.argsort(-last)[:5]

@@ -171,6 +171,11 @@ static const tern_recipe RECIPES[] = {
      * pairs of the permuted Q/K rows; optional q/k/v/o biases, rope_freqs (Llama-3.1), linear RoPE scaling, tied
      * output (no output.weight) */
     {"llama", TERN_ROPE_NORM, TERN_ACT_SILU, 0, 0},
+    /* Gemma 3 (llama.cpp src/models/gemma3.cpp): NEOX RoPE, GeGLU (GELU's tanh form), RMSNorm on q and k per head,
+     * post-norms on the attention and FFN outputs (the GGUF converter stores the norms' (1 + w)), embeddings times
+     * sqrt(n_embd), a sliding window on 5 of every 6 layers with their own RoPE base (rope.freq_base_swa, 10000
+     * when absent), tied output */
+    {"gemma3", TERN_ROPE_NEOX, TERN_ACT_GELU_TANH, TERN_RECIPE_QK_NORM | TERN_RECIPE_POST_NORM | TERN_RECIPE_EMBD_SCALE, 6},
 };
 
 const tern_recipe *tern_recipe_find(const char *arch) {
@@ -308,7 +313,14 @@ tern_model *tern_model_load(const char *path, int progress) {
         return load_fail(m);
     }
     int window = 0;
-    if (m->recipe->swa_period > 0 && get_int(f, arch, "attention.sliding_window", &window, 1) < 0) return load_fail(m);
+    if (m->recipe->swa_period > 0) {
+        if (get_int(f, arch, "attention.sliding_window", &window, 1) < 0) return load_fail(m);
+        m->rope_base_local = 10000.0; /* llama.cpp's rope_freq_base_train_swa default */
+        if (get_f64(f, arch, "rope.freq_base_swa", &m->rope_base_local) < 0) return load_fail(m);
+    }
+    /* Gemma 3 27B scales q by 1/sqrt(n_embd / n_head), the others by 1/sqrt(head_dim) (llama.cpp gemma3.cpp, after
+     * gemma_pytorch config.py) */
+    if (!strcmp(arch, "gemma3") && m->n_layer == 62) m->attn_scale = 1.0f / sqrtf((float)(m->n_embd / m->n_head));
 
     /* tokenizer */
     const char *tok_model = gguf_get_cstr(f, "tokenizer.ggml.model");

@@ -113,7 +113,7 @@ tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
     const tern_context_params *p = &ep->ctx;
     int n_ctx = p->n_ctx;
     if (n_ctx <= 0) n_ctx = m->n_ctx_train < 4096 ? m->n_ctx_train : 4096;
-    const int dev = resolve_device(p->device);
+    int dev = resolve_device(p->device);
     if ((p->cache_type_k != TERN_CACHE_F16 && p->cache_type_k != TERN_CACHE_Q8_0) ||
         (p->cache_type_v != TERN_CACHE_F16 && p->cache_type_v != TERN_CACHE_Q8_0)) {
         tern_set_error("unknown KV cache type (expected f16 or q8_0)");
@@ -162,7 +162,13 @@ tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
          * 32.0k at 2048; scratch 1.37 -> 2.44 GiB) */
         bp.max_rows = p->ubatch > 0 ? (p->ubatch < n_ctx ? p->ubatch : n_ctx) : (n_ctx < 2048 ? n_ctx : 2048);
         be = tern_backend_cuda_new(m, &bp);
-    } else {
+        /* auto: a recipe the GPU has no kernel for yet runs on the CPU, said once on stderr */
+        if (!be && p->device == TERN_DEVICE_AUTO && strstr(tern_last_error(), "no kernel for yet")) {
+            fprintf(stderr, "tern: %s: running on the CPU\n", tern_last_error());
+            dev = TERN_DEVICE_CPU;
+        }
+    }
+    if (dev != TERN_DEVICE_CUDA) {
         bp.max_rows = n_ctx < TERN_MAX_CHUNK ? n_ctx : TERN_MAX_CHUNK;
         if (p->ubatch > 0 && p->ubatch < bp.max_rows) bp.max_rows = p->ubatch;
         be = tern_backend_cpu_new(m, &bp);
