@@ -95,7 +95,7 @@ deps:
 test-deps:
 	@scripts/deps.sh test
 
-model: $(MODEL) models/gemma-3-270m-q4_k_m.gguf
+model: $(MODEL)
 models/SmolLM2-135M-Instruct.Q4_1.gguf:
 	@scripts/fetch_model.sh
 # the gemma3 recipe's real-model test (tests/test_gemma3.c)
@@ -109,7 +109,7 @@ run: deps
 
 test: test-deps
 	$(MAKE) all
-	$(MAKE) model
+	$(MAKE) model models/gemma-3-270m-q4_k_m.gguf
 	tests/run.sh
 
 # The parsers (GGUF reader, tokenizer) under AddressSanitizer + UBSan on corrupted and hostile input.
