@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what tern needs on Debian: `deps.sh build` (compiler, make, PCRE2 for the pre-tokenizers, libmicrohttpd
 # and cJSON for the server and JSON files, libedit for the chat's line editing) or `deps.sh test`
-# (build + python3 with numpy and gguf for the reference scripts). Installs only what is missing.
+# (build + python3 with numpy and gguf for the reference scripts, and .venv with the openai SDK for the server's tests).
+# Installs only what is missing.
 set -euo pipefail
 want=${1:-build}
 need_apt=()
@@ -25,5 +26,18 @@ if [ "$want" = test ]; then
     echo "deps: pip install numpy gguf==0.19.0"
     python3 -m pip install -q numpy gguf==0.19.0 2>/dev/null \
       || python3 -m pip install -q --break-system-packages numpy gguf==0.19.0
+  fi
+  # the server's tests (tests/t_server.sh): the official openai SDK in a virtual environment inside the checkout
+  # (.venv, git-ignored), not the system Python
+  venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
+  if ! "$venv/bin/python" -c 'import openai' 2>/dev/null; then
+    echo "deps: $venv with openai==3.57.0"
+    if ! python3 -m venv "$venv" 2>/dev/null; then
+      SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+      $SUDO apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+      python3 -m venv "$venv"
+    fi
+    "$venv/bin/pip" install -q openai==3.57.0
   fi
 fi

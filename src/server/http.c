@@ -2,7 +2,7 @@
  * its request's condition variable between tokens; 64 streams are 64 mostly sleeping threads).
  *
  * Routes: GET / (the chat page), GET /health, GET /metrics, GET /v1/models, POST /v1/chat/completions,
- * POST /v1/completions, POST /tokenize, POST /detokenize (the /v1 paths also without /v1). Every error is OpenAI's
+ * POST /v1/completions, POST /tokenize, POST /detokenize, POST /apply-template (the /v1 paths also without /v1). Every error is OpenAI's
  * JSON shape with its status: 400 bad input, 401 a missing or wrong API key, 404, 405, 413 a body past --max-body,
  * 503 while the model loads, when the queue is full (with Retry-After) and while stopping.
  *
@@ -242,7 +242,7 @@ static enum MHD_Result route(srv_http *h, struct MHD_Connection *conn, const cha
         return send_json(conn, 200, strdup("{\"status\":\"ok\"}"));
     }
     static const char *const api[] = {"/v1/chat/completions", "/v1/completions", "/v1/models", "/metrics", "/tokenize",
-                                      "/detokenize"};
+                                      "/detokenize", "/apply-template"};
     int which = -1;
     for (int i = 0; i < (int)(sizeof api / sizeof api[0]); i++)
         if (path_is(url, api[i])) which = i;
@@ -259,7 +259,8 @@ static enum MHD_Result route(srv_http *h, struct MHD_Connection *conn, const cha
     case 2: return send_json(conn, 200, srv_models_json(h->c));
     case 3: return send_body(conn, 200, srv_sched_metrics(h->s), "text/plain; version=0.0.4", 0);
     case 4: out = srv_tokenize(h->c, st->body ? st->body : "", st->len, &err); break;
-    default: out = srv_detokenize(h->c, st->body ? st->body : "", st->len, &err); break;
+    case 5: out = srv_detokenize(h->c, st->body ? st->body : "", st->len, &err); break;
+    default: out = srv_apply_template(h->c, st->body ? st->body : "", st->len, &err); break;
     }
     return out ? send_json(conn, 200, out) : send_error(conn, &err);
 }

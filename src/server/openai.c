@@ -787,6 +787,29 @@ char *srv_detokenize(const srv_ctx *c, const char *body, size_t len, srv_error *
     return out;
 }
 
+char *srv_apply_template(const srv_ctx *c, const char *body, size_t len, srv_error *err) {
+    cJSON *root = parse_object(body, len, err);
+    if (!root) return NULL;
+    const cJSON *messages = NULL;
+    int rc = 0;
+    for (const cJSON *f = root->child; f && !rc; f = f->next) {
+        if (!strcmp(f->string, "messages")) messages = f;
+        else if (strcmp(f->string, "model") != 0) rc = srv_fail(err, 400, f->string, "unrecognized field '%.48s'", f->string);
+    }
+    if (!rc && !messages) rc = srv_fail(err, 400, "messages", "'messages' is missing");
+    if (!rc && c->chat == TERN_CHAT_UNKNOWN) rc = srv_fail(err, 400, "messages", "the model has no chat template tern knows");
+    char *text = NULL, *out = NULL;
+    if (!rc && !parse_messages(c, err, messages, &text)) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "prompt", text);
+        out = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+    }
+    free(text);
+    cJSON_Delete(root);
+    return out;
+}
+
 char *srv_models_json(const srv_ctx *c) {
     cJSON *o = cJSON_CreateObject(), *data;
     cJSON_AddStringToObject(o, "object", "list");

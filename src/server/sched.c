@@ -369,6 +369,7 @@ static void *sched_main(void *arg) {
     pthread_mutex_lock(&s->mu);
     for (;;) {
         housekeeping(s);
+        tern_engine_kv_stats(s->e, &s->kv); /* the blocks of retired requests are back now, before any step */
         if (s->n_run == 0) {
             if (s->stopping && !s->wait_head) break;
             if (s->stopping) continue;

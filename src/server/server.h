@@ -123,6 +123,8 @@ void srv_sse_error(const srv_error *err, char **buf, size_t *len);
 /* /tokenize and /detokenize (llama-server's shapes): the response JSON, or NULL with err set. */
 char *srv_tokenize(const srv_ctx *c, const char *body, size_t len, srv_error *err);
 char *srv_detokenize(const srv_ctx *c, const char *body, size_t len, srv_error *err);
+/* POST /apply-template (llama-server's): {"messages": [...]} -> {"prompt": the chat template's text}. */
+char *srv_apply_template(const srv_ctx *c, const char *body, size_t len, srv_error *err);
 /* GET /v1/models */
 char *srv_models_json(const srv_ctx *c);
 
