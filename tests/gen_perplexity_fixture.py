@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Make the perplexity fixtures (tests/fixtures/perplexity/), llama-perplexity as the reference.
+
+usage: python3 tests/gen_perplexity_fixture.py text                  (needs Debian's bible-kjv: apt-get install bible-kjv)
+       python3 tests/gen_perplexity_fixture.py ref LLAMA_PERPLEXITY  (needs the default model, `make model`)
+
+text: genesis.txt, Genesis 1-8 of the King James Version (public domain), as Debian's bible-kjv-text package ships
+      it, read with its `bible` program: a "Genesis N" heading a chapter, one verse a line, verse numbers and the
+      program's line wrapping removed.
+ref:  ref.tsv, one line a setting: ctx, chunks, PPL, its +/-, the whole llama-perplexity command line. The
+      reference is llama-perplexity built from the llama.cpp vendored in the llama-cpp-python 0.3.36 sdist
+      (cmake --build build --target llama-perplexity; CPU, -t 2), on models/SmolLM2-135M-Instruct.Q4_1.gguf.
+      tests/t_perplexity.sh checks tern's value against it (0.5%)."""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "fixtures", "perplexity")
+MODEL = os.path.join(HERE, "..", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
+# (ctx, chunks): the CI test's settings first (small: seconds on 2 cores), then -c 512 over the whole text
+SETTINGS = [(128, 6), (256, 3), (512, -1)]
+
+
+def make_text():
+    chapters = []
+    for c in range(1, 9):
+        out = subprocess.run(["bible", f"Genesis {c}:1-99"], capture_output=True, text=True, check=True).stdout
+        verses, cur = [], None
+        for line in out.splitlines():
+            m = re.match(r"^\s+(\d+) (.*)$", line)
+            if m:
+                cur = [m.group(2)]
+                verses.append(cur)
+            elif line.strip() and cur is not None and not line.startswith("Genesis"):
+                cur.append(line.strip())
+        chapters.append(f"Genesis {c}\n\n" + "\n".join(" ".join(v) for v in verses) + "\n")
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "genesis.txt"), "w") as f:
+        f.write("\n".join(chapters))
+
+
+def make_ref(exe):
+    rows = []
+    for ctx, chunks in SETTINGS:
+        cmd = [exe, "-m", MODEL, "-f", os.path.join(OUT, "genesis.txt"), "-c", str(ctx), "-t", "2"]
+        if chunks > 0:
+            cmd += ["--chunks", str(chunks)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        m = re.search(r"Final estimate: PPL = ([\d.]+) \+/- ([\d.]+)", r.stdout + r.stderr)
+        if not m:
+            sys.exit(f"no final estimate from {' '.join(cmd)}:\n{(r.stdout + r.stderr)[-2000:]}")
+        n = len(re.findall(r"\[\d+\][\d.]+,", r.stdout + r.stderr))
+        rows.append(f"{ctx}\t{n}\t{m.group(1)}\t{m.group(2)}\t"
+                    + " ".join(os.path.basename(x) if "/" in x else x for x in cmd) + "\n")
+        print(rows[-1], end="")
+    with open(os.path.join(OUT, "ref.tsv"), "w") as f:
+        f.write("# ctx\tchunks\tppl\tplus_minus\tcommand (llama-perplexity of llama-cpp-python 0.3.36's llama.cpp)\n")
+        f.writelines(rows)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "text":
+        make_text()
+    elif len(sys.argv) >= 3 and sys.argv[1] == "ref":
+        make_ref(sys.argv[2])
+    else:
+        sys.exit(__doc__)
