@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what tern needs on Debian: `deps.sh build` (compiler, make, PCRE2 for the pre-tokenizers, libmicrohttpd
 # and cJSON for the server and JSON files, libedit for the chat's line editing) or `deps.sh test`
-# (build + python3 with numpy and gguf for the reference scripts, and .venv with the openai SDK for the server's tests).
+# (build + python3 with numpy and gguf for the reference scripts; for the server's tests .venv with the openai SDK and
+# selenium, and Debian's chromium + chromium-driver).
 # Installs only what is missing.
 set -euo pipefail
 want=${1:-build}
@@ -29,15 +30,22 @@ if [ "$want" = test ]; then
   fi
   # the server's tests (tests/t_server.sh): the official openai SDK in a virtual environment inside the checkout
   # (.venv, git-ignored), not the system Python
+  # and the chat page's (tests/t_page.sh): Debian's headless chromium with its driver, selenium in the same .venv
+  if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    echo "deps: apt-get install chromium chromium-driver"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
   venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
-  if ! "$venv/bin/python" -c 'import openai' 2>/dev/null; then
-    echo "deps: $venv with openai==3.57.0"
+  if ! "$venv/bin/python" -c 'import openai, selenium' 2>/dev/null; then
+    echo "deps: $venv with openai==3.57.0 selenium==4.51.0"
     if ! python3 -m venv "$venv" 2>/dev/null; then
       SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
       $SUDO apt-get update -qq
       DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
       python3 -m venv "$venv"
     fi
-    "$venv/bin/pip" install -q openai==3.57.0
+    "$venv/bin/pip" install -q openai==3.57.0 selenium==4.51.0
   fi
 fi
