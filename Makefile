@@ -46,7 +46,7 @@ TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 MODEL   ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
 PROMPT  ?= Once upon a time
 
-.PHONY: all deps test-deps model run test clean asan-test
+.PHONY: all deps test-deps model run test clean asan-test fuzz
 all: tern $(TESTS) $(GPU_TESTS)
 
 $(BUILD)/%.o: src/%.c $(HDRS) | $(BUILD)
@@ -111,6 +111,15 @@ test: test-deps
 	$(MAKE) all
 	$(MAKE) model models/gemma-3-270m-q4_k_m.gguf
 	tests/run.sh
+
+# libFuzzer over the server's request path (tests/fuzz/fuzz_request.c; tests/t_fuzz.sh runs it for a bounded time):
+# the harness and src/server/openai.c built by clang with the fuzzer, ASan and UBSan, the rest from libtern.a.
+FUZZ_CC ?= clang
+fuzz: $(BUILD)/fuzz/fuzz_request
+$(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c src/server/openai.c $(HDRS) $(BUILD)/libtern.a
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -O1 -g -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(INCS) \
+	  tests/fuzz/fuzz_request.c src/server/openai.c -o $@ $(BUILD)/libtern.a $(LDLIBS)
 
 # The parsers (GGUF reader, tokenizer) under AddressSanitizer + UBSan on corrupted and hostile input.
 ASAN_TESTS := test_gguf test_badinput test_tokenizer

@@ -30,6 +30,13 @@ if [ "$want" = test ]; then
   fi
   # the server's tests (tests/t_server.sh): the official openai SDK in a virtual environment inside the checkout
   # (.venv, git-ignored), not the system Python
+  # the request fuzzer (tests/t_fuzz.sh): clang with libFuzzer
+  if ! command -v clang >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+    echo "deps: apt-get install clang"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang >/dev/null
+  fi
   # and the chat page's (tests/t_page.sh): Debian's headless chromium with its driver, selenium in the same .venv
   if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     echo "deps: apt-get install chromium chromium-driver"
