@@ -24,6 +24,9 @@ int cmd_detokenize(int argc, char **argv);
 /* tern perplexity -m MODEL -f TEXT [-c 512] [-b N] [--chunks N] (cli/perplexity.c) */
 int cmd_perplexity(int argc, char **argv);
 
+/* tern quantize IN.gguf OUT.gguf TYPE [--threads N] [--pure] [--allow-requantize] (cli/quantize.c) */
+int cmd_quantize(int argc, char **argv);
+
 /* Shared by every subcommand (cli/tern.c): print "tern: error: ..." (one line) and exit with status 2;
  * parse a decimal integer option value in [lo, hi] or die naming the flag. */
 void cli_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

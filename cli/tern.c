@@ -895,12 +895,13 @@ int main(int argc, char **argv) {
     /* subcommands with their own option parsers, each in its own file under cli/ */
     static const struct { const char *name; int (*fn)(int, char **); } subs[] = {
         {"synth", cmd_synth}, {"bench", cmd_bench}, {"ab", cmd_ab}, {"roofline", cmd_roofline}, {"serve", cmd_serve},
-        {"tokenize", cmd_tokenize}, {"detokenize", cmd_detokenize}, {"perplexity", cmd_perplexity}};
+        {"tokenize", cmd_tokenize}, {"detokenize", cmd_detokenize}, {"perplexity", cmd_perplexity},
+        {"quantize", cmd_quantize}};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (!strcmp(argv[1], subs[i].name)) return subs[i].fn(argc, argv);
     options o;
     parse_args(argc, argv, &o);
     if (!strcmp(argv[1], "run")) return cmd_run(&o);
     if (!strcmp(argv[1], "chat")) return cmd_chat(&o);
-    cli_die("unknown command '%s' (run, chat, serve, tokenize, detokenize, perplexity, synth, bench, ab, roofline; see tern --help)", argv[1]);
+    cli_die("unknown command '%s' (run, chat, serve, tokenize, detokenize, perplexity, quantize, synth, bench, ab, roofline; see tern --help)", argv[1]);
 }

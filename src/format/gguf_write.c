@@ -90,6 +90,49 @@ void gguf_writer_add_arr_str(gguf_writer *w, const char *key, const char *const 
     for (uint64_t i = 0; i < n; i++) put_str(w, v[i]);
 }
 
+/* A reader's value re-serialized (any type; arrays of arrays recursively), for copying metadata verbatim. */
+static size_t vt_size(uint32_t t) {
+    switch (t) {
+    case GGUF_VT_U8: case GGUF_VT_I8: case GGUF_VT_BOOL: return 1;
+    case GGUF_VT_U16: case GGUF_VT_I16: return 2;
+    case GGUF_VT_U32: case GGUF_VT_I32: case GGUF_VT_F32: return 4;
+    case GGUF_VT_U64: case GGUF_VT_I64: case GGUF_VT_F64: return 8;
+    default: return 0;
+    }
+}
+static void put_gstr(gguf_writer *w, gguf_str s) {
+    PUTV(w, s.len);
+    put(&w->kv, &w->kv_len, &w->kv_cap, s.ptr, (size_t)s.len);
+}
+static void put_scalar(gguf_writer *w, const gguf_value *v) {
+    uint8_t b[8];
+    switch (v->type) {
+    case GGUF_VT_U8: case GGUF_VT_I8: b[0] = (uint8_t)v->v.u; break;
+    case GGUF_VT_BOOL: b[0] = (uint8_t)(v->v.b != 0); break;
+    case GGUF_VT_U16: case GGUF_VT_I16: { uint16_t x = (uint16_t)v->v.u; memcpy(b, &x, 2); break; }
+    case GGUF_VT_U32: case GGUF_VT_I32: { uint32_t x = (uint32_t)v->v.u; memcpy(b, &x, 4); break; }
+    case GGUF_VT_F32: { float x = (float)v->v.f; memcpy(b, &x, 4); break; }
+    case GGUF_VT_U64: case GGUF_VT_I64: memcpy(b, &v->v.u, 8); break;
+    case GGUF_VT_F64: memcpy(b, &v->v.f, 8); break;
+    default: return;
+    }
+    put(&w->kv, &w->kv_len, &w->kv_cap, b, vt_size(v->type));
+}
+static void put_array_body(gguf_writer *w, const gguf_value *v) {
+    uint32_t et = v->elem_type;
+    PUTV(w, et);
+    PUTV(w, v->count);
+    if (et == GGUF_VT_STRING) for (uint64_t i = 0; i < v->count; i++) put_gstr(w, v->strs[i]);
+    else if (et == GGUF_VT_ARRAY) for (uint64_t i = 0; i < v->count; i++) put_array_body(w, &v->vals[i]);
+    else put(&w->kv, &w->kv_len, &w->kv_cap, v->data, vt_size(et) * (size_t)v->count);
+}
+void gguf_writer_add_value(gguf_writer *w, const char *key, const gguf_value *v) {
+    put_key(w, key, (uint32_t)v->type);
+    if (v->type == GGUF_VT_STRING) put_gstr(w, v->v.s);
+    else if (v->type == GGUF_VT_ARRAY) put_array_body(w, v);
+    else put_scalar(w, v);
+}
+
 int gguf_writer_add_tensor(gguf_writer *w, const char *name, int n_dims, const int64_t *ne, int type) {
     if (n_dims < 1 || n_dims > GGUF_MAX_DIMS) {
         tern_set_error("tensor '%s': %d dimensions (GGUF allows 1..%d)", name, n_dims, GGUF_MAX_DIMS);

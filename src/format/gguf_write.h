@@ -33,6 +33,11 @@ void gguf_writer_add_arr_u32(gguf_writer *w, const char *key, const uint32_t *v,
 void gguf_writer_add_arr_f32(gguf_writer *w, const char *key, const float *v, uint64_t n);
 void gguf_writer_add_arr_str(gguf_writer *w, const char *key, const char *const *v, uint64_t n);
 
+/* Any metadata value as a reader gave it (gguf.h's gguf_value: scalars of every type, strings, arrays, arrays
+ * of arrays), serialized as it was read: copies a file's metadata verbatim (`tern quantize`). */
+struct gguf_value;
+void gguf_writer_add_value(gguf_writer *w, const char *key, const struct gguf_value *v);
+
 /* Describe a tensor: ne[0] is the innermost (contiguous) dimension, ggml order; type an enum tern_type.
  * Returns 0, or -1 if n_dims is not 1..4, a dimension is < 1, or ne[0] is not a multiple of the type's
  * block size. */
