@@ -12,7 +12,7 @@
  *    llama-quantize's);
  *  - the metadata: every key of IN copied, general.file_type set to TYPE's llama_ftype and
  *    general.quantization_version to 2.
- * The input's tensors may be F32, F16 or BF16 (quantized ones only with --allow-requantize: dequantized first).
+ * IN may be an HF checkpoint directory (config.json + *.safetensors: src/format/safetensors.h). The input's tensors may be F32, F16 or BF16 (quantized ones only with --allow-requantize: dequantized first).
  * Prints one line per tensor as it is written. */
 #include <errno.h>
 #include <pthread.h>
@@ -27,6 +27,7 @@
 #include "gguf_write.h"
 #include "quant.h"
 #include "quantize.h"
+#include "safetensors.h"
 #include "util.h"
 
 /* llama_ftype values (llama.h) and the base type of each name llama-quantize takes (QUANT_OPTIONS). */
@@ -205,7 +206,8 @@ int cmd_quantize(int argc, char **argv) {
         else if (!strcmp(a, "--allow-requantize")) requant = 1;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("usage: tern quantize IN.gguf OUT.gguf TYPE [--threads N] [--pure] [--allow-requantize]\n"
-                   "  IN: a GGUF of F32/F16/BF16 tensors (quantized ones with --allow-requantize)\n"
+                   "  IN: a GGUF of F32/F16/BF16 tensors (quantized ones with --allow-requantize), or an HF directory\n"
+                   "  (config.json, *.safetensors, tokenizer.json)\n"
                    "  TYPE:");
             for (size_t k = 0; k < sizeof QTYPES / sizeof QTYPES[0]; k++) printf(" %s", QTYPES[k].name);
             printf("\n  as llama-quantize without an importance matrix: the _S/_M/_L mixes choose per tensor (Q3_K,\n"
@@ -227,7 +229,7 @@ int cmd_quantize(int argc, char **argv) {
     if (n_threads <= 0) n_threads = tern_n_cores();
     if (n_threads > 64) n_threads = 64;
 
-    gguf_file *f = gguf_open(in);
+    gguf_file *f = tern_weights_open(in); /* a GGUF file or an HF directory (safetensors.h) */
     if (!f) cli_die("%s", tern_last_error());
     const gguf_value *av = gguf_get(f, "general.architecture");
     if (!av || av->type != GGUF_VT_STRING) cli_die("%s has no general.architecture", in);

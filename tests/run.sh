@@ -3,6 +3,9 @@
 # as "N passed, N failed". Exit status non-zero if any check failed or a binary crashed.
 set -u
 cd "$(dirname "$0")/.."
+# the tests' Python is the checkout's virtual environment (scripts/deps.sh test makes it: numpy, gguf, safetensors,
+# the openai SDK), not the system's
+[ -x .venv/bin/python3 ] && export PATH="$PWD/.venv/bin:$PATH"
 pass=0; fail=0
 for t in "${BUILD:-build}"/tests/test_*; do
   [ -x "$t" ] || continue

@@ -190,7 +190,9 @@ void gguf_close(gguf_file *f) {
         free(b);
         b = n;
     }
-    if (f->base) munmap((void *)f->base, f->size);
+    if (f->release_) f->release_(f->release_ud_);
+    if (f->base && f->base_malloced_) free((void *)f->base);
+    else if (f->base) munmap((void *)f->base, f->size);
     free(f);
 }
 
@@ -198,6 +200,8 @@ static gguf_file *fail(gguf_file *f) {
     gguf_close(f);
     return NULL;
 }
+
+static gguf_file *parse(gguf_file *f, const char *path, const void *const *data);
 
 gguf_file *gguf_open(const char *path) {
     int fd = open(path, O_RDONLY);
@@ -220,7 +224,29 @@ gguf_file *gguf_open(const char *path) {
     close(fd);
     if (map == MAP_FAILED) { tern_set_error("cannot mmap '%s': %s", path, strerror(errno)); return fail(f); }
     f->base = map;
+    return parse(f, path, NULL);
+}
 
+gguf_file *gguf_open_header(void *hdr, size_t len, const void *const *data, void (*release)(void *), void *ud) {
+    gguf_file *f = calloc(1, sizeof *f);
+    if (!f) {
+        free(hdr);
+        if (release) release(ud);
+        tern_set_error("out of memory");
+        return NULL;
+    }
+    f->base = hdr;
+    f->size = len;
+    f->base_malloced_ = 1;
+    f->release_ = release;
+    f->release_ud_ = ud;
+    if (len < 4) { tern_set_error("GGUF header image of %zu bytes", len); return fail(f); }
+    return parse(f, "(header image)", data);
+}
+
+/* The header of f's image (f->base, f->size): metadata, tensor directory, checks. data == NULL: the tensor data
+ * follow in the image (a file); else data[i] is tensor i's, elsewhere (gguf_open_header). */
+static gguf_file *parse(gguf_file *f, const char *path, const void *const *data) {
     cursor c = {f->base, f->base + f->size, f, "header"};
     if (memcmp(f->base, "GGUF", 4) != 0) {
         tern_set_error("'%s' is not a GGUF file (bad magic %02x %02x %02x %02x)", path, f->base[0], f->base[1],
@@ -337,7 +363,7 @@ gguf_file *gguf_open(const char *path) {
             rows *= (uint64_t)t->ne[d];
         }
         uint64_t row_bytes = tern_type_row_size((enum tern_type)type, t->ne[0]);
-        if (rows > f->size / (row_bytes ? row_bytes : 1) + 1) {
+        if (!data && rows > f->size / (row_bytes ? row_bytes : 1) + 1) {
             tern_set_error("bad GGUF file: %s extends past the end of the file", what);
             return fail(f);
         }
@@ -352,6 +378,11 @@ gguf_file *gguf_open(const char *path) {
     f->data_offset = (hdr + f->alignment - 1) / f->alignment * f->alignment;
     for (uint64_t i = 0; i < f->n_tensors; i++) {
         gguf_tensor *t = &f->tensors[i];
+        if (data) { /* elsewhere: the caller vouches for nbytes at data[i] */
+            if (!data[i]) { tern_set_error("tensor %llu has no data", (unsigned long long)i); return fail(f); }
+            t->data = data[i];
+            continue;
+        }
         if (f->data_offset > f->size || t->offset > f->size - f->data_offset ||
             t->nbytes > f->size - f->data_offset - t->offset) {
             tern_set_error("bad GGUF file: tensor '%.*s' data (offset %llu, %zu bytes) lies past the end of the file "

@@ -64,12 +64,21 @@ typedef struct gguf_file {
     uint64_t *tensor_index_; /* internal: open-addressing hash of tensor names (index + 1, 0 = empty) */
     uint64_t tensor_index_cap_;
     void *arena_;         /* internal allocations */
+    int base_malloced_;   /* internal: base is a malloc'd header image (gguf_open_header), not a mapping */
+    void (*release_)(void *); /* internal: gguf_open_header's release callback and its argument */
+    void *release_ud_;
 } gguf_file;
 
 /* Open and validate a GGUF file (v2 or v3). Returns NULL on error (tern_last_error names it).
  * If `progress` is non-zero, touching of tensor pages is not done here; the mapping is lazy. */
 gguf_file *gguf_open(const char *path);
 void gguf_close(gguf_file *f);
+/* A gguf_file over a GGUF header image (hdr, len bytes: header, metadata, tensor directory, padded to the data
+ * section, as gguf_writer_write_header writes it) whose tensor data live elsewhere: data[i] holds tensor i's bytes
+ * (directory order), kept valid until release(ud) runs at gguf_close. Takes hdr (malloc'd) in every case; on error
+ * release(ud) has run too. The format-level seam of the HF safetensors reader (safetensors.h): the model loader
+ * binds its tensors as from a file. */
+gguf_file *gguf_open_header(void *hdr, size_t len, const void *const *data, void (*release)(void *), void *ud);
 
 /* Metadata lookup by key; NULL if absent. */
 const gguf_value *gguf_get(const gguf_file *f, const char *key);

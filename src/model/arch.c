@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "safetensors.h"
 #include "tern.h"
 #include "util.h"
 
@@ -233,7 +234,7 @@ static int64_t checked_mul(int64_t a, int64_t b, int64_t lim) {
 
 tern_model *tern_model_load(const char *path, int progress) {
     tern_model *m = tern_xcalloc(1, sizeof *m);
-    m->gguf = gguf_open(path);
+    m->gguf = tern_weights_open(path); /* a GGUF file, or an HF directory seen as one (safetensors.h) */
     if (!m->gguf) return load_fail(m);
     const gguf_file *f = m->gguf;
 

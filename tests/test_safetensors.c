@@ -1,0 +1,170 @@
+/* test_safetensors: an HF checkpoint directory (config.json, two *.safetensors shards, tokenizer.json,
+ * tokenizer_config.json) loads as the GGUF it converts to. tests/gen_hf_fixture.py makes both from the default model
+ * (2 layers, F16 matrices; q/k rows in HF's rotate-half order in the directory, GGUF's interleaved order in the
+ * file). Checked: the hyperparameters, the tokenizer (ids of texts with and without control tokens, BOS, EOG, the
+ * chat template) and every row's logits of an 18-token prompt, bit for bit; and that broken directories give one
+ * error line, never a crash (bad JSON, unknown model_type, a truncated or lying safetensors header, an unknown
+ * dtype or tensor name). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "gguf.h"
+#include "tern.h"
+#include "util.h"
+
+static char tmp[] = "/tmp/tern-hf-XXXXXX";
+
+static const char *python(void) {
+    const char *p = getenv("TERN_PYTHON");
+    if (p && *p) return p;
+    return access(".venv/bin/python3", X_OK) == 0 ? ".venv/bin/python3" : "python3";
+}
+
+static void write_file(const char *dir, const char *name, const void *data, size_t n) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    if (f) {
+        fwrite(data, 1, n, f);
+        fclose(f);
+    }
+}
+
+/* a directory with config.json and one safetensors file holding header (JSON) + nbytes of zeros */
+static void make_bad(const char *dir, const char *config, const char *header, size_t nbytes) {
+    mkdir(dir, 0755);
+    write_file(dir, "config.json", config, strlen(config));
+    uint64_t hl = strlen(header);
+    size_t n = 8 + hl + nbytes;
+    char *b = calloc(1, n);
+    memcpy(b, &hl, 8);
+    memcpy(b + 8, header, hl);
+    write_file(dir, "model.safetensors", b, n);
+    free(b);
+}
+
+static void check_bad(void) {
+    static const char *cfg = "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 1, "
+                             "\"intermediate_size\": 128, \"num_attention_heads\": 2, \"vocab_size\": 32}";
+    static const struct { const char *what, *config, *header, *want; size_t nbytes; } cases[] = {
+        {"bad config JSON", "{\"model_type\": ", "{}", "not valid JSON", 0},
+        {"unknown model_type", "{\"model_type\": \"gpt_neox\"}", "{}", "model_type 'gpt_neox'", 0},
+        {"header not JSON", NULL, "{\"a\": [", "not a JSON object", 0},
+        {"offsets past the end", NULL,
+         "{\"model.norm.weight\": {\"dtype\": \"F32\", \"shape\": [64], \"data_offsets\": [0, 256]}}", "data_offsets", 16},
+        {"size mismatch", NULL,
+         "{\"model.norm.weight\": {\"dtype\": \"F32\", \"shape\": [64], \"data_offsets\": [0, 200]}}", "data_offsets", 256},
+        {"dtype", NULL, "{\"model.norm.weight\": {\"dtype\": \"I8\", \"shape\": [64], \"data_offsets\": [0, 64]}}",
+         "dtype I8", 64},
+        {"unknown tensor", NULL,
+         "{\"model.vision.weight\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16]}}", "not one tern maps", 16},
+        {"odd rows for RoPE", NULL,
+         "{\"model.layers.0.self_attn.q_proj.weight\": {\"dtype\": \"F16\", \"shape\": [6, 64], \"data_offsets\": [0, 768]}}",
+         "RoPE pairs", 768},
+        {"missing tensors", NULL, "{}", "0 layers", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[600];
+        snprintf(dir, sizeof dir, "%s/bad%zu", tmp, i);
+        make_bad(dir, cases[i].config ? cases[i].config : cfg, cases[i].header, cases[i].nbytes);
+        tern_model *m = tern_model_load(dir, 0);
+        CHECK(m == NULL && strstr(tern_last_error(), cases[i].want) && !strchr(tern_last_error(), '\n'),
+              "%s: %s", cases[i].what, m ? "loaded" : tern_last_error());
+        tern_model_free(m);
+    }
+    /* a truncated file: header length past the end */
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/trunc", tmp);
+    make_bad(dir, cfg, "{}", 0);
+    uint64_t big = 1u << 20;
+    char p[700];
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    FILE *f = fopen(p, "r+b");
+    if (f) {
+        fwrite(&big, 8, 1, f);
+        fclose(f);
+    }
+    tern_model *m = tern_model_load(dir, 0);
+    CHECK(m == NULL && strstr(tern_last_error(), "header length"), "truncated header: %s", m ? "loaded" : tern_last_error());
+    tern_model_free(m);
+}
+
+int main(void) {
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 1; }
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s tests/gen_hf_fixture.py %s 2 >/dev/null", python(), tmp);
+    CHECK(system(cmd) == 0, "%s failed (numpy, gguf, safetensors: scripts/deps.sh test)", cmd);
+    char hf[600], ref[600];
+    snprintf(hf, sizeof hf, "%s/hf", tmp);
+    snprintf(ref, sizeof ref, "%s/ref.gguf", tmp);
+    tern_model *a = tern_model_load(hf, 0), *b = tern_model_load(ref, 0);
+    CHECK(a && b, "load: %s", tern_last_error());
+    if (a && b) {
+        CHECK(tern_model_n_vocab(a) == tern_model_n_vocab(b) && tern_model_n_embd(a) == tern_model_n_embd(b) &&
+                  tern_model_n_layer(a) == 2 && tern_model_n_layer(b) == 2 &&
+                  tern_model_n_ctx_train(a) == tern_model_n_ctx_train(b) && tern_model_n_params(a) == tern_model_n_params(b),
+              "hyperparameters differ");
+        CHECK(tern_model_chat_template(a) && tern_model_chat_template(b) &&
+                  !strcmp(tern_model_chat_template(a), tern_model_chat_template(b)), "chat template differs");
+        CHECK(tern_model_add_bos(a) == tern_model_add_bos(b), "add_bos differs");
+        static const char *texts[] = {"The capital of France is", "<|im_start|>user\nHi 123 numbers!<|im_end|>\n",
+                                      "  spaces\tand\ttabs\n\nnewlines", "héllo wörld ☕ 日本語"};
+        int32_t ia[256], ib[256];
+        for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+            for (int special = 0; special < 2; special++) {
+                int na = tern_model_tokenize(a, texts[i], strlen(texts[i]), 1, special, ia, 256);
+                int nb = tern_model_tokenize(b, texts[i], strlen(texts[i]), 1, special, ib, 256);
+                CHECK(na > 0 && na == nb && !memcmp(ia, ib, sizeof(int32_t) * (size_t)na), "tokens of '%s' (special %d)",
+                      texts[i], special);
+            }
+        for (int32_t id = 0; id < tern_model_n_vocab(a); id++)
+            if (tern_model_is_eog(a, id) != tern_model_is_eog(b, id)) { CHECK(0, "EOG of %d differs", id); break; }
+        /* every row's logits of one prompt, bit for bit */
+        const char *prompt = "<|im_start|>user\nWrite a haiku about the sea.<|im_end|>\n<|im_start|>assistant\n";
+        int n = tern_model_tokenize(a, prompt, strlen(prompt), 1, 1, ia, 256);
+        const int nv = tern_model_n_vocab(a);
+        float *la = tern_xmalloc(sizeof(float) * (size_t)n * (size_t)nv), *lb = tern_xmalloc(sizeof(float) * (size_t)n * (size_t)nv);
+        tern_context *ca = tern_context_new(a, 64, 2), *cb = tern_context_new(b, 64, 2);
+        CHECK(ca && cb && tern_eval(ca, ia, n, la, 1) == 0 && tern_eval(cb, ia, n, lb, 1) == 0, "eval: %s", tern_last_error());
+        size_t same = 0;
+        for (size_t i = 0; i < (size_t)n * (size_t)nv; i++) same += la[i] == lb[i];
+        CHECK(n >= 16 && same == (size_t)n * (size_t)nv, "logits: %zu of %zu equal", same, (size_t)n * (size_t)nv);
+        printf("safetensors: %d-token prompt, %zu logits equal to the GGUF's\n", n, same);
+        tern_context_free(ca);
+        tern_context_free(cb);
+        free(la);
+        free(lb);
+    }
+    tern_model_free(a);
+    tern_model_free(b);
+    /* tern quantize from the directory: the same tensors, types and bytes as from the GGUF */
+    char qa[600], qb[600];
+    snprintf(qa, sizeof qa, "%s/a-q8.gguf", tmp);
+    snprintf(qb, sizeof qb, "%s/b-q8.gguf", tmp);
+    snprintf(cmd, sizeof cmd, "./tern quantize %s %s Q8_0 >/dev/null && ./tern quantize %s %s Q8_0 >/dev/null", hf, qa, ref, qb);
+    CHECK(system(cmd) == 0, "%s failed", cmd);
+    gguf_file *fa = gguf_open(qa), *fb = gguf_open(qb);
+    CHECK(fa && fb && fa->n_tensors == fb->n_tensors, "quantized files: %s", tern_last_error());
+    if (fa && fb && fa->n_tensors == fb->n_tensors) {
+        int diff = 0;
+        for (uint64_t i = 0; i < fa->n_tensors; i++) {
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)fa->tensors[i].name.len, fa->tensors[i].name.ptr);
+            const gguf_tensor *t = gguf_find_tensor(fb, name);
+            diff += !t || t->type != fa->tensors[i].type || t->nbytes != fa->tensors[i].nbytes ||
+                    memcmp(t->data, fa->tensors[i].data, t->nbytes) != 0;
+        }
+        CHECK(diff == 0, "quantize from the directory: %d of %llu tensors differ from the GGUF's", diff,
+              (unsigned long long)fa->n_tensors);
+    }
+    gguf_close(fa);
+    gguf_close(fb);
+    check_bad();
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
+    return check_summary("test_safetensors");
+}
