@@ -297,6 +297,8 @@ static int parse_prompt(const srv_ctx *c, srv_error *err, const cJSON *p, srv_re
 }
 
 static int parse_stop(srv_error *err, const cJSON *v, srv_req *r) {
+    for (int i = 0; i < r->n_stop; i++) free(r->stop[i]); /* a repeated "stop" key: the last one counts */
+    r->n_stop = 0;
     const cJSON *one = cJSON_IsString(v) ? v : NULL;
     if (!one && !cJSON_IsArray(v)) return srv_fail(err, 400, "stop", "'stop' must be a string or an array of strings");
     if (!one && cJSON_GetArraySize(v) > SRV_MAX_STOP)
@@ -305,6 +307,7 @@ static int parse_stop(srv_error *err, const cJSON *v, srv_req *r) {
         if (!cJSON_IsString(s)) return srv_fail(err, 400, "stop", "'stop' must hold strings");
         if (!s->valuestring[0]) return srv_fail(err, 400, "stop", "'stop' strings must not be empty");
         if (strlen(s->valuestring) > 1024) return srv_fail(err, 400, "stop", "'stop' strings are 1024 bytes at most");
+        if (r->n_stop == SRV_MAX_STOP) return srv_fail(err, 400, "stop", "'stop' has more than %d strings", SRV_MAX_STOP);
         r->stop[r->n_stop++] = strdup(s->valuestring);
     }
     return 0;

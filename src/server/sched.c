@@ -176,21 +176,27 @@ static void publish(srv_req *r, int final, size_t stop_at) {
 
 /* ---- admission and retirement (under mu) ---- */
 
-static void retire(srv_sched *s, int i, const char *finish, const char *err) {
-    srv_req *r = s->run[i];
-    tern_seq_free(r->seq);
-    r->seq = NULL;
-    memmove(s->run + i, s->run + i + 1, sizeof *s->run * (size_t)(s->n_run - i - 1));
-    s->n_run--;
+/* r is done: finished (finish set), cancelled or failed (err); its waiter woken, the scheduler's hold dropped. */
+static void finish_req(srv_sched *s, srv_req *r, const char *finish, const char *err) {
     r->done = 1;
     r->finish = finish;
-    if (err) snprintf(r->err, sizeof r->err, "%s", err);
+    if (err && err != r->err) snprintf(r->err, sizeof r->err, "%s", err);
     r->t_done = tern_time_s();
     if (finish) s->n_finished++;
     else if (err && !r->cancel) s->n_failed++;
     else s->n_cancelled++;
     pthread_cond_broadcast(&r->cv);
     release_locked(r);
+}
+
+/* Running request i leaves: its sequence freed (its blocks back in the pool, or kept by the prefix cache). */
+static void retire(srv_sched *s, int i, const char *finish, const char *err) {
+    srv_req *r = s->run[i];
+    tern_seq_free(r->seq);
+    r->seq = NULL;
+    memmove(s->run + i, s->run + i + 1, sizeof *s->run * (size_t)(s->n_run - i - 1));
+    s->n_run--;
+    finish_req(s, r, finish, err);
 }
 
 /* Take the queue's head into a sequence. 0, or -1 (the request failed; it is done). */
@@ -219,14 +225,22 @@ static void housekeeping(srv_sched *s) {
     const int expired = s->stopping && tern_time_s() > s->stop_at;
     for (int i = s->n_run - 1; i >= 0; i--)
         if (s->run[i]->cancel || expired) retire(s, i, NULL, s->run[i]->cancel ? "cancelled" : "the server is shutting down");
-    while (s->wait_head && (s->n_run < s->p.n_parallel || s->stopping)) {
+    /* the queue: cancelled requests leave wherever they are; when stopping, all of them */
+    for (srv_req **link = &s->wait_head, *prev = NULL; *link;) {
+        srv_req *r = *link;
+        if (!r->cancel && !s->stopping) { prev = r; link = &r->next; continue; }
+        *link = r->next;
+        if (s->wait_tail == r) s->wait_tail = prev;
+        s->n_wait--;
+        finish_req(s, r, NULL, r->cancel ? "cancelled" : "the server is shutting down");
+    }
+    while (s->wait_head && s->n_run < s->p.n_parallel) {
         srv_req *r = s->wait_head;
         s->wait_head = r->next;
         if (!s->wait_head) s->wait_tail = NULL;
         s->n_wait--;
-        if (r->cancel || s->stopping || admit(s, r) != 0) { /* retire it through the run list */
-            s->run[s->n_run++] = r;
-            retire(s, s->n_run - 1, NULL, r->cancel ? "cancelled" : s->stopping ? "the server is shutting down" : r->err);
+        if (admit(s, r) != 0) {
+            finish_req(s, r, NULL, r->err[0] ? r->err : "no sequence for the request");
             continue;
         }
         s->run[s->n_run++] = r;
@@ -297,6 +311,7 @@ static int step(srv_sched *s, srv_req **run, int n_run, const char **fin, size_t
         budget--;
         (*n_decode)++;
     }
+    if (budget < 16) budget = 16; /* prefill moves on even when decode tokens fill the budget */
     for (int i = 0; i < n_run && budget > 0; i++) { /* then prefill chunks, first come first served */
         srv_req *r = run[i];
         if (r->n_done_prompt >= r->n_prompt) continue;

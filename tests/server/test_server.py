@@ -34,7 +34,7 @@ import time
 import openai
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-TERN = os.path.join(ROOT, "tern")
+TERN = os.environ.get("TERN_BIN", os.path.join(ROOT, "tern"))  # TERN_BIN: another build (e.g. under ASan)
 MODEL = os.path.join(ROOT, "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
 KEY = "test-key-123"
 
@@ -113,6 +113,11 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.p.kill()
                 self.p.wait()
+        self.log.seek(0)
+        log = self.log.read()
+        if not check(self.p.returncode == 0 and "ERROR: " not in log and "runtime error" not in log,
+                     f"tern serve exits cleanly (status {self.p.returncode})"):
+            print(log[-4000:], flush=True)
         self.log.close()
         os.unlink(self.log.name)
 
