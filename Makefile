@@ -115,11 +115,32 @@ test: test-deps
 # libFuzzer over the server's request path (tests/fuzz/fuzz_request.c; tests/t_fuzz.sh runs it for a bounded time):
 # the harness and src/server/openai.c built by clang with the fuzzer, ASan and UBSan, the rest from libtern.a.
 FUZZ_CC ?= clang
-fuzz: $(BUILD)/fuzz/fuzz_request
+fuzz: $(BUILD)/fuzz/fuzz_request $(addprefix build-fuzz/fuzz/fuzz_,$(FUZZ_CORE))
 $(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c src/server/openai.c $(HDRS) $(BUILD)/libtern.a
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(INCS) \
 	  tests/fuzz/fuzz_request.c src/server/openai.c -o $@ $(BUILD)/libtern.a $(LDLIBS)
+
+# libFuzzer over the parsers and the sampler (issue 28): tests/fuzz/fuzz_{gguf,tokenizer,chat,sampler}.c against a
+# libtern built by clang with coverage instrumentation, ASan and UBSan in build-fuzz/ (the code under test is
+# instrumented, not only the harness). tests/t_fuzz_core.sh runs each for seconds in `make test`; scripts/fuzz.sh
+# SECONDS runs them longer.
+FUZZ_CORE := gguf tokenizer chat sampler
+FUZZ_SAN  := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ifeq ($(BUILD),build-fuzz)
+# quant.c's run-time SIMD dispatch (GCC's target builtins) does not build with clang: gcc, uninstrumented, there
+build-fuzz/backend/cpu/quant.o: override CC := $(firstword $(filter-out $(FUZZ_CC),cc gcc))
+build-fuzz/backend/cpu/quant.o: override SAN :=
+else
+build-fuzz/libtern.a: $(SRCS) $(HDRS)
+	@mkdir -p build-fuzz
+	$(MAKE) --no-print-directory BUILD=build-fuzz BUILD_STAMP=build-fuzz/.stamp CC=$(FUZZ_CC) CUDA= OPT="-O1 -g" \
+	  SAN="$(FUZZ_SAN)" build-fuzz/libtern.a
+endif
+build-fuzz/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libtern.a
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -O1 -g -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(INCS) \
+	  $< -o $@ build-fuzz/libtern.a $(LDLIBS)
 
 # The parsers (GGUF reader, tokenizer) under AddressSanitizer + UBSan on corrupted and hostile input.
 ASAN_TESTS := test_gguf test_badinput test_tokenizer
@@ -129,4 +150,4 @@ asan-test: test-deps model
 	@set -e; for t in $(ASAN_TESTS); do [ -x build-asan/tests/$$t ] && build-asan/tests/$$t; done
 
 clean:
-	rm -rf build build-asan build-cuda tern .build-config
+	rm -rf build build-asan build-cuda build-fuzz tern .build-config
