@@ -67,17 +67,17 @@ int cmd_perplexity(int argc, char **argv) {
     const int n_vocab = tern_model_n_vocab(m), add_bos = tern_model_add_bos(m);
     int32_t bos = -1; /* the BOS id: what an empty text tokenizes to with add_bos */
     if (add_bos && tern_model_tokenize(m, "", 0, 1, 0, &bos, 1) != 1) cli_die("the model adds a BOS it does not have");
-    fprintf(stderr, "perplexity: tokenizing the input ..\n");
     double t0 = tern_time_s();
     size_t dropped = 0;
     int n_tok = tern_model_tokenize_ex(m, text, len, add_bos, 0, NULL, 0, &dropped);
     if (n_tok < 0) cli_die("tokenize: %s", tern_last_error());
     int32_t *toks = tern_xmalloc(sizeof(int32_t) * (size_t)(n_tok > 0 ? n_tok : 1));
     tern_model_tokenize_ex(m, text, len, add_bos, 0, toks, n_tok, &dropped);
-    fprintf(stderr, "perplexity: tokenization took %g ms\n", 1e3 * (tern_time_s() - t0));
-    if (dropped) fprintf(stderr, "tern: warning: %zu bytes of the text have no token in this vocabulary\n", dropped);
+    const double t_tok = tern_time_s() - t0;
     if (n_tok < 2 * n_ctx)
         cli_die("%d tokens in '%s': perplexity with a context of %d needs at least %d", n_tok, file, n_ctx, 2 * n_ctx);
+    fprintf(stderr, "perplexity: tokenizing the input ..\nperplexity: tokenization took %g ms\n", 1e3 * t_tok);
+    if (dropped) fprintf(stderr, "tern: warning: %zu bytes of the text have no token in this vocabulary\n", dropped);
     const int n_chunk_max = n_tok / n_ctx;
     const int n_chunk = n_chunks < 0 ? n_chunk_max : n_chunks < n_chunk_max ? n_chunks : n_chunk_max;
 

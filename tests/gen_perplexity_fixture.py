@@ -7,7 +7,7 @@ usage: python3 tests/gen_perplexity_fixture.py text                  (needs Debi
 text: genesis.txt, Genesis 1-8 of the King James Version (public domain), as Debian's bible-kjv-text package ships
       it, read with its `bible` program: a "Genesis N" heading a chapter, one verse a line, verse numbers and the
       program's line wrapping removed.
-ref:  ref.tsv, one line a setting: ctx, chunks, PPL, its +/-, the whole llama-perplexity command line. The
+ref:  ref.tsv, one line a setting: ctx, chunks, flash attention, PPL, its +/-, the llama-perplexity command line. The
       reference is llama-perplexity built from the llama.cpp vendored in the llama-cpp-python 0.3.36 sdist
       (cmake --build build --target llama-perplexity; CPU, -t 2), on models/SmolLM2-135M-Instruct.Q4_1.gguf.
       tests/t_perplexity.sh checks tern's value against it (0.5%)."""
@@ -19,8 +19,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "fixtures", "perplexity")
 MODEL = os.path.join(HERE, "..", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
-# (ctx, chunks): the CI test's settings first (small: seconds on 2 cores), then -c 512 over the whole text
-SETTINGS = [(128, 6), (256, 3), (512, -1)]
+# (ctx, chunks, flash attention): the CI test's setting first (small: seconds on 2 cores), then -c 256 and -c 512 over
+# the whole text; "auto" is llama-perplexity's default (on, on this CPU). The -fa off rows show llama.cpp's own spread:
+# its two attention paths differ by 1.5% at -c 256 --chunks 3 (381 scored tokens of a 4-bit 135M model).
+SETTINGS = [(128, 6, "auto"), (128, 6, "off"), (256, 3, "auto"), (256, 3, "off"), (512, -1, "auto")]
 
 
 def make_text():
@@ -43,8 +45,8 @@ def make_text():
 
 def make_ref(exe):
     rows = []
-    for ctx, chunks in SETTINGS:
-        cmd = [exe, "-m", MODEL, "-f", os.path.join(OUT, "genesis.txt"), "-c", str(ctx), "-t", "2"]
+    for ctx, chunks, fa in SETTINGS:
+        cmd = [exe, "-m", MODEL, "-f", os.path.join(OUT, "genesis.txt"), "-c", str(ctx), "-t", "2", "-fa", fa]
         if chunks > 0:
             cmd += ["--chunks", str(chunks)]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -52,11 +54,11 @@ def make_ref(exe):
         if not m:
             sys.exit(f"no final estimate from {' '.join(cmd)}:\n{(r.stdout + r.stderr)[-2000:]}")
         n = len(re.findall(r"\[\d+\][\d.]+,", r.stdout + r.stderr))
-        rows.append(f"{ctx}\t{n}\t{m.group(1)}\t{m.group(2)}\t"
+        rows.append(f"{ctx}\t{n}\t{fa}\t{m.group(1)}\t{m.group(2)}\t"
                     + " ".join(os.path.basename(x) if "/" in x else x for x in cmd) + "\n")
         print(rows[-1], end="")
     with open(os.path.join(OUT, "ref.tsv"), "w") as f:
-        f.write("# ctx\tchunks\tppl\tplus_minus\tcommand (llama-perplexity of llama-cpp-python 0.3.36's llama.cpp)\n")
+        f.write("# ctx\tchunks\tflash_attn\tppl\tplus_minus\tcommand (llama-perplexity of llama-cpp-python 0.3.36's llama.cpp)\n")
         f.writelines(rows)
 
 
