@@ -152,4 +152,17 @@ print(len(picked), "strings")
 PY
 expect_err "detokenize out of range" "out of range" -- ./tern detokenize -m "$MODEL" -p "1 2 999999"
 expect_err "tokenize unknown option" "unknown option" -- ./tern tokenize -m "$MODEL" -p hi --bogus
+# bytes SmolLM2's vocabulary cannot encode: the same ids as llama.cpp's (tests/fixtures/tokenizer/dropped.tsv, made by
+# tests/gen_dropped_fixture.sh with llama-tokenize), and a warning
+python3 - "$MODEL" <<'PY' >"$T/drop" 2>&1 && ok || bad "dropped bytes vs llama.cpp: $(tail -c 600 "$T/drop")"
+import subprocess, sys
+for l in open("tests/fixtures/tokenizer/dropped.tsv"):
+    if l.startswith("#"):
+        continue
+    hx, want = l.rstrip("\n").split("\t")
+    r = subprocess.run(["./tern", "tokenize", "-m", sys.argv[1], "--ids", "--no-bos", "--no-special"],
+                       input=bytes.fromhex(hx), capture_output=True, check=True)
+    assert r.stdout.decode().strip() == want, (hx, r.stdout, want)
+    assert b"dropped" in r.stderr, (hx, r.stderr)
+PY
 echo "t_cli: $pass passed, $fail failed"
