@@ -142,8 +142,9 @@ build-fuzz/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libtern.a
 	$(FUZZ_CC) -O1 -g -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(INCS) \
 	  $< -o $@ build-fuzz/libtern.a $(LDLIBS)
 
-# The parsers (GGUF reader, tokenizer) under AddressSanitizer + UBSan on corrupted and hostile input.
-ASAN_TESTS := test_gguf test_badinput test_tokenizer
+# The parsers (GGUF reader, tokenizer, HF directories) and the sampler under AddressSanitizer + UBSan on corrupted and
+# hostile input.
+ASAN_TESTS := test_gguf test_badinput test_tokenizer test_safetensors test_sampler
 asan-test: test-deps model
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  OPT="-O1 -g" $(addprefix build-asan/tests/,$(ASAN_TESTS))
