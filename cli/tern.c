@@ -898,27 +898,7 @@ int main(int argc, char **argv) {
         {"tokenize", cmd_tokenize}, {"detokenize", cmd_detokenize}, {"perplexity", cmd_perplexity},
         {"quantize", cmd_quantize}};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
-        if (!strcmp(argv[1], subs[i].name)) {
-            /* --opt=value for the subcommands' own parsers: split into --opt value (a flag that takes no value then
-             * meets a stray argument, which its parser reports) */
-            char **av = tern_xmalloc(sizeof(char *) * (size_t)(2 * argc + 1));
-            int ac = 0;
-            for (int k = 0; k < argc; k++) {
-                const char *a = argv[k], *eq = k >= 2 && !strncmp(a, "--", 2) ? strchr(a, '=') : NULL;
-                size_t nl = eq ? (size_t)(eq - a) : 0;
-                int name_ok = eq && nl > 2;
-                for (size_t c = 2; name_ok && c < nl; c++)
-                    name_ok = (a[c] >= 'a' && a[c] <= 'z') || (a[c] >= '0' && a[c] <= '9') || a[c] == '-';
-                if (name_ok) {
-                    av[ac++] = strndup(a, nl);
-                    av[ac++] = (char *)eq + 1;
-                } else {
-                    av[ac++] = argv[k];
-                }
-            }
-            av[ac] = NULL;
-            return subs[i].fn(ac, av);
-        }
+        if (!strcmp(argv[1], subs[i].name)) return subs[i].fn(argc, argv);
     options o;
     parse_args(argc, argv, &o);
     if (!strcmp(argv[1], "run")) return cmd_run(&o);

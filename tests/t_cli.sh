@@ -165,7 +165,4 @@ for l in open("tests/fixtures/tokenizer/dropped.tsv"):
     assert r.stdout.decode().strip() == want, (hx, r.stdout, want)
     assert b"dropped" in r.stderr, (hx, r.stderr)
 PY
-# --opt=value for the subcommands with their own parsers too
-[ "$(./tern tokenize --model="$MODEL" --prompt="hi there" --ids 2>/dev/null)" = "$(./tern tokenize -m "$MODEL" -p "hi there" --ids 2>/dev/null)" ] \
-  && ok || bad "tokenize --opt=value"
 echo "t_cli: $pass passed, $fail failed"
