@@ -112,14 +112,10 @@ test: test-deps
 	$(MAKE) model models/gemma-3-270m-q4_k_m.gguf
 	tests/run.sh
 
-# libFuzzer over the server's request path (tests/fuzz/fuzz_request.c; tests/t_fuzz.sh runs it for a bounded time):
-# the harness and src/server/openai.c built by clang with the fuzzer, ASan and UBSan, the rest from libtern.a.
+# libFuzzer over the server's request path too (tests/fuzz/fuzz_request.c; tests/t_fuzz.sh runs it for a bounded time),
+# built the same way against build-fuzz/libtern.a.
 FUZZ_CC ?= clang
-fuzz: $(BUILD)/fuzz/fuzz_request $(addprefix build-fuzz/fuzz/fuzz_,$(FUZZ_CORE))
-$(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c src/server/openai.c $(HDRS) $(BUILD)/libtern.a
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -O1 -g -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(INCS) \
-	  tests/fuzz/fuzz_request.c src/server/openai.c -o $@ $(BUILD)/libtern.a $(LDLIBS)
+fuzz: $(addprefix build-fuzz/fuzz/fuzz_,$(FUZZ_CORE) request)
 
 # libFuzzer over the parsers and the sampler (issue 28): tests/fuzz/fuzz_{gguf,tokenizer,chat,sampler}.c against a
 # libtern built by clang with coverage instrumentation, ASan and UBSan in build-fuzz/ (the code under test is
