@@ -431,11 +431,20 @@ typedef struct {
     char spec_line[640]; /* speculative decoding's counts, printed after the text's closing newline ("" if none) */
 } gen_stats;
 
-/* Ctrl-C in chat: set by the handler, polled between tokens and prefill chunks (chat only installs it). */
-static volatile sig_atomic_t g_sigint;
+/* Ctrl-C in chat: set by the handler, polled between tokens and prefill chunks (chat only installs it). At the
+ * prompt (g_at_prompt) the handler ends the chat itself: a flag would be lost when the signal lands between
+ * libedit's prompt and its read(), which then blocks (the chat pty test hit it); so it restores the terminal as it
+ * was before libedit, ends the line and exits 0 (write, tcsetattr and _exit are async-signal-safe). */
+static volatile sig_atomic_t g_sigint, g_at_prompt;
+static struct termios g_tty_saved;
 static void on_sigint(int sig) {
     (void)sig;
     g_sigint = 1;
+    if (g_at_prompt) {
+        tcsetattr(0, TCSANOW, &g_tty_saved);
+        if (write(1, "\n", 1) < 0) _exit(0);
+        _exit(0);
+    }
 }
 
 /* A token's text as a quoted string with C escapes for quotes, backslashes, control and invalid UTF-8 bytes. */
@@ -780,6 +789,7 @@ static int cmd_chat(const options *o) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     if (tty) {
+        if (tcgetattr(0, &g_tty_saved)) cli_die("chat: the terminal's settings: %s", strerror(errno));
         rl_readline_name = "tern";
         using_history();
         stifle_history(1000);
@@ -793,8 +803,11 @@ static int cmd_chat(const options *o) {
         size_t len;
         if (tty) {
             free(line);
+            fflush(stdout);
+            g_at_prompt = 1;
             line = readline("> ");
-            if (!line) { /* EOF, or Ctrl-C at the prompt */
+            g_at_prompt = 0;
+            if (!line) { /* EOF (Ctrl-C at the prompt exits in on_sigint) */
                 if (g_sigint) fputc('\n', stdout);
                 break;
             }
