@@ -2,7 +2,7 @@
 # bench/gpu_check.sh: everything the CUDA backend must pass on a GPU box, in one call, with a short
 # table last (issue "CUDA backend"). Not run by CI (no GPU there).
 #
-#   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi sample batch model hf synth bench roofline tp
+#   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi mma sample batch model hf synth bench roofline tp
 #                                     tpbench ab perf sdpa (default: all but tpbench, ab, perf and sdpa)
 #   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
 #   synthetic 4-layer Llama-3.2-1B; ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
@@ -23,7 +23,7 @@ OUT=${OUT:-/tmp/gpu_check}
 SYNTH_DIR=${SYNTH_DIR:-/tmp/tern_synth}
 REPS=${BENCH_REPS:-3}
 mkdir -p "$OUT" "$SYNTH_DIR"
-steps=${*:-build ops fused attn multi sample batch model hf synth bench roofline tp}
+steps=${*:-build ops fused attn multi mma sample batch model hf synth bench roofline tp}
 PCRE_FLAGS=""
 if [ -n "${PCRE:-}" ]; then
   PCRE_FLAGS="-I$PCRE/include -L$PCRE/lib"
@@ -61,6 +61,9 @@ for s in $steps; do
   multi) # the GEMV twins against their one-row calls, every type and family
     build-cuda/gpu/gpu_multi >"$OUT/multi.log" 2>&1
     note multi "$(status_of "$OUT/multi.log")" "$(counts "$OUT/multi.log")" ;;
+  mma) # the small-M MMA GEMM against the one-column GEMV, every type and family; MMA_SWEEP=1 adds the sweep
+    build-cuda/gpu/gpu_mma ${MMA_SWEEP:+--sweep} >"$OUT/mma.log" 2>&1
+    note mma "$(status_of "$OUT/mma.log")" "$(counts "$OUT/mma.log")" ;;
   batch)
     f=$(synth llama3.2-1b q4_0 4)
     build-cuda/gpu/gpu_batch "$f" >"$OUT/batch.log" 2>&1

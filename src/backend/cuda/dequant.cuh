@@ -104,6 +104,22 @@ template <> __device__ __forceinline__ void dequant8<TERN_TYPE_Q8_0>(const uint8
     for (int i = 0; i < 8; i++) w[i] = __fmul_rn((float)(int8_t)dq_byte(lo, hi, i), d);
 }
 
+/* A Q4_K super-block's 16-byte header at p (f16 d, f16 dmin, 12 scale bytes): sub-block j's dw = d*sc and
+ * mw = -(dmin*mn) (the Q4_1 form, see gemv_dp4a.cu load_blk<TERN_TYPE_Q4_K>); the
+ * dp4a GEMV and the MMA GEMM (gemm_mma.cu) both read it here, so their dw and mw are the same bits. */
+static __device__ __forceinline__ void k4_header(const uint8_t *p, int j, float *dw, float *mw) {
+    const uint4 h = *(const uint4 *)p;
+    const float d = dq_h2f((uint16_t)(h.x & 0xFFFFu)), dmin = dq_h2f((uint16_t)(h.x >> 16));
+    /* dq_k4_scale_min on the 12 scale bytes (h.y, h.z, h.w little-endian), in registers: indexing a byte
+     * array by the run-time j put it in local memory (a 16-byte stack frame in every Q4_K kernel) */
+    const int sh = 8 * (j & 3);
+    const uint32_t b0 = (h.y >> sh) & 0xFFu, b1 = (h.z >> sh) & 0xFFu, b2 = (h.w >> sh) & 0xFFu;
+    const int sc = j < 4 ? (int)(b0 & 63u) : (int)((b2 & 0xFu) | ((b0 >> 6) << 4));
+    const int mn = j < 4 ? (int)(b1 & 63u) : (int)((b2 >> 4) | ((b1 >> 6) << 4));
+    *dw = __fmul_rn(d, (float)sc);
+    *mw = -__fmul_rn(dmin, (float)mn);
+}
+
 /* The repacked layouts (tcu.h, TCU_TYPE_Q4_0R / Q8_0R): block b's f16 scale at byte 2(b%8) of group b/8,
  * its quants at 16 + QB(b%8) of the group (QB = 16 or 32 quant bytes a block); the same values as the GGUF
  * block, so the same operations give the same bits. */

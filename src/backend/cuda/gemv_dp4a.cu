@@ -133,21 +133,6 @@ static __device__ __forceinline__ void nib16_words(const uint4 q, int *wq) {
     }
 }
 
-/* A Q4_K super-block's 16-byte header at p (f16 d, f16 dmin, 12 scale bytes): sub-block j's dw = d*sc and
- * mw = -(dmin*mn) (the Q4_1 form, see load_blk<TERN_TYPE_Q4_K>). */
-static __device__ __forceinline__ void k4_header(const uint8_t *p, int j, float *dw, float *mw) {
-    const uint4 h = *(const uint4 *)p;
-    const float d = dq_h2f((uint16_t)(h.x & 0xFFFFu)), dmin = dq_h2f((uint16_t)(h.x >> 16));
-    /* dq_k4_scale_min on the 12 scale bytes (h.y, h.z, h.w little-endian), in registers: indexing a byte
-     * array by the run-time j put it in local memory (a 16-byte stack frame in every Q4_K kernel) */
-    const int sh = 8 * (j & 3);
-    const uint32_t b0 = (h.y >> sh) & 0xFFu, b1 = (h.z >> sh) & 0xFFu, b2 = (h.w >> sh) & 0xFFu;
-    const int sc = j < 4 ? (int)(b0 & 63u) : (int)((b2 & 0xFu) | ((b0 >> 6) << 4));
-    const int mn = j < 4 ? (int)(b1 & 63u) : (int)((b2 >> 4) | ((b1 >> 6) << 4));
-    *dw = __fmul_rn(d, (float)sc);
-    *mw = -__fmul_rn(dmin, (float)mn);
-}
-
 /* The repacked Q4_0 and Q8_0 (tcu.h, dequant.cuh): a block's quants are one (two) aligned 16-byte loads, and
  * the 32 lanes of a warp on 32 consecutive blocks read 4 whole groups (576 or 1088 contiguous bytes). */
 template <> __device__ __forceinline__ void load_blk<TCU_TYPE_Q4_0R>(const uint8_t *row, int b, int *wq, float *dw, float *mw) {

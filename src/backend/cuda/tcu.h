@@ -112,6 +112,14 @@ int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64_t n_out);
 int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                       int m, float *y, cudaStream_t st);
 
+/* ---- small-M GEMM of batched decode (src/backend/cuda/gemm_mma.cu): int8 MMA over the x16 activations ---------
+ * y (m, n_out) = W · x_c for m >= 1 columns in xq (tcu_x16_bytes(m, n_in)); column c bit-identical to
+ * tcu_gemv_dp4a_fam(fam, ...)'s one-column call on x_c (fam as there; anything else: the chooser's). The repacked
+ * Q4_0R, Q8_0R, Q4_KR only: returns 0 (nothing launched) for another type, else 1. */
+int tcu_gemm_mma_supported(int t);
+int tcu_gemm_mma(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
+                 float *y, cudaStream_t st);
+
 /* ---- GEMM, prefill (src/backend/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 
 typedef struct tcu_blas tcu_blas;

@@ -1,0 +1,239 @@
+/* gpu_mma: the small-M GEMM of batched decode (gemm_mma.cu, tcu_gemm_mma) must give, for every one of its m columns,
+ * exactly the bits of the one-column dp4a GEMV (tcu_gemv_dp4a_fam) on that column in the same family (memcmp):
+ * batch invariance rests on it (a token's logits do not depend on how many tokens share its pass, nor on which kernel
+ * the pass size picks). Weights: random GGUF Q4_0 / Q8_0 / Q4_K blocks with finite f16 scales, repacked by tcu_repack
+ * as the upload does; families 0 (cta), 1 (warp), 3 (tma) and the chooser's (-1); shapes with rows not a multiple of
+ * 16 (1000, 7, 33), block counts of 128 and 448 (Llama-3-8B's 4096 and 14336 inputs) and 24 (a partial repacked group
+ * where the type allows); m = 1, 2, 7, 16, 17, 33, 64; outputs past m columns untouched.
+ * Then the crossover sweep (no assertions): Q4_0 / Q8_0 / Q4_K 4096 x 14336 and 14336 x 4096 at m = 1..64, the dp4a
+ * twins (m > 16: in calls of 16 columns) against the MMA GEMM, weights rotated over 4 copies (beyond the L2).
+ * Run by bench/gpu_check.sh (step mma) on a GPU box. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "check.h"
+#include "cuda/tcu.h"
+#include "quant.h"
+#include "util.h"
+
+#define CU(x)                                                                                                          \
+    do {                                                                                                               \
+        cudaError_t e_ = (x);                                                                                          \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "CUDA %s at %s:%d\n", cudaGetErrorName(e_), __FILE__, __LINE__);                           \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+#define MMAX 64
+
+static uint64_t rs;
+static uint32_t rnd(void) {
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (uint32_t)(rs >> 16);
+}
+static float frnd(float a) { return ((float)(rnd() & 0xFFFFFF) / 16777216.0f * 2.0f - 1.0f) * a; }
+
+/* Random GGUF blocks of t (Q4_0, Q8_0, Q4_K) with finite f16 scales. */
+static void fill(int t, uint8_t *w, int64_t n_in, int64_t n_out, size_t stride) {
+    const size_t bs = tern_type_type_size((enum tern_type)t), nb = (size_t)n_in / tern_type_block_size((enum tern_type)t);
+    memset(w, 0, stride * (size_t)n_out);
+    for (int64_t r = 0; r < n_out; r++)
+        for (size_t b = 0; b < nb; b++) {
+            uint8_t *p = w + (size_t)r * stride + b * bs;
+            for (size_t i = 0; i < bs; i++) p[i] = (uint8_t)rnd();
+            const uint16_t d = tern_fp32_to_fp16(frnd(0.02f) + 0.001f);
+            memcpy(p, &d, 2);
+            if (t == TERN_TYPE_Q4_K) {
+                const uint16_t dm = tern_fp32_to_fp16(frnd(0.01f));
+                memcpy(p + 2, &dm, 2);
+            }
+        }
+}
+
+/* Device buffers of one shape: the GGUF weight, its repacked copy, x quantized as m columns and one by one. */
+typedef struct {
+    int t, rt;
+    int64_t n_in, n_out;
+    size_t rstride, q1;
+    void *dr, *xqm, *xq1; /* xqm: quantized for m columns by quant_m (its planes' offsets depend on m) */
+    float *dx;
+} shape_t;
+
+static void quant_m(const shape_t *s, int m) {
+    tcu_quantize_x16(s->dx, m, s->n_in, s->xqm, 0);
+    CU(cudaGetLastError());
+}
+
+static void setup(shape_t *s, int t, int64_t n_in, int64_t n_out) {
+    s->t = t, s->rt = tcu_repack_type(t), s->n_in = n_in, s->n_out = n_out;
+    const size_t stride = (tern_type_row_size((enum tern_type)t, n_in) + 15) & ~(size_t)15;
+    s->rstride = (tcu_repack_row_bytes(s->rt, n_in) + 15) & ~(size_t)15;
+    uint8_t *hw = malloc(stride * (size_t)n_out);
+    fill(t, hw, n_in, n_out, stride);
+    void *dw;
+    CU(cudaMalloc(&dw, stride * (size_t)n_out));
+    CU(cudaMalloc(&s->dr, s->rstride * (size_t)n_out));
+    CU(cudaMemcpy(dw, hw, stride * (size_t)n_out, cudaMemcpyHostToDevice));
+    tcu_repack(t, dw, stride, s->dr, s->rstride, n_in, n_out, 0);
+    CU(cudaGetLastError());
+    float *hx = malloc(sizeof(float) * (size_t)n_in * MMAX), *dx;
+    for (int64_t i = 0; i < n_in * MMAX; i++) hx[i] = frnd(2.0f) * (i % 97 == 0 ? 40.0f : 1.0f);
+    for (int i = 0; i < 32 && n_in >= 64; i++) hx[(size_t)3 * n_in + 32 + i] = 0.0f; /* an all-zero block */
+    CU(cudaMalloc((void **)&dx, sizeof(float) * (size_t)n_in * MMAX));
+    CU(cudaMemcpy(dx, hx, sizeof(float) * (size_t)n_in * MMAX, cudaMemcpyHostToDevice));
+    s->q1 = (tcu_x16_bytes(1, n_in) + 15) & ~(size_t)15;
+    CU(cudaMalloc(&s->xq1, s->q1 * MMAX));
+    CU(cudaMalloc(&s->xqm, tcu_x16_bytes(MMAX, n_in)));
+    for (int c = 0; c < MMAX; c++) tcu_quantize_x16(dx + (size_t)c * n_in, 1, n_in, (char *)s->xq1 + (size_t)c * s->q1, 0);
+    CU(cudaGetLastError());
+    CU(cudaFree(dw));
+    s->dx = dx;
+    free(hw);
+    free(hx);
+}
+
+static void check_shape(int t, int64_t n_in, int64_t n_out) {
+    shape_t s;
+    setup(&s, t, n_in, n_out);
+    float *dy1, *dym;
+    const size_t ny = (size_t)n_out * (MMAX + 1);
+    CU(cudaMalloc((void **)&dy1, sizeof(float) * (size_t)n_out * MMAX));
+    CU(cudaMalloc((void **)&dym, sizeof(float) * ny));
+    float *y1 = malloc(sizeof(float) * (size_t)n_out * MMAX), *ym = malloc(sizeof(float) * ny);
+    static const int fams[4] = {-1, 0, 1, 3};
+    static const int ms[7] = {1, 2, 7, 16, 17, 33, 64};
+    for (int f = 0; f < 4; f++) {
+        const int fam = fams[f];
+        for (int c = 0; c < MMAX; c++)
+            tcu_gemv_dp4a_fam(fam, s.rt, s.dr, s.rstride, n_in, n_out, (char *)s.xq1 + (size_t)c * s.q1, 1,
+                              dy1 + (size_t)c * n_out, 0);
+        CU(cudaGetLastError());
+        CU(cudaMemcpy(y1, dy1, sizeof(float) * (size_t)n_out * MMAX, cudaMemcpyDeviceToHost));
+        int finite = 1;
+        for (size_t i = 0; i < (size_t)n_out * MMAX; i++) finite &= isfinite(y1[i]) != 0;
+        CHECK(finite, "mma %s %lldx%lld family %d: the one-column GEMV's outputs are not all finite", tern_type_name(t),
+              (long long)n_in, (long long)n_out, fam);
+        for (int mi = 0; mi < 7; mi++) {
+            const int m = ms[mi];
+            CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
+            quant_m(&s, m);
+            const int ran = tcu_gemm_mma(fam, s.rt, s.dr, s.rstride, n_in, n_out, s.xqm, m, dym, 0);
+            CU(cudaGetLastError());
+            CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
+            int bad = -1;
+            for (int c = 0; c < m && bad < 0; c++)
+                if (memcmp(ym + (size_t)c * n_out, y1 + (size_t)c * n_out, sizeof(float) * (size_t)n_out)) bad = c;
+            int untouched = 1;
+            for (size_t i = (size_t)m * n_out; i < ny; i++) untouched &= isnan(ym[i]) != 0;
+            CHECK(ran && bad < 0 && untouched,
+                  "mma %s %lldx%lld family %d m=%d: ran %d, column %d differs from the one-column GEMV (got %.9g want "
+                  "%.9g at row 0), outputs past m untouched %d",
+                  tern_type_name(t), (long long)n_in, (long long)n_out, fam, m, ran, bad,
+                  bad >= 0 ? (double)ym[(size_t)bad * n_out] : 0.0, bad >= 0 ? (double)y1[(size_t)bad * n_out] : 0.0,
+                  untouched);
+        }
+    }
+    printf("mma %s %lldx%lld: m = 1..64 columns equal the one-column dp4a GEMV, families -1/0/1/3\n", tern_type_name(t),
+           (long long)n_in, (long long)n_out);
+    free(y1);
+    free(ym);
+    CU(cudaFree(dy1));
+    CU(cudaFree(dym));
+    CU(cudaFree(s.dr));
+    CU(cudaFree(s.xqm));
+    CU(cudaFree(s.xq1));
+    CU(cudaFree(s.dx));
+}
+
+/* Best of 10 rounds of 20 calls, per call in us: the MMA GEMM (mma) or the dp4a twins in calls of <= 16 columns. */
+static float time_call(int mma, const shape_t *s, void **dw, int nc, int m, float *dy, void *xq16) {
+    cudaEvent_t e0, e1;
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    float best = 1e9f;
+    const size_t pb16 = tcu_x16_bytes(16, s->n_in);
+    for (int r = 0; r < 12; r++) {
+        CU(cudaEventRecord(e0, 0));
+        for (int i = 0; i < 20; i++) {
+            void *w = dw[(r * 20 + i) % nc];
+            if (mma) tcu_gemm_mma(-1, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, 0);
+            else
+                for (int c0 = 0; c0 < m; c0 += 16) /* the dp4a twins take 16 columns a call (their own x16 buffers) */
+                    tcu_gemv_dp4a_fam(-1, s->rt, w, s->rstride, s->n_in, s->n_out, (char *)xq16 + (c0 / 16) * pb16,
+                                      m - c0 < 16 ? m - c0 : 16, dy + (size_t)c0 * s->n_out, 0);
+        }
+        CU(cudaEventRecord(e1, 0));
+        CU(cudaEventSynchronize(e1));
+        float ms_ = 0;
+        CU(cudaEventElapsedTime(&ms_, e0, e1));
+        if (r >= 2 && ms_ < best) best = ms_;
+    }
+    CU(cudaEventDestroy(e0));
+    CU(cudaEventDestroy(e1));
+    return best * 1000.0f / 20;
+}
+
+static void sweep(int t, int64_t n_in, int64_t n_out) {
+    shape_t s;
+    setup(&s, t, n_in, n_out);
+    const size_t wb = s.rstride * (size_t)n_out;
+    void *dw[4] = {s.dr, NULL, NULL, NULL};
+    for (int c = 1; c < 4; c++) {
+        CU(cudaMalloc(&dw[c], wb));
+        CU(cudaMemcpy(dw[c], s.dr, wb, cudaMemcpyDeviceToDevice));
+    }
+    float *dy;
+    CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
+    const size_t pb16 = tcu_x16_bytes(16, n_in);
+    void *xq16; /* the m columns in calls of 16: each call's own buffer */
+    CU(cudaMalloc(&xq16, pb16 * (MMAX / 16)));
+    for (int c0 = 0; c0 < MMAX; c0 += 16) tcu_quantize_x16(s.dx + (size_t)c0 * n_in, 16, n_in, (char *)xq16 + (c0 / 16) * pb16, 0);
+    printf("sweep %s %lldx%lld (%.1f MB, family %d): m, dp4a us, mma us, mma/dp4a, mma GB/s\n", tern_type_name(t),
+           (long long)n_in, (long long)n_out, wb / 1e6, tcu_gemv_dp4a_family(s.rt, s.rstride, n_in, n_out));
+    static const int ms[9] = {1, 2, 4, 8, 12, 16, 24, 32, 64};
+    for (int i = 0; i < 9; i++) {
+        quant_m(&s, ms[i]);
+        const float a = time_call(0, &s, dw, 4, ms[i], dy, xq16), b = time_call(1, &s, dw, 4, ms[i], dy, xq16);
+        printf("  m=%2d  dp4a %8.1f  mma %8.1f  %5.2f  %6.0f\n", ms[i], a, b, b / a, wb / (b * 1e3));
+    }
+    CU(cudaGetLastError());
+    for (int c = 0; c < 4; c++) CU(cudaFree(dw[c]));
+    CU(cudaFree(dy));
+    CU(cudaFree(xq16));
+    CU(cudaFree(s.xqm));
+    CU(cudaFree(s.xq1));
+    CU(cudaFree(s.dx));
+}
+
+int main(int argc, char **argv) {
+    int dev_n = 0;
+    if (cudaGetDeviceCount(&dev_n) != cudaSuccess || dev_n < 1) {
+        printf("gpu_mma: no CUDA device, skipped\ngpu_mma: 0 passed, 0 failed\n");
+        return 0;
+    }
+    const char *se = getenv("GPU_TEST_SEED");
+    rs = se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL) * 2654435761ull + 7;
+    printf("gpu_mma: seed %llu\n", (unsigned long long)rs);
+    static const int types[3] = {TERN_TYPE_Q4_0, TERN_TYPE_Q8_0, TERN_TYPE_Q4_K};
+    for (int ti = 0; ti < 3; ti++) {
+        const int t = types[ti];
+        check_shape(t, 4096, 1000);
+        check_shape(t, 14336, 33);
+        check_shape(t, 4096, 7);
+        if (t != TERN_TYPE_Q4_K) check_shape(t, 768, 70); /* 24 blocks: a partial repacked group */
+    }
+    if (argc > 1 && !strcmp(argv[1], "--sweep"))
+        for (int ti = 0; ti < 3; ti++) {
+            sweep(types[ti], 4096, 14336);
+            sweep(types[ti], 14336, 4096);
+        }
+    return check_summary("gpu_mma");
+}
