@@ -254,9 +254,10 @@ int cmd_ab(int argc, char **argv) {
     const char *receipt = NULL;
     ab_arm arms[2] = {{.label = "A"}, {.label = "B"}};
     int rounds = 3;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-#define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
+    cli_args it = cli_args_begin(argc, argv);
+    while (cli_args_next(&it)) {
+        const char *a = it.opt;
+#define ARG() cli_args_value(&it)
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o.model = ARG();
         else if (!strcmp(a, "--a")) arms[0].flags = ARG();
         else if (!strcmp(a, "--b")) arms[1].flags = ARG();

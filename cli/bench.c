@@ -395,9 +395,10 @@ int cmd_bench(int argc, char **argv) {
     const char *synthetic = NULL, *syn_type = "q4_0";
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
     int vr[MAX_TESTS] = {0}, n_vr = 0, par[MAX_TESTS] = {0}, n_par = 0, block = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-#define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
+    cli_args it = cli_args_begin(argc, argv);
+    while (cli_args_next(&it)) {
+        const char *a = it.opt;
+#define ARG() cli_args_value(&it)
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = ARG();
         else if (!strcmp(a, "-p") || !strcmp(a, "--n-prompt")) n_pp = parse_list(a, ARG(), pp, MAX_TESTS, 0, 1 << 20);
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-gen")) n_tg = parse_list(a, ARG(), tg, MAX_TESTS, 0, 1 << 20);

@@ -31,6 +31,29 @@ int cmd_quantize(int argc, char **argv);
  * parse a decimal integer option value in [lo, hi] or die naming the flag. */
 void cli_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 long cli_parse_long(const char *flag, const char *s, long lo, long hi);
+
+/* Every subcommand's option walk, so that --opt=value means --opt value everywhere (issue 28: llama.cpp's
+ * users type --temp=0, --threads=2). A parser reads
+ *     cli_args it = cli_args_begin(argc, argv);
+ *     while (cli_args_next(&it)) {
+ *         const char *a = it.opt;             // "--threads" for both --threads 2 and --threads=2
+ *         if (!strcmp(a, "--threads")) n = cli_parse_long(a, cli_args_value(&it), 1, 1024); ...
+ * An argument is split at its first '=' only when it starts with "--" and its name is [a-z0-9-] (a path or a
+ * positional argument is left whole). cli_args_value gives the inline value, else the next argument (dies
+ * "OPT needs a value" when there is none); an inline value the parser did not take (a flag: --pure=1) dies
+ * "OPT takes no value" at the next cli_args_next, as does --help=... at once. Short options (-t 2) take no
+ * inline form, as in llama.cpp. */
+typedef struct {
+    int argc, i;
+    char **argv;
+    const char *opt;        /* the option: argv[i], or its name before '=' (points into name) */
+    const char *inline_val; /* the text after '=' (NULL: none) */
+    int used;               /* inline_val was taken by cli_args_value */
+    char name[64];
+} cli_args;
+cli_args cli_args_begin(int argc, char **argv); /* the walk over argv[2..argc) */
+int cli_args_next(cli_args *it);                /* 1: it.opt is the next argument; 0: the end */
+const char *cli_args_value(cli_args *it);       /* the current option's value, or die */
 /* The whole of a text file ("-": standard input) as a NUL-terminated string, or die (a NUL byte inside, over
  * 256 MiB). */
 char *cli_read_text(const char *path);

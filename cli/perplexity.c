@@ -32,9 +32,10 @@ int cmd_perplexity(int argc, char **argv) {
     const char *model = NULL, *file = NULL;
     int n_ctx = 512, n_batch = 0, n_chunks = -1, n_threads = 0, ubatch = 0;
     tern_device device = cli_default_device();
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-#define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
+    cli_args it = cli_args_begin(argc, argv);
+    while (cli_args_next(&it)) {
+        const char *a = it.opt;
+#define ARG() cli_args_value(&it)
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = ARG();
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) file = ARG();
         else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) n_ctx = (int)cli_parse_long(a, ARG(), 4, 1 << 20);

@@ -197,12 +197,11 @@ static void to_f32(const gguf_tensor *t, int64_t n, float *out) {
 int cmd_quantize(int argc, char **argv) {
     const char *in = NULL, *out = NULL, *tname = NULL;
     int n_threads = 0, pure = 0, requant = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--threads") || !strcmp(a, "-t")) {
-            if (i + 1 >= argc) cli_die("%s needs a value", a);
-            n_threads = (int)cli_parse_long(a, argv[++i], 1, 1024);
-        } else if (!strcmp(a, "--pure")) pure = 1;
+    cli_args it = cli_args_begin(argc, argv);
+    while (cli_args_next(&it)) {
+        const char *a = it.opt;
+        if (!strcmp(a, "--threads") || !strcmp(a, "-t")) n_threads = (int)cli_parse_long(a, cli_args_value(&it), 1, 1024);
+        else if (!strcmp(a, "--pure")) pure = 1;
         else if (!strcmp(a, "--allow-requantize")) requant = 1;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("usage: tern quantize IN.gguf OUT.gguf TYPE [--threads N] [--pure] [--allow-requantize]\n"

@@ -1084,9 +1084,10 @@ static void write_md(FILE *f, const rf_report *r, const char *commit, int dirty)
 int cmd_roofline(int argc, char **argv) {
     const char *model = NULL, *out_fmt = "md", *receipt = NULL, *device = NULL;
     int n_threads = 0, quick = 0, prefill_n = 512;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-#define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
+    cli_args it = cli_args_begin(argc, argv);
+    while (cli_args_next(&it)) {
+        const char *a = it.opt;
+#define ARG() cli_args_value(&it)
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = ARG();
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out_fmt = ARG();
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);

@@ -76,9 +76,10 @@ int cmd_serve(int argc, char **argv) {
     long long max_body = 8 << 20;
     tern_device device = cli_default_device();
     tern_sampler_params sp = tern_sampler_default_params();
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-#define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
+    cli_args it = cli_args_begin(argc, argv);
+    while (cli_args_next(&it)) {
+        const char *a = it.opt;
+#define ARG() cli_args_value(&it)
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = ARG();
         else if (!strcmp(a, "--host")) host = ARG();
         else if (!strcmp(a, "--port")) port = (int)cli_parse_long(a, ARG(), 0, 65535);

@@ -88,8 +88,9 @@ int cmd_synth(int argc, char **argv) {
     const char *arch = NULL, *type = NULL, *out = NULL;
     long long layers = -1, vocab = -1, seed = 0;
     int dry = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
+    cli_args it = cli_args_begin(argc, argv);
+    while (cli_args_next(&it)) {
+        const char *a = it.opt;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             char p[256], t[256];
             synth_list_presets(p, sizeof p);
@@ -103,8 +104,8 @@ int cmd_synth(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(a, "--dry-run")) { dry = 1; continue; }
-        if (i + 1 >= argc) return synth_fail("synth: option %s needs a value (or unknown option)", a);
-        const char *v = argv[++i];
+        if (!it.inline_val && it.i + 1 >= argc) return synth_fail("synth: option %s needs a value (or unknown option)", a);
+        const char *v = cli_args_value(&it);
         if (!strcmp(a, "--arch")) arch = v;
         else if (!strcmp(a, "--type")) type = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;

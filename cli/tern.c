@@ -172,6 +172,51 @@ long cli_parse_long(const char *flag, const char *s, long lo, long hi) {
     return v;
 }
 
+cli_args cli_args_begin(int argc, char **argv) {
+    cli_args it;
+    memset(&it, 0, sizeof it);
+    it.argc = argc;
+    it.argv = argv;
+    it.i = 1; /* argv[1] is the subcommand */
+    return it;
+}
+
+/* an inline value nobody took: the option is a flag (checked here, before the next option and at the end) */
+static void cli_args_check_used(const cli_args *it) {
+    if (it->inline_val && !it->used) cli_die("%s takes no value (got '%s')", it->opt, it->argv[it->i]);
+}
+
+int cli_args_next(cli_args *it) {
+    cli_args_check_used(it);
+    it->opt = it->inline_val = NULL;
+    it->used = 0;
+    if (++it->i >= it->argc) return 0;
+    const char *a = it->argv[it->i], *eq = strchr(a, '=');
+    const size_t k = eq ? (size_t)(eq - a) : 0;
+    int split = !strncmp(a, "--", 2) && k > 2 && k < sizeof it->name;
+    for (size_t c = 2; split && c < k; c++)
+        split = (a[c] >= 'a' && a[c] <= 'z') || (a[c] >= '0' && a[c] <= '9') || a[c] == '-';
+    if (!split) {
+        it->opt = a;
+        return 1;
+    }
+    memcpy(it->name, a, k);
+    it->name[k] = 0;
+    it->opt = it->name;
+    it->inline_val = eq + 1;
+    if (!strcmp(it->opt, "--help")) cli_args_check_used(it); /* before the parser prints help and exits 0 */
+    return 1;
+}
+
+const char *cli_args_value(cli_args *it) {
+    if (it->inline_val) {
+        it->used = 1;
+        return it->inline_val;
+    }
+    if (it->i + 1 >= it->argc) cli_die("%s needs a value", it->opt);
+    return it->argv[++it->i];
+}
+
 static float parse_float(const char *flag, const char *s) {
     char *end;
     errno = 0;
@@ -191,21 +236,10 @@ static void parse_args(int argc, char **argv, options *o) {
     o->draft_gate = -1;
     o->parse_special = 1;
     o->sp = tern_sampler_default_params();
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        /* --opt=value: the value inline (argv itself is left alone; opt names the option) */
-        char opt[64];
-        const char *inline_val = NULL;
-        if (!strncmp(a, "--", 2) && strchr(a, '=') && (size_t)(strchr(a, '=') - a) < sizeof opt) {
-            size_t k = (size_t)(strchr(a, '=') - a);
-            memcpy(opt, a, k);
-            opt[k] = 0;
-            inline_val = a + k + 1;
-            a = opt;
-        }
-        int used_inline = 0;
-#define ARG() (inline_val ? (used_inline = 1, inline_val) \
-                          : i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
+    cli_args it = cli_args_begin(argc, argv);
+    while (cli_args_next(&it)) {
+        const char *a = it.opt;
+#define ARG() cli_args_value(&it)
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = ARG();
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = ARG();
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) o->file = ARG();
@@ -266,7 +300,6 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         else cli_die("unknown option '%s' (see tern --help)", a);
 #undef ARG
-        if (inline_val && !used_inline) cli_die("%s takes no value (got '%s')", a, argv[i]);
         /* options of the other subcommand are an error, not silently ignored */
         if (is_chat && (!strcmp(a, "-p") || !strcmp(a, "--prompt") || !strcmp(a, "-f") || !strcmp(a, "--file") ||
                         !strcmp(a, "--ignore-eos") || !strcmp(a, "--no-special")))

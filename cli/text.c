@@ -28,9 +28,10 @@ static void text_args(int argc, char **argv, text_opts *o, int detok) {
     memset(o, 0, sizeof *o);
     o->special = 1;
     o->bos = 1;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-#define ARG() (i + 1 < argc ? argv[++i] : (cli_die("%s needs a value", a), (char *)NULL))
+    cli_args it = cli_args_begin(argc, argv);
+    while (cli_args_next(&it)) {
+        const char *a = it.opt;
+#define ARG() cli_args_value(&it)
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = ARG();
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = ARG();
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) o->file = ARG();

@@ -88,6 +88,80 @@ cmp -s "$T/r1" "$T/r2" && ok || bad "tern -m -p is not tern run"
 ./tern run --model="$MODEL" --prompt="Once upon a time" --n-predict=12 --temp=0 >"$T/r3" 2>/dev/null
 cmp -s "$T/r1" "$T/r3" && ok || bad "--opt=value forms differ from --opt value"
 expect_err "flag with a value" "takes no value" -- ./tern run -m "$MODEL" -p hi --special=1
+# --opt=value in every other subcommand too (one walk, cli_args in cli/tern.c): each value takes effect (it shows in
+# the output, or a bad one is refused naming the option); a flag given a value, and --help=..., are errors
+./tern bench --model="$MODEL" --n-prompt=8 --n-gen=2 --repetitions=1 --threads=1 --output=csv >"$T/eqb" 2>/dev/null
+head -1 "$T/eqb" | grep -q '^model,size_bytes,' && grep -q '^"llama 135M Q4_1",.*,1,"pp8",8,0,0,' "$T/eqb" \
+  && grep -q '^"llama 135M Q4_1",.*,1,"tg2",0,2,0,' "$T/eqb" && [ "$(wc -l <"$T/eqb")" -eq 3 ] \
+  && ok || bad "bench --opt=value: $(head -c 400 "$T/eqb")"
+expect_err "bench --n-gen=bad" "--n-gen expects a comma-separated list" -- ./tern bench -m "$MODEL" --n-gen=x
+expect_err "bench --help=1" "--help takes no value" -- ./tern bench --help=1
+eq_tok=$(./tern tokenize --model="$MODEL" --prompt="hi there" --ids --no-bos 2>/dev/null)
+[ "$eq_tok" = "[6004, 665]" ] && [ "$eq_tok" = "$(./tern tokenize -m "$MODEL" -p "hi there" --ids --no-bos 2>/dev/null)" ] \
+  && ok || bad "tokenize --opt=value: '$eq_tok'"
+printf 'hi there' >"$T/eqt.txt"
+[ "$(./tern tokenize --model="$MODEL" --file="$T/eqt.txt" --ids 2>/dev/null)" = "[6004, 665]" ] && ok || bad "tokenize --file="
+expect_err "tokenize --ids=1" "--ids takes no value" -- ./tern tokenize -m "$MODEL" -p hi --ids=1
+[ "$(./tern detokenize --model="$MODEL" --prompt="6004 665" 2>/dev/null)" = "hi there" ] && ok || bad "detokenize --prompt="
+expect_err "detokenize --special=1" "--special takes no value" -- ./tern detokenize -m "$MODEL" -p "1 2" --special=1
+PPL_TEXT=tests/fixtures/perplexity/genesis.txt
+./tern perplexity --model="$MODEL" --file="$PPL_TEXT" --ctx-size=128 --chunks=2 --threads=2 >"$T/eqp" 2>"$T/eqpe"
+./tern perplexity -m "$MODEL" -f "$PPL_TEXT" -c 128 --chunks 2 -t 2 >"$T/eqp2" 2>/dev/null
+grep -q 'over 2 chunks, n_ctx=128' "$T/eqpe" && grep -q '^Final estimate: PPL = ' "$T/eqp" && cmp -s "$T/eqp" "$T/eqp2" \
+  && ok || bad "perplexity --opt=value: $(cat "$T/eqp") $(grep chunks "$T/eqpe")"
+expect_err "perplexity --chunks=bad" "--chunks expects an integer" -- ./tern perplexity -m "$MODEL" -f "$PPL_TEXT" --chunks=many
+./tern synth --arch=smollm2-135m --type=f32 --layers=2 --vocab=512 --dry-run >"$T/eqs" 2>&1
+grep -qx 'llama.block_count = 2' "$T/eqs" && grep -qx 'llama.vocab_size = 512' "$T/eqs" && grep -q '^tensor blk.1.ffn_down.weight f32 ' "$T/eqs" \
+  && ok || bad "synth --opt=value: $(head -c 300 "$T/eqs")"
+expect_err "synth --dry-run=1" "--dry-run takes no value" -- ./tern synth --arch smollm2-135m --type f32 --dry-run=1
+./tern synth --arch=smollm2-135m --type=f32 --layers=1 --vocab=512 --output="$T/eqf32.gguf" >/dev/null 2>&1
+./tern quantize "$T/eqf32.gguf" "$T/eqq1.gguf" Q4_K_M --threads=1 --pure >"$T/eqq" 2>&1
+./tern quantize "$T/eqf32.gguf" "$T/eqq2.gguf" Q4_K_M -t 1 --pure >/dev/null 2>&1
+grep -q 'f32 -> q4_K' "$T/eqq" && ! grep -q 'f32 -> q6_K' "$T/eqq" && cmp -s "$T/eqq1.gguf" "$T/eqq2.gguf" \
+  && ok || bad "quantize --threads=1: $(tail -c 300 "$T/eqq")"
+expect_err "quantize --threads=0" "--threads expects an integer in \[1, 1024\], got '0'" -- ./tern quantize "$T/eqf32.gguf" "$T/eqq3.gguf" Q8_0 --threads=0
+expect_err "quantize --pure=1" "--pure takes no value" -- ./tern quantize "$T/eqf32.gguf" "$T/eqq3.gguf" Q8_0 --pure=1
+./tern roofline --device=cpu --quick --output=json --threads=1 >"$T/eqr" 2>/dev/null
+python3 - "$T/eqr" <<'PY' 2>"$T/eqre" && ok || bad "roofline --opt=value: $(head -c 300 "$T/eqr") $(tail -c 300 "$T/eqre")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["threads"] == 1 and r["quick"] is True and r["device"]["backend"] == "cpu", (r["threads"], r["quick"], r["device"])
+PY
+expect_err "roofline --prefill-n=8" "--prefill-n expects an integer in \[16, 8192\]" -- ./tern roofline --device cpu --prefill-n=8
+expect_err "roofline --quick=1" "--quick takes no value" -- ./tern roofline --device cpu --quick=1
+printf 'Once upon a time' >"$T/eqab.txt"
+./tern ab --model="$MODEL" --a= --b=TERN_SIMD=scalar --rounds=1 --n-predict=2 --threads=1 --prompt-file="$T/eqab.txt" >"$T/eqa" 2>/dev/null
+grep -q "^ab: $MODEL, prompt $T/eqab.txt, n 2, threads 1, 1 rounds " "$T/eqa" && grep -q '^B trace: simd=scalar ' "$T/eqa" \
+  && grep -q '^A trace: simd=avx2 \|^A trace: simd=scalar ' "$T/eqa" && grep -q '^tokens: MATCH' "$T/eqa" \
+  && ok || bad "ab --opt=value: $(head -c 400 "$T/eqa")"
+expect_err "ab --rounds=0" "--rounds expects an integer in \[1, 1000\], got '0'" -- ./tern ab -m "$MODEL" --a "" --b "" --rounds=0
+# serve: the values in its start-up line and on /v1/models; a flag with a value and a bad port refused before it listens
+timeout 60 python3 - ./tern "$MODEL" >"$T/eqsv" 2>&1 <<'PY' && ok || bad "serve --opt=value: $(tail -c 400 "$T/eqsv")"
+import json, re, signal, subprocess, sys, time, urllib.request
+p = subprocess.Popen([sys.argv[1], "serve", f"--model={sys.argv[2]}", "--port=0", "--parallel=3", "--ctx-size=512",
+                      "--alias=eq-test", "--no-prefix-cache", "--threads=1"], stderr=subprocess.PIPE, text=True)
+try:
+    lines, port = [], None
+    while port is None:
+        l = p.stderr.readline()
+        assert l, ("serve ended", lines)
+        lines.append(l)
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)$", l.strip())
+        port = int(m.group(1)) if m else None
+    assert any("3 parallel x 512 positions" in l and "prefix cache off" in l for l in lines), lines
+    ids = [d["id"] for d in json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=20))["data"]]
+    assert ids == ["eq-test"], ids
+finally:
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+assert p.returncode == 0, p.returncode
+PY
+expect_err "serve --no-prefix-cache=1" "--no-prefix-cache takes no value" -- ./tern serve -m "$MODEL" --port 0 --no-prefix-cache=1
+expect_err "serve --port=99999" "--port expects an integer in \[0, 65535\], got '99999'" -- ./tern serve -m "$MODEL" --port=99999
+# chat: --n-predict=3 cuts the reply at 3 tokens (the marker names it); --verbose=1 is refused
+printf 'Tell me a long story.\n' | ./tern chat --model="$MODEL" --temp=0 --n-predict=3 >/dev/null 2>"$T/eqc"
+grep -q '^\[reply cut at -n 3 tokens\]' "$T/eqc" && ok || bad "chat --n-predict=3: $(cat "$T/eqc")"
+expect_err "chat --verbose=1" "--verbose takes no value" -- ./tern chat -m "$MODEL" --verbose=1 </dev/null
 ./tern --version | grep -Eq '^tern [0-9a-f]{7,}' && ok || bad "--version: $(./tern --version 2>&1)"
 # the prompt from standard input: a pipe without -p, and -f -
 printf 'Once upon a time' | ./tern run -m "$MODEL" -n 12 --temp 0 >"$T/r4" 2>/dev/null
