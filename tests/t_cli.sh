@@ -205,6 +205,12 @@ timeout 300 python3 tests/chat_pty.py ./tern "$MODEL" >"$T/pty" 2>&1
 for c in prompt edit "ctrl-c first" ctrl-c history quit; do
   grep -q "^ok $c\$" "$T/pty" && ok || bad "chat pty $c: $(grep "$c" "$T/pty" | head -c 400)"
 done
+# progress bars on stderr, on a terminal only: the load line and the prefill bar of a 2,957-token prompt at -t 1 through
+# a pseudo-terminal, none through a pipe (tests/progress_pty.py; each run stopped once it has shown what it needs)
+timeout 300 python3 tests/progress_pty.py ./tern "$MODEL" >"$T/prog" 2>&1
+for c in "tty load" "tty bar" "tty advance" "pipe quiet"; do
+  grep -q "^ok $c\$" "$T/prog" && ok || bad "progress $c: $(grep "$c" "$T/prog" | head -c 400) $(tail -c 300 "$T/prog")"
+done
 # tokenize / detokenize against the llama.cpp fixture (tests/gen_tokenizer_fixtures.py: ids with special=0 and no
 # BOS, with special=1 and add_special=1; detok of the special=1 ids without and with control tokens shown)
 python3 - "$MODEL" tests/fixtures/tokenizer/smollm2.tsv <<'PY' >"$T/tok" 2>&1 && ok || bad "tokenize vs fixture: $(tail -c 600 "$T/tok")"
