@@ -5,6 +5,7 @@ Checks, one line each on stdout ("ok NAME" or "FAIL NAME: why"):
   edit      the line is edited before Enter (Backspace, Left arrow, insert): the reply is the one the clean line gets
             through a pipe
   ctrl-c    Ctrl-C during a reply stops it, prints [interrupted] and the prompt comes back (the process lives)
+  rate      stderr a terminal (no --verbose): the reply's tokens and tok/s, and its prompt's, follow it
   history   Up arrow brings back the previous line
   quit      Ctrl-C at the prompt ends the chat with status 0
 Bounded: every wait has a timeout, the child is killed at the end whatever happened."""
@@ -33,24 +34,25 @@ buf = b""
 
 
 def read_until(pattern, timeout):
-    """Read the terminal until the regex pattern (bytes) matches what came since the last call; True if it did."""
+    """Read the terminal until the regex pattern (bytes) matches what came since the last call; the match (None if
+    it did not)."""
     global buf
     end = time.time() + timeout
     while time.time() < end:
         m = re.search(pattern, buf, re.S)
         if m:
             buf = buf[m.end():]
-            return True
+            return m
         r, _, _ = select.select([fd], [], [], 0.05)
         if r:
             try:
                 chunk = os.read(fd, 4096)
             except OSError:
-                return False
+                return None
             if not chunk:
-                return False
+                return None
             buf += chunk
-    return False
+    return None
 
 
 def send(b):
@@ -83,7 +85,10 @@ try:
     ok = read_until(rb"\r\n" + re.escape(piped[:80].replace(b"\n", b"\r\n")), 60)
     check("edit", len(piped) > 10 and ok, f"not the reply to {QUESTION!r} ({piped[:80]!r}): " + repr(buf[-400:]))
     send(b"\x03")                      # the rest of this reply is not needed
-    check("ctrl-c first", read_until(rb"\[interrupted\].*?> ", 30), "reply not stopped: " + repr(buf[-400:]))
+    m = read_until(rb"\[interrupted\].*?> ", 30)
+    check("ctrl-c first", m, "reply not stopped: " + repr(buf[-400:]))
+    check("rate", m and re.match(rb"\[interrupted\]\r\n\[\d+ tokens, \d+\.\d tok/s; prompt \d+ new tokens, \d+\.\d tok/s\]\r\n",
+                                 m.group(0)), "no tok/s line after the reply: " + repr(m.group(0)[:300] if m else b""))
     # ctrl-c: a long reply, stopped after some text (its first 40 characters, not an echo of the line)
     settle()
     send(b"Write a very long story about a dragon who learns to cook.\r")

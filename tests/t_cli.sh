@@ -199,10 +199,11 @@ PY
 # chat: -n cutting a reply leaves a marker; tok/s with --verbose
 printf 'Tell me a long story.\n' | ./tern chat -m "$MODEL" --temp 0 -n 5 --verbose >"$T/c5" 2>"$T/c5e"
 grep -q '^\[reply cut at -n 5 tokens\]' "$T/c5e" && grep -q 'tok/s' "$T/c5e" && ok || bad "chat -n marker: $(cat "$T/c5e")"
-# chat through a pseudo-terminal: line editing, Ctrl-C stops a reply, history, Ctrl-C at the prompt quits (every
-# reply runs long, so each Ctrl-C lands where it is meant to; tests/chat_pty.py says why)
+# chat through a pseudo-terminal: line editing, Ctrl-C stops a reply, its tok/s line (stderr a terminal), history,
+# Ctrl-C at the prompt quits (every reply runs long, so each Ctrl-C lands where it is meant to; tests/chat_pty.py
+# says why)
 timeout 300 python3 tests/chat_pty.py ./tern "$MODEL" >"$T/pty" 2>&1
-for c in prompt edit "ctrl-c first" ctrl-c history quit; do
+for c in prompt edit "ctrl-c first" rate ctrl-c history quit; do
   grep -q "^ok $c\$" "$T/pty" && ok || bad "chat pty $c: $(grep "$c" "$T/pty" | head -c 400)"
 done
 # progress bars on stderr, on a terminal only: the load line and the prefill bar of a 2,957-token prompt at -t 1 through
