@@ -31,6 +31,7 @@
     } while (0)
 
 #define MMAX 64
+#define N_ARMS 8 /* tcu_gemm_mma_arm's arms (gemm_mma.cu mma_arm), all checked and swept */
 
 static uint64_t rs;
 static uint32_t rnd(void) {
@@ -121,11 +122,11 @@ static void check_shape(int t, int64_t n_in, int64_t n_out) {
         for (size_t i = 0; i < (size_t)n_out * MMAX; i++) finite &= isfinite(y1[i]) != 0;
         CHECK(finite, "mma %s %lldx%lld family %d: the one-column GEMV's outputs are not all finite", tern_type_name(t),
               (long long)n_in, (long long)n_out, fam);
-        for (int mi = 0; mi < 7; mi++) {
-            const int m = ms[mi];
+        for (int mi = 0; mi < 7 * N_ARMS; mi++) {
+            const int m = ms[mi % 7], arm = mi / 7;
             CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
             quant_m(&s, m);
-            const int ran = tcu_gemm_mma(fam, s.rt, s.dr, s.rstride, n_in, n_out, s.xqm, m, dym, 0);
+            const int ran = tcu_gemm_mma_arm(arm, fam, s.rt, s.dr, s.rstride, n_in, n_out, s.xqm, m, dym, 0);
             CU(cudaGetLastError());
             CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
             int bad = -1;
@@ -134,15 +135,15 @@ static void check_shape(int t, int64_t n_in, int64_t n_out) {
             int untouched = 1;
             for (size_t i = (size_t)m * n_out; i < ny; i++) untouched &= isnan(ym[i]) != 0;
             CHECK(ran && bad < 0 && untouched,
-                  "mma %s %lldx%lld family %d m=%d: ran %d, column %d differs from the one-column GEMV (got %.9g want "
-                  "%.9g at row 0), outputs past m untouched %d",
-                  tern_type_name(t), (long long)n_in, (long long)n_out, fam, m, ran, bad,
+                  "mma %s %lldx%lld family %d arm %d m=%d: ran %d, column %d differs from the one-column GEMV (got %.9g "
+                  "want %.9g at row 0), outputs past m untouched %d",
+                  tern_type_name(t), (long long)n_in, (long long)n_out, fam, arm, m, ran, bad,
                   bad >= 0 ? (double)ym[(size_t)bad * n_out] : 0.0, bad >= 0 ? (double)y1[(size_t)bad * n_out] : 0.0,
                   untouched);
         }
     }
-    printf("mma %s %lldx%lld: m = 1..64 columns equal the one-column dp4a GEMV, families -1/0/1/3\n", tern_type_name(t),
-           (long long)n_in, (long long)n_out);
+    printf("mma %s %lldx%lld: m = 1..64 columns equal the one-column dp4a GEMV, families -1/0/1/3, arms 0..%d\n",
+           tern_type_name(t), (long long)n_in, (long long)n_out, N_ARMS - 1);
     free(y1);
     free(ym);
     CU(cudaFree(dy1));
@@ -154,7 +155,7 @@ static void check_shape(int t, int64_t n_in, int64_t n_out) {
 }
 
 /* Best of 10 rounds of 20 calls, per call in us: the MMA GEMM (mma) or the dp4a twins in calls of <= 16 columns. */
-static float time_call(int mma, const shape_t *s, void **dw, int nc, int m, float *dy, void *xq16) {
+static float time_call(int mma, int arm, const shape_t *s, void **dw, int nc, int m, float *dy, void *xq16) {
     cudaEvent_t e0, e1;
     CU(cudaEventCreate(&e0));
     CU(cudaEventCreate(&e1));
@@ -164,7 +165,7 @@ static float time_call(int mma, const shape_t *s, void **dw, int nc, int m, floa
         CU(cudaEventRecord(e0, 0));
         for (int i = 0; i < 20; i++) {
             void *w = dw[(r * 20 + i) % nc];
-            if (mma) tcu_gemm_mma(-1, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, 0);
+            if (mma) tcu_gemm_mma_arm(arm, -1, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, 0);
             else
                 for (int c0 = 0; c0 < m; c0 += 16) /* the dp4a twins take 16 columns a call (their own x16 buffers) */
                     tcu_gemv_dp4a_fam(-1, s->rt, w, s->rstride, s->n_in, s->n_out, (char *)xq16 + (c0 / 16) * pb16,
@@ -196,13 +197,15 @@ static void sweep(int t, int64_t n_in, int64_t n_out) {
     void *xq16; /* the m columns in calls of 16: each call's own buffer */
     CU(cudaMalloc(&xq16, pb16 * (MMAX / 16)));
     for (int c0 = 0; c0 < MMAX; c0 += 16) tcu_quantize_x16(s.dx + (size_t)c0 * n_in, 16, n_in, (char *)xq16 + (c0 / 16) * pb16, 0);
-    printf("sweep %s %lldx%lld (%.1f MB, family %d): m, dp4a us, mma us, mma/dp4a, mma GB/s\n", tern_type_name(t),
-           (long long)n_in, (long long)n_out, wb / 1e6, tcu_gemv_dp4a_family(s.rt, s.rstride, n_in, n_out));
+    printf("sweep %s %lldx%lld (%.1f MB, family %d): m, dp4a us, then us of arms 0..%d (Q8NT2 Q8NT2pf Q4NT2 Q4NT2pf "
+           "Q8NT1pf Q4NT1pf Q4NT1RT2 Q4NT1RT2pf)\n", tern_type_name(t),
+           (long long)n_in, (long long)n_out, wb / 1e6, tcu_gemv_dp4a_family(s.rt, s.rstride, n_in, n_out), N_ARMS - 1);
     static const int ms[9] = {1, 2, 4, 8, 12, 16, 24, 32, 64};
     for (int i = 0; i < 9; i++) {
         quant_m(&s, ms[i]);
-        const float a = time_call(0, &s, dw, 4, ms[i], dy, xq16), b = time_call(1, &s, dw, 4, ms[i], dy, xq16);
-        printf("  m=%2d  dp4a %8.1f  mma %8.1f  %5.2f  %6.0f\n", ms[i], a, b, b / a, wb / (b * 1e3));
+        printf("  m=%2d  dp4a %8.1f ", ms[i], time_call(0, 0, &s, dw, 4, ms[i], dy, xq16));
+        for (int arm = 0; arm < N_ARMS; arm++) printf(" %8.1f", time_call(1, arm, &s, dw, 4, ms[i], dy, xq16));
+        printf("\n");
     }
     CU(cudaGetLastError());
     for (int c = 0; c < 4; c++) CU(cudaFree(dw[c]));

@@ -28,8 +28,6 @@
 #include "cuda/x16.cuh"
 
 #define MM_ROWS 16 /* weight rows of a unit (the MMA's M) */
-#define MM_COLS 16 /* columns of a unit: two n8 tiles */
-#define MM_CHAINS 8 /* chains a warp: a complete 8-leaf subtree of the 32-chain tree */
 
 static __device__ __forceinline__ int brev5(int x) { return (int)(__brev((unsigned)x) >> 27); }
 
@@ -73,27 +71,99 @@ static __device__ __forceinline__ void mm_blk(const uint8_t *__restrict__ row, i
     }
 }
 
-/* One CTA = one unit (rows r0.., columns c0..); warp w = 4 * grp + j owns the chains t = 32 grp + brev5(8j + q),
- * q < 8. nb >= 1. */
-template <int T, int C>
-__global__ void __launch_bounds__(32 * C / 8)
+/* A chain's block as the warp loads it: for each of RT row tiles this lane's A-fragment words of rows gid and gid+8
+ * with their scales, and for each n8 tile its B-fragment words (hi, lo planes) and the (d, Σq) of its two
+ * accumulator columns. */
+template <int NT, int RT> struct mm_frag {
+    int a[RT][4];
+    float dw[RT][2], mw[RT][2];
+    int bh[NT][2], bl[NT][2];
+    int2 ds[NT][2];
+};
+
+template <int T, int NT, int RT>
+static __device__ __forceinline__ void mm_load(mm_frag<NT, RT> &f, const uint8_t *const (&wr)[RT][2], int b, int tg,
+                                               const int (&bcol)[NT], const int (&ecol)[NT][2], size_t n_in, int nb,
+                                               const int8_t *__restrict__ xh, const int8_t *__restrict__ xl,
+                                               const int2 *__restrict__ xds) {
+#pragma unroll
+    for (int rt = 0; rt < RT; rt++) {
+        mm_blk<T>(wr[rt][0], b, tg, &f.a[rt][0], &f.a[rt][2], &f.dw[rt][0], &f.mw[rt][0]);
+        mm_blk<T>(wr[rt][1], b, tg, &f.a[rt][1], &f.a[rt][3], &f.dw[rt][1], &f.mw[rt][1]);
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+        const size_t xo = (size_t)bcol[nt] * n_in + (size_t)b * 32 + 4 * tg;
+        f.bh[nt][0] = __ldg((const int *)(xh + xo));
+        f.bh[nt][1] = __ldg((const int *)(xh + xo + 16));
+        f.bl[nt][0] = __ldg((const int *)(xl + xo));
+        f.bl[nt][1] = __ldg((const int *)(xl + xo + 16));
+        f.ds[nt][0] = __ldg(xds + (size_t)ecol[nt][0] * nb + b);
+        f.ds[nt][1] = __ldg(xds + (size_t)ecol[nt][1] * nb + b);
+    }
+}
+
+/* The block's two MMAs per (row tile, n8 tile) and the GEMV's float operations on each accumulator element. */
+template <int T, int NT, int RT>
+static __device__ __forceinline__ void mm_apply(const mm_frag<NT, RT> &f, float (&acc)[RT][NT][4]) {
+#pragma unroll
+    for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            int sh[4], sl[4];
+            mma_s8(f.a[rt], f.bh[nt][0], f.bh[nt][1], sh);
+            mma_s8(f.a[rt], f.bl[nt][0], f.bl[nt][1], sl);
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int2 ds = f.ds[nt][e & 1];
+                const float dx = __int_as_float(ds.x);
+                int s = sh[e] * 256 + sl[e];
+                if (T == TCU_TYPE_Q4_0R) s -= 8 * ds.y;
+                float v = fmaf(__fmul_rn(f.dw[rt][e >> 1], dx), __int2float_rn(s), acc[rt][nt][e]);
+                if (T == TCU_TYPE_Q4_KR) v = fmaf(__fmul_rn(f.mw[rt][e >> 1], dx), __int2float_rn(ds.y), v);
+                acc[rt][nt][e] = v;
+            }
+        }
+}
+
+/* v[0..N) summed as the xor tree sums N consecutive leaves: pairs (0,1), (2,3), ..., then pairs of pairs. N a power
+ * of 2, v overwritten. */
+template <int N> static __device__ __forceinline__ float tree_sum(float *v) {
+#pragma unroll
+    for (int w = 1; w < N; w *= 2)
+#pragma unroll
+        for (int i = 0; i < N; i += 2 * w) v[i] = __fadd_rn(v[i], v[i + w]);
+    return v[0];
+}
+
+/* One CTA = one unit (16·RT rows from r0, 8·NT columns from c0). Warp w = (32/Q)·grp + j owns the Q chains
+ * t = 32·grp + brev5(Q·j + q), q < Q: the complete Q-leaf subtree j of 32-chain tree grp. PF: the next chain's loads
+ * issued before this chain's MMAs (registers for two fragments). RT row tiles share each B fragment. nb >= 1. */
+template <int T, int C, int Q, int NT, int RT, int PF>
+__global__ void __launch_bounds__(32 * C / Q)
 gemm_mma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
            const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
-    constexpr int NW = C / 8;
-    __shared__ float part[NW][MM_ROWS][MM_COLS];
+    constexpr int NW = C / Q, SUB = 32 / Q, COLS = 8 * NT, ROWS = MM_ROWS * RT; /* warps, subtrees a tree, unit */
+    __shared__ float part[NW][ROWS][COLS];
     pdl_trigger();
     pdl_wait();
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5, gid = lane >> 2, tg = lane & 3;
-    const int ncg = (m + MM_COLS - 1) / MM_COLS;
-    const int r0 = (int)(blockIdx.x / ncg) * MM_ROWS, c0 = (int)(blockIdx.x % ncg) * MM_COLS;
-    const int grp = warp >> 2, j = warp & 3;
+    const int ncg = (m + COLS - 1) / COLS;
+    const int r0 = (int)(blockIdx.x / ncg) * ROWS, c0 = (int)(blockIdx.x % ncg) * COLS;
+    const int grp = warp / SUB, j = warp % SUB;
     const size_t n_in = (size_t)nb * 32;
     /* this lane's weight rows (the A fragment's and the accumulator's) and B-fragment columns, clamped for loads */
-    const int ra = r0 + gid < n_out ? r0 + gid : n_out - 1, rb = r0 + gid + 8 < n_out ? r0 + gid + 8 : n_out - 1;
-    const uint8_t *wa = w + (size_t)ra * stride, *wb = w + (size_t)rb * stride;
-    int bcol[2], ecol[2][2];
+    const uint8_t *wr[RT][2];
 #pragma unroll
-    for (int nt = 0; nt < 2; nt++) {
+    for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = r0 + 16 * rt + 8 * h + gid;
+            wr[rt][h] = w + (size_t)(r < n_out ? r : n_out - 1) * stride;
+        }
+    int bcol[NT], ecol[NT][2];
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
         const int cb = c0 + 8 * nt + gid;
         bcol[nt] = cb < m ? cb : m - 1;
 #pragma unroll
@@ -102,99 +172,124 @@ gemm_mma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, cons
             ecol[nt][e] = ce < m ? ce : m - 1;
         }
     }
-    /* acc[q][nt][e]: chain q, tile nt, accumulator element e (rows gid, gid+8 x columns 2tg, 2tg+1) */
-    float acc[MM_CHAINS][2][4];
+    /* acc[q][rt][nt][e]: chain q, row tile rt, n8 tile nt, accumulator element e (rows gid, gid+8 x columns 2tg,
+     * 2tg+1) */
+    float acc[Q][RT][NT][4];
 #pragma unroll
-    for (int q = 0; q < MM_CHAINS; q++)
+    for (int q = 0; q < Q; q++)
 #pragma unroll
-        for (int nt = 0; nt < 2; nt++)
+        for (int rt = 0; rt < RT; rt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) acc[q][nt][e] = 0.0f;
-    const int steps = (nb + C - 1) / C;
+            for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[q][rt][nt][e] = 0.0f;
+    const int steps = (nb + C - 1) / C, base = 32 * grp;
     for (int k = 0; k < steps; k++) {
+        if (PF) {
+            mm_frag<NT, RT> f[2];
+            int bq = base + brev5(Q * j) + C * k;
+            if (bq < nb) mm_load<T, NT, RT>(f[0], wr, bq, tg, bcol, ecol, n_in, nb, xh, xl, xds);
 #pragma unroll
-        for (int q = 0; q < MM_CHAINS; q++) {
-            const int b = 32 * grp + brev5(8 * j + q) + C * k;
-            if (b >= nb) continue; /* warp-uniform */
-            int a[4];
-            float dwa, dwb, mwa, mwb;
-            mm_blk<T>(wa, b, tg, &a[0], &a[2], &dwa, &mwa);
-            mm_blk<T>(wb, b, tg, &a[1], &a[3], &dwb, &mwb);
+            for (int q = 0; q < Q; q++) {
+                const int bn = q + 1 < Q ? base + brev5(Q * j + q + 1) + C * k : nb;
+                if (bn < nb) mm_load<T, NT, RT>(f[(q + 1) & 1], wr, bn, tg, bcol, ecol, n_in, nb, xh, xl, xds);
+                if (bq < nb) mm_apply<T, NT, RT>(f[q & 1], acc[q]); /* warp-uniform */
+                bq = bn;
+            }
+        } else {
 #pragma unroll
-            for (int nt = 0; nt < 2; nt++) {
-                const size_t xo = (size_t)bcol[nt] * n_in + (size_t)b * 32 + 4 * tg;
-                const int bh0 = __ldg((const int *)(xh + xo)), bh1 = __ldg((const int *)(xh + xo + 16));
-                const int bl0 = __ldg((const int *)(xl + xo)), bl1 = __ldg((const int *)(xl + xo + 16));
-                int sh[4], sl[4];
-                mma_s8(a, bh0, bh1, sh);
-                mma_s8(a, bl0, bl1, sl);
-                const int2 dsc[2] = {__ldg(xds + (size_t)ecol[nt][0] * nb + b), __ldg(xds + (size_t)ecol[nt][1] * nb + b)};
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int2 ds = dsc[e & 1];
-                    const float dx = __int_as_float(ds.x), dw = e < 2 ? dwa : dwb;
-                    int s = sh[e] * 256 + sl[e];
-                    if (T == TCU_TYPE_Q4_0R) s -= 8 * ds.y;
-                    float v = fmaf(__fmul_rn(dw, dx), __int2float_rn(s), acc[q][nt][e]);
-                    if (T == TCU_TYPE_Q4_KR) v = fmaf(__fmul_rn(e < 2 ? mwa : mwb, dx), __int2float_rn(ds.y), v);
-                    acc[q][nt][e] = v;
-                }
+            for (int q = 0; q < Q; q++) {
+                const int b = base + brev5(Q * j + q) + C * k;
+                if (b >= nb) continue; /* warp-uniform */
+                mm_frag<NT, RT> f;
+                mm_load<T, NT, RT>(f, wr, b, tg, bcol, ecol, n_in, nb, xh, xl, xds);
+                mm_apply<T, NT, RT>(f, acc[q]);
             }
         }
     }
-    /* the subtree of leaves 8j..8j+7: ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7)) */
+    /* the subtree of leaves Q·j .. Q·j+Q-1 */
 #pragma unroll
-    for (int nt = 0; nt < 2; nt++)
+    for (int rt = 0; rt < RT; rt++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const float s01 = __fadd_rn(acc[0][nt][e], acc[1][nt][e]), s23 = __fadd_rn(acc[2][nt][e], acc[3][nt][e]);
-            const float s45 = __fadd_rn(acc[4][nt][e], acc[5][nt][e]), s67 = __fadd_rn(acc[6][nt][e], acc[7][nt][e]);
-            part[warp][gid + 8 * (e >> 1)][8 * nt + 2 * tg + (e & 1)] =
-                __fadd_rn(__fadd_rn(s01, s23), __fadd_rn(s45, s67));
-        }
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float v[Q];
+#pragma unroll
+                for (int q = 0; q < Q; q++) v[q] = acc[q][rt][nt][e];
+                part[warp][16 * rt + gid + 8 * (e >> 1)][8 * nt + 2 * tg + (e & 1)] = tree_sum<Q>(v);
+            }
     __syncthreads();
-    for (int o = (int)threadIdx.x; o < MM_ROWS * MM_COLS; o += 32 * NW) {
-        const int rr = o / MM_COLS, cc = o % MM_COLS;
+    /* the tree's top levels over the SUB subtrees, then C = 128's four trees in order (reduce.cuh) */
+    for (int o = (int)threadIdx.x; o < ROWS * COLS; o += 32 * NW) {
+        const int rr = o / COLS, cc = o % COLS;
         if (r0 + rr >= n_out || c0 + cc >= m) continue;
         float v = 0.0f;
 #pragma unroll
         for (int g = 0; g < C / 32; g++) {
-            const float *p = &part[4 * g][rr][cc];
-            const size_t ws = MM_ROWS * MM_COLS; /* one warp's part */
-            const float t = __fadd_rn(__fadd_rn(p[0], p[ws]), __fadd_rn(p[2 * ws], p[3 * ws]));
+            float sv[SUB];
+#pragma unroll
+            for (int s2 = 0; s2 < SUB; s2++) sv[s2] = part[SUB * g + s2][rr][cc];
+            const float t = tree_sum<SUB>(sv);
             v = g == 0 ? t : __fadd_rn(v, t);
         }
         y[(size_t)(c0 + cc) * n_out + r0 + rr] = v;
     }
 }
 
+template <int T, int C, int Q, int NT, int RT, int PF>
+static void mma_launch1(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
+                        const int2 *xds, int m, float *y, cudaStream_t st) {
+    const int64_t units = (int64_t)((n_out + 16 * RT - 1) / (16 * RT)) * ((m + 8 * NT - 1) / (8 * NT));
+    PDL_LAUNCH((gemm_mma_k<T, C, Q, NT, RT, PF>), dim3((unsigned)units), dim3(32 * C / Q), 0, st, w, stride, nb, n_out, xh,
+               xl, xds, m, y);
+}
+
+/* The arms under measurement (issue 26; bench/sweeps/mma.md): chains a warp Q, n8 tiles a unit NT, 16-row tiles a
+ * unit RT, prefetch PF. */
+#define MMA_ARMS 8
+template <int T, int C>
+static void mma_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
+                    const int2 *xds, int m, float *y, cudaStream_t st) {
+    switch (arm) {
+    case 1: mma_launch1<T, C, 8, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 2: mma_launch1<T, C, 4, 2, 1, 0>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 3: mma_launch1<T, C, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 4: mma_launch1<T, C, 8, 1, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 5: mma_launch1<T, C, 4, 1, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 6: mma_launch1<T, C, 4, 1, 2, 0>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 7: mma_launch1<T, C, 4, 1, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    default: mma_launch1<T, C, 8, 2, 1, 0>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break; /* v1 */
+    }
+}
+
 template <int T>
-static void mma_launch(int C, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
-                       const int2 *xds, int m, float *y, cudaStream_t st) {
-    const int64_t units = (int64_t)((n_out + MM_ROWS - 1) / MM_ROWS) * ((m + MM_COLS - 1) / MM_COLS);
-    if (C == 128)
-        PDL_LAUNCH((gemm_mma_k<T, 128>), dim3((unsigned)units), dim3(32 * 128 / 8), 0, st, w, stride, nb, n_out, xh, xl, xds,
-                   m, y);
-    else
-        PDL_LAUNCH((gemm_mma_k<T, 32>), dim3((unsigned)units), dim3(32 * 32 / 8), 0, st, w, stride, nb, n_out, xh, xl, xds,
-                   m, y);
+static void mma_launch(int arm, int C, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh,
+                       const int8_t *xl, const int2 *xds, int m, float *y, cudaStream_t st) {
+    if (C == 128) mma_arm<T, 128>(arm, w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    else mma_arm<T, 32>(arm, w, stride, nb, n_out, xh, xl, xds, m, y, st);
 }
 
 extern "C" int tcu_gemm_mma_supported(int t) {
     return t == TCU_TYPE_Q4_0R || t == TCU_TYPE_Q8_0R || t == TCU_TYPE_Q4_KR;
 }
 
-extern "C" int tcu_gemm_mma(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
-                            int m, float *y, cudaStream_t st) {
-    if (!tcu_gemm_mma_supported(t) || m < 1 || n_out < 1 || n_in < 32) return 0;
+extern "C" int tcu_gemm_mma_arm(int arm, int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                                const void *xq, int m, float *y, cudaStream_t st) {
+    if (!tcu_gemm_mma_supported(t) || m < 1 || n_out < 1 || n_in < 32 || arm < 0 || arm >= MMA_ARMS) return 0;
     if (fam != 0 && fam != 1 && fam != 3) fam = tcu_gemv_dp4a_family(t, row_bytes, n_in, n_out);
     const int C = fam == 0 ? 128 : 32, nb = (int)(n_in / 32);
     const size_t pb = x16_plane_bytes(m, n_in);
     const int8_t *xh = (const int8_t *)xq, *xl = (const int8_t *)xq + pb;
     const int2 *xds = (const int2 *)((const char *)xq + 2 * pb);
     const uint8_t *wb = (const uint8_t *)w;
-    if (t == TCU_TYPE_Q4_0R) mma_launch<TCU_TYPE_Q4_0R>(C, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
-    else if (t == TCU_TYPE_Q8_0R) mma_launch<TCU_TYPE_Q8_0R>(C, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
-    else mma_launch<TCU_TYPE_Q4_KR>(C, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
+    if (t == TCU_TYPE_Q4_0R) mma_launch<TCU_TYPE_Q4_0R>(arm, C, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
+    else if (t == TCU_TYPE_Q8_0R) mma_launch<TCU_TYPE_Q8_0R>(arm, C, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
+    else mma_launch<TCU_TYPE_Q4_KR>(arm, C, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
     return 1;
+}
+
+extern "C" int tcu_gemm_mma(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
+                            int m, float *y, cudaStream_t st) {
+    return tcu_gemm_mma_arm(0, fam, t, w, row_bytes, n_in, n_out, xq, m, y, st);
 }

@@ -119,6 +119,10 @@ int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n
 int tcu_gemm_mma_supported(int t);
 int tcu_gemm_mma(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
                  float *y, cudaStream_t st);
+/* The same with the kernel arm under measurement (0..7, gemm_mma.cu mma_arm; 0 is tcu_gemm_mma's): every arm the same
+ * bits. Returns 0 for an arm out of range too. */
+int tcu_gemm_mma_arm(int arm, int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                     const void *xq, int m, float *y, cudaStream_t st);
 
 /* ---- GEMM, prefill (src/backend/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 
