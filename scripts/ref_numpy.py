@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ref_numpy.py: an independent float64 numpy forward pass of a GGUF `llama` or `gemma3` model.
+"""ref_numpy.py: an independent float64 numpy forward pass of a GGUF `llama`, `gemma3`, `qwen2` or `qwen3` model.
 
 It shares no code with tern's C engine: weights are dequantized by gguf-py (gguf.quants.dequantize),
 every activation is float64, and nothing is quantized on the way (llama.cpp, by contrast, quantizes
@@ -18,6 +18,10 @@ window of attention.sliding_window keys (key j > pos - window) and rotate with b
 absent), the others with rope.freq_base; q scaled by 1/sqrt(head_dim) (1/sqrt(n_embd/n_head) for the 62-layer 27B);
 the attention and FFN outputs RMS-normed (post_attention_norm, post_ffw_norm) before their residual adds; the FFN
 is GELU (tanh form)(gate) * up; tied output.
+
+qwen2 (llama.cpp src/models/qwen2.cpp, HF transformers Qwen2): the llama block with biases on q, k, v and NEOX RoPE on
+the unpermuted (HF-order) Q/K rows; qwen3 (dense): no biases, per-head RMSNorm of q and k before RoPE, NEOX RoPE.
+Biases (attn_{q,k,v,output}.bias) are added wherever the file has them, for every architecture.
 
 Usage: python3 scripts/ref_numpy.py MODEL --tokens 1,2,3 --out FILE [--last]
 writes little-endian float32 logits, (n_tokens, n_vocab) row-major, or only the last row with --last.
@@ -40,9 +44,11 @@ class Model:
     def __init__(self, path):
         r = gguf.GGUFReader(path)
         arch = _field(r, "general.architecture")
-        if arch not in ("llama", "gemma3"):
-            raise SystemExit(f"ref_numpy: unsupported architecture {arch!r} (llama, gemma3)")
+        if arch not in ("llama", "gemma3", "qwen2", "qwen3"):
+            raise SystemExit(f"ref_numpy: unsupported architecture {arch!r} (llama, gemma3, qwen2, qwen3)")
         self.arch = arch
+        self.neox = arch in ("gemma3", "qwen2", "qwen3")  # RoPE pairs (i, i + n_rot/2)
+        self.qk_norm = arch in ("gemma3", "qwen3")
         a = arch + "."
         self.n_layer = int(_field(r, a + "block_count"))
         self.n_embd = int(_field(r, a + "embedding_length"))
@@ -86,19 +92,25 @@ class Model:
     def w(self, name):
         return self.t[name].astype(np.float64)
 
+    def b(self, name, shape):
+        """The bias tensor name as float64 broadcast over shape's leading axes, or 0 when the file has none."""
+        if name not in self.t:
+            return 0.0
+        return self.t[name].astype(np.float64).reshape(shape[1:])
+
     def rms(self, x, weight):
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * weight.astype(np.float64)
 
     def rope(self, x, pos, inv_freq=None, pos_scale=None):
         """x: (n_tokens, n_heads, head_dim); rotate the pairs of the first n_rot dims: adjacent ones (llama) or
-        (i, i + n_rot/2) (NEOX, gemma3)."""
+        (i, i + n_rot/2) (NEOX: gemma3, qwen2, qwen3)."""
         inv_freq = self.inv_freq if inv_freq is None else inv_freq
         pos_scale = self.pos_scale if pos_scale is None else pos_scale
         ang = (pos.astype(np.float64) * pos_scale)[:, None] * inv_freq[None, :]  # (T, n_rot/2)
         c = np.cos(ang)[:, None, :]
         s = np.sin(ang)[:, None, :]
         y = x.copy()
-        if self.arch == "gemma3":
+        if self.neox:
             h = self.n_rot // 2
             x0, x1 = x[..., 0:h], x[..., h:self.n_rot]
             y[..., 0:h] = x0 * c - x1 * s
@@ -133,9 +145,11 @@ class Model:
             q = (h @ self.w(p + "attn_q.weight").T).reshape(T, nh, hd)
             k = (h @ self.w(p + "attn_k.weight").T).reshape(T, nkv, hd)
             v = (h @ self.w(p + "attn_v.weight").T).reshape(T, nkv, hdv)
-            if gemma:
+            q, k, v = (y + self.b(p + f"attn_{nm}.bias", y.shape) for y, nm in ((q, "q"), (k, "k"), (v, "v")))
+            if self.qk_norm:
                 q = self.rms(q, self.t[p + "attn_q_norm.weight"])
                 k = self.rms(k, self.t[p + "attn_k_norm.weight"])
+            if gemma:
                 q = self.rope(q, pos, self.inv_freq_swa if swa else self.inv_freq, 1.0 if swa else None)
                 k = self.rope(k, pos, self.inv_freq_swa if swa else self.inv_freq, 1.0 if swa else None)
             else:
@@ -150,6 +164,7 @@ class Model:
                 pr /= pr.sum(axis=1, keepdims=True)
                 out[:, hh, :] = pr @ v[:, kv, :]
             a = out.reshape(T, nh * hdv) @ self.w(p + "attn_output.weight").T
+            a = a + self.b(p + "attn_output.bias", a.shape)
             if gemma:
                 a = self.rms(a, self.t[p + "post_attention_norm.weight"])
             x = x + a

@@ -1,6 +1,6 @@
 /* arch.c: architecture knowledge as data: the recipe rows (RECIPES below), which GGUF metadata keys and tensor
  * names make a model, and their shapes. Supported: `llama` (Llama 1/2/3, Mistral, SmolLM, ... as llama.cpp
- * names them in GGUF).
+ * names them in GGUF), `gemma3`, `qwen2` (Qwen2, Qwen2.5), `qwen3` (dense).
  * Tensor names and keys: GGUF spec "Standardized key-value pairs" and llama.cpp's LLM_TENSOR_NAMES.
  * Note: llama-arch GGUFs store the Q/K rows permuted relative to HF checkpoints so that RoPE rotates
  * adjacent pairs (convert_hf_to_gguf.py permute); forward.c's RoPE assumes that layout. */
@@ -177,6 +177,13 @@ static const tern_recipe RECIPES[] = {
      * sqrt(n_embd), a sliding window on 5 of every 6 layers with their own RoPE base (rope.freq_base_swa, 10000
      * when absent), tied output */
     {"gemma3", TERN_ROPE_NEOX, TERN_ACT_GELU_TANH, TERN_RECIPE_QK_NORM | TERN_RECIPE_POST_NORM | TERN_RECIPE_EMBD_SCALE, 6},
+    /* Qwen2 / Qwen2.5 (llama.cpp src/models/qwen2.cpp): the llama block with biases on q, k and v (bound when present,
+     * as for any row) and NEOX RoPE on the HF-order Q/K rows (the converter does not permute them for qwen2); output
+     * tied or not. YaRN-scaled files (rope.scaling.type yarn) are refused by the loader with the type's name. */
+    {"qwen2", TERN_ROPE_NEOX, TERN_ACT_SILU, 0, 0},
+    /* Qwen3 dense (llama.cpp src/models/qwen3.cpp): qwen2 without the biases, with a per-head RMSNorm on q and k before
+     * RoPE (attn_q_norm, attn_k_norm; stored as the plain weight) */
+    {"qwen3", TERN_ROPE_NEOX, TERN_ACT_SILU, TERN_RECIPE_QK_NORM, 0},
 };
 
 const tern_recipe *tern_recipe_find(const char *arch) {

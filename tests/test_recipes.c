@@ -1,0 +1,119 @@
+/* test_recipes: the qwen2 and qwen3 recipe rows on the CPU against llama.cpp on tiny random GGUFs
+ * (tests/fixtures/recipes/, made by tests/gen_recipe_fixtures.py with llama-cpp-python 0.3.36: 2 layers, F32 weights,
+ * qwen2 with q/k/v biases, qwen3 with per-head q/k RMSNorm, both NEOX RoPE). For each: the recipe as loaded, then
+ * every position's logits of 40 fixed ids (prefill in chunks of 16, so the cache is read across chunks) within
+ * REL_MAX relative L2 of llama.cpp's and with its argmax at every position; and the same ids with the row's RoPE
+ * pairing flipped to llama's (a recipe mistake) must miss by far (the test can fail). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model.h"
+#include "tern.h"
+
+#define FIX "tests/fixtures/recipes/"
+#define N_IDS 40
+#define REL_MAX 2e-3 /* F32 weights on both sides, f16 KV on both: measured 2.3e-4 (qwen2), 2.7e-4 (qwen3) */
+
+static int read_ids(const char *path, int32_t *ids, int max) {
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    if (!f) return 0;
+    while (n < max && fscanf(f, "%d", &ids[n]) == 1) {
+        n++;
+        if (fgetc(f) != ',') break;
+    }
+    fclose(f);
+    return n;
+}
+
+static int argmax_f(const float *x, int n) {
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[b]) b = i;
+    return b;
+}
+
+/* Largest per-row relative L2 distance of got from want over n rows of V; *bad_argmax: rows whose argmax differs. */
+static double worst_rel(const float *got, const float *want, int n, int V, int *bad_argmax) {
+    double worst = 0;
+    *bad_argmax = 0;
+    for (int r = 0; r < n; r++) {
+        double num = 0, den = 0;
+        for (int i = 0; i < V; i++) {
+            const double d = (double)got[(size_t)r * V + i] - want[(size_t)r * V + i];
+            num += d * d;
+            den += (double)want[(size_t)r * V + i] * want[(size_t)r * V + i];
+        }
+        const double e = den > 0 ? sqrt(num / den) : INFINITY;
+        if (!(e <= worst)) worst = e;
+        *bad_argmax += argmax_f(got + (size_t)r * V, V) != argmax_f(want + (size_t)r * V, V);
+    }
+    return worst;
+}
+
+static int eval_all(tern_model *m, const int32_t *ids, int n, float *out) {
+    tern_context_params p = tern_context_default_params();
+    p.n_ctx = 64;
+    p.n_threads = 2;
+    p.device = TERN_DEVICE_CPU;
+    p.ubatch = 16;
+    tern_context *c = tern_context_new_ex(m, &p);
+    const int rc = c ? tern_eval(c, ids, n, out, 1) : -1;
+    tern_context_free(c);
+    return rc;
+}
+
+static void check_arch(const char *arch) {
+    char path[256];
+    snprintf(path, sizeof path, FIX "%s.gguf", arch);
+    tern_model *m = tern_model_load(path, 0);
+    CHECK(m != NULL, "load %s: %s", path, tern_last_error());
+    if (!m) return;
+    const int V = tern_model_n_vocab(m);
+    const int qwen2 = !strcmp(arch, "qwen2");
+    CHECK(!strcmp(m->arch, arch) && m->recipe && m->recipe->rope == TERN_ROPE_NEOX && m->recipe->act == TERN_ACT_SILU,
+          "%s: recipe as loaded", arch);
+    CHECK(qwen2 ? (m->layers[0].bq && m->layers[1].bv && !m->layers[0].q_norm)
+                : (!m->layers[0].bq && m->layers[0].q_norm && m->layers[1].k_norm),
+          "%s: biases / q-k norms bound as the row says", arch);
+    int32_t ids[N_IDS];
+    snprintf(path, sizeof path, FIX "%s.ids", arch);
+    const int n = read_ids(path, ids, N_IDS);
+    CHECK(n == N_IDS, "%s: %d ids", path, n);
+    float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
+    snprintf(path, sizeof path, FIX "%s.logits", arch);
+    FILE *f = fopen(path, "rb");
+    const size_t nr = f ? fread(want, sizeof(float), (size_t)N_IDS * V, f) : 0;
+    if (f) fclose(f);
+    CHECK(nr == (size_t)N_IDS * V, "%s: %zu floats", path, nr);
+    if (n == N_IDS && nr == (size_t)N_IDS * V) {
+        CHECK(eval_all(m, ids, n, got) == 0, "%s: eval: %s", arch, tern_last_error());
+        int bad = 0;
+        const double e = worst_rel(got, want, n, V, &bad);
+        CHECK(e < REL_MAX, "%s: logits vs llama.cpp: worst row rel L2 %.3e >= %.0e", arch, e, REL_MAX);
+        CHECK(bad == 0, "%s: %d of %d positions' argmax differ from llama.cpp's", arch, bad, n);
+        printf("test_recipes: %s: %d positions, worst rel L2 vs llama.cpp %.3e, argmax equal at %d of %d\n", arch, n,
+               e, n - bad, n);
+        /* the same with llama's RoPE pairing: a recipe mistake the comparison must see */
+        tern_recipe wrong = *m->recipe;
+        wrong.rope = TERN_ROPE_NORM;
+        const tern_recipe *keep = m->recipe;
+        m->recipe = &wrong;
+        CHECK(eval_all(m, ids, n, got) == 0, "%s: eval (wrong RoPE)", arch);
+        m->recipe = keep;
+        const double ew = worst_rel(got, want, n, V, &bad);
+        CHECK(ew > 20 * REL_MAX, "%s: llama's RoPE pairing gives rel L2 %.3e: the check would not see it", arch, ew);
+    }
+    free(want);
+    free(got);
+    tern_model_free(m);
+}
+
+int main(void) {
+    check_arch("qwen2");
+    check_arch("qwen3");
+    return check_summary("test_recipes");
+}
