@@ -40,10 +40,10 @@ import sys
 src, out = sys.argv[1], sys.argv[2]
 b = bytearray(open(src, "rb").read())
 i = b.find(b"general.architecture") + 20 + 4 + 8
-b[i:i + 5] = b"qwen3"
+b[i:i + 5] = b"mamba"
 open(out + "/arch.gguf", "wb").write(b)
 PY
-expect_err "unsupported architecture" "unsupported architecture 'qwen3'" -- ./tern run -m "$T/arch.gguf" -p hi
+expect_err "unsupported architecture" "unsupported architecture 'mamba'" -- ./tern run -m "$T/arch.gguf" -p hi
 expect_err "prompt longer than context" "exceeds the context" -- ./tern run -m "$MODEL" -c 16 -n 8 -p "$(printf 'word %.0s' $(seq 1 40))"
 expect_err "unknown option" "unknown option" -- ./tern run -m "$MODEL" --bogus
 expect_err "bad number" "expects" -- ./tern run -m "$MODEL" -p hi -n abc
