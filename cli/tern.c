@@ -796,7 +796,7 @@ static int cmd_chat(const options *o) {
     } else {
         fam = tern_chat_detect(tern_model_chat_template(m));
         if (fam == TERN_CHAT_UNKNOWN)
-            cli_die("%s chat template of this model; choose one with --chat-template chatml|llama3|gemma|mistral",
+            cli_die("%s chat template of this model; choose one with --chat-template chatml|llama3|gemma|mistral|phi3",
                 tern_model_chat_template(m) ? "unrecognised" : "no");
     }
     tern_context *ctx = new_ctx(m, o);

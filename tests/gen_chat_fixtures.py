@@ -136,18 +136,43 @@ def render(template, messages, add_generation_prompt, bos, eos):
     return out
 
 
+# Phi-3: rendered by llama.cpp's own formatter (llama_chat_apply_template through llama-cpp-python 0.3.36, its
+# "phi3" template: "<|role|>\ncontent<|end|>\n" a message, "<|assistant|>\n" to hand over), not by Jinja: the
+# Phi-3 instruct templates on the hub differ between releases (system role, eos after the last turn), and llama.cpp's
+# formatter is what llama-server applies to a Phi-3 GGUF. phi3.jinja is a template in that shape, for detection
+# (llama.cpp detects it by "<|assistant|>" and "<|end|>").
+PHI3_TEMPLATE = ("{% for message in messages %}{{ '<|' + message['role'] + '|>\n' + message['content'] + '<|end|>\n' }}"
+                 "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}")
+
+
+def llama_cpp_render(name, messages, add_generation_prompt):
+    import ctypes
+    import llama_cpp
+    arr = (llama_cpp.llama_chat_message * len(messages))()
+    keep = []
+    for i, m in enumerate(messages):
+        r, c = m["role"].encode(), m["content"].encode("utf-8")
+        keep += [r, c]
+        arr[i].role, arr[i].content = r, c
+    buf = ctypes.create_string_buffer(1 << 16)
+    n = llama_cpp.llama_chat_apply_template(name.encode(), arr, len(messages), add_generation_prompt, buf, len(buf))
+    assert 0 < n < len(buf), n
+    return buf.raw[:n].decode("utf-8")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=os.path.join(here, "..", "models", "SmolLM2-135M-Instruct.Q4_1.gguf"))
     ap.add_argument("--out", default=os.path.join(here, "fixtures", "chat"))
+    ap.add_argument("--only", help="write this family's fixtures only")
     args = ap.parse_args()
 
     families = {
         # family: (template, bos_token, eos_token, render the no-system conversation too)
         # SmolLM2's bos_token is "<|im_start|>" (id 1) but its template never emits bos_token;
         # stripping a leading "<|im_start|>" would eat the first turn marker, so render with "".
-        "chatml": (gguf_chat_template(args.model), "", "<|im_end|>", True),
+        "chatml": (gguf_chat_template(args.model) if args.only in (None, "chatml") else "", "", "<|im_end|>", True),
         "llama3": (LLAMA3_TEMPLATE, "<|begin_of_text|>", "<|eot_id|>", True),
         "gemma": (GEMMA3_TEMPLATE, "<bos>", "<eos>", True),
         "mistral": (MISTRAL_V7_TEMPLATE, "<s>", "</s>", True),
@@ -159,7 +184,14 @@ def main():
             f.write(text)
         print(f"wrote {name} ({len(text.encode('utf-8'))} bytes)")
 
+    if args.only in (None, "phi3"):
+        write("phi3.jinja", PHI3_TEMPLATE)
+        write("phi3.sys.gen.txt", llama_cpp_render("phi3", CONV_SYS, True))
+        write("phi3.sys.nogen.txt", llama_cpp_render("phi3", CONV_SYS, False))
+        write("phi3.nosys.gen.txt", llama_cpp_render("phi3", CONV_NOSYS, True))
     for fam, (tmpl, bos, eos, nosys) in families.items():
+        if args.only and fam != args.only:
+            continue
         write(f"{fam}.jinja", tmpl)
         write(f"{fam}.sys.gen.txt", render(tmpl, CONV_SYS, True, bos, eos))
         write(f"{fam}.sys.nogen.txt", render(tmpl, CONV_SYS, False, bos, eos))

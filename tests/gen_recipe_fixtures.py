@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""gen_recipe_fixtures.py: tiny random GGUFs of the qwen2 and qwen3 recipe rows and llama.cpp's logits on them
+"""gen_recipe_fixtures.py: tiny random GGUFs of the qwen2, qwen3 and phi3 recipe rows and llama.cpp's logits on them
 (tests/fixtures/recipes/; checked by tests/test_recipes.c).
 
 Why: a recipe row is a handful of graph differences (biases, NEOX RoPE, per-head q/k RMSNorm); a model of real size is
 not needed to pin them, and no real qwen3 GGUF small enough ships on PyPI. Each file: 2 layers, n_embd 128, 4 query
-heads and 2 KV heads of 32, n_ff 256, a byte-level BPE vocabulary of 320 tokens (the 256 GPT-2 byte symbols, 63 merges,
-<|endoftext|>), F32 weights drawn from a seeded generator (qwen2 with q/k/v biases; qwen3 with attn_q_norm and
-attn_k_norm, no biases), untied output. llama.cpp (llama-cpp-python 0.3.36, CPU, f16 KV) evaluates 40 fixed token ids
+heads and 2 KV heads of 32, n_ff 256, a byte-level BPE vocabulary of 320 tokens (the 256 GPT-2 byte symbols, 2-symbol merges,
+<unk> <s> </s>, reserved fillers, <|endoftext|>), F32 weights drawn from a seeded generator (qwen2 with q/k/v biases; qwen3 with attn_q_norm and
+attn_k_norm, no biases; phi3 with q|k|v fused into attn_qkv and gate|up into ffn_up, as Phi-3 GGUFs hold them), untied
+output. llama.cpp (llama-cpp-python 0.3.36, CPU, f16 KV) evaluates 40 fixed token ids
 in one batch and writes every position's logits.
 
-Writes, for ARCH in qwen2, qwen3: ARCH.gguf, ARCH.ids (comma-separated), ARCH.logits (float32 little-endian,
+Writes, for ARCH in qwen2, qwen3, phi3: ARCH.gguf, ARCH.ids (comma-separated), ARCH.logits (float32 little-endian,
 (40, 320) row-major). Run from the repo root: python3 tests/gen_recipe_fixtures.py
 """
 import os
@@ -50,6 +51,7 @@ def vocab():
             continue
         merges.append(f"{a} {b}")
         toks.append(w)
+    toks += ["<unk>", "<s>", "</s>"]  # llama.cpp looks these up by text for a model named *phi3*
     while len(toks) < 319:
         toks.append(f"<|reserved_{len(toks)}|>")
     toks.append("<|endoftext|>")
@@ -90,13 +92,19 @@ def write(arch, path, seed):
     def norm(name, n):
         w.add_tensor(name, (1.0 + 0.1 * rng.standard_normal(n)).astype(np.float32))
 
+    def mat(*shape):
+        return (rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32)
+
     t("token_embd.weight", V, E, scale=1.0)
     for i in range(L):
         p = f"blk.{i}."
         norm(p + "attn_norm.weight", E)
-        t(p + "attn_q.weight", NH * HD, E)
-        t(p + "attn_k.weight", NKV * HD, E)
-        t(p + "attn_v.weight", NKV * HD, E)
+        if arch == "phi3":  # the fused q|k|v rows
+            w.add_tensor(p + "attn_qkv.weight", np.concatenate([mat(NH * HD, E), mat(NKV * HD, E), mat(NKV * HD, E)]))
+        else:
+            t(p + "attn_q.weight", NH * HD, E)
+            t(p + "attn_k.weight", NKV * HD, E)
+            t(p + "attn_v.weight", NKV * HD, E)
         if arch == "qwen2":
             t(p + "attn_q.bias", NH * HD, scale=0.5)
             t(p + "attn_k.bias", NKV * HD, scale=0.5)
@@ -106,8 +114,11 @@ def write(arch, path, seed):
             norm(p + "attn_k_norm.weight", HD)
         t(p + "attn_output.weight", E, NH * HD)
         norm(p + "ffn_norm.weight", E)
-        t(p + "ffn_gate.weight", FF, E)
-        t(p + "ffn_up.weight", FF, E)
+        if arch == "phi3":  # gate rows, then up rows, in one tensor
+            w.add_tensor(p + "ffn_up.weight", np.concatenate([mat(FF, E), mat(FF, E)]))
+        else:
+            t(p + "ffn_gate.weight", FF, E)
+            t(p + "ffn_up.weight", FF, E)
         t(p + "ffn_down.weight", E, FF)
     norm("output_norm.weight", E)
     t("output.weight", V, E)
@@ -123,7 +134,7 @@ def main():
 
     os.makedirs(OUT, exist_ok=True)
     ids = [int(x) for x in np.random.default_rng(7).integers(0, 319, 40)]
-    for seed, arch in enumerate(["qwen2", "qwen3"]):
+    for seed, arch in enumerate(["qwen2", "qwen3", "phi3"]):
         path = os.path.join(OUT, f"{arch}.gguf")
         V = write(arch, path, 100 + seed)
         llm = Llama(model_path=path, n_ctx=64, n_batch=64, logits_all=True, n_threads=2, verbose=False)

@@ -83,13 +83,13 @@ int main(void) {
     uint32_t bad_type = 77;
     memcpy(c + type_off, &bad_type, 4);
     expect_load_fail(c, n, "unsupported tensor type", "unknown tensor type");
-    /* unsupported architecture: general.architecture "llama" -> "qwen3" (same length) */
+    /* unsupported architecture: general.architecture "llama" -> "mamba" (same length) */
     memcpy(c, orig, n);
     uint8_t *a = memmem(c, g->data_offset, "general.architecture", 20);
     CHECK(a != NULL, "architecture key present");
     if (a) {
-        memcpy(a + 20 + 4 + 8, "qwen3", 5); /* key, u32 type, u64 len, value */
-        expect_load_fail(c, n, "unsupported architecture 'qwen3'", "unsupported architecture");
+        memcpy(a + 20 + 4 + 8, "mamba", 5); /* key, u32 type, u64 len, value */
+        expect_load_fail(c, n, "unsupported architecture 'mamba'", "unsupported architecture");
     }
     /* a required tensor renamed away */
     memcpy(c, orig, n);

@@ -3,7 +3,8 @@
  * The fixtures in tests/fixtures/chat/ are written by tests/gen_chat_fixtures.py with jinja2
  * (transformers' settings) from: the SmolLM2-135M-Instruct template in the GGUF (chatml), and the
  * Meta-Llama-3-8B-Instruct, gemma-3-it and Mistral-Large-Instruct-2411 (v7) templates (llama3,
- * gemma, mistral). BOS is stripped from each render. What is compared, byte for byte:
+ * gemma, mistral); phi3's by llama.cpp's own formatter (llama_chat_apply_template, "phi3"). BOS is stripped from each
+ * render. What is compared, byte for byte:
  *   <family>.sys.gen.txt    CONV_SYS   (system, user, assistant, user), add_assistant = 1
  *   <family>.sys.nogen.txt  CONV_SYS,                                   add_assistant = 0
  *   <family>.nosys.gen.txt  CONV_NOSYS (user, assistant, user),         add_assistant = 1
@@ -79,6 +80,7 @@ static void test_fixtures(void) {
         {"llama3", TERN_CHAT_LLAMA3, 1},
         {"gemma", TERN_CHAT_GEMMA, 1},
         {"mistral", TERN_CHAT_MISTRAL, 1},
+        {"phi3", TERN_CHAT_PHI3, 1}, /* rendered by llama.cpp's formatter (tests/gen_chat_fixtures.py) */
     };
     for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
         char file[64];
@@ -143,7 +145,7 @@ static void test_detect(void) {
         {"Phi-4 (<|im_sep|>)",
          "{{'<|im_start|>system<|im_sep|>' + message['content'] + '<|im_end|>'}}", TERN_CHAT_UNKNOWN},
         {"Phi-3", "{{'<|user|>' + '\\n' + message['content'] + '<|end|>' + '\\n' + '<|assistant|>' + '\\n'}}",
-         TERN_CHAT_UNKNOWN},
+         TERN_CHAT_PHI3},
         {"Granite", "{{- '<|start_of_role|>' + message['role'] + '<|end_of_role|>' + message['content'] }}",
          TERN_CHAT_UNKNOWN},
         {"half a Llama-3 marker", "<|start_header_id|> only", TERN_CHAT_UNKNOWN},

@@ -1,6 +1,7 @@
-/* test_recipes: the qwen2 and qwen3 recipe rows on the CPU against llama.cpp on tiny random GGUFs
+/* test_recipes: the qwen2, qwen3 and phi3 recipe rows on the CPU against llama.cpp on tiny random GGUFs
  * (tests/fixtures/recipes/, made by tests/gen_recipe_fixtures.py with llama-cpp-python 0.3.36: 2 layers, F32 weights,
- * qwen2 with q/k/v biases, qwen3 with per-head q/k RMSNorm, both NEOX RoPE). For each: the recipe as loaded, then
+ * qwen2 with q/k/v biases, qwen3 with per-head q/k RMSNorm, phi3 with fused attn_qkv and gate|up ffn_up; all NEOX
+ * RoPE). For each: the recipe as loaded, then
  * every position's logits of 40 fixed ids (prefill in chunks of 16, so the cache is read across chunks) within
  * REL_MAX relative L2 of llama.cpp's and with its argmax at every position; and the same ids with the row's RoPE
  * pairing flipped to llama's (a recipe mistake) must miss by far (the test can fail). */
@@ -15,7 +16,7 @@
 
 #define FIX "tests/fixtures/recipes/"
 #define N_IDS 40
-#define REL_MAX 2e-3 /* F32 weights on both sides, f16 KV on both: measured 2.3e-4 (qwen2), 2.7e-4 (qwen3) */
+#define REL_MAX 2e-3 /* F32 weights on both sides, f16 KV on both: measured 2.3e-4 (qwen2), 2.7e-4 (qwen3), 2.5e-4 (phi3) */
 
 static int read_ids(const char *path, int32_t *ids, int max) {
     FILE *f = fopen(path, "r");
@@ -73,12 +74,15 @@ static void check_arch(const char *arch) {
     CHECK(m != NULL, "load %s: %s", path, tern_last_error());
     if (!m) return;
     const int V = tern_model_n_vocab(m);
-    const int qwen2 = !strcmp(arch, "qwen2");
+    const int qwen2 = !strcmp(arch, "qwen2"), phi3 = !strcmp(arch, "phi3");
+    const tern_layer *l0 = &m->layers[0];
     CHECK(!strcmp(m->arch, arch) && m->recipe && m->recipe->rope == TERN_ROPE_NEOX && m->recipe->act == TERN_ACT_SILU,
           "%s: recipe as loaded", arch);
-    CHECK(qwen2 ? (m->layers[0].bq && m->layers[1].bv && !m->layers[0].q_norm)
-                : (!m->layers[0].bq && m->layers[0].q_norm && m->layers[1].k_norm),
-          "%s: biases / q-k norms bound as the row says", arch);
+    CHECK(qwen2 ? (l0->bq && m->layers[1].bv && !l0->q_norm)
+          : phi3 ? (!l0->bq && !l0->q_norm && (const char *)l0->wk.data == (const char *)l0->wq.data + l0->wq.n_out * l0->wq.row_bytes &&
+                    (const char *)l0->w_up.data == (const char *)l0->w_gate.data + l0->w_gate.n_out * l0->w_gate.row_bytes)
+                 : (!l0->bq && l0->q_norm && m->layers[1].k_norm),
+          "%s: biases / q-k norms / fused views bound as the row says", arch);
     int32_t ids[N_IDS];
     snprintf(path, sizeof path, FIX "%s.ids", arch);
     const int n = read_ids(path, ids, N_IDS);
@@ -115,5 +119,6 @@ static void check_arch(const char *arch) {
 int main(void) {
     check_arch("qwen2");
     check_arch("qwen3");
+    check_arch("phi3");
     return check_summary("test_recipes");
 }

@@ -1,6 +1,6 @@
 /* arch.c: architecture knowledge as data: the recipe rows (RECIPES below), which GGUF metadata keys and tensor
  * names make a model, and their shapes. Supported: `llama` (Llama 1/2/3, Mistral, SmolLM, ... as llama.cpp
- * names them in GGUF), `gemma3`, `qwen2` (Qwen2, Qwen2.5), `qwen3` (dense).
+ * names them in GGUF), `gemma3`, `qwen2` (Qwen2, Qwen2.5), `qwen3` (dense), `phi3` (Phi-3 with 4k context).
  * Tensor names and keys: GGUF spec "Standardized key-value pairs" and llama.cpp's LLM_TENSOR_NAMES.
  * Note: llama-arch GGUFs store the Q/K rows permuted relative to HF checkpoints so that RoPE rotates
  * adjacent pairs (convert_hf_to_gguf.py permute); forward.c's RoPE assumes that layout. */
@@ -90,6 +90,14 @@ static int bind_weight(tern_model *m, const char *name, int64_t n_in, int64_t n_
     w->n_out = n_out;
     w->row_bytes = tern_type_row_size(w->type, n_in);
     return 0;
+}
+
+/* Rows [r0, r0 + n) of w as a weight of their own (a view into the same data). */
+static tern_weight weight_rows(const tern_weight *w, int64_t r0, int64_t n) {
+    tern_weight v = *w;
+    v.data = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
+    v.n_out = n;
+    return v;
 }
 
 /* Bind a 1-D vector of n floats (any supported type, dequantized into a new array). */
@@ -184,6 +192,10 @@ static const tern_recipe RECIPES[] = {
     /* Qwen3 dense (llama.cpp src/models/qwen3.cpp): qwen2 without the biases, with a per-head RMSNorm on q and k before
      * RoPE (attn_q_norm, attn_k_norm; stored as the plain weight) */
     {"qwen3", TERN_ROPE_NEOX, TERN_ACT_SILU, TERN_RECIPE_QK_NORM, 0},
+    /* Phi-3 (llama.cpp src/models/phi3.cpp): the llama block with NEOX RoPE, q|k|v as one tensor (attn_qkv) and gate|up
+     * as one (ffn_up of 2·n_ff rows, gate first); both are bound as row views of the fused tensor (any row may have
+     * them). The 128k variants' LongRoPE factors (rope_factors_long/short) are refused by the loader for now. */
+    {"phi3", TERN_ROPE_NEOX, TERN_ACT_SILU, 0, 0},
 };
 
 const tern_recipe *tern_recipe_find(const char *arch) {
@@ -316,6 +328,10 @@ tern_model *tern_model_load(const char *path, int progress) {
         return load_fail(m);
     }
     if ((!st || strcmp(st, "linear") == 0) && factor > 0.0) m->rope_scale = factor;
+    if (gguf_find_tensor(f, "rope_factors_long.weight") || gguf_find_tensor(f, "rope_factors_short.weight")) {
+        tern_set_error("%s: LongRoPE (rope_factors_long/short, the 128k-context variants) is not supported yet", arch);
+        return load_fail(m);
+    }
     if (gguf_find_tensor(f, "blk.0.ffn_gate_exps.weight")) {
         tern_set_error("mixture-of-experts %s models are not supported yet", arch);
         return load_fail(m);
@@ -376,16 +392,35 @@ tern_model *tern_model_load(const char *path, int progress) {
         char n[96];
         l->window = window;
 #define NAME(s) (snprintf(n, sizeof n, "blk.%d." s, i), n)
+        /* q|k|v fused into attn_qkv (Phi-3) or three tensors; gate|up fused into ffn_up (Phi-3: no ffn_gate) or two */
+        tern_weight fused;
+        if (gguf_find_tensor(f, NAME("attn_qkv.weight"))) {
+            if (bind_weight(m, n, E, (int64_t)Hq + 2 * (int64_t)Hkv, &fused, 1) < 0) return load_fail(m);
+            l->wq = weight_rows(&fused, 0, Hq);
+            l->wk = weight_rows(&fused, Hq, Hkv);
+            l->wv = weight_rows(&fused, (int64_t)Hq + Hkv, Hkv);
+            if (gguf_find_tensor(f, NAME("attn_qkv.bias"))) {
+                tern_set_error("tensor '%s': a fused q|k|v bias is not supported yet", n);
+                return load_fail(m);
+            }
+        } else if (bind_weight(m, NAME("attn_q.weight"), E, Hq, &l->wq, 1) < 0 ||
+                   bind_weight(m, NAME("attn_k.weight"), E, Hkv, &l->wk, 1) < 0 ||
+                   bind_weight(m, NAME("attn_v.weight"), E, Hkv, &l->wv, 1) < 0) {
+            return load_fail(m);
+        }
+        if (!gguf_find_tensor(f, NAME("ffn_gate.weight"))) {
+            if (bind_weight(m, NAME("ffn_up.weight"), E, 2 * (int64_t)m->n_ff, &fused, 1) < 0) return load_fail(m);
+            l->w_gate = weight_rows(&fused, 0, m->n_ff);
+            l->w_up = weight_rows(&fused, m->n_ff, m->n_ff);
+        } else if (bind_weight(m, NAME("ffn_gate.weight"), E, m->n_ff, &l->w_gate, 1) < 0 ||
+                   bind_weight(m, NAME("ffn_up.weight"), E, m->n_ff, &l->w_up, 1) < 0) {
+            return load_fail(m);
+        }
         if (bind_vec(m, NAME("attn_norm.weight"), E, &l->attn_norm, 1) < 0 ||
-            bind_weight(m, NAME("attn_q.weight"), E, Hq, &l->wq, 1) < 0 ||
-            bind_weight(m, NAME("attn_k.weight"), E, Hkv, &l->wk, 1) < 0 ||
-            bind_weight(m, NAME("attn_v.weight"), E, Hkv, &l->wv, 1) < 0 ||
             bind_weight(m, NAME("attn_output.weight"), Hq, E, &l->wo, 1) < 0 ||
             bind_vec(m, NAME("attn_q.bias"), Hq, &l->bq, 0) < 0 || bind_vec(m, NAME("attn_k.bias"), Hkv, &l->bk, 0) < 0 ||
             bind_vec(m, NAME("attn_v.bias"), Hkv, &l->bv, 0) < 0 || bind_vec(m, NAME("attn_output.bias"), E, &l->bo, 0) < 0 ||
             bind_vec(m, NAME("ffn_norm.weight"), E, &l->ffn_norm, 1) < 0 ||
-            bind_weight(m, NAME("ffn_gate.weight"), E, m->n_ff, &l->w_gate, 1) < 0 ||
-            bind_weight(m, NAME("ffn_up.weight"), E, m->n_ff, &l->w_up, 1) < 0 ||
             bind_weight(m, NAME("ffn_down.weight"), m->n_ff, E, &l->w_down, 1) < 0)
             return load_fail(m);
         if ((fl & TERN_RECIPE_QK_NORM) && (bind_vec(m, NAME("attn_q_norm.weight"), hd, &l->q_norm, 1) < 0 ||

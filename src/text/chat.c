@@ -49,6 +49,7 @@ static const char *const family_names[TERN_CHAT_COUNT] = {
     [TERN_CHAT_LLAMA3] = "llama3",
     [TERN_CHAT_GEMMA] = "gemma",
     [TERN_CHAT_MISTRAL] = "mistral",
+    [TERN_CHAT_PHI3] = "phi3",
 };
 
 const char *tern_chat_name(enum tern_chat_family f) {
@@ -78,6 +79,7 @@ enum tern_chat_family tern_chat_detect(const char *tmpl) {
     if (has(tmpl, "<|start_header_id|>") && has(tmpl, "<|end_header_id|>")) return TERN_CHAT_LLAMA3;
     if (has(tmpl, "<start_of_turn>")) return TERN_CHAT_GEMMA;
     if (has(tmpl, "[INST]")) return has(tmpl, "<<SYS>>") ? TERN_CHAT_UNKNOWN : TERN_CHAT_MISTRAL;
+    if (has(tmpl, "<|assistant|>") && has(tmpl, "<|end|>")) return TERN_CHAT_PHI3; /* llama.cpp's rule for phi3 */
     return TERN_CHAT_UNKNOWN;
 }
 
@@ -156,6 +158,19 @@ static void format_mistral(chat_out *o, const tern_chat_msg *m, int n, int add_a
     }
 }
 
+/* Phi-3 as llama.cpp formats it (llama-chat.cpp LLM_CHAT_TEMPLATE_PHI_3): every message "<|role|>\ncontent<|end|>\n",
+ * then "<|assistant|>\n" when a reply is wanted; content untrimmed. */
+static void format_phi3(chat_out *o, const tern_chat_msg *m, int n, int add_assistant) {
+    for (int i = 0; i < n; i++) {
+        out_s(o, "<|");
+        out_s(o, m[i].role);
+        out_s(o, "|>\n");
+        out_s(o, m[i].content);
+        out_s(o, "<|end|>\n");
+    }
+    if (add_assistant) out_s(o, "<|assistant|>\n");
+}
+
 int tern_chat_format(enum tern_chat_family f, const tern_chat_msg *msgs, int n, int add_assistant, char *buf,
                      size_t cap) {
     if (cap > 0 && buf) buf[0] = '\0';
@@ -184,6 +199,7 @@ int tern_chat_format(enum tern_chat_family f, const tern_chat_msg *msgs, int n, 
     case TERN_CHAT_LLAMA3: format_llama3(&o, msgs, n, add_assistant); break;
     case TERN_CHAT_GEMMA: format_gemma(&o, msgs, n, add_assistant); break;
     case TERN_CHAT_MISTRAL: format_mistral(&o, msgs, n, add_assistant); break;
+    case TERN_CHAT_PHI3: format_phi3(&o, msgs, n, add_assistant); break;
     default: break;
     }
     if (o.cap > 0) o.buf[o.len < o.cap ? o.len : o.cap - 1] = '\0';

@@ -11,6 +11,7 @@ enum tern_chat_family {
     TERN_CHAT_LLAMA3,       /* <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|> */
     TERN_CHAT_GEMMA,        /* <start_of_turn>user\ncontent<end_of_turn>\n (system folded into user) */
     TERN_CHAT_MISTRAL,      /* Mistral v7: [SYSTEM_PROMPT] sys[/SYSTEM_PROMPT][INST] user[/INST] asst</s> */
+    TERN_CHAT_PHI3,         /* <|role|>\ncontent<|end|>\n, <|assistant|>\n to hand over (llama.cpp's phi3) */
     TERN_CHAT_COUNT
 };
 
