@@ -17,7 +17,7 @@ Every request is to 127.0.0.1; every loop is bounded in count and time.
   limit, a body past --max-body (413), unknown and unimplemented fields (tools, n > 1, response_format with a
   schema), out-of-range values, prompt + max_tokens past the context (the numbers in the message), a missing or
   wrong API key (401), an unknown route (404), a wrong method (405), a full queue (503 with Retry-After);
-- /tokenize and /detokenize round trip; /health;
+- /tokenize and /detokenize round trip; /health: 503 while the model loads (polled from the process's start), then 200;
 - SIGTERM with a stream running: the process exits within 5 s.
 """
 import http.client
@@ -174,6 +174,7 @@ def main():
         run_all(srv)
     finally:
         srv.stop()
+    health_check()
     sigterm_check()
     queue_check()
     print(f"t_server: {passed} passed, {failed} failed", flush=True)
@@ -421,6 +422,77 @@ def run_all(srv):
           f"A {res['A'][5] * 1e3:.0f} ms, A' {res['A' + chr(39)][5] * 1e3:.0f} ms", flush=True)
     m = wait_idle(srv)
     check(m["tern_prefix_cache_hit_tokens_total"] >= cached, "hit tokens in /metrics")
+
+
+def free_port():
+    """A port no one listens on now (the kernel's pick; released at once, so `tern serve --port` can take it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def health_check():
+    """GET /health from the moment the process starts: 503 (an OpenAI error, "Loading model", Retry-After) while the
+    model loads, then 200, never back; an API route in the same window is a 503 too. The server listens before it
+    loads (cli/serve.c). Gemma 3 270M's load (its 262k-token vocabulary) keeps the window at 0.08-0.3 s on the 2-core
+    dev box (1.3 s with two busy loops beside it), the default model's at 0.05-0.2 s (20-40 polls), so Gemma is used
+    when models/ has it (make test fetches it) and the default model otherwise."""
+    gemma = os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf")
+    model = gemma if os.path.exists(gemma) else MODEL
+    port = free_port()
+    log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"), f"t_server_{os.getpid()}_health.log"), "w+")
+    t0 = time.time()
+    p = subprocess.Popen([TERN, "serve", "-m", model, "--port", str(port), "-t", "2", "-c", "512"], stderr=log,
+                         stdout=subprocess.DEVNULL, cwd=ROOT)
+    seen = []  # (route, status, headers, body, s since the start) in the order asked; "refused" before it listens
+    while time.time() - t0 < 30 and p.poll() is None and sum(x[1] == 200 for x in seen) < 4:
+        for route in ("/health", "/v1/completions"):
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                if route == "/health":
+                    c.request("GET", route)
+                else:
+                    c.request("POST", route, body=json.dumps({"model": "m", "prompt": "Hi", "max_tokens": 1,
+                                                              "temperature": 0}),
+                              headers={"Content-Type": "application/json"})
+                r = c.getresponse()
+                seen.append((route, r.status, {k.lower(): v for k, v in r.getheaders()}, r.read(), time.time() - t0))
+                c.close()
+            except ConnectionRefusedError:
+                seen.append((route, "refused", {}, b"", time.time() - t0))
+        time.sleep(0.001)
+    order = "".join({"refused": "r", 503: "5", 200: "2"}.get(x[1], "x") for x in seen)
+    loading = [x for x in seen if x[1] == 503]
+
+    def loading_error(x):
+        try:
+            e = json.loads(x[3])["error"]
+        except Exception:
+            return False
+        return e["message"] == "Loading model" and e["type"] and x[2].get("retry-after") == "1"
+
+    check(re.fullmatch(r"r*5+2+", order) is not None, f"refused, then 503 while loading, then 200 and never back: {order}")
+    check({x[0] for x in loading} == {"/health", "/v1/completions"},
+          f"/health and an API route both answer 503 while the model loads: {order[:40]}")
+    check(loading and all(loading_error(x) for x in loading),
+          f"each an OpenAI error 'Loading model' with Retry-After: {[(x[1], x[2].get('retry-after'), x[3][:80]) for x in loading][:3]}")
+    ok = [x for x in seen if x[0] == "/health" and x[1] == 200]
+    check(ok and json.loads(ok[0][3]) == {"status": "ok"}, f"/health once ready: {ok[:1]}")
+    comp = [x for x in seen if x[0] == "/v1/completions" and x[1] == 200]
+    check(comp and json.loads(comp[0][3])["usage"]["completion_tokens"] == 1, f"a completion once ready: {comp[:1]}")
+    if loading and ok:
+        print(f"t_server: /health: 503 from {loading[0][4]:.3f} s to {loading[-1][4]:.3f} s ({len(loading)} answers), 200 "
+              f"from {min(x[4] for x in seen if x[1] == 200):.3f} s after the start ({os.path.basename(model)})", flush=True)
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    log.seek(0)
+    check(p.returncode == 0, f"the loading server exits cleanly: {p.returncode} {log.read()[-1000:]}")
+    log.close()
+    os.unlink(log.name)
 
 
 def sigterm_check():
