@@ -123,9 +123,10 @@ class Server:
         os.unlink(self.log.name)
 
 
-def tern_run(prompt, n):
-    """`tern run`'s greedy continuation of prompt (its stdout less the echoed prompt and the final newline)."""
-    out = subprocess.run([TERN, "run", "-m", MODEL, "-p", prompt, "-n", str(n), "--temp", "0", "-t", "2"],
+def tern_run(prompt, n, sampling=("--temp", "0")):
+    """`tern run`'s continuation of prompt, greedy unless sampling says otherwise (its stdout less the echoed prompt and
+    the final newline)."""
+    out = subprocess.run([TERN, "run", "-m", MODEL, "-p", prompt, "-n", str(n), "-t", "2", *sampling],
                          capture_output=True, cwd=ROOT, timeout=120).stdout.decode()
     assert out.startswith(prompt), out[:200]
     return out[len(prompt):-1] if out.endswith("\n") else out[len(prompt):]
@@ -231,10 +232,45 @@ def run_all(srv):
              and t.top_logprobs[0].logprob >= t.top_logprobs[1].logprob >= t.top_logprobs[2].logprob for t in lp)
     check(ok, f"greedy logprobs: the chosen token tops its alternatives: {lp[:2]}")
     check("".join(t.token for t in lp) == r.choices[0].message.content, "logprob tokens spell the text")
+    # the values against `tern run --logprobs 3` (4 decimals) for the same prompt: text, bytes, log-probabilities
+    ref_chat = tern_run_pieces(chat_prompt, 8, 3)
+    bad = [(k, t, ref_chat[k]) for k, t in enumerate(lp)
+           if k >= len(ref_chat) or t.token.encode() != ref_chat[k][0] or bytes(t.bytes) != ref_chat[k][0]
+           or abs(t.logprob - ref_chat[k][2]) > 2e-4 or len(t.top_logprobs) != len(ref_chat[k][3])
+           or not all(a.token.encode() == b and abs(a.logprob - x) <= 2e-4 for a, (b, x) in zip(t.top_logprobs, ref_chat[k][3]))]
+    check(len(lp) >= 4 and not bad, f"chat logprobs = tern run --logprobs 3's: {bad[:2]}")
     r = cl.completions.create(model="m", prompt=prompt, max_tokens=6, temperature=0, logprobs=2)
     l = r.choices[0].logprobs
     check(len(l.tokens) == 6 and len(l.token_logprobs) == 6 and all(len(t) == 2 for t in l.top_logprobs)
           and l.text_offset[0] == 0, f"completion logprobs: {l}")
+    ref = tern_run_pieces(prompt, 6, 2)
+    check(len(ref) == 6 and [t.encode() for t in l.tokens] == [x[0] for x in ref]
+          and all(abs(a - x[2]) <= 2e-4 for a, x in zip(l.token_logprobs, ref))
+          and all(len(d) == 2 and all(abs(d[b.decode()] - y) <= 2e-4 for b, y in x[3]) for d, x in zip(l.top_logprobs, ref))
+          and l.text_offset == [sum(len(y[0].decode()) for y in ref[:k]) for k in range(6)],
+          f"completion logprobs = tern run --logprobs 2's: {l} vs {ref}")
+
+    # ---- max_completion_tokens (chat's newer name for max_tokens) ----
+    st, _, b = srv.request("POST", "/tokenize", {"content": "<|im_end|><|endoftext|>"})
+    eog = set(json.loads(b)["tokens"])
+    r = cl.chat.completions.create(model="m", messages=msgs, max_completion_tokens=5, temperature=0)
+    check((r.choices[0].message.content, r.choices[0].finish_reason, r.usage.completion_tokens)
+          == expected(ref_chat, 5, eog), f"max_completion_tokens 5: {r}")
+
+    # ---- the SSE framing, raw: "data: {json}" events, the usage chunk last, then "data: [DONE]" ----
+    st, h, b = srv.request("POST", "/v1/chat/completions", {"model": "m", "messages": msgs, "max_tokens": 6, "temperature": 0,
+                                                            "stream": True, "stream_options": {"include_usage": True}})
+    events = b.decode().split("\n\n")
+    datas = [json.loads(e[6:]) for e in events[:-2] if e.startswith("data: {")]
+    check(st == 200 and h.get("content-type", "").startswith("text/event-stream") and events[-1] == ""
+          and events[-2] == "data: [DONE]" and len(datas) == len(events) - 2,
+          f"SSE: every event 'data: ...', the last 'data: [DONE]': {st} {h.get('content-type')} {b[-200:]!r}")
+    check(len(datas) >= 3 and datas[0]["choices"][0]["delta"].get("role") == "assistant"
+          and all(d["object"] == "chat.completion.chunk" and d["usage"] is None and len(d["choices"]) == 1 for d in datas[:-1])
+          and datas[-1]["choices"] == [] and datas[-1]["usage"]["completion_tokens"] == 6
+          and datas[-2]["choices"][0]["finish_reason"] == "length"
+          and "".join(d["choices"][0]["delta"].get("content") or "" for d in datas[:-1]) == expected(ref_chat, 6, eog)[0],
+          f"SSE chunks: role first, one choice each with usage null, the finish_reason, then one usage chunk: {datas[:2]} {datas[-2:]}")
 
     # ---- stop strings ----
     cut = want.index("Nova") if "Nova" in want else len(want) // 2
@@ -251,6 +287,20 @@ def run_all(srv):
     a = cl.chat.completions.create(**kw, extra_body={"top_k": 20, "min_p": 0.02, "repetition_penalty": 1.1})
     b = cl.chat.completions.create(**kw, extra_body={"top_k": 20, "min_p": 0.02, "repetition_penalty": 1.1})
     check(a.choices[0].message.content == b.choices[0].message.content, "the same seed, the same text")
+    # the sampler against tern run's: a request's seed and parameters give the text tern run gives with them
+    for temp, top_p, top_k, min_p, rep, seed in ((0.9, 0.9, 20, 0.02, 1.1, 7), (1.3, 1.0, 0, 0.1, 1.0, 123)):
+        args = ["--temp", str(temp), "--top-p", str(top_p), "--top-k", str(top_k), "--min-p", str(min_p),
+                "--repeat-penalty", str(rep), "--seed", str(seed)]
+        want_s = tern_run(chat_prompt, 24, args).split("<|im_end|>")[0]
+        kw = dict(max_tokens=24, temperature=temp, top_p=top_p, seed=seed,
+                  extra_body={"top_k": top_k, "min_p": min_p, "repetition_penalty": rep})
+        a = cl.chat.completions.create(model="m", messages=msgs, **kw)
+        o = [None]
+        stream_chat(cl, msgs, o, 0, **kw)
+        other = cl.chat.completions.create(model="m", messages=msgs, **{**kw, "seed": seed + 1})
+        check(a.choices[0].message.content == want_s and o[0][0] == want_s and other.choices[0].message.content != want_s,
+              f"sampled with {' '.join(args)}: = tern run's, streamed too, another seed differs: "
+              f"{a.choices[0].message.content!r} / {o[0][0]!r} vs {want_s!r}")
     p = cl.chat.completions.create(model="m", messages=msgs, max_tokens=24, temperature=0, presence_penalty=2.0,
                                    frequency_penalty=2.0)
     check(p.choices[0].message.content != got_chat[:len(p.choices[0].message.content)] or len(p.choices[0].message.content) < 4,
@@ -283,12 +333,56 @@ def run_all(srv):
     expect(400, "missing messages", body={"model": "m"}, want="messages")
     expect(400, "bad role", body={"model": "m", "messages": [{"role": "wizard", "content": "x"}]})
     expect(400, "image content", body={"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]})
-    expect(400, "context overflow", body={**base, "max_tokens": 5000}, want="maximum context length is 1024 tokens")
+    expect(400, "context overflow", body={**base, "max_tokens": 5000},
+           want=f"maximum context length is 1024 tokens. However, you requested {n_prompt_chat + 5000} tokens "
+                f"({n_prompt_chat} in the messages, 5000 in the completion)")
+    expect(400, "a prompt that fills the context", body={"model": "m", "prompt": "word " * 1100}, path="/v1/completions",
+           want="maximum context length is 1024 tokens. However, your prompt resulted in")
     expect(400, "five stop strings", body={**base, "stop": ["a", "b", "c", "d", "e"]}, want="stop")
     expect(400, "completion prompt batch", body={"model": "m", "prompt": ["a", "b"]}, path="/v1/completions", want="prompt")
     expect(400, "token id out of range", body={"model": "m", "prompt": [1, 99999999]}, path="/v1/completions", want="prompt")
     expect(400, "not an object", raw=b"[1, 2]")
     expect(400, "empty body", raw=b"")
+    # each field tern does not implement: a 400 whose param and message name it (never silently ignored)
+    comp = {"model": "m", "prompt": "Hi"}
+    for path, body, param in [
+            ("/v1/chat/completions", {**base, "functions": [{"name": "f", "parameters": {}}]}, "functions"),
+            ("/v1/chat/completions", {**base, "tool_choice": "auto"}, "tool_choice"),
+            ("/v1/chat/completions", {**base, "function_call": "auto"}, "function_call"),
+            ("/v1/chat/completions", {**base, "logit_bias": {"198": -100}}, "logit_bias"),
+            ("/v1/chat/completions", {**base, "store": True}, "store"),
+            ("/v1/chat/completions", {**base, "response_format": {"type": "json_object"}}, "response_format"),
+            ("/v1/chat/completions", {**base, "stream": True, "stream_options": {"include_obfuscation": True}}, "stream_options"),
+            ("/v1/chat/completions", {**base, "modalities": ["audio"]}, "modalities"),
+            ("/v1/chat/completions", {**base, "max_tokens": 4, "stream_options": {"include_usage": True}}, "stream_options"),
+            ("/v1/chat/completions", {**base, "logprobs": False, "top_logprobs": 2}, "top_logprobs"),
+            ("/v1/chat/completions", {"model": "m", "messages": [{"role": "tool", "content": "1"}]}, "messages[0].role"),
+            ("/v1/chat/completions", {"model": "m", "messages": [
+                {"role": "assistant", "content": None,
+                 "tool_calls": [{"id": "x", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]},
+             "messages[0].tool_calls"),
+            ("/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": [
+                {"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}]}]}, "messages[0].content[0]"),
+            ("/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "x", "audio": {}}]},
+             "messages[0].audio"),
+            ("/v1/completions", {**comp, "echo": True}, "echo"),
+            ("/v1/completions", {**comp, "suffix": "end"}, "suffix"),
+            ("/v1/completions", {**comp, "best_of": 2}, "best_of"),
+            ("/v1/completions", {**comp, "max_completion_tokens": 4}, "max_completion_tokens"),
+            ("/v1/completions", {**comp, "logprobs": 6}, "logprobs")]:
+        st, _, b = srv.request("POST", path, body)
+        try:
+            e = json.loads(b)["error"]
+        except Exception:
+            e = {}
+        name = param.split(".")[-1].split("[")[0]
+        check(st == 400 and e.get("param") == param and name in e.get("message", "") and e.get("type"),
+              f"unsupported {param} on {path}: a 400 naming it: {st} {b[:200]!r}")
+    # their neutral values are accepted: the answer is the plain request's
+    r = cl.chat.completions.create(model="m", messages=msgs, max_tokens=5, temperature=0, tools=[], tool_choice="none",
+                                   logit_bias={}, store=False, response_format={"type": "text"}, n=1,
+                                   parallel_tool_calls=False, user="u", metadata={"k": "v"})
+    check(r.choices[0].message.content == expected(ref_chat, 5, eog)[0], f"neutral values of the unsupported fields: {r}")
     expect(401, "wrong API key", body=base, headers={"Authorization": "Bearer nope"})
     expect(401, "no API key", body=base, headers={"Authorization": ""})
     expect(404, "unknown route", body=base, path="/v1/embeddings")
@@ -310,6 +404,33 @@ def run_all(srv):
     check(st == 200 and "".join(t["piece"] for t in toks) == "Hello world", f"/tokenize: {b[:200]!r}")
     st, _, b = srv.request("POST", "/detokenize", {"tokens": [t["id"] for t in toks]})
     check(st == 200 and json.loads(b)["content"] == "Hello world", f"/detokenize: {b[:200]!r}")
+    text = "Hello world, \u00fcn\u00efcode <|im_start|> 12345"
+    st, _, b = srv.request("POST", "/tokenize", {"content": text})
+    cli = subprocess.run([TERN, "tokenize", "-m", MODEL, "-p", text, "--ids"], capture_output=True, cwd=ROOT, timeout=60)
+    check(st == 200 and json.loads(b)["tokens"] == json.loads(cli.stdout), f"/tokenize = tern tokenize --ids: {b[:200]!r} "
+                                                                            f"vs {cli.stdout[:200]!r}")
+    st, _, b = srv.request("POST", "/detokenize", {"tokens": json.loads(cli.stdout)})
+    check(st == 200 and json.loads(b)["content"] == text, f"/detokenize of tern tokenize's ids: {b[:200]!r}")
+
+    # ---- /metrics: Prometheus text with the issue's series; the counters move by a request's usage ----
+    m0 = wait_idle(srv)
+    r = cl.completions.create(model="m", prompt="The metrics of a request: " + prompt, max_tokens=7, temperature=0)
+    m1 = wait_idle(srv)
+    st, h, b = srv.request("GET", "/metrics")
+    types = dict(re.findall(r"^# TYPE (\S+) (counter|gauge)$", b.decode(), re.M))
+    names = {"tern_prompt_tokens_total": "counter", "tern_generation_tokens_total": "counter",
+             "tern_prefix_cache_hit_tokens_total": "counter", "tern_prompt_tokens_per_second": "gauge",
+             "tern_generation_tokens_per_second": "gauge", "tern_requests_running": "gauge",
+             "tern_requests_waiting": "gauge", "tern_kv_blocks_used": "gauge", "tern_kv_blocks_total": "gauge"}
+    check(st == 200 and h.get("content-type", "").startswith("text/plain") and all(types.get(k) == v for k, v in names.items())
+          and all(k in m1 for k in names), f"/metrics: the series and their types: {types}")
+    d = lambda k: m1[k] - m0[k]
+    check(d("tern_prompt_tokens_total") + d("tern_prefix_cache_hit_tokens_total") == r.usage.prompt_tokens
+          and d("tern_generation_tokens_total") == r.usage.completion_tokens == 7
+          and d('tern_requests_total{outcome="finished"}') == 1
+          and m1["tern_prompt_tokens_per_second"] > 0 and m1["tern_generation_tokens_per_second"] > 0
+          and 0 < m1["tern_kv_blocks_used"] <= m1["tern_kv_blocks_total"] == 16 * 1024 / m1["tern_kv_block_size"],
+          f"/metrics after one request ({r.usage}): {[(k, m0.get(k), m1[k]) for k in sorted(m1) if m0.get(k) != m1[k]]}")
 
     # greedy = tern run while 16 other streams run (sampled, of other prompts)
     others = [None] * 16
