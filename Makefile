@@ -101,6 +101,10 @@ models/SmolLM2-135M-Instruct.Q4_1.gguf:
 # the gemma3 recipe's real-model test (tests/test_gemma3.c)
 models/gemma-3-270m-q4_k_m.gguf:
 	@scripts/fetch_gemma3.sh
+# the qwen2 recipe's real-model test (tests/test_model_qwen2.c)
+models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf:
+	@scripts/fetch_qwen2.sh
+REAL_MODELS := models/gemma-3-270m-q4_k_m.gguf models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 
 run: deps
 	$(MAKE) tern
@@ -109,7 +113,7 @@ run: deps
 
 test: test-deps
 	$(MAKE) all
-	$(MAKE) model models/gemma-3-270m-q4_k_m.gguf
+	$(MAKE) model $(REAL_MODELS)
 	tests/run.sh
 
 # libFuzzer over the server's request path too (tests/fuzz/fuzz_request.c; tests/t_fuzz.sh runs it for a bounded time),

@@ -72,6 +72,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="models/SmolLM2-135M-Instruct.Q4_1.gguf")
     ap.add_argument("--out-dir", default=OUT_DIR)
+    ap.add_argument("--max-new", type=int, default=MAX_NEW,
+                    help="new tokens a prompt at most (a larger model's fixture is kept short for CI's time)")
     args = ap.parse_args()
     from llama_cpp import Llama
     import llama_cpp
@@ -99,10 +101,10 @@ def main():
         logits = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
         first = logits.copy()
         gen, t1, i2, t2 = [], [], [], []
-        for _ in range(MAX_NEW):
+        for _ in range(args.max_new):
             a, la, b, lb = top2(logits)
             gen.append(a); t1.append(la); i2.append(b); t2.append(lb)
-            if is_eog(a) or len(gen) == MAX_NEW:
+            if is_eog(a) or len(gen) == args.max_new:
                 break
             llm.eval([a])
             logits = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
@@ -158,7 +160,7 @@ def main():
         f.write(f"""Model fixtures for tests/test_model.c, made by scripts/gen_model_fixtures.py
 from {os.path.basename(args.model)} (llama-cpp-python {llama_cpp.__version__}, numpy {np.__version__}).
 
-greedy.txt      llama.cpp greedy continuations (pure argmax, <= {MAX_NEW} new tokens, stop at EOG)
+greedy.txt      llama.cpp greedy continuations (pure argmax, <= {args.max_new} new tokens, stop at EOG)
                 of {len(PROMPTS)} prompts; columns are in its header line. Prompt ids come from
                 llama.cpp's tokenizer with add_bos=True, which adds BOS only if the GGUF's
                 tokenizer.ggml.add_bos_token is true: here it is {meta_add_bos}, and BOS added = {bos_added}.
