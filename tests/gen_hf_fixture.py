@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A tiny Hugging Face checkpoint and the GGUF it converts to, from the default model (tests/test_safetensors.c).
+"""Tiny Hugging Face checkpoints and the GGUFs they convert to (tests/test_safetensors.c): from the default model
+(llama), and from the qwen2/qwen3 recipe fixtures (--from).
 
 usage: python3 tests/gen_hf_fixture.py OUTDIR [N_LAYERS]      (numpy, gguf, safetensors: scripts/deps.sh test)
 
@@ -14,7 +15,20 @@ matrix dequantized (gguf-py's dequantizers) and rounded to F16, norms F32:
                  LlamaModel.permute).
   OUTDIR/ref.gguf the same weights in GGUF order and names with the GGUF's own metadata (block_count N_LAYERS):
                  what convert_hf_to_gguf.py would write for OUTDIR/hf.
-tern loading OUTDIR/hf must give the logits it gives for OUTDIR/ref.gguf, bit for bit (same types, same kernels)."""
+tern loading OUTDIR/hf must give the logits it gives for OUTDIR/ref.gguf, bit for bit (same types, same kernels).
+
+usage: python3 tests/gen_hf_fixture.py --from GGUF OUTDIR
+
+From GGUF (a qwen2 or qwen3 GGUF of F32/F16 tensors: tests/fixtures/recipes/qwen2.gguf, qwen3.gguf), the HF
+directory OUTDIR that convert_hf_to_gguf.py would turn back into it, every tensor in its own dtype: config.json
+(model_type and the hyperparameters as HF's Qwen2Config/Qwen3Config name them: Qwen2 has no head_dim, Qwen3 has
+head_dim and attention_bias), model.safetensors (HF names; lm_head.weight when the output is untied; q/k rows as
+they are: convert_hf_to_gguf.py permutes only LlamaModel's, as these recipes apply NEOX RoPE to HF's order),
+tokenizer.json as Qwen ships it for tokenizer.ggml.pre qwen2 (NFC normalizer, the Split regex then ByteLevel without
+regex; the control tokens in added_tokens only, not in the model's vocab; merges as "a b" for qwen2 and as [a, b]
+pairs, the tokenizers>=0.20 form, for qwen3) and tokenizer_config.json (bos_token null, eos/pad by name). HF's
+tokenizers 0.23.3 loads that tokenizer.json and gives tern's ids (checked by hand, not in the test). tern loading
+OUTDIR must give GGUF's logits bit for bit."""
 import json
 import os
 import sys
@@ -32,15 +46,15 @@ def unpermute(w, n_head):
     return w.reshape(n_head, hd // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def main(out, n_layers):
+def reader_val(r):
+    """A GGUFReader's metadata as Python values: val(key), val(key, default) when the key may be absent."""
     import gguf
-    from gguf import quants
-    from safetensors.numpy import save_file
+    f = r.fields
+    absent = object()
 
-    r = gguf.GGUFReader(MODEL)
-    f = {k: v for k, v in r.fields.items()}
-
-    def val(k):
+    def val(k, default=absent):
+        if k not in f and default is not absent:
+            return default
         fld = f[k]
         if fld.types[0] == gguf.GGUFValueType.STRING:
             return bytes(fld.parts[fld.data[0]]).decode()
@@ -49,6 +63,17 @@ def main(out, n_layers):
                 return [bytes(fld.parts[i]).decode() for i in fld.data]
             return [fld.parts[i][0].item() for i in fld.data]
         return fld.parts[fld.data[0]][0].item()
+    return val
+
+
+def main(out, n_layers):
+    import gguf
+    from gguf import quants
+    from safetensors.numpy import save_file
+
+    r = gguf.GGUFReader(MODEL)
+    f = {k: v for k, v in r.fields.items()}
+    val = reader_val(r)
 
     n_head, n_head_kv = val("llama.attention.head_count"), val("llama.attention.head_count_kv")
     ts = {}
@@ -129,7 +154,98 @@ def main(out, n_layers):
     w.close()
 
 
+# Qwen2's pre-tokenizer regex as its tokenizer.json holds it (llama.cpp's LLAMA_VOCAB_PRE_TYPE_QWEN2)
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+               r"\s*[\r\n]+|\s+(?!\S)|\s+")
+
+# GGUF -> HF names of one layer's tensors (convert_hf_to_gguf.py's tensor map, inverted)
+LAYER_NAMES = {"attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
+               "attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
+               "attn_v.weight": "self_attn.v_proj.weight", "attn_output.weight": "self_attn.o_proj.weight",
+               "attn_q.bias": "self_attn.q_proj.bias", "attn_k.bias": "self_attn.k_proj.bias",
+               "attn_v.bias": "self_attn.v_proj.bias", "attn_q_norm.weight": "self_attn.q_norm.weight",
+               "attn_k_norm.weight": "self_attn.k_norm.weight", "ffn_gate.weight": "mlp.gate_proj.weight",
+               "ffn_up.weight": "mlp.up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight"}
+
+
+def from_gguf(path, out):
+    import gguf
+    from safetensors.numpy import save_file
+
+    r = gguf.GGUFReader(path)
+    val = reader_val(r)
+    arch = val("general.architecture")
+    assert arch in ("qwen2", "qwen3"), f"{path}: architecture {arch}"
+    K = lambda k, *d: val(f"{arch}.{k}", *d)
+    n_embd, n_head, n_layer = K("embedding_length"), K("attention.head_count"), K("block_count")
+    n_head_kv = K("attention.head_count_kv", n_head)
+    head_dim = K("attention.key_length", n_embd // n_head)
+    assert K("attention.value_length", head_dim) == head_dim
+    assert arch == "qwen3" or head_dim == n_embd // n_head, "Qwen2Config has no head_dim: it is hidden_size / heads"
+    ts = {}
+    for t in r.tensors:
+        assert t.tensor_type in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16), \
+            f"{t.name}: {t.tensor_type.name} (F32 and F16 keep their bits in safetensors; dequantize first)"
+        ts[t.name] = np.array(t.data).reshape(list(reversed(t.shape.tolist())))
+    hf = {"model.embed_tokens.weight": ts.pop("token_embd.weight"), "model.norm.weight": ts.pop("output_norm.weight")}
+    tied = "output.weight" not in ts
+    if not tied:
+        hf["lm_head.weight"] = ts.pop("output.weight")
+    for name, a in ts.items():
+        _, il, rest = name.split(".", 2)
+        hf[f"model.layers.{il}.{LAYER_NAMES[rest]}"] = np.ascontiguousarray(a)
+    os.makedirs(out, exist_ok=True)
+    save_file(hf, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+
+    tokens, types, merges = val("tokenizer.ggml.tokens"), val("tokenizer.ggml.token_type"), val("tokenizer.ggml.merges")
+    bos, eos = val("tokenizer.ggml.bos_token_id"), val("tokenizer.ggml.eos_token_id")
+    assert val("tokenizer.ggml.model") == "gpt2" and val("tokenizer.ggml.pre") == "qwen2", "the Qwen tokenizer only"
+    dtype = {gguf.GGMLQuantizationType.F32: "float32", gguf.GGMLQuantizationType.F16: "float16"}
+    cls = {"qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}[arch]
+    config = {
+        "architectures": [cls], "model_type": arch, "hidden_size": n_embd, "intermediate_size": K("feed_forward_length"),
+        "num_hidden_layers": n_layer, "num_attention_heads": n_head, "num_key_value_heads": n_head_kv,
+        "rms_norm_eps": K("attention.layer_norm_rms_epsilon"), "rope_theta": K("rope.freq_base", 10000.0),
+        "max_position_embeddings": K("context_length"), "vocab_size": len(tokens), "tie_word_embeddings": tied,
+        "bos_token_id": bos, "eos_token_id": eos, "torch_dtype": dtype[r.tensors[0].tensor_type], "hidden_act": "silu",
+        "rope_scaling": None, "attention_dropout": 0.0, "initializer_range": 0.02, "use_cache": True,
+        "use_sliding_window": False, "sliding_window": None, "max_window_layers": n_layer,
+    }
+    if arch == "qwen3":
+        config.update({"head_dim": head_dim, "attention_bias": False})
+    json.dump(config, open(os.path.join(out, "config.json"), "w"), indent=2)
+    control = [i for i in range(len(tokens)) if types[i] == 3]
+    tok = {
+        "version": "1.0",
+        "truncation": None, "padding": None,
+        "added_tokens": [{"id": i, "content": tokens[i], "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True} for i in control],
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": QWEN2_SPLIT}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                  "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {t: i for i, t in enumerate(tokens) if i not in control},
+                  "merges": merges if arch != "qwen3" else [m.split(" ", 1) for m in merges]},
+    }
+    json.dump(tok, open(os.path.join(out, "tokenizer.json"), "w"), ensure_ascii=False)
+    tc = {"add_prefix_space": False, "bos_token": None, "eos_token": tokens[eos], "pad_token": tokens[eos],
+          "unk_token": None, "errors": "replace", "model_max_length": K("context_length"),
+          "split_special_tokens": False, "tokenizer_class": "Qwen2Tokenizer",
+          "added_tokens_decoder": {str(i): {"content": tokens[i], "lstrip": False, "normalized": False,
+                                            "rstrip": False, "single_word": False, "special": True} for i in control}}
+    if "tokenizer.chat_template" in r.fields:
+        tc["chat_template"] = val("tokenizer.chat_template")
+    json.dump(tc, open(os.path.join(out, "tokenizer_config.json"), "w"), indent=2)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
+    if len(sys.argv) == 4 and sys.argv[1] == "--from":
+        from_gguf(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) in (2, 3) and not sys.argv[1].startswith("-"):
+        main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 2)
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 2)

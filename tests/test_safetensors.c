@@ -1,10 +1,17 @@
-/* test_safetensors: an HF checkpoint directory (config.json, two *.safetensors shards, tokenizer.json,
- * tokenizer_config.json) loads as the GGUF it converts to. tests/gen_hf_fixture.py makes both from the default model
- * (2 layers, F16 matrices; q/k rows in HF's rotate-half order in the directory, GGUF's interleaved order in the
- * file). Checked: the hyperparameters, the tokenizer (ids of texts with and without control tokens, BOS, EOG, the
- * chat template) and every row's logits of an 18-token prompt, bit for bit; and that broken directories give one
- * error line, never a crash (bad JSON, unknown model_type, a truncated or lying safetensors header, an unknown
- * dtype or tensor name). */
+/* test_safetensors: an HF checkpoint directory (config.json, *.safetensors, tokenizer.json, tokenizer_config.json)
+ * loads as the GGUF it converts to, for each recipe the loader maps (llama, qwen2, qwen3).
+ * llama: tests/gen_hf_fixture.py makes both from the default model (2 layers, F16 matrices, two shards; q/k rows in
+ * HF's rotate-half order in the directory, GGUF's interleaved order in the file). Checked: the hyperparameters, the
+ * tokenizer (ids of texts with and without control tokens, BOS, EOG, the chat template) and every row's logits of an
+ * 18-token prompt, bit for bit.
+ * qwen2, qwen3: gen_hf_fixture.py --from makes the directory from the tiny random GGUFs of tests/fixtures/recipes/
+ * (F32, untied lm_head; qwen2's q/k/v biases, qwen3's q_norm/k_norm and head_dim; q/k rows NOT permuted: these
+ * recipes rotate HF's order with NEOX RoPE; Qwen's tokenizer.json: the Split regex, control tokens in added_tokens
+ * only, merges as "a b" (qwen2) and [a, b] (qwen3)). Checked: the recipe and hyperparameters as loaded, the
+ * tokenizer, and every row's logits of the fixture's 40 ids, bit for bit.
+ * Each directory also quantizes (tern quantize, Q8_0) to the GGUF's bytes. And broken directories give one error
+ * line, never a crash (bad JSON, unknown model_type, a truncated or lying safetensors header, an unknown dtype or
+ * tensor name). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +20,7 @@
 
 #include "check.h"
 #include "gguf.h"
+#include "model.h"
 #include "tern.h"
 #include "util.h"
 
@@ -93,8 +101,85 @@ static void check_bad(void) {
     tern_model_free(m);
 }
 
-int main(void) {
-    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 1; }
+/* the tokenizers of a (the directory) and b (the GGUF): the model and pre-tokenizer names and token types the view
+ * derives from tokenizer.json (a tiny vocabulary whose merges are all letter pairs tokenizes alike under most
+ * pre-tokenizers, so the name is checked itself), ids of texts with and without control tokens, EOG ids */
+static void check_same_vocab(tern_model *a, tern_model *b, const char *what) {
+    static const char *keys[] = {"tokenizer.ggml.model", "tokenizer.ggml.pre"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        const char *x = gguf_get_cstr(a->gguf, keys[k]), *y = gguf_get_cstr(b->gguf, keys[k]);
+        CHECK(x && y && !strcmp(x, y), "%s: %s '%s', the GGUF's '%s'", what, keys[k], x ? x : "(none)", y ? y : "(none)");
+    }
+    const gguf_value *ta = gguf_get_arr(a->gguf, "tokenizer.ggml.token_type", GGUF_VT_COUNT),
+                     *tb = gguf_get_arr(b->gguf, "tokenizer.ggml.token_type", GGUF_VT_COUNT);
+    uint64_t same_types = 0;
+    for (uint64_t i = 0; ta && tb && i < ta->count && i < tb->count; i++) same_types += gguf_arr_i64(ta, i) == gguf_arr_i64(tb, i);
+    CHECK(ta && tb && ta->count == tb->count && same_types == ta->count, "%s: token types: %llu equal", what,
+          (unsigned long long)same_types);
+    static const char *texts[] = {"The capital of France is", "<|im_start|>user\nHi 123 numbers!<|im_end|>\n",
+                                  "  spaces\tand\ttabs\n\nnewlines", "héllo wörld ☕ 日本語", "it's <|endoftext|> there"};
+    int32_t ia[256], ib[256];
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        for (int special = 0; special < 2; special++) {
+            int na = tern_model_tokenize(a, texts[i], strlen(texts[i]), 1, special, ia, 256);
+            int nb = tern_model_tokenize(b, texts[i], strlen(texts[i]), 1, special, ib, 256);
+            CHECK(na > 0 && na == nb && !memcmp(ia, ib, sizeof(int32_t) * (size_t)na), "%s: tokens of '%s' (special %d)",
+                  what, texts[i], special);
+        }
+    CHECK(tern_model_add_bos(a) == tern_model_add_bos(b), "%s: add_bos differs", what);
+    for (int32_t id = 0; id < tern_model_n_vocab(a); id++)
+        if (tern_model_is_eog(a, id) != tern_model_is_eog(b, id)) { CHECK(0, "%s: EOG of %d differs", what, id); break; }
+}
+
+/* every row's logits of ids (n) through a and b, bit for bit */
+static void check_same_logits(tern_model *a, tern_model *b, const int32_t *ids, int n, const char *what) {
+    const int nv = tern_model_n_vocab(a);
+    float *la = tern_xmalloc(sizeof(float) * (size_t)n * (size_t)nv), *lb = tern_xmalloc(sizeof(float) * (size_t)n * (size_t)nv);
+    tern_context *ca = tern_context_new(a, 64, 2), *cb = tern_context_new(b, 64, 2);
+    CHECK(ca && cb && tern_eval(ca, ids, n, la, 1) == 0 && tern_eval(cb, ids, n, lb, 1) == 0, "%s: eval: %s", what,
+          tern_last_error());
+    size_t same = 0;
+    for (size_t i = 0; i < (size_t)n * (size_t)nv; i++) same += la[i] == lb[i];
+    CHECK(n >= 16 && same == (size_t)n * (size_t)nv, "%s: logits: %zu of %zu equal", what, same, (size_t)n * (size_t)nv);
+    printf("safetensors: %s: %d-token prompt, %zu logits equal to the GGUF's\n", what, n, same);
+    tern_context_free(ca);
+    tern_context_free(cb);
+    free(la);
+    free(lb);
+}
+
+/* tern quantize from the directory hf: the same tensors, types and bytes as from the GGUF ref */
+static void check_quantize(const char *hf, const char *ref, const char *what) {
+    char qa[600], qb[600], cmd[2048];
+    snprintf(qa, sizeof qa, "%s/%s-a-q8.gguf", tmp, what);
+    snprintf(qb, sizeof qb, "%s/%s-b-q8.gguf", tmp, what);
+    snprintf(cmd, sizeof cmd, "./tern quantize %s %s Q8_0 >/dev/null && ./tern quantize %s %s Q8_0 >/dev/null", hf, qa, ref, qb);
+    if (access("./tern", X_OK) != 0) { /* make asan-test builds the tests alone */
+        printf("safetensors: ./tern not built: the quantize check of %s is skipped\n", what);
+        return;
+    }
+    CHECK(system(cmd) == 0, "%s failed", cmd);
+    gguf_file *fa = gguf_open(qa), *fb = gguf_open(qb);
+    CHECK(fa && fb && fa->n_tensors == fb->n_tensors, "%s: quantized files: %llu and %llu tensors %s", what,
+          fa ? (unsigned long long)fa->n_tensors : 0ull, fb ? (unsigned long long)fb->n_tensors : 0ull,
+          fa && fb ? "" : tern_last_error());
+    if (fa && fb && fa->n_tensors == fb->n_tensors) {
+        int diff = 0;
+        for (uint64_t i = 0; i < fa->n_tensors; i++) {
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)fa->tensors[i].name.len, fa->tensors[i].name.ptr);
+            const gguf_tensor *t = gguf_find_tensor(fb, name);
+            diff += !t || t->type != fa->tensors[i].type || t->nbytes != fa->tensors[i].nbytes ||
+                    memcmp(t->data, fa->tensors[i].data, t->nbytes) != 0;
+        }
+        CHECK(diff == 0, "%s: quantize from the directory: %d of %llu tensors differ from the GGUF's", what, diff,
+              (unsigned long long)fa->n_tensors);
+    }
+    gguf_close(fa);
+    gguf_close(fb);
+}
+
+static void check_llama(void) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s tests/gen_hf_fixture.py %s 2 >/dev/null", python(), tmp);
     CHECK(system(cmd) == 0, "%s failed (numpy, gguf, safetensors: scripts/deps.sh test)", cmd);
@@ -110,62 +195,65 @@ int main(void) {
               "hyperparameters differ");
         CHECK(tern_model_chat_template(a) && tern_model_chat_template(b) &&
                   !strcmp(tern_model_chat_template(a), tern_model_chat_template(b)), "chat template differs");
-        CHECK(tern_model_add_bos(a) == tern_model_add_bos(b), "add_bos differs");
-        static const char *texts[] = {"The capital of France is", "<|im_start|>user\nHi 123 numbers!<|im_end|>\n",
-                                      "  spaces\tand\ttabs\n\nnewlines", "héllo wörld ☕ 日本語"};
-        int32_t ia[256], ib[256];
-        for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
-            for (int special = 0; special < 2; special++) {
-                int na = tern_model_tokenize(a, texts[i], strlen(texts[i]), 1, special, ia, 256);
-                int nb = tern_model_tokenize(b, texts[i], strlen(texts[i]), 1, special, ib, 256);
-                CHECK(na > 0 && na == nb && !memcmp(ia, ib, sizeof(int32_t) * (size_t)na), "tokens of '%s' (special %d)",
-                      texts[i], special);
-            }
-        for (int32_t id = 0; id < tern_model_n_vocab(a); id++)
-            if (tern_model_is_eog(a, id) != tern_model_is_eog(b, id)) { CHECK(0, "EOG of %d differs", id); break; }
-        /* every row's logits of one prompt, bit for bit */
+        check_same_vocab(a, b, "llama");
         const char *prompt = "<|im_start|>user\nWrite a haiku about the sea.<|im_end|>\n<|im_start|>assistant\n";
-        int n = tern_model_tokenize(a, prompt, strlen(prompt), 1, 1, ia, 256);
-        const int nv = tern_model_n_vocab(a);
-        float *la = tern_xmalloc(sizeof(float) * (size_t)n * (size_t)nv), *lb = tern_xmalloc(sizeof(float) * (size_t)n * (size_t)nv);
-        tern_context *ca = tern_context_new(a, 64, 2), *cb = tern_context_new(b, 64, 2);
-        CHECK(ca && cb && tern_eval(ca, ia, n, la, 1) == 0 && tern_eval(cb, ia, n, lb, 1) == 0, "eval: %s", tern_last_error());
-        size_t same = 0;
-        for (size_t i = 0; i < (size_t)n * (size_t)nv; i++) same += la[i] == lb[i];
-        CHECK(n >= 16 && same == (size_t)n * (size_t)nv, "logits: %zu of %zu equal", same, (size_t)n * (size_t)nv);
-        printf("safetensors: %d-token prompt, %zu logits equal to the GGUF's\n", n, same);
-        tern_context_free(ca);
-        tern_context_free(cb);
-        free(la);
-        free(lb);
+        int32_t ids[256];
+        int n = tern_model_tokenize(a, prompt, strlen(prompt), 1, 1, ids, 256);
+        check_same_logits(a, b, ids, n, "llama");
     }
     tern_model_free(a);
     tern_model_free(b);
-    /* tern quantize from the directory: the same tensors, types and bytes as from the GGUF */
-    char qa[600], qb[600];
-    snprintf(qa, sizeof qa, "%s/a-q8.gguf", tmp);
-    snprintf(qb, sizeof qb, "%s/b-q8.gguf", tmp);
-    snprintf(cmd, sizeof cmd, "./tern quantize %s %s Q8_0 >/dev/null && ./tern quantize %s %s Q8_0 >/dev/null", hf, qa, ref, qb);
-    const int have_tern = access("./tern", X_OK) == 0; /* make asan-test builds the tests alone */
-    if (have_tern) CHECK(system(cmd) == 0, "%s failed", cmd);
-    else printf("safetensors: ./tern not built: the quantize check is skipped\n");
-    gguf_file *fa = have_tern ? gguf_open(qa) : NULL, *fb = have_tern ? gguf_open(qb) : NULL;
-    if (have_tern) CHECK(fa && fb && fa->n_tensors == fb->n_tensors, "quantized files: %s", tern_last_error());
-    if (fa && fb && fa->n_tensors == fb->n_tensors) {
-        int diff = 0;
-        for (uint64_t i = 0; i < fa->n_tensors; i++) {
-            char name[256];
-            snprintf(name, sizeof name, "%.*s", (int)fa->tensors[i].name.len, fa->tensors[i].name.ptr);
-            const gguf_tensor *t = gguf_find_tensor(fb, name);
-            diff += !t || t->type != fa->tensors[i].type || t->nbytes != fa->tensors[i].nbytes ||
-                    memcmp(t->data, fa->tensors[i].data, t->nbytes) != 0;
+    check_quantize(hf, ref, "llama");
+}
+
+/* qwen2 / qwen3: the directory gen_hf_fixture.py --from makes of tests/fixtures/recipes/ARCH.gguf against that file */
+static void check_recipe(const char *arch) {
+    char ref[256], hf[600], cmd[4096];
+    snprintf(ref, sizeof ref, "tests/fixtures/recipes/%s.gguf", arch);
+    snprintf(hf, sizeof hf, "%s/%s", tmp, arch);
+    snprintf(cmd, sizeof cmd, "%s tests/gen_hf_fixture.py --from %s %s >/dev/null", python(), ref, hf);
+    CHECK(system(cmd) == 0, "%s failed (numpy, gguf, safetensors: scripts/deps.sh test)", cmd);
+    tern_model *a = tern_model_load(hf, 0), *b = tern_model_load(ref, 0);
+    CHECK(a && b, "%s: load: %s", arch, tern_last_error());
+    if (a && b) {
+        const tern_layer *la = &a->layers[0], *lb = &b->layers[0];
+        CHECK(!strcmp(a->arch, arch) && a->recipe == b->recipe && a->n_vocab == b->n_vocab &&
+                  a->n_ctx_train == b->n_ctx_train && a->n_embd == b->n_embd && a->n_layer == b->n_layer &&
+                  a->n_head == b->n_head && a->n_head_kv == b->n_head_kv && a->head_dim == b->head_dim &&
+                  a->n_ff == b->n_ff && a->n_rot == b->n_rot && a->rms_eps == b->rms_eps && a->rope_base == b->rope_base &&
+                  a->rope_scale == b->rope_scale && a->attn_scale == b->attn_scale && a->embd_scale == b->embd_scale &&
+                  a->n_params == b->n_params && a->n_tensors_used == b->n_tensors_used,
+              "%s: recipe or hyperparameters differ", arch);
+        const int qwen2 = !strcmp(arch, "qwen2");
+        CHECK(a->output.data != a->tok_embd.data && (la->bq != NULL) == qwen2 && (la->bk != NULL) == qwen2 &&
+                  (la->bv != NULL) == qwen2 && (la->q_norm == NULL) == qwen2 && (la->k_norm == NULL) == qwen2 &&
+                  (lb->bq != NULL) == qwen2 && (lb->q_norm == NULL) == qwen2,
+              "%s: untied output, biases (qwen2) or q/k norms (qwen3) not bound as the GGUF's", arch);
+        check_same_vocab(a, b, arch);
+        int32_t ids[64];
+        int n = 0;
+        char ids_path[256];
+        snprintf(ids_path, sizeof ids_path, "tests/fixtures/recipes/%s.ids", arch);
+        FILE *f = fopen(ids_path, "r");
+        while (f && n < 64 && fscanf(f, "%d", &ids[n]) == 1) {
+            n++;
+            if (fgetc(f) != ',') break;
         }
-        CHECK(diff == 0, "quantize from the directory: %d of %llu tensors differ from the GGUF's", diff,
-              (unsigned long long)fa->n_tensors);
+        if (f) fclose(f);
+        check_same_logits(a, b, ids, n, arch);
     }
-    gguf_close(fa);
-    gguf_close(fb);
+    tern_model_free(a);
+    tern_model_free(b);
+    check_quantize(hf, ref, arch);
+}
+
+int main(void) {
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 1; }
+    check_llama();
+    check_recipe("qwen2");
+    check_recipe("qwen3");
     check_bad();
+    char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
     if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
     return check_summary("test_safetensors");
