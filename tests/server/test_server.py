@@ -18,7 +18,7 @@ Every request is to 127.0.0.1; every loop is bounded in count and time.
   schema), out-of-range values, prompt + max_tokens past the context (the numbers in the message), a missing or
   wrong API key (401), an unknown route (404), a wrong method (405), a full queue (503 with Retry-After);
 - /tokenize and /detokenize round trip; /health: 503 while the model loads (polled from the process's start), then 200;
-- SIGTERM with a stream running: the process exits within 5 s.
+- SIGTERM and SIGINT with a stream running: new connections refused, the process exits within 5 s.
 """
 import http.client
 import json
@@ -178,7 +178,7 @@ def main():
         srv.stop()
     health_check()
     load_check()
-    sigterm_check()
+    signal_check()
     queue_check()
     print(f"t_server: {passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0
@@ -445,6 +445,38 @@ def run_all(srv):
         t.join(300)
     check(all(isinstance(o, tuple) and o[1] for o in others), "the 16 sampled streams completed")
 
+    # ---- a long prompt does not stall a running stream: its prefill runs in chunks (--batch-tokens, 128 on the CPU)
+    # between the stream's tokens, so the stream keeps getting tokens until the long request's first one ----
+    wait_idle(srv)
+    long_prompt = "Summarise this list: " + " ".join(f"item{i} is {i % 7} red" for i in range(110))
+    st, _, b = srv.request("POST", "/tokenize", {"content": long_prompt})
+    n_long = len(json.loads(b)["tokens"])
+    arrivals = []
+
+    def runner():
+        for ch in cl.chat.completions.create(model="m", messages=[{"role": "user", "content": "Count to fifty."}],
+                                             max_tokens=40, temperature=0, stream=True, extra_body={"ignore_eos": True}):
+            if ch.choices and ch.choices[0].delta.content:
+                arrivals.append(time.time())
+
+    th = threading.Thread(target=runner)
+    th.start()
+    t0 = time.time()
+    while len(arrivals) < 3 and time.time() - t0 < 60 and th.is_alive():
+        time.sleep(0.01)
+    t_send, first = time.time(), None
+    for ch in cl.completions.create(model="m", prompt=long_prompt, max_tokens=2, temperature=0, stream=True):
+        if first is None and ch.choices and ch.choices[0].text:
+            first = time.time()
+    th.join(120)
+    first = first or time.time()
+    during = [t for t in arrivals if t_send < t < first]
+    gaps = [b - a for a, b in zip([t_send] + during, during + [first])]
+    check(600 <= n_long < 1000 and len(during) >= 3,
+          f"a running stream gets tokens while a {n_long}-token prompt prefills: {len(during)} in {first - t_send:.2f} s")
+    print(f"t_server: a {n_long}-token prompt's prefill took {first - t_send:.2f} s; the running stream got {len(during)} "
+          f"tokens meanwhile, the longest gap {max(gaps) * 1e3:.0f} ms", flush=True)
+
     # ---- prefix cache: A, B, A' ----
     system = "You are a careful assistant. " + " ".join(f"Rule {i}: answer briefly and politely." for i in range(40))
     A = [{"role": "system", "content": system}, {"role": "user", "content": "What is the sea?"}]
@@ -465,6 +497,8 @@ def run_all(srv):
           f"A' cached_tokens {cached} covers the {n_sys}-token prefix in whole blocks (prompt {pa2.prompt_tokens})")
     print(f"t_server: prefix cache: A' {cached} of {pa2.prompt_tokens} prompt tokens cached; time to first token "
           f"A {res['A'][5] * 1e3:.0f} ms, A' {res['A' + chr(39)][5] * 1e3:.0f} ms", flush=True)
+    check(res["A'"][5] < res["A"][5] / 2, f"A' time to first token {res['A' + chr(39)][5]:.3f} s under half of A's "
+                                          f"{res['A'][5]:.3f} s")
     m = wait_idle(srv)
     check(m["tern_prefix_cache_hit_tokens_total"] >= cached, "hit tokens in /metrics")
 
@@ -748,25 +782,50 @@ def health_check():
     os.unlink(log.name)
 
 
-def sigterm_check():
-    srv = Server("--parallel", "2", "-c", "512")
-    cl = srv.client()
-    out = [None]
-    t = threading.Thread(target=stream_chat, args=(cl, [{"role": "user", "content": "Write a long story."}], out, 0),
-                         kwargs={"max_tokens": 400, "temperature": 0.7, "extra_body": {"ignore_eos": True}})
-    t.start()
-    time.sleep(1.0)
-    t0 = time.time()
-    srv.p.send_signal(signal.SIGTERM)
-    try:
-        rc = srv.p.wait(8)
-    except subprocess.TimeoutExpired:
-        rc = None
-    dt = time.time() - t0
-    check(rc == 0 and dt < 5.0, f"SIGTERM: exit {rc} in {dt:.2f} s")
-    t.join(10)
-    check(not t.is_alive(), "the stream ended with the server")
-    srv.stop()
+def signal_check():
+    """SIGTERM, then SIGINT, each with a stream running: the listening socket closes at once (a new connection is
+    refused), the stream ends, and the process exits cleanly within 5 s."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        name = signal.Signals(sig).name
+        srv = Server("--parallel", "2", "-c", "512")
+        cl = srv.client()
+        arrivals, end = [], []
+
+        def stream():
+            try:
+                for ch in cl.chat.completions.create(model="m", messages=[{"role": "user", "content": "Write a long story."}],
+                                                     max_tokens=400, temperature=0.7, stream=True,
+                                                     extra_body={"ignore_eos": True}):
+                    if ch.choices and ch.choices[0].delta.content:
+                        arrivals.append(time.time())
+                end.append("completed")
+            except Exception as e:  # the server cancels it past its grace: an error event or a cut connection
+                end.append(type(e).__name__)
+
+        t = threading.Thread(target=stream)
+        t.start()
+        t0 = time.time()
+        while len(arrivals) < 2 and time.time() - t0 < 60 and t.is_alive():
+            time.sleep(0.01)
+        t0 = time.time()
+        srv.p.send_signal(sig)
+        time.sleep(0.3)
+        try:
+            st = srv.request("GET", "/health", timeout=5)[0]
+        except OSError as e:  # ConnectionRefusedError
+            st = type(e).__name__
+        check(st in ("ConnectionRefusedError", 503), f"{name}: a new request is refused once stopping: {st}")
+        try:
+            rc = srv.p.wait(8)
+        except subprocess.TimeoutExpired:
+            rc = None
+        dt = time.time() - t0
+        check(len(arrivals) >= 2 and rc == 0 and dt < 5.0, f"{name} mid-stream: exit {rc} in {dt:.2f} s")
+        t.join(10)
+        check(not t.is_alive() and end, f"{name}: the stream ended with the server ({end})")
+        print(f"t_server: {name} mid-stream: exit in {dt:.2f} s, the stream {end[0] if end else '?'} after "
+              f"{len(arrivals)} tokens", flush=True)
+        srv.stop()
 
 
 def queue_check():
