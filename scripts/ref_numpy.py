@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ref_numpy.py: an independent float64 numpy forward pass of a GGUF `llama`, `gemma3`, `qwen2` or `qwen3` model.
+"""ref_numpy.py: an independent float64 numpy forward pass of a GGUF `llama`, `gemma3`, `qwen2`, `qwen3` or `phi3` model.
 
 It shares no code with tern's C engine: weights are dequantized by gguf-py (gguf.quants.dequantize),
 every activation is float64, and nothing is quantized on the way (llama.cpp, by contrast, quantizes
@@ -19,12 +19,14 @@ absent), the others with rope.freq_base; q scaled by 1/sqrt(head_dim) (1/sqrt(n_
 the attention and FFN outputs RMS-normed (post_attention_norm, post_ffw_norm) before their residual adds; the FFN
 is GELU (tanh form)(gate) * up; tied output.
 
+phi3: NEOX RoPE, q|k|v in one attn_qkv tensor, gate|up in one ffn_up (gate rows first).
 qwen2 (llama.cpp src/models/qwen2.cpp, HF transformers Qwen2): the llama block with biases on q, k, v and NEOX RoPE on
 the unpermuted (HF-order) Q/K rows; qwen3 (dense): no biases, per-head RMSNorm of q and k before RoPE, NEOX RoPE.
 Biases (attn_{q,k,v,output}.bias) are added wherever the file has them, for every architecture.
 
-Usage: python3 scripts/ref_numpy.py MODEL --tokens 1,2,3 --out FILE [--last]
-writes little-endian float32 logits, (n_tokens, n_vocab) row-major, or only the last row with --last.
+Usage: python3 scripts/ref_numpy.py MODEL --tokens 1,2,3 --out FILE [--last] [--dump FILE]
+writes little-endian float32 logits, (n_tokens, n_vocab) row-major, or only the last row with --last; --dump the
+residual stream after each layer's attention and FFN adds (the per-layer reference tests/test_layers.c reads).
 """
 import argparse
 import sys
@@ -44,10 +46,10 @@ class Model:
     def __init__(self, path):
         r = gguf.GGUFReader(path)
         arch = _field(r, "general.architecture")
-        if arch not in ("llama", "gemma3", "qwen2", "qwen3"):
-            raise SystemExit(f"ref_numpy: unsupported architecture {arch!r} (llama, gemma3, qwen2, qwen3)")
+        if arch not in ("llama", "gemma3", "qwen2", "qwen3", "phi3"):
+            raise SystemExit(f"ref_numpy: unsupported architecture {arch!r} (llama, gemma3, qwen2, qwen3, phi3)")
         self.arch = arch
-        self.neox = arch in ("gemma3", "qwen2", "qwen3")  # RoPE pairs (i, i + n_rot/2)
+        self.neox = arch in ("gemma3", "qwen2", "qwen3", "phi3")  # RoPE pairs (i, i + n_rot/2)
         self.qk_norm = arch in ("gemma3", "qwen3")
         a = arch + "."
         self.n_layer = int(_field(r, a + "block_count"))
@@ -122,9 +124,10 @@ class Model:
         y[..., 1:self.n_rot:2] = x0 * s + x1 * c
         return y
 
-    def forward(self, tokens, last_only=False):
+    def forward(self, tokens, last_only=False, dump=None):
         """Logits (n_tokens, n_vocab) float64 of the tokens at positions 0..n-1 (no cache); the last row only when
-        last_only."""
+        last_only. dump: a list that gets the residual stream (n_tokens, n_embd) after each layer's attention add and
+        after its FFN add, in that order (the per-layer reference)."""
         tokens = np.asarray(tokens, dtype=np.int64)
         T = len(tokens)
         pos = np.arange(T)
@@ -142,9 +145,15 @@ class Model:
             p = f"blk.{l}."
             swa = gemma and self.window and l % 6 < 5
             h = self.rms(x, self.t[p + "attn_norm.weight"])
-            q = (h @ self.w(p + "attn_q.weight").T).reshape(T, nh, hd)
-            k = (h @ self.w(p + "attn_k.weight").T).reshape(T, nkv, hd)
-            v = (h @ self.w(p + "attn_v.weight").T).reshape(T, nkv, hdv)
+            if p + "attn_qkv.weight" in self.t:  # phi3: q|k|v rows in one tensor
+                qkv = h @ self.w(p + "attn_qkv.weight").T
+                q = qkv[:, :nh * hd].reshape(T, nh, hd)
+                k = qkv[:, nh * hd:(nh + nkv) * hd].reshape(T, nkv, hd)
+                v = qkv[:, (nh + nkv) * hd:].reshape(T, nkv, hdv)
+            else:
+                q = (h @ self.w(p + "attn_q.weight").T).reshape(T, nh, hd)
+                k = (h @ self.w(p + "attn_k.weight").T).reshape(T, nkv, hd)
+                v = (h @ self.w(p + "attn_v.weight").T).reshape(T, nkv, hdv)
             q, k, v = (y + self.b(p + f"attn_{nm}.bias", y.shape) for y, nm in ((q, "q"), (k, "k"), (v, "v")))
             if self.qk_norm:
                 q = self.rms(q, self.t[p + "attn_q_norm.weight"])
@@ -168,9 +177,15 @@ class Model:
             if gemma:
                 a = self.rms(a, self.t[p + "post_attention_norm.weight"])
             x = x + a
+            if dump is not None:
+                dump.append(x.copy())
             h = self.rms(x, self.t[p + "ffn_norm.weight"])
-            g = h @ self.w(p + "ffn_gate.weight").T
-            u = h @ self.w(p + "ffn_up.weight").T
+            if p + "ffn_gate.weight" in self.t:
+                g = h @ self.w(p + "ffn_gate.weight").T
+                u = h @ self.w(p + "ffn_up.weight").T
+            else:  # phi3: gate rows then up rows in ffn_up
+                gu = h @ self.w(p + "ffn_up.weight").T
+                g, u = gu[:, :gu.shape[1] // 2], gu[:, gu.shape[1] // 2:]
             if gemma:  # GELU, tanh form
                 act = 0.5 * g * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (g + 0.044715 * g ** 3)))
             else:
@@ -179,6 +194,8 @@ class Model:
             if gemma:
                 f = self.rms(f, self.t[p + "post_ffw_norm.weight"])
             x = x + f
+            if dump is not None:
+                dump.append(x.copy())
         if last_only:
             x = x[-1:]
         x = self.rms(x, self.t["output_norm.weight"])
@@ -191,6 +208,8 @@ def main():
     ap.add_argument("--tokens", required=True, help="comma-separated token ids")
     ap.add_argument("--out", required=True, help="output file: raw little-endian float32 logits")
     ap.add_argument("--last", action="store_true", help="write only the last position's logits")
+    ap.add_argument("--dump", help="also write the residual stream after each layer's attention and FFN adds: "
+                    "little-endian float32 (n_layer, 2, n_tokens, n_embd), only the last token's with --last")
     ap.add_argument("--greedy", type=int, default=0,
                     help="also print N greedy next tokens (recomputes the full pass per token)")
     args = ap.parse_args()
@@ -198,8 +217,13 @@ def main():
     m = Model(args.model)
     if any(t < 0 or t >= m.n_vocab for t in toks):
         raise SystemExit("ref_numpy: token id out of range")
-    logits = m.forward(toks, last_only=args.last)
+    dump = [] if args.dump else None
+    logits = m.forward(toks, last_only=args.last, dump=dump)
     logits.astype("<f4").tofile(args.out)
+    if dump is not None:
+        d = np.stack([a[-1:] if args.last else a for a in dump])  # (2 n_layer, T, n_embd)
+        d.astype("<f4").tofile(args.dump)
+        print(f"ref_numpy: {len(dump)} residual-stream points -> {args.dump}")
     last = logits[-1]
     top = np.argsort(-last)[:5]
     print("ref_numpy: %d tokens -> %s (%d x %d f32); top-5 of last: %s" % (

@@ -4,18 +4,24 @@
  * RoPE). For each: the recipe as loaded, then
  * every position's logits of 40 fixed ids (prefill in chunks of 16, so the cache is read across chunks) within
  * REL_MAX relative L2 of llama.cpp's and with its argmax at every position; and the same ids with the row's RoPE
- * pairing flipped to llama's (a recipe mistake) must miss by far (the test can fail). */
+ * pairing flipped to llama's (a recipe mistake) must miss by far (the test can fail).
+ * Per layer (STYLE.md item 7: a golden failure says which op of which layer broke): the residual stream after every
+ * layer's attention add and FFN add (cpu_set_probe) against scripts/ref_numpy.py's float64 forward pass over the same
+ * weights (ARCH.layers, ARCH.f64: `ref_numpy.py ARCH.gguf --tokens IDS --out ARCH.f64 --dump ARCH.layers`), each
+ * point within LAYER_MAX; with the flipped RoPE the first point out of bounds must be layer 0's attention. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_cpu.h"
 #include "check.h"
 #include "model.h"
 #include "tern.h"
 
 #define FIX "tests/fixtures/recipes/"
 #define N_IDS 40
+#define LAYER_MAX 1e-3 /* measured 1.0e-4..1.7e-4 (F32 weights, f16 KV); a wrong RoPE pairing: 1e-1 and up at layer 0 */
 #define REL_MAX 2e-3 /* F32 weights on both sides, f16 KV on both: measured 2.3e-4 (qwen2), 2.7e-4 (qwen3), 2.5e-4 (phi3) */
 
 static int read_ids(const char *path, int32_t *ids, int max) {
@@ -55,6 +61,40 @@ static double worst_rel(const float *got, const float *want, int n, int V, int *
     return worst;
 }
 
+/* The probe's store: the residual stream after each (layer, add) at each position, (2 n_layer, N_IDS, width). */
+typedef struct {
+    float *x;
+    int width;
+} probe_buf;
+
+static void probe(void *ud, int layer, int which, const int32_t *pos, const float *x, int rows, int width) {
+    probe_buf *b = ud;
+    if (width != b->width || layer < 0) return;
+    for (int r = 0; r < rows; r++)
+        if (pos[r] >= 0 && pos[r] < N_IDS)
+            memcpy(b->x + ((size_t)(2 * layer + which) * N_IDS + (size_t)pos[r]) * width, x + (size_t)r * width,
+                   sizeof(float) * (size_t)width);
+}
+
+/* Each point's relative L2 distance from the reference; returns the first point over LAYER_MAX (-1: none), the
+ * worst in *worst. */
+static int first_broken(const float *got, const float *want, int n_points, int width, double *worst, double *errs) {
+    int first = -1;
+    *worst = 0;
+    for (int k = 0; k < n_points; k++) {
+        double num = 0, den = 0;
+        for (size_t i = 0; i < (size_t)N_IDS * width; i++) {
+            const double d = (double)got[(size_t)k * N_IDS * width + i] - want[(size_t)k * N_IDS * width + i];
+            num += d * d;
+            den += (double)want[(size_t)k * N_IDS * width + i] * want[(size_t)k * N_IDS * width + i];
+        }
+        errs[k] = den > 0 ? sqrt(num / den) : INFINITY;
+        if (!(errs[k] <= *worst)) *worst = errs[k];
+        if (first < 0 && !(errs[k] < LAYER_MAX)) first = k;
+    }
+    return first;
+}
+
 static int eval_all(tern_model *m, const int32_t *ids, int n, float *out) {
     tern_context_params p = tern_context_default_params();
     p.n_ctx = 64;
@@ -65,6 +105,61 @@ static int eval_all(tern_model *m, const int32_t *ids, int n, float *out) {
     const int rc = c ? tern_eval(c, ids, n, out, 1) : -1;
     tern_context_free(c);
     return rc;
+}
+
+/* The per-layer check: the residual stream after each add vs float64, then the flipped-RoPE recipe's first broken
+ * point. */
+static void check_layers(tern_model *m, const char *arch, const int32_t *ids) {
+    const int E = m->n_embd, np = 2 * m->n_layer, V = tern_model_n_vocab(m);
+    char path[256];
+    snprintf(path, sizeof path, FIX "%s.layers", arch);
+    const size_t nf = (size_t)np * N_IDS * E;
+    float *want = malloc(sizeof(float) * nf), *got = calloc(nf, sizeof(float)), *lg = malloc(sizeof(float) * N_IDS * V);
+    double *errs = malloc(sizeof(double) * (size_t)np);
+    FILE *f = fopen(path, "rb");
+    const size_t nr = f ? fread(want, sizeof(float), nf, f) : 0;
+    if (f) fclose(f);
+    CHECK(nr == nf, "%s: %zu floats, want %zu", path, nr, nf);
+    probe_buf pb = {got, E};
+    if (nr == nf) {
+        cpu_set_probe(probe, &pb);
+        const int rc = eval_all(m, ids, N_IDS, lg);
+        cpu_set_probe(NULL, NULL);
+        CHECK(rc == 0, "%s: eval with the probe", arch);
+        double worst;
+        const int first = first_broken(got, want, np, E, &worst, errs);
+        CHECK(first < 0, "%s: residual stream vs float64: layer %d's %s add is the first point over %.0e (%.3e)", arch,
+              first / 2, first % 2 ? "FFN" : "attention", LAYER_MAX, first >= 0 ? errs[first] : 0.0);
+        printf("test_recipes: %s: residual stream after each of %d adds within %.3e of float64 (", arch, np, worst);
+        for (int k = 0; k < np; k++) printf("%s%.1e", k ? " " : "", errs[k]);
+        printf(")\n");
+        /* a recipe mistake: the first point out of bounds names layer 0's attention */
+        tern_recipe wrong = *m->recipe;
+        wrong.rope = TERN_ROPE_NORM;
+        const tern_recipe *keep = m->recipe;
+        m->recipe = &wrong;
+        cpu_set_probe(probe, &pb);
+        eval_all(m, ids, N_IDS, lg);
+        cpu_set_probe(NULL, NULL);
+        m->recipe = keep;
+        const int fw = first_broken(got, want, np, E, &worst, errs);
+        CHECK(fw == 0, "%s: with llama's RoPE pairing the first broken point is %d (want 0: layer 0's attention)", arch,
+              fw);
+    }
+    /* the logits against float64 too (independent of llama.cpp) */
+    snprintf(path, sizeof path, FIX "%s.f64", arch);
+    f = fopen(path, "rb");
+    float *ref = malloc(sizeof(float) * N_IDS * V);
+    const size_t nl = f ? fread(ref, sizeof(float), (size_t)N_IDS * V, f) : 0;
+    if (f) fclose(f);
+    CHECK(nl == (size_t)N_IDS * V, "%s: %zu floats", path, nl);
+    if (nl == (size_t)N_IDS * V && eval_all(m, ids, N_IDS, lg) == 0) {
+        int bad = 0;
+        const double e = worst_rel(lg, ref, N_IDS, V, &bad);
+        CHECK(e < REL_MAX && bad == 0, "%s: logits vs float64: worst row %.3e, %d argmax differ", arch, e, bad);
+        printf("test_recipes: %s: logits vs float64 worst row rel L2 %.3e\n", arch, e);
+    }
+    free(want); free(got); free(lg); free(errs); free(ref);
 }
 
 static void check_arch(const char *arch) {
@@ -110,6 +205,7 @@ static void check_arch(const char *arch) {
         m->recipe = keep;
         const double ew = worst_rel(got, want, n, V, &bad);
         CHECK(ew > 20 * REL_MAX, "%s: llama's RoPE pairing gives rel L2 %.3e: the check would not see it", arch, ew);
+        check_layers(m, arch, ids);
     }
     free(want);
     free(got);

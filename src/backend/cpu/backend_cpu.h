@@ -57,6 +57,12 @@ void cpu_matmul_n(tern_pool *p, int n_w, const tern_weight *const *w, const floa
  * flight. */
 void cpu_matmul_set_reference(int on);
 
+/* A test's probe of the residual stream (per-layer goldens, STYLE.md item 7): after each residual add of a CPU pass,
+ * fn(ud, layer, which, pos, x, rows, width) with which 0 after the attention block's add and 1 after the FFN's, pos
+ * the rows' positions and x the stream (rows x width). NULL (the default): none. Process-wide; tests only. */
+typedef void (*cpu_probe_fn)(void *ud, int layer, int which, const int32_t *pos, const float *x, int rows, int width);
+void cpu_set_probe(cpu_probe_fn fn, void *ud);
+
 /* The reference arm of a Q8_0 KV cache (tests/gpu/gpu_model.c): while on (1), forward_chunk rounds each new K
  * and V row through Q8_0 blocks of 32 (tern_quantize_activation's rule, which the CUDA cache's quantizer
  * follows: d = fp16(amax/127), q = round-half-even(x * 127/amax)) before its f16 store, so the CPU attends

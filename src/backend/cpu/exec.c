@@ -62,6 +62,10 @@ static int cpu_prepare(tern_backend *be, const tern_graph *g, int max_rows) {
 /* Rows of a buffer in this pass: the output rows for the gathered ones. */
 static int rows_of(const tern_ubatch *ub, tg_buf b) { return b == TB_XO || b == TB_LOGITS ? ub->n_out : ub->n; }
 
+static cpu_probe_fn g_probe;
+static void *g_probe_ud;
+void cpu_set_probe(cpu_probe_fn fn, void *ud) { g_probe = fn, g_probe_ud = ud; }
+
 static int cpu_exec(tern_backend *be_, const tern_graph *g, const tern_ubatch *ub) {
     cpu_be *be = (cpu_be *)be_;
     const tern_model *m = be->m;
@@ -78,6 +82,7 @@ static int cpu_exec(tern_backend *be_, const tern_graph *g, const tern_ubatch *u
         be->logits_rows = B[TB_LOGITS] ? ub->n_out : 0;
         if (!B[TB_LOGITS]) { tern_set_error("out of memory (logits of %d rows)", ub->n_out); return -1; }
     }
+    int add_layer = -1, add_k = 0; /* the probe's (layer, which add) */
     for (int i = 0; i < g->n_nodes; i++) {
         const tg_node *nd = &g->nodes[i];
         const int rows = rows_of(ub, nd->dst == TB_N ? nd->src0 : nd->dst), wd = nd->dst != TB_N ? g->width[nd->dst] : 0;
@@ -96,6 +101,11 @@ static int cpu_exec(tern_backend *be_, const tern_graph *g, const tern_ubatch *u
             break;
         case TG_ADD:
             cpu_add(dst, B[nd->src0], (int64_t)rows * wd);
+            if (g_probe) {
+                add_k = nd->layer == add_layer ? add_k + 1 : 0;
+                add_layer = nd->layer;
+                g_probe(g_probe_ud, nd->layer, add_k, ub->pos, dst, rows, wd);
+            }
             break;
         case TG_MATMUL: { /* this node and the next ones reading the same input: one quantization of it */
             int k = 1;
