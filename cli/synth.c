@@ -1,6 +1,6 @@
-/* cli/synth.c: `tern synth` (issue 3): write a GGUF with exactly the tensor names, shapes, metadata and
- * quant types of a real llama-architecture model, filled with random blocks at realistic scales, so
- * loading, memory and speed can be measured on models nobody has downloaded.
+/* cli/synth.c: `tern synth` (issue 3): write a GGUF with exactly the architecture, tensor names, shapes, metadata
+ * and quant types of a real model (llama, qwen2, qwen3, gemma3 and phi3 presets), filled with random blocks at
+ * realistic scales, so loading, memory and speed can be measured on models nobody has downloaded.
  *
  *   tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] [--seed S] -o FILE.gguf
  *   tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] --dry-run   (prints metadata + directory)
@@ -70,20 +70,6 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
 }
 
 
-/* Metadata setters that also print "KEY = VALUE" for --dry-run. */
-static void kv_u32(gguf_writer *w, int show, const char *k, uint32_t v) {
-    gguf_writer_add_u32(w, k, v);
-    if (show) printf("%s = %u\n", k, v);
-}
-static void kv_f32(gguf_writer *w, int show, const char *k, float v) {
-    gguf_writer_add_f32(w, k, v);
-    if (show) printf("%s = %g\n", k, v);
-}
-static void kv_str(gguf_writer *w, int show, const char *k, const char *v) {
-    gguf_writer_add_str(w, k, v);
-    if (show) printf("%s = %s\n", k, v);
-}
-
 int cmd_synth(int argc, char **argv) {
     const char *arch = NULL, *type = NULL, *out = NULL;
     long long layers = -1, vocab = -1, seed = 0;
@@ -97,8 +83,8 @@ int cmd_synth(int argc, char **argv) {
             synth_list_types(t, sizeof t);
             printf("usage: tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] [--seed S] -o FILE.gguf\n"
                    "       tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] --dry-run\n"
-                   "  write a llama-architecture GGUF with a real model's tensor shapes and random weights\n"
-                   "  presets: %s\n  types:   %s (every matrix; norms are f32)\n"
+                   "  write a GGUF with a real model's architecture, tensor shapes and metadata, and random weights\n"
+                   "  presets: %s\n  types:   %s (every matrix; norms and biases are f32)\n"
                    "  --dry-run prints the metadata and tensor directory (name type ne0 ne1) and writes nothing\n",
                    p, t);
             return 0;
@@ -128,46 +114,21 @@ int cmd_synth(int argc, char **argv) {
     const synth_type *T = NULL;
     char why[512];
     if (synth_resolve(arch, type, &P, &T, why, sizeof why)) return synth_fail("synth: %s", why);
-    const int64_t E = P->n_embd, hd = P->n_embd / P->n_head;
     const int n_layer = layers > 0 ? (int)layers : P->n_layer;
     const int64_t n_vocab = vocab > 0 ? vocab : P->n_vocab;
 
     synth_tensor *ts = NULL;
     char **names = NULL;
     const int n_t = synth_tensor_list(P, n_layer, n_vocab, &ts, &names);
-
-    gguf_writer *w = gguf_writer_new();
-    char title[128];
-    snprintf(title, sizeof title, "%s (synthetic %s, tern synth seed %lld)", P->title, T->name, seed);
-    kv_str(w, dry, "general.architecture", "llama");
-    kv_str(w, dry, "general.name", title);
-    kv_u32(w, dry, "general.file_type", (uint32_t)T->ftype);
-    kv_u32(w, dry, "llama.context_length", (uint32_t)P->n_ctx);
-    kv_u32(w, dry, "llama.embedding_length", (uint32_t)E);
-    kv_u32(w, dry, "llama.block_count", (uint32_t)n_layer);
-    kv_u32(w, dry, "llama.feed_forward_length", (uint32_t)P->n_ff);
-    kv_u32(w, dry, "llama.attention.head_count", (uint32_t)P->n_head);
-    kv_u32(w, dry, "llama.attention.head_count_kv", (uint32_t)P->n_head_kv);
-    kv_f32(w, dry, "llama.rope.freq_base", P->rope_base);
-    kv_f32(w, dry, "llama.attention.layer_norm_rms_epsilon", SYNTH_RMS_EPS);
-    kv_u32(w, dry, "llama.rope.dimension_count", (uint32_t)hd);
-    kv_u32(w, dry, "llama.vocab_size", (uint32_t)n_vocab);
-    kv_str(w, dry, "tokenizer.ggml.model", "no_vocab");
-    const synth_type F32T = {"f32", TERN_TYPE_F32, 0, -1, -1, 0};
-    int rc = 0;
-    for (int i = 0; i < n_t && !rc; i++) {
-        int64_t ne[2] = {ts[i].n_in, ts[i].n_out};
-        if (gguf_writer_add_tensor(w, ts[i].name, ts[i].is_norm ? 1 : 2, ne, ts[i].is_norm ? F32T.type : T->type))
-            rc = synth_fail("synth: %s", tern_last_error());
-        else if (dry)
-            printf("tensor %s %s %lld %lld\n", ts[i].name, tern_type_name(ts[i].is_norm ? F32T.type : T->type),
-                   (long long)ne[0], (long long)(ts[i].is_norm ? 1 : ne[1]));
+    gguf_writer *w = synth_writer_new(P, T, n_layer, n_vocab, seed, ts, n_t, dry ? stdout : NULL);
+    if (!w) {
+        synth_tensor_list_free(ts, names, n_t);
+        return synth_fail("synth: %s", tern_last_error());
     }
-    if (dry && !rc) {
+    int rc = 0;
+    if (dry) {
         printf("file size %llu bytes\n", (unsigned long long)gguf_writer_file_size(w));
-        for (int i = 0; i < n_t; i++) free(names[i]);
-        free(names);
-        free(ts);
+        synth_tensor_list_free(ts, names, n_t);
         gguf_writer_free(w);
         return 0;
     }
@@ -179,15 +140,11 @@ int cmd_synth(int argc, char **argv) {
     uint8_t *buf = NULL;
     if (!rc && !(fp = fopen(out, "wb"))) rc = synth_fail("synth: cannot create '%s': %s", out, strerror(errno));
     if (!rc && gguf_writer_write_header(w, fp)) rc = synth_fail("synth: writing '%s': %s", out, strerror(errno));
-    if (!rc) buf = tern_xmalloc(buf_bytes + (size_t)E * 4 * 8); /* room for one row of any type at least */
+    if (!rc) buf = tern_xmalloc(buf_bytes + (size_t)P->n_embd * 4 * 8); /* room for one row of any type at least */
     const float dq_unit = synth_calibrate(T);
     for (int i = 0; i < n_t && !rc; i++) {
         const synth_tensor *t = &ts[i];
-        synth_fill_spec fs = {t->is_norm ? &F32T : T, t->n_in, 0, 0, 0, t->is_norm, 0};
-        fs.row_bytes = tern_type_row_size(fs.ty->type, t->n_in);
-        fs.std = 1.0f / sqrtf((float)t->n_in);
-        fs.d = fs.std / dq_unit;
-        fs.seed = synth_tensor_seed(seed, i);
+        const synth_fill_spec fs = synth_tensor_spec(t, i, T, dq_unit, seed);
         size_t nbytes = gguf_writer_tensor_nbytes(w, i);
         size_t room = buf_bytes > fs.row_bytes ? buf_bytes : fs.row_bytes;
         if (write_tensor(fp, &fs, t->n_out, buf, room, n_threads) || gguf_writer_write_pad(fp, nbytes))
@@ -201,9 +158,7 @@ int cmd_synth(int argc, char **argv) {
                out, P->name, T->name, n_layer, (long long)n_vocab, n_t, mib, dt, mib / (dt > 0 ? dt : 1e-9), n_threads);
     }
     free(buf);
-    for (int i = 0; i < n_t; i++) free(names[i]);
-    free(names);
-    free(ts);
+    synth_tensor_list_free(ts, names, n_t);
     gguf_writer_free(w);
     return rc;
 }

@@ -252,9 +252,13 @@ static int64_t checked_mul(int64_t a, int64_t b, int64_t lim) {
 }
 
 tern_model *tern_model_load(const char *path, int progress) {
+    gguf_file *f = tern_weights_open(path); /* a GGUF file, or an HF directory seen as one (safetensors.h) */
+    return f ? tern_model_load_gguf(f, path, progress) : NULL;
+}
+
+tern_model *tern_model_load_gguf(gguf_file *gf, const char *path, int progress) {
     tern_model *m = tern_xcalloc(1, sizeof *m);
-    m->gguf = tern_weights_open(path); /* a GGUF file, or an HF directory seen as one (safetensors.h) */
-    if (!m->gguf) return load_fail(m);
+    m->gguf = gf;
     const gguf_file *f = m->gguf;
 
     const char *arch = gguf_get_cstr(f, "general.architecture");

@@ -91,8 +91,13 @@ struct tern_model {
     void (*dev_weights_free)(void *);
 };
 
+/* tern_model_load over an opened file f (the model owns it from here, on error too): the recipe's metadata and
+ * tensors bound by name. path names it in messages. tern synth's in-memory models (synth.c) load through it from a
+ * header image (gguf_open_header), so they are bound exactly as the file tern synth writes. NULL on error. */
+struct tern_model *tern_model_load_gguf(gguf_file *f, const char *path, int progress);
+
 /* Fill what follows from the hyperparameters and the recipe (per-layer windows and RoPE tables, defaults of
- * attn_scale, embd_scale): after the loader or a synthetic model set the fields above. */
+ * attn_scale, embd_scale): after the loader set the fields above. */
 void tern_model_finish(struct tern_model *m);
 
 #endif

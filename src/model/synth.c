@@ -1,17 +1,22 @@
-/* synth.c: synthetic llama-architecture models (issue 3's tern synth, and in memory for tern bench
- * --synthetic): a real model's tensor names, shapes, metadata and quant types, filled with random blocks at
- * realistic scales. cli/synth.c writes them to a GGUF file; tern_synth_model_new holds one in memory and
- * makes each matrix's rows (the file's bytes) when the CUDA backend uploads them.
+/* synth.c: synthetic models (issue 3's tern synth, and in memory for tern bench --synthetic): a real model's
+ * general.architecture, tensor names, shapes, metadata and quant types, filled with random blocks at realistic
+ * scales. cli/synth.c writes them to a GGUF file; tern_synth_model_new holds one in memory (the file's header image,
+ * loaded by the same loader as the file) and makes each matrix's rows (the file's bytes) when the CUDA backend
+ * uploads them.
  *
- * What the file holds (llama.cpp's llama-arch names, GGUF ne order = (n_in, n_out), innermost first):
+ * What the file holds (llama.cpp's tensor names, GGUF ne order = (n_in, n_out), innermost first; hd = head_dim):
  *   token_embd.weight (n_embd, n_vocab) TYPE   output_norm.weight (n_embd) f32   output.weight (n_embd, n_vocab)
- *   TYPE only for untied presets; per layer i: blk.i.attn_norm (n_embd) f32, attn_q (n_embd, n_head*hd),
- *   attn_k / attn_v (n_embd, n_kv*hd), attn_output (n_head*hd, n_embd), ffn_norm (n_embd) f32,
- *   ffn_gate / ffn_up (n_embd, n_ff), ffn_down (n_ff, n_embd), all matrices TYPE.
+ *   TYPE only for untied presets; per layer i (blk.i.), as each family's converter writes it (FAMILIES below):
+ *   attn_norm (n_embd) f32; attn_q (n_embd, n_head*hd), attn_k / attn_v (n_embd, n_kv*hd), or for phi3 attn_qkv
+ *   (n_embd, (n_head + 2*n_kv)*hd) holding q|k|v rows; qwen2: attn_q/k/v.bias (n_head*hd / n_kv*hd) f32; qwen3 and
+ *   gemma3: attn_q_norm / attn_k_norm (hd) f32; attn_output (n_head*hd, n_embd); gemma3: post_attention_norm (n_embd)
+ *   f32; ffn_norm (n_embd) f32; ffn_gate / ffn_up (n_embd, n_ff), or for phi3 ffn_up (n_embd, 2*n_ff) holding
+ *   gate|up rows and no ffn_gate; ffn_down (n_ff, n_embd); gemma3: post_ffw_norm (n_embd) f32. Matrices TYPE.
  * Values: every matrix element has std ~ 1/sqrt(n_in) (so activations keep their scale through 80 layers:
- * each matmul maps unit-RMS inputs to unit-RMS outputs), norm weights are 1 + N(0, 0.05^2). No zeros in
- * the scale fields, no NaN/Inf anywhere. Deterministic: the same arguments give the same bytes, on any
- * number of threads (each row has its own PRNG stream seeded from (seed, tensor, row)).
+ * each matmul maps unit-RMS inputs to unit-RMS outputs), norm weights are 1 + N(0, 0.05^2) (Gemma's converter
+ * stores its norms as 1 + w, and tern and llama.cpp multiply by the stored value, so the same holds for gemma3),
+ * biases N(0, 0.1^2). No zeros in the scale fields, no NaN/Inf anywhere. Deterministic: the same arguments give the
+ * same bytes, on any number of threads (each row has its own PRNG stream seeded from (seed, tensor, row)).
  *
  * How blocks are made, without a quantizer: each row is random bytes (xoshiro256+, 8 bytes a call), then
  * every block's fp16 scale fields are overwritten: d = D * jitter (jitter uniform in [0.75, 1.25], as real
@@ -30,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "backend_cpu.h"
 #include "model.h"
@@ -37,31 +43,87 @@
 #include "synth.h"
 #include "util.h"
 
+/* ---- families --------------------------------------------------------------------------------
+ * What a family's GGUF holds beyond the llama block, as llama.cpp's converter (0.3.36's conversion/: llama.py,
+ * qwen.py, gemma.py, phi.py) writes it; the loader (arch.c) binds each of these by name, and refuses a file with a
+ * tensor it did not bind, so a family listing a tensor its recipe does not take fails to load. */
+enum {
+    SYNTH_F_ROPE_DIMS = 1u << 0, /* {arch}.rope.dimension_count (llama, phi3) */
+    SYNTH_F_QKV_BIAS = 1u << 1,  /* attn_q/k/v.bias (qwen2) */
+    SYNTH_F_QK_NORM = 1u << 2,   /* attn_q_norm, attn_k_norm (qwen3, gemma3) */
+    SYNTH_F_POST_NORM = 1u << 3, /* post_attention_norm, post_ffw_norm (gemma3) */
+    SYNTH_F_FUSED = 1u << 4,     /* attn_qkv, ffn_up of gate|up rows, no ffn_gate (phi3: the HF tensors as they are) */
+    SYNTH_F_ORIG_CTX = 1u << 5,  /* {arch}.rope.scaling.original_context_length = the context (phi3) */
+};
+typedef struct { const char *arch; unsigned flags; } synth_family;
+static const synth_family FAMILIES[] = {
+    {"llama", SYNTH_F_ROPE_DIMS},
+    {"qwen2", SYNTH_F_QKV_BIAS},
+    {"qwen3", SYNTH_F_QK_NORM},
+    {"gemma3", SYNTH_F_QK_NORM | SYNTH_F_POST_NORM},
+    {"phi3", SYNTH_F_FUSED | SYNTH_F_ROPE_DIMS | SYNTH_F_ORIG_CTX},
+};
+
+static unsigned family_flags(const char *arch) {
+    for (size_t i = 0; i < sizeof FAMILIES / sizeof FAMILIES[0]; i++)
+        if (!strcmp(FAMILIES[i].arch, arch)) return FAMILIES[i].flags;
+    return 0; /* not reached: every preset names a family (test_synth loads each) */
+}
+
 /* ---- presets --------------------------------------------------------------------------------
  * Numbers from each model's Hugging Face config.json (hidden_size, num_hidden_layers, intermediate_size,
  * num_attention_heads, num_key_value_heads, vocab_size, max_position_embeddings, rope_theta,
- * tie_word_embeddings); rms_norm_eps is 1e-5 for all five. head_dim = n_embd / n_head for all of them.
- *  - HuggingFaceTB/SmolLM2-135M: 576, 30, 1536, 9/3, 49152, 8192, 100000, tied.
- *  - meta-llama/Llama-3.2-1B: 2048, 16, 8192, 32/8, 128256, 131072, 500000, tied. Its rope_scaling
+ * tie_word_embeddings, rms_norm_eps; head_dim, sliding_window, rope_local_base_freq and rope_scaling where the
+ * model has them). head_dim = n_embd / n_head unless given (then the file has attention.key_length/value_length,
+ * as the converter writes them when config.json has head_dim).
+ *  - HuggingFaceTB/SmolLM2-135M: 576, 30, 1536, 9/3, 49152, 8192, 100000, tied, 1e-5.
+ *  - meta-llama/Llama-3.2-1B: 2048, 16, 8192, 32/8, 128256, 131072, 500000, tied, 1e-5. Its rope_scaling
  *    ("llama3" type, factor 32) and rope_freqs.weight are left out: synth is for shapes and speed, and
  *    tern's loader would otherwise need the llama3 frequency table (arch.c accepts rope_freqs only).
- *  - meta-llama/Meta-Llama-3-8B: 4096, 32, 14336, 32/8, 128256, 8192, 500000, untied.
- *  - meta-llama/Meta-Llama-3-70B: 8192, 80, 28672, 64/8, 128256, 8192, 500000, untied.
- *  - meta-llama/Llama-3.1-405B: 16384, 126, 53248, 128/8, 128256, 131072, 500000, untied (its rope_scaling
+ *  - meta-llama/Meta-Llama-3-8B: 4096, 32, 14336, 32/8, 128256, 8192, 500000, untied, 1e-5.
+ *  - meta-llama/Meta-Llama-3-70B: 8192, 80, 28672, 64/8, 128256, 8192, 500000, untied, 1e-5.
+ *  - meta-llama/Llama-3.1-405B: 16384, 126, 53248, 128/8, 128256, 131072, 500000, untied, 1e-5 (its rope_scaling
  *    left out as for Llama-3.2-1B). At Q4_0 ~229 GB: `tern bench --synthetic` makes it in memory.
- *  - mistralai/Mistral-7B-v0.1: 4096, 32, 14336, 32/8, 32000, 32768, 10000, untied. v0.1 (not v0.2's
- *    rope_theta 1e6); its 4096-token sliding window is not expressed (tern has none; llama.cpp's
- *    converter does not store it for llama-arch either). */
+ *  - mistralai/Mistral-7B-v0.1: 4096, 32, 14336, 32/8, 32000, 32768, 10000, untied, 1e-5. v0.1 (not v0.2's
+ *    rope_theta 1e6); its 4096-token sliding window is not expressed (tern has none for llama; llama.cpp's
+ *    converter does not store it for llama-arch either).
+ *  - Qwen/Qwen2.5-7B (qwen2): 3584, 28, 18944, 28/4, 152064, 131072, 1000000, untied, 1e-6 (the base model: no
+ *    rope_scaling; the Instruct model's YaRN block is what the loader refuses). q/k/v biases (attention has them in
+ *    every Qwen2).
+ *  - Qwen/Qwen3-8B (qwen3): 4096, 36, 12288, 32/8, 151936, 40960, 1000000, untied, 1e-6, head_dim 128; q/k norms.
+ *  - google/gemma-3-4b-it (gemma3), its text_config (the keys it leaves out are Gemma3TextConfig's defaults): 2560,
+ *    34, 10240, 8/4, head_dim 256, 131072, rope_theta 1000000, rope_local_base_freq 10000, rope_scaling linear
+ *    factor 8 (global layers only, as llama.cpp and tern apply it), sliding_window 1024, 1e-6, tied. vocab_size
+ *    262208 there, but the converter drops the rows past the tokenizer's 262144 pieces (gemma.py "remove OOV
+ *    rows"; models/gemma-3-270m-q4_k_m.gguf's token_embd has 262144), so 262144.
+ *  - google/gemma-3-27b-it (gemma3), text_config as for 4b: 5376, 62, 21504, 32/16, head_dim 128 (so q is
+ *    scaled by 1/sqrt(5376/32) on both sides: query_pre_attn_scalar 168), the same RoPE, window and vocab.
+ *  - microsoft/Phi-3-mini-4k-instruct (phi3): 3072, 32, 8192, 32/32, 32064, 4096, 10000, untied, 1e-5;
+ *    sliding_window 2047 is written as the converter does (llama.cpp disables Phi-3's window, tern's phi3 row
+ *    has none), rope.scaling.original_context_length 4096. */
 
 static const synth_preset PRESETS[] = {
-    {"smollm2-135m", "SmolLM2 135M", 576, 30, 1536, 9, 3, 49152, 8192, 100000.0f, 1},
-    {"llama3.2-1b", "Llama 3.2 1B", 2048, 16, 8192, 32, 8, 128256, 131072, 500000.0f, 1},
-    {"llama3-8b", "Llama 3 8B", 4096, 32, 14336, 32, 8, 128256, 8192, 500000.0f, 0},
-    {"llama3-70b", "Llama 3 70B", 8192, 80, 28672, 64, 8, 128256, 8192, 500000.0f, 0},
-    {"llama3-405b", "Llama 3.1 405B", 16384, 126, 53248, 128, 8, 128256, 131072, 500000.0f, 0},
-    {"mistral-7b", "Mistral 7B v0.1", 4096, 32, 14336, 32, 8, 32000, 32768, 10000.0f, 0},
+    /* name, title, arch, n_embd, n_layer, n_ff, n_head, n_head_kv, n_vocab, n_ctx, rope_base, tied, rms_eps, ... */
+    {"smollm2-135m", "SmolLM2 135M", "llama", 576, 30, 1536, 9, 3, 49152, 8192, 100000.0f, 1, .rms_eps = 1e-5f},
+    {"llama3.2-1b", "Llama 3.2 1B", "llama", 2048, 16, 8192, 32, 8, 128256, 131072, 500000.0f, 1, .rms_eps = 1e-5f},
+    {"llama3-8b", "Llama 3 8B", "llama", 4096, 32, 14336, 32, 8, 128256, 8192, 500000.0f, 0, .rms_eps = 1e-5f},
+    {"llama3-70b", "Llama 3 70B", "llama", 8192, 80, 28672, 64, 8, 128256, 8192, 500000.0f, 0, .rms_eps = 1e-5f},
+    {"llama3-405b", "Llama 3.1 405B", "llama", 16384, 126, 53248, 128, 8, 128256, 131072, 500000.0f, 0,
+     .rms_eps = 1e-5f},
+    {"mistral-7b", "Mistral 7B v0.1", "llama", 4096, 32, 14336, 32, 8, 32000, 32768, 10000.0f, 0, .rms_eps = 1e-5f},
+    {"qwen2.5-7b", "Qwen2.5 7B", "qwen2", 3584, 28, 18944, 28, 4, 152064, 131072, 1000000.0f, 0, .rms_eps = 1e-6f},
+    {"qwen3-8b", "Qwen3 8B", "qwen3", 4096, 36, 12288, 32, 8, 151936, 40960, 1000000.0f, 0, .rms_eps = 1e-6f,
+     .head_dim = 128},
+    {"gemma3-4b", "Gemma 3 4B", "gemma3", 2560, 34, 10240, 8, 4, 262144, 131072, 1000000.0f, 1, .rms_eps = 1e-6f,
+     .head_dim = 256, .window = 1024, .rope_base_swa = 10000.0f, .rope_linear = 8.0f},
+    {"gemma3-27b", "Gemma 3 27B", "gemma3", 5376, 62, 21504, 32, 16, 262144, 131072, 1000000.0f, 1, .rms_eps = 1e-6f,
+     .head_dim = 128, .window = 1024, .rope_base_swa = 10000.0f, .rope_linear = 8.0f},
+    {"phi3-mini", "Phi-3 mini 4k", "phi3", 3072, 32, 8192, 32, 32, 32064, 4096, 10000.0f, 0, .rms_eps = 1e-5f,
+     .window = 2047},
 };
 #define N_PRESETS ((int)(sizeof PRESETS / sizeof PRESETS[0]))
+
+static int preset_head_dim(const synth_preset *P) { return P->head_dim ? P->head_dim : P->n_embd / P->n_head; }
 
 /* ---- types ----------------------------------------------------------------------------------
  * ftype: llama.cpp's llama_ftype for general.file_type (the _S variant where the K-quant ftypes come in
@@ -114,9 +176,10 @@ void synth_fill_row(const synth_fill_spec *fs, int64_t r, uint8_t *dst) {
     rng_t g;
     rng_seed(&g, fs->seed ^ ((uint64_t)r * 0xd1342543de82ef95ull));
     const synth_type *ty = fs->ty;
-    if (fs->is_norm) {
+    if (fs->kind != SYNTH_MATRIX) { /* f32 vectors: norm weights around 1, biases around 0 */
         float *y = (float *)dst;
-        for (int64_t i = 0; i < fs->n_in; i++) y[i] = 1.0f + 0.05f * rng_gauss(&g);
+        const float mean = fs->kind == SYNTH_NORM ? 1.0f : 0.0f, sd = fs->kind == SYNTH_NORM ? 0.05f : 0.1f;
+        for (int64_t i = 0; i < fs->n_in; i++) y[i] = mean + sd * rng_gauss(&g);
         return;
     }
     if (ty->type == TERN_TYPE_F32 || ty->type == TERN_TYPE_F16 || ty->type == TERN_TYPE_BF16) {
@@ -163,7 +226,7 @@ void synth_fill_row(const synth_fill_spec *fs, int64_t r, uint8_t *dst) {
 float synth_calibrate(const synth_type *ty) {
     if (ty->d_off < 0) return 1.0f;
     const int64_t n = 256, rows = 64;
-    synth_fill_spec fs = {ty, n, tern_type_row_size(ty->type, n), 1.0f, 1.0f, 0, 0x5eedull};
+    synth_fill_spec fs = {ty, n, tern_type_row_size(ty->type, n), 1.0f, 1.0f, SYNTH_MATRIX, 0x5eedull};
     uint8_t *buf = tern_xmalloc(fs.row_bytes);
     float *y = tern_xmalloc(sizeof(float) * (size_t)n);
     double ss = 0;
@@ -242,7 +305,7 @@ int synth_resolve(const char *arch, const char *type, const synth_preset **Pp, c
         if (!strcmp(type, TYPES[i].name)) T = &TYPES[i];
     if (!P) { snprintf(why, nwhy, "unknown preset '%s' (presets: %s)", arch, plist); return -1; }
     if (!T) { snprintf(why, nwhy, "unknown type '%s' (types: %s)", type, tlist); return -1; }
-    const int64_t bsz = tern_type_block_size(T->type), hd = P->n_embd / P->n_head;
+    const int64_t bsz = tern_type_block_size(T->type), hd = preset_head_dim(P);
     const int64_t row_lens[3] = {P->n_embd, P->n_head * hd, P->n_ff};
     const char *row_names[3] = {"n_embd", "n_head*head_dim", "n_ff"};
     for (int i = 0; i < 3; i++)
@@ -258,38 +321,65 @@ int synth_resolve(const char *arch, const char *type, const synth_preset **Pp, c
     return 0;
 }
 
-/* The tensor list in file order (llama.cpp's convert order: embeddings, output, then blocks); tensor i's
- * PRNG stream seed is synth_tensor_seed(seed, i) in the file and in the in-memory model alike. */
+/* The tensor list in file order (llama.cpp's convert order: embeddings, output, then blocks; within a block the
+ * llama tensors in llama's order with the family's extras beside the tensor they belong to); tensor i's PRNG
+ * stream seed is synth_tensor_seed(seed, i) in the file and in the in-memory model alike. */
 int synth_tensor_list(const synth_preset *P, int n_layer, int64_t n_vocab, synth_tensor **ts_out,
                              char ***names_out) {
-    const int64_t E = P->n_embd, F = P->n_ff, hd = P->n_embd / P->n_head;
+    const unsigned fl = family_flags(P->arch);
+    const int64_t E = P->n_embd, F = P->n_ff, hd = preset_head_dim(P);
     const int64_t Hq = P->n_head * hd, Hkv = P->n_head_kv * hd;
-    int n_t = 2 + (P->tied ? 0 : 1) + 9 * n_layer;
-    synth_tensor *ts = tern_xcalloc((size_t)n_t, sizeof *ts);
-    char **names = tern_xcalloc((size_t)n_t, sizeof *names);
+    const int per_layer_max = 16, n_max = 3 + per_layer_max * n_layer;
+    synth_tensor *ts = tern_xcalloc((size_t)n_max, sizeof *ts);
+    char **names = tern_xcalloc((size_t)n_max, sizeof *names);
     int k = 0;
-#define ADD(nm, in, outn, norm) (names[k] = strdup(nm), ts[k] = (synth_tensor){names[k], in, outn, norm}, k++)
-    ADD("token_embd.weight", E, n_vocab, 0);
-    ADD("output_norm.weight", E, 1, 1);
-    if (!P->tied) ADD("output.weight", E, n_vocab, 0);
+#define ADD(nm, in, outn, kind) (names[k] = strdup(nm), ts[k] = (synth_tensor){names[k], in, outn, kind}, k++)
+    ADD("token_embd.weight", E, n_vocab, SYNTH_MATRIX);
+    ADD("output_norm.weight", E, 1, SYNTH_NORM);
+    if (!P->tied) ADD("output.weight", E, n_vocab, SYNTH_MATRIX);
     for (int l = 0; l < n_layer; l++) {
         char n[64];
 #define L(s) (snprintf(n, sizeof n, "blk.%d." s, l), n)
-        ADD(L("attn_norm.weight"), E, 1, 1);
-        ADD(L("attn_q.weight"), E, Hq, 0);
-        ADD(L("attn_k.weight"), E, Hkv, 0);
-        ADD(L("attn_v.weight"), E, Hkv, 0);
-        ADD(L("attn_output.weight"), Hq, E, 0);
-        ADD(L("ffn_norm.weight"), E, 1, 1);
-        ADD(L("ffn_gate.weight"), E, F, 0);
-        ADD(L("ffn_up.weight"), E, F, 0);
-        ADD(L("ffn_down.weight"), F, E, 0);
+        ADD(L("attn_norm.weight"), E, 1, SYNTH_NORM);
+        if (fl & SYNTH_F_FUSED) {
+            ADD(L("attn_qkv.weight"), E, Hq + 2 * Hkv, SYNTH_MATRIX);
+        } else {
+            ADD(L("attn_q.weight"), E, Hq, SYNTH_MATRIX);
+            ADD(L("attn_k.weight"), E, Hkv, SYNTH_MATRIX);
+            ADD(L("attn_v.weight"), E, Hkv, SYNTH_MATRIX);
+        }
+        if (fl & SYNTH_F_QKV_BIAS) {
+            ADD(L("attn_q.bias"), Hq, 1, SYNTH_BIAS);
+            ADD(L("attn_k.bias"), Hkv, 1, SYNTH_BIAS);
+            ADD(L("attn_v.bias"), Hkv, 1, SYNTH_BIAS);
+        }
+        if (fl & SYNTH_F_QK_NORM) {
+            ADD(L("attn_q_norm.weight"), hd, 1, SYNTH_NORM);
+            ADD(L("attn_k_norm.weight"), hd, 1, SYNTH_NORM);
+        }
+        ADD(L("attn_output.weight"), Hq, E, SYNTH_MATRIX);
+        if (fl & SYNTH_F_POST_NORM) ADD(L("post_attention_norm.weight"), E, 1, SYNTH_NORM);
+        ADD(L("ffn_norm.weight"), E, 1, SYNTH_NORM);
+        if (fl & SYNTH_F_FUSED) {
+            ADD(L("ffn_up.weight"), E, 2 * F, SYNTH_MATRIX);
+        } else {
+            ADD(L("ffn_gate.weight"), E, F, SYNTH_MATRIX);
+            ADD(L("ffn_up.weight"), E, F, SYNTH_MATRIX);
+        }
+        ADD(L("ffn_down.weight"), F, E, SYNTH_MATRIX);
+        if (fl & SYNTH_F_POST_NORM) ADD(L("post_ffw_norm.weight"), E, 1, SYNTH_NORM);
 #undef L
     }
 #undef ADD
     *ts_out = ts;
     *names_out = names;
-    return n_t;
+    return k;
+}
+
+void synth_tensor_list_free(synth_tensor *ts, char **names, int n_t) {
+    for (int i = 0; names && i < n_t; i++) free(names[i]);
+    free(names);
+    free(ts);
 }
 
 uint64_t synth_tensor_seed(long long seed, int i) {
@@ -297,12 +387,93 @@ uint64_t synth_tensor_seed(long long seed, int i) {
     return splitmix64(&s);
 }
 
+static const synth_type F32_TYPE = {"f32", TERN_TYPE_F32, 0, -1, -1, 0};
 
-/* ---- in-memory models (tern bench --synthetic): the same bytes as the file, made when uploaded ---- */
+synth_fill_spec synth_tensor_spec(const synth_tensor *t, int i, const synth_type *T, float dq_unit, long long seed) {
+    synth_fill_spec fs = {t->kind == SYNTH_MATRIX ? T : &F32_TYPE, t->n_in, 0, 0, 0, t->kind,
+                          synth_tensor_seed(seed, i)};
+    fs.row_bytes = tern_type_row_size(fs.ty->type, t->n_in);
+    fs.std = 1.0f / sqrtf((float)t->n_in);
+    fs.d = fs.std / dq_unit;
+    return fs;
+}
+
+/* Metadata setters that also print "KEY = VALUE" to show (--dry-run). */
+static void kv_u32(gguf_writer *w, FILE *show, const char *k, uint32_t v) {
+    gguf_writer_add_u32(w, k, v);
+    if (show) fprintf(show, "%s = %u\n", k, v);
+}
+static void kv_f32(gguf_writer *w, FILE *show, const char *k, float v) {
+    gguf_writer_add_f32(w, k, v);
+    if (show) fprintf(show, "%s = %g\n", k, v);
+}
+static void kv_str(gguf_writer *w, FILE *show, const char *k, const char *v) {
+    gguf_writer_add_str(w, k, v);
+    if (show) fprintf(show, "%s = %s\n", k, v);
+}
+
+/* The keys each family's converter writes (see FAMILIES), in the llama converter's order for llama presets (their
+ * files are byte for byte those of before the families came). */
+gguf_writer *synth_writer_new(const synth_preset *P, const synth_type *T, int n_layer, int64_t n_vocab, long long seed,
+                              const synth_tensor *ts, int n_t, FILE *show) {
+    const unsigned fl = family_flags(P->arch);
+    gguf_writer *w = gguf_writer_new();
+    char title[128], k[128];
+#define KEY(s) (snprintf(k, sizeof k, "%s." s, P->arch), k)
+    snprintf(title, sizeof title, "%s (synthetic %s, tern synth seed %lld)", P->title, T->name, seed);
+    kv_str(w, show, "general.architecture", P->arch);
+    kv_str(w, show, "general.name", title);
+    kv_u32(w, show, "general.file_type", (uint32_t)T->ftype);
+    kv_u32(w, show, KEY("context_length"), (uint32_t)P->n_ctx);
+    if (fl & SYNTH_F_ORIG_CTX) kv_u32(w, show, KEY("rope.scaling.original_context_length"), (uint32_t)P->n_ctx);
+    kv_u32(w, show, KEY("embedding_length"), (uint32_t)P->n_embd);
+    kv_u32(w, show, KEY("block_count"), (uint32_t)n_layer);
+    kv_u32(w, show, KEY("feed_forward_length"), (uint32_t)P->n_ff);
+    kv_u32(w, show, KEY("attention.head_count"), (uint32_t)P->n_head);
+    kv_u32(w, show, KEY("attention.head_count_kv"), (uint32_t)P->n_head_kv);
+    if (P->head_dim) {
+        kv_u32(w, show, KEY("attention.key_length"), (uint32_t)P->head_dim);
+        kv_u32(w, show, KEY("attention.value_length"), (uint32_t)P->head_dim);
+    }
+    kv_f32(w, show, KEY("rope.freq_base"), P->rope_base);
+    if (P->rope_base_swa > 0) kv_f32(w, show, KEY("rope.freq_base_swa"), P->rope_base_swa);
+    if (P->rope_linear > 0) {
+        kv_str(w, show, KEY("rope.scaling.type"), "linear");
+        kv_f32(w, show, KEY("rope.scaling.factor"), P->rope_linear);
+    }
+    if (P->window > 0) kv_u32(w, show, KEY("attention.sliding_window"), (uint32_t)P->window);
+    kv_f32(w, show, KEY("attention.layer_norm_rms_epsilon"), P->rms_eps);
+    if (fl & SYNTH_F_ROPE_DIMS) kv_u32(w, show, KEY("rope.dimension_count"), (uint32_t)preset_head_dim(P));
+    kv_u32(w, show, KEY("vocab_size"), (uint32_t)n_vocab); /* no token list: llama.cpp takes n_vocab from here */
+    kv_str(w, show, "tokenizer.ggml.model", "no_vocab");
+#undef KEY
+    for (int i = 0; i < n_t; i++) {
+        const int vec = ts[i].kind != SYNTH_MATRIX, type = vec ? TERN_TYPE_F32 : (int)T->type;
+        const int64_t ne[2] = {ts[i].n_in, ts[i].n_out};
+        if (gguf_writer_add_tensor(w, ts[i].name, vec ? 1 : 2, ne, type)) {
+            gguf_writer_free(w);
+            return NULL;
+        }
+        if (show)
+            fprintf(show, "tensor %s %s %lld %lld\n", ts[i].name, tern_type_name(type), (long long)ne[0],
+                    (long long)ne[1]);
+    }
+    return w;
+}
+
+
+/* ---- in-memory models (tern bench --synthetic): the same bytes as the file, made when uploaded ----
+ * The file's header image goes through tern_model_load_gguf, so the model is bound by name exactly as the file
+ * (fused tensors as row views, biases, norms, every metadata key). The vectors' bytes are made now (the loader copies
+ * them). A matrix's data pointer is an address in a reserved, inaccessible range (PROT_NONE: a read faults) at the
+ * tensor's offset in the file's data section; once loaded, each model weight (a tensor, or rows of one) is found by
+ * that address, entered in the generator's table with its first row, and its data set to NULL (what the CUDA
+ * backend takes as "ask gen_rows"). */
 
 typedef struct {
     const tern_weight *w;
     synth_fill_spec fs;
+    int64_t row0; /* the weight's first row in its tensor (a row view of a fused tensor) */
 } gen_entry;
 typedef struct {
     gen_entry *e;
@@ -310,11 +481,28 @@ typedef struct {
     synth_type ty; /* fs.ty points here (the preset tables are static; this keeps the spec self-contained) */
 } gen_table;
 
+/* What the header image's gguf_file holds until gguf_close: the vectors' bytes and the reserved range. */
+typedef struct {
+    void **vecs;
+    int n_vecs;
+    void *base;
+    size_t span;
+} synth_image;
+
+static void image_release(void *p) {
+    synth_image *im = p;
+    if (!im) return;
+    for (int i = 0; i < im->n_vecs; i++) free(im->vecs[i]);
+    free(im->vecs);
+    if (im->base) munmap(im->base, im->span);
+    free(im);
+}
+
 static int gen_rows(const tern_model *m, const tern_weight *w, int64_t r0, int64_t n, void *dst) {
     const gen_table *t = m->gen_ctx;
     for (int i = 0; i < t->n; i++) {
         if (t->e[i].w != w) continue;
-        synth_fill_rows(&t->e[i].fs, r0, n, dst, tern_n_cores());
+        synth_fill_rows(&t->e[i].fs, t->e[i].row0 + r0, n, dst, tern_n_cores());
         return 0;
     }
     tern_set_error("synthetic model: a weight without a generator");
@@ -326,6 +514,88 @@ static void gen_free(void *p) {
     if (!t) return;
     free(t->e);
     free(t);
+}
+
+/* The file's header image as a gguf_file whose tensors' data are the vectors' bytes (made here) and, for matrices,
+ * addresses in a reserved range (*base, tensor i at base + off[i], off[n_t] the data section's size). NULL with
+ * tern_last_error. */
+static gguf_file *image_open(const synth_preset *P, const synth_type *T, int n_layer, long long seed,
+                             const synth_tensor *ts, int n_t, size_t *off, const uint8_t **base) {
+    gguf_writer *gw = synth_writer_new(P, T, n_layer, P->n_vocab, seed, ts, n_t, NULL);
+    if (!gw) return NULL;
+    char *img = NULL;
+    size_t img_len = 0;
+    FILE *ms = open_memstream(&img, &img_len);
+    int bad = !ms || gguf_writer_write_header(gw, ms) != 0;
+    if (ms) bad |= fclose(ms) != 0;
+    off[0] = 0; /* each tensor padded to the writer's alignment, as in the file */
+    for (int i = 0; i < n_t; i++) {
+        const size_t nb = gguf_writer_tensor_nbytes(gw, i);
+        off[i + 1] = off[i] + (nb + GGUF_WRITE_ALIGN - 1) / GGUF_WRITE_ALIGN * GGUF_WRITE_ALIGN;
+    }
+    gguf_writer_free(gw);
+    synth_image *im = tern_xcalloc(1, sizeof *im);
+    im->vecs = tern_xcalloc((size_t)n_t, sizeof *im->vecs);
+    im->span = off[n_t] ? off[n_t] : 1;
+    im->base = mmap(NULL, im->span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (im->base == MAP_FAILED) im->base = NULL, bad = 1;
+    if (bad) {
+        tern_set_error("cannot make the header image");
+        free(img);
+        image_release(im);
+        return NULL;
+    }
+    const void **data = tern_xcalloc((size_t)n_t, sizeof *data);
+    const float dq_unit = synth_calibrate(T);
+    for (int i = 0; i < n_t; i++) {
+        if (ts[i].kind == SYNTH_MATRIX) {
+            data[i] = (const uint8_t *)im->base + off[i];
+            continue;
+        }
+        const synth_fill_spec fs = synth_tensor_spec(&ts[i], i, T, dq_unit, seed);
+        void *v = tern_xmalloc(fs.row_bytes);
+        synth_fill_row(&fs, 0, v);
+        data[i] = im->vecs[im->n_vecs++] = v;
+    }
+    *base = im->base;
+    gguf_file *f = gguf_open_header(img, img_len, (const void *const *)data, image_release, im);
+    free(data);
+    return f;
+}
+
+/* The generator's table of a model loaded from image_open's file: every weight as the loader bound it, its tensor
+ * found by address, its first row there; each weight's data set to NULL. NULL (error set) for a weight outside the
+ * tensors (not reached: the loader binds matrices only from the directory). */
+static gen_table *gen_table_new(tern_model *m, const synth_type *T, long long seed, const synth_tensor *ts, int n_t,
+                                const size_t *off, const uint8_t *base) {
+    gen_table *gt = tern_xcalloc(1, sizeof *gt);
+    gt->ty = *T;
+    const float dq_unit = synth_calibrate(T);
+    const int n_w = 2 + 7 * m->n_layer;
+    gt->e = tern_xcalloc((size_t)n_w, sizeof *gt->e);
+    for (int j = 0; j < n_w; j++) {
+        tern_weight *w;
+        if (j < 2) w = j == 0 ? &m->tok_embd : &m->output;
+        else {
+            tern_layer *l = &m->layers[(j - 2) / 7];
+            tern_weight *lw[7] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->w_gate, &l->w_up, &l->w_down};
+            w = lw[(j - 2) % 7];
+        }
+        const size_t at = (size_t)((const uint8_t *)w->data - base);
+        int i = 0;
+        while (i < n_t && !(ts[i].kind == SYNTH_MATRIX && at >= off[i] && at < off[i + 1])) i++;
+        if (i == n_t) {
+            tern_set_error("a weight outside the model's tensors");
+            gen_free(gt);
+            return NULL;
+        }
+        gen_entry *e = &gt->e[gt->n++];
+        e->w = w;
+        e->fs = synth_tensor_spec(&ts[i], i, &gt->ty, dq_unit, seed);
+        e->row0 = (int64_t)((at - off[i]) / e->fs.row_bytes);
+    }
+    for (int j = 0; j < gt->n; j++) ((tern_weight *)gt->e[j].w)->data = NULL;
+    return gt;
 }
 
 tern_model *tern_synth_model_new(const char *arch, const char *type, int layers, long long seed) {
@@ -340,78 +610,24 @@ tern_model *tern_synth_model_new(const char *arch, const char *type, int layers,
     synth_tensor *ts = NULL;
     char **names = NULL;
     const int n_t = synth_tensor_list(P, n_layer, P->n_vocab, &ts, &names);
-    tern_model *m = tern_xcalloc(1, sizeof *m);
-    snprintf(m->arch, sizeof m->arch, "llama");
-    m->n_vocab = P->n_vocab;
-    m->n_ctx_train = P->n_ctx;
-    m->n_embd = P->n_embd;
-    m->n_layer = n_layer;
-    m->n_head = P->n_head;
-    m->n_head_kv = P->n_head_kv;
-    m->head_dim = P->n_embd / P->n_head;
-    m->n_ff = P->n_ff;
-    m->n_rot = m->head_dim;
-    m->rms_eps = SYNTH_RMS_EPS;
-    m->rope_base = P->rope_base;
-    m->rope_scale = 1.0;
-    m->layers = tern_xcalloc((size_t)n_layer, sizeof *m->layers);
-    gen_table *gt = tern_xcalloc(1, sizeof *gt);
-    gt->ty = *T;
-    gt->e = tern_xcalloc((size_t)n_t + 1, sizeof *gt->e);
-    const synth_type F32T = {"f32", TERN_TYPE_F32, 0, -1, -1, 0};
-    const float dq_unit = synth_calibrate(T);
-    for (int i = 0; i < n_t; i++) {
-        const synth_tensor *t = &ts[i];
-        synth_fill_spec fs = {t->is_norm ? &F32T : &gt->ty, t->n_in, 0, 0, 0, t->is_norm, synth_tensor_seed(seed, i)};
-        fs.row_bytes = tern_type_row_size(fs.ty->type, t->n_in);
-        fs.std = 1.0f / sqrtf((float)t->n_in);
-        fs.d = fs.std / dq_unit;
-        m->n_params += (uint64_t)t->n_in * (uint64_t)t->n_out;
-        m->n_bytes += fs.row_bytes * (uint64_t)t->n_out;
-        /* slot of tensor i, in synth_tensor_list's order */
-        const int head = P->tied ? 2 : 3;
-        float **vec = NULL;
-        tern_weight *w = NULL;
-        if (i == 0) w = &m->tok_embd;
-        else if (i == 1) vec = &m->output_norm;
-        else if (i == 2 && !P->tied) w = &m->output;
-        else {
-            tern_layer *l = &m->layers[(i - head) / 9];
-            switch ((i - head) % 9) {
-            case 0: vec = &l->attn_norm; break;
-            case 1: w = &l->wq; break;
-            case 2: w = &l->wk; break;
-            case 3: w = &l->wv; break;
-            case 4: w = &l->wo; break;
-            case 5: vec = &l->ffn_norm; break;
-            case 6: w = &l->w_gate; break;
-            case 7: w = &l->w_up; break;
-            default: w = &l->w_down; break;
-            }
-        }
-        if (vec) { /* norms: small, made now (f32 rows are their own data) */
-            *vec = tern_xmalloc(fs.row_bytes);
-            synth_fill_row(&fs, 0, (uint8_t *)*vec);
-            continue;
-        }
-        *w = (tern_weight){NULL, T->type, t->n_in, t->n_out, fs.row_bytes};
-        gt->e[gt->n++] = (gen_entry){w, fs};
-    }
-    if (P->tied) { /* the output head is token_embd's bytes */
-        m->output = m->tok_embd;
-        gt->e[gt->n] = gt->e[0];
-        gt->e[gt->n++].w = &m->output;
+    size_t *off = tern_xcalloc((size_t)n_t + 1, sizeof *off);
+    const uint8_t *base = NULL;
+    gguf_file *f = image_open(P, T, n_layer, seed, ts, n_t, off, &base);
+    tern_model *m = f ? tern_model_load_gguf(f, P->name, 0) : NULL; /* owns f from here */
+    gen_table *gt = m ? gen_table_new(m, T, seed, ts, n_t, off, base) : NULL;
+    free(off);
+    synth_tensor_list_free(ts, names, n_t);
+    if (!gt) {
+        char e[512]; /* the reason, copied: tern_set_error writes where tern_last_error points */
+        snprintf(e, sizeof e, "%s", tern_last_error());
+        tern_set_error("--synthetic %s: %s", P->name, e);
+        tern_model_free(m);
+        return NULL;
     }
     snprintf(m->desc, sizeof m->desc, "%s (synthetic %s in memory, seed %lld, %d layers)", P->title, T->name, seed,
              n_layer);
     m->gen_rows = gen_rows;
     m->gen_free = gen_free;
     m->gen_ctx = gt;
-    m->recipe = tern_recipe_find(m->arch);
-    tern_model_finish(m);
-    for (int i = 0; i < n_t; i++) free(names[i]);
-    free(names);
-    free(ts);
     return m;
 }
-
