@@ -249,6 +249,17 @@ static int read_file(const char *path, const char *arch, int n_head, int n_head_
             keep_owned(keep, p);
             t.data = p;
         }
+        /* convert_hf_to_gguf.py writes 1-D tensors and norms as F32 ("n_dims <= 1 or new_name.endswith('_norm.weight')":
+         * llama.cpp's ops take them as F32 only), while a BF16/F16 checkpoint ships them in its own dtype: widened
+         * here too (exact), so the view and what tern quantize writes from it hold F32 there, as the converted GGUF */
+        const size_t gl = strlen(gname);
+        if (type != TERN_TYPE_F32 && (nd == 1 || (gl >= 12 && !strcmp(gname + gl - 12, "_norm.weight")))) {
+            float *w = tern_xmalloc(sizeof(float) * (size_t)nel);
+            tern_dequantize_row((enum tern_type)type, t.data, w, (int64_t)nel);
+            keep_owned(keep, w);
+            t.data = w;
+            t.type = TERN_TYPE_F32;
+        }
         t.gguf_name = strdup(gname);
         if (*n_ts == *cap_ts) {
             *cap_ts = *cap_ts ? 2 * *cap_ts : 256;

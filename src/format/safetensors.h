@@ -11,7 +11,8 @@
  *  - tensors: HF names mapped to GGUF names (model.layers.N.self_attn.q_proj.weight -> blk.N.attn_q.weight, ...),
  *    shapes reversed into ggml order, F32/F16/BF16 data used in place from the mmapped files; for llama only, the
  *    rows of q_proj and k_proj permuted from HF's rotate-half order into GGUF's interleaved RoPE pairs (a copy,
- *    convert_hf_to_gguf.py's LlamaModel.permute).
+ *    convert_hf_to_gguf.py's LlamaModel.permute); 1-D tensors and *_norm.weight of F16/BF16 widened to F32 (a copy,
+ *    exact: convert_hf_to_gguf.py's rule, so `tern quantize DIR` keeps them F32 as llama.cpp expects).
  * Errors (one line in tern_last_error): a missing or malformed config.json / safetensors header, an unsupported
  * model_type, dtype or rope_scaling, a tensor name not mapped, tensors that overlap or lie past a file's end.
  */
