@@ -28,9 +28,20 @@ tokenizer.json as Qwen ships it for tokenizer.ggml.pre qwen2 (NFC normalizer, th
 regex; the control tokens in added_tokens only, not in the model's vocab; merges as "a b" for qwen2 and as [a, b]
 pairs, the tokenizers>=0.20 form, for qwen3) and tokenizer_config.json (bos_token null, eos/pad by name). HF's
 tokenizers 0.23.3 loads that tokenizer.json and gives tern's ids (checked by hand, not in the test). tern loading
-OUTDIR must give GGUF's logits bit for bit."""
+OUTDIR must give GGUF's logits bit for bit.
+
+usage: python3 tests/gen_hf_fixture.py --from GGUF OUTDIR --bf16 REF_GGUF
+
+As --from, but every tensor of OUTDIR/model.safetensors is BF16 (as HF ships most checkpoints: norms too), each
+F32 value rounded to nearest even (checked against gguf-py's BF16 quantizer), torch_dtype bfloat16; and REF_GGUF the
+GGUF convert_hf_to_gguf.py --outtype bf16 makes of OUTDIR: the GGUF's metadata with file_type MOSTLY_BF16, matrices
+BF16 with the same bits, 1-D tensors and norms widened to F32 (its rule: n_dims <= 1 or *_norm.weight -> F32; the
+widening is exact). numpy has no bfloat16 and safetensors.numpy cannot write one, so the file is written here from
+the format (write_safetensors_bf16), then read back through the safetensors package and compared with what its
+low-level serialize (raw bytes, dtype "bfloat16") writes for the same bits (check_safetensors_bf16)."""
 import json
 import os
+import struct
 import sys
 
 import numpy as np
@@ -66,13 +77,89 @@ def reader_val(r):
     return val
 
 
+def to_bf16(a):
+    """float32 array -> its bfloat16 bits (uint16, same shape), round to nearest even; finite values only."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    assert np.isfinite(a).all(), "NaN/inf: round-to-nearest-even below would need ggml's quiet-NaN rule"
+    u = a.view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def bf16_to_f32(b):
+    """bfloat16 bits (uint16) -> float32, exact: the bits become the top half of the float32"""
+    return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def write_safetensors_bf16(tensors, path, metadata):
+    """tensors: name -> uint16 array of bfloat16 bits, written as a safetensors file of BF16 tensors (the format,
+    huggingface/safetensors README: u64 little-endian header length N, N bytes of JSON
+    {"__metadata__": {str: str}, name: {"dtype", "shape", "data_offsets": [begin, end]}}, then the data, offsets
+    relative to the byte after the header). Laid out as the package's own writer does: tensors by name, the JSON
+    compact and padded with spaces to a multiple of 8 bytes so that the data starts aligned."""
+    names = sorted(tensors)
+    header = {"__metadata__": metadata}
+    off = 0
+    for n in names:
+        nb = tensors[n].nbytes
+        header[n] = {"dtype": "BF16", "shape": list(tensors[n].shape), "data_offsets": [off, off + nb]}
+        off += nb
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as fp:
+        fp.write(struct.pack("<Q", len(h)))
+        fp.write(h)
+        for n in names:
+            fp.write(np.ascontiguousarray(tensors[n], dtype="<u2").tobytes())
+
+
+def check_safetensors_bf16(path, tensors, metadata):
+    """The file write_safetensors_bf16 wrote, read back: its header as JSON; the safetensors package's parser
+    (deserialize: header length, JSON, offsets contiguous and sized as shape x dtype) gives every tensor's dtype,
+    shape and bytes back; safe_open gives the metadata, names, dtypes and shapes (its numpy get_tensor cannot make a
+    bfloat16 array); and the package's writer, given the same bits, writes the same bytes."""
+    import safetensors
+    raw = open(path, "rb").read()
+    (hl,) = struct.unpack("<Q", raw[:8])
+    hdr = json.loads(raw[8:8 + hl])
+    assert hdr.pop("__metadata__") == metadata and set(hdr) == set(tensors), "header names"
+    got = dict(safetensors.deserialize(raw))
+    assert set(got) == set(tensors), "deserialize: names"
+    for n, a in tensors.items():
+        g = got[n]
+        assert g["dtype"] == "BF16" and list(g["shape"]) == list(a.shape), f"deserialize: {n}: {g['dtype']} {g['shape']}"
+        assert bytes(g["data"]) == np.ascontiguousarray(a, dtype="<u2").tobytes(), f"deserialize: {n}: data"
+    with safetensors.safe_open(path, framework="numpy") as f:
+        assert f.metadata() == metadata and set(f.keys()) == set(tensors), "safe_open: metadata or names"
+        for n, a in tensors.items():
+            s = f.get_slice(n)
+            assert s.get_dtype() == "BF16" and list(s.get_shape()) == list(a.shape), f"safe_open: {n}"
+    specs = {n: safetensors.TensorSpec(dtype="bfloat16", shape=list(a.shape), data_ptr=a.ctypes.data,
+                                    data_len=a.nbytes) for n, a in tensors.items()}
+    assert bytes(safetensors.serialize(specs, metadata=metadata)) == raw, "not the package writer's bytes"
+
+
+def copy_metadata(w, r, val, skip=(), override=None):
+    """Every key of GGUFReader r into GGUFWriter w, with its own value type, except GGUF.* and skip; override:
+    key -> value in place of r's."""
+    import gguf
+    override = override or {}
+    for k, fld in r.fields.items():
+        if k.startswith("GGUF.") or k in skip:
+            continue
+        v = override[k] if k in override else val(k)
+        vt = fld.types[0]
+        if vt == gguf.GGUFValueType.ARRAY:
+            w.add_key_value(k, v, vt, sub_type=fld.types[1])
+        else:
+            w.add_key_value(k, v, vt)
+
+
 def main(out, n_layers):
     import gguf
     from gguf import quants
     from safetensors.numpy import save_file
 
     r = gguf.GGUFReader(MODEL)
-    f = {k: v for k, v in r.fields.items()}
     val = reader_val(r)
 
     n_head, n_head_kv = val("llama.attention.head_count"), val("llama.attention.head_count_kv")
@@ -134,17 +221,8 @@ def main(out, n_layers):
 
     # --- the reference GGUF: the GGUF's own metadata, these tensors
     w = gguf.GGUFWriter(os.path.join(out, "ref.gguf"), "llama")
-    for k, fld in f.items():
-        if k.startswith("GGUF.") or k in ("general.architecture", "general.file_type", "general.quantization_version"):
-            continue
-        v = val(k)
-        if k == "llama.block_count":
-            v = n_layers
-        vt = fld.types[0]
-        if vt == gguf.GGUFValueType.ARRAY:
-            w.add_key_value(k, v, vt, sub_type=fld.types[1])
-        else:
-            w.add_key_value(k, v, vt)
+    copy_metadata(w, r, val, skip=("general.architecture", "general.file_type", "general.quantization_version"),
+                  override={"llama.block_count": n_layers})
     w.add_file_type(1)
     for name, a in ts.items():
         w.add_tensor(name, a)
@@ -168,8 +246,9 @@ LAYER_NAMES = {"attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": 
                "ffn_up.weight": "mlp.up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight"}
 
 
-def from_gguf(path, out):
+def from_gguf(path, out, bf16_ref=None):
     import gguf
+    from gguf import quants
     from safetensors.numpy import save_file
 
     r = gguf.GGUFReader(path)
@@ -187,6 +266,13 @@ def from_gguf(path, out):
         assert t.tensor_type in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16), \
             f"{t.name}: {t.tensor_type.name} (F32 and F16 keep their bits in safetensors; dequantize first)"
         ts[t.name] = np.array(t.data).reshape(list(reversed(t.shape.tolist())))
+    if bf16_ref:
+        for name, a in ts.items():
+            b = to_bf16(a)
+            ref = quants.quantize(a.astype(np.float32), gguf.GGMLQuantizationType.BF16).view(np.uint16).reshape(a.shape)
+            assert np.array_equal(b, ref), f"{name}: to_bf16 disagrees with gguf-py's BF16 rounding"
+            ts[name] = b
+        ref_ts = [(name, ts[name]) for name in ts]  # GGUF order, before the renaming below empties ts
     hf = {"model.embed_tokens.weight": ts.pop("token_embd.weight"), "model.norm.weight": ts.pop("output_norm.weight")}
     tied = "output.weight" not in ts
     if not tied:
@@ -195,7 +281,11 @@ def from_gguf(path, out):
         _, il, rest = name.split(".", 2)
         hf[f"model.layers.{il}.{LAYER_NAMES[rest]}"] = np.ascontiguousarray(a)
     os.makedirs(out, exist_ok=True)
-    save_file(hf, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+    if bf16_ref:
+        write_safetensors_bf16(hf, os.path.join(out, "model.safetensors"), {"format": "pt"})
+        check_safetensors_bf16(os.path.join(out, "model.safetensors"), hf, {"format": "pt"})
+    else:
+        save_file(hf, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
 
     tokens, types, merges = val("tokenizer.ggml.tokens"), val("tokenizer.ggml.token_type"), val("tokenizer.ggml.merges")
     bos, eos = val("tokenizer.ggml.bos_token_id"), val("tokenizer.ggml.eos_token_id")
@@ -207,7 +297,8 @@ def from_gguf(path, out):
         "num_hidden_layers": n_layer, "num_attention_heads": n_head, "num_key_value_heads": n_head_kv,
         "rms_norm_eps": K("attention.layer_norm_rms_epsilon"), "rope_theta": K("rope.freq_base", 10000.0),
         "max_position_embeddings": K("context_length"), "vocab_size": len(tokens), "tie_word_embeddings": tied,
-        "bos_token_id": bos, "eos_token_id": eos, "torch_dtype": dtype[r.tensors[0].tensor_type], "hidden_act": "silu",
+        "bos_token_id": bos, "eos_token_id": eos, "hidden_act": "silu",
+        "torch_dtype": "bfloat16" if bf16_ref else dtype[r.tensors[0].tensor_type],
         "rope_scaling": None, "attention_dropout": 0.0, "initializer_range": 0.02, "use_cache": True,
         "use_sliding_window": False, "sliding_window": None, "max_window_layers": n_layer,
     }
@@ -241,10 +332,26 @@ def from_gguf(path, out):
         tc["chat_template"] = val("tokenizer.chat_template")
     json.dump(tc, open(os.path.join(out, "tokenizer_config.json"), "w"), indent=2)
 
+    if bf16_ref:  # convert_hf_to_gguf.py --outtype bf16 of OUTDIR: BF16 matrices, F32 vectors and norms
+        w = gguf.GGUFWriter(bf16_ref, arch)
+        copy_metadata(w, r, val, skip=("general.architecture", "general.file_type"))
+        w.add_file_type(gguf.LlamaFileType.MOSTLY_BF16)
+        for name, b in ref_ts:
+            if b.ndim <= 1 or name.endswith("_norm.weight"):
+                w.add_tensor(name, bf16_to_f32(b))
+            else:
+                w.add_tensor(name, b, raw_dtype=gguf.GGMLQuantizationType.BF16)
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+
 
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--from":
         from_gguf(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 6 and sys.argv[1] == "--from" and sys.argv[4] == "--bf16":
+        from_gguf(sys.argv[2], sys.argv[3], sys.argv[5])
     elif len(sys.argv) in (2, 3) and not sys.argv[1].startswith("-"):
         main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 2)
     else:

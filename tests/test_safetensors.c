@@ -9,6 +9,11 @@
  * recipes rotate HF's order with NEOX RoPE; Qwen's tokenizer.json: the Split regex, control tokens in added_tokens
  * only, merges as "a b" (qwen2) and [a, b] (qwen3)). Checked: the recipe and hyperparameters as loaded, the
  * tokenizer, and every row's logits of the fixture's 40 ids, bit for bit.
+ * qwen3 in BF16: gen_hf_fixture.py --from ... --bf16 writes the directory with every tensor BF16 (norms too, as HF
+ * ships them; the safetensors file written by hand from the format, then read back through the safetensors package)
+ * and the GGUF convert_hf_to_gguf.py --outtype bf16 makes of it (matrices BF16, 1-D tensors and norms F32). Checked as
+ * qwen3, plus: the view's tensors carry the GGUF's types (BF16 matrices, norms widened to F32) and the bound weights
+ * are BF16; and the check can fail: one bit flipped in one BF16 weight of the file changes the logits.
  * Each directory also quantizes (tern quantize, Q8_0) to the GGUF's bytes. And broken directories give one error
  * line, never a crash (bad JSON, unknown model_type, a truncated or lying safetensors header, an unknown dtype or
  * tensor name). */
@@ -17,6 +22,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "check.h"
 #include "gguf.h"
@@ -131,21 +138,101 @@ static void check_same_vocab(tern_model *a, tern_model *b, const char *what) {
         if (tern_model_is_eog(a, id) != tern_model_is_eog(b, id)) { CHECK(0, "%s: EOG of %d differs", what, id); break; }
 }
 
-/* every row's logits of ids (n) through a and b, bit for bit */
-static void check_same_logits(tern_model *a, tern_model *b, const int32_t *ids, int n, const char *what) {
+/* every row's logits of ids (n) through a and b: how many of the n * n_vocab are bit-equal */
+static size_t equal_logits(tern_model *a, tern_model *b, const int32_t *ids, int n, const char *what) {
     const int nv = tern_model_n_vocab(a);
     float *la = tern_xmalloc(sizeof(float) * (size_t)n * (size_t)nv), *lb = tern_xmalloc(sizeof(float) * (size_t)n * (size_t)nv);
     tern_context *ca = tern_context_new(a, 64, 2), *cb = tern_context_new(b, 64, 2);
-    CHECK(ca && cb && tern_eval(ca, ids, n, la, 1) == 0 && tern_eval(cb, ids, n, lb, 1) == 0, "%s: eval: %s", what,
-          tern_last_error());
+    const int ok = ca && cb && tern_eval(ca, ids, n, la, 1) == 0 && tern_eval(cb, ids, n, lb, 1) == 0;
+    CHECK(ok, "%s: eval: %s", what, tern_last_error());
     size_t same = 0;
-    for (size_t i = 0; i < (size_t)n * (size_t)nv; i++) same += la[i] == lb[i];
-    CHECK(n >= 16 && same == (size_t)n * (size_t)nv, "%s: logits: %zu of %zu equal", what, same, (size_t)n * (size_t)nv);
-    printf("safetensors: %s: %d-token prompt, %zu logits equal to the GGUF's\n", what, n, same);
+    for (size_t i = 0; ok && i < (size_t)n * (size_t)nv; i++) same += la[i] == lb[i];
     tern_context_free(ca);
     tern_context_free(cb);
     free(la);
     free(lb);
+    return same;
+}
+
+/* every row's logits of ids (n) through a and b, bit for bit */
+static void check_same_logits(tern_model *a, tern_model *b, const int32_t *ids, int n, const char *what) {
+    const size_t same = equal_logits(a, b, ids, n, what), all = (size_t)n * (size_t)tern_model_n_vocab(a);
+    CHECK(n >= 16 && same == all, "%s: logits: %zu of %zu equal", what, same, all);
+    printf("safetensors: %s: %d-token prompt, %zu logits equal to the GGUF's\n", what, n, same);
+}
+
+/* The BF16 directory a as the loader sees it against its GGUF b: every tensor of b under its name in a's view with
+ * b's type and shape (matrices BF16; 1-D tensors and norms F32, widened from the directory's BF16 as
+ * convert_hf_to_gguf.py does), 2 + 7 per layer of them BF16, and every bound matrix of a BF16. */
+static void check_bf16_types(tern_model *a, tern_model *b, const char *what) {
+    const gguf_file *fa = a->gguf, *fb = b->gguf;
+    uint64_t same = 0, n_bf16 = 0;
+    for (uint64_t i = 0; i < fb->n_tensors; i++) {
+        const gguf_tensor *tb = &fb->tensors[i];
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)tb->name.len, tb->name.ptr);
+        const gguf_tensor *ta = gguf_find_tensor(fa, name);
+        same += ta && ta->type == tb->type && ta->n_dims == tb->n_dims && !memcmp(ta->ne, tb->ne, sizeof ta->ne);
+        n_bf16 += tb->type == TERN_TYPE_BF16;
+    }
+    CHECK(fa->n_tensors == fb->n_tensors && same == fb->n_tensors && n_bf16 == 2 + 7 * (uint64_t)b->n_layer,
+          "%s: %llu of the GGUF's %llu tensors have its type and shape in the directory's view (%llu tensors), "
+          "%llu of them BF16", what, (unsigned long long)same, (unsigned long long)fb->n_tensors,
+          (unsigned long long)fa->n_tensors, (unsigned long long)n_bf16);
+    int bound = a->tok_embd.type == TERN_TYPE_BF16 && a->output.type == TERN_TYPE_BF16;
+    for (int il = 0; il < a->n_layer; il++) {
+        const tern_layer *l = &a->layers[il];
+        const tern_weight *w[] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->w_gate, &l->w_up, &l->w_down};
+        for (size_t j = 0; j < sizeof w / sizeof w[0]; j++) bound &= w[j]->type == TERN_TYPE_BF16;
+    }
+    CHECK(bound, "%s: a bound matrix of the directory is not BF16", what);
+}
+
+/* The check can fail: hf's model.safetensors copied with the lowest mantissa bit of one BF16 weight flipped
+ * (model.layers.1.mlp.down_proj.weight[0][0], the least BF16 can change it: one unit in the last place) must give
+ * logits that differ from b's. The copy's other files are links to hf's. */
+static void check_flip(const char *hf, tern_model *b, const int32_t *ids, int n, const char *what) {
+    static const char *tensor = "model.layers.1.mlp.down_proj.weight";
+    char dir[700], src[800], dst[800];
+    snprintf(dir, sizeof dir, "%s-flip", hf);
+    mkdir(dir, 0755);
+    static const char *files[] = {"config.json", "tokenizer.json", "tokenizer_config.json"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(src, sizeof src, "%s/%s", hf, files[i]);
+        snprintf(dst, sizeof dst, "%s/%s", dir, files[i]);
+        CHECK(symlink(src, dst) == 0, "%s: symlink %s", what, dst);
+    }
+    snprintf(src, sizeof src, "%s/model.safetensors", hf);
+    FILE *f = fopen(src, "rb");
+    long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    uint8_t *buf = size > 8 ? tern_xmalloc((size_t)size) : NULL;
+    int read_ok = buf && fseek(f, 0, SEEK_SET) == 0 && fread(buf, 1, (size_t)size, f) == (size_t)size;
+    if (f) fclose(f);
+    uint64_t hl = 0;
+    if (read_ok) memcpy(&hl, buf, 8);
+    cJSON *h = read_ok && hl <= (uint64_t)size - 8 ? cJSON_ParseWithLength((const char *)buf + 8, (size_t)hl) : NULL;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(h, tensor);
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype"), *offs = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    const double at = cJSON_IsArray(offs) ? 8.0 + (double)hl + cJSON_GetArrayItem(offs, 0)->valuedouble : -1;
+    CHECK(cJSON_IsString(dt) && !strcmp(dt->valuestring, "BF16") && at >= 8 && at + 2 <= (double)size,
+          "%s: %s not found as BF16 in %s", what, tensor, src);
+    tern_model *m = NULL;
+    if (at >= 8 && at + 2 <= (double)size) {
+        buf[(size_t)at] ^= 1; /* little-endian: the low byte holds the mantissa's last bits */
+        write_file(dir, "model.safetensors", buf, (size_t)size);
+        m = tern_model_load(dir, 0);
+        CHECK(m != NULL, "%s: load %s: %s", what, dir, tern_last_error());
+    }
+    if (m) {
+        const size_t same = equal_logits(m, b, ids, n, what), all = (size_t)n * (size_t)tern_model_n_vocab(m);
+        CHECK(same < all, "%s: one bit flipped in %s, yet all %zu logits equal the GGUF's", what, tensor, all);
+        printf("safetensors: %s: one bit flipped in %s: %zu of %zu logits differ from the GGUF's\n", what, tensor,
+               all - same, all);
+    }
+    tern_model_free(m);
+    cJSON_Delete(h);
+    free(buf);
 }
 
 /* tern quantize from the directory hf: the same tensors, types and bytes as from the GGUF ref */
@@ -206,15 +293,23 @@ static void check_llama(void) {
     check_quantize(hf, ref, "llama");
 }
 
-/* qwen2 / qwen3: the directory gen_hf_fixture.py --from makes of tests/fixtures/recipes/ARCH.gguf against that file */
-static void check_recipe(const char *arch) {
-    char ref[256], hf[600], cmd[4096];
-    snprintf(ref, sizeof ref, "tests/fixtures/recipes/%s.gguf", arch);
-    snprintf(hf, sizeof hf, "%s/%s", tmp, arch);
-    snprintf(cmd, sizeof cmd, "%s tests/gen_hf_fixture.py --from %s %s >/dev/null", python(), ref, hf);
+/* qwen2 / qwen3: the directory gen_hf_fixture.py --from makes of tests/fixtures/recipes/ARCH.gguf against that file;
+ * bf16: the BF16 directory --from ... --bf16 makes of it against the BF16 GGUF it writes beside */
+static void check_recipe(const char *arch, int bf16) {
+    char src[256], ref[600], hf[600], what[64], cmd[4096];
+    snprintf(what, sizeof what, "%s%s", arch, bf16 ? "-bf16" : "");
+    snprintf(src, sizeof src, "tests/fixtures/recipes/%s.gguf", arch);
+    snprintf(hf, sizeof hf, "%s/%s", tmp, what);
+    if (bf16) {
+        snprintf(ref, sizeof ref, "%s/%s.gguf", tmp, what);
+        snprintf(cmd, sizeof cmd, "%s tests/gen_hf_fixture.py --from %s %s --bf16 %s >/dev/null", python(), src, hf, ref);
+    } else {
+        snprintf(ref, sizeof ref, "%s", src);
+        snprintf(cmd, sizeof cmd, "%s tests/gen_hf_fixture.py --from %s %s >/dev/null", python(), src, hf);
+    }
     CHECK(system(cmd) == 0, "%s failed (numpy, gguf, safetensors: scripts/deps.sh test)", cmd);
     tern_model *a = tern_model_load(hf, 0), *b = tern_model_load(ref, 0);
-    CHECK(a && b, "%s: load: %s", arch, tern_last_error());
+    CHECK(a && b, "%s: load: %s", what, tern_last_error());
     if (a && b) {
         const tern_layer *la = &a->layers[0], *lb = &b->layers[0];
         CHECK(!strcmp(a->arch, arch) && a->recipe == b->recipe && a->n_vocab == b->n_vocab &&
@@ -223,13 +318,14 @@ static void check_recipe(const char *arch) {
                   a->n_ff == b->n_ff && a->n_rot == b->n_rot && a->rms_eps == b->rms_eps && a->rope_base == b->rope_base &&
                   a->rope_scale == b->rope_scale && a->attn_scale == b->attn_scale && a->embd_scale == b->embd_scale &&
                   a->n_params == b->n_params && a->n_tensors_used == b->n_tensors_used,
-              "%s: recipe or hyperparameters differ", arch);
+              "%s: recipe or hyperparameters differ", what);
         const int qwen2 = !strcmp(arch, "qwen2");
         CHECK(a->output.data != a->tok_embd.data && (la->bq != NULL) == qwen2 && (la->bk != NULL) == qwen2 &&
                   (la->bv != NULL) == qwen2 && (la->q_norm == NULL) == qwen2 && (la->k_norm == NULL) == qwen2 &&
                   (lb->bq != NULL) == qwen2 && (lb->q_norm == NULL) == qwen2,
-              "%s: untied output, biases (qwen2) or q/k norms (qwen3) not bound as the GGUF's", arch);
-        check_same_vocab(a, b, arch);
+              "%s: untied output, biases (qwen2) or q/k norms (qwen3) not bound as the GGUF's", what);
+        if (bf16) check_bf16_types(a, b, what);
+        check_same_vocab(a, b, what);
         int32_t ids[64];
         int n = 0;
         char ids_path[256];
@@ -240,18 +336,20 @@ static void check_recipe(const char *arch) {
             if (fgetc(f) != ',') break;
         }
         if (f) fclose(f);
-        check_same_logits(a, b, ids, n, arch);
+        check_same_logits(a, b, ids, n, what);
+        if (bf16) check_flip(hf, b, ids, n, what);
     }
     tern_model_free(a);
     tern_model_free(b);
-    check_quantize(hf, ref, arch);
+    check_quantize(hf, ref, what);
 }
 
 int main(void) {
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 1; }
     check_llama();
-    check_recipe("qwen2");
-    check_recipe("qwen3");
+    check_recipe("qwen2", 0);
+    check_recipe("qwen3", 0);
+    check_recipe("qwen3", 1);
     check_bad();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
