@@ -85,6 +85,8 @@ tern: $(CLI_SRCS) cli/commands.h $(BUILD)/libtern.a $(BUILD_STAMP)
 
 $(BUILD)/tests/%: tests/%.c tests/check.h $(BUILD)/libtern.a | $(BUILD)/tests
 	$(CC) $(CFLAGS) $(SAN) $< -o $@ $(BUILD)/libtern.a $(LDLIBS)
+# the other models' instances of tests/test_model.c include it
+$(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_model_*.c)): tests/test_model.c
 
 $(BUILD) $(BUILD)/tests $(BUILD)/gpu:
 	mkdir -p $@

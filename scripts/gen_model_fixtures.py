@@ -12,6 +12,8 @@ Writes
                        end-of-generation token when generation stopped there)
   logits_ref_NAME.ids  token ids of a numpy-reference prompt (one line, comma-separated)
   logits_ref_NAME.bin  scripts/ref_numpy.py's float32 logits of the last position of that prompt
+  layers_ref_NAME.bin  its residual stream at the last position after every layer's attention and FFN adds
+                       (float32, 2 * n_layer x n_embd): tests/test_model.c's per-layer check
   README               what these are, and the measured numpy-vs-llama.cpp logits difference
 
 Greedy is done by hand (eval + argmax of the raw logits, lowest id on ties), so no sampler, no repeat
@@ -142,8 +144,11 @@ def main():
     for name, text in REF_PROMPTS:
         ids = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
         _, _, _, _, lc = run(ids)
-        ref = m.forward(ids)[-1]
+        dump = []
+        ref = m.forward(ids, dump=dump)[-1]
         ref.astype("<f4").tofile(os.path.join(args.out_dir, f"logits_ref_{name}.bin"))
+        # the per-layer reference (scripts/gen_layer_fixtures.py makes the same file from existing fixtures)
+        np.stack([a[-1] for a in dump]).astype("<f4").tofile(os.path.join(args.out_dir, f"layers_ref_{name}.bin"))
         with open(os.path.join(args.out_dir, f"logits_ref_{name}.ids"), "w") as f:
             f.write(",".join(map(str, ids)) + "\n")
         d = lc.astype(np.float64) - ref

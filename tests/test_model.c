@@ -30,6 +30,10 @@
  * D up to 1.15, diverges on 5..10 of the 16 prompts, each time accepted by this rule, and still matches
  * 52%..68% of the reference tokens.)
  * Every prompt is run with 1 and with 2 threads; the generated ids must be identical.
+ * Per layer (STYLE.md item 7): layers_ref_NAME.bin (scripts/gen_layer_fixtures.py) holds the float64 residual
+ *                         stream at the last position after every layer's attention add and FFN add; tern's,
+ *                         caught by the CPU backend's probe in the reference-matmul run, must be within
+ *                         LAYER_L2_MAX of it at every point, and a failure names the first point out of bounds.
  * Also: the tokenizer must give the fixture's prompt ids, and the last row of all_logits, the
  * last-only logits, and the token-by-token logits of the numpy prompt must agree.
  */
@@ -54,6 +58,9 @@
 #define MAX_IDS 512
 #define MAX_PROMPTS 64
 #define REF_L2_EXACT 1e-3 /* the same with the reference matmul (no 8-bit activations); measured 1.8e-4 / 8.9e-5 */
+#ifndef LAYER_L2_MAX
+#define LAYER_L2_MAX 2e-3 /* residual stream vs float64 per (layer, add), reference matmul: SmolLM2 measured 5.0e-4 */
+#endif
 #define D_MAX 2.0        /* largest tolerated |tern - llama.cpp| on a top logit (see above) */
 #define MIN_MATCHED 0.30 /* fraction of reference greedy tokens matched before divergences */
 
@@ -170,6 +177,48 @@ static int load_fixtures(fixture *fx, int max) {
     return n;
 }
 
+/* The probe's store: the residual stream of position `at` after each (layer, add), (2 n_layer, width). */
+typedef struct {
+    float *x;
+    int width, at;
+} last_probe;
+
+static void keep_last(void *ud, int layer, int which, const int32_t *pos, const float *x, int rows, int width) {
+    last_probe *p = ud;
+    if (width != p->width || layer < 0) return;
+    for (int r = 0; r < rows; r++)
+        if (pos[r] == p->at) memcpy(p->x + (size_t)(2 * layer + which) * width, x + (size_t)r * width, sizeof(float) * width);
+}
+
+/* got (np points x E) against FIX_DIR layers_ref_NAME.bin: every point within LAYER_L2_MAX; prints the curve and,
+ * on a failure, the first point out of bounds (which layer, which add). */
+static void check_layers(const char *name, const float *got, int np, int E) {
+    char path[512];
+    snprintf(path, sizeof path, FIX_DIR "layers_ref_%s.bin", name);
+    float *want = malloc(sizeof(float) * (size_t)np * E);
+    FILE *f = fopen(path, "rb");
+    const size_t nr = f ? fread(want, sizeof(float), (size_t)np * E, f) : 0;
+    const int extra = f ? fgetc(f) : EOF;
+    if (f) fclose(f);
+    CHECK(nr == (size_t)np * E && extra == EOF, "%s: %zu floats, want %d (scripts/gen_layer_fixtures.py)", path, nr,
+          np * E);
+    if (nr == (size_t)np * E) {
+        int first = -1;
+        double worst = 0;
+        for (int k = 0; k < np; k++) {
+            const double e = rel_l2(got + (size_t)k * E, want + (size_t)k * E, E);
+            if (!(e <= worst)) worst = e;
+            if (first < 0 && !(e < LAYER_L2_MAX)) first = k;
+        }
+        printf("test_model: %s per layer (reference matmul): worst of %d residual-stream points %.3e%s\n", name, np,
+               worst, first < 0 ? "" : " (FIRST OUT OF BOUNDS BELOW)");
+        CHECK(first < 0, "%s: the residual stream leaves float64 first at layer %d's %s add (rel L2 %.3e >= %.0e)",
+              name, first / 2, first % 2 ? "FFN" : "attention",
+              first >= 0 ? rel_l2(got + (size_t)first * E, want + (size_t)first * E, E) : 0.0, LAYER_L2_MAX);
+    }
+    free(want);
+}
+
 /* One numpy reference: tern's last logits vs ref; with check_paths, also all_logits vs last-only and
  * token-by-token decode vs prefill on the same prompt. */
 static void test_ref_logits(tern_model *m, const char *name, int check_paths) {
@@ -214,13 +263,20 @@ static void test_ref_logits(tern_model *m, const char *name, int check_paths) {
     CHECK(argmax_f(got, n_vocab) == argmax_f(ref, n_vocab), "%s: argmax differs from numpy reference", name);
 
     /* The same prompt with the reference matmul (f32 activations, double dots): what remains is the
-     * f16 KV cache and f32 rounding of the other ops, so the graph itself is held to REF_L2_EXACT. */
+     * f16 KV cache and f32 rounding of the other ops, so the graph itself is held to REF_L2_EXACT. The probe keeps
+     * the last position's residual stream after every add for the per-layer check. */
     {
+        const int E = tern_model_n_embd(m), np = 2 * tern_model_n_layer(m);
+        last_probe lp = {calloc((size_t)np * E, sizeof(float)), E, n - 1};
         cpu_matmul_set_reference(1);
         tern_context *cx = tern_context_new(m, 512, 2);
         float *gx = malloc(sizeof(float) * n_vocab);
+        cpu_set_probe(keep_last, &lp);
         int rx = cx ? tern_eval(cx, ids, n, gx, 0) : -1;
+        cpu_set_probe(NULL, NULL);
         cpu_matmul_set_reference(0);
+        check_layers(name, lp.x, np, E);
+        free(lp.x);
         CHECK(rx == 0, "tern_eval (reference matmul): %s", tern_last_error());
         double ex = rel_l2(gx, ref, n_vocab);
         printf("test_model: numpy reference %s, reference matmul: L2 rel %.3e\n", name, ex);

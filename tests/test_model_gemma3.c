@@ -7,5 +7,6 @@
 #define FIX_DIR "tests/fixtures/gemma3/llamacpp/"
 #define TEST_NAME "test_model_gemma3"
 #define N_VOCAB 262144
+#define LAYER_L2_MAX 2e-3 /* per layer, reference matmul: measured 1.9e-4 / 2.4e-4 */
 #define REF_L2_MAX 1e-1 /* see tests/test_gemma3.c: tern's 8-bit activations at 3.0-5.0e-2 on this model */
 #include "test_model.c"

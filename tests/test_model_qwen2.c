@@ -10,4 +10,8 @@
 #define TEST_NAME "test_model_qwen2"
 #define N_VOCAB 151936
 #define REF_L2_MAX 4e-2
+/* per layer (reference matmul): measured 3.6e-3 (capitals; layer 0's attention add already 3.5e-3) and 2.0e-3 (code),
+ * while the same run's logits are within 2.6e-4 / 7.0e-4 of float64; why this model's stream carries more is not
+ * measured. A wrong op moves it by 1e-1 and more (test_recipes.c's RoPE mutation). */
+#define LAYER_L2_MAX 1e-2
 #include "test_model.c"
