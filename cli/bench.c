@@ -536,13 +536,11 @@ int cmd_bench(int argc, char **argv) {
     }
     float *logits = tern_xmalloc(sizeof(float) * (size_t)n_vocab);
 
-    /* the model column as llama-bench's: "arch size type", e.g. "llama 135M Q4_1" (the desc is
-     * "NAME (arch, ...)"); the receipt keeps the whole desc */
-    char size_s[32], params_s[32], model_name[256], arch[64] = "?", psize[32];
+    /* the model column as llama-bench's: "arch size type", e.g. "llama 135M Q4_1"; the receipt keeps the whole desc */
+    char size_s[32], params_s[32], model_name[256], psize[32];
+    const char *arch = tern_model_arch(m);
     fmt_size(size_s, sizeof size_s, tern_model_size_bytes(m));
     fmt_params(params_s, sizeof params_s, tern_model_n_params(m));
-    const char *lp = strstr(tern_model_desc(m), " (");
-    if (lp) sscanf(lp + 2, "%63[^,)]", arch);
     const double np = (double)tern_model_n_params(m);
     if (np >= 1e9) snprintf(psize, sizeof psize, np >= 1e10 ? "%.0fB" : "%.1fB", np / 1e9);
     else snprintf(psize, sizeof psize, "%.0fM", np / 1e6);

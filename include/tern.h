@@ -48,6 +48,8 @@ int tern_model_n_embd(const tern_model *m);
 int tern_model_n_layer(const tern_model *m);
 /* Human-readable one-line description: arch, name, size, type counts. */
 const char *tern_model_desc(const tern_model *m);
+/* general.architecture as the recipe row names it ("llama", "qwen2", ...). */
+const char *tern_model_arch(const tern_model *m);
 /* The stored type of most of the matrices' bytes, upper case as llama-bench prints it ("Q4_0", "Q4_K", "F16"). */
 const char *tern_model_weight_type(const tern_model *m);
 /* Number of parameters and bytes of tensor data. */

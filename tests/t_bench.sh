@@ -52,6 +52,10 @@ else bad "bench md rc=$rc: $(head -c 400 "$T/b.md") $(head -c 300 "$T/b.err")"; 
 mkdir -p "$T/cwd"
 (cd "$T/cwd" && "$OLDPWD/tern" bench -m "$OLDPWD/$MODEL" -p 8 -n 2 -r 1 -t 2 >"$T/c.md" 2>/dev/null)
 grep -q '^| llama 135M Q4_1 | ' "$T/c.md" && ok || bad "model column: $(head -c 300 "$T/c.md")"
+# the column's arch is the model's own (a tern synth file's name holds "(synthetic ...)", which it once showed)
+./tern synth --arch qwen3-8b --type q4_0 --layers 1 --vocab 512 -o "$T/q3.gguf" >/dev/null 2>&1
+./tern bench -m "$T/q3.gguf" -p 8 -n 1 -r 1 -t 2 >"$T/q3.md" 2>/dev/null
+grep -q '^| qwen3 197M Q4_0 | ' "$T/q3.md" && ok || bad "model column of a synth file: $(head -c 300 "$T/q3.md")"
 [ -z "$(ls -A "$T/cwd")" ] && ok || bad "bench wrote into the current directory: $(ls -R "$T/cwd")"
 ./tern bench -m "$MODEL" -p 8 -n 2 -r 1 -t 2 -o csv >"$T/c.csv" 2>/dev/null
 python3 - "$T/c.csv" <<'PY' && ok || bad "bench -o csv: $(head -c 300 "$T/c.csv")"

@@ -457,6 +457,7 @@ int tern_model_n_ctx_train(const tern_model *m) { return m->n_ctx_train; }
 int tern_model_n_embd(const tern_model *m) { return m->n_embd; }
 int tern_model_n_layer(const tern_model *m) { return m->n_layer; }
 const char *tern_model_desc(const tern_model *m) { return m->desc; }
+const char *tern_model_arch(const tern_model *m) { return m->arch; }
 
 const char *tern_model_weight_type(const tern_model *m) {
     static __thread char name[16];
