@@ -80,6 +80,10 @@ static void check_bad(void) {
         {"odd rows for RoPE", NULL,
          "{\"model.layers.0.self_attn.q_proj.weight\": {\"dtype\": \"F16\", \"shape\": [6, 64], \"data_offsets\": [0, 768]}}",
          "RoPE pairs", 768},
+        {"overlapping tensors", NULL,
+         "{\"model.norm.weight\": {\"dtype\": \"F32\", \"shape\": [64], \"data_offsets\": [0, 256]}, "
+         "\"model.layers.0.input_layernorm.weight\": {\"dtype\": \"F32\", \"shape\": [64], \"data_offsets\": [128, 384]}}",
+         "overlap", 384},
         {"missing tensors", NULL, "{}", "0 layers", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -194,6 +194,12 @@ static int read_file(const char *path, const char *arch, int n_head, int n_head_
     const size_t data_len = size - 8 - (size_t)hlen;
     const cJSON *e;
     int rc = 0;
+    /* the byte ranges of this file's tensors, checked for overlap after the walk (an overlapping header would
+     * alias two weights) */
+    const int n_entries = cJSON_GetArraySize(h);
+    double(*rng)[2] = tern_xmalloc(sizeof *rng * (size_t)(n_entries > 0 ? n_entries : 1));
+    const char **rname = tern_xmalloc(sizeof *rname * (size_t)(n_entries > 0 ? n_entries : 1));
+    int n_rng = 0;
     cJSON_ArrayForEach(e, h) {
         if (!strcmp(e->string, "__metadata__")) continue;
         char gname[256];
@@ -235,6 +241,10 @@ static int read_file(const char *path, const char *arch, int n_head, int n_head_
             break;
         }
         t.data = data + (size_t)b;
+        if (en > b) {
+            rng[n_rng][0] = b, rng[n_rng][1] = en;
+            rname[n_rng++] = e->string;
+        }
         if (perm) { /* q: n_head heads; k: n_head_kv (convert_hf_to_gguf.py permute) */
             const int nh = perm == 1 ? n_head : n_head_kv;
             const int64_t rows = nd == 1 ? t.ne[0] : t.ne[1];
@@ -268,6 +278,16 @@ static int read_file(const char *path, const char *arch, int n_head, int n_head_
         }
         (*ts)[(*n_ts)++] = t;
     }
+    for (int i = 0; rc == 0 && i < n_rng; i++) /* n_rng is a few hundred at most: a pairwise check */
+        for (int j = i + 1; j < n_rng; j++)
+            if (rng[i][0] < rng[j][1] && rng[j][0] < rng[i][1]) {
+                tern_set_error("'%s': tensors '%s' [%.0f, %.0f) and '%s' [%.0f, %.0f) overlap", path, rname[i], rng[i][0],
+                               rng[i][1], rname[j], rng[j][0], rng[j][1]);
+                rc = -1;
+                break;
+            }
+    free(rng);
+    free(rname);
     cJSON_Delete(h);
     return rc;
 }
