@@ -10,7 +10,10 @@ attn_k_norm, no biases; phi3 with q|k|v fused into attn_qkv and gate|up into ffn
 output. llama.cpp (llama-cpp-python 0.3.36, CPU, f16 KV) evaluates 40 fixed token ids
 in one batch and writes every position's logits.
 
-Writes, for ARCH in qwen2, qwen3, phi3: ARCH.gguf, ARCH.ids (comma-separated), ARCH.logits (float32 little-endian,
+qwen2-yarn: the qwen2 row with rope.scaling.type yarn, factor 4 and an original context of 16, so the 40 positions run
+past it (YaRN's interpolated and mixed pairs both matter).
+
+Writes, for ARCH in qwen2, qwen3, phi3, qwen2-yarn: ARCH.gguf, ARCH.ids (comma-separated), ARCH.logits (float32 little-endian,
 (40, 320) row-major). Run from the repo root: python3 tests/gen_recipe_fixtures.py
 """
 import os
@@ -58,7 +61,8 @@ def vocab():
     return toks, merges
 
 
-def write(arch, path, seed):
+def write(arch, path, seed, yarn=None):
+    """yarn: (factor, original context) writes rope.scaling.type yarn with them (a qwen2 file)."""
     rng = np.random.default_rng(seed)
     toks, merges = vocab()
     V = len(toks)
@@ -74,6 +78,10 @@ def write(arch, path, seed):
     w.add_value_length(HD)
     w.add_layer_norm_rms_eps(1e-6)
     w.add_rope_freq_base(1000000.0)
+    if yarn:
+        w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        w.add_rope_scaling_factor(yarn[0])
+        w.add_rope_scaling_orig_ctx_len(yarn[1])
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("qwen2")
@@ -134,18 +142,19 @@ def main():
 
     os.makedirs(OUT, exist_ok=True)
     ids = [int(x) for x in np.random.default_rng(7).integers(0, 319, 40)]
-    for seed, arch in enumerate(["qwen2", "qwen3", "phi3"]):
-        path = os.path.join(OUT, f"{arch}.gguf")
-        V = write(arch, path, 100 + seed)
+    for seed, (name, arch, yarn) in enumerate([("qwen2", "qwen2", None), ("qwen3", "qwen3", None), ("phi3", "phi3", None),
+                                               ("qwen2-yarn", "qwen2", (4.0, 16))]):
+        path = os.path.join(OUT, f"{name}.gguf")
+        V = write(arch, path, 100 + seed, yarn)
         llm = Llama(model_path=path, n_ctx=64, n_batch=64, logits_all=True, n_threads=2, verbose=False)
         assert llm.n_vocab() == V
         llm.eval(ids)
         lg = np.array(llm.scores[:len(ids)], dtype=np.float32)
         assert lg.shape == (len(ids), V) and np.isfinite(lg).all()
-        lg.astype("<f4").tofile(os.path.join(OUT, f"{arch}.logits"))
-        with open(os.path.join(OUT, f"{arch}.ids"), "w") as f:
+        lg.astype("<f4").tofile(os.path.join(OUT, f"{name}.logits"))
+        with open(os.path.join(OUT, f"{name}.ids"), "w") as f:
             f.write(",".join(map(str, ids)) + "\n")
-        print(f"{arch}: {os.path.getsize(path)} bytes, {len(ids)} ids, logits rms {float(np.sqrt((lg ** 2).mean())):.3f}, "
+        print(f"{name}: {os.path.getsize(path)} bytes, {len(ids)} ids, logits rms {float(np.sqrt((lg ** 2).mean())):.3f}, "
               f"last argmax {int(lg[-1].argmax())}")
 
 

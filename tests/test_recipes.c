@@ -8,7 +8,8 @@
  * Per layer (STYLE.md item 7: a golden failure says which op of which layer broke): the residual stream after every
  * layer's attention add and FFN add (cpu_set_probe) against scripts/ref_numpy.py's float64 forward pass over the same
  * weights (ARCH.layers, ARCH.f64: `ref_numpy.py ARCH.gguf --tokens IDS --out ARCH.f64 --dump ARCH.layers`), each
- * point within LAYER_MAX; with the flipped RoPE the first point out of bounds must be layer 0's attention. */
+ * point within LAYER_MAX; with the flipped RoPE the first point out of bounds must be layer 0's attention.
+ * YaRN on the qwen2 row (qwen2-yarn.gguf) against llama.cpp the same way. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,9 +213,46 @@ static void check_arch(const char *arch) {
     tern_model_free(m);
 }
 
+/* YaRN (qwen2-yarn.gguf: factor 4 over an original context of 16, 40 positions): every position's logits within REL_MAX
+ * of llama.cpp's; the same file with YaRN switched off (plain RoPE) must miss by far. */
+static void check_yarn(void) {
+    tern_model *m = tern_model_load(FIX "qwen2-yarn.gguf", 0);
+    CHECK(m != NULL, "load qwen2-yarn: %s", tern_last_error());
+    if (!m) return;
+    CHECK(m->rope_yarn == 4.0 && m->rope_yarn_ctx == 16 && fabsf(m->rope_mscale - (float)(1 + 0.1 * log(4.0))) < 1e-6f &&
+              m->rope_scale == 1.0,
+          "yarn as loaded: factor %g, original context %d, mscale %g, linear scale %g", m->rope_yarn, m->rope_yarn_ctx,
+          (double)m->rope_mscale, m->rope_scale);
+    const int V = tern_model_n_vocab(m);
+    int32_t ids[N_IDS];
+    const int n = read_ids(FIX "qwen2-yarn.ids", ids, N_IDS);
+    float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
+    FILE *f = fopen(FIX "qwen2-yarn.logits", "rb");
+    const size_t nr = f ? fread(want, sizeof(float), (size_t)N_IDS * V, f) : 0;
+    if (f) fclose(f);
+    CHECK(n == N_IDS && nr == (size_t)N_IDS * V, "qwen2-yarn fixtures: %d ids, %zu floats", n, nr);
+    if (n == N_IDS && nr == (size_t)N_IDS * V) {
+        int bad = 0;
+        CHECK(eval_all(m, ids, n, got) == 0, "qwen2-yarn: eval: %s", tern_last_error());
+        const double e = worst_rel(got, want, n, V, &bad);
+        CHECK(e < REL_MAX && bad == 0, "qwen2-yarn: logits vs llama.cpp: worst row %.3e, %d argmax differ", e, bad);
+        printf("test_recipes: qwen2-yarn: %d positions, worst rel L2 vs llama.cpp %.3e, argmax equal at %d of %d\n", n, e,
+               n - bad, n);
+        m->rope_yarn = 0, m->rope_mscale = 1.0f; /* plain RoPE on the same weights */
+        CHECK(eval_all(m, ids, n, got) == 0, "qwen2-yarn: eval without YaRN");
+        const double ew = worst_rel(got, want, n, V, &bad);
+        CHECK(ew > 20 * REL_MAX, "qwen2-yarn: without YaRN the logits are %.3e from llama.cpp's: the check would not see it",
+              ew);
+    }
+    free(want);
+    free(got);
+    tern_model_free(m);
+}
+
 int main(void) {
     check_arch("qwen2");
     check_arch("qwen3");
     check_arch("phi3");
+    check_yarn();
     return check_summary("test_recipes");
 }

@@ -215,6 +215,7 @@ const char *tern_recipe_names(void) {
 void tern_model_finish(tern_model *m) {
     const tern_recipe *r = m->recipe;
     if (m->attn_scale <= 0.0f) m->attn_scale = 1.0f / sqrtf((float)m->head_dim);
+    if (m->rope_mscale <= 0.0f) m->rope_mscale = 1.0f;
     if (m->embd_scale <= 0.0f) m->embd_scale = r && (r->flags & TERN_RECIPE_EMBD_SCALE) ? sqrtf((float)m->n_embd) : 1.0f;
     if (m->rope_base_local <= 0.0) m->rope_base_local = m->rope_base;
     for (int i = 0; m->layers && i < m->n_layer; i++) {
@@ -327,11 +328,30 @@ tern_model *tern_model_load_gguf(gguf_file *gf, const char *path, int progress) 
         tern_set_error("metadata %s must be a string", k);
         return load_fail(m);
     }
-    if (st && strcmp(st, "none") != 0 && strcmp(st, "linear") != 0) {
-        tern_set_error("unsupported RoPE scaling type '%s' (tern supports none and linear)", st);
+    if (st && strcmp(st, "none") != 0 && strcmp(st, "linear") != 0 && strcmp(st, "yarn") != 0) {
+        tern_set_error("unsupported RoPE scaling type '%s' (tern supports none, linear and yarn)", st);
         return load_fail(m);
     }
     if ((!st || strcmp(st, "linear") == 0) && factor > 0.0) m->rope_scale = factor;
+    m->rope_mscale = 1.0f;
+    if (st && !strcmp(st, "yarn") && factor > 1.0) { /* llama.cpp's defaults: beta_fast 32, beta_slow 1, ext_factor 1 */
+        double lm = 0.0, af = 0.0;
+        const char *keys[4] = {"rope.scaling.yarn_log_multiplier", "rope.scaling.attn_factor", "rope.scaling.yarn_beta_fast",
+                               "rope.scaling.yarn_beta_slow"};
+        if (get_f64(f, arch, keys[0], &lm) < 0 || get_f64(f, arch, keys[1], &af) < 0) return load_fail(m);
+        for (int i = 0; i < 4; i++) {
+            char kk[160];
+            snprintf(kk, sizeof kk, "%s.%s", arch, keys[i]);
+            if (gguf_get(f, kk) && !(i == 1 && af == 1.0)) {
+                tern_set_error("YaRN with %s is not supported yet", kk);
+                return load_fail(m);
+            }
+        }
+        m->rope_yarn = factor;
+        m->rope_yarn_ctx = m->n_ctx_train;
+        if (get_int(f, arch, "rope.scaling.original_context_length", &m->rope_yarn_ctx, 0) < 0) return load_fail(m);
+        m->rope_mscale = (float)(0.1 * log(factor) + 1.0); /* llama.cpp's get_mscale(factor, 1) */
+    }
     if (gguf_find_tensor(f, "rope_factors_long.weight") || gguf_find_tensor(f, "rope_factors_short.weight")) {
         tern_set_error("%s: LongRoPE (rope_factors_long/short, the 128k-context variants) is not supported yet", arch);
         return load_fail(m);

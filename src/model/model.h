@@ -65,6 +65,9 @@ struct tern_model {
     int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_rot;
     float rms_eps;
     double rope_base, rope_scale;   /* rope_scale: linear scaling factor, 1 = none */
+    double rope_yarn;               /* YaRN's factor (rope.scaling.type yarn), 0 = none; then rope_scale is 1 */
+    int rope_yarn_ctx;              /* YaRN's original context (rope.scaling.original_context_length) */
+    float rope_mscale;              /* YaRN's magnitude scale of cos and sin (1 + 0.1 ln factor), else 1 */
     double rope_base_local;         /* RoPE base of sliding-window layers (rope_table 1) */
     float attn_scale;               /* softmax scale of q.k (1/sqrt(head_dim) unless the metadata says) */
     float logit_softcap;            /* final logits = c * tanh(logits / c); 0: none */

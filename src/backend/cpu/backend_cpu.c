@@ -375,12 +375,35 @@ void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const flo
     }
 }
 
+/* YaRN (ggml's rope_yarn, after jquesnelle/yarn): each pair's angle mixes the interpolated frequency (freq / factor)
+ * and the original one by a ramp over the pairs between the correction dims of beta_fast = 32 and beta_slow = 1 at
+ * the original context; both are linear in the position, so the mix is a frequency table. */
+void cpu_rope_freqs_yarn(float *freq, int n_rot, double base, double factor, int orig_ctx, const float *factors) {
+    const float bf = 32.0f, bs = 1.0f, pi2 = 2 * (float)M_PI;
+    float lo = floorf((float)n_rot * logf((float)orig_ctx / (bf * pi2)) / (2 * logf((float)base)));
+    float hi = ceilf((float)n_rot * logf((float)orig_ctx / (bs * pi2)) / (2 * logf((float)base)));
+    lo = lo > 0 ? lo : 0;
+    hi = hi < n_rot - 1 ? hi : (float)(n_rot - 1);
+    for (int i = 0; i < n_rot / 2; i++) {
+        double f = pow(base, -2.0 * i / n_rot);
+        if (factors) f /= factors[i];
+        const float y = ((float)i - lo) / (hi - lo > 0.001f ? hi - lo : 0.001f);
+        const double mix = 1.0 - (y < 0 ? 0 : y > 1 ? 1 : y); /* 1: the original frequency, 0: interpolated */
+        freq[i] = (float)(f / factor * (1.0 - mix) + f * mix);
+    }
+}
+
 void cpu_rope_ex(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq, int neox) {
+    cpu_rope_ms(x, n, n_heads, head_dim, n_rot, pos, freq, neox, 1.0f);
+}
+
+void cpu_rope_ms(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq, int neox,
+                 float mscale) {
     const int half = n_rot / 2;
     for (int t = 0; t < n; t++) {
         for (int i = 0; i < half; i++) {
             double th = (double)pos[t] * freq[i];
-            float c = (float)cos(th), s = (float)sin(th);
+            float c = (float)cos(th) * mscale, s = (float)sin(th) * mscale;
             for (int h = 0; h < n_heads; h++) {
                 float *v = x + ((size_t)t * n_heads + h) * head_dim;
                 float *p0 = neox ? v + i : v + 2 * i, *p1 = neox ? v + i + half : v + 2 * i + 1;

@@ -102,6 +102,11 @@ void cpu_rope_ex(float *x, int n, int n_heads, int head_dim, int n_rot, const in
 /* freq[i] = base^(-2i/n_rot) / scale / (factors ? factors[i] : 1), i < n_rot/2, computed in double.
  * scale: linear RoPE scaling factor (1 = none); factors: llama3 rope_freqs.weight or NULL. */
 void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const float *factors);
+/* YaRN's table (factor > 1, orig_ctx the context it was trained at; beta_fast 32, beta_slow 1 as llama.cpp) and the
+ * rotation with its magnitude scale (cos, sin times mscale; cpu_rope_ex is mscale 1). */
+void cpu_rope_freqs_yarn(float *freq, int n_rot, double base, double factor, int orig_ctx, const float *factors);
+void cpu_rope_ms(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq, int neox,
+                 float mscale);
 
 /* Causal GQA attention over an f16 KV cache.
  * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16 with positions [0, pos0 + n) filled;

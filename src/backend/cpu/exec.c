@@ -125,7 +125,8 @@ static int cpu_exec(tern_backend *be_, const tern_graph *g, const tern_ubatch *u
             break;
         }
         case TG_ROPE:
-            cpu_rope_ex(dst, rows, nd->heads, hd, m->n_rot, ub->pos, be->freq[nd->table], nd->rope == TERN_ROPE_NEOX);
+            cpu_rope_ms(dst, rows, nd->heads, hd, m->n_rot, ub->pos, be->freq[nd->table], nd->rope == TERN_ROPE_NEOX,
+                        nd->table ? 1.0f : m->rope_mscale);
             break;
         case TG_KV_STORE: {
             float *k = B[nd->src0], *v = B[nd->src1];
@@ -219,8 +220,11 @@ tern_backend *tern_backend_cpu_new(const tern_model *m, const tern_backend_param
     be->xq = tern_xmalloc(3 * xq + 64);
     for (int t = 0; t < 2; t++) { /* sliding-window layers (table 1): their own base, no scaling (llama.cpp's swa rope) */
         be->freq[t] = tern_xmalloc(sizeof(float) * (size_t)(m->n_rot / 2 + 1));
-        cpu_rope_freqs(be->freq[t], m->n_rot, t ? m->rope_base_local : m->rope_base, t ? 1.0 : m->rope_scale,
-                       t ? NULL : m->rope_factors);
+        if (!t && m->rope_yarn > 0)
+            cpu_rope_freqs_yarn(be->freq[t], m->n_rot, m->rope_base, m->rope_yarn, m->rope_yarn_ctx, m->rope_factors);
+        else
+            cpu_rope_freqs(be->freq[t], m->n_rot, t ? m->rope_base_local : m->rope_base, t ? 1.0 : m->rope_scale,
+                           t ? NULL : m->rope_factors);
     }
     be->pool = tern_pool_new(p->n_threads > 0 ? p->n_threads : tern_n_cores());
     be->att_scratch = tern_xmalloc(sizeof(float) * (size_t)tern_pool_size(be->pool) * (size_t)p->n_ctx);
