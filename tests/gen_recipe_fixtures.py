@@ -13,7 +13,10 @@ in one batch and writes every position's logits.
 qwen2-yarn: the qwen2 row with rope.scaling.type yarn, factor 4 and an original context of 16, so the 40 positions run
 past it (YaRN's interpolated and mixed pairs both matter).
 
-Writes, for ARCH in qwen2, qwen3, phi3, qwen2-yarn: ARCH.gguf, ARCH.ids (comma-separated), ARCH.logits (float32 little-endian,
+phi3-longrope: the phi3 row with Phi-3 128k's LongRoPE (rope_factors_long/short, rope.scaling.attn_factor 1.2, an
+original context of 16: llama.cpp's context of 64 takes the long factors, and so does tern's).
+
+Writes, for ARCH in qwen2, qwen3, phi3, qwen2-yarn, phi3-longrope: ARCH.gguf, ARCH.ids (comma-separated), ARCH.logits (float32 little-endian,
 (40, 320) row-major). Run from the repo root: python3 tests/gen_recipe_fixtures.py
 """
 import os
@@ -61,8 +64,9 @@ def vocab():
     return toks, merges
 
 
-def write(arch, path, seed, yarn=None):
-    """yarn: (factor, original context) writes rope.scaling.type yarn with them (a qwen2 file)."""
+def write(arch, path, seed, yarn=None, longrope=None):
+    """yarn: (factor, original context) writes rope.scaling.type yarn with them (a qwen2 file); longrope: (attention
+    factor, original context) writes Phi-3 128k's rope_factors_long/short and those keys."""
     rng = np.random.default_rng(seed)
     toks, merges = vocab()
     V = len(toks)
@@ -78,6 +82,9 @@ def write(arch, path, seed, yarn=None):
     w.add_value_length(HD)
     w.add_layer_norm_rms_eps(1e-6)
     w.add_rope_freq_base(1000000.0)
+    if longrope:
+        w.add_rope_scaling_attn_factors(longrope[0])
+        w.add_rope_scaling_orig_ctx_len(longrope[1])
     if yarn:
         w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
         w.add_rope_scaling_factor(yarn[0])
@@ -104,6 +111,9 @@ def write(arch, path, seed, yarn=None):
         return (rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32)
 
     t("token_embd.weight", V, E, scale=1.0)
+    if longrope:  # per-pair divisors of the frequency, the long set larger (as Phi-3 128k's)
+        w.add_tensor("rope_factors_long.weight", (1.0 + 3.0 * rng.random(HD // 2)).astype(np.float32))
+        w.add_tensor("rope_factors_short.weight", (1.0 + 0.2 * rng.random(HD // 2)).astype(np.float32))
     for i in range(L):
         p = f"blk.{i}."
         norm(p + "attn_norm.weight", E)
@@ -143,9 +153,9 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     ids = [int(x) for x in np.random.default_rng(7).integers(0, 319, 40)]
     for seed, (name, arch, yarn) in enumerate([("qwen2", "qwen2", None), ("qwen3", "qwen3", None), ("phi3", "phi3", None),
-                                               ("qwen2-yarn", "qwen2", (4.0, 16))]):
+                                               ("qwen2-yarn", "qwen2", (4.0, 16)), ("phi3-longrope", "phi3", (1.2, 16))]):
         path = os.path.join(OUT, f"{name}.gguf")
-        V = write(arch, path, 100 + seed, yarn)
+        V = write(arch, path, 100 + seed, yarn if arch == "qwen2" else None, yarn if arch == "phi3" else None)
         llm = Llama(model_path=path, n_ctx=64, n_batch=64, logits_all=True, n_threads=2, verbose=False)
         assert llm.n_vocab() == V
         llm.eval(ids)

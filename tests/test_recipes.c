@@ -9,7 +9,7 @@
  * layer's attention add and FFN add (cpu_set_probe) against scripts/ref_numpy.py's float64 forward pass over the same
  * weights (ARCH.layers, ARCH.f64: `ref_numpy.py ARCH.gguf --tokens IDS --out ARCH.f64 --dump ARCH.layers`), each
  * point within LAYER_MAX; with the flipped RoPE the first point out of bounds must be layer 0's attention.
- * YaRN on the qwen2 row (qwen2-yarn.gguf) against llama.cpp the same way. */
+ * YaRN on the qwen2 row (qwen2-yarn.gguf) and LongRoPE on the phi3 row (phi3-longrope.gguf) against llama.cpp. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,36 +213,53 @@ static void check_arch(const char *arch) {
     tern_model_free(m);
 }
 
-/* YaRN (qwen2-yarn.gguf: factor 4 over an original context of 16, 40 positions): every position's logits within REL_MAX
- * of llama.cpp's; the same file with YaRN switched off (plain RoPE) must miss by far. */
-static void check_yarn(void) {
-    tern_model *m = tern_model_load(FIX "qwen2-yarn.gguf", 0);
-    CHECK(m != NULL, "load qwen2-yarn: %s", tern_last_error());
+/* RoPE scaling against llama.cpp on its file (40 positions, REL_MAX, argmax everywhere), then the same weights with
+ * the scaling switched off (plain RoPE, or the short factor set) must miss by far.
+ * qwen2-yarn.gguf: YaRN, factor 4 over an original context of 16. phi3-longrope.gguf: LongRoPE (Phi-3 128k), attention
+ * factor 1.2, original context 16: a context of 64 takes the long factors. */
+static void check_scaled(const char *name) {
+    char path[256];
+    snprintf(path, sizeof path, FIX "%s.gguf", name);
+    tern_model *m = tern_model_load(path, 0);
+    CHECK(m != NULL, "load %s: %s", name, tern_last_error());
     if (!m) return;
-    CHECK(m->rope_yarn == 4.0 && m->rope_yarn_ctx == 16 && fabsf(m->rope_mscale - (float)(1 + 0.1 * log(4.0))) < 1e-6f &&
-              m->rope_scale == 1.0,
-          "yarn as loaded: factor %g, original context %d, mscale %g, linear scale %g", m->rope_yarn, m->rope_yarn_ctx,
-          (double)m->rope_mscale, m->rope_scale);
+    const int yarn = !strcmp(name, "qwen2-yarn");
+    if (yarn)
+        CHECK(m->rope_yarn == 4.0 && m->rope_yarn_ctx == 16 && fabsf(m->rope_mscale - (float)(1 + 0.1 * log(4.0))) < 1e-6f &&
+                  m->rope_scale == 1.0,
+              "yarn as loaded: factor %g, original context %d, mscale %g, linear scale %g", m->rope_yarn, m->rope_yarn_ctx,
+              (double)m->rope_mscale, m->rope_scale);
+    else
+        CHECK(m->rope_long && m->rope_short && m->rope_yarn_ctx == 16 && fabsf(m->rope_mscale - 1.2f) < 1e-6f,
+              "LongRoPE as loaded: factors %p %p, original context %d, mscale %g", (void *)m->rope_long,
+              (void *)m->rope_short, m->rope_yarn_ctx, (double)m->rope_mscale);
     const int V = tern_model_n_vocab(m);
     int32_t ids[N_IDS];
-    const int n = read_ids(FIX "qwen2-yarn.ids", ids, N_IDS);
+    snprintf(path, sizeof path, FIX "%s.ids", name);
+    const int n = read_ids(path, ids, N_IDS);
     float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
-    FILE *f = fopen(FIX "qwen2-yarn.logits", "rb");
+    snprintf(path, sizeof path, FIX "%s.logits", name);
+    FILE *f = fopen(path, "rb");
     const size_t nr = f ? fread(want, sizeof(float), (size_t)N_IDS * V, f) : 0;
     if (f) fclose(f);
-    CHECK(n == N_IDS && nr == (size_t)N_IDS * V, "qwen2-yarn fixtures: %d ids, %zu floats", n, nr);
+    CHECK(n == N_IDS && nr == (size_t)N_IDS * V, "%s fixtures: %d ids, %zu floats", name, n, nr);
     if (n == N_IDS && nr == (size_t)N_IDS * V) {
         int bad = 0;
-        CHECK(eval_all(m, ids, n, got) == 0, "qwen2-yarn: eval: %s", tern_last_error());
+        CHECK(eval_all(m, ids, n, got) == 0, "%s: eval: %s", name, tern_last_error());
         const double e = worst_rel(got, want, n, V, &bad);
-        CHECK(e < REL_MAX && bad == 0, "qwen2-yarn: logits vs llama.cpp: worst row %.3e, %d argmax differ", e, bad);
-        printf("test_recipes: qwen2-yarn: %d positions, worst rel L2 vs llama.cpp %.3e, argmax equal at %d of %d\n", n, e,
+        CHECK(e < REL_MAX && bad == 0, "%s: logits vs llama.cpp: worst row %.3e, %d argmax differ", name, e, bad);
+        printf("test_recipes: %s: %d positions, worst rel L2 vs llama.cpp %.3e, argmax equal at %d of %d\n", name, n, e,
                n - bad, n);
-        m->rope_yarn = 0, m->rope_mscale = 1.0f; /* plain RoPE on the same weights */
-        CHECK(eval_all(m, ids, n, got) == 0, "qwen2-yarn: eval without YaRN");
+        if (yarn) { /* plain RoPE on the same weights */
+            m->rope_yarn = 0, m->rope_mscale = 1.0f;
+        } else { /* the short factors (what a context within 16 would take) */
+            float *t = m->rope_long;
+            m->rope_long = m->rope_short, m->rope_short = t;
+        }
+        CHECK(eval_all(m, ids, n, got) == 0, "%s: eval without the scaling", name);
         const double ew = worst_rel(got, want, n, V, &bad);
-        CHECK(ew > 20 * REL_MAX, "qwen2-yarn: without YaRN the logits are %.3e from llama.cpp's: the check would not see it",
-              ew);
+        CHECK(ew > 20 * REL_MAX, "%s: without the scaling the logits are %.3e from llama.cpp's: the check would not see it",
+              name, ew);
     }
     free(want);
     free(got);
@@ -253,6 +270,7 @@ int main(void) {
     check_arch("qwen2");
     check_arch("qwen3");
     check_arch("phi3");
-    check_yarn();
+    check_scaled("qwen2-yarn");
+    check_scaled("phi3-longrope");
     return check_summary("test_recipes");
 }

@@ -160,6 +160,8 @@ void tern_model_free(tern_model *m) {
     }
     free(m->output_norm);
     free(m->rope_factors);
+    free(m->rope_long);
+    free(m->rope_short);
     free(m->chat_template);
     if (m->dev_weights_free) m->dev_weights_free(m->dev_weights);
     tern_vocab_free(m->vocab);
@@ -333,28 +335,25 @@ tern_model *tern_model_load_gguf(gguf_file *gf, const char *path, int progress) 
         return load_fail(m);
     }
     if ((!st || strcmp(st, "linear") == 0) && factor > 0.0) m->rope_scale = factor;
-    m->rope_mscale = 1.0f;
+    /* the magnitude scale of cos and sin: rope.scaling.attn_factor (llama.cpp's rope_attn_factor, any file; Phi-3's
+     * LongRoPE sets it), times YaRN's 1 + 0.1 ln factor */
+    double attn_factor = 1.0;
+    if (get_f64(f, arch, "rope.scaling.attn_factor", &attn_factor) < 0) return load_fail(m);
+    m->rope_mscale = (float)attn_factor;
+    m->rope_yarn_ctx = m->n_ctx_train;
+    if (get_int(f, arch, "rope.scaling.original_context_length", &m->rope_yarn_ctx, 0) < 0) return load_fail(m);
     if (st && !strcmp(st, "yarn") && factor > 1.0) { /* llama.cpp's defaults: beta_fast 32, beta_slow 1, ext_factor 1 */
-        double lm = 0.0, af = 0.0;
-        const char *keys[4] = {"rope.scaling.yarn_log_multiplier", "rope.scaling.attn_factor", "rope.scaling.yarn_beta_fast",
-                               "rope.scaling.yarn_beta_slow"};
-        if (get_f64(f, arch, keys[0], &lm) < 0 || get_f64(f, arch, keys[1], &af) < 0) return load_fail(m);
-        for (int i = 0; i < 4; i++) {
+        const char *keys[3] = {"rope.scaling.yarn_log_multiplier", "rope.scaling.yarn_beta_fast", "rope.scaling.yarn_beta_slow"};
+        for (int i = 0; i < 3; i++) {
             char kk[160];
             snprintf(kk, sizeof kk, "%s.%s", arch, keys[i]);
-            if (gguf_get(f, kk) && !(i == 1 && af == 1.0)) {
+            if (gguf_get(f, kk)) {
                 tern_set_error("YaRN with %s is not supported yet", kk);
                 return load_fail(m);
             }
         }
         m->rope_yarn = factor;
-        m->rope_yarn_ctx = m->n_ctx_train;
-        if (get_int(f, arch, "rope.scaling.original_context_length", &m->rope_yarn_ctx, 0) < 0) return load_fail(m);
-        m->rope_mscale = (float)(0.1 * log(factor) + 1.0); /* llama.cpp's get_mscale(factor, 1) */
-    }
-    if (gguf_find_tensor(f, "rope_factors_long.weight") || gguf_find_tensor(f, "rope_factors_short.weight")) {
-        tern_set_error("%s: LongRoPE (rope_factors_long/short, the 128k-context variants) is not supported yet", arch);
-        return load_fail(m);
+        m->rope_mscale = (float)(attn_factor * (0.1 * log(factor) + 1.0)); /* llama.cpp's get_mscale(factor, 1) */
     }
     if (gguf_find_tensor(f, "blk.0.ffn_gate_exps.weight")) {
         tern_set_error("mixture-of-experts %s models are not supported yet", arch);
@@ -399,6 +398,19 @@ tern_model *tern_model_load_gguf(gguf_file *gf, const char *path, int progress) 
     if (r == 1) m->output = m->tok_embd; /* tied embeddings */
     if (bind_vec(m, "output_norm.weight", E, &m->output_norm, 1) < 0) return load_fail(m);
     if (bind_vec(m, "rope_freqs.weight", m->n_rot / 2, &m->rope_factors, 0) < 0) return load_fail(m);
+    /* LongRoPE (Phi-3 128k): two factor sets, the long one for contexts past rope.scaling.original_context_length */
+    if (bind_vec(m, "rope_factors_long.weight", m->n_rot / 2, &m->rope_long, 0) < 0 ||
+        bind_vec(m, "rope_factors_short.weight", m->n_rot / 2, &m->rope_short, 0) < 0)
+        return load_fail(m);
+    if (!m->rope_long != !m->rope_short || (m->rope_long && m->rope_factors)) {
+        tern_set_error("%s: LongRoPE needs both rope_factors_long and rope_factors_short, and no rope_freqs", arch);
+        return load_fail(m);
+    }
+    for (int i = 0; m->rope_long && i < m->n_rot / 2; i++)
+        if (!(m->rope_long[i] > 0.0f && isfinite(m->rope_long[i]) && m->rope_short[i] > 0.0f && isfinite(m->rope_short[i]))) {
+            tern_set_error("LongRoPE factor %d out of range (long %g, short %g)", i, m->rope_long[i], m->rope_short[i]);
+            return load_fail(m);
+        }
     for (int i = 0; m->rope_factors && i < m->n_rot / 2; i++)
         if (!isfinite(m->rope_factors[i]) || m->rope_factors[i] <= 0.0f) {
             tern_set_error("rope_freqs.weight[%d] = %g is out of range (must be finite and > 0)", i, m->rope_factors[i]);

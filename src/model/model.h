@@ -66,8 +66,8 @@ struct tern_model {
     float rms_eps;
     double rope_base, rope_scale;   /* rope_scale: linear scaling factor, 1 = none */
     double rope_yarn;               /* YaRN's factor (rope.scaling.type yarn), 0 = none; then rope_scale is 1 */
-    int rope_yarn_ctx;              /* YaRN's original context (rope.scaling.original_context_length) */
-    float rope_mscale;              /* YaRN's magnitude scale of cos and sin (1 + 0.1 ln factor), else 1 */
+    int rope_yarn_ctx;              /* rope.scaling.original_context_length (YaRN's ramp, LongRoPE's long/short) */
+    float rope_mscale;              /* cos and sin times this: rope.scaling.attn_factor x YaRN's 1 + 0.1 ln factor */
     double rope_base_local;         /* RoPE base of sliding-window layers (rope_table 1) */
     float attn_scale;               /* softmax scale of q.k (1/sqrt(head_dim) unless the metadata says) */
     float logit_softcap;            /* final logits = c * tanh(logits / c); 0: none */
@@ -77,6 +77,7 @@ struct tern_model {
     tern_weight output;     /* (n_vocab, n_embd); = tok_embd when tied */
     float *output_norm;     /* (n_embd) */
     float *rope_factors;    /* (n_rot/2) or NULL: rope_freqs.weight (Llama-3.1 style) */
+    float *rope_long, *rope_short; /* (n_rot/2) or NULL: LongRoPE's factors (Phi-3 128k), by the context's size */
     tern_layer *layers;     /* (n_layer) */
     uint64_t n_params, n_bytes;
     int n_tensors_used; /* tensors bound at load; must equal the file's tensor count */

@@ -220,11 +220,14 @@ tern_backend *tern_backend_cpu_new(const tern_model *m, const tern_backend_param
     be->xq = tern_xmalloc(3 * xq + 64);
     for (int t = 0; t < 2; t++) { /* sliding-window layers (table 1): their own base, no scaling (llama.cpp's swa rope) */
         be->freq[t] = tern_xmalloc(sizeof(float) * (size_t)(m->n_rot / 2 + 1));
+        /* LongRoPE: the long factors when this context runs past the original one (llama.cpp compares its
+         * per-sequence context, padded to 256; here the engine's) */
+        const float *fac = m->rope_long ? (p->n_ctx > m->rope_yarn_ctx ? m->rope_long : m->rope_short) : m->rope_factors;
         if (!t && m->rope_yarn > 0)
-            cpu_rope_freqs_yarn(be->freq[t], m->n_rot, m->rope_base, m->rope_yarn, m->rope_yarn_ctx, m->rope_factors);
+            cpu_rope_freqs_yarn(be->freq[t], m->n_rot, m->rope_base, m->rope_yarn, m->rope_yarn_ctx, fac);
         else
             cpu_rope_freqs(be->freq[t], m->n_rot, t ? m->rope_base_local : m->rope_base, t ? 1.0 : m->rope_scale,
-                           t ? NULL : m->rope_factors);
+                           t ? NULL : fac);
     }
     be->pool = tern_pool_new(p->n_threads > 0 ? p->n_threads : tern_n_cores());
     be->att_scratch = tern_xmalloc(sizeof(float) * (size_t)tern_pool_size(be->pool) * (size_t)p->n_ctx);

@@ -161,6 +161,7 @@ int cuda_graph_supported(const tern_graph *G, const tern_model *m) {
         else if (nd->op == TG_RMSNORM && nd->dst == TB_T) why = "post-norms";
         else if (nd->op == TG_EMBED && nd->f != 1.0f) why = "embedding scale";
         if (!why && nd->op == TG_ROPE && m->rope_yarn > 0) why = "YaRN RoPE scaling";
+        if (!why && nd->op == TG_ROPE && (m->rope_long || m->rope_mscale != 1.0f)) why = "LongRoPE / a RoPE attention factor";
         if (why) {
             tern_set_error("the %s recipe needs %s, which the CUDA backend has no kernel for yet; use --device cpu",
                            m->arch, why);
