@@ -95,7 +95,8 @@ static int bind_weight(tern_model *m, const char *name, int64_t n_in, int64_t n_
 /* Rows [r0, r0 + n) of w as a weight of their own (a view into the same data). */
 static tern_weight weight_rows(const tern_weight *w, int64_t r0, int64_t n) {
     tern_weight v = *w;
-    v.data = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
+    /* a synthetic model's weights have no data (their rows are generated when uploaded): the view has none either */
+    v.data = w->data ? (const uint8_t *)w->data + (size_t)r0 * w->row_bytes : NULL;
     v.n_out = n;
     return v;
 }
