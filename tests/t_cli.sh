@@ -206,6 +206,12 @@ timeout 300 python3 tests/chat_pty.py ./tern "$MODEL" >"$T/pty" 2>&1
 for c in prompt edit "ctrl-c first" rate ctrl-c history quit; do
   grep -q "^ok $c\$" "$T/pty" && ok || bad "chat pty $c: $(grep "$c" "$T/pty" | head -c 400)"
 done
+# chat: Ctrl-C during a long message's prefill (its bar showing) stops the prefill, says [interrupted], gives the prompt
+# back and forgets the message: the next question gets a fresh piped chat's reply (tests/chat_prefill_pty.py)
+timeout 300 python3 tests/chat_prefill_pty.py ./tern "$MODEL" >"$T/ptyp" 2>&1
+for c in "prefill bar" "prefill stopped" forgotten; do
+  grep -q "^ok $c\$" "$T/ptyp" && ok || bad "chat pty $c: $(grep "$c" "$T/ptyp" | head -c 600) $(tail -c 300 "$T/ptyp")"
+done
 # progress bars on stderr, on a terminal only: the load line and the prefill bar of a 2,957-token prompt at -t 1 through
 # a pseudo-terminal, none through a pipe (tests/progress_pty.py; each run stopped once it has shown what it needs)
 timeout 300 python3 tests/progress_pty.py ./tern "$MODEL" >"$T/prog" 2>&1
