@@ -10,20 +10,30 @@ set -euo pipefail
 want=${1:-build}
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 # apt_get ARGS...: apt-get that waits for the dpkg/apt locks (bounded), retrying `update` (its lists lock has no
-# timeout option) while another apt holds it
+# timeout option) while another apt holds it, and gives up with one line after TERN_APT_WAIT s. A lock is held when a
+# process has one of TERN_APT_LOCKS open (fuser; default apt's and dpkg's four; tests/t_deps.sh names its own file).
 apt_get() {
   local wait=${TERN_APT_WAIT:-600} t0=$SECONDS
   while :; do
-    if DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout="$wait" "$@"; then return 0; fi
+    # apt-get waits for dpkg's lock itself, for what is left of the bound
+    local left=$((wait - (SECONDS - t0)))
+    [ "$left" -gt 0 ] || left=0
+    if DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout="$left" "$@"; then return 0; fi
     local held=0
-    for l in /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock /var/cache/apt/archives/lock; do
+    for l in ${TERN_APT_LOCKS:-/var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock /var/cache/apt/archives/lock}; do
       [ -e "$l" ] && command -v fuser >/dev/null && $SUDO fuser "$l" >/dev/null 2>&1 && held=1
     done
-    if [ "$held" = 0 ] || [ $((SECONDS - t0)) -ge "$wait" ]; then return 1; fi
+    [ "$held" = 0 ] && return 1
+    if [ $((SECONDS - t0)) -ge "$wait" ]; then
+      echo "deps: another apt-get still holds the lock after ${wait} s (TERN_APT_WAIT); giving up" >&2
+      return 1
+    fi
     echo "deps: another apt-get holds the lock; waiting ($((SECONDS - t0)) s of ${wait} s)" >&2
     sleep 5
   done
 }
+# sourced (tests/t_deps.sh): apt_get only
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then return 0; fi
 need_apt=()
 command -v cc >/dev/null || need_apt+=(gcc)
 command -v make >/dev/null || need_apt+=(make)
