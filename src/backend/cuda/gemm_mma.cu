@@ -245,7 +245,7 @@ static void mma_launch1(const uint8_t *w, size_t stride, int nb, int n_out, cons
                xl, xds, m, y);
 }
 
-/* The arms under measurement (issue 26; bench/sweeps/mma.md): chains a warp Q, n8 tiles a unit NT, 16-row tiles a
+/* The arms under measurement (issue 26; docs/ledger.md, "The MMA GEMM sweeps"): chains a warp Q, n8 tiles a unit NT, 16-row tiles a
  * unit RT, prefetch PF. */
 #define MMA_ARMS 8
 template <int T, int C>
