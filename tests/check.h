@@ -4,6 +4,7 @@
 #ifndef TERN_CHECK_H
 #define TERN_CHECK_H
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
 static int check_pass_, check_fail_;
@@ -27,6 +28,20 @@ static int check_pass_, check_fail_;
         CHECK(!isnan(g_) && !isnan(w_) && fabs(g_ - w_) <= (abs_tol) + (rel_tol) * fabs(w_), \
               __VA_ARGS__);                                                                  \
     } while (0)
+
+/* Comma-separated token ids from the first line of a fixture file (tests/fixtures/): up to max, the count (0 if the
+ * file cannot be read). */
+static inline int check_read_ids(const char *path, int32_t *ids, int max) {
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    if (!f) return 0;
+    while (n < max && fscanf(f, "%d", &ids[n]) == 1) {
+        n++;
+        if (fgetc(f) != ',') break;
+    }
+    fclose(f);
+    return n;
+}
 
 static inline int check_summary(const char *name) {
     printf("%s: %d passed, %d failed\n", name, check_pass_, check_fail_);

@@ -22,18 +22,6 @@
 #define MODEL "models/gemma-3-270m-q4_k_m.gguf"
 #define FIX "tests/fixtures/gemma3/"
 
-static int read_ids(const char *path, int32_t *ids, int max) {
-    FILE *f = fopen(path, "r");
-    int n = 0;
-    if (!f) return 0;
-    while (n < max && fscanf(f, "%d", &ids[n]) == 1) {
-        n++;
-        if (fgetc(f) != ',') break;
-    }
-    fclose(f);
-    return n;
-}
-
 static double rel_l2(const float *a, const float *ref, int n) {
     double num = 0, den = 0;
     for (int i = 0; i < n; i++) {
@@ -72,7 +60,7 @@ int main(void) {
     for (int k = 0; k < 2; k++) {
         char path[256];
         snprintf(path, sizeof path, FIX "%s.ids", names[k]);
-        const int n = read_ids(path, ids, 4096);
+        const int n = check_read_ids(path, ids, 4096);
         CHECK(n > 8, "%s: %d ids", path, n);
         snprintf(path, sizeof path, FIX "%s.ref.bin", names[k]);
         FILE *f = fopen(path, "rb");

@@ -25,18 +25,6 @@
 #define LAYER_MAX 1e-3 /* measured 1.0e-4..1.7e-4 (F32 weights, f16 KV); a wrong RoPE pairing must cross it first at layer 0 */
 #define REL_MAX 2e-3 /* F32 weights on both sides, f16 KV on both: measured 2.3e-4 (qwen2), 2.7e-4 (qwen3), 2.5e-4 (phi3) */
 
-static int read_ids(const char *path, int32_t *ids, int max) {
-    FILE *f = fopen(path, "r");
-    int n = 0;
-    if (!f) return 0;
-    while (n < max && fscanf(f, "%d", &ids[n]) == 1) {
-        n++;
-        if (fgetc(f) != ',') break;
-    }
-    fclose(f);
-    return n;
-}
-
 static int argmax_f(const float *x, int n) {
     int b = 0;
     for (int i = 1; i < n; i++)
@@ -181,7 +169,7 @@ static void check_arch(const char *arch) {
           "%s: biases / q-k norms / fused views bound as the row says", arch);
     int32_t ids[N_IDS];
     snprintf(path, sizeof path, FIX "%s.ids", arch);
-    const int n = read_ids(path, ids, N_IDS);
+    const int n = check_read_ids(path, ids, N_IDS);
     CHECK(n == N_IDS, "%s: %d ids", path, n);
     float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
     snprintf(path, sizeof path, FIX "%s.logits", arch);
@@ -236,7 +224,7 @@ static void check_scaled(const char *name) {
     const int V = tern_model_n_vocab(m);
     int32_t ids[N_IDS];
     snprintf(path, sizeof path, FIX "%s.ids", name);
-    const int n = read_ids(path, ids, N_IDS);
+    const int n = check_read_ids(path, ids, N_IDS);
     float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
     snprintf(path, sizeof path, FIX "%s.logits", name);
     FILE *f = fopen(path, "rb");
