@@ -2,8 +2,13 @@
  * and quant types of a real model (llama, qwen2, qwen3, gemma3 and phi3 presets), filled with random blocks at
  * realistic scales, so loading, memory and speed can be measured on models nobody has downloaded.
  *
- *   tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] [--seed S] -o FILE.gguf
- *   tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] --dry-run   (prints metadata + directory)
+ *   tern synth --arch PRESET --type TYPE [--layers N] [--vocab N | --vocab-from F.gguf] [--seed S] -o FILE.gguf
+ *   tern synth --arch PRESET --type TYPE [--layers N] [--vocab N | --vocab-from F.gguf] --dry-run   (prints metadata + directory)
+ *
+ * --vocab-from: the tokenizer.* keys of F (a model, or a tokenizer-only GGUF as scripts/extract_tokenizer.py makes)
+ * copied verbatim, n_vocab its token count: a synthetic model that tokenizes text as F's model does, so text tools
+ * (tern perplexity, chat) and llama.cpp's run on it (bench/gpu_check.sh step ppl, where the real file is too large
+ * to carry). Without it the file has no tokenizer (token ids only).
  *
  * The presets, types, tensor list and the way blocks are made are in src/model/synth.c (shared with tern bench
  * --synthetic, which holds the same model in memory).
@@ -20,6 +25,7 @@
 
 #include "backend_cpu.h"
 #include "commands.h"
+#include "gguf.h"
 #include "gguf_write.h"
 #include "quant.h"
 #include "synth.h"
@@ -71,7 +77,7 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
 
 
 int cmd_synth(int argc, char **argv) {
-    const char *arch = NULL, *type = NULL, *out = NULL;
+    const char *arch = NULL, *type = NULL, *out = NULL, *vocab_from = NULL;
     long long layers = -1, vocab = -1, seed = 0;
     int dry = 0;
     cli_args it = cli_args_begin(argc, argv);
@@ -81,10 +87,12 @@ int cmd_synth(int argc, char **argv) {
             char p[256], t[256];
             synth_list_presets(p, sizeof p);
             synth_list_types(t, sizeof t);
-            printf("usage: tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] [--seed S] -o FILE.gguf\n"
-                   "       tern synth --arch PRESET --type TYPE [--layers N] [--vocab N] --dry-run\n"
+            printf("usage: tern synth --arch PRESET --type TYPE [--layers N] [--vocab N | --vocab-from F.gguf] [--seed S] -o FILE.gguf\n"
+                   "       tern synth --arch PRESET --type TYPE [--layers N] [--vocab N | --vocab-from F.gguf] --dry-run\n"
                    "  write a GGUF with a real model's architecture, tensor shapes and metadata, and random weights\n"
                    "  presets: %s\n  types:   %s (every matrix; norms and biases are f32)\n"
+                   "  --vocab-from F.gguf: F's tokenizer (every tokenizer.* key), n_vocab its token count (default: no\n"
+                   "  tokenizer, token ids only)\n"
                    "  --dry-run prints the metadata and tensor directory (name type ne0 ne1) and writes nothing\n",
                    p, t);
             return 0;
@@ -95,6 +103,7 @@ int cmd_synth(int argc, char **argv) {
         if (!strcmp(a, "--arch")) arch = v;
         else if (!strcmp(a, "--type")) type = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
+        else if (!strcmp(a, "--vocab-from")) vocab_from = v;
         else if (!strcmp(a, "--layers")) {
             if (parse_int(a, v, 1, 1000, &layers)) return synth_fail("synth: --layers expects an integer in 1..1000, got '%s'", v);
         } else if (!strcmp(a, "--vocab")) {
@@ -115,12 +124,23 @@ int cmd_synth(int argc, char **argv) {
     char why[512];
     if (synth_resolve(arch, type, &P, &T, why, sizeof why)) return synth_fail("synth: %s", why);
     const int n_layer = layers > 0 ? (int)layers : P->n_layer;
-    const int64_t n_vocab = vocab > 0 ? vocab : P->n_vocab;
+    int64_t n_vocab = vocab > 0 ? vocab : P->n_vocab;
+    gguf_file *vf = NULL;
+    if (vocab_from) {
+        if (vocab > 0) return synth_fail("synth: --vocab and --vocab-from exclude each other (the vocabulary's size is its token count)");
+        if (!(vf = gguf_open(vocab_from))) return synth_fail("synth: --vocab-from '%s': %s", vocab_from, tern_last_error());
+        if ((n_vocab = synth_vocab_size(vf)) < 0) {
+            int rc = synth_fail("synth: --vocab-from '%s': %s", vocab_from, tern_last_error());
+            gguf_close(vf);
+            return rc;
+        }
+    }
 
     synth_tensor *ts = NULL;
     char **names = NULL;
     const int n_t = synth_tensor_list(P, n_layer, n_vocab, &ts, &names);
-    gguf_writer *w = synth_writer_new(P, T, n_layer, n_vocab, seed, ts, n_t, dry ? stdout : NULL);
+    gguf_writer *w = synth_writer_new(P, T, n_layer, n_vocab, seed, ts, n_t, vf, dry ? stdout : NULL);
+    if (vf) gguf_close(vf); /* the writer holds copies of the values */
     if (!w) {
         synth_tensor_list_free(ts, names, n_t);
         return synth_fail("synth: %s", tern_last_error());

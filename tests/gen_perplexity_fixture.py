@@ -3,6 +3,7 @@
 
 usage: python3 tests/gen_perplexity_fixture.py text                  (needs Debian's bible-kjv: apt-get install bible-kjv)
        python3 tests/gen_perplexity_fixture.py ref LLAMA_PERPLEXITY  (needs the default model, `make model`)
+       python3 tests/gen_perplexity_fixture.py vocab                 (the default model and the gguf package, .venv)
 
 text: genesis.txt, Genesis 1-8 of the King James Version (public domain), as Debian's bible-kjv-text package ships
       it, read with its `bible` program: a "Genesis N" heading a chapter, one verse a line, verse numbers and the
@@ -10,7 +11,11 @@ text: genesis.txt, Genesis 1-8 of the King James Version (public domain), as Deb
 ref:  ref.tsv, one line a setting: ctx, chunks, flash attention, PPL, its +/-, the llama-perplexity command line. The
       reference is llama-perplexity built from the llama.cpp vendored in the llama-cpp-python 0.3.36 sdist
       (cmake --build build --target llama-perplexity; CPU, -t 2), on models/SmolLM2-135M-Instruct.Q4_1.gguf.
-      tests/t_perplexity.sh checks tern's value against it (0.5%)."""
+      tests/t_perplexity.sh checks tern's value against it (0.5%).
+vocab: smollm2-tokenizer.gguf.gz, the default model's metadata without tensors (scripts/extract_tokenizer.py; gzip
+      with mtime 0, so the same bytes each time): `tern synth --arch smollm2-135m --vocab-from` it makes a synthetic
+      SmolLM2 that tokenizes genesis.txt as the real model does, for bench/gpu_check.sh's ppl step on a box the 98 MB
+      model does not travel to (tern and llama-perplexity on the same synthetic file there)."""
 import os
 import re
 import subprocess
@@ -65,6 +70,9 @@ def make_ref(exe):
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "text":
         make_text()
+    elif len(sys.argv) >= 2 and sys.argv[1] == "vocab":
+        subprocess.run([sys.executable, os.path.join(HERE, "..", "scripts", "extract_tokenizer.py"), MODEL,
+                        os.path.join(OUT, "smollm2-tokenizer.gguf.gz")], check=True)
     elif len(sys.argv) >= 3 and sys.argv[1] == "ref":
         make_ref(sys.argv[2])
     else:

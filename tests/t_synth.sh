@@ -136,5 +136,26 @@ rm -f "$T/g.gguf"
 grep -q "^llama.block_count = 3$" "$T/dry" && grep -q "^llama.vocab_size = 100$" "$T/dry" && \
   grep -q "^tensor token_embd.weight q4_0 8192 100$" "$T/dry" && [ "$(grep -c '^tensor ' "$T/dry")" -eq 30 ] && ok || \
   bad "--layers/--vocab with --dry-run"
+# --vocab-from: the default model's tokenizer (tests/fixtures/perplexity/smollm2-tokenizer.gguf.gz, its tokenizer.* keys)
+# in a synthetic smollm2: the same ids and text as the real model, n_vocab its token count, no vocab_size / no_vocab;
+# it excludes --vocab; a file without a tokenizer is refused
+gzip -dc tests/fixtures/perplexity/smollm2-tokenizer.gguf.gz >"$T/tok.gguf"
+./tern synth --arch smollm2-135m --type q8_0 --layers 1 --vocab-from "$T/tok.gguf" --dry-run >"$T/dry" 2>&1
+grep -qx "tokenizer.ggml.tokens = (copied)" "$T/dry" && grep -qx "tokenizer.chat_template = (copied)" "$T/dry" && \
+  grep -q "^tensor token_embd.weight q8_0 576 49152$" "$T/dry" && ! grep -q "vocab_size\|no_vocab" "$T/dry" && ok || \
+  bad "--vocab-from --dry-run: $(grep -c copied "$T/dry") keys copied"
+if ./tern synth --arch smollm2-135m --type q8_0 --layers 1 --vocab-from "$T/tok.gguf" -o "$T/v.gguf" >"$T/out" 2>&1; then
+  grep -q "vocab 49152" "$T/out" && ok || bad "--vocab-from summary: $(cat "$T/out")"
+  s='In the beginning God created the heaven and the earth. 123 ÅÉ'
+  if [ -s models/SmolLM2-135M-Instruct.Q4_1.gguf ]; then
+    [ "$(./tern tokenize -m "$T/v.gguf" -p "$s" --ids 2>&1)" = "$(./tern tokenize -m models/SmolLM2-135M-Instruct.Q4_1.gguf -p "$s" --ids 2>&1)" ] \
+      && ok || bad "--vocab-from: ids differ from the default model's"
+  fi
+  ids=$(./tern tokenize -m "$T/v.gguf" -p "$s" --ids 2>&1)
+  [ "$(./tern detokenize -m "$T/v.gguf" -p "$ids" 2>&1)" = "$s" ] && ok || bad "--vocab-from: detokenize of $ids gave '$(./tern detokenize -m "$T/v.gguf" -p "$ids" 2>&1)'"
+else bad "--vocab-from: $(cat "$T/out")"; fi
+expect_err "vocab and vocab-from" "exclude each other" -- ./tern synth --arch smollm2-135m --type q8_0 --vocab 64 --vocab-from "$T/tok.gguf" -o "$T/a2.gguf"
+expect_err "vocab-from without a tokenizer" "has no tokenizer" -- ./tern synth --arch smollm2-135m --type q8_0 --vocab-from "$T/a.gguf" -o "$T/a2.gguf"
+expect_err "vocab-from missing" "vocab-from '/nonexistent.gguf'" -- ./tern synth --arch smollm2-135m --type q8_0 --vocab-from /nonexistent.gguf -o "$T/a2.gguf"
 echo "t_synth: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -398,6 +398,16 @@ synth_fill_spec synth_tensor_spec(const synth_tensor *t, int i, const synth_type
     return fs;
 }
 
+int64_t synth_vocab_size(const gguf_file *f) {
+    const char *model = gguf_get_cstr(f, "tokenizer.ggml.model");
+    const gguf_value *toks = gguf_get_arr(f, "tokenizer.ggml.tokens", GGUF_VT_STRING);
+    if (!model || !strcmp(model, "no_vocab") || !toks || toks->count == 0) {
+        tern_set_error("it has no tokenizer (tokenizer.ggml.model and tokenizer.ggml.tokens)");
+        return -1;
+    }
+    return (int64_t)toks->count;
+}
+
 /* Metadata setters that also print "KEY = VALUE" to show (--dry-run). */
 static void kv_u32(gguf_writer *w, FILE *show, const char *k, uint32_t v) {
     gguf_writer_add_u32(w, k, v);
@@ -415,7 +425,7 @@ static void kv_str(gguf_writer *w, FILE *show, const char *k, const char *v) {
 /* The keys each family's converter writes (see FAMILIES), in the llama converter's order for llama presets (their
  * files are byte for byte those of before the families came). */
 gguf_writer *synth_writer_new(const synth_preset *P, const synth_type *T, int n_layer, int64_t n_vocab, long long seed,
-                              const synth_tensor *ts, int n_t, FILE *show) {
+                              const synth_tensor *ts, int n_t, const gguf_file *vocab, FILE *show) {
     const unsigned fl = family_flags(P->arch);
     gguf_writer *w = gguf_writer_new();
     char title[128], k[128];
@@ -444,8 +454,19 @@ gguf_writer *synth_writer_new(const synth_preset *P, const synth_type *T, int n_
     if (P->window > 0) kv_u32(w, show, KEY("attention.sliding_window"), (uint32_t)P->window);
     kv_f32(w, show, KEY("attention.layer_norm_rms_epsilon"), P->rms_eps);
     if (fl & SYNTH_F_ROPE_DIMS) kv_u32(w, show, KEY("rope.dimension_count"), (uint32_t)preset_head_dim(P));
-    kv_u32(w, show, KEY("vocab_size"), (uint32_t)n_vocab); /* no token list: llama.cpp takes n_vocab from here */
-    kv_str(w, show, "tokenizer.ggml.model", "no_vocab");
+    if (!vocab) {
+        kv_u32(w, show, KEY("vocab_size"), (uint32_t)n_vocab); /* no token list: llama.cpp takes n_vocab from here */
+        kv_str(w, show, "tokenizer.ggml.model", "no_vocab");
+    } else { /* llama.cpp takes n_vocab from the token list then (llama-vocab.cpp), so no vocab_size */
+        for (uint64_t i = 0; i < vocab->n_kv; i++) {
+            const gguf_str *k = &vocab->kv[i].key;
+            if (k->len < 10 || memcmp(k->ptr, "tokenizer.", 10)) continue;
+            char key[256];
+            snprintf(key, sizeof key, "%.*s", (int)k->len, k->ptr);
+            gguf_writer_add_value(w, key, &vocab->kv[i].val);
+            if (show) fprintf(show, "%s = (copied)\n", key);
+        }
+    }
 #undef KEY
     for (int i = 0; i < n_t; i++) {
         const int vec = ts[i].kind != SYNTH_MATRIX, type = vec ? TERN_TYPE_F32 : (int)T->type;
@@ -521,7 +542,7 @@ static void gen_free(void *p) {
  * tern_last_error. */
 static gguf_file *image_open(const synth_preset *P, const synth_type *T, int n_layer, long long seed,
                              const synth_tensor *ts, int n_t, size_t *off, const uint8_t **base) {
-    gguf_writer *gw = synth_writer_new(P, T, n_layer, P->n_vocab, seed, ts, n_t, NULL);
+    gguf_writer *gw = synth_writer_new(P, T, n_layer, P->n_vocab, seed, ts, n_t, NULL, NULL);
     if (!gw) return NULL;
     char *img = NULL;
     size_t img_len = 0;

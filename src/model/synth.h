@@ -62,10 +62,15 @@ int synth_resolve(const char *arch, const char *type, const synth_preset **Pp, c
 int synth_tensor_list(const synth_preset *P, int n_layer, int64_t n_vocab, synth_tensor **ts_out, char ***names_out);
 void synth_tensor_list_free(synth_tensor *ts, char **names, int n_t);
 /* The GGUF header of the model (metadata, then ts[0..n_t) as the directory) in a new writer; with show != NULL each
- * key is printed there as "KEY = VALUE" and each tensor as "tensor NAME TYPE NE0 NE1" (--dry-run). NULL with
- * tern_last_error on a tensor the writer refuses. */
+ * key is printed there as "KEY = VALUE" and each tensor as "tensor NAME TYPE NE0 NE1" (--dry-run). vocab: NULL (no
+ * tokenizer: "tokenizer.ggml.model" = "no_vocab" and {arch}.vocab_size = n_vocab, token ids only), or a GGUF whose
+ * tokenizer.* keys are copied verbatim (tern synth --vocab-from; n_vocab must be its token count: synth_vocab_size).
+ * NULL with tern_last_error on a tensor the writer refuses. */
+struct gguf_file;
 gguf_writer *synth_writer_new(const synth_preset *P, const synth_type *T, int n_layer, int64_t n_vocab, long long seed,
-                              const synth_tensor *ts, int n_t, FILE *show);
+                              const synth_tensor *ts, int n_t, const struct gguf_file *vocab, FILE *show);
+/* The token count of f's tokenizer (tokenizer.ggml.tokens), or -1 with tern_last_error when f has none. */
+int64_t synth_vocab_size(const struct gguf_file *f);
 /* How tensor t (index i of the list) is filled for a model seed: type, row bytes, scales, PRNG stream. dq_unit:
  * synth_calibrate(T). */
 synth_fill_spec synth_tensor_spec(const synth_tensor *t, int i, const synth_type *T, float dq_unit, long long seed);
