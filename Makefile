@@ -98,15 +98,11 @@ test-deps:
 	@scripts/deps.sh test
 
 model: $(MODEL)
-models/SmolLM2-135M-Instruct.Q4_1.gguf:
-	@scripts/fetch_model.sh
-# the gemma3 recipe's real-model test (tests/test_gemma3.c)
-models/gemma-3-270m-q4_k_m.gguf:
-	@scripts/fetch_gemma3.sh
-# the qwen2 recipe's real-model test (tests/test_model_qwen2.c)
-models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf:
-	@scripts/fetch_qwen2.sh
+# the real-model tests' files: the gemma3 recipe's (tests/test_gemma3.c, test_model_gemma3.c), the qwen2 recipe's
+# (tests/test_model_qwen2.c). scripts/fetch_model.sh holds each file's source, size and sha256.
 REAL_MODELS := models/gemma-3-270m-q4_k_m.gguf models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+models/SmolLM2-135M-Instruct.Q4_1.gguf $(REAL_MODELS):
+	@scripts/fetch_model.sh $@
 
 run: deps
 	$(MAKE) tern

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fixtures/gemma3/: the float64 reference logits (scripts/ref_numpy.py, last token) of two prompts of Gemma 3
-# 270M Q4_K_M (scripts/fetch_gemma3.sh). The ids are tern's tokenization (its gemma3 tokenizer matches llama.cpp's
+# 270M Q4_K_M (scripts/fetch_model.sh gemma3). The ids are tern's tokenization (its gemma3 tokenizer matches llama.cpp's
 # ids: tests/fixtures/tokenizer/gemma3.tsv): short.ids "The capital of France is Paris, and the capital of Germany is"
 # with BOS; long.ids the first 600 tokens of bench/prompt128.txt six times over (past the 512-key sliding window).
 set -euo pipefail

@@ -13,7 +13,7 @@ Reference: llama-cpp-python 0.3.36 (its vendored llama.cpp), vocab_only. Writes:
                                  Qwen2.5-Coder-1.5B-Instruct's metadata without tensors: a byte-level
                                  BPE ("gpt2", pre "qwen2") vocabulary of 151936 tokens. Made by --qwen2
                                  from GGUF (default models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf,
-                                 scripts/fetch_qwen2.sh); without --qwen2 only when missing.
+                                 scripts/fetch_model.sh qwen2); without --qwen2 only when missing.
   smollm2.tsv, gemma3.tsv, qwen2.tsv
                                  per model, records (fields TAB-separated, text hex-encoded, ids
                                  space-separated):

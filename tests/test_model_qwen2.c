@@ -1,5 +1,5 @@
 /* test_model_qwen2: tests/test_model.c's checks on Qwen2.5-Coder-1.5B-Instruct Q4_K_M (the qwen2 recipe row: q/k/v
- * biases, NEOX RoPE; scripts/fetch_qwen2.sh): the tokenizer (qwen2 pre-tokenizer) and llama.cpp's greedy
+ * biases, NEOX RoPE; scripts/fetch_model.sh qwen2): the tokenizer (qwen2 pre-tokenizer) and llama.cpp's greedy
  * continuations of 16 prompts (16 new tokens each, kept short for CI's time on 2 cores) under the near-tie rule, and
  * the last-position logits of two prompts against scripts/ref_numpy.py's float64 forward pass (fixtures:
  * tests/fixtures/qwen2/llamacpp/, made by `scripts/gen_model_fixtures.py --model
