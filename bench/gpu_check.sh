@@ -3,7 +3,7 @@
 # table last (issue "CUDA backend"). Not run by CI (no GPU there).
 #
 #   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi mma sample batch model hf synth bench roofline tp
-#                                     tpbench ab perf sdpa (default: all but tpbench, ab, perf and sdpa)
+#                                     tpbench ab perf sdpa serve ppl (default: all but tpbench, ab, perf, sdpa, serve, ppl)
 #   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
 #   synthetic 4-layer Llama-3.2-1B; ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
 #   AB_TYPES (default q4_0 q8_0 q4_k), pp512, pp2048, tg128, two rounds interleaved (the no-regression A/B);
@@ -11,17 +11,31 @@
 #   table)
 #   perf: bench/perf_table.sh (the performance table in docs/gpu.md); sdpa: bench/sdpa_bench.py (torch's
 #   attention backends on the shapes gpu_attention times: the prefill attention's peer)
+#   serve: issue 27's receipts, bench/serve_receipt.py on the synthetic Llama-3-8B Q4_0 (32 layers): one stream through
+#   `tern serve` vs `tern bench` tg128 (bar: within 5%), N_STREAMS (64) streams of prompt 512 / 128 generated (aggregate
+#   tok/s, TTFT and ITL p50/p99) beside llama-batched-bench's 4,481 tok/s (recorded; live too when $LCPP_BIN has it), a
+#   2nd chat turn's TTFT with the prefix cache on vs off; about 2 minutes on the H200. A CPU trial: DEVICE=cpu THREADS=2
+#   N_STREAMS=4 PROMPT_TOKENS=64 GEN_TOKENS=16 PREFIX_IDS=200 SERVE_MODEL=FILE (SERVE_ROUNDS, SERVE_ARGS too)
+#   ppl: issue 28's receipt, bench/ppl_receipt.py: tern perplexity --device cuda and cpu and llama-perplexity (-ngl 99,
+#   and on the CPU alone) on one file over Genesis 1-8 (tests/fixtures/perplexity/genesis.txt), -c PPL_CTX (512; every
+#   chunk, or PPL_CHUNKS); the file is the default model when the box has it (then also against the committed
+#   llama-perplexity value, ref.tsv), else a synthetic SmolLM2 with the default model's tokenizer (tern synth
+#   --vocab-from tests/fixtures/perplexity/smollm2-tokenizer.gguf.gz); PPL_MODEL overrides; bar: tern cuda within 0.5%
+#   of llama-perplexity (PPL_DEVICES, default cuda,cpu; cpu alone when DEVICE=cpu)
 #
 # Environment: MODEL (default models/SmolLM2-135M-Instruct.Q4_1.gguf, else a synthetic SmolLM2 where the box has
 # no copy), OUT (logs and receipts; the device tool's $OUT, else /tmp/gpu_check), SYNTH_DIR (synthetic models,
 # default /tmp/tern_synth), BENCH_REPS (default 3), PCRE (a folder with include/pcre2.h and lib/libpcre2-8.so*
-# for a box without PCRE2's headers), BASE_BIN. Each step's log is $OUT/<step>.log; receipts are $OUT/*.json.
+# for a box without PCRE2's headers), BASE_BIN, LCPP_BIN (the llama.cpp peer's binaries, default /tmp/lcpp/build/bin:
+# shared/peers/README.md; the serve and ppl steps skip the peer where it is absent). Each step's log is $OUT/<step>.log;
+# receipts are $OUT/*.json.
 set -u
 cd "$(dirname "$0")/.."
 MODEL=${MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
 OUT=${OUT:-/tmp/gpu_check}
 SYNTH_DIR=${SYNTH_DIR:-/tmp/tern_synth}
 REPS=${BENCH_REPS:-3}
+LCPP_BIN=${LCPP_BIN:-/tmp/lcpp/build/bin}
 mkdir -p "$OUT" "$SYNTH_DIR"
 steps=${*:-build ops fused attn multi mma sample batch model hf synth bench roofline tp}
 PCRE_FLAGS=""
@@ -33,6 +47,11 @@ summary=()
 note() { summary+=("$(printf '%-10s | %-4s | %s' "$1" "$2" "$3")"); }
 counts() { grep -E ': [0-9]+ passed, [0-9]+ failed' "$1" | tail -1; }
 status_of() { local l; l=$(counts "$1"); [ -n "$l" ] && echo "$l" | grep -q ', 0 failed' && echo PASS || echo FAIL; }
+note_last() { # note STEP from LOG's last line "PASS|FAIL|DONE summary" (a receipt script's); anything else is a FAIL
+    local line st; line=$(tail -1 "$2"); st=${line%% *}
+    case $st in PASS|FAIL|DONE) note "$1" "$st" "${line#* }" ;; *) note "$1" FAIL "see $2: ${line:0:120}" ;; esac
+}
+
 
 synth() { # synth ARCH TYPE LAYERS -> path
     local f="$SYNTH_DIR/$1-$2-L$3.gguf"
@@ -142,6 +161,29 @@ for s in $steps; do
         "$(grep -E '\| (pp512|tg32) \|' "$OUT/tpbench-405b-$tp.md" | awk -F'|' '{printf "%s %s ", $(NF-2), $(NF-1)}')"
       [ -s "$OUT/bench-llama3-405b-q4_0-tp$tp.json" ] && break
     done ;;
+  serve)
+    f=${SERVE_MODEL:-$(synth llama3-8b q4_0 32)}
+    python3 bench/serve_receipt.py -m "$f" --device "${DEVICE:-cuda}" ${THREADS:+-t "$THREADS"} --streams "${N_STREAMS:-64}" \
+      --prompt-tokens "${PROMPT_TOKENS:-512}" --gen-tokens "${GEN_TOKENS:-128}" --rounds "${SERVE_ROUNDS:-2}" \
+      --prefix-ids "${PREFIX_IDS:-1500}" --server-args "${SERVE_ARGS:-}" --lcpp-bin "$LCPP_BIN" --log-dir "$OUT" \
+      --out "$OUT/serve-$(basename "$f" .gguf).json" --md "$OUT/serve.md" >"$OUT/serve.log" 2>&1
+    cat "$OUT/serve.md" 2>/dev/null
+    note_last serve "$OUT/serve.log" ;;
+  ppl)
+    pf=${PPL_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}; ref=""; label=$(basename "$pf")
+    [ "$pf" = models/SmolLM2-135M-Instruct.Q4_1.gguf ] && ref=tests/fixtures/perplexity/ref.tsv && label="SmolLM2-135M-Instruct Q4_1 (the default model)"
+    if [ -z "${PPL_MODEL:-}" ] && [ ! -s "$pf" ]; then # not carried (98 MB): the same shapes and tokenizer, random weights
+      gzip -dc tests/fixtures/perplexity/smollm2-tokenizer.gguf.gz >"$SYNTH_DIR/smollm2-tokenizer.gguf"
+      pf=$SYNTH_DIR/smollm2-135m-q4_1-L30-vocab.gguf; ref=""; label="synthetic smollm2-135m q4_1 + SmolLM2's tokenizer (no default model here)"
+      [ -s "$pf" ] || ./tern synth --arch smollm2-135m --type q4_1 --vocab-from "$SYNTH_DIR/smollm2-tokenizer.gguf" -o "$pf" \
+        >"$OUT/synth-ppl.log" 2>&1
+    fi
+    python3 bench/ppl_receipt.py -m "$pf" -f tests/fixtures/perplexity/genesis.txt -c "${PPL_CTX:-512}" ${PPL_CHUNKS:+--chunks "$PPL_CHUNKS"} \
+      ${THREADS:+-t "$THREADS"} --devices "${PPL_DEVICES:-$([ "${DEVICE:-cuda}" = cpu ] && echo cpu || echo cuda,cpu)}" \
+      --lcpp-bin "$LCPP_BIN" ${ref:+--ref-tsv "$ref"} --model-label "$label" --log-dir "$OUT" \
+      --out "$OUT/ppl.json" --md "$OUT/ppl.md" >"$OUT/ppl.log" 2>&1
+    cat "$OUT/ppl.md" 2>/dev/null
+    note_last ppl "$OUT/ppl.log" ;;
   *) echo "unknown step $s"; exit 2 ;;
   esac
 done
