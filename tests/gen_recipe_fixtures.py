@@ -16,8 +16,13 @@ past it (YaRN's interpolated and mixed pairs both matter).
 phi3-longrope: the phi3 row with Phi-3 128k's LongRoPE (rope_factors_long/short, rope.scaling.attn_factor 1.2, an
 original context of 16: llama.cpp's context of 64 takes the long factors, and so does tern's).
 
-Writes, for ARCH in qwen2, qwen3, phi3, qwen2-yarn, phi3-longrope: ARCH.gguf, ARCH.ids (comma-separated), ARCH.logits (float32 little-endian,
-(40, 320) row-major). Run from the repo root: python3 tests/gen_recipe_fixtures.py
+gemma3: the gemma3 row at 6 layers (llama.cpp's pattern: layers 0-4 slide, 5 is global) with a sliding window of 8, so
+most of the 40 positions see a cut window; head_dim 64 (the CUDA kernels' Q8_0 cache and flash shapes), per-head q/k
+norms, post-attention and post-FFN norms, GeGLU, the embedding scaled by sqrt(n_embd), tied output.
+
+Writes, for ARCH in qwen2, qwen3, phi3, qwen2-yarn, phi3-longrope, gemma3: ARCH.gguf, ARCH.ids (comma-separated),
+ARCH.logits (float32 little-endian, (40, 320) row-major). Run from the repo root: python3 tests/gen_recipe_fixtures.py
+[NAME...] (default: all).
 """
 import os
 
@@ -70,9 +75,14 @@ def write(arch, path, seed, yarn=None, longrope=None):
     rng = np.random.default_rng(seed)
     toks, merges = vocab()
     V = len(toks)
+    gemma = arch == "gemma3"
+    L = 6 if gemma else globals()["L"]
+    HD = 64 if gemma else globals()["HD"]
     w = gguf.GGUFWriter(path, arch)
     w.add_name(f"tiny random {arch} (tests/gen_recipe_fixtures.py)")
     w.add_block_count(L)
+    if gemma:
+        w.add_sliding_window(8)
     w.add_context_length(512)
     w.add_embedding_length(E)
     w.add_feed_forward_length(FF)
@@ -127,10 +137,12 @@ def write(arch, path, seed, yarn=None, longrope=None):
             t(p + "attn_q.bias", NH * HD, scale=0.5)
             t(p + "attn_k.bias", NKV * HD, scale=0.5)
             t(p + "attn_v.bias", NKV * HD, scale=0.5)
-        if arch == "qwen3":
+        if arch in ("qwen3", "gemma3"):
             norm(p + "attn_q_norm.weight", HD)
             norm(p + "attn_k_norm.weight", HD)
         t(p + "attn_output.weight", E, NH * HD)
+        if gemma:
+            norm(p + "post_attention_norm.weight", E)
         norm(p + "ffn_norm.weight", E)
         if arch == "phi3":  # gate rows, then up rows, in one tensor
             w.add_tensor(p + "ffn_up.weight", np.concatenate([mat(FF, E), mat(FF, E)]))
@@ -138,8 +150,11 @@ def write(arch, path, seed, yarn=None, longrope=None):
             t(p + "ffn_gate.weight", FF, E)
             t(p + "ffn_up.weight", FF, E)
         t(p + "ffn_down.weight", E, FF)
+        if gemma:
+            norm(p + "post_ffw_norm.weight", E)
     norm("output_norm.weight", E)
-    t("output.weight", V, E)
+    if not gemma:  # Gemma ties the output to the embedding
+        t("output.weight", V, E)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -148,12 +163,16 @@ def write(arch, path, seed, yarn=None, longrope=None):
 
 
 def main():
+    import sys
     from llama_cpp import Llama
 
     os.makedirs(OUT, exist_ok=True)
     ids = [int(x) for x in np.random.default_rng(7).integers(0, 319, 40)]
     for seed, (name, arch, yarn) in enumerate([("qwen2", "qwen2", None), ("qwen3", "qwen3", None), ("phi3", "phi3", None),
-                                               ("qwen2-yarn", "qwen2", (4.0, 16)), ("phi3-longrope", "phi3", (1.2, 16))]):
+                                               ("qwen2-yarn", "qwen2", (4.0, 16)), ("phi3-longrope", "phi3", (1.2, 16)),
+                                               ("gemma3", "gemma3", None)]):
+        if len(sys.argv) > 1 and name not in sys.argv[1:]:
+            continue
         path = os.path.join(OUT, f"{name}.gguf")
         V = write(arch, path, 100 + seed, yarn if arch == "qwen2" else None, yarn if arch == "phi3" else None)
         llm = Llama(model_path=path, n_ctx=64, n_batch=64, logits_all=True, n_threads=2, verbose=False)

@@ -254,7 +254,47 @@ static void check_scaled(const char *name) {
     tern_model_free(m);
 }
 
+/* gemma3.gguf: the gemma3 row at 6 layers with a sliding window of 8 (layers 0-4; 5 global), head_dim 64, against
+ * llama.cpp over 40 positions (most windows cut); the same weights with every window removed must miss by far, and so
+ * must a window one key wider (llama.cpp's bound: a key at distance >= 8 is masked). */
+static void check_gemma3_window(void) {
+    tern_model *m = tern_model_load(FIX "gemma3.gguf", 0);
+    CHECK(m != NULL, "load gemma3: %s", tern_last_error());
+    if (!m) return;
+    CHECK(m->n_layer == 6 && m->layers[0].window == 8 && m->layers[4].window == 8 && m->layers[5].window == 0 &&
+              m->layers[0].rope_table == 1 && m->layers[5].rope_table == 0 && m->layers[0].q_norm && m->layers[0].ffn_post_norm,
+          "gemma3 as loaded: windows %d %d %d", m->layers[0].window, m->layers[4].window, m->layers[5].window);
+    const int V = tern_model_n_vocab(m);
+    int32_t ids[N_IDS];
+    const int n = check_read_ids(FIX "gemma3.ids", ids, N_IDS);
+    float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
+    FILE *f = fopen(FIX "gemma3.logits", "rb");
+    const size_t nr = f ? fread(want, sizeof(float), (size_t)N_IDS * V, f) : 0;
+    if (f) fclose(f);
+    CHECK(n == N_IDS && nr == (size_t)N_IDS * V, "gemma3 fixtures: %d ids, %zu floats", n, nr);
+    if (n == N_IDS && nr == (size_t)N_IDS * V) {
+        int bad = 0;
+        CHECK(eval_all(m, ids, n, got) == 0, "gemma3: eval: %s", tern_last_error());
+        const double e = worst_rel(got, want, n, V, &bad);
+        CHECK(e < REL_MAX && bad == 0, "gemma3: logits vs llama.cpp: worst row %.3e, %d argmax differ", e, bad);
+        printf("test_recipes: gemma3 (window 8): %d positions, worst rel L2 vs llama.cpp %.3e, argmax equal at %d of %d\n",
+               n, e, n - bad, n);
+        for (int mut = 0; mut < 2; mut++) { /* no window; a window of 9 */
+            for (int il = 0; il < 5; il++) m->layers[il].window = mut ? 9 : 0;
+            CHECK(eval_all(m, ids, n, got) == 0, "gemma3: eval (mutation %d)", mut);
+            const double ew = worst_rel(got, want, n, V, &bad);
+            CHECK(ew > 10 * REL_MAX, "gemma3: with window %d the logits are %.3e from llama.cpp's: the check would not see it",
+                  mut ? 9 : 0, ew);
+            for (int il = 0; il < 5; il++) m->layers[il].window = 8;
+        }
+    }
+    free(want);
+    free(got);
+    tern_model_free(m);
+}
+
 int main(void) {
+    check_gemma3_window();
     check_arch("qwen2");
     check_arch("qwen3");
     check_arch("phi3");

@@ -107,6 +107,12 @@ void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const flo
 void cpu_rope_freqs_yarn(float *freq, int n_rot, double base, double factor, int orig_ctx, const float *factors);
 void cpu_rope_ms(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq, int neox,
                  float mscale);
+/* The model's RoPE frequency table `table` (tern_layer.rope_table: 0 the global layers', with the file's scaling:
+ * linear, llama3 factors, YaRN, LongRoPE's long or short factors by whether n_ctx runs past the original context; 1
+ * the sliding-window layers', their own base unscaled, as llama.cpp's swa rope) into freq (n_rot / 2), and the cos/sin
+ * factor that goes with it (rope_mscale for table 0, else 1): what every backend rotates with. */
+struct tern_model;
+float cpu_rope_table(const struct tern_model *m, int n_ctx, int table, float *freq);
 
 /* Causal GQA attention over an f16 KV cache.
  * q (n, n_head, hd) f32; kc, vc (n_ctx, n_head_kv, hd) f16 with positions [0, pos0 + n) filled;

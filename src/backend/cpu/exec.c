@@ -24,7 +24,8 @@ typedef struct {
     void *xq;             /* quantized activations (cpu_matmul_scratch, the largest of the graph's matmuls) */
     size_t xq_bytes;
     float *att_scratch;   /* (threads, n_ctx) */
-    float *freq[2];       /* RoPE frequencies (n_rot / 2): global and sliding-window layers */
+    float *freq[2];       /* RoPE frequencies (n_rot / 2): global and sliding-window layers (cpu_rope_table) */
+    float mscale[2];      /* their cos/sin factors */
 } cpu_be;
 
 static void cpu_free(tern_backend *be_) {
@@ -126,7 +127,7 @@ static int cpu_exec(tern_backend *be_, const tern_graph *g, const tern_ubatch *u
         }
         case TG_ROPE:
             cpu_rope_ms(dst, rows, nd->heads, hd, m->n_rot, ub->pos, be->freq[nd->table], nd->rope == TERN_ROPE_NEOX,
-                        nd->table ? 1.0f : m->rope_mscale);
+                        be->mscale[nd->table]);
             break;
         case TG_KV_STORE: {
             float *k = B[nd->src0], *v = B[nd->src1];
@@ -170,6 +171,19 @@ static int cpu_exec(tern_backend *be_, const tern_graph *g, const tern_ubatch *u
         else { tern_set_error("internal: the CPU backend does not sample (the engine samples its logits)"); return -1; }
     }
     return 0;
+}
+
+/* backend_cpu.h */
+float cpu_rope_table(const tern_model *m, int n_ctx, int table, float *freq) {
+    /* LongRoPE: the long factors when this context runs past the original one (llama.cpp compares its per-sequence
+     * context, padded to 256; here the engine's) */
+    const float *fac = m->rope_long ? (n_ctx > m->rope_yarn_ctx ? m->rope_long : m->rope_short) : m->rope_factors;
+    if (!table && m->rope_yarn > 0)
+        cpu_rope_freqs_yarn(freq, m->n_rot, m->rope_base, m->rope_yarn, m->rope_yarn_ctx, fac);
+    else
+        cpu_rope_freqs(freq, m->n_rot, table ? m->rope_base_local : m->rope_base, table ? 1.0 : m->rope_scale,
+                       table ? NULL : fac);
+    return table ? 1.0f : m->rope_mscale;
 }
 
 static const tern_backend_ops CPU_OPS = {cpu_exec, cpu_kv_copy, cpu_prepare, cpu_free};
@@ -218,16 +232,9 @@ tern_backend *tern_backend_cpu_new(const tern_model *m, const tern_backend_param
         }
     tern_graph_free(g);
     be->xq = tern_xmalloc(3 * xq + 64);
-    for (int t = 0; t < 2; t++) { /* sliding-window layers (table 1): their own base, no scaling (llama.cpp's swa rope) */
+    for (int t = 0; t < 2; t++) { /* the global and the sliding-window layers' tables (cpu_rope_table) */
         be->freq[t] = tern_xmalloc(sizeof(float) * (size_t)(m->n_rot / 2 + 1));
-        /* LongRoPE: the long factors when this context runs past the original one (llama.cpp compares its
-         * per-sequence context, padded to 256; here the engine's) */
-        const float *fac = m->rope_long ? (p->n_ctx > m->rope_yarn_ctx ? m->rope_long : m->rope_short) : m->rope_factors;
-        if (!t && m->rope_yarn > 0)
-            cpu_rope_freqs_yarn(be->freq[t], m->n_rot, m->rope_base, m->rope_yarn, m->rope_yarn_ctx, fac);
-        else
-            cpu_rope_freqs(be->freq[t], m->n_rot, t ? m->rope_base_local : m->rope_base, t ? 1.0 : m->rope_scale,
-                           t ? NULL : fac);
+        be->mscale[t] = cpu_rope_table(m, p->n_ctx, t, be->freq[t]);
     }
     be->pool = tern_pool_new(p->n_threads > 0 ? p->n_threads : tern_n_cores());
     be->att_scratch = tern_xmalloc(sizeof(float) * (size_t)tern_pool_size(be->pool) * (size_t)p->n_ctx);
