@@ -10,6 +10,9 @@ and with --out writes as JSON:
   decode tok/s a stream       (completion tokens - 1) / (last event - first event), median and mean over streams: a
                               stream's decode rate without its wait and prefill (-n 1: the number `tern bench`'s
                               tg128 compares with)
+  all-decoding tok/s          content events after the last stream's first token / the time from then to the last
+                              token: the aggregate while every stream decodes (llama-batched-bench's S_TG is this
+                              kind of number; the aggregate above includes the prefills)
 --ids: each prompt is exactly --prompt-tokens token ids (pseudo-random in [V/16, 15V/16), V the model's n_vocab from
 /v1/models, a seed a stream) instead of words: exact lengths, and models without a tokenizer (`tern synth` files;
 their tokens come back as "[id]", one event a token). Without it the prompt is words (~1-2 tokens a word).
@@ -135,6 +138,8 @@ def run(url, streams, prompt_tokens, gen_tokens, ids=False, temperature=0.0, sha
     dec = [((r["usage"] or {}).get("completion_tokens", len(r["times"])) - 1) / (r["times"][-1] - r["times"][0])
            for r in ok if len(r["times"]) > 1 and r["times"][-1] > r["times"][0]]
     wall = t_end - t_start
+    t_all = max((r["times"][0] for r in ok), default=t_end)  # from here every stream is decoding
+    n_all = sum(1 for r in ok for t in r["times"] if t > t_all)
     out = {
         "tool": "bench/serve_load.py", "url": url, "streams": streams, "prompt": "ids" if ids else "words",
         "prompt_tokens_arg": prompt_tokens,
@@ -146,6 +151,7 @@ def run(url, streams, prompt_tokens, gen_tokens, ids=False, temperature=0.0, sha
         "itl_ms_p50": round(pct(itl, 0.5), 2), "itl_ms_p99": round(pct(itl, 0.99), 2),
         "decode_tok_s_stream_median": round(statistics.median(dec), 2) if dec else None,
         "decode_tok_s_stream_mean": round(statistics.mean(dec), 2) if dec else None,
+        "all_decoding_tok_s": round(n_all / (t_end - t_all), 2) if t_end > t_all and n_all else None,
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "note": note,
     }
     try:
@@ -160,7 +166,8 @@ def line(out):
     return (f"{out['completed']}/{out['streams']} streams, prompt ~{out['prompt_tokens_mean']} tokens, "
             f"{out['gen_tokens']} generated each: {out['aggregate_gen_tok_s']} tok/s aggregate | TTFT p50 "
             f"{out['ttft_ms_p50']} ms p99 {out['ttft_ms_p99']} ms | ITL p50 {out['itl_ms_p50']} ms p99 "
-            f"{out['itl_ms_p99']} ms | decode a stream {out['decode_tok_s_stream_median']} tok/s (median) | wall "
+            f"{out['itl_ms_p99']} ms | decode a stream {out['decode_tok_s_stream_median']} tok/s (median) | all decoding "
+            f"{out['all_decoding_tok_s']} tok/s | wall "
             f"{out['wall_s']} s")
 
 
