@@ -13,6 +13,8 @@ Every request is to 127.0.0.1; every loop is bounded in count and time.
   nothing stuck; RSS after the run within 5% of after the warm-up (load_check);
 - prefix cache: A (long shared prefix), B, then A' (A's prefix, a new question): A' cached_tokens covers the prefix
   (whole blocks), and its time to first token is printed beside A's;
+- the prefix cache's LRU eviction on a 16-block pool: A, B, A' (touches A), then C must evict: B's blocks go (its tail
+  first), A's survive, read from cached_tokens and /metrics (small_pool_check);
 - errors, each a 4xx with an OpenAI error object naming the problem: malformed JSON, invalid UTF-8, nesting past the
   limit, a body past --max-body (413), unknown and unimplemented fields (tools, n > 1, response_format with a
   schema), out-of-range values, prompt + max_tokens past the context (the numbers in the message), a missing or
@@ -180,6 +182,7 @@ def main():
     load_check()
     signal_check()
     queue_check()
+    small_pool_check()
     print(f"t_server: {passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0
 
@@ -709,6 +712,57 @@ def load_check():
               f"({(rss2 / rss1 - 1) * 100:+.1f}%)", flush=True)
     finally:
         srv.stop()
+
+
+def small_pool_check():
+    """A server of one sequence and a 16-block KV pool (--parallel 1 -c 256, blocks of 16) with 32-token steps
+    (--batch-tokens 32), every prompt token ids (so its blocks are exact), each check alone on the server:
+
+    - LRU eviction: A (80 tokens, 5 blocks), B (80), A' (A + 8: touches A's blocks), then C (136 tokens: 9 blocks, 6
+      free) must evict 3 idle blocks: B's, the least recently used, its tail first (docs/ledger.md 2026-12-02). C is
+      served (a cache that never evicts fails it: KV cache full); /metrics says 3 evicted and 15 of 16 blocks used;
+      A'' (A + 1) gets all 80 of A's tokens cached (the most recently used prefix survived), B' (B + 1) only B's
+      first 2 blocks (32: its tail went first; an MRU eviction gives A'' 0 and B' 80, a head-first one B' 0)."""
+    srv = Server("--api-key", KEY, "--parallel", "1", "-c", "256", "--batch-tokens", "32", "-t", "2")
+    try:
+        lru_check(srv)
+    finally:
+        srv.stop()
+
+
+def lru_check(srv):
+    def comp(ids):
+        st, _, b = srv.request("POST", "/v1/completions", {"model": "m", "prompt": ids, "max_tokens": 1, "temperature": 0})
+        u = json.loads(b).get("usage") if st == 200 else None
+        m = srv.metrics()
+        return (st, u["prompt_tokens"], u["prompt_tokens_details"]["cached_tokens"]) if u else (st, b[:200]), m
+
+    A, B, C = list(range(1000, 1080)), list(range(2000, 2080)), list(range(3000, 3136))
+    m0 = srv.metrics()
+    check(m0["tern_kv_blocks_total"] == 16 and m0["tern_kv_block_size"] == 16 and m0["tern_kv_blocks_used"] == 0,
+          f"LRU: a fresh pool of 16 blocks of 16: {m0['tern_kv_blocks_total']} of {m0['tern_kv_block_size']}, "
+          f"used {m0['tern_kv_blocks_used']}")
+    ra, _ = comp(A)
+    rb, mb = comp(B)
+    ra1, ma1 = comp(A + list(range(5000, 5008)))
+    check(ra == (200, 80, 0) and rb == (200, 80, 0) and ra1 == (200, 88, 80) and mb["tern_kv_blocks_used"] == 10
+          and ma1["tern_kv_blocks_used"] == 10 and ma1["tern_kv_blocks_evicted_total"] == 0,
+          f"LRU: A, B cached whole (10 blocks), A' hits A's 80 tokens: {ra} {rb} {ra1}, used {ma1['tern_kv_blocks_used']}")
+    rc, mc = comp(C)
+    check(rc == (200, 136, 0), f"LRU: C is served with the pool full (the cache evicts): {rc}")
+    ev = mc["tern_kv_blocks_evicted_total"] - ma1["tern_kv_blocks_evicted_total"]
+    check(ev == 3 and mc["tern_kv_blocks_used"] == 15 and mc["tern_kv_blocks_cached"] == 15 and mc["tern_kv_blocks_sequences"] == 0,
+          f"LRU: C evicted 3 blocks ({ev:.0f}), 15 of 16 used, all cached ({mc['tern_kv_blocks_used']:.0f} used, "
+          f"{mc['tern_kv_blocks_cached']:.0f} cached)")
+    ra2, _ = comp(A + [6000])
+    rb1, mb1 = comp(B + [7000])
+    hits = mb1["tern_prefix_cache_hit_tokens_total"] - m0["tern_prefix_cache_hit_tokens_total"]
+    check(ra2 == (200, 81, 80), f"LRU: A'' (A, the most recently used) survived C whole: {ra2}")
+    check(rb1 == (200, 81, 32), f"LRU: B' (B, the least recently used) lost its tail to C, its first 2 blocks kept: {rb1}")
+    check(hits == 80 + 80 + 32, f"LRU: /metrics' prefix-cache hit tokens {hits:.0f} = A' 80 + A'' 80 + B' 32")
+    got = lambda r: r[2] if len(r) == 3 else f"HTTP {r[0]}"
+    print(f"t_server: LRU: C evicted {ev:.0f} blocks; cached tokens of 81: A'' {got(ra2)}, B' {got(rb1)}; blocks used "
+          f"{mc['tern_kv_blocks_used']:.0f} of {mc['tern_kv_blocks_total']:.0f}", flush=True)
 
 
 def free_port():
