@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # t_server: `tern serve` through the official openai SDK and raw HTTP (tests/server/test_server.py: the SDK's calls,
 # greedy = tern run alone and beside 16 streams, /health while loading, 64 concurrent streams with and without
-# disconnects, the prefix cache and its LRU eviction on a 16-block pool, every error as a 4xx, SIGTERM and SIGINT).
-# The SDK lives in .venv (scripts/deps.sh test makes it). Ends "t_server: N passed, N failed"; about 2 minutes on 2
-# cores.
+# disconnects, the prefix cache and its LRU eviction on a 16-block pool, a disconnect freed within one step, every
+# error as a 4xx, SIGTERM and SIGINT). The SDK lives in .venv (scripts/deps.sh test makes it). Ends "t_server: N
+# passed, N failed"; about 2 minutes on 2 cores.
 set -u
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python

@@ -6,8 +6,10 @@
  * JSON shape with its status: 400 bad input, 401 a missing or wrong API key, 404, 405, 413 a body past --max-body,
  * 503 while the model loads, when the queue is full (with Retry-After) and while stopping.
  *
- * A client that disconnects is noticed while its thread waits for tokens (poll of the socket for a hang-up every
- * 50 ms, and any failed write): its request is cancelled and the scheduler frees the sequence at its next step. */
+ * A client that disconnects is noticed by the scheduler, which polls every running request's socket before each step
+ * (srv_sched_submit), so its sequence is freed before the next step; and by its own thread while it waits for tokens
+ * (a poll of the socket every 50 ms, and any failed write), which ends the response (and cancels a request still
+ * queued). */
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -52,13 +54,16 @@ typedef struct {
     int finished;
 } stream_t;
 
+int srv_hung_up(int fd, short revents) {
+    if (revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return 1;
+    char ch;
+    return (revents & POLLIN) && recv(fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 static int client_gone(int fd) {
     if (fd < 0) return 0;
     struct pollfd p = {fd, POLLIN | POLLRDHUP, 0};
-    if (poll(&p, 1, 0) <= 0) return 0;
-    if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return 1;
-    char ch;
-    return (p.revents & POLLIN) && recv(fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+    return poll(&p, 1, 0) > 0 && srv_hung_up(fd, p.revents);
 }
 
 static int conn_fd(struct MHD_Connection *conn) {
@@ -157,14 +162,14 @@ static enum MHD_Result completion(srv_http *h, struct MHD_Connection *conn, srv_
         free(r);
         return send_error(conn, &err);
     }
-    const int rc = srv_sched_submit(h->s, r);
+    const int fd = conn_fd(conn);
+    const int rc = srv_sched_submit(h->s, r, fd);
     if (rc != 0) {
         srv_req_clear(r);
         free(r);
         srv_fail(&err, 503, NULL, rc == -2 ? "the server is shutting down" : "the server is busy (its queue is full); retry later");
         return send_error(conn, &err);
     }
-    const int fd = conn_fd(conn);
     if (r->stream) {
         stream_t *ss = tern_xcalloc(1, sizeof *ss);
         ss->h = h;

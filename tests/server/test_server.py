@@ -15,6 +15,8 @@ Every request is to 127.0.0.1; every loop is bounded in count and time.
   (whole blocks), and its time to first token is printed beside A's;
 - the prefix cache's LRU eviction on a 16-block pool: A, B, A' (touches A), then C must evict: B's blocks go (its tail
   first), A's survive, read from cached_tokens and /metrics (small_pool_check);
+- a client that disconnects mid-decode or mid-prefill: its sequence leaves within one step (tern_steps_total), its
+  blocks back;
 - errors, each a 4xx with an OpenAI error object naming the problem: malformed JSON, invalid UTF-8, nesting past the
   limit, a body past --max-body (413), unknown and unimplemented fields (tools, n > 1, response_format with a
   schema), out-of-range values, prompt + max_tokens past the context (the numbers in the message), a missing or
@@ -714,6 +716,54 @@ def load_check():
         srv.stop()
 
 
+class Poller:
+    """/metrics over one keep-alive connection (a poll every few ms without a connection thread each time)."""
+
+    def __init__(self, srv):
+        self.c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+
+    def get(self):
+        self.c.request("GET", "/metrics", headers={"Authorization": f"Bearer {KEY}"})
+        m = {}
+        for line in self.c.getresponse().read().decode().splitlines():
+            if line and not line.startswith("#"):
+                k, v = line.rsplit(" ", 1)
+                m[k] = float(v)
+        return m
+
+    def until(self, cond, timeout=30):
+        """The first metrics that satisfy cond (polled every 2 ms), or the last ones after timeout."""
+        t0 = time.time()
+        while True:
+            m = self.get()
+            if cond(m) or time.time() - t0 > timeout:
+                return m
+            time.sleep(0.002)
+
+
+def raw_stream(srv, body):
+    """A streaming /v1/completions on a raw socket (the test closes it when it likes)."""
+    data = json.dumps({**body, "model": "m", "stream": True}).encode()
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
+    s.sendall(f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\nContent-Type: application/json\r\n"
+              f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+    return s
+
+
+def stream_tokens(got):
+    """Tokens in the SSE bytes got so far (each event's logprobs.tokens; an event cut short counts as one: the server
+    published it)."""
+    n = 0
+    for line in got.split(b"\n"):
+        if line.startswith(b"data: {"):
+            try:
+                lp = json.loads(line[6:])["choices"][0]["logprobs"]
+                n += len(lp["tokens"]) if lp else 0
+            except ValueError:
+                n += 1
+    return n
+
+
 def small_pool_check():
     """A server of one sequence and a 16-block KV pool (--parallel 1 -c 256, blocks of 16) with 32-token steps
     (--batch-tokens 32), every prompt token ids (so its blocks are exact), each check alone on the server:
@@ -722,10 +772,29 @@ def small_pool_check():
       free) must evict 3 idle blocks: B's, the least recently used, its tail first (docs/ledger.md 2026-12-02). C is
       served (a cache that never evicts fails it: KV cache full); /metrics says 3 evicted and 15 of 16 blocks used;
       A'' (A + 1) gets all 80 of A's tokens cached (the most recently used prefix survived), B' (B + 1) only B's
-      first 2 blocks (32: its tail went first; an MRU eviction gives A'' 0 and B' 80, a head-first one B' 0)."""
+      first 2 blocks (32: its tail went first; an MRU eviction gives A'' 0 and B' 80, a head-first one B' 0).
+    - a disconnect mid-decode and one mid-prefill free the sequence within one step: the step in flight when the
+      client closes finishes (a step is not interrupted), and the scheduler, which polls every running request's
+      socket for a hang-up before each step, frees it before the next. So N = 1: exactly one step after the last one
+      the client saw (decode: the step of the last token it read; prefill: the chunk boundary it saw in /metrics).
+      That step's end is also the first /metrics with the request gone: running 0 and no block held by a sequence.
+      Three decode disconnects (after 3, 12, 30 tokens) and one prefill disconnect, each with one retry: a try reads 2
+      when the client, descheduled on a loaded box, closes after the step in flight ended but before that step's
+      token reached it (a decode step is ~6 ms; 250 of 250 disconnects read 1 on the dev box, 60 of them beside 4 busy
+      loops). The server's misses repeat: a hang-up noticed only by the connection thread as it wakes for the next
+      token read 2 in 35 of 40; a cancel mid-prefill honoured only after the prompt runs every remaining chunk.
+    - afterwards the server holds the descriptors it held before the requests (the scheduler's dup of each client
+      socket is closed with its request)."""
     srv = Server("--api-key", KEY, "--parallel", "1", "-c", "256", "--batch-tokens", "32", "-t", "2")
+    fds = lambda: len(os.listdir(f"/proc/{srv.p.pid}/fd"))
     try:
+        n_fd = fds()
         lru_check(srv)
+        cancel_check(srv)
+        t0 = time.time()
+        while fds() != n_fd and time.time() - t0 < 5:  # the connection threads close their sockets as they end
+            time.sleep(0.05)
+        check(fds() == n_fd, f"descriptors after the requests {fds()} = before {n_fd}")
     finally:
         srv.stop()
 
@@ -763,6 +832,81 @@ def lru_check(srv):
     got = lambda r: r[2] if len(r) == 3 else f"HTTP {r[0]}"
     print(f"t_server: LRU: C evicted {ev:.0f} blocks; cached tokens of 81: A'' {got(ra2)}, B' {got(rb1)}; blocks used "
           f"{mc['tern_kv_blocks_used']:.0f} of {mc['tern_kv_blocks_total']:.0f}", flush=True)
+
+
+def cancel_check(srv):
+    pm = Poller(srv)
+    gone = lambda m: m["tern_requests_running"] == 0
+    cancelled = 'tern_requests_total{outcome="cancelled"}'
+
+    def decode_drop(k, base):
+        """A 20-token prompt (one step) streams; the client reads k tokens, then closes. Steps after the last token
+        it read, and the first metrics without the request."""
+        m0 = pm.until(gone)
+        s = raw_stream(srv, {"prompt": list(range(base, base + 20)), "max_tokens": 200, "temperature": 0,
+                             "ignore_eos": True, "logprobs": 0})
+        got = b""
+        while stream_tokens(got) < k:
+            d = s.recv(65536)
+            if not d:
+                break
+            got += d
+        s.setblocking(False)  # what has arrived already counts too
+        try:
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    break
+                got += d
+        except BlockingIOError:
+            pass
+        n = stream_tokens(got)
+        s.close()
+        m1 = pm.until(gone)
+        # one request alone: its first token came from step 1 (the prompt's one chunk), token i from step i
+        return m1["tern_steps_total"] - m0["tern_steps_total"] - n, n, m0, m1
+
+    def prefill_drop(base):
+        """A 240-token prompt (8 chunks of 32); once /metrics shows its second chunk done, the client closes."""
+        m0 = pm.until(gone)
+        s = raw_stream(srv, {"prompt": [base + i for i in range(240)], "max_tokens": 8, "temperature": 0})
+        p0 = m0["tern_prompt_tokens_total"]
+        seen = pm.until(lambda m: m["tern_prompt_tokens_total"] - p0 >= 64)
+        s.close()
+        m1 = pm.until(gone)
+        return m1["tern_steps_total"] - seen["tern_steps_total"], seen, m0, m1
+
+    def released(m0, m1):
+        return (m1["tern_requests_running"] == 0 and m1["tern_kv_blocks_sequences"] == 0
+                and m1[cancelled] - m0[cancelled] == 1 and m1["tern_kv_blocks_used"] == m1["tern_kv_blocks_cached"])
+
+    for i, k in enumerate((3, 12, 30)):
+        tries = []
+        for t in range(2):
+            after, n, m0, m1 = decode_drop(k, 8000 + 1000 * i + 100 * t)
+            tries.append((n, int(after), released(m0, m1)))
+            if after <= 1:
+                break
+        check(tries[-1][1] == 1 and tries[-1][2],
+              f"a disconnect after {k} tokens frees the sequence within one step: (tokens read, steps after the last, "
+              f"released) {tries}")
+        print(f"t_server: cancel mid-decode after {tries[-1][0]} tokens: the sequence left {tries[-1][1]} step after the "
+              f"last token read{'' if len(tries) == 1 else f' (tries {tries})'}", flush=True)
+    tries = []
+    for t in range(2):
+        after, seen, m0, m1 = prefill_drop(9000 + 300 * t)
+        ran = m1["tern_prompt_tokens_total"] - seen["tern_prompt_tokens_total"]
+        tries.append((int(seen["tern_prompt_tokens_total"] - m0["tern_prompt_tokens_total"]), int(after), int(ran),
+                      released(m0, m1) and m1["tern_generation_tokens_total"] == m0["tern_generation_tokens_total"]))
+        if after <= 1:
+            break
+    check(tries[-1][1] == 1 and tries[-1][2] == 32 and tries[-1][3],
+          f"a disconnect mid-prefill frees the sequence within one step (one 32-token chunk more, none generated): "
+          f"(prompt tokens run when it closed, steps after, prompt tokens after, released) {tries}")
+    print(f"t_server: cancel mid-prefill: closed after {tries[-1][0]} of 240 prompt tokens, the sequence left "
+          f"{tries[-1][1]} step later ({tries[-1][2]} tokens more){'' if len(tries) == 1 else f' (tries {tries})'}",
+          flush=True)
+    pm.c.close()
 
 
 def free_port():
