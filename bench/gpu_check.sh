@@ -2,10 +2,13 @@
 # bench/gpu_check.sh: everything the CUDA backend must pass on a GPU box, in one call, with a short
 # table last (issue "CUDA backend"). Not run by CI (no GPU there).
 #
-#   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi mma sample batch model hf synth bench roofline tp
+#   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi mma sample batch model recipes presets hf synth
+#                                     bench roofline tp
 #                                     tpbench ab perf sdpa serve ppl (default: all but tpbench, ab, perf, sdpa, serve, ppl)
 #   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
-#   synthetic 4-layer Llama-3.2-1B; ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
+#   synthetic 4-layer Llama-3.2-1B; recipes: tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and
+#   sliding-window gemma3 fixtures on CUDA against llama.cpp's logits); presets: gpu_model (GPU vs CPU) on each family's
+#   synthetic preset at a few layers; ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
 #   AB_TYPES (default q4_0 q8_0 q4_k), pp512, pp2048, tg128, two rounds interleaved (the no-regression A/B);
 #   parallel: tern bench --parallel 1,4,16,64 -p 512 -n 128 on the synthetic Llama-3-8B Q4_0 (llama-batched-bench's
 #   table)
@@ -37,7 +40,7 @@ SYNTH_DIR=${SYNTH_DIR:-/tmp/tern_synth}
 REPS=${BENCH_REPS:-3}
 LCPP_BIN=${LCPP_BIN:-/tmp/lcpp/build/bin}
 mkdir -p "$OUT" "$SYNTH_DIR"
-steps=${*:-build ops fused attn multi mma sample batch model hf synth bench roofline tp}
+steps=${*:-build ops fused attn multi mma sample batch model recipes presets hf synth bench roofline tp}
 PCRE_FLAGS=""
 if [ -n "${PCRE:-}" ]; then
   PCRE_FLAGS="-I$PCRE/include -L$PCRE/lib"
@@ -51,7 +54,6 @@ note_last() { # note STEP from LOG's last line "PASS|FAIL|DONE summary" (a recei
     local line st; line=$(tail -1 "$2"); st=${line%% *}
     case $st in PASS|FAIL|DONE) note "$1" "$st" "${line#* }" ;; *) note "$1" FAIL "see $2: ${line:0:120}" ;; esac
 }
-
 
 synth() { # synth ARCH TYPE LAYERS -> path
     local f="$SYNTH_DIR/$1-$2-L$3.gguf"
@@ -110,6 +112,16 @@ for s in $steps; do
     [ -s "$MODEL" ] || MODEL=$(synth smollm2-135m q4_1 30)
     build-cuda/gpu/gpu_model "$MODEL" --dump "$OUT/logits.bin" >"$OUT/model.log" 2>&1
     note model "$(status_of "$OUT/model.log")" "$(grep -E '^(logits rel L2, GPU vs CPU ref|greedy)' "$OUT/model.log" | tr '\n' ' ' | cut -c1-150)" ;;
+  recipes)
+    build-cuda/gpu/gpu_recipes >"$OUT/recipes.log" 2>&1
+    note recipes "$(status_of "$OUT/recipes.log")" "$(counts "$OUT/recipes.log")" ;;
+  presets) # each family's synthetic preset (the gemma3 ones at 6 layers: five sliding-window layers and a global one)
+    for p in qwen2.5-7b:q4_0:2 qwen3-8b:q4_k:2 gemma3-4b:q4_0:6 gemma3-27b:q8_0:6 phi3-mini:q4_0:2; do
+      IFS=: read -r a ty nl <<<"$p"
+      f=$(synth "$a" "$ty" "$nl")
+      build-cuda/gpu/gpu_model "$f" >"$OUT/preset-$a.log" 2>&1
+      note "$a" "$(status_of "$OUT/preset-$a.log")" "$(grep -E '^logits rel L2, GPU vs CPU ref' "$OUT/preset-$a.log" | cut -c1-150)"
+    done ;;
   hf)
     if [ -d .whl ]; then python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >/dev/null 2>&1; fi
     PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} python3 scripts/hf_check.py "$OUT/logits.bin" "$MODEL" >"$OUT/hf.log" 2>&1

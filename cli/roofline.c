@@ -631,7 +631,7 @@ typedef struct {
 static void gpu_attn_run(void *arg, long i) {
     gpu_attn *a = arg;
     const uint16_t *kc = a->kv + a->copy_elems * (size_t)(i % a->n_copies);
-    tcu_attention_split(a->q, kc, kc + a->kc_elems, a->n, a->pos, NULL, NULL, 0, a->n_head, a->n_kv, a->hd, a->scale,
+    tcu_attention_split(a->q, kc, kc + a->kc_elems, a->n, a->pos, NULL, NULL, 0, 0, a->n_head, a->n_kv, a->hd, a->scale,
                         a->out, a->ws, a->ws ? 16 : 1, a->st);
 }
 

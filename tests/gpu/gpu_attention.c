@@ -27,11 +27,11 @@
 /* attention.cu's reference variant and v2 over a Q8_0 cache (the kernel of devices that refuse v5's shared memory)
  * (not in tcu.h: tests only). */
 void tcu_attention_ref(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                       const int32_t *bt, const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd, float scale,
+                       const int32_t *bt, const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd, float scale,
                        float *out, cudaStream_t st);
 void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks, const uint16_t *vs,
-                               int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int n_head,
-                               int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
+                               int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int win,
+                               int n_head, int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
 
 #define CK(call)                                                                                             \
     do {                                                                                                     \
@@ -43,7 +43,7 @@ void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, const int8_t *v
     } while (0)
 
 typedef void (*attn_fn)(const float *, const uint16_t *, const uint16_t *, int, const int32_t *, const int32_t *,
-                        const int32_t *, int, int, int, int, float, float *, cudaStream_t);
+                        const int32_t *, int, int, int, int, int, float, float *, cudaStream_t);
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next_u64(void) { /* splitmix64 */
@@ -56,32 +56,36 @@ static float frand(float a) { return a * (float)((double)(next_u64() >> 11) / 90
 
 /* float64 reference: two-pass softmax on the same f32 q and the K/V values as float (kf, vf: the f16 cache
  * converted, or a Q8_0 cache's q * d). out (n, n_head, hd). */
-static void ref_f64(const float *q, const float *kc, const float *vc, int n, int pos0, int n_head, int n_head_kv,
-                    int hd, double scale, double *out) {
+static void ref_f64_win(const float *q, const float *kc, const float *vc, int n, int pos0, int n_head, int n_head_kv,
+                        int hd, double scale, int win, double *out) {
     const int group = n_head / n_head_kv;
     const size_t stride = (size_t)n_head_kv * hd;
     double *s = malloc(sizeof(double) * (pos0 + n));
     for (int t = 0; t < n; t++)
         for (int h = 0; h < n_head; h++) {
-            const int hk = h / group, n_kv = pos0 + t + 1;
+            const int hk = h / group, n_kv = pos0 + t + 1, j0 = win > 0 && n_kv - win > 0 ? n_kv - win : 0;
             const float *qh = q + ((size_t)t * n_head + h) * hd;
             double mx = -INFINITY, sum = 0.0;
-            for (int j = 0; j < n_kv; j++) {
+            for (int j = j0; j < n_kv; j++) {
                 const float *k = kc + j * stride + (size_t)hk * hd;
                 double d = 0.0;
                 for (int i = 0; i < hd; i++) d += (double)qh[i] * k[i];
                 s[j] = d * scale;
                 if (s[j] > mx) mx = s[j];
             }
-            for (int j = 0; j < n_kv; j++) sum += (s[j] = exp(s[j] - mx));
+            for (int j = j0; j < n_kv; j++) sum += (s[j] = exp(s[j] - mx));
             double *o = out + ((size_t)t * n_head + h) * hd;
             for (int i = 0; i < hd; i++) o[i] = 0.0;
-            for (int j = 0; j < n_kv; j++) {
+            for (int j = j0; j < n_kv; j++) {
                 const float *v = vc + j * stride + (size_t)hk * hd;
                 for (int i = 0; i < hd; i++) o[i] += s[j] / sum * v[i];
             }
         }
     free(s);
+}
+static void ref_f64(const float *q, const float *kc, const float *vc, int n, int pos0, int n_head, int n_head_kv,
+                    int hd, double scale, double *out) {
+    ref_f64_win(q, kc, vc, n, pos0, n_head, n_head_kv, hd, scale, 0, out);
 }
 
 /* ||got - want|| / ||want||; *n_nan counts NaN elements of got (they make the result NaN too). */
@@ -208,9 +212,9 @@ static void paged_case(int hd, int n_head, int n_head_kv, int n, int pos0, const
                 const int lbs = pg ? P.lbs : 0;
                 CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
                 switch (kind) {
-                case 0: tcu_attention(d_q, k, v, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale, d_out, 0); break;
-                case 1: tcu_attention_ref(d_q, k, v, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale, d_out, 0); break;
-                case 2: tcu_attention_split(d_q, k, v, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
+                case 0: tcu_attention(d_q, k, v, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, d_out, 0); break;
+                case 1: tcu_attention_ref(d_q, k, v, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, d_out, 0); break;
+                case 2: tcu_attention_split(d_q, k, v, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
                     break;
                 case 3: tcu_attention_flash_v3(d_q, k, v, n, d_pos, bt, lbs, n_head, n_head_kv, hd, scale, d_out, 0); break;
                 case 4: tcu_attention_wg(d_q, k, v, n, d_pos, bt, lbs, n_head, n_head_kv, hd, scale, d_out, 0); break;
@@ -272,13 +276,13 @@ static void paged_case_q8(int hd, int n_head, int n_head_kv, int n, int S, const
                 CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
                 CK(cudaMemset(d_xq, 0x5A, xb));
                 if (kind == 0)
-                    tcu_attention_split_q8(d_q, k, v, sk, sv, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale, d_out,
+                    tcu_attention_split_q8(d_q, k, v, sk, sv, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, d_out,
                                            d_ws, S, 0);
                 else if (kind == 1)
-                    tcu_attention_split_q8_v2(d_q, k, v, sk, sv, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale,
+                    tcu_attention_split_q8_v2(d_q, k, v, sk, sv, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale,
                                               d_out, d_ws, S, 0);
                 else
-                    tcu_attention_decode_x16(d_q, k, v, sk, sv, n, d_pos, bt, off, lbs, n_head, n_head_kv, hd, scale,
+                    tcu_attention_decode_x16(d_q, k, v, sk, sv, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale,
                                              d_out, d_ws, S, d_xq, 0);
                 CK(cudaGetLastError());
                 CK(cudaMemcpy(pg ? b : a, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
@@ -337,7 +341,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
     const int v1_runs = n <= 16 || !tcu_attention_flash_ok(n_head, n_head_kv, hd);
     for (int v = v1_runs ? 0 : 1; v < 2; v++) {
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-        fns[v](d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);
+        fns[v](d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out, 0);
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
         CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
@@ -405,7 +409,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
             if (a == 0)
                 tcu_attention_flash_rows(d_q, d_kp, d_vp, n_ctx, n, d_pos, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);
             else if (a == 1) tcu_attention_flash(d_q, d_k, d_v, n, d_pos, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);
-            else tcu_attention(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);
+            else tcu_attention(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out, 0);
             CK(cudaMemcpy(o_v, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
             CHECK(var == TCU_FLASH_V3 || var == TCU_FLASH_V6A || var == TCU_FLASH_V6B, "flash hd=%d: variant %d", hd, var);
             CHECK(memcmp(o_v, want, sizeof(float) * nq) == 0,
@@ -424,7 +428,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
         if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-        tcu_attention_split(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
+        tcu_attention_split(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
         CK(cudaGetLastError());
         CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
         size_t n_nan;
@@ -433,7 +437,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
               n_head_kv, n, pos0, e64, n_nan);
         const size_t row = (size_t)n_head * hd;
         for (int t = 0; t < n; t++)
-            tcu_attention_split(d_q + t * row, d_k, d_v, 1, d_pos + t, NULL, NULL, 0, n_head, n_head_kv, hd, scale,
+            tcu_attention_split(d_q + t * row, d_k, d_v, 1, d_pos + t, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale,
                                 d_out + t * row, d_ws, S, 0);
         CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
         CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "v2 hd=%d heads=%d/%d n=%d pos0=%d: a token's row differs "
@@ -508,7 +512,7 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
     /* the chooser's kernel (v5, 16 int8 a lane, where the device grants its shared memory) and v2 (the kernel of
      * devices that refuse it): each against float64, 1 and S splits, and each token's row equal to its one-token call */
     typedef void (*q8_fn)(const float *, const int8_t *, const int8_t *, const uint16_t *, const uint16_t *, int,
-                          const int32_t *, const int32_t *, const int32_t *, int, int, int, int, float, float *, float *,
+                          const int32_t *, const int32_t *, const int32_t *, int, int, int, int, int, float, float *, float *,
                           int, cudaStream_t);
     for (int wide = 1; wide >= 0; wide--) {
         const q8_fn fn = wide ? tcu_attention_split_q8 : tcu_attention_split_q8_v2;
@@ -519,7 +523,7 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
         for (int split = 0; split < 2; split++) {
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
             const uint64_t c0 = tcu_attention_q8w_count();
-            fn(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out,
+            fn(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out,
                split ? d_ws : NULL, split ? S : 1, 0);
             CK(cudaGetLastError());
             /* the kernel that ran is the one the chooser names */
@@ -533,7 +537,7 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
         }
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
         for (int t = 0; t < n; t++)
-            fn(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, NULL, NULL, 0, n_head, n_head_kv, hd, scale,
+            fn(d_q + t * qrow, d_kq, d_vq, d_ks, d_vs, 1, d_pos + t, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale,
                d_out + t * qrow, d_ws, S, 0);
         CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
         CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0, "q8 %s hd=%d heads=%d/%d n=%d pos0=%d: a token's row "
@@ -586,7 +590,7 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
         else if (ver == BV_V6A)                                                                                   \
             tcu_attention_wg(d_q, d_k, d_v, n, d_pos, NULL, 0, n_head, n_head_kv, hd, scale, d_out, 0);           \
         else                                                                                                      \
-            tcu_attention_split(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, \
+            tcu_attention_split(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, \
                                 split, 0);                                                                        \
     } while (0)
     for (int i = 0; i < 3; i++) BENCH_CALL();
@@ -648,10 +652,10 @@ static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int p
     tcu_fill_uniform(d_vs, nkv / 32, TCU_FILL_F16, 8, 0);
     const float scale = 1.0f / sqrtf((float)hd);
     void (*fn)(const float *, const int8_t *, const int8_t *, const uint16_t *, const uint16_t *, int, const int32_t *,
-               const int32_t *, const int32_t *, int, int, int, int, float, float *, float *, int, cudaStream_t) =
+               const int32_t *, const int32_t *, int, int, int, int, int, float, float *, float *, int, cudaStream_t) =
         wide ? tcu_attention_split_q8 : tcu_attention_split_q8_v2;
     for (int i = 0; i < 3; i++)
-        fn(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
+        fn(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
     CK(cudaGetLastError());
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
@@ -659,7 +663,7 @@ static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int p
     float ms[20];
     for (int r = 0; r < reps; r++) {
         CK(cudaEventRecord(e0, 0));
-        fn(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, NULL, NULL, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
+        fn(d_q, d_k, d_v, d_ks, d_vs, 1, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, splits, 0);
         CK(cudaEventRecord(e1, 0));
         CK(cudaEventSynchronize(e1));
         CK(cudaEventElapsedTime(&ms[r], e0, e1));
@@ -676,6 +680,104 @@ static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int p
 }
 
 /* argv[1] == "q8": only the Q8_0-cache cases (a quick check) and their timings. */
+/* The sliding window (a recipe's tern_layer.window, Gemma 3): token t at position p attends to keys [p - win + 1, p]
+ * only. Every entry that takes win against float64 with the window (and, as a mutation check, not without it where
+ * the window cuts keys): the f16 decode split (1 and 16 splits), the x16 form, the ref kernel, a prefill chunk
+ * (tcu_attention: v1, the flash kernels have no window), and the Q8_0 cache's chooser kernel and v2. */
+static int g_win_cases;
+static void window_case(int hd, int n_head, int n_head_kv, int n, int pos0, int win) {
+    const int n_ctx = pos0 + n, row = n_head_kv * hd;
+    const size_t nq = (size_t)n * n_head * hd, nkv = (size_t)n_ctx * row;
+    const float scale = 1.0f / sqrtf((float)hd);
+    float *q = malloc(sizeof(float) * nq), *got = malloc(sizeof(float) * nq);
+    float *kf = malloc(sizeof(float) * nkv), *vf = malloc(sizeof(float) * nkv);
+    float *kq8f = malloc(sizeof(float) * nkv), *vq8f = malloc(sizeof(float) * nkv);
+    double *ref = malloc(sizeof(double) * nq), *ref_all = malloc(sizeof(double) * nq), *ref8 = malloc(sizeof(double) * nq);
+    uint16_t *kc = malloc(2 * nkv), *vc = malloc(2 * nkv), *ks = malloc(2 * (nkv / 32)), *vs = malloc(2 * (nkv / 32));
+    int8_t *kq = malloc(nkv), *vq = malloc(nkv);
+    int32_t *pos = malloc(sizeof(int32_t) * n);
+    for (size_t i = 0; i < nq; i++) q[i] = frand(3.0f);
+    for (size_t i = 0; i < nkv; i++) {
+        kc[i] = tern_fp32_to_fp16(frand(1.0f)), vc[i] = tern_fp32_to_fp16(frand(1.0f));
+        kf[i] = tern_fp16_to_fp32(kc[i]), vf[i] = tern_fp16_to_fp32(vc[i]);
+    }
+    for (size_t b = 0; b < nkv / 32; b++) { /* a Q8_0 cache of random int8 and scales, its values for the reference */
+        ks[b] = tern_fp32_to_fp16(0.004f + 0.004f * (float)(next_u64() % 1000) / 1000.0f);
+        vs[b] = tern_fp32_to_fp16(0.004f + 0.004f * (float)(next_u64() % 1000) / 1000.0f);
+        for (int j = 0; j < 32; j++) {
+            const size_t i = b * 32 + (size_t)j;
+            kq[i] = (int8_t)(next_u64() % 255 - 127), vq[i] = (int8_t)(next_u64() % 255 - 127);
+            kq8f[i] = kq[i] * tern_fp16_to_fp32(ks[b]), vq8f[i] = vq[i] * tern_fp16_to_fp32(vs[b]);
+        }
+    }
+    for (int t = 0; t < n; t++) pos[t] = pos0 + t;
+    ref_f64_win(q, kf, vf, n, pos0, n_head, n_head_kv, hd, scale, win, ref);
+    ref_f64_win(q, kf, vf, n, pos0, n_head, n_head_kv, hd, scale, 0, ref_all);
+    ref_f64_win(q, kq8f, vq8f, n, pos0, n_head, n_head_kv, hd, scale, win, ref8);
+    const int cut = pos0 + n > win; /* the window leaves out some token's keys */
+    float *d_q, *d_out, *d_ws = NULL;
+    uint16_t *d_k, *d_v, *d_ks, *d_vs;
+    int8_t *d_kq, *d_vq;
+    int32_t *d_pos;
+    void *d_xq;
+    const int S = 16;
+    CK(cudaMalloc((void **)&d_q, sizeof(float) * nq));
+    CK(cudaMalloc((void **)&d_out, sizeof(float) * nq));
+    CK(cudaMalloc((void **)&d_k, 2 * nkv)); CK(cudaMalloc((void **)&d_v, 2 * nkv));
+    CK(cudaMalloc((void **)&d_kq, nkv)); CK(cudaMalloc((void **)&d_vq, nkv));
+    CK(cudaMalloc((void **)&d_ks, 2 * (nkv / 32))); CK(cudaMalloc((void **)&d_vs, 2 * (nkv / 32)));
+    CK(cudaMalloc((void **)&d_pos, sizeof(int32_t) * n));
+    CK(cudaMalloc(&d_xq, tcu_x16_bytes(n, (int64_t)n_head * hd)));
+    if (tcu_attention_ws_bytes(n, n_head, hd, S)) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, S)));
+    CK(cudaMemcpy(d_q, q, sizeof(float) * nq, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_k, kc, 2 * nkv, cudaMemcpyHostToDevice)); CK(cudaMemcpy(d_v, vc, 2 * nkv, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_kq, kq, nkv, cudaMemcpyHostToDevice)); CK(cudaMemcpy(d_vq, vq, nkv, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_ks, ks, 2 * (nkv / 32), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_vs, vs, 2 * (nkv / 32), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_pos, pos, sizeof(int32_t) * n, cudaMemcpyHostToDevice));
+    const int q8ok = hd == 64 || hd == 128 || hd == 256;
+    static const char *names[] = {"ref", "tcu_attention", "split 1", "split 16", "decode_x16", "q8 chooser", "q8 v2"};
+    for (int c = 0; c < 7; c++) {
+        if (c >= 2 && n > TCU_MULTI_MAX) continue; /* the decode entries take <= 16 tokens */
+        if (c >= 5 && !q8ok) continue;
+        CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+        switch (c) {
+        case 0: tcu_attention_ref(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, win, n_head, n_head_kv, hd, scale, d_out, 0); break;
+        case 1: tcu_attention(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, win, n_head, n_head_kv, hd, scale, d_out, 0); break;
+        case 2:
+        case 3:
+            tcu_attention_split(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, win, n_head, n_head_kv, hd, scale, d_out, d_ws,
+                                c == 2 ? 1 : S, 0);
+            break;
+        case 4:
+            tcu_attention_decode_x16(d_q, d_k, d_v, NULL, NULL, n, d_pos, NULL, NULL, 0, win, n_head, n_head_kv, hd,
+                                     scale, d_out, d_ws, S, d_xq, 0);
+            break;
+        case 5:
+            tcu_attention_split_q8(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, NULL, NULL, 0, win, n_head, n_head_kv, hd, scale,
+                                   d_out, d_ws, S, 0);
+            break;
+        default:
+            tcu_attention_split_q8_v2(d_q, d_kq, d_vq, d_ks, d_vs, n, d_pos, NULL, NULL, 0, win, n_head, n_head_kv, hd,
+                                      scale, d_out, d_ws, S, 0);
+        }
+        CK(cudaGetLastError());
+        CK(cudaMemcpy(got, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+        size_t n_nan = 0;
+        const double e = rel_l2_d(got, c >= 5 ? ref8 : ref, nq, &n_nan), e_all = rel_l2_d(got, ref_all, nq, &n_nan);
+        g_win_cases++;
+        CHECK(n_nan == 0 && e < 1e-5, "window %d %s hd=%d heads=%d/%d n=%d pos0=%d: rel L2 %.3g vs float64 (%zu NaN)",
+              win, names[c], hd, n_head, n_head_kv, n, pos0, e, n_nan);
+        if (cut && c < 5) CHECK(e_all > 1e-3, "window %d %s n=%d pos0=%d: equals the unwindowed result (%.3g)", win,
+                                names[c], n, pos0, e_all);
+    }
+    CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_k)); CK(cudaFree(d_v)); CK(cudaFree(d_kq));
+    CK(cudaFree(d_vq)); CK(cudaFree(d_ks)); CK(cudaFree(d_vs)); CK(cudaFree(d_pos)); CK(cudaFree(d_xq));
+    if (d_ws) CK(cudaFree(d_ws));
+    free(q); free(got); free(kf); free(vf); free(kq8f); free(vq8f); free(ref); free(ref_all); free(ref8);
+    free(kc); free(vc); free(ks); free(vs); free(kq); free(vq); free(pos);
+}
+
 int main(int argc, char **argv) {
     const int only_q8 = argc > 1 && !strcmp(argv[1], "q8");
     /* "wg": the prefill cases (every flash version) and the causal table's v6 / v3 rows only */
@@ -712,6 +814,16 @@ int main(int argc, char **argv) {
             for (int i = 0; i < 6; i++) run_case_q8(hd, nh, nkv, 1, decode_pos[i], 0);
             for (int nn = 2; nn <= 16; nn += 7) run_case_q8(hd, nh, nkv, nn, 37, 0);
         }
+    /* sliding windows: decode at depths before, at and past the window, verify chunks straddling its edge, and
+     * prefill chunks (v1) longer than the window */
+    static const int wins[][3] = {{1, 0, 7}, {1, 600, 512}, {1, 511, 512}, {1, 4097, 1024}, {16, 500, 512},
+                                  {9, 1030, 1024}, {100, 0, 64}, {300, 200, 128}, {40, 10, 1}};
+    for (int w = 0; w < 9 && !only_q8 && !only_wg; w++) {
+        window_case(256, 8, 4, wins[w][0], wins[w][1], wins[w][2]); /* Gemma 3 4B's head shape */
+        window_case(128, 32, 16, wins[w][0], wins[w][1], wins[w][2]);
+        window_case(64, 9, 3, wins[w][0], wins[w][1], wins[w][2]);
+    }
+    if (!only_q8 && !only_wg) printf("sliding window: %d calls against float64\n", g_win_cases);
     /* hd 96 has no flash kernel: v1 runs prefill chunks too (its 8-warp configuration) */
     for (int i = 0; i < 3 && !only_q8 && !only_wg; i++) run_case(pool, 96, 9, 3, prefill[i][0], prefill[i][1]);
     if (!only_q8 && !only_wg) run_case(pool, 96, 9, 3, 1, 1000);

@@ -266,9 +266,9 @@ int main(void) {
         void *qa, *qb;
         CU(cudaMalloc(&qa, tcu_x16_bytes(n, F))); CU(cudaMalloc(&qb, tcu_x16_bytes(n, F)));
         CU(cudaMemset(qa, 0x5A, tcu_x16_bytes(n, F))); CU(cudaMemset(qb, 0x5A, tcu_x16_bytes(n, F)));
-        tcu_swiglu(ga, u, (int64_t)nb, NULL, 0);
+        tcu_glu(0, ga, u, (int64_t)nb, NULL, 0);
         tcu_quantize_x16(ga, n, F, qa, 0);
-        tcu_swiglu_x16(gb, u, n, F, qb, 0);
+        tcu_glu_x16(0, gb, u, n, F, qb, 0);
         CU(cudaDeviceSynchronize());
         CHECK(dev_eq(ga, gb, sizeof(float) * nb) && dev_eq(qa, qb, tcu_x16_bytes(n, F)), "swiglu_x16 n=%d differs", n);
         cudaFree(ga); cudaFree(gb); cudaFree(u); cudaFree(qa); cudaFree(qb);
@@ -285,8 +285,8 @@ int main(void) {
         CU(cudaMemset(ha, 0x5A, 2 * nb)); CU(cudaMemset(hb, 0xA5, 2 * nb));
         CU(cudaMemcpy2D(ga, sizeof(float) * F, gu, sizeof(float) * 2 * F, sizeof(float) * F, n, cudaMemcpyDeviceToDevice));
         CU(cudaMemcpy2D(u, sizeof(float) * F, gu + F, sizeof(float) * 2 * F, sizeof(float) * F, n, cudaMemcpyDeviceToDevice));
-        tcu_swiglu(ga, u, (int64_t)nb, ha, 0);
-        tcu_swiglu_rows(gu, n, F, hb, 0);
+        tcu_glu(0, ga, u, (int64_t)nb, ha, 0);
+        tcu_glu_rows(0, gu, n, F, hb, 0);
         CU(cudaDeviceSynchronize());
         CHECK(dev_eq(ha, hb, 2 * nb), "swiglu_rows n=%d differs from swiglu on the halves", n);
         cudaFree(gu); cudaFree(ga); cudaFree(u); cudaFree(ha); cudaFree(hb);
@@ -322,14 +322,14 @@ int main(void) {
             CU(cudaMalloc((void **)&kca, cb)); CU(cudaMalloc((void **)&vca, cb));
             CU(cudaMalloc((void **)&kcb, cb)); CU(cudaMalloc((void **)&vcb, cb));
             CU(cudaMemset(kca, 0x11, cb)); CU(cudaMemset(vca, 0x11, cb)); CU(cudaMemset(kcb, 0x11, cb)); CU(cudaMemset(vcb, 0x11, cb));
-            tcu_rope(qa, n, nh, hd, n_rot, pos, freq, 0);
-            tcu_rope(ka, n, nkv, hd, n_rot, pos, freq, 0);
+            tcu_rope(qa, n, nh, hd, n_rot, 0, 1.0f, pos, freq, 0);
+            tcu_rope(ka, n, nkv, hd, n_rot, 0, 1.0f, pos, freq, 0);
             tcu_kv_write(ka, v, kca, vca, n, row, pos, 0); /* the identity: slot = pos */
             float *cs; /* the pass's (cos, sin) table (tcu_rope_table): read instead of computed, the same bits */
             CU(cudaMalloc((void **)&cs, sizeof(float) * 2 * n * (n_rot / 2)));
-            tcu_rope_table(pos, freq, n, n_rot, cs, 0);
+            tcu_rope_table(pos, freq, n, n_rot, 1.0f, cs, 0);
             /* the f16 kernel with the table but at n = 3 (computed there), the Q8_0 one below the other way round */
-            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, pos, pos, freq, n == 3 ? NULL : cs, kcb, vcb, 0);
+            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, 0, 1.0f, pos, pos, freq, n == 3 ? NULL : cs, kcb, vcb, 0);
             CU(cudaDeviceSynchronize());
             CHECK(dev_eq(qa, qb, sizeof(float) * n * nh * hd) && dev_eq(ka, kb, sizeof(float) * n * row) &&
                       dev_eq(kca, kcb, cb) && dev_eq(vca, vcb, cb),
@@ -341,7 +341,7 @@ int main(void) {
                 CU(cudaMalloc((void **)&kq, nq8)); CU(cudaMalloc((void **)&vq, nq8));
                 CU(cudaMalloc((void **)&ks, 2 * nsc)); CU(cudaMalloc((void **)&vs, 2 * nsc));
                 CU(cudaMalloc((void **)&k16, 2 * nq8));
-                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, pos, pos, freq, n == 3 ? cs : NULL, kq, ks, vq, vs, 0);
+                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, 0, 1.0f, pos, pos, freq, n == 3 ? cs : NULL, kq, ks, vq, vs, 0);
                 tcu_kv_dequant_q8(kq, ks, NULL, 0, n_ctx, row, k16, 0);
                 CU(cudaDeviceSynchronize());
                 CHECK(dev_eq(qa, q0, sizeof(float) * n * nh * hd) && dev_eq(ka, k0, sizeof(float) * n * row),
@@ -403,9 +403,9 @@ int main(void) {
                     CU(cudaMalloc((void **)&ksp, 2 * nsc)); CU(cudaMalloc((void **)&vsp, 2 * nsc));
                     CU(cudaMemset(kqp, 0x22, nq8)); CU(cudaMemset(vqp, 0x22, nq8));
                     CU(cudaMemset(ksp, 0x22, 2 * nsc)); CU(cudaMemset(vsp, 0x22, 2 * nsc));
-                    tcu_rope_kv(q1, k1, v, n, nh, nkv, hd, n_rot, pos, slot, freq, n == 3 ? NULL : cs, kcp, vcp, 0);
+                    tcu_rope_kv(q1, k1, v, n, nh, nkv, hd, n_rot, 0, 1.0f, pos, slot, freq, n == 3 ? NULL : cs, kcp, vcp, 0);
                     tcu_kv_write(ka, v, kcw, vcw, n, row, slot, 0);
-                    tcu_rope_kv_q8(q2, k2, v, n, nh, nkv, hd, n_rot, pos, slot, freq, n == 3 ? cs : NULL, kqp, ksp, vqp,
+                    tcu_rope_kv_q8(q2, k2, v, n, nh, nkv, hd, n_rot, 0, 1.0f, pos, slot, freq, n == 3 ? cs : NULL, kqp, ksp, vqp,
                                    vsp, 0);
                     tcu_kv_dequant_q8(kqp, ksp, bt, LBS, n_ctx, row, k16p, 0);
                     CU(cudaDeviceSynchronize());
@@ -497,12 +497,12 @@ int main(void) {
                         CU(cudaMemset(xa, 0x5A, tcu_x16_bytes(n, Hq))); CU(cudaMemset(xb, 0x5A, tcu_x16_bytes(n, Hq)));
                         CU(cudaMemset(oa, 0x33, sizeof(float) * n * Hq)); CU(cudaMemset(ob, 0x44, sizeof(float) * n * Hq));
                         const float sc = 1.0f / sqrtf((float)hd);
-                        if (q8) tcu_attention_split_q8(q, kq, vq, ks, vs, n, pos, NULL, NULL, 0, nh, nkv, hd, sc, oa, ws, S, 0);
-                        else tcu_attention_split(q, kc, vc, n, pos, NULL, NULL, 0, nh, nkv, hd, sc, oa, ws, S, 0);
+                        if (q8) tcu_attention_split_q8(q, kq, vq, ks, vs, n, pos, NULL, NULL, 0, 0, nh, nkv, hd, sc, oa, ws, S, 0);
+                        else tcu_attention_split(q, kc, vc, n, pos, NULL, NULL, 0, 0, nh, nkv, hd, sc, oa, ws, S, 0);
                         tcu_quantize_x16(oa, n, Hq, xa, 0);
-                        if (q8) tcu_attention_decode_x16(q, kq, vq, ks, vs, n, pos, NULL, NULL, 0, nh, nkv, hd, sc, ob, ws, S,
+                        if (q8) tcu_attention_decode_x16(q, kq, vq, ks, vs, n, pos, NULL, NULL, 0, 0, nh, nkv, hd, sc, ob, ws, S,
                                                          xb, 0);
-                        else tcu_attention_decode_x16(q, kc, vc, NULL, NULL, n, pos, NULL, NULL, 0, nh, nkv, hd, sc, ob, ws,
+                        else tcu_attention_decode_x16(q, kc, vc, NULL, NULL, n, pos, NULL, NULL, 0, 0, nh, nkv, hd, sc, ob, ws,
                                                       S, xb, 0);
                         CU(cudaDeviceSynchronize());
                         CHECK(dev_eq(oa, ob, sizeof(float) * n * Hq) && dev_eq(xa, xb, tcu_x16_bytes(n, Hq)),

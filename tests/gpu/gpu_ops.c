@@ -540,7 +540,11 @@ static void test_rope(void) {
         {3, 80, 64, 10000.0, 4.0, 0},     /* hd not a power of two, linear scaling */
         {9, 64, 64, 100000.0, 1.0, 0}};
     enum { N_POS = 7 };
-    for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+    /* each shape in GGML's normal pairing, then NEOX (Qwen, Gemma, Phi-3), then NEOX with a YaRN-style cos/sin factor */
+    for (size_t cv = 0; cv < 3 * sizeof(cs) / sizeof(cs[0]); cv++) {
+        const size_t c = cv % (sizeof(cs) / sizeof(cs[0]));
+        const int neox = cv >= sizeof(cs) / sizeof(cs[0]);
+        const float mscale = cv >= 2 * sizeof(cs) / sizeof(cs[0]) ? 1.1386294f : 1.0f;
         const int nh = cs[c].n_heads, hd = cs[c].hd, nr = cs[c].n_rot, n = N_POS;
         int32_t pos[N_POS] = {0, 1, 4095, 131071, (int32_t)(rnd64() % 8192), (int32_t)(rnd64() % 131072), 2};
         float *fac = NULL, *freq = xmalloc(4 * (size_t)(nr / 2));
@@ -553,13 +557,13 @@ static void test_rope(void) {
         float *x = xmalloc(4 * ne), *ref = xmalloc(4 * ne), *y = xmalloc(4 * ne);
         fill_f32(x, ne, -1.0f, 1.0f);
         memcpy(ref, x, 4 * ne);
-        cpu_rope(ref, n, nh, hd, nr, pos, freq);
+        cpu_rope_ms(ref, n, nh, hd, nr, pos, freq, neox, mscale);
         float *dx = dmalloc(4 * ne), *dfreq = dmalloc(4 * (size_t)(nr / 2));
         int32_t *dpos = dmalloc(sizeof(pos));
         h2d(dx, x, 4 * ne);
         h2d(dfreq, freq, 4 * (size_t)(nr / 2));
         h2d(dpos, pos, sizeof(pos));
-        tcu_rope(dx, n, nh, hd, nr, dpos, dfreq, g_st);
+        tcu_rope(dx, n, nh, hd, nr, neox, mscale, dpos, dfreq, g_st);
         SYNC();
         d2h(y, dx, 4 * ne);
         double worst = 0;
@@ -570,8 +574,8 @@ static void test_rope(void) {
             if (e > worst) { worst = e; at = i; }
             if ((int)(i % (size_t)hd) >= nr && pass_bad < 0 && memcmp(&y[i], &x[i], 4) != 0) pass_bad = (int64_t)i;
         }
-        CHECK(worst <= 1e-5, "rope heads=%d hd=%d n_rot=%d: [tok %zu pos %d head %zu dim %zu] got %.9g want %.9g "
-              "(abs err %.3g)", nh, hd, nr, at / ((size_t)nh * hd), pos[at / ((size_t)nh * hd)],
+        CHECK(worst <= 1e-5, "rope neox=%d mscale=%g heads=%d hd=%d n_rot=%d: [tok %zu pos %d head %zu dim %zu] got %.9g "
+              "want %.9g (abs err %.3g)", neox, mscale, nh, hd, nr, at / ((size_t)nh * hd), pos[at / ((size_t)nh * hd)],
               (at / (size_t)hd) % (size_t)nh, at % (size_t)hd, y[at], ref[at], worst);
         if (nr < hd)
             CHECK(pass_bad < 0, "rope heads=%d hd=%d n_rot=%d: dim past n_rot changed at [%lld]: %.9g was %.9g", nh,
@@ -666,7 +670,9 @@ static void test_kv_write(void) {
 static void test_swiglu(void) {
     static const int64_t ns[] = {1, 7, 4096, 14336 * 5 + 3, (1 << 20) + 1};
     static const float specials[] = {0.0f, -0.0f, 20.0f, -20.0f, -30.0f, 40.0f, 1e-6f, -1e-6f};
-    for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++) {
+    for (size_t cv = 0; cv < 2 * sizeof(ns) / sizeof(ns[0]); cv++) { /* act 0 SwiGLU, then 1 GeGLU (GELU tanh) */
+        const size_t c = cv % (sizeof(ns) / sizeof(ns[0]));
+        const int act = cv >= sizeof(ns) / sizeof(ns[0]);
         const int64_t n = ns[c];
         float *g = xmalloc(4 * (size_t)n), *u = xmalloc(4 * (size_t)n), *ref = xmalloc(4 * (size_t)n),
               *y = xmalloc(4 * (size_t)n);
@@ -676,19 +682,29 @@ static void test_swiglu(void) {
         for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]) && (int64_t)i < n; i++)
             g[(size_t)(i * 977) % (size_t)n] = specials[i];
         memcpy(ref, g, 4 * (size_t)n);
-        cpu_swiglu(ref, u, n);
+        if (act) cpu_geglu(ref, u, n);
+        else cpu_swiglu(ref, u, n);
         float *dg = dmalloc(4 * (size_t)n), *du = dmalloc(4 * (size_t)n);
         uint16_t *dg16 = dmalloc(2 * (size_t)n);
         h2d(du, u, 4 * (size_t)n);
         for (int with16 = 0; with16 < 2; with16++) {
             h2d(dg, g, 4 * (size_t)n);
             poison(dg16, 2 * (size_t)n);
-            tcu_swiglu(dg, du, n, with16 ? dg16 : NULL, g_st);
+            tcu_glu(act, dg, du, n, with16 ? dg16 : NULL, g_st);
             SYNC();
             d2h(y, dg, 4 * (size_t)n);
             size_t at;
             double e = worst_rel(y, ref, (size_t)n, &at);
-            CHECK(e <= 1e-6, "swiglu n=%lld %s: [%zu] g=%.9g u=%.9g got %.9g want %.9g (rel %.3g)", (long long)n,
+            if (act) { /* GELU's 1 + tanh cancels for negative g: the error against |g u| there (tanh's ulps) */
+                e = 0;
+                for (size_t i = 0; i < (size_t)n; i++) {
+                    const double d = isfinite(y[i]) ? fabs((double)y[i] - ref[i]) : INFINITY;
+                    const double r = d / (fabs((double)ref[i]) + 0.05 * fabs((double)g[i] * u[i]) + 1e-30);
+                    if (r > e) e = r, at = i;
+                }
+            }
+            CHECK(e <= (act ? 2e-6 : 1e-6), "glu act=%d n=%lld %s: [%zu] g=%.9g u=%.9g got %.9g want %.9g (rel %.3g)", act,
+                  (long long)n,
                   with16 ? "with g16" : "no g16", at, g[at], u[at], y[at], ref[at], e);
             if (with16) {
                 d2h(y16, dg16, 2 * (size_t)n);
@@ -702,6 +718,55 @@ static void test_swiglu(void) {
         }
         CU(cudaFree(dg)); CU(cudaFree(du)); CU(cudaFree(dg16));
         free(g); free(u); free(ref); free(y); free(y16);
+    }
+}
+
+/* tcu_rmsnorm_rows (q/k head norm, post-norms) against cpu_rmsnorm (double sum), in place; a row's bits do not depend
+ * on the number of rows; tcu_scale and tcu_softcap against their float formulas. */
+static void test_recipe_ops(void) {
+    static const struct { int rows, dim; } cs[] = {{1, 128}, {8 * 16, 128}, {64 * 16, 256}, {3, 2560}, {5, 5376},
+                                                   {17, 96}, {1, 640}};
+    for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+        const int rows = cs[c].rows, dim = cs[c].dim;
+        const size_t ne = (size_t)rows * dim;
+        float *x = xmalloc(4 * ne), *w = xmalloc(4 * (size_t)dim), *ref = xmalloc(4 * ne), *y = xmalloc(4 * ne),
+              *y1 = xmalloc(4 * (size_t)dim);
+        fill_f32(x, ne, -40.0f, 40.0f);
+        fill_f32(w, (size_t)dim, 0.5f, 2.0f);
+        cpu_rmsnorm(x, w, 1e-6f, rows, dim, ref);
+        float *dx = dmalloc(4 * ne), *dw = dmalloc(4 * (size_t)dim);
+        h2d(dx, x, 4 * ne);
+        h2d(dw, w, 4 * (size_t)dim);
+        tcu_rmsnorm_rows(dx, dw, 1e-6f, rows, dim, g_st);
+        SYNC();
+        d2h(y, dx, 4 * ne);
+        size_t at;
+        const double e = worst_rel(y, ref, ne, &at);
+        CHECK(e <= 2e-6, "rmsnorm_rows rows=%d dim=%d: [%zu] got %.9g want %.9g (rel %.3g)", rows, dim, at, y[at], ref[at], e);
+        h2d(dx, x + (size_t)(rows - 1) * dim, 4 * (size_t)dim); /* the last row alone: the same bits */
+        tcu_rmsnorm_rows(dx, dw, 1e-6f, 1, dim, g_st);
+        SYNC();
+        d2h(y1, dx, 4 * (size_t)dim);
+        CHECK(!memcmp(y1, y + (size_t)(rows - 1) * dim, 4 * (size_t)dim), "rmsnorm_rows rows=%d dim=%d: a row alone differs",
+              rows, dim);
+        /* scale and softcap */
+        h2d(dx, x, 4 * ne);
+        tcu_scale(dx, (int64_t)ne, 25.298221f, g_st);
+        SYNC();
+        d2h(y, dx, 4 * ne);
+        size_t bad = ne;
+        for (size_t i = 0; i < ne && bad == ne; i++)
+            if (y[i] != x[i] * 25.298221f) bad = i;
+        CHECK(bad == ne, "scale n=%zu: [%zu] got %.9g want %.9g", ne, bad, bad < ne ? y[bad] : 0.0, bad < ne ? x[bad] * 25.298221f : 0.0);
+        h2d(dx, x, 4 * ne);
+        tcu_softcap(dx, (int64_t)ne, 30.0f, g_st);
+        SYNC();
+        d2h(y, dx, 4 * ne);
+        for (size_t i = 0; i < ne; i++) ref[i] = 30.0f * tanhf(x[i] / 30.0f);
+        const double es = worst_rel(y, ref, ne, &at);
+        CHECK(es <= 1e-6, "softcap n=%zu: [%zu] x=%.9g got %.9g want %.9g (rel %.3g)", ne, at, x[at], y[at], ref[at], es);
+        CU(cudaFree(dx)); CU(cudaFree(dw));
+        free(x); free(w); free(ref); free(y); free(y1);
     }
 }
 
@@ -1186,6 +1251,7 @@ int main(void) {
     test_rope();
     test_kv_write();
     test_swiglu();
+    test_recipe_ops();
     test_add();
     test_f32_to_f16();
     test_pos_add();

@@ -79,34 +79,38 @@
 
 /* ---- ref: one thread per (token, head), two-pass softmax ------------------------------------------ */
 
+/* The first key a query at position p attends to: p - win + 1 under a sliding window of win keys (win > 0, the
+ * recipe's tern_layer.window, as cpu_attention_paged), else 0. */
+static __device__ __forceinline__ int att_first(int p, int win) { return win > 0 && p - win + 1 > 0 ? p - win + 1 : 0; }
+
 __global__ void attention_ref_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
                                      const uint16_t *__restrict__ vc, int n, const int32_t *__restrict__ pos,
                                      const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off, int lbs,
-                                     int n_head, int n_head_kv, int hd, float scale, float *__restrict__ out) {
+                                     int win, int n_head, int n_head_kv, int hd, float scale, float *__restrict__ out) {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (int64_t)n * n_head) return;
     const int t = (int)(i / n_head), h = (int)(i % n_head), hk = h / (n_head / n_head_kv);
-    const int n_kv = pos[t] + 1;
+    const int j0 = att_first(pos[t], win), n_kv = pos[t] + 1;
     const int32_t *tb = kv_table(bt, bt_off, t);
     const float *qh = q + i * hd;
     float *o = out + i * hd;
     const size_t stride = (size_t)n_head_kv * hd;
     float mx = -INFINITY;
-    for (int j = 0; j < n_kv; j++) {
+    for (int j = j0; j < n_kv; j++) {
         const uint16_t *k = kc + (size_t)kv_row(tb, lbs, j) * stride + (size_t)hk * hd;
         float s = 0.0f;
         for (int d = 0; d < hd; d++) s = fmaf(qh[d], __half2float(__ushort_as_half(k[d])), s);
         mx = fmaxf(mx, s * scale);
     }
     double sum = 0.0; /* as cpu_attention */
-    for (int j = 0; j < n_kv; j++) {
+    for (int j = j0; j < n_kv; j++) {
         const uint16_t *k = kc + (size_t)kv_row(tb, lbs, j) * stride + (size_t)hk * hd;
         float s = 0.0f;
         for (int d = 0; d < hd; d++) s = fmaf(qh[d], __half2float(__ushort_as_half(k[d])), s);
         sum += expf(s * scale - mx);
     }
     for (int d = 0; d < hd; d++) o[d] = 0.0f;
-    for (int j = 0; j < n_kv; j++) {
+    for (int j = j0; j < n_kv; j++) {
         const size_t r = (size_t)kv_row(tb, lbs, j) * stride + (size_t)hk * hd;
         const uint16_t *k = kc + r, *v = vc + r;
         float s = 0.0f;
@@ -118,12 +122,12 @@ __global__ void attention_ref_kernel(const float *__restrict__ q, const uint16_t
 
 /* Reference launcher (same contract as tcu_attention); for tests and as the fallback. */
 extern "C" void tcu_attention_ref(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                                  const int32_t *bt, const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd,
-                                  float scale, float *out, cudaStream_t st) {
+                                  const int32_t *bt, const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv,
+                                  int hd, float scale, float *out, cudaStream_t st) {
     if (n <= 0 || n_head <= 0) return;
     const int64_t threads = (int64_t)n * n_head;
-    attention_ref_kernel<<<(unsigned)((threads + 127) / 128), 128, 0, st>>>(q, kc, vc, n, pos, bt, bt_off, lbs, n_head,
-                                                                            n_head_kv, hd, scale, out);
+    attention_ref_kernel<<<(unsigned)((threads + 127) / 128), 128, 0, st>>>(q, kc, vc, n, pos, bt, bt_off, lbs, win,
+                                                                            n_head, n_head_kv, hd, scale, out);
     TCU_CHECK_LAUNCH(st);
 }
 
@@ -391,7 +395,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                        int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws, void *__restrict__ xq,
                        size_t plane, int rps, const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off,
-                       int lbs) {
+                       int lbs, int win) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? ATT_Q8_U : att_batch<EPL>::U;
     static_assert(!PF || Q8, "the prefetch ring: over a Q8_0 cache only");
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH];
@@ -405,10 +409,12 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, NW = blockDim.x >> 5;
     /* SZ: the grid's splits (the workspace's stride); S: this token's (att_active_splits). A CTA past S has
      * no rows (CTA-uniform exit, after its PDL wait) */
-    const int n_kv = pos[t] + 1, SZ = (int)gridDim.z, S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
+    /* the token's keys [j0, pos]: n_kv of them (all but under a sliding window) */
+    const int j0 = att_first(pos[t], win), n_kv = pos[t] + 1 - j0, SZ = (int)gridDim.z;
+    const int S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
     if (z >= S) return;
     /* this CTA's rows (v2 split z of S; the whole range when S = 1), logical; tb: the token's block table */
-    const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S);
+    const int r0 = j0 + (int)((int64_t)n_kv * z / S), r1 = j0 + (int)((int64_t)n_kv * (z + 1) / S);
     const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL;
     const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
     const uint16_t *kb = (const uint16_t *)kc + (size_t)hk * HD + lane * EPL;
@@ -669,7 +675,7 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
                      const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs, int n,
                      const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale, float *__restrict__ out,
                      int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps,
-                     const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off, int lbs) {
+                     const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off, int lbs, int win) {
     typedef att_q8w<HD, QH> C;
     constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
     constexpr int NV = C::NV, O0 = C::O0;
@@ -684,9 +690,10 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
     const int hk = (int)blockIdx.y / n_chunk, c = (int)blockIdx.y % n_chunk;
     const int G = n_head / n_head_kv;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, r = lane / SL, s = lane % SL;
-    const int n_kv = pos[t] + 1, SZ = (int)gridDim.z, S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
+    const int j0 = att_first(pos[t], win), n_kv = pos[t] + 1 - j0, SZ = (int)gridDim.z; /* keys [j0, pos] */
+    const int S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
     if (z >= S) return;
-    const int r0 = (int)((int64_t)n_kv * z / S), r1 = (int)((int64_t)n_kv * (z + 1) / S); /* logical rows */
+    const int r0 = j0 + (int)((int64_t)n_kv * z / S), r1 = j0 + (int)((int64_t)n_kv * (z + 1) / S); /* logical rows */
     const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL; /* the token's block table (PG: as v2's) */
     const size_t stride = (size_t)n_head_kv * HD, sstride = stride / 32; /* sstride is even (HD >= 64) */
     const int8_t *kb = (const int8_t *)kc + (size_t)hk * HD + s * 16;
@@ -848,11 +855,11 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
  * (the workspace's stride); a token whose att_active_splits is 1 was written by the split kernel itself. */
 __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, int n_head, int hd, int SZ,
                                          float *__restrict__ out, void *__restrict__ xq, size_t plane,
-                                         const int32_t *__restrict__ pos, int rps) {
+                                         const int32_t *__restrict__ pos, int rps, int win) {
     pdl_trigger();
     pdl_wait();
     const size_t th = blockIdx.x; /* t * n_head + h */
-    const int S = att_active_splits(pos[th / (size_t)n_head] + 1, SZ, rps);
+    const int p = pos[th / (size_t)n_head], S = att_active_splits(p + 1 - att_first(p, win), SZ, rps);
     if (S <= 1) return;
     const float *ml = ws + (size_t)n * n_head * SZ * hd + th * SZ * 2;
     /* the splits' weights e^(m_z - M) (0 for an empty split) and L once, by thread 0, in split order (every
@@ -896,18 +903,18 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
 
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
                               const int32_t *, int, int, float, float *, int, float *, void *, size_t, int,
-                              const int32_t *, const int32_t *, int);
+                              const int32_t *, const int32_t *, int, int);
 /* A call's block tables (kv.cuh): bt NULL is the identity */
 typedef struct {
     const int32_t *bt, *bt_off;
-    int lbs;
+    int lbs, win; /* win: the sliding window (keys a query sees), 0 none */
 } att_pages;
 static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, cudaStream_t st, const float *q,
                          const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
                          const int32_t *pos, att_pages pg, int n_head, int n_head_kv, float scale, float *out,
                          int n_chunk, float *ws, void *xq, size_t plane) {
     PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
-               plane, ATT_ROWS_PER_SPLIT, pg.bt, pg.bt_off, pg.lbs);
+               plane, ATT_ROWS_PER_SPLIT, pg.bt, pg.bt_off, pg.lbs, pg.win);
 }
 static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
                        const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg,
@@ -1057,7 +1064,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     }
     if (S > 1)
         PDL_LAUNCH(attention_combine_kernel, dim3((unsigned)(n * n_head)), dim3(hd < 256 ? hd : 256), 0, st,
-                   (const float *)ws, n, n_head, hd, S, out, xq, plane, pos, ATT_ROWS_PER_SPLIT);
+                   (const float *)ws, n, n_head, hd, S, out, xq, plane, pos, ATT_ROWS_PER_SPLIT, pg.win);
 }
 
 /* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_rows, n_head_kv, hd) f16, pos (n) on the
@@ -1066,19 +1073,21 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
  * NULL) take the tensor-core flash kernels where tcu_attention_flash_ok; else v1 for hd a multiple of 32 up to 256
  * and n_head a multiple of n_head_kv, else the ref kernel. */
 extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                                    const int32_t *bt, const int32_t *bt_off, int lbs, int n_head, int n_head_kv,
-                                    int hd, float scale, float *out, float *ws, int splits, cudaStream_t st) {
+                                    const int32_t *bt, const int32_t *bt_off, int lbs, int win, int n_head,
+                                    int n_head_kv, int hd, float scale, float *out, float *ws, int splits,
+                                    cudaStream_t st) {
     if (n <= 0 || n_head <= 0) return;
-    if (n > TCU_MULTI_MAX && !bt_off && tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
+    /* the flash kernels know no window: a sliding-window layer's chunk runs v1 (at most win keys a token) */
+    if (n > TCU_MULTI_MAX && !bt_off && win <= 0 && tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
         tcu_attention_flash_rows(q, kc, vc, 0, n, pos, bt, lbs, n_head, n_head_kv, hd, scale, out, st);
         return;
     }
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) {
-        tcu_attention_ref(q, kc, vc, n, pos, bt, bt_off, lbs, n_head, n_head_kv, hd, scale, out, st);
+        tcu_attention_ref(q, kc, vc, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd, scale, out, st);
         return;
     }
-    att_split_launch(q, kc, vc, NULL, NULL, n, pos, {bt, bt_off, lbs}, n_head, n_head_kv, hd, scale, out, ws, splits,
+    att_split_launch(q, kc, vc, NULL, NULL, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits,
                      qh, NULL, st);
 }
 
@@ -1086,12 +1095,12 @@ extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const ui
  * (n_rows, n_head_kv * hd / 32)): n <= TCU_MULTI_MAX, hd 64, 128 or 256 (else nothing is launched). */
 extern "C" void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks,
                                        const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
-                                       const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd, float scale,
-                                       float *out, float *ws, int splits, cudaStream_t st) {
+                                       const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,
+                                       float scale, float *out, float *ws, int splits, cudaStream_t st) {
     if (n <= 0 || n > TCU_MULTI_MAX || n_head <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) return;
-    att_split_launch(q, kq, vq, ks, vs, n, pos, {bt, bt_off, lbs}, n_head, n_head_kv, hd, scale, out, ws, splits, qh,
+    att_split_launch(q, kq, vq, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh,
                      NULL, st);
 }
 
@@ -1099,12 +1108,12 @@ extern "C" void tcu_attention_split_q8(const float *q, const int8_t *kq, const i
  * memory run). */
 extern "C" void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks,
                                           const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
-                                          const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd, float scale,
-                                          float *out, float *ws, int splits, cudaStream_t st) {
+                                          const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,
+                                          float scale, float *out, float *ws, int splits, cudaStream_t st) {
     if (n <= 0 || n > TCU_MULTI_MAX || n_head <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) return;
-    att_split_launch(q, kq, vq, ks, vs, n, pos, {bt, bt_off, lbs}, n_head, n_head_kv, hd, scale, out, ws, splits, qh,
+    att_split_launch(q, kq, vq, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh,
                      NULL, st, 1);
 }
 
@@ -1114,24 +1123,24 @@ extern "C" void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, cons
  * kernels do not take (the ref kernel's) run the plain call and tcu_quantize_x16. */
 extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, const uint16_t *ks,
                                          const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
-                                         const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd, float scale,
-                                         float *out, float *ws, int splits, void *xq, cudaStream_t st) {
+                                         const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,
+                                         float scale, float *out, float *ws, int splits, void *xq, cudaStream_t st) {
     if (n <= 0 || n > TCU_MULTI_MAX || n_head <= 0) return;
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (ks && (hd != 64 && hd != 128 && hd != 256)) return; /* as tcu_attention_split_q8 */
     if (!qh) {
         if (ks) return;
-        tcu_attention_split(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, n_head, n_head_kv,
-                            hd, scale, out, ws, splits, st);
+        tcu_attention_split(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, win, n_head,
+                            n_head_kv, hd, scale, out, ws, splits, st);
         tcu_quantize_x16(out, n, (int64_t)n_head * hd, xq, st);
         return;
     }
-    att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs}, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq,
+    att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq,
                      st);
 }
 
 extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                              const int32_t *bt, const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd,
-                              float scale, float *out, cudaStream_t st) {
-    tcu_attention_split(q, kc, vc, n, pos, bt, bt_off, lbs, n_head, n_head_kv, hd, scale, out, NULL, 1, st);
+                              const int32_t *bt, const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv,
+                              int hd, float scale, float *out, cudaStream_t st) {
+    tcu_attention_split(q, kc, vc, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd, scale, out, NULL, 1, st);
 }

@@ -319,10 +319,12 @@ static void wrank_plan(cuda_wrank *W, const tern_model *m, int rank, int n_rank)
             if ((uint64_t)nr * nc > max_mat) max_mat = (uint64_t)nr * nc;
             if ((uint64_t)nr * nc > max_layer) max_layer = (uint64_t)nr * nc;
         }
-        wb += sizeof(float) * (2 * (uint64_t)E + (m->layers[il].bq ? Hq : 0) + (m->layers[il].bk ? Hkv : 0) +
-                               (m->layers[il].bv ? Hkv : 0) + (m->layers[il].bo ? E : 0));
+        const tern_layer *l = &m->layers[il];
+        wb += sizeof(float) * (2 * (uint64_t)E + (l->bq ? Hq : 0) + (l->bk ? Hkv : 0) + (l->bv ? Hkv : 0) + (l->bo ? E : 0) +
+                               (l->q_norm ? hd : 0) + (l->k_norm ? hd : 0) + (l->attn_post_norm ? E : 0) +
+                               (l->ffn_post_norm ? E : 0));
     }
-    wb += sizeof(float) * ((uint64_t)E + m->n_rot / 2 + 1);
+    wb += sizeof(float) * (uint64_t)E;
     /* prefill's gate|up as one GEMM (one GPU; TP keeps two): its dequantized matrix (2F x E) in the prefetch slot.
      * Interleaved A/B, synthetic Llama-3-8B: Q4_0 pp512 +3.4%, pp2048 +0.6%; Q8_0 +1.5% / +0.9% (bench/gpu/pfgu-d41f054/) */
     W->pf_gu = n_rank == 1;
@@ -375,14 +377,12 @@ static int wrank_upload(cuda_wrank *W) {
             (l->bk && !(d->bk = upload_f32(l->bk + (size_t)W->rank * Hkv, Hkv))) ||
             (l->bv && !(d->bv = upload_f32(l->bv + (size_t)W->rank * Hkv, Hkv))) || (l->bo && !(d->bo = upload_f32(l->bo, E))))
             fail = 1;
+        if ((l->q_norm && !(d->q_norm = upload_f32(l->q_norm, hd))) || (l->k_norm && !(d->k_norm = upload_f32(l->k_norm, hd))) ||
+            (l->attn_post_norm && !(d->attn_post_norm = upload_f32(l->attn_post_norm, E))) ||
+            (l->ffn_post_norm && !(d->ffn_post_norm = upload_f32(l->ffn_post_norm, E))))
+            fail = 1;
     }
     if (!fail && !(W->output_norm = upload_f32(m->output_norm, E))) fail = 1;
-    if (!fail) {
-        float *fq = tern_xmalloc(sizeof(float) * (size_t)(m->n_rot / 2 + 1));
-        cpu_rope_freqs(fq, m->n_rot, m->rope_base, m->rope_scale, m->rope_factors);
-        if (!(W->freq = upload_f32(fq, (size_t)(m->n_rot / 2 + 1)))) fail = 1;
-        free(fq);
-    }
     /* the prefill pass's GEMM order: q, k, v, o, gate, up, down, then the next layer's q (the dequant prefetch) */
     for (int il = 0; il < m->n_layer && !fail; il++) {
         dlayer *d = &W->layers[il];
@@ -415,9 +415,9 @@ static void wrank_free(cuda_wrank *W) {
             dlayer *d = &W->layers[il];
             cudaFree(d->attn_norm); cudaFree(d->ffn_norm);
             cudaFree(d->bq); cudaFree(d->bk); cudaFree(d->bv); cudaFree(d->bo);
+            cudaFree(d->q_norm); cudaFree(d->k_norm); cudaFree(d->attn_post_norm); cudaFree(d->ffn_post_norm);
         }
     cudaFree(W->output_norm);
-    cudaFree(W->freq);
     if (W->stage) cudaFreeHost(W->stage);
     if (W->dstage) cudaFree(W->dstage);
     free(W->w);
@@ -536,7 +536,17 @@ static int crank_setup(crank *g) {
         g->pd = dalloc(sizeof(int32_t) * pd_ints, &fail);
         if (cudaMallocHost((void **)&g->hpd, sizeof(int32_t) * pd_ints) != cudaSuccess) fail = 1;
         g->ids = dalloc(sizeof(int32_t) * (size_t)B, &fail);
-        g->ropecs = dalloc(sizeof(float) * 2 * TCU_MULTI_MAX * (size_t)(m->n_rot / 2 + 1), &fail);
+        /* the RoPE tables at this context (LongRoPE picks its factors by it) and a pass's (cos, sin) of each */
+        g->n_tables = 1;
+        for (int il = 0; il < m->n_layer; il++)
+            if (m->layers[il].rope_table) g->n_tables = 2;
+        float *fq = tern_xmalloc(sizeof(float) * (size_t)(m->n_rot / 2 + 1));
+        for (int t = 0; t < g->n_tables && !fail; t++) {
+            g->mscale[t] = cpu_rope_table(m, g->n_ctx, t, fq);
+            if (!(g->freq[t] = upload_f32(fq, (size_t)(m->n_rot / 2 + 1)))) fail = 1;
+            g->ropecs[t] = dalloc(sizeof(float) * 2 * TCU_MULTI_MAX * (size_t)(m->n_rot / 2 + 1), &fail);
+        }
+        free(fq);
         g->amkeys = dalloc(sizeof(uint64_t) * TCU_MULTI_MAX, &fail); /* the argmax keys (tcu_argmax), zero */
         if (g->amkeys && cudaMemset(g->amkeys, 0, sizeof(uint64_t) * TCU_MULTI_MAX) != cudaSuccess) fail = 1;
         g->pen = dalloc(sizeof(int32_t) * (size_t)g->pen_cap, &fail);
@@ -566,8 +576,8 @@ static void crank_free(crank *g) {
             for (int n = 0; n <= TCU_MULTI_MAX; n++)
                 if (g->gok[a][k][n]) cudaGraphExecDestroy(g->gexec[a][k][n]);
     void *bufs[] = {g->kc, g->vc, g->kc16, g->vc16, g->x, g->x2, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
-                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->pd, g->ids, g->ropecs,
-                    g->amkeys, g->pen, g->ud, g->samp, g->gath, g->lfull};
+                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->pd, g->ids, g->ropecs[0],
+                    g->ropecs[1], g->freq[0], g->freq[1], g->amkeys, g->pen, g->ud, g->samp, g->gath, g->lfull};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->hpd) cudaFreeHost(g->hpd);
     if (g->comm) nccl.CommDestroy(g->comm);

@@ -38,6 +38,7 @@ typedef struct dweight {
 
 typedef struct {
     float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo;
+    float *q_norm, *k_norm, *attn_post_norm, *ffn_post_norm; /* the recipe's extra norms (NULL: none) */
     dweight *wq, *wk, *wv, *wo, *gate, *up, *down;
     dweight *qkv, *gu; /* q|k|v and gate|up rows in one allocation (same type), the parts views into it; a
                         * one-token pass runs each as one GEMV; NULL when the types differ */
@@ -53,7 +54,7 @@ typedef struct {
     int n_w;
     dlayer *layers;
     dweight *tok_embd, *output;
-    float *output_norm, *freq; /* (n_embd), RoPE frequencies (n_rot / 2) */
+    float *output_norm;        /* (n_embd) */
     int pf_gu;                 /* one GPU, every layer's gate|up fused: prefill chunks run gate|up as one GEMM */
     uint64_t bytes;            /* device bytes of all of it */
     uint64_t max_mat, max_layer_mat; /* elements of the largest matrix the GEMM path dequantizes; of a layer's */
@@ -107,7 +108,11 @@ typedef struct crank {
     int32_t *tok, *pos, *slot, *bt_off, *bt;
     int bt_cap;
     int32_t *ids;              /* the argmax or sampled id of each output row (ubatch) */
-    float *ropecs;             /* (cos, sin) of a GEMV-path pass's positions */
+    float *freq[2];            /* RoPE frequencies (n_rot / 2) of tables 0 and 1 (cpu_rope_table: global, sliding-window
+                                * layers) at this engine's n_ctx (LongRoPE picks by it) */
+    float mscale[2];           /* their cos/sin factors */
+    int n_tables;              /* 2 when a layer rotates with table 1 */
+    float *ropecs[2];          /* (cos, sin) of a GEMV-path pass's positions, each table */
     uint64_t *amkeys;
     int32_t *pen;              /* device sampler: penalty ids (pen_cap), uniform draws (ubatch), scratch (n_vocab) */
     int pen_cap;

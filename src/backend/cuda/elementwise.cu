@@ -289,27 +289,30 @@ extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, co
     PDL_LAUNCH(kf, dim3(n, c), dim3(RMS_T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, pl);
 }
 
-/* Thread per (token, pair i): one angle, applied to every head. */
-__global__ void rope_k(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_rot / 2) return;
+/* Thread per (token, pair i): one angle, applied to every head. neox: the pair (x[i], x[i + n_rot/2]). */
+__global__ void rope_k(float *x, int n, int n_heads, int hd, int n_rot, int neox, float mscale, const int32_t *pos,
+                       const float *freq) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, hr = n_rot / 2;
+    if (i >= hr) return;
+    const int e0 = neox ? i : 2 * i, e1 = neox ? i + hr : 2 * i + 1;
     for (int t = blockIdx.y; t < n; t += gridDim.y) { /* grid.y <= 65535 < the largest ubatch (65536) */
         float c, s;
         rope_cs(pos[t], freq[i], &c, &s);
+        if (mscale != 1.0f) c = __fmul_rn(c, mscale), s = __fmul_rn(s, mscale);
         for (int h = 0; h < n_heads; h++) {
-            float *v = x + ((size_t)t * n_heads + h) * hd + 2 * i;
-            const float a = v[0], b = v[1];
-            v[0] = rope_first(a, b, c, s);
-            v[1] = rope_second(a, b, c, s);
+            float *v = x + ((size_t)t * n_heads + h) * hd;
+            const float a = v[e0], b = v[e1];
+            v[e0] = rope_first(a, b, c, s);
+            v[e1] = rope_second(a, b, c, s);
         }
     }
 }
 
-extern "C" void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq,
-                         cudaStream_t st) {
+extern "C" void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, int neox, float mscale, const int32_t *pos,
+                         const float *freq, cudaStream_t st) {
     if (n <= 0 || n_rot < 2) return;
     dim3 grid((unsigned)((n_rot / 2 + 63) / 64), (unsigned)(n < 65535 ? n : 65535));
-    rope_k<<<grid, 64, 0, st>>>(x, n, n_heads, hd, n_rot, pos, freq);
+    rope_k<<<grid, 64, 0, st>>>(x, n, n_heads, hd, n_rot, neox, mscale, pos, freq);
     TCU_CHECK_LAUNCH(st);
 }
 
@@ -339,45 +342,65 @@ static __device__ __forceinline__ void q8_pair_put(float a, float b, int8_t *q, 
 /* kq != NULL: the cache is Q8_0 (tcu.h tcu_rope_kv_q8): int8 planes kq, vq (n_rows, nkv*hd) and f16 scale planes
  * ks, vs (n_rows, nkv*hd/32); kc, vc unused. hd is then 64, 128 or 256, so a warp lies inside one head slot
  * and the KV-head branch is warp-uniform. Token t's K/V row goes to cache row slot[t] (its angle is pos[t]'s). */
+/* NEOX = 1 (GGML's NEOX mode, HF's rotate_half: Qwen2/3, Gemma, Phi-3): pair i is (x[i], x[i + n_rot/2]); the
+ * elements past n_rot are copied. A KV-head slot's rotated row then goes through shared memory so that each thread
+ * writes the cache's adjacent pair (2i, 2i+1) as in the normal mode (the Q8_0 blocks are 32 adjacent elements).
+ * mscale != 1 (YaRN's or LongRoPE's attention factor, table-less calls): cos and sin times mscale, as cpu_rope_ms. */
+template <int NEOX>
 __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
                           const int32_t *pos, const int32_t *slot, const float *freq, uint16_t *kc, uint16_t *vc,
-                          int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs, const float2 *__restrict__ cs) {
+                          int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs, const float2 *__restrict__ cs, float mscale) {
+    __shared__ float rowbuf[NEOX ? 512 : 1]; /* NEOX: the CTA's rotated rows, hpb * hd <= 2 * blockDim.x <= 512 */
     pdl_trigger();
     pdl_wait();
     const int half = hd / 2, hpb = blockDim.x / half; /* head slots per CTA */
     const int hh = blockIdx.x * hpb + (int)threadIdx.x / half, i = (int)threadIdx.x % half;
-    if ((int)threadIdx.x >= hpb * half || hh >= nh + nkv) return;
-    const int row = nkv * hd;
+    const int live = (int)threadIdx.x < hpb * half && hh < nh + nkv;
+    if (!NEOX && !live) return; /* NEOX: every thread reaches the barriers */
+    const int row = nkv * hd, hr = n_rot / 2;
+    /* the pair's elements: rotated (i, i + hr) or (2i, 2i + 1); copied past n_rot */
+    const int e0 = NEOX ? (i < hr ? i : n_rot + 2 * (i - hr)) : 2 * i, e1 = NEOX ? (i < hr ? i + hr : e0 + 1) : 2 * i + 1;
     for (int t = blockIdx.y; t < n; t += gridDim.y) {
         float c = 1.0f, s = 0.0f;
-        const int rot = i < n_rot / 2;
-        if (rot) {
-            if (cs) { /* the pass's table (tcu_rope_table): rope_cs's values */
-                const float2 e = cs[(size_t)t * (n_rot / 2) + i];
+        const int rot = i < hr;
+        if (rot && live) {
+            if (cs) { /* the pass's table (tcu_rope_table): rope_cs's values (times mscale there) */
+                const float2 e = cs[(size_t)t * hr + i];
                 c = e.x;
                 s = e.y;
             } else {
                 rope_cs(pos[t], freq[i], &c, &s);
+                if (mscale != 1.0f) c = __fmul_rn(c, mscale), s = __fmul_rn(s, mscale);
             }
         }
-        float *p = hh < nh ? q + ((size_t)t * nh + hh) * hd + 2 * i : k + ((size_t)t * nkv + (hh - nh)) * hd + 2 * i;
-        float a = p[0], b = p[1];
-        if (rot) {
-            const float a2 = rope_first(a, b, c, s);
-            const float b2 = rope_second(a, b, c, s);
-            a = a2;
-            b = b2;
-            p[0] = a;
-            p[1] = b;
+        float *p = hh < nh ? q + ((size_t)t * nh + hh) * hd : k + ((size_t)t * nkv + (hh - nh)) * hd;
+        float a = 0.0f, b = 0.0f;
+        if (live) {
+            a = p[e0], b = p[e1];
+            if (rot) {
+                const float a2 = rope_first(a, b, c, s);
+                const float b2 = rope_second(a, b, c, s);
+                a = a2;
+                b = b2;
+                p[e0] = a;
+                p[e1] = b;
+            }
         }
-        if (hh >= nh) {
+        if (NEOX) { /* the adjacent pair (2i, 2i + 1) of the rotated row, for the cache */
+            float *rb = rowbuf + ((int)threadIdx.x / half) * hd;
+            __syncthreads();
+            if (live) rb[e0] = a, rb[e1] = b;
+            __syncthreads();
+            if (live) a = rb[2 * i], b = rb[2 * i + 1];
+        }
+        if (live && hh >= nh) {
             const int h = hh - nh;
             const size_t dst = (size_t)slot[t] * row + (size_t)h * hd + 2 * i, src = (size_t)t * row + (size_t)h * hd + 2 * i;
             if (kq) {
                 const int first = (i & 15) == 0;
                 q8_pair_put(a, b, kq + dst, ks + dst / 32, first);
                 q8_pair_put(v[src], v[src + 1], vq + dst, vs + dst / 32, first);
-                continue;
+                continue; /* NEOX: the next token's first barrier is reached by every thread */
             }
             kc[dst] = __half_as_ushort(__float2half_rn(a));
             kc[dst + 1] = __half_as_ushort(__float2half_rn(b));
@@ -386,45 +409,52 @@ __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int
         }
     }
 }
+typedef void (*rope_kv_fn)(float *, float *, const float *, int, int, int, int, int, const int32_t *, const int32_t *,
+                           const float *, uint16_t *, uint16_t *, int8_t *, uint16_t *, int8_t *, uint16_t *,
+                           const float2 *, float);
 
 /* cs[t * (n_rot / 2) + i] = (cos, sin) of pos[t] * freq[i] as rope_cs rounds them, for n tokens: one thread a pair. */
 __global__ void rope_table_k(const int32_t *__restrict__ pos, const float *__restrict__ freq, int n, int half,
-                             float2 *__restrict__ cs) {
+                             float2 *__restrict__ cs, float mscale) {
     pdl_trigger();
     pdl_wait();
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n * half; j += gridDim.x * blockDim.x) {
         float c, s;
         rope_cs(pos[j / half], freq[j % half], &c, &s);
+        if (mscale != 1.0f) c = __fmul_rn(c, mscale), s = __fmul_rn(s, mscale);
         cs[j] = make_float2(c, s);
     }
 }
 
-extern "C" void tcu_rope_table(const int32_t *pos, const float *freq, int n, int n_rot, float *cs, cudaStream_t st) {
+extern "C" void tcu_rope_table(const int32_t *pos, const float *freq, int n, int n_rot, float mscale, float *cs,
+                               cudaStream_t st) {
     const int half = n_rot / 2, tot = n * half;
     if (tot <= 0) return;
     const int T = tot < 256 ? (tot + 31) / 32 * 32 : 256;
     PDL_LAUNCH(rope_table_k, dim3((unsigned)((tot + T - 1) / T)), dim3((unsigned)T), 0, st, pos, freq, n, half,
-               (float2 *)cs);
+               (float2 *)cs, mscale);
 }
 
-extern "C" void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
-                            const int32_t *pos, const int32_t *slot, const float *freq, const float *cs, uint16_t *kc,
-                            uint16_t *vc, cudaStream_t st) {
-    if (n <= 0) return;
+extern "C" void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, int neox,
+                            float mscale, const int32_t *pos, const int32_t *slot, const float *freq, const float *cs,
+                            uint16_t *kc, uint16_t *vc, cudaStream_t st) {
+    if (n <= 0 || (neox && hd > 256)) return;
     const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half; /* ~256 threads a CTA */
     dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
-    PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, slot, freq, kc, vc,
-               (int8_t *)NULL, (uint16_t *)NULL, (int8_t *)NULL, (uint16_t *)NULL, (const float2 *)cs);
+    const rope_kv_fn kf = neox ? rope_kv_k<1> : rope_kv_k<0>;
+    PDL_LAUNCH(kf, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, slot, freq, kc, vc,
+               (int8_t *)NULL, (uint16_t *)NULL, (int8_t *)NULL, (uint16_t *)NULL, (const float2 *)cs, mscale);
 }
 
-extern "C" void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
-                               const int32_t *pos, const int32_t *slot, const float *freq, const float *cs, int8_t *kq,
-                               uint16_t *ks, int8_t *vq, uint16_t *vs, cudaStream_t st) {
+extern "C" void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, int neox,
+                               float mscale, const int32_t *pos, const int32_t *slot, const float *freq, const float *cs,
+                               int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs, cudaStream_t st) {
     if (n <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
     const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half;
     dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
-    PDL_LAUNCH(rope_kv_k, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, slot, freq,
-               (uint16_t *)NULL, (uint16_t *)NULL, kq, ks, vq, vs, (const float2 *)cs);
+    const rope_kv_fn kf = neox ? rope_kv_k<1> : rope_kv_k<0>;
+    PDL_LAUNCH(kf, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, slot, freq, (uint16_t *)NULL,
+               (uint16_t *)NULL, kq, ks, vq, vs, (const float2 *)cs, mscale);
 }
 
 /* out (rows, row) f16 = a sequence's Q8_0 cache rows dequantized (q * f32(scale), rounded to f16), logical row j
@@ -467,14 +497,24 @@ extern "C" void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint1
     TCU_CHECK_LAUNCH(st);
 }
 
+/* The gate's activation: ACT 0 SiLU (SwiGLU, Shazeer 2020), 1 GELU in its tanh form (GeGLU; Hendrycks & Gimpel
+ * 2016), as cpu_swiglu and cpu_geglu. */
+template <int ACT> static __device__ __forceinline__ float glu_act(float a) {
+    if (ACT == 0) return __fdiv_rn(a, __fadd_rn(1.0f, expf(-a)));
+    const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
+    const float in = __fmul_rn(c, __fadd_rn(a, __fmul_rn(__fmul_rn(__fmul_rn(0.044715f, a), a), a)));
+    return __fmul_rn(__fmul_rn(0.5f, a), __fadd_rn(1.0f, tanhf(in)));
+}
+
 /* With xq (n a multiple of 32, rows of a multiple of 32): the output also in the x16 format (a warp holds
  * one 32-element block in every pass: the stride is a multiple of 32). */
+template <int ACT>
 __global__ void swiglu_k(float *g, const float *u, int64_t n, uint16_t *g16, void *xq, size_t plane) {
     pdl_trigger();
     pdl_wait();
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         const float a = g[i];
-        const float v = __fmul_rn(__fdiv_rn(a, __fadd_rn(1.0f, expf(-a))), u[i]);
+        const float v = __fmul_rn(glu_act<ACT>(a), u[i]);
         g[i] = v;
         if (g16) g16[i] = __half_as_ushort(__float2half_rn(v));
         if (xq) x16_put(v, threadIdx.x & 31, i / 32, xq, plane);
@@ -486,17 +526,21 @@ static unsigned ew_grid(int64_t n) {
     return (unsigned)(b < 65536 ? (b > 0 ? b : 1) : 65536);
 }
 
-extern "C" void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st) {
-    PDL_LAUNCH(swiglu_k, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, g16, (void *)NULL, (size_t)0);
+typedef void (*glu_fn)(float *, const float *, int64_t, uint16_t *, void *, size_t);
+extern "C" void tcu_glu(int act, float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st) {
+    const glu_fn kf = act ? swiglu_k<1> : swiglu_k<0>;
+    PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, g16, (void *)NULL, (size_t)0);
 }
 
-extern "C" void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st) {
+extern "C" void tcu_glu_x16(int act, float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st) {
     const int64_t n = (int64_t)rows * dim;
-    PDL_LAUNCH(swiglu_k, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, (uint16_t *)NULL, xq, x16_plane_bytes(rows, dim));
+    const glu_fn kf = act ? swiglu_k<1> : swiglu_k<0>;
+    PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, (uint16_t *)NULL, xq, x16_plane_bytes(rows, dim));
 }
 
 /* The fused gate|up GEMM's rows (rows, 2 * dim: gate then up) to g16 (rows, dim) f16: swiglu_k's operations on
  * each pair, the same f16 bits as tcu_swiglu's g16 on the two halves. */
+template <int ACT>
 __global__ void swiglu_rows_k(const float *__restrict__ gu, int64_t rows, int dim, uint16_t *__restrict__ g16) {
     pdl_trigger();
     pdl_wait();
@@ -504,14 +548,71 @@ __global__ void swiglu_rows_k(const float *__restrict__ gu, int64_t rows, int di
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t t = i / dim, c = i % dim;
         const float a = gu[t * 2 * dim + c];
-        const float v = __fmul_rn(__fdiv_rn(a, __fadd_rn(1.0f, expf(-a))), gu[t * 2 * dim + dim + c]);
+        const float v = __fmul_rn(glu_act<ACT>(a), gu[t * 2 * dim + dim + c]);
         g16[i] = __half_as_ushort(__float2half_rn(v));
     }
 }
 
-extern "C" void tcu_swiglu_rows(const float *gu, int rows, int dim, uint16_t *g16, cudaStream_t st) {
+extern "C" void tcu_glu_rows(int act, const float *gu, int rows, int dim, uint16_t *g16, cudaStream_t st) {
     const int64_t n = (int64_t)rows * dim;
-    PDL_LAUNCH(swiglu_rows_k, dim3(ew_grid(n)), dim3(256), 0, st, gu, (int64_t)rows, dim, g16);
+    void (*kf)(const float *, int64_t, int, uint16_t *) = act ? swiglu_rows_k<1> : swiglu_rows_k<0>;
+    PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, gu, (int64_t)rows, dim, g16);
+}
+
+/* ---- the recipe rows' small ops (issue "the families people run") ---- */
+
+/* x (rows, dim) in place: RMSNorm of each row times w (dim), eps: a CTA a row (a block's output before its residual
+ * add, Gemma's post-norms; the per-head q/k norm of Qwen3 and Gemma 3 with rows = tokens x heads, dim = head_dim).
+ * The sum of squares in f32, each thread's strided elements in order, then a fixed tree: the bits do not depend on
+ * the number of rows (batch invariance). CPU reference: cpu_rmsnorm (double sum). */
+__global__ void rmsnorm_rows_k(float *__restrict__ x, const float *__restrict__ w, float eps, int dim) {
+    __shared__ float red[32];
+    float *xr = x + (size_t)blockIdx.x * dim;
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < dim; i += blockDim.x) ss = __fmaf_rn(xr[i], xr[i], ss);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        float v = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : 0.0f;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        if (threadIdx.x == 0) red[0] = v;
+    }
+    __syncthreads();
+    const float s = __fdiv_rn(1.0f, sqrtf(__fadd_rn(__fdiv_rn(red[0], (float)dim), eps)));
+    for (int i = threadIdx.x; i < dim; i += blockDim.x) xr[i] = __fmul_rn(__fmul_rn(xr[i], s), w[i]);
+}
+
+extern "C" void tcu_rmsnorm_rows(float *x, const float *w, float eps, int rows, int dim, cudaStream_t st) {
+    if (rows <= 0 || dim <= 0) return;
+    const int T = dim >= 1024 ? 256 : dim >= 256 ? 128 : dim >= 96 ? 64 : 32;
+    for (int r0 = 0; r0 < rows; r0 += 65535 * 32) { /* grid.x < 2^31; rows a launch bounded for the int math */
+        const int nr = rows - r0 < 65535 * 32 ? rows - r0 : 65535 * 32;
+        rmsnorm_rows_k<<<(unsigned)nr, (unsigned)T, 0, st>>>(x + (size_t)r0 * dim, w, eps, dim);
+    }
+    TCU_CHECK_LAUNCH(st);
+}
+
+/* x *= f, n elements (the embedding scale of Gemma: sqrt(n_embd)); x = f * tanh(x / f) (final logit soft-capping). */
+__global__ void scale_k(float *x, int64_t n, float f) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        x[i] = __fmul_rn(x[i], f);
+}
+__global__ void softcap_k(float *x, int64_t n, float f) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        x[i] = __fmul_rn(f, tanhf(__fdiv_rn(x[i], f)));
+}
+extern "C" void tcu_scale(float *x, int64_t n, float f, cudaStream_t st) {
+    if (n <= 0) return;
+    scale_k<<<ew_grid(n), 256, 0, st>>>(x, n, f);
+    TCU_CHECK_LAUNCH(st);
+}
+extern "C" void tcu_softcap(float *x, int64_t n, float f, cudaStream_t st) {
+    if (n <= 0) return;
+    softcap_k<<<ew_grid(n), 256, 0, st>>>(x, n, f);
+    TCU_CHECK_LAUNCH(st);
 }
 
 __global__ void add_k(float *y, const float *x, int64_t n) {

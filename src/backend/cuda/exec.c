@@ -7,6 +7,10 @@
  *                                            the O GEMV's x16 input, the O GEMV (+ the TP all-reduce)
  *   GLU, MATMUL down                      -> the SwiGLU writing the down GEMV's x16 input, the down GEMV
  *   [ADD] GATHER, RMSNORM, MATMUL out     -> the output rows' residual add and norm, the head, the argmax
+ * and the recipe rows' extra ops one kernel each: HEAD_NORM (tcu_rmsnorm_rows over the heads), a post-norm RMSNORM
+ * t <- t (tcu_rmsnorm_rows), the embedding scale (tcu_scale), SOFTCAP after the head; NEOX pairing, YaRN / LongRoPE
+ * tables and factors and the sliding window are arguments of the RoPE and attention kernels (a windowed layer's
+ * prefill chunk runs v1, which bounds its keys; the flash kernels have no window yet), GeGLU the GLU kernel's act.
  * which is the decode step of 9 kernels a layer that the single-sequence engine ran (docs/gpu.md), now for any
  * pass of tokens of several sequences at once. Passes of up to gemv_max (16) tokens take the GEMV twins, so a
  * token's bits do not depend on the pass (batch invariance); longer ones (prefill chunks of one sequence) the
@@ -142,9 +146,11 @@ static const float *node_vec(const cuda_wrank *W, const tg_node *nd) {
     if (nd->vec == m->output_norm) return W->output_norm;
     const tern_layer *h = &m->layers[nd->layer];
     const dlayer *d = &W->layers[nd->layer];
-    const float *hs[6] = {h->attn_norm, h->ffn_norm, h->bq, h->bk, h->bv, h->bo};
-    const float *ds[6] = {d->attn_norm, d->ffn_norm, d->bq, d->bk, d->bv, d->bo};
-    for (int i = 0; i < 6; i++)
+    const float *hs[10] = {h->attn_norm, h->ffn_norm, h->bq,     h->bk,          h->bv,
+                           h->bo,        h->q_norm,   h->k_norm, h->attn_post_norm, h->ffn_post_norm};
+    const float *ds[10] = {d->attn_norm, d->ffn_norm, d->bq,     d->bk,          d->bv,
+                           d->bo,        d->q_norm,   d->k_norm, d->attn_post_norm, d->ffn_post_norm};
+    for (int i = 0; i < 10; i++)
         if (nd->vec == hs[i]) return ds[i];
     return NULL;
 }
@@ -153,15 +159,8 @@ int cuda_graph_supported(const tern_graph *G, const tern_model *m) {
     for (int i = 0; i < G->n_nodes; i++) {
         const tg_node *nd = &G->nodes[i];
         const char *why = NULL;
-        if (nd->op == TG_HEAD_NORM) why = "per-head q/k RMSNorm";
-        else if (nd->op == TG_SOFTCAP) why = "logit soft-capping";
-        else if (nd->op == TG_ROPE && nd->rope != TERN_ROPE_NORM) why = "NEOX RoPE";
-        else if (nd->op == TG_GLU && nd->act != TERN_ACT_SILU) why = "GeGLU";
-        else if (nd->op == TG_ATTN && nd->window > 0) why = "sliding-window attention";
-        else if (nd->op == TG_RMSNORM && nd->dst == TB_T) why = "post-norms";
-        else if (nd->op == TG_EMBED && nd->f != 1.0f) why = "embedding scale";
-        if (!why && nd->op == TG_ROPE && m->rope_yarn > 0) why = "YaRN RoPE scaling";
-        if (!why && nd->op == TG_ROPE && (m->rope_long || m->rope_mscale != 1.0f)) why = "LongRoPE / a RoPE attention factor";
+        if (nd->op == TG_ROPE && nd->rope == TERN_ROPE_NEOX && m->head_dim > 256) why = "NEOX RoPE over heads > 256";
+        else if (nd->op == TG_GLU && nd->act != TERN_ACT_SILU && nd->act != TERN_ACT_GELU_TANH) why = "this activation";
         if (why) {
             tern_set_error("the %s recipe needs %s, which the CUDA backend has no kernel for yet; use --device cpu",
                            m->arch, why);
@@ -201,8 +200,8 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
     cudaStream_t st = g->st;
     const uint64_t rcl0 = tcu_rms_cluster_count(); /* cluster RMSNorm launches of this pass (the trace) */
     /* the (cos, sin) of the pass's positions once, for every layer's RoPE (a GEMV-path pass) */
-    const float *cs = n <= TCU_MULTI_MAX && m->n_rot >= 2 ? g->ropecs : NULL;
-    if (cs) tcu_rope_table(g->pos, W->freq, n, m->n_rot, g->ropecs, st);
+    const int tabled = n <= TCU_MULTI_MAX && m->n_rot >= 2;
+    for (int t = 0; t < g->n_tables && tabled; t++) tcu_rope_table(g->pos, g->freq[t], n, m->n_rot, g->mscale[t], g->ropecs[t], st);
     float *xc = g->x; /* the residual stream: g->x or g->x2, toggled by each residual add */
     int pending = 0;  /* a residual add xc += tmp not launched yet: the next norm takes it */
     void *xq = NULL;  /* the x16 activations the last norm wrote for the matmuls after it */
@@ -216,6 +215,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
         switch (nd->op) {
         case TG_EMBED:
             tcu_get_rows(W->tok_embd->type, W->tok_embd->d, W->tok_embd->stride, E, g->tok, n, g->x, st);
+            if (nd->f != 1.0f) tcu_scale(g->x, (int64_t)n * E, nd->f, st); /* Gemma's sqrt(n_embd) */
             xc = g->x;
             i++;
             break;
@@ -224,6 +224,11 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             i++;
             break;
         case TG_RMSNORM: { /* xn = rmsnorm(x [+ t]), with the x16 input of the dp4a GEMVs that read xn next */
+            if (nd->dst == TB_T) { /* a post-norm (Gemma): the block's output t before its residual add, in place */
+                tcu_rmsnorm_rows(g->tmp, node_vec(W, nd), nd->f, n, E, st);
+                i++;
+                break;
+            }
             const dweight *cw[3] = {NULL, NULL, NULL};
             for (int k = 0; k < 3 && i + 1 + k < nn && N[i + 1 + k].op == TG_MATMUL && N[i + 1 + k].src0 == TB_XN; k++)
                 cw[k] = node_weight(W, &N[i + 1 + k]);
@@ -269,6 +274,11 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             i += k;
             break;
         }
+        case TG_HEAD_NORM: /* q or k in place: RMSNorm over each head (Qwen3, Gemma 3) */
+            tcu_rmsnorm_rows(nd->dst == TB_Q ? bq : bk, node_vec(W, nd), nd->f, n * (nd->dst == TB_Q ? W->nh : W->nkv), hd,
+                             st);
+            i++;
+            break;
         case TG_ROPE: { /* ROPE q, ROPE k, KV_STORE, ATTN, MATMUL o */
             if (!(i + 4 < nn && N[i + 1].op == TG_ROPE && N[i + 2].op == TG_KV_STORE && N[i + 3].op == TG_ATTN &&
                   N[i + 4].op == TG_MATMUL && N[i + 4].role == TW_O)) {
@@ -277,26 +287,29 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             }
             const kv_layer L = layer_kv(g, il, Hkv);
             const float sc = N[i + 3].f;
+            const int win = N[i + 3].window, tb = nd->table, neox = nd->rope == TERN_ROPE_NEOX;
+            const float *cs = tabled ? g->ropecs[tb] : NULL;
             /* the O GEMV's x16 input written by the attention kernel itself (+1.4% Q4_0 tg128, docs/ledger.md) */
             xq = want_x16(g, n, l->wo, NULL, NULL);
             const int att_x16 = xq && n <= TCU_MULTI_MAX;
             const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
             if (!g->kv_q8)
-                tcu_rope_kv(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, g->pos, g->slot, W->freq, cs, L.kc, L.vc, st);
+                tcu_rope_kv(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, g->slot, g->freq[tb],
+                            cs, L.kc, L.vc, st);
             else
-                tcu_rope_kv_q8(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, g->pos, g->slot, W->freq, cs, L.kq, L.ks, L.vq,
-                               L.vs, st);
+                tcu_rope_kv_q8(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, g->slot,
+                               g->freq[tb], cs, L.kq, L.ks, L.vq, L.vs, st);
             if (att_x16) {
                 tcu_attention_decode_x16(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
                                          g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
-                                         g->kv_q8 ? L.vs : NULL, n, g->pos, bt, bt_off, g->lbs, W->nh, W->nkv, hd, sc,
+                                         g->kv_q8 ? L.vs : NULL, n, g->pos, bt, bt_off, g->lbs, win, W->nh, W->nkv, hd, sc,
                                          g->att, g->attws, g->att_splits, xq, st);
             } else if (n <= TCU_MULTI_MAX) { /* decode configuration, per-token tables */
                 if (!g->kv_q8)
-                    tcu_attention_split(bq, L.kc, L.vc, n, g->pos, bt, bt_off, g->lbs, W->nh, W->nkv, hd, sc, g->att,
+                    tcu_attention_split(bq, L.kc, L.vc, n, g->pos, bt, bt_off, g->lbs, win, W->nh, W->nkv, hd, sc, g->att,
                                         g->attws, g->att_splits, st);
                 else
-                    tcu_attention_split_q8(bq, L.kq, L.vq, L.ks, L.vs, n, g->pos, bt, bt_off, g->lbs, W->nh, W->nkv, hd,
+                    tcu_attention_split_q8(bq, L.kq, L.vq, L.ks, L.vs, n, g->pos, bt, bt_off, g->lbs, win, W->nh, W->nkv, hd,
                                            sc, g->att, g->attws, g->att_splits, st);
             } else { /* a prefill chunk of one sequence: its table is bt (offset 0) */
                 const uint16_t *kc = L.kc, *vc = L.vc;
@@ -306,11 +319,13 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                     tcu_kv_dequant_q8(L.vq, L.vs, bt, g->lbs, P->kv_rows, Hkv, g->vc16, st);
                     kc = g->kc16, vc = g->vc16, pbt = NULL;
                 }
-                if (g->flash)
+                /* the flash kernels know no window: a chunk whose window cuts keys (its last position past it) runs v1 */
+                if (g->flash && (win <= 0 || P->kv_rows <= win))
                     tcu_attention_flash_rows(bq, kc, vc, P->kv_rows, n, g->pos, pbt, g->lbs, W->nh, W->nkv, hd, sc, g->att,
                                              st);
                 else
-                    tcu_attention(bq, kc, vc, n, g->pos, pbt, NULL, g->lbs, W->nh, W->nkv, hd, sc, g->att, st);
+                    tcu_attention(bq, kc, vc, n, g->pos, pbt, NULL, g->lbs, P->kv_rows <= win ? 0 : win, W->nh, W->nkv, hd,
+                                  sc, g->att, st);
             }
             g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
             g->tr[TR_ATT_Q8W] += tcu_attention_q8w_count() - q8w0;
@@ -327,9 +342,10 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 return -1;
             }
             xq = want_x16(g, n, l->down, NULL, NULL);
-            if (gu_rows) tcu_swiglu_rows(g->g, n, F, g->x16, st); /* the down GEMM reads x16 only */
-            else if (xq) tcu_swiglu_x16(bg, bu, n, F, xq, st);
-            else tcu_swiglu(bg, bu, (int64_t)n * F, one ? NULL : g->x16, st);
+            const int act = nd->act == TERN_ACT_GELU_TANH;
+            if (gu_rows) tcu_glu_rows(act, g->g, n, F, g->x16, st); /* the down GEMM reads x16 only */
+            else if (xq) tcu_glu_x16(act, bg, bu, n, F, xq, st);
+            else tcu_glu(act, bg, bu, (int64_t)n * F, one ? NULL : g->x16, st);
             if (matmul(g, l->down, n, bg, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
             gu_rows = 0;
             i += 2;
@@ -337,10 +353,14 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
         }
         case TG_GATHER: { /* [ADD] GATHER xo, RMSNORM xo, MATMUL logits: the output rows */
             if (!(i + 2 < nn && N[i + 1].op == TG_RMSNORM && N[i + 2].op == TG_MATMUL && N[i + 2].role == TW_OUT) ||
-                i + 3 != nn) {
-                tern_set_error("internal: the CUDA executor expects gather, norm, head at the graph's end (node %d)", i);
+                (i + 3 != nn && !(i + 4 == nn && N[i + 3].op == TG_SOFTCAP))) {
+                tern_set_error("internal: the CUDA executor expects gather, norm, head [, softcap] at the graph's end (node %d)",
+                               i);
                 return -1;
             }
+            /* final logit soft-capping (f * tanh(x / f)) over this rank's rows (ld floats a row) before they leave */
+            const float cap = i + 4 == nn ? N[i + 3].f : 0.0f;
+            const int64_t ld = g->n_rank > 1 ? W->vpad : W->nv;
             const float *on = node_vec(W, &N[i + 1]), *r = pending ? g->tmp : NULL;
             const float eps = N[i + 1].f;
             float *xo = pending ? other_x(g, xc) : xc;
@@ -359,12 +379,15 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                     return -1;
                 }
                 g->tr[xq ? TR_DP4A_ROW : TR_F32_ROW]++;
+                if (cap > 0.0f) tcu_softcap(g->logits, ld, cap, st);
                 if (gather_logits(g, 1)) return -1;
                 if (g->rank == 0) tcu_argmax(g->lg, V, g->ids, g->amkeys, st);
             } else if (P->kind == OUT_ALL) {
                 xq = want_x16(g, n, wo, NULL, NULL);
                 tcu_add_rmsnorm_to(xc, xo, r, on, eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
-                if (matmul(g, wo, n, g->xn, xq, g->x16, g->logits) || gather_logits(g, n)) return -1;
+                if (matmul(g, wo, n, g->xn, xq, g->x16, g->logits)) return -1;
+                if (cap > 0.0f) tcu_softcap(g->logits, n * ld, cap, st);
+                if (gather_logits(g, n)) return -1;
                 /* every row's argmax (a verify pass's, inside its graph) */
                 if (g->rank == 0 && n <= TCU_MULTI_MAX) tcu_argmax_rows(g->lg, V, n, (size_t)V, g->ids, g->amkeys, st);
             } else if (P->kind == OUT_SUBSET) { /* a long pass's output rows: each one's add and norm alone */
@@ -377,7 +400,9 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 xq = want_x16(g, no, wo, NULL, NULL);
                 if (xq) tcu_quantize_x16(g->xn, no, E, xq, st);
                 if (no > g->gemv_max) tcu_f32_to_f16(g->xn, g->x16, (int64_t)no * E, st);
-                if (matmul(g, wo, no, g->xn, xq, g->x16, g->logits) || gather_logits(g, no)) return -1;
+                if (matmul(g, wo, no, g->xn, xq, g->x16, g->logits)) return -1;
+                if (cap > 0.0f) tcu_softcap(g->logits, no * ld, cap, st);
+                if (gather_logits(g, no)) return -1;
             }
             i = nn;
             break;

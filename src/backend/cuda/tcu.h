@@ -163,10 +163,11 @@ uint64_t tcu_rms_cluster_count(void);
 /* C, the CTAs a row tcu_add_rmsnorm_to's cluster kernel takes for rows of dim on this device now (n <=
  * TCU_MULTI_MAX), or 0 when that call would run the C-CTA kernel instead (no C fits, not sm_90). */
 int tcu_rms_cluster_ctas(int dim);
-/* RoPE on adjacent pairs, x (n, n_heads, hd) f32 in place; token t at position pos[t]; angle
- * pos[t] * freq[i] evaluated in double as cpu_rope does. freq (n_rot/2) f32. */
-void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, const int32_t *pos, const float *freq,
-              cudaStream_t st);
+/* RoPE on adjacent pairs (neox: pairs (x[i], x[i + n_rot/2])), x (n, n_heads, hd) f32 in place; token t at position
+ * pos[t]; angle pos[t] * freq[i] evaluated in double as cpu_rope does, cos and sin times mscale (1: none). freq
+ * (n_rot/2) f32. CPU reference: cpu_rope_ms. */
+void tcu_rope(float *x, int n, int n_heads, int hd, int n_rot, int neox, float mscale, const int32_t *pos,
+              const float *freq, cudaStream_t st);
 /* ---- the paged KV cache (src/backend/cuda/kv.cuh) ------------------------------------------------------------
  * A layer's cache is a pool of n_rows = n_blocks * bs rows, bs = 1 << lbs a power of two (16..256): f16 K and V
  * (n_rows, n_head_kv * hd) each, or Q8_0 (an int8 plane (n_rows, n_head_kv * hd), then f16 scales (n_rows,
@@ -182,29 +183,39 @@ void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint16_t *vc, in
                   cudaStream_t st);
 /* tcu_rope on q (n, nh*hd) and on k (n, nkv*hd) (angles of pos[t]), then tcu_kv_write of k and v at rows slot[t], in
  * one kernel: the same bits. cs: NULL, or tcu_rope_table's (cos, sin) of these n positions (then read instead of
- * computed; the same values). */
-void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, const int32_t *pos,
-                 const int32_t *slot, const float *freq, const float *cs, uint16_t *kc, uint16_t *vc, cudaStream_t st);
+ * computed; the same values). neox: GGML's NEOX pairing (x[i], x[i + n_rot/2]) instead of adjacent pairs (hd <= 256);
+ * mscale: cos and sin times it (YaRN / LongRoPE attention factor; 1 none) where cs is NULL (cs carries its own).
+ * CPU reference: cpu_rope_ms. */
+void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, int neox, float mscale,
+                 const int32_t *pos, const int32_t *slot, const float *freq, const float *cs, uint16_t *kc, uint16_t *vc,
+                 cudaStream_t st);
 /* cs (n, n_rot / 2) float pairs = (cos, sin) of the angle pos[t] * freq[i] as the RoPE kernels compute it
  * (rope.cuh rope_cs: double angle and cos/sin, rounded to f32), for tcu_rope_kv and tcu_rope_kv_q8, which then
  * read the pair instead of computing it: one table a pass, where each layer evaluated the same double-precision
  * cos and sin again on its critical path (+1.5% Q4_0 tg128, docs/ledger.md). */
-void tcu_rope_table(const int32_t *pos, const float *freq, int n, int n_rot, float *cs, cudaStream_t st);
-/* g = silu(g) * u, n elements (f32); optionally also g16 = f16(g) (NULL: skip). CPU reference: cpu_swiglu. */
-void tcu_swiglu(float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st);
-/* As tcu_swiglu on rows x dim (dim a multiple of 32), writing the output also in the x16 format into xq. */
-void tcu_swiglu_x16(float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st);
-/* g16 (rows, dim) f16 = silu(gate) * up from gu (rows, 2 * dim) f32 whose row t is [gate_t | up_t] (a fused gate|up
- * GEMM's output, the prefill path): the same f16 bits as tcu_swiglu's g16 on the halves. */
-void tcu_swiglu_rows(const float *gu, int rows, int dim, uint16_t *g16, cudaStream_t st);
+void tcu_rope_table(const int32_t *pos, const float *freq, int n, int n_rot, float mscale, float *cs, cudaStream_t st);
+/* g = act(g) * u, n elements (f32), act 0 SiLU (SwiGLU), 1 GELU tanh form (GeGLU); optionally also g16 = f16(g)
+ * (NULL: skip). CPU reference: cpu_swiglu, cpu_geglu. */
+void tcu_glu(int act, float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st);
+/* As tcu_glu on rows x dim (dim a multiple of 32), writing the output also in the x16 format into xq. */
+void tcu_glu_x16(int act, float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st);
+/* g16 (rows, dim) f16 = act(gate) * up from gu (rows, 2 * dim) f32 whose row t is [gate_t | up_t] (a fused gate|up
+ * GEMM's output, the prefill path): the same f16 bits as tcu_glu's g16 on the halves. */
+void tcu_glu_rows(int act, const float *gu, int rows, int dim, uint16_t *g16, cudaStream_t st);
+/* x (rows, dim) in place = RMSNorm of each row times w (dim), eps (a CTA a row; the per-head q/k norm with rows =
+ * tokens x heads and dim = head_dim; Gemma's post-norms). A row's bits do not depend on rows. CPU: cpu_rmsnorm. */
+void tcu_rmsnorm_rows(float *x, const float *w, float eps, int rows, int dim, cudaStream_t st);
+/* x *= f (n elements); x = f * tanh(x / f) (logit soft-capping). */
+void tcu_scale(float *x, int64_t n, float f, cudaStream_t st);
+void tcu_softcap(float *x, int64_t n, float f, cudaStream_t st);
 /* y += x, n elements f32. */
 void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st);
 /* tcu_rope_kv writing a Q8_0 cache (tcu_attention_split_q8's layout) at rows slot[t]: each 32-element block of a KV
  * row gets tern's Q8_0 rule (quant.c: d = amax/127 stored f16, q = round-half-even(x * 127/amax)), the bytes
  * tern_quantize_activation(TERN_TYPE_Q8_0) gives for the same f32 values. hd 64, 128 or 256. */
-void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, const int32_t *pos,
-                    const int32_t *slot, const float *freq, const float *cs, int8_t *kq, uint16_t *ks, int8_t *vq,
-                    uint16_t *vs, cudaStream_t st);
+void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, int neox,
+                    float mscale, const int32_t *pos, const int32_t *slot, const float *freq, const float *cs, int8_t *kq,
+                    uint16_t *ks, int8_t *vq, uint16_t *vs, cudaStream_t st);
 /* out (rows, row) f16, contiguous = a sequence's logical Q8_0 cache rows [0, rows) (q: the int8 plane (n_rows, row),
  * s: its f16 scales (n_rows, row / 32); logical row j read from physical row bt[j >> lbs] * bs + (j & (bs - 1)), bt
  * NULL: row j), each element q * f32(scale) rounded to f16 (row a multiple of 32): the prefill attention's input (then
@@ -232,9 +243,11 @@ void tcu_set_pdl(int on);
  * uses KV head h / (n_head / n_head_kv). hd in {64, 128, 256} or any multiple of 32 up to 256. f32 softmax and
  * accumulation (online softmax, Milakov & Gimelshein 2018); n > TCU_MULTI_MAX with bt_off NULL (one sequence) and
  * tcu_attention_flash_ok runs tcu_attention_flash (f16 Q and P on the tensor cores). The grid does not depend on pos
- * or the tables, so the call can be captured in a graph. CPU reference: cpu_attention. */
+ * or the tables, so the call can be captured in a graph. win > 0: a sliding window, token t attends to rows
+ * [max(0, pos[t] - win + 1), pos[t]] only (tern_layer.window; such prefill chunks run v1, not the flash kernels).
+ * CPU reference: cpu_attention_paged. */
 void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, const int32_t *bt,
-                   const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd, float scale, float *out,
+                   const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd, float scale, float *out,
                    cudaStream_t st);
 /* As tcu_attention with the decode configuration (n <= TCU_MULTI_MAX) split over `splits` CTAs per head
  * ("flash-decoding", attention.cu v2) through ws (tcu_attention_ws_bytes(n, n_head, hd, splits) bytes);
@@ -242,7 +255,7 @@ void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n
  * grid's splits (a function of its position only), so every token gets the same bits in any call of n <= 16,
  * whichever sequences the other tokens belong to. */
 void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                         const int32_t *bt, const int32_t *bt_off, int lbs, int n_head, int n_head_kv, int hd,
+                         const int32_t *bt, const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,
                          float scale, float *out, float *ws, int splits, cudaStream_t st);
 size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_rows, n_head_kv, hd) int8 and
@@ -253,8 +266,9 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
  * dequantize with tcu_kv_dequant_q8 and call tcu_attention_flash_rows. v5 reads q as float4 and K/V rows as
  * 16-byte copies: q, kq and vq 16-byte aligned (rows are, as hd is a multiple of 64), ks and vs 4-byte. */
 void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, const uint16_t *ks, const uint16_t *vs,
-                            int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int n_head,
-                            int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
+                            int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int win,
+                            int n_head, int n_head_kv, int hd, float scale, float *out, float *ws, int splits,
+                            cudaStream_t st);
 /* 1 when a Q8_0-cache call of <= TCU_MULTI_MAX tokens with this head shape runs v5 on the current device: the
  * launcher's own chooser (a supported shape, and the device grants v5's shared memory: up to ~150 KiB a CTA at
  * hd 256; sm_86/sm_89 grant 99 KiB). tcu_attention_q8w_count: the v5 launches this host thread has issued. */
@@ -265,8 +279,8 @@ uint64_t tcu_attention_q8w_count(void);
  * GEMV's x16 activations xq (tcu_x16_bytes(n, n_head * hd) bytes; tcu_quantize_x16's bytes of out), by the
  * kernel that writes out: one launch fewer a layer than the pair. */
 void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
-                              int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int n_head,
-                              int n_head_kv, int hd, float scale, float *out, float *ws, int splits, void *xq,
+                              int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int win,
+                              int n_head, int n_head_kv, int hd, float scale, float *out, float *ws, int splits, void *xq,
                               cudaStream_t st);
 /* Causal GQA flash attention on the tensor cores for prefill chunks (FlashAttention-2, Dao 2023): the
  * tcu_attention contract for hd in {64, 128, 256} and n_head a multiple of n_head_kv, any pos: Q and P rounded
