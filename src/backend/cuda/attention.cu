@@ -1077,9 +1077,10 @@ extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const ui
                                     int n_head_kv, int hd, float scale, float *out, float *ws, int splits,
                                     cudaStream_t st) {
     if (n <= 0 || n_head <= 0) return;
-    /* the flash kernels know no window: a sliding-window layer's chunk runs v1 (at most win keys a token) */
-    if (n > TCU_MULTI_MAX && !bt_off && win <= 0 && tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
-        tcu_attention_flash_rows(q, kc, vc, 0, n, pos, bt, lbs, n_head, n_head_kv, hd, scale, out, st);
+    /* prefill chunks to the flash kernels; under a sliding window to v3, the one that takes it */
+    if (n > TCU_MULTI_MAX && !bt_off && tcu_attention_flash_ok(n_head, n_head_kv, hd)) {
+        if (win > 0) tcu_attention_flash_v3(q, kc, vc, n, pos, bt, lbs, win, n_head, n_head_kv, hd, scale, out, st);
+        else tcu_attention_flash_rows(q, kc, vc, 0, n, pos, bt, lbs, n_head, n_head_kv, hd, scale, out, st);
         return;
     }
     const int qh = att_choose_qh(n_head, n_head_kv, hd);

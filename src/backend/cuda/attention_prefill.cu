@@ -4,8 +4,10 @@
  * Contract: as tcu_attention. q (n, n_head, hd) f32; kc, vc (n_rows, n_head_kv, hd) f16 bits; pos (n) int32 on
  * the device; out (n, n_head, hd) f32. All n tokens belong to one sequence, whose logical row j is physical row
  * kv_row(bt, lbs, j) (kv.cuh; bt NULL: row j). Token t attends to logical rows [0, pos[t]]; query head h reads KV
- * head h / (n_head / n_head_kv). hd in {64, 128, 256}. Any pos (a later chunk of a chunked prefill has
- * S_q < S_kv; positions need not be contiguous): the mask is key j visible iff j <= pos[t].
+ * head h / (n_head / n_head_kv). hd in {64, 96, 128, 256}. Any pos (a later chunk of a chunked prefill has
+ * S_q < S_kv; positions need not be contiguous): the mask is key j visible iff j <= pos[t], and, under a sliding
+ * window of win keys (win > 0), j > pos[t] - win (blocks wholly below every row's window are neither loaded nor
+ * computed).
  *
  * Algorithm: FlashAttention-2 (Dao 2023, "FlashAttention-2: Faster Attention with Better Parallelism and Work
  * Partitioning", Algorithm 1) with mma.sync.m16n8k16 (f16 operands, f32 accumulators; PTX ISA "Matrix
@@ -99,29 +101,36 @@ template <int HD, int NW, int PG>
 __global__ void __launch_bounds__(NW * 32)
 flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc, const uint16_t *__restrict__ vc,
                      int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale_log2,
-                     float *__restrict__ out, const int32_t *__restrict__ bt, int lbs) {
+                     float *__restrict__ out, const int32_t *__restrict__ bt, int lbs, int win) {
     constexpr int BM = 16 * NW, BN = fa_cfg<HD>::BN, LD = fa_cfg<HD>::LD;
     constexpr int KT = HD / 16;  /* k-steps of S = Q K^T */
     constexpr int NT = BN / 8;   /* n-tiles of S */
     constexpr int DT = HD / 8;   /* n-tiles of O */
     extern __shared__ __align__(16) uint16_t fa_sm[];
-    __shared__ int sm_max[NW];
+    __shared__ int sm_max[NW], sm_lo[NW];
 
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, tq = lane & 3;
     const int qb = (int)gridDim.x - 1 - (int)blockIdx.x; /* the longest (latest) query blocks first */
     const int h = (int)blockIdx.y, hk = h / (n_head / n_head_kv);
     const int t0 = qb * BM + w * 16 + g, t1 = t0 + 8; /* this thread's two query rows */
     const int p0 = t0 < n ? pos[t0] : -1, p1 = t1 < n ? pos[t1] : -1;
+    /* each row's first visible key: p - win + 1 under a window (win > 0), else 0; INT_MAX for a padding row */
+    const int lo0 = t0 < n ? (win > 0 && p0 - win + 1 > 0 ? p0 - win + 1 : 0) : INT_MAX;
+    const int lo1 = t1 < n ? (win > 0 && p1 - win + 1 > 0 ? p1 - win + 1 : 0) : INT_MAX;
 
     /* key range: the warp's and the CTA's largest pos; the warp's smallest (a block at or below it needs
-     * no mask for any of the warp's rows) */
+     * no mask for any of the warp's rows); the window's lowest first key (blocks wholly below it are skipped: the
+     * warp's, the CTA's) and highest (a block from it up needs no window mask) */
     int wmax = max(p0, p1), wmin = min(t0 < n ? p0 : INT_MAX, t1 < n ? p1 : INT_MAX);
+    int wlo = min(lo0, lo1), whi = max(t0 < n ? lo0 : 0, t1 < n ? lo1 : 0);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
         wmax = max(wmax, __shfl_xor_sync(0xffffffffu, wmax, o));
         wmin = min(wmin, __shfl_xor_sync(0xffffffffu, wmin, o));
+        wlo = min(wlo, __shfl_xor_sync(0xffffffffu, wlo, o));
+        whi = max(whi, __shfl_xor_sync(0xffffffffu, whi, o));
     }
-    if (lane == 0) sm_max[w] = wmax;
+    if (lane == 0) sm_max[w] = wmax, sm_lo[w] = wlo;
 
     /* Q fragments (A operand, row-major 16 x hd): a0 (g, 2tq..), a1 (g+8, 2tq..), a2 (g, 2tq+8..), a3 (g+8, ..) */
     uint32_t qf[KT][4];
@@ -141,10 +150,11 @@ flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ k
         }
     }
     __syncthreads();
-    int cmax = -1;
+    int cmax = -1, clo = INT_MAX;
 #pragma unroll
-    for (int i = 0; i < NW; i++) cmax = max(cmax, sm_max[i]);
+    for (int i = 0; i < NW; i++) cmax = max(cmax, sm_max[i]), clo = min(clo, sm_lo[i]);
     const int n_kv = cmax + 1, n_blk = (n_kv + BN - 1) / BN;
+    const int b0 = clo == INT_MAX ? 0 : clo / BN; /* the first block any row of the CTA sees */
 
     const uint32_t sbase = (uint32_t)__cvta_generic_to_shared(fa_sm);
     const size_t kv_stride = (size_t)n_head_kv * HD; /* elements between cache rows */
@@ -157,8 +167,8 @@ flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ k
     /* ldmatrix lane addressing: lane supplies row (lane & 7) of matrix (lane >> 3) */
     const int mi = lane >> 3, mr = lane & 7;
 
-    if (n_blk > 0) fa_load_block<HD, NW, PG>(sbase, kb, vb, kv_stride, n_kv, 0, 0, bt, lbs);
-    for (int b = 0; b < n_blk; b++) {
+    if (n_blk > b0) fa_load_block<HD, NW, PG>(sbase, kb, vb, kv_stride, n_kv, b0, b0 & 1, bt, lbs);
+    for (int b = b0; b < n_blk; b++) {
         if (b + 1 < n_blk) {
             fa_load_block<HD, NW, PG>(sbase, kb, vb, kv_stride, n_kv, b + 1, (b + 1) & 1, bt, lbs);
             fa_wait<1>();
@@ -167,7 +177,7 @@ flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ k
         }
         __syncthreads();
         const int j0 = b * BN;
-        if (j0 <= wmax) { /* warp-uniform: some key of this block is visible to some row of the warp */
+        if (j0 <= wmax && j0 + BN - 1 >= wlo) { /* warp-uniform: some key of this block is visible to some row */
             const uint32_t sk = sbase + (uint32_t)((b & 1) * 2 * BN * LD * 2), sv = sk + (uint32_t)(BN * LD * 2);
             float s[NT][4];
 #pragma unroll
@@ -185,8 +195,9 @@ flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ k
                     fa_mma(s[2 * np + 1], qf[kt], r[2], r[3]);
                 }
             }
-            /* scale into base 2; mask the future when the block is not wholly visible to the warp */
-            const bool full = j0 + BN - 1 <= wmin;
+            /* scale into base 2; mask the future (and the keys below a window) when the block is not wholly visible
+             * to the warp */
+            const bool full = j0 + BN - 1 <= wmin && j0 >= whi;
             float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
             for (int nt = 0; nt < NT; nt++) {
@@ -195,8 +206,8 @@ flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ k
                     const int j = j0 + nt * 8 + 2 * tq + e;
                     float a = s[nt][e] * scale_log2, c = s[nt][2 + e] * scale_log2;
                     if (!full) {
-                        if (j > p0) a = -INFINITY;
-                        if (j > p1) c = -INFINITY;
+                        if (j > p0 || j < lo0) a = -INFINITY;
+                        if (j > p1 || j < lo1) c = -INFINITY;
                     }
                     s[nt][e] = a;
                     s[nt][2 + e] = c;
@@ -269,7 +280,7 @@ flash_prefill_kernel(const float *__restrict__ q, const uint16_t *__restrict__ k
 
 template <int HD, int NW, int PG>
 static void flash_launch_pg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                            const int32_t *bt, int lbs, int n_head, int n_head_kv, float scale, float *out,
+                            const int32_t *bt, int lbs, int win, int n_head, int n_head_kv, float scale, float *out,
                             cudaStream_t st) {
     constexpr size_t smem = fa_cfg<HD>::SMEM;
     static unsigned attr_set; /* the > 48 KiB opt-in, once per device (bit d; a benign race between TP ranks) */
@@ -283,18 +294,21 @@ static void flash_launch_pg(const float *q, const uint16_t *kc, const uint16_t *
     }
     const dim3 grid((unsigned)((n + 16 * NW - 1) / (16 * NW)), (unsigned)n_head);
     flash_prefill_kernel<HD, NW, PG><<<grid, NW * 32, smem, st>>>(q, kc, vc, n, pos, n_head, n_head_kv,
-                                                                  scale * 1.4426950408889634f, out, bt, lbs);
+                                                                  scale * 1.4426950408889634f, out, bt, lbs, win);
     TCU_CHECK_LAUNCH(st);
 }
 template <int HD, int NW>
 static void flash_launch(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                         const int32_t *bt, int lbs, int n_head, int n_head_kv, float scale, float *out, cudaStream_t st) {
-    if (bt) flash_launch_pg<HD, NW, 1>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, scale, out, st);
-    else flash_launch_pg<HD, NW, 0>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, scale, out, st);
+                         const int32_t *bt, int lbs, int win, int n_head, int n_head_kv, float scale, float *out,
+                         cudaStream_t st) {
+    if (bt) flash_launch_pg<HD, NW, 1>(q, kc, vc, n, pos, bt, lbs, win, n_head, n_head_kv, scale, out, st);
+    else flash_launch_pg<HD, NW, 0>(q, kc, vc, n, pos, bt, lbs, win, n_head, n_head_kv, scale, out, st);
 }
 
 extern "C" int tcu_attention_flash_variant(int n_head, int n_head_kv, int hd, int kv_rows) {
-    if (n_head <= 0 || n_head_kv <= 0 || n_head % n_head_kv || (hd != 64 && hd != 128 && hd != 256)) return 0;
+    if (n_head <= 0 || n_head_kv <= 0 || n_head % n_head_kv || (hd != 64 && hd != 96 && hd != 128 && hd != 256))
+        return 0;
+    if (hd == 96) return TCU_FLASH_V3; /* Phi-3's head: v3 only (the wgmma kernels take multiples of 64) */
     /* v6b where the device runs it (sm_90a: 79-85% of cuDNN at causal D = 128 where v3 read 33-51%, docs/ledger.md),
      * given the cache's readable rows (its TMA tensor map); v6a (hd 64, 128) without them; v3 elsewhere */
     if (kv_rows > 0 && tcu_attention_wg_tma_ok(n_head, n_head_kv, hd)) return TCU_FLASH_V6B;
@@ -313,13 +327,14 @@ extern "C" void tcu_attention_flash(const float *q, const uint16_t *kc, const ui
 }
 
 extern "C" int tcu_attention_flash_v3(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                                      const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd, float scale,
-                                      float *out, cudaStream_t st) {
+                                      const int32_t *bt, int lbs, int win, int n_head, int n_head_kv, int hd,
+                                      float scale, float *out, cudaStream_t st) {
     if (n <= 0 || !tcu_attention_flash_ok(n_head, n_head_kv, hd)) return 0;
     switch (hd) {
-    case 64: flash_launch<64, 4>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, scale, out, st); break;
-    case 128: flash_launch<128, 4>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, scale, out, st); break;
-    default: flash_launch<256, 4>(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, scale, out, st); break;
+    case 64: flash_launch<64, 4>(q, kc, vc, n, pos, bt, lbs, win, n_head, n_head_kv, scale, out, st); break;
+    case 96: flash_launch<96, 4>(q, kc, vc, n, pos, bt, lbs, win, n_head, n_head_kv, scale, out, st); break;
+    case 128: flash_launch<128, 4>(q, kc, vc, n, pos, bt, lbs, win, n_head, n_head_kv, scale, out, st); break;
+    default: flash_launch<256, 4>(q, kc, vc, n, pos, bt, lbs, win, n_head, n_head_kv, scale, out, st); break;
     }
     return 1;
 }
@@ -338,7 +353,7 @@ extern "C" void tcu_attention_flash_rows(const float *q, const uint16_t *kc, con
     case TCU_FLASH_V6A:
         if (tcu_attention_wg(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, hd, scale, out, st)) return;
         /* fall through */
-    case TCU_FLASH_V3: tcu_attention_flash_v3(q, kc, vc, n, pos, bt, lbs, n_head, n_head_kv, hd, scale, out, st); return;
+    case TCU_FLASH_V3: tcu_attention_flash_v3(q, kc, vc, n, pos, bt, lbs, 0, n_head, n_head_kv, hd, scale, out, st); return;
     default: return;
     }
 }

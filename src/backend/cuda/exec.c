@@ -7,16 +7,16 @@
  *                                            the O GEMV's x16 input, the O GEMV (+ the TP all-reduce)
  *   GLU, MATMUL down                      -> the SwiGLU writing the down GEMV's x16 input, the down GEMV
  *   [ADD] GATHER, RMSNORM, MATMUL out     -> the output rows' residual add and norm, the head, the argmax
- * and the recipe rows' extra ops one kernel each: HEAD_NORM (tcu_rmsnorm_rows over the heads), a post-norm RMSNORM
- * t <- t (tcu_rmsnorm_rows), the embedding scale (tcu_scale), SOFTCAP after the head; NEOX pairing, YaRN / LongRoPE
- * tables and factors and the sliding window are arguments of the RoPE and attention kernels (a windowed layer's
- * prefill chunk runs v1, which bounds its keys; the flash kernels have no window yet), GeGLU the GLU kernel's act.
  * which is the decode step of 9 kernels a layer that the single-sequence engine ran (docs/gpu.md), now for any
  * pass of tokens of several sequences at once. Passes of up to gemv_max (16) tokens take the GEMV twins, so a
  * token's bits do not depend on the pass (batch invariance); longer ones (prefill chunks of one sequence) the
  * dequantize + cuBLASLt path and the flash attention. A pass of up to 16 tokens replays a CUDA graph captured at
  * the first pass of its (table kind, output kind, size) (positions, slots and block tables are device data; one
- * GPU; at TP only the one-token pass, after one eager run). */
+ * GPU; at TP only the one-token pass, after one eager run).
+ * The recipe rows' extra ops take a kernel each: HEAD_NORM (tcu_rmsnorm_rows over the heads), a post-norm RMSNORM
+ * t <- t (tcu_rmsnorm_rows), the embedding scale (tcu_scale), SOFTCAP after the head; NEOX pairing, YaRN / LongRoPE
+ * tables and factors and the sliding window are arguments of the RoPE and attention kernels (a windowed layer's
+ * prefill chunk runs flash v3 with the window where it cuts the chunk's keys), GeGLU the GLU kernel's act. */
 #ifdef TERN_CUDA /* the CUDA build's; a CPU build compiles nothing here */
 #include <math.h>
 #include <stdio.h>
@@ -319,7 +319,8 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                     tcu_kv_dequant_q8(L.vq, L.vs, bt, g->lbs, P->kv_rows, Hkv, g->vc16, st);
                     kc = g->kc16, vc = g->vc16, pbt = NULL;
                 }
-                /* the flash kernels know no window: a chunk whose window cuts keys (its last position past it) runs v1 */
+                /* the chooser's flash kernel, or where the window cuts a chunk's keys (its last position past it)
+                 * tcu_attention: v3 with the window (v1 where no flash kernel takes the shape) */
                 if (g->flash && (win <= 0 || P->kv_rows <= win))
                     tcu_attention_flash_rows(bq, kc, vc, P->kv_rows, n, g->pos, pbt, g->lbs, W->nh, W->nkv, hd, sc, g->att,
                                              st);

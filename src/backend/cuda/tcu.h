@@ -283,7 +283,8 @@ void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, co
                               int n_head, int n_head_kv, int hd, float scale, float *out, float *ws, int splits, void *xq,
                               cudaStream_t st);
 /* Causal GQA flash attention on the tensor cores for prefill chunks (FlashAttention-2, Dao 2023): the
- * tcu_attention contract for hd in {64, 128, 256} and n_head a multiple of n_head_kv, any pos: Q and P rounded
+ * tcu_attention contract for hd in {64, 96, 128, 256} (96: v3 only) and n_head a multiple of n_head_kv, any pos, no
+ * window (v3 takes one: tcu_attention_flash_v3's win, as tcu_attention's; tcu_attention sends windowed chunks there): Q and P rounded
  * to f16, f32 scores, softmax and accumulation (relative error ~3e-4 vs float64, not the bits of v1).
  * The one chooser, tcu_attention_flash_variant (tcu_attention_flash_ok is it != 0 for kv_rows 0):
  *   TCU_FLASH_V6B  attention_wgmma.cu v6b, wgmma with K/V by TMA from a producer warpgroup (sm_90a, its sm_90a
@@ -309,15 +310,15 @@ void tcu_attention_flash(const float *q, const uint16_t *kc, const uint16_t *vc,
 void tcu_attention_flash_rows(const float *q, const uint16_t *kc, const uint16_t *vc, int kv_rows, int n,
                               const int32_t *pos, const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd,
                               float scale, float *out, cudaStream_t st);
-/* The launchers of the versions themselves (tests): tcu_attention_flash_v3 (v3, any device from sm_80; returns 0 for
- * a shape that is not a flash shape); the v6 ones: q (n, n_head, hd) f32, kc/vc (rows, n_head_kv, hd) f16 bits (16-byte
+/* The launchers of the versions themselves (tests): tcu_attention_flash_v3 (v3, any device from sm_80; win > 0 a
+ * sliding window as tcu_attention's; returns 0 for a shape that is not a flash shape); the v6 ones: q (n, n_head, hd) f32, kc/vc (rows, n_head_kv, hd) f16 bits (16-byte
  * aligned), pos (n) int32 on the device, out (n, n_head, hd) f32. tcu_attention_wg (v6a, hd 64 and 128) and
  * tcu_attention_wg_tma (v6b, hd 64, 128, 256; kv_rows as above) launch and return 1, or return 0 (nothing
  * launched) where the shape or the device does not allow it; tcu_attention_wg_ok / tcu_attention_wg_tma_ok: 1 when
  * they would launch (the shape, and this device: compute capability 9.0, the sm_90a code, the shared-memory opt-in;
  * v6b also the driver's tensor-map encoder). */
 int tcu_attention_flash_v3(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
-                           const int32_t *bt, int lbs, int n_head, int n_head_kv, int hd, float scale, float *out,
+                           const int32_t *bt, int lbs, int win, int n_head, int n_head_kv, int hd, float scale, float *out,
                            cudaStream_t st);
 int tcu_attention_wg(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, const int32_t *bt,
                      int lbs, int n_head, int n_head_kv, int hd, float scale, float *out, cudaStream_t st);
