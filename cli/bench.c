@@ -2,6 +2,7 @@
  *
  *   tern bench -m MODEL [-p 512,2048] [-n 128] [-v 1,2,4,8,16] [-r 5] [--device cpu] [-t THREADS]
  *              [-o md|json] [--depth D] [--receipt PATH]
+ *   tern bench -m MODEL --parallel 1,4,16,64 [-p 512] [-n 128] [--read-bw B/S] [--matrix-peak FLOP/S] ...
  *
  * Tests: ppN = one tern_eval of N tokens (prefill), tgN = N tern_eval calls of one token (decode), each
  * after D tokens already in the KV cache (--depth, default 0; filled once per test, untimed, and kept
@@ -18,7 +19,9 @@
  * sample standard deviation, the receipt every sample (shared/MEASURE.md).
  * Output (-o): md (llama-bench's table, a row as each test finishes), csv and jsonl (a row / an object as each test
  * finishes), json (the receipt, at the end). The receipt goes to a file only when asked: --receipt PATH (issue 28:
- * never into the current directory unasked). */
+ * never into the current directory unasked).
+ * --parallel: llama-batched-bench's table (B, S_PP, S_TG as it names them) instead, each row with its floor and the
+ * share of it reached (par_floor below; issue 26); bench/parallel_peer.sh runs it beside llama-batched-bench. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -33,6 +36,7 @@
 
 #include "backend_cpu.h"
 #include "commands.h"
+#include "model.h"
 #ifndef TERN_BUILD_COMMIT
 #define TERN_BUILD_COMMIT "unknown"
 #endif
@@ -46,6 +50,16 @@
 #define VR_PASSES 32 /* verify passes a vrN repetition times */
 
 
+
+/* A rate (bytes/s, FLOP/s): a finite number > 0, e.g. 4.15e12. */
+static double parse_rate(const char *flag, const char *s) {
+    char *end;
+    errno = 0;
+    const double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v <= 0)
+        cli_die("%s expects a number > 0 (e.g. 4.15e12), got '%s'", flag, s);
+    return v;
+}
 
 /* "512,2048" -> values; each in [lo, hi]. Returns the count. */
 static int parse_list(const char *flag, const char *s, int *out, int max, long lo, long hi) {
@@ -229,9 +243,100 @@ static void fmt_params(char *buf, size_t n, uint64_t p) {
 
 /* ---- --parallel: llama-batched-bench's table ------------------------------------------------- */
 
+/* The floor of a --parallel step (shared/MEASURE.md "Before a kernel: the two ceilings"; issue 26): max(bytes /
+ * read bandwidth, FLOPs / matrix peak), each input read once and each output written once. This struct and
+ * par_floor_* below are the only place that arithmetic lives; bench/parallel_peer.sh reads its results from the
+ * receipt.
+ *   bytes: every matrix a forward streams, once a step whatever the number of rows (each layer's wq wk wv wo w_gate
+ *          w_up w_down and the output head, tied or not, in their stored types: the bytes the GEMV / GEMM read; the
+ *          embedding table is read a row a token and the norms are a few KiB, both left out), plus the KV cache:
+ *          a decode step reads every sequence's keys and values at its depth, a prefill step writes its positions;
+ *   FLOPs: 2 a matrix element a token (the matrices' elements, not tern_model_n_params, which counts the
+ *          embedding table), plus attention, 4 n_head head_dim a query and key a layer (q.k and p.v), causal in a
+ *          prompt; a sliding-window layer reads at most its window of keys.
+ * Defaults (the H200's, the box this floor is meant for; --read-bw, --matrix-peak give another device's, which
+ * `tern roofline` measures): read 4.15e12 B/s, the read-only stream the issue and bench/perf_table.sh use; peak
+ * 989e12 FLOP/s, the H200's dense FP16/BF16 tensor rate. Not INT8's 1979e12: the decode GEMM (gemm_mma.cu) runs
+ * the int8 MMA twice a block, once for each byte plane of its 16-bit activations, so its multiply-adds cost two
+ * int8 ones and its ceiling is 1979 / 2; prefill's GEMM and attention run on f16 tensor cores. */
+#define PAR_READ_BW 4.15e12
+#define PAR_MATRIX_PEAK 989e12
+
+typedef struct {
+    double read_bw, peak;  /* bytes/s, FLOP/s */
+    double w_bytes;        /* the matrices' stored bytes */
+    double w_params;       /* their elements */
+    double kv_layer_pos;   /* K and V bytes of one position in one layer (the cache type's element size) */
+    double attn_layer_key; /* FLOPs of one query on one key in one layer */
+    const tern_model *m;   /* its layers' windows */
+} par_floor;
+
+static double wbytes(const tern_weight *w) { return (double)w->row_bytes * (double)w->n_out; }
+static double wparams(const tern_weight *w) { return (double)w->n_in * (double)w->n_out; }
+
+static par_floor par_floor_of(const tern_model *m, int kv_type, double read_bw, double peak) {
+    par_floor f = {.read_bw = read_bw, .peak = peak, .m = m};
+    for (int l = 0; l < m->n_layer; l++) {
+        const tern_layer *L = &m->layers[l];
+        const tern_weight *w[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        for (int i = 0; i < 7; i++) f.w_bytes += wbytes(w[i]), f.w_params += wparams(w[i]);
+    }
+    f.w_bytes += wbytes(&m->output);
+    f.w_params += wparams(&m->output);
+    /* f16: 2 bytes an element; Q8_0: blocks of 32 in 34 bytes */
+    f.kv_layer_pos = 2.0 * m->n_head_kv * m->head_dim * (kv_type == TERN_CACHE_Q8_0 ? 34.0 / 32.0 : 2.0);
+    f.attn_layer_key = 4.0 * m->n_head * m->head_dim;
+    return f;
+}
+
+/* Keys one query at position n - 1 (n keys in its sequence) reads, summed over the layers. */
+static double par_layer_keys(const par_floor *f, int n) {
+    double s = 0;
+    for (int l = 0; l < f->m->n_layer; l++) {
+        const int w = f->m->layers[l].window;
+        s += w > 0 && w < n ? w : n;
+    }
+    return s;
+}
+
+/* Seconds of the floor of one decode step: B sequences, each appending a token after n - 1 cached ones (n keys).
+ * *flops_bound: 1 when the FLOPs side is the larger. */
+static double par_floor_decode(const par_floor *f, int B, int n, int *flops_bound) {
+    const double keys = par_layer_keys(f, n);
+    const double bytes = f->w_bytes + B * keys * f->kv_layer_pos;
+    const double flops = B * (2.0 * f->w_params + keys * f->attn_layer_key);
+    if (flops_bound) *flops_bound = flops / f->peak > bytes / f->read_bw;
+    return fmax(bytes / f->read_bw, flops / f->peak);
+}
+
+/* Seconds of the floor of the prefill step: B prompts of pp tokens in one step (query i of a prompt sees i keys,
+ * at most a layer's window), their K and V written once. */
+static double par_floor_prefill(const par_floor *f, int B, int pp, int *flops_bound) {
+    double qk = 0; /* sum over the layers of the query-key pairs of one prompt */
+    for (int l = 0; l < f->m->n_layer; l++) {
+        const double w = f->m->layers[l].window > 0 && f->m->layers[l].window < pp ? f->m->layers[l].window : pp;
+        qk += w * (w + 1) / 2 + (pp - w) * w;
+    }
+    const double bytes = f->w_bytes + (double)B * pp * f->m->n_layer * f->kv_layer_pos;
+    const double flops = B * (2.0 * f->w_params * pp + qk * f->attn_layer_key);
+    if (flops_bound) *flops_bound = flops / f->peak > bytes / f->read_bw;
+    return fmax(bytes / f->read_bw, flops / f->peak);
+}
+
+/* The floor of a whole row: *t_pp the prefill step's, *t_tg the sum of its tg decode steps' (step k at pp + k + 1
+ * keys); *tg_flops: whether the deepest step is FLOPs-bound. */
+static void par_floor_row(const par_floor *f, int B, int pp, int tg, double *t_pp, double *t_tg, int *pp_flops,
+                          int *tg_flops) {
+    *pp_flops = *tg_flops = 0;
+    *t_pp = pp > 0 ? par_floor_prefill(f, B, pp, pp_flops) : 0.0;
+    *t_tg = 0;
+    for (int k = 0; k < tg; k++) *t_tg += par_floor_decode(f, B, pp + k + 1, tg_flops);
+}
+
 typedef struct {
     tern_device device;
     int n_threads, ubatch, tp, kv_type, reps, block;
+    double read_bw, peak;
     const int *pp; int n_pp;
     const int *tg; int n_tg;
     const int *par; int n_par;
@@ -242,7 +347,9 @@ typedef struct {
 
 typedef struct {
     int pp, tg, b;
-    double t_pp, t_tg; /* seconds, the median repetition (by T) */
+    double t_pp, t_tg;   /* seconds, the median repetition (by T) */
+    double f_pp, f_tg;   /* seconds, their floors (par_floor_row) */
+    int pp_flops, tg_flops;
 } par_row;
 
 /* One repetition: B sequences each prefill pp tokens (one step: every prompt in one batch, the last row of each
@@ -309,10 +416,14 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
     double *tp_s = tern_xmalloc(sizeof(double) * (size_t)o->reps), *tg_s = tern_xmalloc(sizeof(double) * (size_t)o->reps);
     const int md = !strcmp(o->out_fmt, "md");
     if (md) {
-        printf("|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n");
-        printf("|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|\n");
+        /* llama-batched-bench's columns, then the floors (tok/s) and the share of them (par_floor) */
+        printf("|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s | "
+               "S_PP floor | PP %%fl | S_TG floor | TG %%fl |\n");
+        printf("|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|"
+               "------------|--------|------------|--------|\n");
         fflush(stdout);
     }
+    const par_floor fl = par_floor_of(m, o->kv_type, o->read_bw, o->peak);
     double w0, w1;
     par_once(e, b, o->pp[0], o->tg[0] > 4 ? 4 : o->tg[0], o->par[0], toks, n_vocab, &w0, &w1); /* warm-up */
     for (int ip = 0; ip < o->n_pp; ip++)
@@ -332,11 +443,15 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
                 free(tot);
                 r->t_pp = tp_s[pick];
                 r->t_tg = tg_s[pick];
+                par_floor_row(&fl, r->b, r->pp, r->tg, &r->f_pp, &r->f_tg, &r->pp_flops, &r->tg_flops);
                 const double nkv = (double)r->b * (r->pp + r->tg), t = r->t_pp + r->t_tg;
                 if (md) {
-                    printf("| %5d | %6d | %4d | %6.0f | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |\n", r->pp, r->tg, r->b, nkv,
-                           r->t_pp, r->t_pp > 0 ? r->b * r->pp / r->t_pp : 0.0, r->t_tg,
-                           r->t_tg > 0 ? r->b * r->tg / r->t_tg : 0.0, t, t > 0 ? nkv / t : 0.0);
+                    printf("| %5d | %6d | %4d | %6.0f | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f | %10.1f | %5.1f%% | "
+                           "%10.1f | %5.1f%% |\n",
+                           r->pp, r->tg, r->b, nkv, r->t_pp, r->t_pp > 0 ? r->b * r->pp / r->t_pp : 0.0, r->t_tg,
+                           r->t_tg > 0 ? r->b * r->tg / r->t_tg : 0.0, t, t > 0 ? nkv / t : 0.0,
+                           r->f_pp > 0 ? r->b * r->pp / r->f_pp : 0.0, r->t_pp > 0 ? 100 * r->f_pp / r->t_pp : 0.0,
+                           r->f_tg > 0 ? r->b * r->tg / r->f_tg : 0.0, r->t_tg > 0 ? 100 * r->f_tg / r->t_tg : 0.0);
                     fflush(stdout);
                 }
             }
@@ -361,16 +476,38 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
         bench_json_str(rf, tern_model_desc(m));
         fputs(", \"weight_type\": ", rf);
         bench_json_str(rf, tern_model_weight_type(m));
+        fprintf(rf, ", \"n_layer\": %d, \"n_head\": %d, \"n_head_kv\": %d, \"head_dim\": %d},\n", m->n_layer, m->n_head,
+                m->n_head_kv, m->head_dim);
+        fprintf(rf, "  \"floor\": {\"read_bw\": %.6g, \"matrix_peak\": %.6g, \"weight_bytes\": %.0f, \"weight_params\": %.0f, "
+                    "\"kv_bytes_layer_position\": %.4f, \"attn_flops_layer_key\": %.0f,\n    \"rule\": ",
+                fl.read_bw, fl.peak, fl.w_bytes, fl.w_params, fl.kv_layer_pos, fl.attn_layer_key);
+        bench_json_str(rf, "a step's floor = max(bytes / read_bw, FLOPs / matrix_peak); bytes = weight_bytes (every matrix "
+                           "once a step, the embedding table left out) + the KV cache (decode: read, each sequence at its "
+                           "depth; prefill: written), FLOPs = 2 weight_params a token + attention; S_TG_floor = B TG / the "
+                           "sum of the TG decode steps' floors, TG_share = that sum / T_TG (PP alike, one step); *_bound: "
+                           "the side that decides (TG: the deepest step)");
         fprintf(rf, "},\n  \"repetitions\": %d,\n  \"timer\": \"wall clock around tern_engine_decode: the prefill step "
                     "(every sequence's prompt) and the tg decode steps; the repetition with the median T\",\n  \"results\": [\n",
                 o->reps);
         for (int i = 0; i < n_rows; i++) {
             const par_row *r = &rows[i];
             const double nkv = (double)r->b * (r->pp + r->tg), t = r->t_pp + r->t_tg;
-            fprintf(rf, "    {\"PP\": %d, \"TG\": %d, \"B\": %d, \"N_KV\": %.0f, \"T_PP\": %.6f, \"S_PP\": %.3f, "
-                        "\"T_TG\": %.6f, \"S_TG\": %.3f, \"T\": %.6f, \"S\": %.3f}%s\n",
+            /* every record names its device and weight type, so records of several receipts stay apart when merged */
+            fputs("    {\"device\": ", rf);
+            bench_json_str(rf, on_cuda ? tern_cuda_name() : o->cpu_name);
+            fputs(", \"backend\": ", rf);
+            bench_json_str(rf, tern_engine_device(e));
+            fputs(", \"weight_type\": ", rf);
+            bench_json_str(rf, tern_model_weight_type(m));
+            fprintf(rf, ",\n     \"PP\": %d, \"TG\": %d, \"B\": %d, \"N_KV\": %.0f, \"T_PP\": %.6f, \"S_PP\": %.3f, "
+                        "\"T_TG\": %.6f, \"S_TG\": %.3f, \"T\": %.6f, \"S\": %.3f,\n",
                     r->pp, r->tg, r->b, nkv, r->t_pp, r->t_pp > 0 ? r->b * r->pp / r->t_pp : 0.0, r->t_tg,
-                    r->t_tg > 0 ? r->b * r->tg / r->t_tg : 0.0, t, t > 0 ? nkv / t : 0.0, i + 1 < n_rows ? "," : "");
+                    r->t_tg > 0 ? r->b * r->tg / r->t_tg : 0.0, t, t > 0 ? nkv / t : 0.0);
+            fprintf(rf, "     \"T_PP_floor\": %.9g, \"S_PP_floor\": %.3f, \"PP_share\": %.9g, \"PP_bound\": \"%s\", "
+                        "\"T_TG_floor\": %.9g, \"S_TG_floor\": %.3f, \"TG_share\": %.9g, \"TG_bound\": \"%s\"}%s\n",
+                    r->f_pp, r->f_pp > 0 ? r->b * r->pp / r->f_pp : 0.0, r->t_pp > 0 ? r->f_pp / r->t_pp : 0.0,
+                    r->pp_flops ? "flops" : "bytes", r->f_tg, r->f_tg > 0 ? r->b * r->tg / r->f_tg : 0.0,
+                    r->t_tg > 0 ? r->f_tg / r->t_tg : 0.0, r->tg_flops ? "flops" : "bytes", i + 1 < n_rows ? "," : "");
         }
         fputs("  ]\n}\n", rf);
         if (rf != stdout) {
@@ -382,6 +519,11 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
         printf("\n%s on %s (%s); B sequences, prompt PP and TG generated tokens each; median of %d repetitions by T after "
                "1 warm-up; commit %.12s%s\n", tern_model_desc(m), on_cuda ? tern_cuda_name() : o->cpu_name,
                tern_engine_device(e), o->reps, o->commit, o->dirty > 0 ? " (dirty)" : "");
+    if (md)
+        printf("floor of a step: max(bytes / %.4g B/s, FLOPs / %.4g FLOP/s) (--read-bw, --matrix-peak); the matrices' %.3f GB "
+               "once a step plus each sequence's KV cache (%.0f bytes a position), 2 x %.3g FLOPs a token plus attention; "
+               "%%fl = the floor's time / the measured time\n",
+               fl.read_bw, fl.peak, fl.w_bytes / 1e9, fl.kv_layer_pos * m->n_layer, fl.w_params);
     free(tp_s); free(tg_s); free(rows); free(toks);
     tern_batch_free(b);
     tern_engine_free(e);
@@ -395,6 +537,7 @@ int cmd_bench(int argc, char **argv) {
     const char *synthetic = NULL, *syn_type = "q4_0";
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
     int vr[MAX_TESTS] = {0}, n_vr = 0, par[MAX_TESTS] = {0}, n_par = 0, block = 0;
+    double read_bw = PAR_READ_BW, peak = PAR_MATRIX_PEAK;
     cli_args it = cli_args_begin(argc, argv);
     while (cli_args_next(&it)) {
         const char *a = it.opt;
@@ -405,6 +548,8 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-v") || !strcmp(a, "--verify-rows")) n_vr = parse_list(a, ARG(), vr, MAX_TESTS, 1, 16);
         else if (!strcmp(a, "--parallel") || !strcmp(a, "-npl")) n_par = parse_list(a, ARG(), par, MAX_TESTS, 1, 4096);
         else if (!strcmp(a, "--block-size")) block = (int)cli_parse_long(a, ARG(), 16, 256);
+        else if (!strcmp(a, "--read-bw")) read_bw = parse_rate(a, ARG());
+        else if (!strcmp(a, "--matrix-peak")) peak = parse_rate(a, ARG());
         else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) reps = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) depth = (int)cli_parse_long(a, ARG(), 0, 1 << 20);
@@ -426,6 +571,7 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-v ROWS] [-r 5] [--device cpu|cuda|auto] [-t THREADS]\n"
                  "                  [-ub UBATCH] [--tp N] [-o md|json|jsonl|csv] [--depth D] [--receipt PATH]\n"
+                 "                  [--parallel B,B... [--block-size N] [--read-bw B/S] [--matrix-peak FLOP/S]]\n"
                  "                  [-ctk f16|q8_0] [-ctv f16|q8_0]   (KV cache type; q8_0: CUDA, K and V the same)\n"
                  "       tern bench --synthetic PRESET [--synthetic-type q4_0] [--synthetic-layers N] ... (CUDA)\n"
                  "  --synthetic: the model tern synth --arch PRESET --type TYPE would write (seed 0), made in memory\n"
@@ -433,7 +579,9 @@ int cmd_bench(int argc, char **argv) {
                  "  parallelism over CUDA GPUs 0..N-1 (NCCL)\n"
                  "  --parallel 1,4,16,64: llama-batched-bench's table instead: B sequences at once, each a prompt of -p\n"
                  "  tokens (all B prompts in one step) then -n decode steps of B tokens (one a sequence); --block-size N:\n"
-                 "  rows a KV block (a power of two, 16..256; default 16 on the CPU, 128 on CUDA)\n"
+                 "  rows a KV block (a power of two, 16..256; default 16 on the CPU, 128 on CUDA); each row adds its\n"
+                 "  floor, max(bytes / --read-bw, FLOPs / --matrix-peak) a step (defaults the H200's: 4.15e12 B/s,\n"
+                 "  989e12 FLOP/s), and the share of it reached\n"
                  "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -v: rows of a speculative verify\n"
                  "  pass (1..16; vrN: 32 tern_eval_argmax passes of N tokens at one position, t/s = rows a second,\n"
                  "  the receipt adds ms a pass); -r: timed repetitions after one\n"
@@ -500,8 +648,8 @@ int cmd_bench(int argc, char **argv) {
     if (!m) cli_die("%s", tern_last_error());
     const int n_vocab = tern_model_n_vocab(m);
     if (n_par) {
-        const bench_par_opts po = {device, n_threads, ubatch, tp, ctk, reps, block, pp, n_pp, tg, n_tg, par, n_par, out_fmt,
-                                   receipt, model, stamp, commit, dirty, ci.name};
+        const bench_par_opts po = {device, n_threads, ubatch, tp, ctk, reps, block, read_bw, peak, pp, n_pp, tg, n_tg, par,
+                                   n_par, out_fmt, receipt, model, stamp, commit, dirty, ci.name};
         const int rc = bench_parallel(m, &po);
         for (int ti = 0; ti < n_tests; ti++) {
             free(tests[ti].secs);

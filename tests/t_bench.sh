@@ -78,7 +78,7 @@ expect_err "bench bad -o" -- ./tern bench -m "$MODEL" -p 8 -n 2 -o xml
 
 # bench --parallel: llama-batched-bench's table (rows as they finish) and its JSON receipt
 ./tern bench -m "$MODEL" --parallel 1,3 -p 12 -n 3 -r 1 -t 2 --receipt "$T/par.json" >"$T/par.md" 2>"$T/par.err"; rc=$?
-if [ $rc -eq 0 ] && grep -q '^|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |$' "$T/par.md" &&
+if [ $rc -eq 0 ] && grep -q '^|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s | S_PP floor | PP %fl | S_TG floor | TG %fl |$' "$T/par.md" &&
    [ "$(grep -c '^|    12 |      3 |' "$T/par.md")" -eq 2 ] && python3 - "$T/par.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -86,11 +86,42 @@ assert d["device"]["backend"] == "cpu" and d["device"]["name"] and d["model"]["w
 rs = d["results"]
 assert [r["B"] for r in rs] == [1, 3], rs
 for r in rs:
+    assert r["device"] == d["device"]["name"] and r["backend"] == "cpu" and r["weight_type"] == "Q4_1", r
     assert r["PP"] == 12 and r["TG"] == 3 and r["N_KV"] == r["B"] * 15, r
     assert r["S_TG"] > 0 and r["S_PP"] > 0 and abs(r["S_TG"] - r["B"] * 3 / r["T_TG"]) < 1e-3 * r["S_TG"], r
     assert abs(r["T"] - r["T_PP"] - r["T_TG"]) < 1e-5, r
 PY
 then ok; else bad "bench --parallel rc=$rc: $(head -c 400 "$T/par.md") $(head -c 300 "$T/par.err")"; fi
+
+# bench --parallel's floor (issue 26), recomputed here from the preset's shapes: a 1-layer synthetic Llama-3.2-1B
+# (every matrix Q4_0, 18 bytes a block of 32; tied, so the output head is the 512-row embedding table), ceilings
+# chosen so that B = 1 is bytes-bound and B = 3 FLOPs-bound (2 x params x 3 / 1e12 > 0.5625 x params / 1e11)
+./tern synth --arch llama3.2-1b --type q4_0 --layers 1 --vocab 512 -o "$T/l1.gguf" >/dev/null 2>&1
+./tern bench -m "$T/l1.gguf" --parallel 1,3 -p 12 -n 3 -r 1 -t 2 --read-bw 1e11 --matrix-peak 1e12 --receipt "$T/fl.json" \
+  >"$T/fl.md" 2>"$T/fl.err"; rc=$?
+if [ $rc -eq 0 ] && grep -q '| S_PP floor | PP %fl | S_TG floor | TG %fl |$' "$T/fl.md" && python3 - "$T/fl.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+E, Hq, KV, F, V, L, nh, hd = 2048, 32 * 64, 8 * 64, 8192, 512, 1, 32, 64
+params = L * (2 * E * Hq + 2 * E * KV + 3 * E * F) + V * E
+bw, peak, kvp, att = 1e11, 1e12, 2 * KV * 2, 4 * nh * hd
+f = d["floor"]
+assert f["weight_params"] == params and f["weight_bytes"] == params * 18 // 32, (f, params)
+assert (f["read_bw"], f["matrix_peak"], f["kv_bytes_layer_position"], f["attn_flops_layer_key"]) == (bw, peak, kvp, att), f
+for r in d["results"]:
+    B, pp, tg = r["B"], r["PP"], r["TG"]
+    assert r["weight_type"] == "Q4_0" and r["backend"] == "cpu", r
+    step = lambda n: max((params * 18 / 32 + B * L * n * kvp) / bw, B * (2 * params + L * n * att) / peak)
+    t_tg = sum(step(pp + k + 1) for k in range(tg))
+    t_pp = max((params * 18 / 32 + B * pp * L * kvp) / bw, B * (2 * params * pp + L * pp * (pp + 1) / 2 * att) / peak)
+    near = lambda a, b: abs(a - b) <= 1e-6 * abs(b)  # the KV terms move T_TG_floor by ~6e-5 here
+    assert near(r["T_TG_floor"], t_tg) and near(r["S_TG_floor"], B * tg / t_tg), (r, t_tg)
+    assert near(r["T_PP_floor"], t_pp) and near(r["S_PP_floor"], B * pp / t_pp), (r, t_pp)
+    # T_TG and T_PP are printed to the microsecond: the shares are checked to 1e-3
+    assert abs(r["TG_share"] * r["T_TG"] / t_tg - 1) < 1e-3 and abs(r["PP_share"] * r["T_PP"] / t_pp - 1) < 1e-3, r
+    assert r["TG_bound"] == ("bytes" if B == 1 else "flops") and r["PP_bound"] == "flops", r
+PY
+then ok; else bad "bench --parallel floor rc=$rc: $(head -c 600 "$T/fl.md") $(head -c 300 "$T/fl.err")"; fi
 
 # ab, identical arms: MATCH and a decode ratio in 0.5..2
 ./tern ab -m "$MODEL" --a "" --b "" -r 3 -n 12 -t 2 >"$T/ab1" 2>"$T/ab1.err"; rc=$?
@@ -115,6 +146,8 @@ expect_err "bench -r 0" -- ./tern bench -m "$MODEL" -r 0
 expect_err "bench bad -p list" -- ./tern bench -m "$MODEL" -p 8,x
 expect_err "bench bad -o" -- ./tern bench -m "$MODEL" -o xml
 expect_err "bench --parallel 0" -- ./tern bench -m "$MODEL" --parallel 0
+expect_err "bench --read-bw 0" -- ./tern bench -m "$MODEL" --parallel 1 --read-bw 0
+expect_err "bench --matrix-peak junk" -- ./tern bench -m "$MODEL" --parallel 1 --matrix-peak 9x
 # --synthetic (in-memory models run on CUDA only) and --tp (CUDA GPUs only): refused on the CPU, one line
 expect_err "bench --synthetic on cpu" -- ./tern bench --synthetic llama3-8b --synthetic-layers 1 --device cpu -p 8 -n 0
 expect_err "bench --synthetic unknown preset" -- ./tern bench --synthetic llama9 -p 8 -n 0
