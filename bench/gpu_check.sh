@@ -149,9 +149,14 @@ for s in $steps; do
     ./tern roofline --device cuda -m "$f" --receipt "$OUT/roofline.json" >"$OUT/roofline.md" 2>"$OUT/roofline.err"
     rc=$?; cat "$OUT/roofline.md"
     note roofline "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "$(grep -iE 'read' "$OUT/roofline.md" | head -1 | cut -c1-120)" ;;
-  tp)
+  tp) # llama, then the recipe rows with head norms, post-norms and windows (gemma3), and with q/k norms (qwen3)
     NCCL_NVLS_ENABLE=0 build-cuda/gpu/gpu_tp >"$OUT/tp.log" 2>&1
-    note tp "$(status_of "$OUT/tp.log")" "$(grep -E '^tp [0-9]: (decode|64)|SKIP' "$OUT/tp.log" | tr '\n' ' ' | cut -c1-150)" ;;
+    note tp "$(status_of "$OUT/tp.log")" "$(grep -E '^tp [0-9]: (decode|64)|SKIP' "$OUT/tp.log" | tr '\n' ' ' | cut -c1-150)"
+    for p in gemma3-4b:q4_0:6 qwen3-8b:q4_k:2; do
+      IFS=: read -r a ty nl <<<"$p"
+      NCCL_NVLS_ENABLE=0 build-cuda/gpu/gpu_tp "$a" "$ty" "$nl" >"$OUT/tp-$a.log" 2>&1
+      note "tp $a" "$(status_of "$OUT/tp-$a.log")" "$(grep -E '^tp [0-9]: (decode|64)|SKIP' "$OUT/tp-$a.log" | tr '\n' ' ' | cut -c1-150)"
+    done ;;
   tpbench)
     # issue "tensor parallelism": llama3-70b q4_0 tg128 + pp2048 at TP = 1, 2, .. (the GPUs present), then
     # llama3-405b q4_0 (larger than one GPU) at the smallest TP that holds it. Models made in memory.

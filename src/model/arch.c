@@ -190,14 +190,15 @@ static const tern_recipe RECIPES[] = {
     {"gemma3", TERN_ROPE_NEOX, TERN_ACT_GELU_TANH, TERN_RECIPE_QK_NORM | TERN_RECIPE_POST_NORM | TERN_RECIPE_EMBD_SCALE, 6},
     /* Qwen2 / Qwen2.5 (llama.cpp src/models/qwen2.cpp): the llama block with biases on q, k and v (bound when present,
      * as for any row) and NEOX RoPE on the HF-order Q/K rows (the converter does not permute them for qwen2); output
-     * tied or not. YaRN-scaled files (rope.scaling.type yarn) are refused by the loader with the type's name. */
+     * tied or not. YaRN-scaled files (rope.scaling.type yarn) load with their table and attention factor (cpu_rope_table). */
     {"qwen2", TERN_ROPE_NEOX, TERN_ACT_SILU, 0, 0},
     /* Qwen3 dense (llama.cpp src/models/qwen3.cpp): qwen2 without the biases, with a per-head RMSNorm on q and k before
      * RoPE (attn_q_norm, attn_k_norm; stored as the plain weight) */
     {"qwen3", TERN_ROPE_NEOX, TERN_ACT_SILU, TERN_RECIPE_QK_NORM, 0},
     /* Phi-3 (llama.cpp src/models/phi3.cpp): the llama block with NEOX RoPE, q|k|v as one tensor (attn_qkv) and gate|up
      * as one (ffn_up of 2·n_ff rows, gate first); both are bound as row views of the fused tensor (any row may have
-     * them). The 128k variants' LongRoPE factors (rope_factors_long/short) are refused by the loader for now. */
+     * them). The 128k variants' LongRoPE factors (rope_factors_long/short) load too: the long set where the context
+     * runs past the original one (cpu_rope_table). */
     {"phi3", TERN_ROPE_NEOX, TERN_ACT_SILU, 0, 0},
 };
 

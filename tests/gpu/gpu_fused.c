@@ -293,8 +293,12 @@ int main(void) {
     }
     /* RoPE + KV write */
     const int rots[2] = {128, 64};
+    /* the pairing and the cos/sin factor: normal, NEOX, NEOX with a YaRN-style factor (the table carries it) */
+    for (int vi = 0; vi < 3; vi++)
     for (int ri = 0; ri < 2; ri++)
         for (int ni = 0; ni < 3; ni++) {
+            const int neox = vi > 0;
+            const float ms = vi == 2 ? 1.1386294f : 1.0f;
             const int n = ns[ni], nh = 32, nkv = 8, hd = 128, n_rot = rots[ri], n_ctx = 64, row = nkv * hd;
             float *qa = rand_dev((size_t)n * nh * hd, 2.0f), *ka = rand_dev((size_t)n * row, 2.0f);
             float *v = rand_dev((size_t)n * row, 2.0f), *qb, *kb;
@@ -322,18 +326,20 @@ int main(void) {
             CU(cudaMalloc((void **)&kca, cb)); CU(cudaMalloc((void **)&vca, cb));
             CU(cudaMalloc((void **)&kcb, cb)); CU(cudaMalloc((void **)&vcb, cb));
             CU(cudaMemset(kca, 0x11, cb)); CU(cudaMemset(vca, 0x11, cb)); CU(cudaMemset(kcb, 0x11, cb)); CU(cudaMemset(vcb, 0x11, cb));
-            tcu_rope(qa, n, nh, hd, n_rot, 0, 1.0f, pos, freq, 0);
-            tcu_rope(ka, n, nkv, hd, n_rot, 0, 1.0f, pos, freq, 0);
+            tcu_rope(qa, n, nh, hd, n_rot, neox, ms, pos, freq, 0);
+            tcu_rope(ka, n, nkv, hd, n_rot, neox, ms, pos, freq, 0);
             tcu_kv_write(ka, v, kca, vca, n, row, pos, 0); /* the identity: slot = pos */
             float *cs; /* the pass's (cos, sin) table (tcu_rope_table): read instead of computed, the same bits */
             CU(cudaMalloc((void **)&cs, sizeof(float) * 2 * n * (n_rot / 2)));
-            tcu_rope_table(pos, freq, n, n_rot, 1.0f, cs, 0);
+            tcu_rope_table(pos, freq, n, n_rot, ms, cs, 0);
             /* the f16 kernel with the table but at n = 3 (computed there), the Q8_0 one below the other way round */
-            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, 0, 1.0f, pos, pos, freq, n == 3 ? NULL : cs, kcb, vcb, 0);
+            tcu_rope_kv(qb, kb, v, n, nh, nkv, hd, n_rot, neox, ms, pos, pos, freq, n == 3 ? NULL : cs, NULL, NULL, 0.0f, kcb, vcb,
+                        0);
             CU(cudaDeviceSynchronize());
             CHECK(dev_eq(qa, qb, sizeof(float) * n * nh * hd) && dev_eq(ka, kb, sizeof(float) * n * row) &&
                       dev_eq(kca, kcb, cb) && dev_eq(vca, vcb, cb),
-                  "rope_kv (table %d) n=%d n_rot=%d differs from rope + rope + kv_write", n != 3, n, n_rot);
+                  "rope_kv (table %d) n=%d n_rot=%d neox=%d mscale=%g differs from rope + rope + kv_write", n != 3, n, n_rot,
+                  neox, ms);
             { /* the Q8_0 cache: q0/k0 hold the unrotated inputs (copied before the rope calls) */
                 int8_t *kq, *vq;
                 uint16_t *ks, *vs, *k16;
@@ -341,7 +347,8 @@ int main(void) {
                 CU(cudaMalloc((void **)&kq, nq8)); CU(cudaMalloc((void **)&vq, nq8));
                 CU(cudaMalloc((void **)&ks, 2 * nsc)); CU(cudaMalloc((void **)&vs, 2 * nsc));
                 CU(cudaMalloc((void **)&k16, 2 * nq8));
-                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, 0, 1.0f, pos, pos, freq, n == 3 ? cs : NULL, kq, ks, vq, vs, 0);
+                tcu_rope_kv_q8(q0, k0, v, n, nh, nkv, hd, n_rot, neox, ms, pos, pos, freq, n == 3 ? cs : NULL, NULL, NULL, 0.0f, kq,
+                               ks, vq, vs, 0);
                 tcu_kv_dequant_q8(kq, ks, NULL, 0, n_ctx, row, k16, 0);
                 CU(cudaDeviceSynchronize());
                 CHECK(dev_eq(qa, q0, sizeof(float) * n * nh * hd) && dev_eq(ka, k0, sizeof(float) * n * row),
@@ -403,9 +410,9 @@ int main(void) {
                     CU(cudaMalloc((void **)&ksp, 2 * nsc)); CU(cudaMalloc((void **)&vsp, 2 * nsc));
                     CU(cudaMemset(kqp, 0x22, nq8)); CU(cudaMemset(vqp, 0x22, nq8));
                     CU(cudaMemset(ksp, 0x22, 2 * nsc)); CU(cudaMemset(vsp, 0x22, 2 * nsc));
-                    tcu_rope_kv(q1, k1, v, n, nh, nkv, hd, n_rot, 0, 1.0f, pos, slot, freq, n == 3 ? NULL : cs, kcp, vcp, 0);
+                    tcu_rope_kv(q1, k1, v, n, nh, nkv, hd, n_rot, neox, ms, pos, slot, freq, n == 3 ? NULL : cs, NULL, NULL, 0.0f, kcp, vcp, 0);
                     tcu_kv_write(ka, v, kcw, vcw, n, row, slot, 0);
-                    tcu_rope_kv_q8(q2, k2, v, n, nh, nkv, hd, n_rot, 0, 1.0f, pos, slot, freq, n == 3 ? cs : NULL, kqp, ksp, vqp,
+                    tcu_rope_kv_q8(q2, k2, v, n, nh, nkv, hd, n_rot, neox, ms, pos, slot, freq, n == 3 ? cs : NULL, NULL, NULL, 0.0f, kqp, ksp, vqp,
                                    vsp, 0);
                     tcu_kv_dequant_q8(kqp, ksp, bt, LBS, n_ctx, row, k16p, 0);
                     CU(cudaDeviceSynchronize());

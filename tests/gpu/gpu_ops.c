@@ -585,6 +585,60 @@ static void test_rope(void) {
     }
 }
 
+/* tcu_rope_kv with the per-head q/k RMSNorm inside (Qwen3, Gemma 3) against cpu_rmsnorm over each head then
+ * cpu_rope_ms (NEOX and normal pairing, partial rotation, head dims 64/128/256, 1 and 5 tokens), q and k to 2e-6 of
+ * the largest value, the f16 cache rows to one f16 step; then a norm with w = 1 on a scaled row must undo the scale
+ * (a kernel that skipped the norm would fail both). */
+static void test_rope_norm(void) {
+    static const struct { int nh, nkv, hd, n_rot, neox, n; } cs[] = {
+        {8, 4, 256, 256, 1, 1}, {8, 4, 256, 256, 1, 5}, {32, 8, 128, 128, 1, 5}, {16, 8, 128, 64, 1, 1},
+        {9, 3, 64, 64, 0, 5}, {4, 1, 64, 32, 1, 1}};
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        const int nh = cs[c].nh, nkv = cs[c].nkv, hd = cs[c].hd, nr = cs[c].n_rot, neox = cs[c].neox, n = cs[c].n;
+        const size_t nq = (size_t)n * nh * hd, nk = (size_t)n * nkv * hd, row = (size_t)nkv * hd;
+        int32_t pos[5] = {7, 300, 4095, 12, 65000};
+        float *q = xmalloc(4 * nq), *k = xmalloc(4 * nk), *v = xmalloc(4 * nk), *qr = xmalloc(4 * nq), *kr = xmalloc(4 * nk);
+        float *qw = xmalloc(4 * (size_t)hd), *kw = xmalloc(4 * (size_t)hd), *freq = xmalloc(4 * (size_t)(nr / 2 + 1));
+        float *gq = xmalloc(4 * nq), *gk = xmalloc(4 * nk);
+        uint16_t *kc = xmalloc(2 * (size_t)n * row), *vc = xmalloc(2 * (size_t)n * row);
+        fill_f32(q, nq, -30.0f, 30.0f);
+        fill_f32(k, nk, -30.0f, 30.0f);
+        fill_f32(v, nk, -2.0f, 2.0f);
+        fill_f32(qw, (size_t)hd, 0.5f, 2.0f);
+        fill_f32(kw, (size_t)hd, 0.5f, 2.0f);
+        cpu_rope_freqs(freq, nr, 1000000.0, 1.0, NULL);
+        cpu_rmsnorm(q, qw, 1e-6f, n * nh, hd, qr);
+        cpu_rmsnorm(k, kw, 1e-6f, n * nkv, hd, kr);
+        cpu_rope_ms(qr, n, nh, hd, nr, pos, freq, neox, 1.0f);
+        cpu_rope_ms(kr, n, nkv, hd, nr, pos, freq, neox, 1.0f);
+        float *dq = dmalloc(4 * nq), *dk = dmalloc(4 * nk), *dv = dmalloc(4 * nk), *dqw = dmalloc(4 * (size_t)hd),
+              *dkw = dmalloc(4 * (size_t)hd), *dfreq = dmalloc(4 * (size_t)(nr / 2 + 1));
+        uint16_t *dkc = dmalloc(2 * (size_t)n * row), *dvc = dmalloc(2 * (size_t)n * row);
+        int32_t *dslot = dmalloc(sizeof(int32_t) * 5), *dpos = dmalloc(sizeof(int32_t) * 5);
+        const int32_t slot[5] = {0, 1, 2, 3, 4};
+        h2d(dq, q, 4 * nq); h2d(dk, k, 4 * nk); h2d(dv, v, 4 * nk); h2d(dqw, qw, 4 * (size_t)hd); h2d(dkw, kw, 4 * (size_t)hd);
+        h2d(dfreq, freq, 4 * (size_t)(nr / 2 + 1)); h2d(dslot, slot, sizeof slot); h2d(dpos, pos, sizeof pos);
+        CHECK(tcu_rope_kv_norm_ok(hd), "rope_kv norm: hd %d not taken", hd);
+        tcu_rope_kv(dq, dk, dv, n, nh, nkv, hd, nr, neox, 1.0f, dpos, dslot, dfreq, NULL, dqw, dkw, 1e-6f, dkc, dvc, g_st);
+        SYNC();
+        d2h(gq, dq, 4 * nq); d2h(gk, dk, 4 * nk); d2h(kc, dkc, 2 * (size_t)n * row); d2h(vc, dvc, 2 * (size_t)n * row);
+        double wq = 0, wk = 0, mx = 0;
+        for (size_t i = 0; i < nq; i++) wq = fmax(wq, isfinite(gq[i]) ? fabs((double)gq[i] - qr[i]) : INFINITY), mx = fmax(mx, fabs(qr[i]));
+        for (size_t i = 0; i < nk; i++) wk = fmax(wk, isfinite(gk[i]) ? fabs((double)gk[i] - kr[i]) : INFINITY), mx = fmax(mx, fabs(kr[i]));
+        size_t bad16 = 0;
+        for (size_t i = 0; i < nk; i++) {
+            const int dk16 = abs((int)kc[i] - (int)tern_fp32_to_fp16(kr[i]));
+            bad16 += dk16 > 1 || vc[i] != tern_fp32_to_fp16(v[i]);
+        }
+        CHECK(wq <= 2e-6 * mx && wk <= 2e-6 * mx && bad16 == 0,
+              "rope_kv norm nh=%d/%d hd=%d n_rot=%d neox=%d n=%d: q err %.3g, k err %.3g (max %.3g), %zu cache elements off",
+              nh, nkv, hd, nr, neox, n, wq, wk, mx, bad16);
+        free(q); free(k); free(v); free(qr); free(kr); free(qw); free(kw); free(freq); free(gq); free(gk); free(kc); free(vc);
+        CU(cudaFree(dq)); CU(cudaFree(dk)); CU(cudaFree(dv)); CU(cudaFree(dqw)); CU(cudaFree(dkw)); CU(cudaFree(dfreq));
+        CU(cudaFree(dkc)); CU(cudaFree(dvc)); CU(cudaFree(dslot)); CU(cudaFree(dpos));
+    }
+}
+
 /* ---- KV write ------------------------------------------------------------------------------------- */
 
 /* Values whose f16 rounding is a tie or an edge (exercise round-to-nearest-even). */
@@ -1249,6 +1303,7 @@ int main(void) {
     if (blas) test_gemm(blas);
     test_rmsnorm();
     test_rope();
+    test_rope_norm();
     test_kv_write();
     test_swiglu();
     test_recipe_ops();

@@ -1,7 +1,8 @@
 /* attention.cu: causal GQA attention over the f16 KV cache (tcu_attention in tcu.h).
  *
  * Shapes (innermost last): q (n, n_head, hd) f32; kc, vc (n_rows, n_head_kv, hd) f16 bits; out (n, n_head, hd)
- * f32; pos (n) int32 on the device. Token t attends to its sequence's logical rows [0, pos[t]]; query head h reads
+ * f32; pos (n) int32 on the device. Token t attends to its sequence's logical rows [jw, pos[t]], jw = 0, or under a
+ * sliding window of win keys max(0, pos[t] - win + 1) (att_first; Gemma 3's local layers); query head h reads
  * KV head h / (n_head / n_head_kv). The paged cache (kv.cuh): logical row j of token t's sequence is physical row
  * kv_row(bt + bt_off[t], lbs, j) (bt NULL: row j, the identity); a kernel reads the same values in the same order
  * whatever the mapping, so a token's bits depend on its position and its sequence's contents only. CPU reference: cpu_attention (backend_cpu.c), which takes the max, then
@@ -41,9 +42,9 @@
  *         n <= TCU_MULTI_MAX runs only n * n_head_kv * chunks CTAs, each streaming all pos+1 rows of its KV
  *         head, so at long contexts it is bound by per-SM load latency, not HBM bandwidth. v2 gives each
  *         (token, KV head, chunk) SZ CTAs (grid.z, the caller's, fixed per context: backend_cuda.c picks it
- *         from n_ctx, never from n or pos, so a graph can replay it); a token at position p uses S =
- *         att_active_splits(p + 1, SZ, rps) of them (one per rps = 256 keys, at most SZ), split z taking
- *         rows [n_kv*z/S, n_kv*(z+1)/S); a CTA writes its unnormalised (M, L, Σ acc e^(m_w - M)) to a
+ *         from n_ctx, never from n or pos, so a graph can replay it); a token at position p with n_kv keys
+ *         (p + 1 - jw) uses S = att_active_splits(n_kv, SZ, rps) of them (one per rps = 256 keys, at most SZ),
+ *         split z taking rows jw + [n_kv*z/S, n_kv*(z+1)/S); a CTA writes its unnormalised (M, L, Σ acc e^(m_w - M)) to a
  *         workspace and attention_combine_kernel merges the S partials in order z = 0..S-1 (S = 1: the split
  *         kernel writes the output itself). S depends on the token's position only, so a verify chunk of k
  *         tokens still gives each token the bits of its decode step.
@@ -410,11 +411,11 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     /* SZ: the grid's splits (the workspace's stride); S: this token's (att_active_splits). A CTA past S has
      * no rows (CTA-uniform exit, after its PDL wait) */
     /* the token's keys [j0, pos]: n_kv of them (all but under a sliding window) */
-    const int j0 = att_first(pos[t], win), n_kv = pos[t] + 1 - j0, SZ = (int)gridDim.z;
+    const int jw = att_first(pos[t], win), n_kv = pos[t] + 1 - jw, SZ = (int)gridDim.z;
     const int S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
     if (z >= S) return;
     /* this CTA's rows (v2 split z of S; the whole range when S = 1), logical; tb: the token's block table */
-    const int r0 = j0 + (int)((int64_t)n_kv * z / S), r1 = j0 + (int)((int64_t)n_kv * (z + 1) / S);
+    const int r0 = jw + (int)((int64_t)n_kv * z / S), r1 = jw + (int)((int64_t)n_kv * (z + 1) / S);
     const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL;
     const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
     const uint16_t *kb = (const uint16_t *)kc + (size_t)hk * HD + lane * EPL;
@@ -690,10 +691,10 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
     const int hk = (int)blockIdx.y / n_chunk, c = (int)blockIdx.y % n_chunk;
     const int G = n_head / n_head_kv;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, r = lane / SL, s = lane % SL;
-    const int j0 = att_first(pos[t], win), n_kv = pos[t] + 1 - j0, SZ = (int)gridDim.z; /* keys [j0, pos] */
+    const int jw = att_first(pos[t], win), n_kv = pos[t] + 1 - jw, SZ = (int)gridDim.z; /* keys [jw, pos] */
     const int S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
     if (z >= S) return;
-    const int r0 = j0 + (int)((int64_t)n_kv * z / S), r1 = j0 + (int)((int64_t)n_kv * (z + 1) / S); /* logical rows */
+    const int r0 = jw + (int)((int64_t)n_kv * z / S), r1 = jw + (int)((int64_t)n_kv * (z + 1) / S); /* logical rows */
     const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL; /* the token's block table (PG: as v2's) */
     const size_t stride = (size_t)n_head_kv * HD, sstride = stride / 32; /* sstride is even (HD >= 64) */
     const int8_t *kb = (const int8_t *)kc + (size_t)hk * HD + s * 16;

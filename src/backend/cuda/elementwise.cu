@@ -345,18 +345,23 @@ static __device__ __forceinline__ void q8_pair_put(float a, float b, int8_t *q, 
 /* NEOX = 1 (GGML's NEOX mode, HF's rotate_half: Qwen2/3, Gemma, Phi-3): pair i is (x[i], x[i + n_rot/2]); the
  * elements past n_rot are copied. A KV-head slot's rotated row then goes through shared memory so that each thread
  * writes the cache's adjacent pair (2i, 2i+1) as in the normal mode (the Q8_0 blocks are 32 adjacent elements).
- * mscale != 1 (YaRN's or LongRoPE's attention factor, table-less calls): cos and sin times mscale, as cpu_rope_ms. */
+ * mscale != 1 (YaRN's or LongRoPE's attention factor, table-less calls): cos and sin times mscale, as cpu_rope_ms.
+ * qn, kn (head_dim each, or NULL): the per-head RMSNorm of q and k (Qwen3, Gemma 3; eps) first, fused: a head slot's
+ * sum of squares by the warp's xor tree (offsets 1..16), then its warps' partials in order (hd 64, 128 or 256, so a
+ * slot is whole warps; tcu_rope_kv takes norms only there). */
 template <int NEOX>
 __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot,
                           const int32_t *pos, const int32_t *slot, const float *freq, uint16_t *kc, uint16_t *vc,
-                          int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs, const float2 *__restrict__ cs, float mscale) {
+                          int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs, const float2 *__restrict__ cs, float mscale,
+                          const float *__restrict__ qn, const float *__restrict__ kn, float eps) {
     __shared__ float rowbuf[NEOX ? 512 : 1]; /* NEOX: the CTA's rotated rows, hpb * hd <= 2 * blockDim.x <= 512 */
+    __shared__ float wss[8];                 /* the norm: each warp's sum of squares (<= 256 threads) */
     pdl_trigger();
     pdl_wait();
     const int half = hd / 2, hpb = blockDim.x / half; /* head slots per CTA */
     const int hh = blockIdx.x * hpb + (int)threadIdx.x / half, i = (int)threadIdx.x % half;
     const int live = (int)threadIdx.x < hpb * half && hh < nh + nkv;
-    if (!NEOX && !live) return; /* NEOX: every thread reaches the barriers */
+    if (!NEOX && !qn && !live) return; /* NEOX or a norm: every thread reaches the barriers */
     const int row = nkv * hd, hr = n_rot / 2;
     /* the pair's elements: rotated (i, i + hr) or (2i, 2i + 1); copied past n_rot */
     const int e0 = NEOX ? (i < hr ? i : n_rot + 2 * (i - hr)) : 2 * i, e1 = NEOX ? (i < hr ? i + hr : e0 + 1) : 2 * i + 1;
@@ -375,8 +380,23 @@ __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int
         }
         float *p = hh < nh ? q + ((size_t)t * nh + hh) * hd : k + ((size_t)t * nkv + (hh - nh)) * hd;
         float a = 0.0f, b = 0.0f;
+        if (live) a = p[e0], b = p[e1];
+        if (qn) { /* RMSNorm over the head: warp tree, then the slot's warps in order */
+            float ss = __fadd_rn(__fmul_rn(a, a), __fmul_rn(b, b));
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) ss = __fadd_rn(ss, __shfl_xor_sync(0xffffffffu, ss, o));
+            __syncthreads(); /* the previous token's reads of wss are done */
+            if ((threadIdx.x & 31) == 0) wss[threadIdx.x >> 5] = ss;
+            __syncthreads();
+            const int w0 = ((int)threadIdx.x / half) * (half / 32);
+            ss = wss[w0];
+            for (int j = 1; j < half / 32; j++) ss = __fadd_rn(ss, wss[w0 + j]);
+            const float sc = __fdiv_rn(1.0f, sqrtf(__fadd_rn(__fdiv_rn(ss, (float)hd), eps)));
+            const float *wn = hh < nh ? qn : kn;
+            if (live) a = __fmul_rn(__fmul_rn(a, sc), wn[e0]), b = __fmul_rn(__fmul_rn(b, sc), wn[e1]);
+        }
         if (live) {
-            a = p[e0], b = p[e1];
+            if (qn) p[e0] = a, p[e1] = b; /* normalised, also where the pair does not rotate */
             if (rot) {
                 const float a2 = rope_first(a, b, c, s);
                 const float b2 = rope_second(a, b, c, s);
@@ -411,7 +431,7 @@ __global__ void rope_kv_k(float *q, float *k, const float *v, int n, int nh, int
 }
 typedef void (*rope_kv_fn)(float *, float *, const float *, int, int, int, int, int, const int32_t *, const int32_t *,
                            const float *, uint16_t *, uint16_t *, int8_t *, uint16_t *, int8_t *, uint16_t *,
-                           const float2 *, float);
+                           const float2 *, float, const float *, const float *, float);
 
 /* cs[t * (n_rot / 2) + i] = (cos, sin) of pos[t] * freq[i] as rope_cs rounds them, for n tokens: one thread a pair. */
 __global__ void rope_table_k(const int32_t *__restrict__ pos, const float *__restrict__ freq, int n, int half,
@@ -435,26 +455,30 @@ extern "C" void tcu_rope_table(const int32_t *pos, const float *freq, int n, int
                (float2 *)cs, mscale);
 }
 
+extern "C" int tcu_rope_kv_norm_ok(int hd) { return hd == 64 || hd == 128 || hd == 256; }
+
 extern "C" void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, int neox,
                             float mscale, const int32_t *pos, const int32_t *slot, const float *freq, const float *cs,
-                            uint16_t *kc, uint16_t *vc, cudaStream_t st) {
-    if (n <= 0 || (neox && hd > 256)) return;
+                            const float *qn, const float *kn, float eps, uint16_t *kc, uint16_t *vc, cudaStream_t st) {
+    if (n <= 0 || (neox && hd > 256) || (qn && !tcu_rope_kv_norm_ok(hd))) return;
     const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half; /* ~256 threads a CTA */
     dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
     const rope_kv_fn kf = neox ? rope_kv_k<1> : rope_kv_k<0>;
     PDL_LAUNCH(kf, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, slot, freq, kc, vc,
-               (int8_t *)NULL, (uint16_t *)NULL, (int8_t *)NULL, (uint16_t *)NULL, (const float2 *)cs, mscale);
+               (int8_t *)NULL, (uint16_t *)NULL, (int8_t *)NULL, (uint16_t *)NULL, (const float2 *)cs, mscale, qn, kn,
+               eps);
 }
 
 extern "C" void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, int neox,
                                float mscale, const int32_t *pos, const int32_t *slot, const float *freq, const float *cs,
-                               int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs, cudaStream_t st) {
+                               const float *qn, const float *kn, float eps, int8_t *kq, uint16_t *ks, int8_t *vq,
+                               uint16_t *vs, cudaStream_t st) {
     if (n <= 0 || (hd != 64 && hd != 128 && hd != 256)) return;
     const int half = hd / 2, hpb = half >= 256 ? 1 : 256 / half;
     dim3 grid((unsigned)((nh + nkv + hpb - 1) / hpb), (unsigned)(n < 65535 ? n : 65535));
     const rope_kv_fn kf = neox ? rope_kv_k<1> : rope_kv_k<0>;
     PDL_LAUNCH(kf, grid, dim3(hpb * half), 0, st, q, k, v, n, nh, nkv, hd, n_rot, pos, slot, freq, (uint16_t *)NULL,
-               (uint16_t *)NULL, kq, ks, vq, vs, (const float2 *)cs, mscale);
+               (uint16_t *)NULL, kq, ks, vq, vs, (const float2 *)cs, mscale, qn, kn, eps);
 }
 
 /* out (rows, row) f16 = a sequence's Q8_0 cache rows dequantized (q * f32(scale), rounded to f16), logical row j
@@ -567,6 +591,8 @@ extern "C" void tcu_glu_rows(int act, const float *gu, int rows, int dim, uint16
  * the number of rows (batch invariance). CPU reference: cpu_rmsnorm (double sum). */
 __global__ void rmsnorm_rows_k(float *__restrict__ x, const float *__restrict__ w, float eps, int dim) {
     __shared__ float red[32];
+    pdl_trigger();
+    pdl_wait();
     float *xr = x + (size_t)blockIdx.x * dim;
     float ss = 0.0f;
     for (int i = threadIdx.x; i < dim; i += blockDim.x) ss = __fmaf_rn(xr[i], xr[i], ss);
@@ -590,29 +616,30 @@ extern "C" void tcu_rmsnorm_rows(float *x, const float *w, float eps, int rows, 
     const int T = dim >= 1024 ? 256 : dim >= 256 ? 128 : dim >= 96 ? 64 : 32;
     for (int r0 = 0; r0 < rows; r0 += 65535 * 32) { /* grid.x < 2^31; rows a launch bounded for the int math */
         const int nr = rows - r0 < 65535 * 32 ? rows - r0 : 65535 * 32;
-        rmsnorm_rows_k<<<(unsigned)nr, (unsigned)T, 0, st>>>(x + (size_t)r0 * dim, w, eps, dim);
+        PDL_LAUNCH(rmsnorm_rows_k, dim3((unsigned)nr), dim3((unsigned)T), 0, st, x + (size_t)r0 * dim, w, eps, dim);
     }
-    TCU_CHECK_LAUNCH(st);
 }
 
 /* x *= f, n elements (the embedding scale of Gemma: sqrt(n_embd)); x = f * tanh(x / f) (final logit soft-capping). */
 __global__ void scale_k(float *x, int64_t n, float f) {
+    pdl_trigger();
+    pdl_wait();
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
         x[i] = __fmul_rn(x[i], f);
 }
 __global__ void softcap_k(float *x, int64_t n, float f) {
+    pdl_trigger();
+    pdl_wait();
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
         x[i] = __fmul_rn(f, tanhf(__fdiv_rn(x[i], f)));
 }
 extern "C" void tcu_scale(float *x, int64_t n, float f, cudaStream_t st) {
     if (n <= 0) return;
-    scale_k<<<ew_grid(n), 256, 0, st>>>(x, n, f);
-    TCU_CHECK_LAUNCH(st);
+    PDL_LAUNCH(scale_k, dim3(ew_grid(n)), dim3(256), 0, st, x, n, f);
 }
 extern "C" void tcu_softcap(float *x, int64_t n, float f, cudaStream_t st) {
     if (n <= 0) return;
-    softcap_k<<<ew_grid(n), 256, 0, st>>>(x, n, f);
-    TCU_CHECK_LAUNCH(st);
+    PDL_LAUNCH(softcap_k, dim3(ew_grid(n)), dim3(256), 0, st, x, n, f);
 }
 
 __global__ void add_k(float *y, const float *x, int64_t n) {

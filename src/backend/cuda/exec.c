@@ -13,7 +13,8 @@
  * dequantize + cuBLASLt path and the flash attention. A pass of up to 16 tokens replays a CUDA graph captured at
  * the first pass of its (table kind, output kind, size) (positions, slots and block tables are device data; one
  * GPU; at TP only the one-token pass, after one eager run).
- * The recipe rows' extra ops take a kernel each: HEAD_NORM (tcu_rmsnorm_rows over the heads), a post-norm RMSNORM
+ * The recipe rows' extra ops take a kernel each: HEAD_NORM (inside the RoPE kernel at head dims 64, 128, 256, else
+ * tcu_rmsnorm_rows over the heads), a post-norm RMSNORM
  * t <- t (tcu_rmsnorm_rows), the embedding scale (tcu_scale), SOFTCAP after the head; NEOX pairing, YaRN / LongRoPE
  * tables and factors and the sliding window are arguments of the RoPE and attention kernels (a windowed layer's
  * prefill chunk runs flash v3 with the window where it cuts the chunk's keys), GeGLU the GLU kernel's act. */
@@ -207,6 +208,8 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
     void *xq = NULL;  /* the x16 activations the last norm wrote for the matmuls after it */
     float *bq = g->q, *bk = g->k, *bv = g->v, *bg = g->g, *bu = g->u;
     int gu_rows = 0;  /* this layer's gate|up ran as one GEMM into g->g (2F a row) */
+    const float *hq = NULL, *hk = NULL; /* the q and k head norms the next RoPE kernel applies first */
+    float heps = 0.0f;
     const int32_t *bt = P->ident ? NULL : g->bt, *bt_off = P->ident ? NULL : g->bt_off;
     for (int i = 0; i < nn;) {
         const tg_node *nd = &N[i];
@@ -274,7 +277,14 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             i += k;
             break;
         }
-        case TG_HEAD_NORM: /* q or k in place: RMSNorm over each head (Qwen3, Gemma 3) */
+        case TG_HEAD_NORM: /* q or k in place: RMSNorm over each head (Qwen3, Gemma 3): inside the RoPE kernel where
+                            * it takes this head dim (the pair q, k right before the RoPE), else a kernel of its own */
+            if (tcu_rope_kv_norm_ok(hd) && nd->dst == TB_Q && i + 2 < nn && N[i + 1].op == TG_HEAD_NORM &&
+                N[i + 1].dst == TB_K && N[i + 2].op == TG_ROPE) {
+                hq = node_vec(W, nd), hk = node_vec(W, &N[i + 1]), heps = nd->f;
+                i += 2;
+                break;
+            }
             tcu_rmsnorm_rows(nd->dst == TB_Q ? bq : bk, node_vec(W, nd), nd->f, n * (nd->dst == TB_Q ? W->nh : W->nkv), hd,
                              st);
             i++;
@@ -295,10 +305,11 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
             if (!g->kv_q8)
                 tcu_rope_kv(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, g->slot, g->freq[tb],
-                            cs, L.kc, L.vc, st);
+                            cs, hq, hk, heps, L.kc, L.vc, st);
             else
                 tcu_rope_kv_q8(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, g->slot,
-                               g->freq[tb], cs, L.kq, L.ks, L.vq, L.vs, st);
+                               g->freq[tb], cs, hq, hk, heps, L.kq, L.ks, L.vq, L.vs, st);
+            hq = hk = NULL;
             if (att_x16) {
                 tcu_attention_decode_x16(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
                                          g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,

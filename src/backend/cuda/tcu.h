@@ -185,10 +185,12 @@ void tcu_kv_write(const float *k, const float *v, uint16_t *kc, uint16_t *vc, in
  * one kernel: the same bits. cs: NULL, or tcu_rope_table's (cos, sin) of these n positions (then read instead of
  * computed; the same values). neox: GGML's NEOX pairing (x[i], x[i + n_rot/2]) instead of adjacent pairs (hd <= 256);
  * mscale: cos and sin times it (YaRN / LongRoPE attention factor; 1 none) where cs is NULL (cs carries its own).
- * CPU reference: cpu_rope_ms. */
+ * qn, kn (hd floats each) or NULL: the per-head RMSNorm (eps) of q and k first, in the same kernel (Qwen3, Gemma 3;
+ * where tcu_rope_kv_norm_ok(hd): 64, 128, 256). CPU reference: cpu_rmsnorm per head, then cpu_rope_ms. */
+int tcu_rope_kv_norm_ok(int hd);
 void tcu_rope_kv(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, int neox, float mscale,
-                 const int32_t *pos, const int32_t *slot, const float *freq, const float *cs, uint16_t *kc, uint16_t *vc,
-                 cudaStream_t st);
+                 const int32_t *pos, const int32_t *slot, const float *freq, const float *cs, const float *qn,
+                 const float *kn, float eps, uint16_t *kc, uint16_t *vc, cudaStream_t st);
 /* cs (n, n_rot / 2) float pairs = (cos, sin) of the angle pos[t] * freq[i] as the RoPE kernels compute it
  * (rope.cuh rope_cs: double angle and cos/sin, rounded to f32), for tcu_rope_kv and tcu_rope_kv_q8, which then
  * read the pair instead of computing it: one table a pass, where each layer evaluated the same double-precision
@@ -214,8 +216,9 @@ void tcu_add(float *y, const float *x, int64_t n, cudaStream_t st);
  * row gets tern's Q8_0 rule (quant.c: d = amax/127 stored f16, q = round-half-even(x * 127/amax)), the bytes
  * tern_quantize_activation(TERN_TYPE_Q8_0) gives for the same f32 values. hd 64, 128 or 256. */
 void tcu_rope_kv_q8(float *q, float *k, const float *v, int n, int nh, int nkv, int hd, int n_rot, int neox,
-                    float mscale, const int32_t *pos, const int32_t *slot, const float *freq, const float *cs, int8_t *kq,
-                    uint16_t *ks, int8_t *vq, uint16_t *vs, cudaStream_t st);
+                    float mscale, const int32_t *pos, const int32_t *slot, const float *freq, const float *cs,
+                    const float *qn, const float *kn, float eps, int8_t *kq, uint16_t *ks, int8_t *vq, uint16_t *vs,
+                    cudaStream_t st);
 /* out (rows, row) f16, contiguous = a sequence's logical Q8_0 cache rows [0, rows) (q: the int8 plane (n_rows, row),
  * s: its f16 scales (n_rows, row / 32); logical row j read from physical row bt[j >> lbs] * bs + (j & (bs - 1)), bt
  * NULL: row j), each element q * f32(scale) rounded to f16 (row a multiple of 32): the prefill attention's input (then
