@@ -4,7 +4,8 @@
 #
 #   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi mma sample batch model recipes presets hf synth
 #                                     bench roofline tp
-#                                     tpbench ab perf sdpa serve ppl (default: all but tpbench, ab, perf, sdpa, serve, ppl)
+#                                     tpbench ab perf sdpa serve mixed ppl (default: all but tpbench, ab, perf, sdpa, serve,
+#                                     mixed, ppl)
 #   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
 #   synthetic 4-layer Llama-3.2-1B; recipes: tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and
 #   sliding-window gemma3 fixtures on CUDA against llama.cpp's logits); presets: gpu_model (GPU vs CPU) on each family's
@@ -19,6 +20,13 @@
 #   tok/s, TTFT and ITL p50/p99) beside llama-batched-bench's 4,481 tok/s (recorded; live too when $LCPP_BIN has it), a
 #   2nd chat turn's TTFT with the prefix cache on vs off; about 2 minutes on the H200. A CPU trial: DEVICE=cpu THREADS=2
 #   N_STREAMS=4 PROMPT_TOKENS=64 GEN_TOKENS=16 PREFIX_IDS=200 SERVE_MODEL=FILE (SERVE_ROUNDS, SERVE_ARGS too)
+#   mixed: issue 26's mixed-step table, bench/mixed_itl.py on the synthetic Llama-3-8B Q4_0 (32 layers): for each chunk
+#   budget (MIXED_BUDGETS, default 256,512,1024,2048,4096; a fresh `tern serve --batch-tokens B --parallel S+1 -c 33024`
+#   each), MIXED_STREAMS (16) streams decode, then one LONG_TOKENS (32768)-token prompt prefills: the streams' ITL
+#   p50/p99/max during it and before (BASE_TOKENS, 64 a stream), its TTFT, and alone, decode tok/s during; MIXED_ROUNDS
+#   (2) rounds, the second in reverse budget order; MIXED_ARGS more server options (e.g. '-ub 4096'); MIXED_TIMEOUT (180 s)
+#   bounds each wait and request. About 3-4 minutes on the H200 (the synthetic file made once). A CPU trial:
+#   DEVICE=cpu THREADS=2 MIXED_STREAMS=4 LONG_TOKENS=2000 MIXED_BUDGETS=32,128,512 BASE_TOKENS=16 SERVE_MODEL=FILE
 #   ppl: issue 28's receipt, bench/ppl_receipt.py: tern perplexity --device cuda and cpu and llama-perplexity (-ngl 99,
 #   and on the CPU alone) on one file over Genesis 1-8 (tests/fixtures/perplexity/genesis.txt), -c PPL_CTX (512; every
 #   chunk, or PPL_CHUNKS); the file is the default model when the box has it (then also against the committed
@@ -186,6 +194,15 @@ for s in $steps; do
       --out "$OUT/serve-$(basename "$f" .gguf).json" --md "$OUT/serve.md" >"$OUT/serve.log" 2>&1
     cat "$OUT/serve.md" 2>/dev/null
     note_last serve "$OUT/serve.log" ;;
+  mixed)
+    f=${SERVE_MODEL:-$(synth llama3-8b q4_0 32)}
+    python3 bench/mixed_itl.py -m "$f" --device "${DEVICE:-cuda}" ${THREADS:+-t "$THREADS"} --streams "${MIXED_STREAMS:-16}" \
+      --budgets "${MIXED_BUDGETS:-256,512,1024,2048,4096}" --long-tokens "${LONG_TOKENS:-32768}" \
+      --baseline-tokens "${BASE_TOKENS:-64}" --rounds "${MIXED_ROUNDS:-2}" --server-args="${MIXED_ARGS:-}" \
+      --timeout "${MIXED_TIMEOUT:-180}" --log-dir "$OUT" \
+      --out "$OUT/mixed-$(basename "$f" .gguf).json" --md "$OUT/mixed.md" >"$OUT/mixed.log" 2>&1
+    cat "$OUT/mixed.md" 2>/dev/null
+    note_last mixed "$OUT/mixed.log" ;;
   ppl)
     pf=${PPL_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}; ref=""; label=$(basename "$pf")
     [ "$pf" = models/SmolLM2-135M-Instruct.Q4_1.gguf ] && ref=tests/fixtures/perplexity/ref.tsv && label="SmolLM2-135M-Instruct Q4_1 (the default model)"

@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""mixed_itl: issue 26's mixed-step table: decode inter-token latency against the scheduler's chunk budget while one
+long prompt prefills (bench/gpu_check.sh step mixed).
+
+  python3 bench/mixed_itl.py -m MODEL [--device cuda] [--budgets 256,512,1024,2048,4096] [--streams 16]
+                             [--long-tokens 32768] [--rounds 2] --out R.json --md R.md --log-dir DIR
+
+For each budget B (round 1 in the given order, round 2 reversed: MEASURE.md's interleaving), a fresh
+`tern serve --batch-tokens B --parallel S+1 -c CTX` (CTX: the long prompt and the streams' generations fit), then:
+ 1. warm-up, not recorded: the same trial at a small scale (S streams, a prompt of a few chunks);
+ 2. S streams (--streams) of --short-tokens token ids each, greedy, ignore_eos, max_tokens the context's rest, read
+    as SSE; once every stream has its first token, --baseline-tokens more tokens of each (the baseline);
+ 3. one prompt of --long-tokens token ids (max_tokens 1, not streamed) submitted; its time to first token is the time
+    from sending it to its response (one token: the response is the first token); /metrics read before and after;
+ 4. --tail-tokens more tokens of each stream, then the streams hang up (the server frees them within a step);
+ 5. (unless --no-alone) the same long prompt length again (other ids) with nothing else running: TTFT alone.
+
+What the numbers mean (src/server/sched.c, src/runtime/engine.c): a step runs every decoding stream's next token
+first, then the long prompt's next chunk of max(B - S, 16) tokens; its tokens are published when the whole step ends.
+So every step that carries a chunk gives each stream exactly one token, and the long prompt takes
+n_mixed = ceil(long / max(B - S, 16)) such steps, the last of which also samples its first token. A stream's ITL
+during the prefill is the gap between the arrival times of consecutive tokens (one SSE event a token; with a
+`tern synth` model each token's text is "[id]", so an event that carried k tokens is counted as k, k - 1 of them with
+a gap of 0, and counted in the receipt): its n_mixed gaps ending at the token of the long prompt's last chunk step
+(the last token that arrived by the long response + half the baseline ITL p50). Cross-checks, each in the receipt:
+per stream, the gaps that start after the long prompt was sent and end by its response number n_mixed - 1 to
+n_mixed + 2 (a pure decode step may end while the server parses the prompt); that last-chunk token of every stream
+arrived no earlier than that half gap before the response (it is published in the same step); /metrics'
+tern_steps_total rose by n_mixed to n_mixed + 4 (pure decode steps before admission and after the scrape),
+tern_prompt_tokens_total by exactly the long prompt (cached_tokens 0). A failed check makes the trial FAIL.
+Baseline: the gaps that start after every stream had its first token and end before the long prompt was sent.
+Decode tok/s: each stream's tokens of the window / the window's length (per stream, summed over streams).
+On CUDA the step is several forward passes: the S decode tokens as one pass (up to 16 rows a pass: the GEMV twins,
+batch invariance) and the chunk as passes of at most -ub rows (default 2048); the ITL during is their sum.
+
+Writes the receipt (--out, JSON: every trial, the servers' commands, each stream's token times) and a markdown table
+(--md); the last line printed is a one-line summary (gpu_check's note), DONE when every trial ran and every
+cross-check held, else FAIL. Server logs: DIR/mixed-B<budget>-r<round>.log. Standard library only.
+"""
+import argparse
+import http.client
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from serve_load import model_info, pct, random_ids  # noqa: E402
+from serve_receipt import Server  # noqa: E402
+
+SYNTH_PIECE = re.compile(r"(?:\[\d+\])+")
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def metrics(url, timeout=30):
+    """GET /metrics as {series: value} (labels kept in the name)."""
+    u = urllib.parse.urlparse(url)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    c.request("GET", "/metrics")
+    r = c.getresponse()
+    txt = r.read().decode()
+    c.close()
+    out = {}
+    for ln in txt.splitlines():
+        if ln and not ln.startswith("#"):
+            k, v = ln.rsplit(" ", 1)
+            out[k] = float(v)
+    return out
+
+
+def wait_until(cond, timeout, what, streams=()):
+    t0 = time.perf_counter()
+    while not cond():
+        for s in streams:
+            if s.err or not s.is_alive():
+                raise RuntimeError(f"stream {s.i} ended while waiting for {what}: {s.err or s.finish or 'closed'}")
+        if time.perf_counter() - t0 > timeout:
+            raise RuntimeError(f"timed out ({timeout} s) waiting for {what}")
+        time.sleep(0.005)
+
+
+def wait_idle(url, timeout):
+    t0 = time.perf_counter()
+    while True:
+        m = metrics(url)
+        if m["tern_requests_running"] == 0 and m["tern_requests_waiting"] == 0:
+            return m
+        if time.perf_counter() - t0 > timeout:
+            raise RuntimeError(f"the server still runs {m['tern_requests_running']:.0f} requests after {timeout} s")
+        time.sleep(0.02)
+
+
+class Stream(threading.Thread):
+    """One decoding stream: token arrival times (perf_counter s), one a token, until stop is set (then it hangs up)."""
+
+    def __init__(self, u, i, ids, max_tokens, stop, timeout):
+        super().__init__(daemon=True)
+        self.u, self.i, self.ids, self.max_tokens, self.stop, self.timeout = u, i, ids, max_tokens, stop, timeout
+        self.times, self.err, self.finish, self.multi = [], None, None, 0
+
+    def run(self):
+        body = {"model": "m", "prompt": self.ids, "max_tokens": self.max_tokens, "temperature": 0, "seed": self.i,
+                "stream": True, "ignore_eos": True}
+        try:
+            c = http.client.HTTPConnection(self.u.hostname, self.u.port, timeout=self.timeout)
+            c.request("POST", "/v1/completions", body=json.dumps(body), headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            if r.status != 200:
+                self.err = f"HTTP {r.status}: {r.read()[:200]!r}"
+                return
+            buf = b""
+            while not self.stop.is_set():
+                chunk = r.read1(65536)
+                t = time.perf_counter()
+                if not chunk:
+                    if not self.stop.is_set():
+                        self.err = f"the stream ended early (finish_reason {self.finish})"
+                    break
+                buf += chunk
+                n = 0
+                while b"\n\n" in buf:
+                    ev, buf = buf.split(b"\n\n", 1)
+                    if not ev.startswith(b"data: ") or ev == b"data: [DONE]":
+                        continue
+                    j = json.loads(ev[6:])
+                    if j.get("error"):
+                        self.err = f"stream error: {j['error']}"
+                    for ch in j.get("choices") or []:
+                        txt = ch.get("text") or ""
+                        if txt:  # a synth model's "[id][id]" is that many tokens; other text one
+                            n += len(re.findall(r"\[\d+\]", txt)) if SYNTH_PIECE.fullmatch(txt) else 1
+                        if ch.get("finish_reason"):
+                            self.finish = ch["finish_reason"]
+                if n > 1:
+                    self.multi += 1
+                self.times.extend([t] * n)
+            r.close()
+            c.close()
+        except Exception as e:  # noqa: BLE001 (reported with the trial)
+            self.err = repr(e)
+
+
+def after(times, t):
+    return sum(1 for x in times if x > t)
+
+
+def one_request(u, ids, timeout):
+    """A non-streamed completion of max_tokens 1: (seconds from sending to the response, usage)."""
+    body = json.dumps({"model": "m", "prompt": ids, "max_tokens": 1, "temperature": 0, "ignore_eos": True})
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    t0 = time.perf_counter()
+    c.request("POST", "/v1/completions", body=body, headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    data = r.read()
+    t1 = time.perf_counter()
+    c.close()
+    if r.status != 200:
+        raise RuntimeError(f"the long prompt: HTTP {r.status}: {data[:300]!r}")
+    return t0, t1, json.loads(data)["usage"]
+
+
+def chunk_of(budget, streams):
+    """The prefill tokens of a step beside `streams` decode tokens: sched.c's rule (budget - decodes, at least 16)."""
+    return max(budget - streams, 16)
+
+
+def trial(url, a, budget, n_long, n_base, n_tail, seed, alone):
+    """One measurement on a running server; returns the record (raises on a failed request)."""
+    u = urllib.parse.urlparse(url)
+    V = model_info(url)["meta"]["n_vocab"]
+    S = a.streams
+    chunk = chunk_of(budget, S)
+    n_mixed = math.ceil(n_long / chunk)
+    stop = threading.Event()
+    ths = [Stream(u, i, random_ids(a.short_tokens, V, f"{seed}-s{i}"), a.ctx - a.short_tokens, stop, a.timeout)
+           for i in range(S)]
+    rec = {"budget": budget, "chunk": chunk, "n_mixed": n_mixed, "long_tokens": n_long, "streams": S}
+    try:
+        for t in ths:
+            t.start()
+        wait_until(lambda: all(t.times for t in ths), a.timeout, "every stream's first token", ths)
+        t_all = max(t.times[0] for t in ths)
+        wait_until(lambda: all(after(t.times, t_all) >= n_base for t in ths), a.timeout, "the baseline tokens", ths)
+        m0 = metrics(url)
+        t_sub, t_done, usage = one_request(u, random_ids(n_long, V, f"{seed}-long"), a.timeout)
+        m1 = metrics(url)
+        wait_until(lambda: all(after(t.times, t_done) >= n_tail for t in ths), a.timeout, "the tail tokens", ths)
+    finally:
+        stop.set()
+        for t in ths:
+            t.join(a.timeout)
+    errs = [f"stream {t.i}: {t.err}" for t in ths if t.err]
+    if errs:
+        raise RuntimeError("; ".join(errs[:3]))
+    wait_idle(url, a.timeout)
+
+    # the analysis: token times relative to the long prompt's submission
+    base, during, spans_b, spans_d, n_b, win, first_gap, last_gap = [], [], [], [], [], [], [], []
+    for t in ths:
+        T = t.times
+        b = [(T[j] - T[j - 1]) * 1e3 for j in range(1, len(T)) if T[j - 1] >= t_all and T[j] < t_sub]
+        base += b
+        jb = [j for j in range(len(T)) if t_all <= T[j] < t_sub]
+        if len(jb) > 1:
+            spans_b.append(T[jb[-1]] - T[jb[0]])
+            n_b.append(len(jb) - 1)
+    tol = 0.5 * statistics.median(base) / 1e3 if base else 0.0
+    for t in ths:
+        T = t.times
+        i1 = max(j for j in range(len(T)) if T[j] <= t_done + tol)
+        i0 = i1 - n_mixed
+        if i0 < 0 or T[i0] < t_all:
+            raise RuntimeError(f"stream {t.i}: {i1} tokens by the long prompt's response, fewer than its "
+                               f"{n_mixed} steps after the baseline")
+        during += [(T[j] - T[j - 1]) * 1e3 for j in range(i0 + 1, i1 + 1)]
+        spans_d.append(T[i1] - T[i0])
+        first_gap.append((T[i0] - t_sub) * 1e3)
+        last_gap.append((T[i1] - t_done) * 1e3)
+        win.append(sum(1 for j in range(1, len(T)) if T[j - 1] >= t_sub and T[j] <= t_done + tol))
+    d_steps = int(m1["tern_steps_total"] - m0["tern_steps_total"])
+    d_prompt = int(m1["tern_prompt_tokens_total"] - m0["tern_prompt_tokens_total"])
+    checks = {
+        "window_gaps_min_max": [min(win), max(win)],
+        "window_gaps_ok": min(win) >= n_mixed - 1 and max(win) <= n_mixed + 2,
+        "last_step_token_minus_response_ms_min_max": [round(min(last_gap), 2), round(max(last_gap), 2)],
+        "last_step_ok": min(last_gap) >= -tol * 1e3,
+        "metrics_steps": d_steps,
+        "metrics_steps_ok": n_mixed <= d_steps <= n_mixed + 4,
+        "metrics_prompt_tokens": d_prompt,
+        "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens"),
+        "prompt_ok": d_prompt == n_long and usage["prompt_tokens"] == n_long and
+        (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0) == 0,
+        "events_with_several_tokens": sum(t.multi for t in ths),
+        "first_mixed_gap_starts_ms_after_send_min_max": [round(min(first_gap), 2), round(max(first_gap), 2)],
+    }
+    rec["checks"] = checks
+    rec["ok"] = all(checks[k] for k in ("window_gaps_ok", "last_step_ok", "metrics_steps_ok", "prompt_ok"))
+    r2 = lambda x, nd=2: round(x, nd)
+    rec.update({
+        "itl_ms_during": {"p50": r2(pct(during, 0.5)), "p99": r2(pct(during, 0.99)), "max": r2(max(during)),
+                          "n": len(during)},
+        "itl_ms_base": {"p50": r2(pct(base, 0.5)), "p99": r2(pct(base, 0.99)), "max": r2(max(base)), "n": len(base)},
+        "ttft_ms": r2((t_done - t_sub) * 1e3, 1),
+        "prefill_tok_s": r2(n_long / (t_done - t_sub), 1),
+        "decode_tok_s_during": r2(S * n_mixed / statistics.mean(spans_d), 1),
+        "decode_tok_s_base": r2(sum(n_b) / statistics.mean(spans_b), 1) if spans_b else None,
+        "metrics_delta": {k: m1[k] - m0[k] for k in ("tern_steps_total", "tern_step_tokens_total",
+                                                    "tern_prompt_tokens_total", "tern_generation_tokens_total")},
+        "times_ms": [[r2((x - t_sub) * 1e3) for x in t.times] for t in ths],
+        "t_all_ms": r2((t_all - t_sub) * 1e3), "t_done_ms": r2((t_done - t_sub) * 1e3), "tol_ms": r2(tol * 1e3),
+    })
+    if alone:
+        s0, s1, us = one_request(u, random_ids(n_long, V, f"{seed}-alone"), a.timeout)
+        rec["ttft_alone_ms"] = r2((s1 - s0) * 1e3, 1)
+        rec["alone_cached_tokens"] = (us.get("prompt_tokens_details") or {}).get("cached_tokens")
+        wait_idle(url, a.timeout)
+    return rec
+
+
+def fmt(x, nd=1):
+    return "-" if x is None else f"{x:,.{nd}f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tern", default=os.path.join(HERE, "..", "tern"))
+    ap.add_argument("-m", "--model", required=True)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("-t", "--threads", type=int, default=0, help="-t for tern serve (0: its default)")
+    ap.add_argument("--budgets", default="256,512,1024,2048,4096", help="--batch-tokens values, comma-separated")
+    ap.add_argument("--streams", type=int, default=16, help="decoding streams (S)")
+    ap.add_argument("--short-tokens", type=int, default=32, help="each stream's prompt (token ids)")
+    ap.add_argument("--long-tokens", type=int, default=32768, help="the long prompt (token ids)")
+    ap.add_argument("--baseline-tokens", type=int, default=64, help="each stream's tokens before the long prompt")
+    ap.add_argument("--tail-tokens", type=int, default=2, help="each stream's tokens after it")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--no-alone", action="store_true", help="skip the long prompt's TTFT with nothing else running")
+    ap.add_argument("--server-args", default="", help="more tern serve options (quoted), e.g. '-ub 4096'")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds any one wait or request may take")
+    ap.add_argument("--log-dir", default="/tmp")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--md", required=True)
+    ap.add_argument("--note", default="")
+    a = ap.parse_args()
+    sys.setswitchinterval(0.0005)  # 17 threads: a token's arrival is stamped within ~0.5 ms, not the default 5
+    budgets = [int(x) for x in a.budgets.split(",") if x]
+    S, P = a.streams, a.long_tokens
+    # the context: the long prompt and its token; a stream's prompt and every token it can generate in a trial
+    gen_max = a.baseline_tokens + math.ceil(P / 16) + a.tail_tokens + 64
+    a.ctx = (max(P + 1, a.short_tokens + gen_max) + 255) // 256 * 256
+    common = ["-m", a.model, "--device", a.device, "--parallel", str(S + 1), "-c", str(a.ctx)] + \
+        (["-t", str(a.threads)] if a.threads else []) + a.server_args.split()
+    os.makedirs(a.log_dir, exist_ok=True)
+    rec = {"tool": "bench/mixed_itl.py", "model": a.model, "device": a.device, "streams": S,
+           "short_tokens": a.short_tokens, "long_tokens": P, "baseline_tokens": a.baseline_tokens,
+           "tail_tokens": a.tail_tokens, "budgets": budgets, "rounds": a.rounds, "ctx": a.ctx,
+           "server_args": common, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "note": a.note,
+           "argv": sys.argv, "trials": []}
+    try:
+        rec["commit"] = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                                       cwd=HERE).stdout.strip()
+        rec["dirty"] = bool(subprocess.run(["git", "status", "--porcelain", "-uno"], capture_output=True, text=True,
+                                           cwd=HERE).stdout.strip())
+    except OSError:
+        pass
+    failures = []
+    for r in range(a.rounds):
+        for b in (budgets if r % 2 == 0 else budgets[::-1]):
+            args = common + ["--batch-tokens", str(b)]
+            srv = None
+            t0 = time.time()
+            try:
+                srv = Server(a.tern, args, os.path.join(a.log_dir, f"mixed-B{b}-r{r + 1}.log"), a.timeout)
+                w_long = min(P, chunk_of(b, S) * 3 // 2 + 1)  # a whole chunk and a part of one
+                w = trial(srv.url, a, b, w_long, 4, 1, f"warm{r}-{b}", False)
+                log(f"B={b} r{r + 1} warm-up: {S} streams + a {w_long}-token prompt, ITL p50 "
+                    f"{w['itl_ms_during']['p50']} ms during / {w['itl_ms_base']['p50']} base")
+                t = trial(srv.url, a, b, P, a.baseline_tokens, a.tail_tokens, f"r{r}-{b}", not a.no_alone)
+                t.update({"round": r + 1, "server_cmd": srv.cmd, "banner": srv.banner})
+            except Exception as e:  # noqa: BLE001 (a failed trial is a row of the receipt)
+                t = {"round": r + 1, "budget": b, "ok": False, "error": f"{type(e).__name__}: {str(e)[-400:]}",
+                     "server_cmd": srv.cmd if srv else [a.tern, "serve"] + args}
+            finally:
+                if srv:
+                    srv.stop()
+            t["wall_s"] = round(time.time() - t0, 1)
+            rec["trials"].append(t)
+            if not t["ok"]:
+                failures.append(f"B={b} r{r + 1}: {t.get('error') or t.get('checks')}")
+            if "itl_ms_during" in t:
+                d, bs = t["itl_ms_during"], t["itl_ms_base"]
+                log(f"B={b} r{r + 1}: chunk {t['chunk']} x {t['n_mixed']} steps; ITL during p50 {d['p50']} p99 "
+                    f"{d['p99']} max {d['max']} ms (base {bs['p50']} / {bs['p99']} / {bs['max']}); TTFT {t['ttft_ms']} "
+                    f"ms (alone {t.get('ttft_alone_ms')}); decode {t['decode_tok_s_during']} tok/s during, "
+                    f"{t['decode_tok_s_base']} base; checks {'ok' if t['ok'] else 'FAILED ' + json.dumps(t['checks'])}"
+                    f"; {t['wall_s']} s")
+            else:
+                log(f"B={b} r{r + 1}: FAILED {t['error']}")
+
+    # the table: a row a budget, each cell round 1 / round 2 ...
+    def cell(b, f, nd=1):
+        rows = sorted((t for t in rec["trials"] if t["budget"] == b), key=lambda t: t["round"])
+        return " / ".join(fmt(f(t), nd) if "itl_ms_during" in t else "FAIL" for t in rows)
+
+    tern = os.path.basename(a.model)
+    L = [f"# Decode ITL while a {P:,}-token prompt prefills, by chunk budget (issue 26): {tern}, {a.device}, "
+         f"commit {rec.get('commit') or '?'}{' (dirty)' if rec.get('dirty') else ''}", "",
+         f"Server: `tern serve {' '.join(common)} --batch-tokens B`, fresh for each budget and round. {S} streams "
+         f"decode (prompts of {a.short_tokens} token ids, greedy, ignore_eos); once all decode and each has "
+         f"{a.baseline_tokens} baseline tokens, one {P:,}-token prompt (ids, max_tokens 1) is sent. A step runs the "
+         f"{S} decode tokens, then a chunk of max(B - {S}, 16) prompt tokens; the prompt takes 'steps' such steps, "
+         f"each giving every stream one token. ITL: gaps between a stream's token arrivals (SSE), pooled over the "
+         f"streams: during = its gaps of those steps; base = before the prompt was sent. TTFT: sending the prompt to "
+         f"its response; alone: the same length with nothing else running. Cells: round "
+         f"{' / '.join(str(i + 1) for i in range(a.rounds))} (round 2 ran the budgets in reverse order).", "",
+         "| budget B | chunk | steps | ITL p50 during | ITL p99 during | ITL max during | ITL p50 base | ITL p99 base "
+         "| ITL max base | TTFT, s | TTFT alone, s | decode tok/s during | decode tok/s base |",
+         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for b in budgets:
+        L.append(f"| {b} | {chunk_of(b, S)} | {math.ceil(P / chunk_of(b, S))} | "
+                 f"{cell(b, lambda t: t['itl_ms_during']['p50'])} | {cell(b, lambda t: t['itl_ms_during']['p99'])} | "
+                 f"{cell(b, lambda t: t['itl_ms_during']['max'])} | {cell(b, lambda t: t['itl_ms_base']['p50'])} | "
+                 f"{cell(b, lambda t: t['itl_ms_base']['p99'])} | {cell(b, lambda t: t['itl_ms_base']['max'])} | "
+                 f"{cell(b, lambda t: t['ttft_ms'] / 1e3, 2)} | "
+                 f"{cell(b, lambda t: t['ttft_alone_ms'] / 1e3 if 'ttft_alone_ms' in t else None, 2)} | "
+                 f"{cell(b, lambda t: t['decode_tok_s_during'])} | {cell(b, lambda t: t['decode_tok_s_base'])} |")
+    L += ["", "ITL in ms. Cross-checks (every trial; bench/mixed_itl.py says why): a stream's gaps inside the "
+          "prompt's window = steps - 1 .. steps + 2; its last-chunk token arrives with the prompt's response; /metrics "
+          "steps + steps .. steps + 4; prompt tokens = the prompt (nothing cached); events carrying several tokens: "
+          f"{sum(t['checks']['events_with_several_tokens'] for t in rec['trials'] if 'checks' in t)} in all."]
+    if failures:
+        L.append("FAILED: " + "; ".join(failures)[:1500])
+    md = "\n".join(L) + "\n"
+    with open(a.md, "w") as f:
+        f.write(md)
+    with open(a.out, "w") as f:
+        json.dump(rec, f, indent=1)
+        f.write("\n")
+    print(md)
+    med = lambda b, f: statistics.median([f(t) for t in rec["trials"] if t["budget"] == b and "itl_ms_during" in t] or [float("nan")])
+    summ = ", ".join(f"B{b} {fmt(med(b, lambda t: t['itl_ms_during']['p50']))}/"
+                     f"{fmt(med(b, lambda t: t['itl_ms_during']['p99']))} ms TTFT {fmt(med(b, lambda t: t['ttft_ms'] / 1e3), 2)} s"
+                     for b in budgets)
+    base = med(budgets[0], lambda t: t["itl_ms_base"]["p50"])
+    log(f"{'FAIL' if failures else 'DONE'} {S} streams + {P} tokens, ITL p50/p99 during: {summ}; base p50 "
+        f"{fmt(base)} ms{'; ' + str(len(failures)) + ' failed' if failures else ''}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception as e:  # the last line is gpu_check's note either way
+        log(f"FAIL mixed_itl: {type(e).__name__}: {str(e)[-300:]}".replace("\n", " "))
+        sys.exit(1)
