@@ -20,7 +20,11 @@ gemma3: the gemma3 row at 6 layers (llama.cpp's pattern: layers 0-4 slide, 5 is 
 most of the 40 positions see a cut window; head_dim 64 (the CUDA kernels' Q8_0 cache and flash shapes), per-head q/k
 norms, post-attention and post-FFN norms, GeGLU, the embedding scaled by sqrt(n_embd), tied output.
 
-Writes, for ARCH in qwen2, qwen3, phi3, qwen2-yarn, phi3-longrope, gemma3: ARCH.gguf, ARCH.ids (comma-separated),
+mistral3: the mistral3 row (the llama block, NORM RoPE) with YaRN (factor 4 over an original context of 16, beta_fast 8
+and beta_slow 2 where llama.cpp's defaults are 32 and 1, yarn_log_multiplier 1: the cos/sin factor cancels to 1, as in
+Ministral 3 files) and the attention temperature 0.1 (q times 1 + 0.1 ln(floor(pos / 16) + 1): positions 16-39 scaled).
+
+Writes, for ARCH in qwen2, qwen3, phi3, qwen2-yarn, phi3-longrope, gemma3, mistral3: ARCH.gguf, ARCH.ids (comma-separated),
 ARCH.logits (float32 little-endian, (40, 320) row-major). Run from the repo root: python3 tests/gen_recipe_fixtures.py
 [NAME...] (default: all).
 """
@@ -99,6 +103,11 @@ def write(arch, path, seed, yarn=None, longrope=None):
         w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
         w.add_rope_scaling_factor(yarn[0])
         w.add_rope_scaling_orig_ctx_len(yarn[1])
+    if arch == "mistral3":
+        w.add_rope_scaling_yarn_beta_fast(8.0)
+        w.add_rope_scaling_yarn_beta_slow(2.0)
+        w.add_rope_scaling_yarn_log_mul(1.0)
+        w.add_key_value(f"{arch}.attention.temperature_scale", 0.1, gguf.GGUFValueType.FLOAT32)
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("qwen2")
@@ -170,12 +179,14 @@ def main():
     ids = [int(x) for x in np.random.default_rng(7).integers(0, 319, 40)]
     for seed, (name, arch, yarn) in enumerate([("qwen2", "qwen2", None), ("qwen3", "qwen3", None), ("phi3", "phi3", None),
                                                ("qwen2-yarn", "qwen2", (4.0, 16)), ("phi3-longrope", "phi3", (1.2, 16)),
-                                               ("gemma3", "gemma3", None)]):
+                                               ("gemma3", "gemma3", None), ("mistral3", "mistral3", (4.0, 16))]):
         if len(sys.argv) > 1 and name not in sys.argv[1:]:
             continue
         path = os.path.join(OUT, f"{name}.gguf")
-        V = write(arch, path, 100 + seed, yarn if arch == "qwen2" else None, yarn if arch == "phi3" else None)
-        llm = Llama(model_path=path, n_ctx=64, n_batch=64, logits_all=True, n_threads=2, verbose=False)
+        V = write(arch, path, 100 + seed, yarn if arch in ("qwen2", "mistral3") else None, yarn if arch == "phi3" else None)
+        # yarn_beta_* -1: the file's values, as llama.cpp's own tools read them (llama-cpp-python defaults to 32 and 1)
+        llm = Llama(model_path=path, n_ctx=64, n_batch=64, logits_all=True, n_threads=2, verbose=False,
+                    yarn_beta_fast=-1.0, yarn_beta_slow=-1.0)
         assert llm.n_vocab() == V
         llm.eval(ids)
         lg = np.array(llm.scores[:len(ids)], dtype=np.float32)

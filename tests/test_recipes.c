@@ -9,7 +9,9 @@
  * layer's attention add and FFN add (cpu_set_probe) against scripts/ref_numpy.py's float64 forward pass over the same
  * weights (ARCH.layers, ARCH.f64: `ref_numpy.py ARCH.gguf --tokens IDS --out ARCH.f64 --dump ARCH.layers`), each
  * point within LAYER_MAX; with the flipped RoPE the first point out of bounds must be layer 0's attention.
- * YaRN on the qwen2 row (qwen2-yarn.gguf) and LongRoPE on the phi3 row (phi3-longrope.gguf) against llama.cpp. */
+ * YaRN on the qwen2 row (qwen2-yarn.gguf) and LongRoPE on the phi3 row (phi3-longrope.gguf) against llama.cpp; the
+ * gemma3 row with an 8-key sliding window (gemma3.gguf) and the mistral3 row (mistral3.gguf: YaRN with the file's betas
+ * and log multiplier, the attention temperature). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,7 +295,54 @@ static void check_gemma3_window(void) {
     tern_model_free(m);
 }
 
+/* mistral3.gguf: the mistral3 row (llama block) with YaRN at beta_fast 8 / beta_slow 2 and yarn_log_multiplier 1 (the
+ * cos/sin factor 1) and the attention temperature 0.1 over a floor scale of 16, against llama.cpp over 40 positions;
+ * each of the three features removed in turn (no temperature, llama.cpp's default betas, the factor without the log
+ * multiplier) must miss by far. */
+static void check_mistral3(void) {
+    tern_model *m = tern_model_load(FIX "mistral3.gguf", 0);
+    CHECK(m != NULL, "load mistral3: %s", tern_last_error());
+    if (!m) return;
+    CHECK(m->recipe->rope == TERN_ROPE_NORM && m->rope_yarn == 4.0 && m->rope_yarn_beta_fast == 8.0f &&
+              m->rope_yarn_beta_slow == 2.0f && fabsf(m->rope_mscale - 1.0f) < 1e-6f && m->attn_temp == 0.1f &&
+              m->attn_temp_floor == 16,
+          "mistral3 as loaded: yarn %g betas %g %g mscale %g temp %g floor %d", m->rope_yarn, (double)m->rope_yarn_beta_fast,
+          (double)m->rope_yarn_beta_slow, (double)m->rope_mscale, (double)m->attn_temp, m->attn_temp_floor);
+    const int V = tern_model_n_vocab(m);
+    int32_t ids[N_IDS];
+    const int n = check_read_ids(FIX "mistral3.ids", ids, N_IDS);
+    float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
+    FILE *f = fopen(FIX "mistral3.logits", "rb");
+    const size_t nr = f ? fread(want, sizeof(float), (size_t)N_IDS * V, f) : 0;
+    if (f) fclose(f);
+    CHECK(n == N_IDS && nr == (size_t)N_IDS * V, "mistral3 fixtures: %d ids, %zu floats", n, nr);
+    if (n == N_IDS && nr == (size_t)N_IDS * V) {
+        int bad = 0;
+        CHECK(eval_all(m, ids, n, got) == 0, "mistral3: eval: %s", tern_last_error());
+        const double e = worst_rel(got, want, n, V, &bad);
+        CHECK(e < REL_MAX && bad == 0, "mistral3: logits vs llama.cpp: worst row %.3e, %d argmax differ", e, bad);
+        printf("test_recipes: mistral3 (YaRN betas 8/2, log mul 1, temperature 0.1): %d positions, worst rel L2 vs "
+               "llama.cpp %.3e, argmax equal at %d of %d\n", n, e, n - bad, n);
+        static const char *what[3] = {"no temperature", "default betas", "no log multiplier"};
+        for (int mut = 0; mut < 3; mut++) {
+            const float t0 = m->attn_temp, bf = m->rope_yarn_beta_fast, bs = m->rope_yarn_beta_slow, ms = m->rope_mscale;
+            if (mut == 0) m->attn_temp = 0.0f;
+            if (mut == 1) m->rope_yarn_beta_fast = 32.0f, m->rope_yarn_beta_slow = 1.0f;
+            if (mut == 2) m->rope_mscale = (float)(0.1 * log(4.0) + 1.0);
+            CHECK(eval_all(m, ids, n, got) == 0, "mistral3: eval (%s)", what[mut]);
+            const double ew = worst_rel(got, want, n, V, &bad);
+            CHECK(ew > 10 * REL_MAX, "mistral3 with %s: the logits are %.3e from llama.cpp's: the check would not see it",
+                  what[mut], ew);
+            m->attn_temp = t0, m->rope_yarn_beta_fast = bf, m->rope_yarn_beta_slow = bs, m->rope_mscale = ms;
+        }
+    }
+    free(want);
+    free(got);
+    tern_model_free(m);
+}
+
 int main(void) {
+    check_mistral3();
     check_gemma3_window();
     check_arch("qwen2");
     check_arch("qwen3");

@@ -45,7 +45,8 @@ static int get_int(const gguf_file *f, const char *arch, const char *key, int *o
 
 /* Optional positive finite number: 0 and stored, 1 if absent, -1 (error set) if of another type or not
  * a finite number > 0. */
-static int get_f64(const gguf_file *f, const char *arch, const char *key, double *out) {
+/* get_f64 with zero allowed (a key whose 0 means "none", as llama.cpp reads it): finite and >= 0. */
+static int get_f64_z(const gguf_file *f, const char *arch, const char *key, double *out) {
     char k[128];
     snprintf(k, sizeof k, "%s.%s", arch, key);
     const gguf_value *v = gguf_get(f, k);
@@ -56,8 +57,19 @@ static int get_f64(const gguf_file *f, const char *arch, const char *key, double
         tern_set_error("metadata %s must be a number", k);
         return -1;
     }
-    if (!isfinite(d) || d <= 0.0) {
-        tern_set_error("metadata %s = %g is out of range (must be finite and > 0)", k, d);
+    if (!isfinite(d) || d < 0.0) {
+        tern_set_error("metadata %s = %g is out of range (must be finite and >= 0)", k, d);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+static int get_f64(const gguf_file *f, const char *arch, const char *key, double *out) {
+    double d = 0.0;
+    const int rc = get_f64_z(f, arch, key, &d);
+    if (rc != 0) return rc;
+    if (d <= 0.0) {
+        tern_set_error("metadata %s.%s = %g is out of range (must be finite and > 0)", arch, key, d);
         return -1;
     }
     *out = d;
@@ -200,6 +212,11 @@ static const tern_recipe RECIPES[] = {
      * them). The 128k variants' LongRoPE factors (rope_factors_long/short) load too: the long set where the context
      * runs past the original one (cpu_rope_table). */
     {"phi3", TERN_ROPE_NEOX, TERN_ACT_SILU, 0, 0},
+    /* Mistral 3 / Ministral 3 (llama.cpp src/models/mistral3.cpp): the llama block (its rope type NORM, optional
+     * rope_freqs), YaRN with the file's beta_fast / beta_slow and yarn_log_multiplier, and Llama 4's attention
+     * temperature: q times 1 + s ln(floor(pos / n_orig) + 1) after RoPE (attention.temperature_scale s, the floor
+     * scale the original context). Its MoE variants are refused as any row's. */
+    {"mistral3", TERN_ROPE_NORM, TERN_ACT_SILU, 0, 0},
 };
 
 const tern_recipe *tern_recipe_find(const char *arch) {
@@ -344,18 +361,30 @@ tern_model *tern_model_load_gguf(gguf_file *gf, const char *path, int progress) 
     m->rope_mscale = (float)attn_factor;
     m->rope_yarn_ctx = m->n_ctx_train;
     if (get_int(f, arch, "rope.scaling.original_context_length", &m->rope_yarn_ctx, 0) < 0) return load_fail(m);
-    if (st && !strcmp(st, "yarn") && factor > 1.0) { /* llama.cpp's defaults: beta_fast 32, beta_slow 1, ext_factor 1 */
-        const char *keys[3] = {"rope.scaling.yarn_log_multiplier", "rope.scaling.yarn_beta_fast", "rope.scaling.yarn_beta_slow"};
-        for (int i = 0; i < 3; i++) {
-            char kk[160];
-            snprintf(kk, sizeof kk, "%s.%s", arch, keys[i]);
-            if (gguf_get(f, kk)) {
-                tern_set_error("YaRN with %s is not supported yet", kk);
-                return load_fail(m);
-            }
+    m->rope_yarn_beta_fast = 32.0f, m->rope_yarn_beta_slow = 1.0f; /* llama.cpp's defaults (ext_factor 1) */
+    if (st && !strcmp(st, "yarn") && factor > 1.0) {
+        double bf = 32.0, bs = 1.0, log_mul = 0.0;
+        if (get_f64(f, arch, "rope.scaling.yarn_beta_fast", &bf) < 0 || get_f64(f, arch, "rope.scaling.yarn_beta_slow", &bs) < 0 ||
+            get_f64_z(f, arch, "rope.scaling.yarn_log_multiplier", &log_mul) < 0)
+            return load_fail(m);
+        if (!(bf > 0.0 && bf < 1e6 && bs > 0.0 && bs < 1e6 && log_mul >= 0.0 && log_mul < 1e6)) {
+            tern_set_error("YaRN's beta_fast %g, beta_slow %g or yarn_log_multiplier %g is out of range", bf, bs, log_mul);
+            return load_fail(m);
         }
         m->rope_yarn = factor;
-        m->rope_mscale = (float)(attn_factor * (0.1 * log(factor) + 1.0)); /* llama.cpp's get_mscale(factor, 1) */
+        m->rope_yarn_beta_fast = (float)bf, m->rope_yarn_beta_slow = (float)bs;
+        /* llama.cpp (llama-context.cpp): get_mscale(factor, 1) / get_mscale(factor, log_mul) where the file sets a
+         * log multiplier, else get_mscale(factor, 1); get_mscale(s, m) = 1 + 0.1 m ln s */
+        m->rope_mscale = (float)(attn_factor * (0.1 * log(factor) + 1.0) / (log_mul != 0.0 ? 0.1 * log_mul * log(factor) + 1.0 : 1.0));
+    }
+    double temp = 0.0; /* Llama 4 / Mistral 3 attention temperature */
+    if (get_f64_z(f, arch, "attention.temperature_scale", &temp) < 0) return load_fail(m);
+    if (temp != 0.0) {
+        if (!(fabs(temp) < 1e6) || m->rope_yarn_ctx <= 0) {
+            tern_set_error("attention.temperature_scale %g needs a positive original context (have %d)", temp, m->rope_yarn_ctx);
+            return load_fail(m);
+        }
+        m->attn_temp = (float)temp, m->attn_temp_floor = m->rope_yarn_ctx;
     }
     if (gguf_find_tensor(f, "blk.0.ffn_gate_exps.weight")) {
         tern_set_error("mixture-of-experts %s models are not supported yet", arch);

@@ -1,6 +1,6 @@
 /* graph.c: the forward pass as a list of ops, read off the recipe (graph.h). Per layer, pre-norm
  * (Touvron et al. 2023, "LLaMA"; Gemma's extra post-norms where the recipe has them):
- *   h = x + [post_norm] Wo · attn(rope([qk_norm] Wq·rmsnorm(x)), rope([qk_norm] Wk·rmsnorm(x)), Wv·rmsnorm(x))
+ *   h = x + [post_norm] Wo · attn([temp] rope([qk_norm] Wq·rmsnorm(x)), rope([qk_norm] Wk·rmsnorm(x)), Wv·rmsnorm(x))
  *   x = h + [post_norm] Wdown · (act(Wgate·rmsnorm(h)) * Wup·rmsnorm(h))
  * then logits = [softcap] Wout · rmsnorm(x) for the rows whose logits are wanted. */
 #include <stdio.h>
@@ -68,6 +68,10 @@ tern_graph *tern_graph_build(const tern_model *m, int n_layer) {
             tg_node *n = emit(&b, TG_ROPE, qk[j], qk[j], il);
             n->heads = j ? m->n_head_kv : m->n_head, n->rope = r->rope, n->table = l->rope_table;
         }
+        if (m->attn_temp != 0.0f) { /* Llama 4 / Mistral 3: q scaled by its position's temperature, after RoPE */
+            tg_node *n = emit(&b, TG_QTEMP, TB_Q, TB_Q, il);
+            n->heads = m->n_head, n->f = m->attn_temp, n->window = m->attn_temp_floor;
+        }
         emit(&b, TG_KV_STORE, TB_N, TB_K, il)->src1 = TB_V;
         tg_node *a = emit(&b, TG_ATTN, TB_ATT, TB_Q, il);
         a->f = m->attn_scale, a->window = l->window, a->heads = m->n_head;
@@ -99,7 +103,7 @@ void tern_graph_free(tern_graph *g) {
 
 void tern_graph_print(const tern_graph *g, FILE *f) {
     static const char *ops[] = {"embed", "rmsnorm", "head_norm", "add", "matmul", "rope", "kv_store", "attn", "glu",
-                                "gather", "softcap"};
+                                "gather", "softcap", "qtemp"};
     static const char *bufs[] = {"x", "xn", "q", "k", "v", "att", "t", "g", "u", "xo", "logits", "-"};
     static const char *roles[] = {"q", "k", "v", "o", "gate", "up", "down", "out", ""};
     for (int i = 0; i < g->n_nodes; i++) {

@@ -38,7 +38,9 @@ typedef enum {
                    * its position (and > position - window when window > 0), softmax scale f */
     TG_GLU,       /* dst = act(src0) * src1 (act) */
     TG_GATHER,    /* dst (n_out rows) = the output rows of src0 */
-    TG_SOFTCAP    /* dst = f * tanh(dst / f) */
+    TG_SOFTCAP,   /* dst = f * tanh(dst / f) */
+    TG_QTEMP      /* dst (rows, heads, head_dim) in place times 1 + f ln(floor(pos / window) + 1), the token's position
+                   * (Llama 4 / Mistral 3 attention temperature; llama.cpp's inp_attn_scale) */
 } tg_op;
 
 /* What a TG_MATMUL's weight is: a backend may fuse the projections that share an input (Q|K|V, GATE|UP) or
@@ -56,7 +58,7 @@ typedef struct {
     int heads;              /* TG_ROPE, TG_HEAD_NORM: heads in a row */
     tern_rope_kind rope;    /* TG_ROPE */
     int table;              /* TG_ROPE: the frequency table (tern_layer.rope_table) */
-    int window;             /* TG_ATTN: 0 all keys */
+    int window;             /* TG_ATTN: 0 all keys; TG_QTEMP: the floor scale */
     tern_act act;           /* TG_GLU */
 } tg_node;
 

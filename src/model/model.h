@@ -67,7 +67,12 @@ struct tern_model {
     double rope_base, rope_scale;   /* rope_scale: linear scaling factor, 1 = none */
     double rope_yarn;               /* YaRN's factor (rope.scaling.type yarn), 0 = none; then rope_scale is 1 */
     int rope_yarn_ctx;              /* rope.scaling.original_context_length (YaRN's ramp, LongRoPE's long/short) */
-    float rope_mscale;              /* cos and sin times this: rope.scaling.attn_factor x YaRN's 1 + 0.1 ln factor */
+    float rope_mscale;              /* cos and sin times this: rope.scaling.attn_factor x YaRN's 1 + 0.1 ln factor
+                                     * (over 1 + 0.1 yarn_log_multiplier ln factor where the file sets one) */
+    float rope_yarn_beta_fast, rope_yarn_beta_slow; /* YaRN's ramp (rope.scaling.yarn_beta_fast/slow; 32, 1) */
+    float attn_temp;                /* Llama 4 / Mistral 3 attention temperature (attention.temperature_scale): q
+                                     * times 1 + attn_temp ln(floor(pos / attn_temp_floor) + 1); 0: none */
+    int attn_temp_floor;            /* its floor scale: the original context (rope.scaling.original_context_length) */
     double rope_base_local;         /* RoPE base of sliding-window layers (rope_table 1) */
     float attn_scale;               /* softmax scale of q.k (1/sqrt(head_dim) unless the metadata says) */
     float logit_softcap;            /* final logits = c * tanh(logits / c); 0: none */

@@ -1,7 +1,8 @@
 /* gpu_recipes: the recipe rows beyond llama on the CUDA backend against llama.cpp (run by bench/gpu_check.sh on a GPU
  * box, not in CI): the tiny random GGUFs of tests/fixtures/recipes/ (tests/gen_recipe_fixtures.py: qwen2 with q/k/v
  * biases, qwen3 with per-head q/k norms, phi3 with fused q|k|v and gate|up, qwen2 with YaRN, phi3 with LongRoPE,
- * gemma3 at 6 layers with a sliding window of 8, head_dim 64; all NEOX RoPE) and llama.cpp's logits of 40 fixed ids
+ * gemma3 at 6 layers with a sliding window of 8, head_dim 64; all NEOX RoPE; mistral3 with YaRN's betas and log
+ * multiplier and the attention temperature, NORM RoPE) and llama.cpp's logits of 40 fixed ids
  * (llama-cpp-python 0.3.36, CPU, f16 KV). For each file, on the GPU:
  *   1. the 40 ids in one pass (a prefill chunk: the f16 GEMMs, v1 or flash attention) and in chunks of 16 and of 1
  *      (the GEMV path, the decode attention): every position's logits within REL_MAX relative L2 of llama.cpp's, the
@@ -218,7 +219,7 @@ int main(void) {
         printf("gpu_recipes: no CUDA device (or a CPU build), skipped\ngpu_recipes: 0 passed, 0 failed\n");
         return 0;
     }
-    static const char *files[] = {"qwen2", "qwen3", "phi3", "qwen2-yarn", "phi3-longrope", "gemma3"};
+    static const char *files[] = {"qwen2", "qwen3", "phi3", "qwen2-yarn", "phi3-longrope", "gemma3", "mistral3"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) check_file(files[i]);
     check_vs_cpu();
     return check_summary("gpu_recipes");

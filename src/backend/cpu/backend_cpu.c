@@ -378,8 +378,9 @@ void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const flo
 /* YaRN (ggml's rope_yarn, after jquesnelle/yarn): each pair's angle mixes the interpolated frequency (freq / factor)
  * and the original one by a ramp over the pairs between the correction dims of beta_fast = 32 and beta_slow = 1 at
  * the original context; both are linear in the position, so the mix is a frequency table. */
-void cpu_rope_freqs_yarn(float *freq, int n_rot, double base, double factor, int orig_ctx, const float *factors) {
-    const float bf = 32.0f, bs = 1.0f, pi2 = 2 * (float)M_PI;
+void cpu_rope_freqs_yarn(float *freq, int n_rot, double base, double factor, int orig_ctx, float bf, float bs,
+                         const float *factors) {
+    const float pi2 = 2 * (float)M_PI;
     float lo = floorf((float)n_rot * logf((float)orig_ctx / (bf * pi2)) / (2 * logf((float)base)));
     float hi = ceilf((float)n_rot * logf((float)orig_ctx / (bs * pi2)) / (2 * logf((float)base)));
     lo = lo > 0 ? lo : 0;

@@ -7,6 +7,7 @@
  */
 #ifndef TERN_BACKEND_CPU_H
 #define TERN_BACKEND_CPU_H
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -102,9 +103,16 @@ void cpu_rope_ex(float *x, int n, int n_heads, int head_dim, int n_rot, const in
 /* freq[i] = base^(-2i/n_rot) / scale / (factors ? factors[i] : 1), i < n_rot/2, computed in double.
  * scale: linear RoPE scaling factor (1 = none); factors: llama3 rope_freqs.weight or NULL. */
 void cpu_rope_freqs(float *freq, int n_rot, double base, double scale, const float *factors);
-/* YaRN's table (factor > 1, orig_ctx the context it was trained at; beta_fast 32, beta_slow 1 as llama.cpp) and the
- * rotation with its magnitude scale (cos, sin times mscale; cpu_rope_ex is mscale 1). */
-void cpu_rope_freqs_yarn(float *freq, int n_rot, double base, double factor, int orig_ctx, const float *factors);
+/* YaRN's table (factor > 1, orig_ctx the context it was trained at; the ramp's beta_fast bf and beta_slow bs,
+ * llama.cpp's defaults 32 and 1) and the rotation with its magnitude scale (cos, sin times mscale; cpu_rope_ex is
+ * mscale 1). */
+void cpu_rope_freqs_yarn(float *freq, int n_rot, double base, double factor, int orig_ctx, float bf, float bs,
+                         const float *factors);
+/* The attention temperature of a query at position pos (Llama 4, Mistral 3; llama.cpp's inp_attn_scale, its types):
+ * 1 + f ln(floor(pos / floor_scale) + 1). */
+static inline float cpu_attn_temp(int32_t pos, float f, int floor_scale) {
+    return (float)(log((double)floorf((float)pos / (float)floor_scale) + 1.0) * (double)f + 1.0);
+}
 void cpu_rope_ms(float *x, int n, int n_heads, int head_dim, int n_rot, const int32_t *pos, const float *freq, int neox,
                  float mscale);
 /* The model's RoPE frequency table `table` (tern_layer.rope_table: 0 the global layers', with the file's scaling:

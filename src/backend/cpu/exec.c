@@ -160,6 +160,12 @@ static int cpu_exec(tern_backend *be_, const tern_graph *g, const tern_ubatch *u
         case TG_SOFTCAP:
             for (size_t k = 0; k < (size_t)rows * wd; k++) dst[k] = nd->f * tanhf(dst[k] / nd->f);
             break;
+        case TG_QTEMP:
+            for (int t = 0; t < rows; t++) {
+                const float s = cpu_attn_temp(ub->pos[t], nd->f, nd->window);
+                for (int k = 0; k < wd; k++) dst[(size_t)t * wd + k] *= s;
+            }
+            break;
         }
     }
     const int V = m->n_vocab;
@@ -179,7 +185,8 @@ float cpu_rope_table(const tern_model *m, int n_ctx, int table, float *freq) {
      * context, padded to 256; here the engine's) */
     const float *fac = m->rope_long ? (n_ctx > m->rope_yarn_ctx ? m->rope_long : m->rope_short) : m->rope_factors;
     if (!table && m->rope_yarn > 0)
-        cpu_rope_freqs_yarn(freq, m->n_rot, m->rope_base, m->rope_yarn, m->rope_yarn_ctx, fac);
+        cpu_rope_freqs_yarn(freq, m->n_rot, m->rope_base, m->rope_yarn, m->rope_yarn_ctx, m->rope_yarn_beta_fast,
+                            m->rope_yarn_beta_slow, fac);
     else
         cpu_rope_freqs(freq, m->n_rot, table ? m->rope_base_local : m->rope_base, table ? 1.0 : m->rope_scale,
                        table ? NULL : fac);

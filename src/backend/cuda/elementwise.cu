@@ -620,6 +620,23 @@ extern "C" void tcu_rmsnorm_rows(float *x, const float *w, float eps, int rows, 
     }
 }
 
+/* q (n, dim) row t times 1 + f ln(floor(pos[t] / fl) + 1) (the attention temperature of Llama 4 / Mistral 3, in
+ * cpu_attn_temp's types: the floor in f32, the log and the affine map in double, rounded to f32). */
+__global__ void attn_temp_k(float *__restrict__ q, int n, int dim, const int32_t *__restrict__ pos, float f, int fl) {
+    pdl_trigger();
+    pdl_wait();
+    for (int t = blockIdx.y; t < n; t += gridDim.y) {
+        const float s = (float)(log((double)floorf(__fdiv_rn((float)pos[t], (float)fl)) + 1.0) * (double)f + 1.0);
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < dim; i += gridDim.x * blockDim.x)
+            q[(size_t)t * dim + i] = __fmul_rn(q[(size_t)t * dim + i], s);
+    }
+}
+extern "C" void tcu_attn_temp(float *q, int n, int dim, const int32_t *pos, float f, int floor_scale, cudaStream_t st) {
+    if (n <= 0 || dim <= 0 || floor_scale <= 0) return;
+    PDL_LAUNCH(attn_temp_k, dim3((unsigned)((dim + 255) / 256), (unsigned)(n < 65535 ? n : 65535)), dim3(256), 0, st, q, n,
+               dim, pos, f, floor_scale);
+}
+
 /* x *= f, n elements (the embedding scale of Gemma: sqrt(n_embd)); x = f * tanh(x / f) (final logit soft-capping). */
 __global__ void scale_k(float *x, int64_t n, float f) {
     pdl_trigger();

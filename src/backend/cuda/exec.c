@@ -289,15 +289,16 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                              st);
             i++;
             break;
-        case TG_ROPE: { /* ROPE q, ROPE k, KV_STORE, ATTN, MATMUL o */
-            if (!(i + 4 < nn && N[i + 1].op == TG_ROPE && N[i + 2].op == TG_KV_STORE && N[i + 3].op == TG_ATTN &&
-                  N[i + 4].op == TG_MATMUL && N[i + 4].role == TW_O)) {
+        case TG_ROPE: { /* ROPE q, ROPE k, [QTEMP q], KV_STORE, ATTN, MATMUL o */
+            const int qt = i + 2 < nn && N[i + 2].op == TG_QTEMP; /* Mistral 3's attention temperature */
+            if (!(i + 4 + qt < nn && N[i + 1].op == TG_ROPE && N[i + 2 + qt].op == TG_KV_STORE &&
+                  N[i + 3 + qt].op == TG_ATTN && N[i + 4 + qt].op == TG_MATMUL && N[i + 4 + qt].role == TW_O)) {
                 tern_set_error("internal: the CUDA executor expects RoPE, KV store, attention, O at node %d", i);
                 return -1;
             }
             const kv_layer L = layer_kv(g, il, Hkv);
-            const float sc = N[i + 3].f;
-            const int win = N[i + 3].window, tb = nd->table, neox = nd->rope == TERN_ROPE_NEOX;
+            const float sc = N[i + 3 + qt].f;
+            const int win = N[i + 3 + qt].window, tb = nd->table, neox = nd->rope == TERN_ROPE_NEOX;
             const float *cs = tabled ? g->ropecs[tb] : NULL;
             /* the O GEMV's x16 input written by the attention kernel itself (+1.4% Q4_0 tg128, docs/ledger.md) */
             xq = want_x16(g, n, l->wo, NULL, NULL);
@@ -310,6 +311,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 tcu_rope_kv_q8(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, g->slot,
                                g->freq[tb], cs, hq, hk, heps, L.kq, L.ks, L.vq, L.vs, st);
             hq = hk = NULL;
+            if (qt) tcu_attn_temp(bq, n, Hq, g->pos, N[i + 2].f, N[i + 2].window, st);
             if (att_x16) {
                 tcu_attention_decode_x16(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
                                          g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
@@ -345,7 +347,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
             if (matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
             if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
-            i += 5;
+            i += 5 + qt;
             break;
         }
         case TG_GLU: { /* GLU, MATMUL down */

@@ -207,6 +207,9 @@ void tcu_glu_rows(int act, const float *gu, int rows, int dim, uint16_t *g16, cu
 /* x (rows, dim) in place = RMSNorm of each row times w (dim), eps (a CTA a row; the per-head q/k norm with rows =
  * tokens x heads and dim = head_dim; Gemma's post-norms). A row's bits do not depend on rows. CPU: cpu_rmsnorm. */
 void tcu_rmsnorm_rows(float *x, const float *w, float eps, int rows, int dim, cudaStream_t st);
+/* q (n, dim) f32 in place: row t times 1 + f ln(floor(pos[t] / floor_scale) + 1) (the attention temperature of Llama 4
+ * and Mistral 3; pos on the device). CPU reference: cpu_attn_temp. */
+void tcu_attn_temp(float *q, int n, int dim, const int32_t *pos, float f, int floor_scale, cudaStream_t st);
 /* x *= f (n elements); x = f * tanh(x / f) (logit soft-capping). */
 void tcu_scale(float *x, int64_t n, float f, cudaStream_t st);
 void tcu_softcap(float *x, int64_t n, float f, cudaStream_t st);
