@@ -93,10 +93,12 @@ for s in $steps; do
   mma) # the small-M MMA GEMM against the one-column GEMV, every type and family; MMA_SWEEP=1 adds the sweep
     build-cuda/gpu/gpu_mma ${MMA_SWEEP:+--sweep} >"$OUT/mma.log" 2>&1
     note mma "$(status_of "$OUT/mma.log")" "$(counts "$OUT/mma.log")" ;;
-  batch)
+  batch) # a synthetic Llama, then the gemma3 fixture (an 8-key sliding window over paged, shared KV blocks)
     f=$(synth llama3.2-1b q4_0 4)
     build-cuda/gpu/gpu_batch "$f" >"$OUT/batch.log" 2>&1
-    note batch "$(status_of "$OUT/batch.log")" "$(grep -E '^8 sequences' "$OUT/batch.log" | cut -c1-150)" ;;
+    note batch "$(status_of "$OUT/batch.log")" "$(grep -E '^8 sequences' "$OUT/batch.log" | cut -c1-150)"
+    build-cuda/gpu/gpu_batch tests/fixtures/recipes/gemma3.gguf >"$OUT/batch-gemma3.log" 2>&1
+    note "batch gemma3" "$(status_of "$OUT/batch-gemma3.log")" "$(grep -E '^8 sequences' "$OUT/batch-gemma3.log" | cut -c1-150)" ;;
   parallel)
     ./tern bench --synthetic llama3-8b --synthetic-type q4_0 --device cuda --parallel 1,4,16,64 -p 512 -n 128 -r 1 \
       --receipt "$OUT/parallel-llama3-8b-q4_0.json" >"$OUT/parallel.md" 2>"$OUT/parallel.err"

@@ -1,6 +1,7 @@
 /* test_engine: the engine's batch API on the CPU (the default model):
  * - batch invariance (tests/batch_invariance.h): 8 sequences of 3..93 prompt tokens, 12 greedy tokens each, joining
- *   at steps 0..3 of one engine, give the tokens and the logits bits each gives alone; a sequence sampling with its
+ *   at steps 0..3 of one engine, give the tokens and the logits bits each gives alone (also over the tiny gemma3
+ *   fixture, whose 8-key sliding window cuts most sequences); a sequence sampling with its
  *   own sampler beside greedy ones draws what the host chain draws from its logits alone;
  * - the graph: one op list for the llama recipe (embed, 30 x 16 ops, gather, norm, head);
  * - a forked sequence shares its parent's blocks (pool usage) and, continued with other tokens than the parent,
@@ -59,6 +60,12 @@ int main(void) {
     /* batch invariance: 8 sequences on the CPU; a sequence's sampler in a batch */
     bi_check(m, cpu_params(256, 8, 0), 8, 12, "cpu, 8 sequences");
     bi_sample_check(m, cpu_params(256, 3, 0), 16, "cpu");
+    { /* the same over a recipe with a sliding window (the gemma3 fixture: 8 keys, paged blocks of 16 shared in a pass) */
+        tern_model *g3 = tern_model_load("tests/fixtures/recipes/gemma3.gguf", 0);
+        CHECK(g3 != NULL, "load the gemma3 fixture: %s", tern_last_error());
+        if (g3) bi_check(g3, cpu_params(256, 8, 0), 8, 12, "cpu, 8 sequences, gemma3 (window 8)");
+        tern_model_free(g3);
+    }
 
     /* fork: shared blocks, copy on write */
     tern_engine_params ep = cpu_params(128, 4, 0);
