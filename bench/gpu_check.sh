@@ -9,7 +9,8 @@
 #   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
 #   synthetic 4-layer Llama-3.2-1B; recipes: tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and
 #   sliding-window gemma3 fixtures on CUDA against llama.cpp's logits); presets: gpu_model (GPU vs CPU) on each family's
-#   synthetic preset at a few layers; ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
+#   synthetic preset at a few layers; stepprof (not in the default list): ncu's kernel times of un-captured decode steps
+#   of STEPPROF_PRESETS (default gemma3-4b:q4_0:34 qwen2.5-7b:q4_0:28) by bench/ncu_step_sum.py; ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
 #   AB_TYPES (default q4_0 q8_0 q4_k), pp512, pp2048, tg128, two rounds interleaved (the no-regression A/B);
 #   parallel: tern bench --parallel 1,4,16,64 -p 512 -n 128 on the synthetic Llama-3-8B Q4_0 (llama-batched-bench's
 #   table)
@@ -122,6 +123,16 @@ for s in $steps; do
     [ -s "$MODEL" ] || MODEL=$(synth smollm2-135m q4_1 30)
     build-cuda/gpu/gpu_model "$MODEL" --dump "$OUT/logits.bin" >"$OUT/model.log" 2>&1
     note model "$(status_of "$OUT/model.log")" "$(grep -E '^(logits rel L2, GPU vs CPU ref|greedy)' "$OUT/model.log" | tr '\n' ' ' | cut -c1-150)" ;;
+  stepprof) # ncu's kernel times over un-captured decode steps of each preset (bench/ncu_step_sum.py): where a step goes
+    for p in ${STEPPROF_PRESETS:-gemma3-4b:q4_0:34 qwen2.5-7b:q4_0:28}; do
+      IFS=: read -r a ty nl <<<"$p"
+      f=$(synth "$a" "$ty" "$nl")
+      TERN_CUDA_GRAPH=0 ncu --clock-control none --metrics gpu__time_duration.sum --csv --page raw \
+        ./tern bench -m "$f" --device cuda -p 0 -n 4 -r 1 >"$OUT/ncu-$a.csv" 2>"$OUT/ncu-$a.err"
+      python3 bench/ncu_step_sum.py "$OUT/ncu-$a.csv" >"$OUT/stepprof-$a.md" 2>&1
+      cat "$OUT/stepprof-$a.md"
+      note "prof $a" "$([ -s "$OUT/stepprof-$a.md" ] && echo DONE || echo FAIL)" "$(head -1 "$OUT/stepprof-$a.md" | cut -c1-150)"
+    done ;;
   recipes)
     build-cuda/gpu/gpu_recipes >"$OUT/recipes.log" 2>&1
     note recipes "$(status_of "$OUT/recipes.log")" "$(counts "$OUT/recipes.log")" ;;
