@@ -12,8 +12,10 @@
 #   synthetic preset at a few layers; stepprof (not in the default list): ncu's kernel times of un-captured decode steps
 #   of STEPPROF_PRESETS (default gemma3-4b:q4_0:34 qwen2.5-7b:q4_0:28) by bench/ncu_step_sum.py; ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
 #   AB_TYPES (default q4_0 q8_0 q4_k), pp512, pp2048, tg128, two rounds interleaved (the no-regression A/B);
-#   parallel: tern bench --parallel 1,4,16,64 -p 512 -n 128 on the synthetic Llama-3-8B Q4_0 (llama-batched-bench's
-#   table)
+#   parallel: issue 26's receipt, bench/parallel_peer.sh: tern bench --parallel 1,4,16,64 -p 512 -n 128 and
+#   llama-batched-bench (where $LCPP_BIN has it) on the synthetic Llama-3-8B files of TYPES (q4_0 q8_0 q4_k), two rounds
+#   interleaved, one table with each one's share of the decode floor ($OUT/parallel_peer.{md,json}); about 4 minutes on
+#   the H200 once the files exist. A CPU trial: DEVICE=cpu THREADS=2 ARCH=llama3.2-1b LAYERS=2 NPP=32 NTG=8 NPL=1,4 CTX=1024
 #   perf: bench/perf_table.sh (the performance table in docs/gpu.md); sdpa: bench/sdpa_bench.py (torch's
 #   attention backends on the shapes gpu_attention times: the prefill attention's peer)
 #   serve: issue 27's receipts, bench/serve_receipt.py on the synthetic Llama-3-8B Q4_0 (32 layers): one stream through
@@ -101,10 +103,9 @@ for s in $steps; do
     build-cuda/gpu/gpu_batch tests/fixtures/recipes/gemma3.gguf >"$OUT/batch-gemma3.log" 2>&1
     note "batch gemma3" "$(status_of "$OUT/batch-gemma3.log")" "$(grep -E '^8 sequences' "$OUT/batch-gemma3.log" | cut -c1-150)" ;;
   parallel)
-    ./tern bench --synthetic llama3-8b --synthetic-type q4_0 --device cuda --parallel 1,4,16,64 -p 512 -n 128 -r 1 \
-      --receipt "$OUT/parallel-llama3-8b-q4_0.json" >"$OUT/parallel.md" 2>"$OUT/parallel.err"
-    rc=$?; cat "$OUT/parallel.md"; tail -2 "$OUT/parallel.err"
-    note parallel "$([ $rc -eq 0 ] && echo DONE || echo FAIL)" "$(grep -E '^\|   512 \|    128 \|   64 ' "$OUT/parallel.md" | cut -c1-150)" ;;
+    OUT="$OUT" SYNTH_DIR="$SYNTH_DIR" LCPP_BIN="$LCPP_BIN" bench/parallel_peer.sh >"$OUT/parallel.log" 2>"$OUT/parallel.err"
+    cat "$OUT/parallel_peer.md" 2>/dev/null
+    note_last parallel "$OUT/parallel.log" ;;
   ab)
     OUT="$OUT" TYPES="${AB_TYPES:-q4_0 q8_0 q4_k}" ROUNDS=2 ARGS="-p 512,2048 -n 128 -r 2" bench/bins_ab.sh "$BASE_BIN" ./tern \
       >"$OUT/ab.md" 2>&1
