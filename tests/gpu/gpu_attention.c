@@ -776,6 +776,44 @@ static void window_case(int hd, int n_head, int n_head_kv, int n, int pos0, int 
         if (cut && c < 5) CHECK(e_all > 1e-3, "window %d %s n=%d pos0=%d: equals the unwindowed result (%.3g)", win,
                                 names[c], n, pos0, e_all);
     }
+    /* the paged cache under the window (decode calls): pages of 16 rows in a random order, two copies of the sequence
+     * (tokens alternating between them), stale rows elsewhere: the f16 split and the Q8_0 chooser's kernel give the
+     * identity's bytes */
+    if (n <= TCU_MULTI_MAX) {
+        pages P = pages_new(n_ctx, 4, n);
+        uint16_t *pk = pages_plane(&P, kc, 2 * row, n_ctx, 0), *pv = pages_plane(&P, vc, 2 * row, n_ctx, 0);
+        float *a = malloc(sizeof(float) * nq), *b = malloc(sizeof(float) * nq);
+        for (int q8 = 0; q8 < 1 + q8ok; q8++) {
+            int8_t *pkq = NULL, *pvq = NULL;
+            uint16_t *pks = NULL, *pvs = NULL;
+            if (q8) {
+                pkq = pages_plane(&P, kq, (size_t)row, n_ctx, 1), pvq = pages_plane(&P, vq, (size_t)row, n_ctx, 1);
+                pks = pages_plane(&P, ks, 2 * (size_t)(row / 32), n_ctx, 2);
+                pvs = pages_plane(&P, vs, 2 * (size_t)(row / 32), n_ctx, 2);
+            }
+            for (int pg = 0; pg < 2; pg++) {
+                CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+                const int32_t *bt = pg ? P.d_bt : NULL, *off = pg ? P.d_off : NULL;
+                const int lbs = pg ? P.lbs : 0;
+                if (!q8)
+                    tcu_attention_split(d_q, pg ? pk : d_k, pg ? pv : d_v, n, d_pos, bt, off, lbs, win, n_head, n_head_kv,
+                                        hd, scale, d_out, d_ws, S, 0);
+                else
+                    tcu_attention_split_q8(d_q, pg ? pkq : d_kq, pg ? pvq : d_vq, pg ? pks : d_ks, pg ? pvs : d_vs, n,
+                                           d_pos, bt, off, lbs, win, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
+                CK(cudaGetLastError());
+                CK(cudaMemcpy(pg ? b : a, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+            }
+            g_win_cases++;
+            CHECK(memcmp(a, b, sizeof(float) * nq) == 0, "window %d %s paged (16-row pages) hd=%d heads=%d/%d n=%d pos0=%d: "
+                  "differs from the identity's", win, q8 ? "q8" : "f16 split", hd, n_head, n_head_kv, n, pos0);
+            if (q8) { CK(cudaFree(pkq)); CK(cudaFree(pvq)); CK(cudaFree(pks)); CK(cudaFree(pvs)); }
+        }
+        CK(cudaFree(pk));
+        CK(cudaFree(pv));
+        pages_free(&P);
+        free(a), free(b);
+    }
     CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_k)); CK(cudaFree(d_v)); CK(cudaFree(d_kq));
     CK(cudaFree(d_vq)); CK(cudaFree(d_ks)); CK(cudaFree(d_vs)); CK(cudaFree(d_pos)); CK(cudaFree(d_xq));
     if (d_ws) CK(cudaFree(d_ws));
