@@ -19,9 +19,12 @@ What the numbers mean (src/server/sched.c, src/runtime/engine.c): a step runs ev
 first, then the long prompt's next chunk of max(B - S, 16) tokens; its tokens are published when the whole step ends.
 So every step that carries a chunk gives each stream exactly one token, and the long prompt takes
 n_mixed = ceil(long / max(B - S, 16)) such steps, the last of which also samples its first token. A stream's ITL
-during the prefill is the gap between the arrival times of consecutive tokens (one SSE event a token; with a
-`tern synth` model each token's text is "[id]", so an event that carried k tokens is counted as k, k - 1 of them with
-a gap of 0, and counted in the receipt): its n_mixed gaps ending at the token of the long prompt's last chunk step
+during the prefill is the gap between the arrival times of consecutive tokens (one SSE event a token as a rule; an
+event that carried k tokens is counted as k, k - 1 of them with a gap of 0, and counted in the receipt: a `tern synth`
+model's token texts are "[id]", counted from the text; a model with a tokenizer can hold a token's text back, a cut
+UTF-8 character, into the next event, so there the streams ask `logprobs: 0` and count the event's logprobs tokens,
+which adds the host logits path to every step: --count): its n_mixed gaps ending at the token of the long prompt's
+last chunk step
 (the last token that arrived by the long response + half the baseline ITL p50). Cross-checks, each in the receipt:
 per stream, the gaps that start after the long prompt was sent and end by its response number n_mixed - 1 to
 n_mixed + 2 (a pure decode step may end while the server parses the prompt); that last-chunk token of every stream
@@ -78,6 +81,19 @@ def metrics(url, timeout=30):
     return out
 
 
+def count_mode(url, want):
+    """How a stream counts an event's tokens: "text" when the model's tokens read "[id]" (a `tern synth` file: exact,
+    nothing added to the step), else "logprobs"."""
+    if want != "auto":
+        return want
+    u = urllib.parse.urlparse(url)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    c.request("POST", "/detokenize", body=json.dumps({"tokens": [1000]}), headers={"Content-Type": "application/json"})
+    txt = json.loads(c.getresponse().read()).get("content")
+    c.close()
+    return "text" if txt == "[1000]" else "logprobs"
+
+
 def wait_until(cond, timeout, what, streams=()):
     t0 = time.perf_counter()
     while not cond():
@@ -103,14 +119,17 @@ def wait_idle(url, timeout):
 class Stream(threading.Thread):
     """One decoding stream: token arrival times (perf_counter s), one a token, until stop is set (then it hangs up)."""
 
-    def __init__(self, u, i, ids, max_tokens, stop, timeout):
+    def __init__(self, u, i, ids, max_tokens, stop, timeout, count):
         super().__init__(daemon=True)
         self.u, self.i, self.ids, self.max_tokens, self.stop, self.timeout = u, i, ids, max_tokens, stop, timeout
+        self.count = count  # "text": a synth model's [id] texts; "logprobs": the event's logprobs tokens
         self.times, self.err, self.finish, self.multi = [], None, None, 0
 
     def run(self):
         body = {"model": "m", "prompt": self.ids, "max_tokens": self.max_tokens, "temperature": 0, "seed": self.i,
                 "stream": True, "ignore_eos": True}
+        if self.count == "logprobs":
+            body["logprobs"] = 0
         try:
             c = http.client.HTTPConnection(self.u.hostname, self.u.port, timeout=self.timeout)
             c.request("POST", "/v1/completions", body=json.dumps(body), headers={"Content-Type": "application/json"})
@@ -137,7 +156,9 @@ class Stream(threading.Thread):
                         self.err = f"stream error: {j['error']}"
                     for ch in j.get("choices") or []:
                         txt = ch.get("text") or ""
-                        if txt:  # a synth model's "[id][id]" is that many tokens; other text one
+                        if self.count == "logprobs":
+                            n += len((ch.get("logprobs") or {}).get("tokens") or [])
+                        elif txt:  # a synth model's "[id][id]" is that many tokens; other text one
                             n += len(re.findall(r"\[\d+\]", txt)) if SYNTH_PIECE.fullmatch(txt) else 1
                         if ch.get("finish_reason"):
                             self.finish = ch["finish_reason"]
@@ -182,8 +203,8 @@ def trial(url, a, budget, n_long, n_base, n_tail, seed, alone):
     chunk = chunk_of(budget, S)
     n_mixed = math.ceil(n_long / chunk)
     stop = threading.Event()
-    ths = [Stream(u, i, random_ids(a.short_tokens, V, f"{seed}-s{i}"), a.ctx - a.short_tokens, stop, a.timeout)
-           for i in range(S)]
+    ths = [Stream(u, i, random_ids(a.short_tokens, V, f"{seed}-s{i}"), a.ctx - a.short_tokens, stop, a.timeout,
+                  a.count_mode) for i in range(S)]
     rec = {"budget": budget, "chunk": chunk, "n_mixed": n_mixed, "long_tokens": n_long, "streams": S}
     try:
         for t in ths:
@@ -285,6 +306,8 @@ def main():
     ap.add_argument("--tail-tokens", type=int, default=2, help="each stream's tokens after it")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-alone", action="store_true", help="skip the long prompt's TTFT with nothing else running")
+    ap.add_argument("--count", choices=("auto", "text", "logprobs"), default="auto",
+                    help="how a stream counts an event's tokens (auto: text for a tern synth model, else logprobs)")
     ap.add_argument("--server-args", default="", help="more tern serve options (quoted), e.g. '-ub 4096'")
     ap.add_argument("--timeout", type=float, default=600, help="seconds any one wait or request may take")
     ap.add_argument("--log-dir", default="/tmp")
@@ -321,6 +344,8 @@ def main():
             t0 = time.time()
             try:
                 srv = Server(a.tern, args, os.path.join(a.log_dir, f"mixed-B{b}-r{r + 1}.log"), a.timeout)
+                a.count_mode = count_mode(srv.url, a.count)
+                rec["count"] = a.count_mode
                 w_long = min(P, chunk_of(b, S) * 3 // 2 + 1)  # a whole chunk and a part of one
                 w = trial(srv.url, a, b, w_long, 4, 1, f"warm{r}-{b}", False)
                 log(f"B={b} r{r + 1} warm-up: {S} streams + a {w_long}-token prompt, ITL p50 "
@@ -361,7 +386,8 @@ def main():
          f"{S} decode tokens, then a chunk of max(B - {S}, 16) prompt tokens; the prompt takes 'steps' such steps, "
          f"each giving every stream one token. ITL: gaps between a stream's token arrivals (SSE), pooled over the "
          f"streams: during = its gaps of those steps; base = before the prompt was sent. TTFT: sending the prompt to "
-         f"its response; alone: the same length with nothing else running. Cells: round "
+         f"its response; alone: the same length with nothing else running. Tokens an event counted by "
+         f"{rec.get('count', '?')} (bench/mixed_itl.py). Cells: round "
          f"{' / '.join(str(i + 1) for i in range(a.rounds))} (round 2 ran the budgets in reverse order).", "",
          "| budget B | chunk | steps | ITL p50 during | ITL p99 during | ITL max during | ITL p50 base | ITL p99 base "
          "| ITL max base | TTFT, s | TTFT alone, s | decode tok/s during | decode tok/s base |",
@@ -387,10 +413,13 @@ def main():
         json.dump(rec, f, indent=1)
         f.write("\n")
     print(md)
-    med = lambda b, f: statistics.median([f(t) for t in rec["trials"] if t["budget"] == b and "itl_ms_during" in t] or [float("nan")])
+    def med(b, f):  # over the rounds that ran
+        v = [f(t) for t in rec["trials"] if t["budget"] == b and "itl_ms_during" in t]
+        return statistics.median(v) if v else None
+
     summ = ", ".join(f"B{b} {fmt(med(b, lambda t: t['itl_ms_during']['p50']))}/"
-                     f"{fmt(med(b, lambda t: t['itl_ms_during']['p99']))} ms TTFT {fmt(med(b, lambda t: t['ttft_ms'] / 1e3), 2)} s"
-                     for b in budgets)
+                     f"{fmt(med(b, lambda t: t['itl_ms_during']['p99']))} ms TTFT "
+                     f"{fmt(med(b, lambda t: t['ttft_ms'] / 1e3), 2)} s" for b in budgets)
     base = med(budgets[0], lambda t: t["itl_ms_base"]["p50"])
     log(f"{'FAIL' if failures else 'DONE'} {S} streams + {P} tokens, ITL p50/p99 during: {summ}; base p50 "
         f"{fmt(base)} ms{'; ' + str(len(failures)) + ' failed' if failures else ''}")
