@@ -43,9 +43,8 @@ static int get_int(const gguf_file *f, const char *arch, const char *key, int *o
     return 0;
 }
 
-/* Optional positive finite number: 0 and stored, 1 if absent, -1 (error set) if of another type or not
- * a finite number > 0. */
-/* get_f64 with zero allowed (a key whose 0 means "none", as llama.cpp reads it): finite and >= 0. */
+/* Optional finite number >= 0 (a key whose 0 means "none", as llama.cpp reads it): 0 and stored, 1 if absent, -1
+ * (error set) if of another type or out of range. get_f64: the same, > 0. */
 static int get_f64_z(const gguf_file *f, const char *arch, const char *key, double *out) {
     char k[128];
     snprintf(k, sizeof k, "%s.%s", arch, key);
@@ -216,7 +215,7 @@ static const tern_recipe RECIPES[] = {
      * rope_freqs), YaRN with the file's beta_fast / beta_slow and yarn_log_multiplier, and Llama 4's attention
      * temperature: q times 1 + s ln(floor(pos / n_orig) + 1) after RoPE (attention.temperature_scale s, the floor
      * scale the original context). Its MoE variants are refused as any row's. */
-    {"mistral3", TERN_ROPE_NORM, TERN_ACT_SILU, 0, 0},
+    {"mistral3", TERN_ROPE_NORM, TERN_ACT_SILU, TERN_RECIPE_YARN_PARAMS, 0},
 };
 
 const tern_recipe *tern_recipe_find(const char *arch) {
@@ -363,9 +362,10 @@ tern_model *tern_model_load_gguf(gguf_file *gf, const char *path, int progress) 
     if (get_int(f, arch, "rope.scaling.original_context_length", &m->rope_yarn_ctx, 0) < 0) return load_fail(m);
     m->rope_yarn_beta_fast = 32.0f, m->rope_yarn_beta_slow = 1.0f; /* llama.cpp's defaults (ext_factor 1) */
     if (st && !strcmp(st, "yarn") && factor > 1.0) {
-        double bf = 32.0, bs = 1.0, log_mul = 0.0;
-        if (get_f64(f, arch, "rope.scaling.yarn_beta_fast", &bf) < 0 || get_f64(f, arch, "rope.scaling.yarn_beta_slow", &bs) < 0 ||
-            get_f64_z(f, arch, "rope.scaling.yarn_log_multiplier", &log_mul) < 0)
+        double bf = 32.0, bs = 1.0, log_mul = 0.0; /* other rows keep these, as llama.cpp does (TERN_RECIPE_YARN_PARAMS) */
+        if ((m->recipe->flags & TERN_RECIPE_YARN_PARAMS) &&
+            (get_f64(f, arch, "rope.scaling.yarn_beta_fast", &bf) < 0 || get_f64(f, arch, "rope.scaling.yarn_beta_slow", &bs) < 0 ||
+             get_f64_z(f, arch, "rope.scaling.yarn_log_multiplier", &log_mul) < 0))
             return load_fail(m);
         if (!(bf > 0.0 && bf < 1e6 && bs > 0.0 && bs < 1e6 && log_mul >= 0.0 && log_mul < 1e6)) {
             tern_set_error("YaRN's beta_fast %g, beta_slow %g or yarn_log_multiplier %g is out of range", bf, bs, log_mul);
@@ -378,7 +378,8 @@ tern_model *tern_model_load_gguf(gguf_file *gf, const char *path, int progress) 
         m->rope_mscale = (float)(attn_factor * (0.1 * log(factor) + 1.0) / (log_mul != 0.0 ? 0.1 * log_mul * log(factor) + 1.0 : 1.0));
     }
     double temp = 0.0; /* Llama 4 / Mistral 3 attention temperature */
-    if (get_f64_z(f, arch, "attention.temperature_scale", &temp) < 0) return load_fail(m);
+    if ((m->recipe->flags & TERN_RECIPE_YARN_PARAMS) && get_f64_z(f, arch, "attention.temperature_scale", &temp) < 0)
+        return load_fail(m);
     if (temp != 0.0) {
         if (!(fabs(temp) < 1e6) || m->rope_yarn_ctx <= 0) {
             tern_set_error("attention.temperature_scale %g needs a positive original context (have %d)", temp, m->rope_yarn_ctx);

@@ -23,7 +23,10 @@ enum {
     TERN_RECIPE_QK_NORM = 1u << 0,   /* per-head RMSNorm on q and k after their projections (attn_q_norm, attn_k_norm) */
     TERN_RECIPE_POST_NORM = 1u << 1, /* RMSNorm on the attention and FFN outputs before their residual adds
                                       * (post_attention_norm, post_ffw_norm) */
-    TERN_RECIPE_EMBD_SCALE = 1u << 2 /* embeddings multiplied by sqrt(n_embd) */
+    TERN_RECIPE_EMBD_SCALE = 1u << 2, /* embeddings multiplied by sqrt(n_embd) */
+    TERN_RECIPE_YARN_PARAMS = 1u << 3 /* the file's YaRN beta_fast / beta_slow and yarn_log_multiplier and the attention
+                                       * temperature are read (llama.cpp reads them for mistral3 among tern's rows; the
+                                       * others keep its defaults: 32, 1, none, none) */
 };
 
 /* One architecture as data: which `general.architecture` it answers to and its block recipe. Hyperparameter

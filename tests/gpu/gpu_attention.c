@@ -337,7 +337,7 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
 
     const attn_fn fns[2] = {tcu_attention, tcu_attention_ref};
     const char *names[2] = {"v1", "ref"};
-    /* tcu_attention is v1 for n <= 16 and for shapes without a flash kernel (hd 96 here); the flash kernels below */
+    /* tcu_attention is v1 for n <= 16 and for shapes without a flash kernel (hd 160 here); the flash kernels below */
     const int v1_runs = n <= 16 || !tcu_attention_flash_ok(n_head, n_head_kv, hd);
     for (int v = v1_runs ? 0 : 1; v < 2; v++) {
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
@@ -805,10 +805,33 @@ static void window_case(int hd, int n_head, int n_head_kv, int n, int pos0, int 
                 CK(cudaMemcpy(pg ? b : a, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
             }
             g_win_cases++;
-            CHECK(memcmp(a, b, sizeof(float) * nq) == 0, "window %d %s paged (16-row pages) hd=%d heads=%d/%d n=%d pos0=%d: "
-                  "differs from the identity's", win, q8 ? "q8" : "f16 split", hd, n_head, n_head_kv, n, pos0);
+            size_t n_nan = 0;
+            for (size_t i = 0; i < nq; i++) n_nan += isnan(b[i]);
+            CHECK(n_nan == 0 && memcmp(a, b, sizeof(float) * nq) == 0, "window %d %s paged (16-row pages) hd=%d heads=%d/%d "
+                  "n=%d pos0=%d: differs from the identity's (%zu NaN)", win, q8 ? "q8" : "f16 split", hd, n_head, n_head_kv,
+                  n, pos0, n_nan);
             if (q8) { CK(cudaFree(pkq)); CK(cudaFree(pvq)); CK(cudaFree(pks)); CK(cudaFree(pvs)); }
         }
+        CK(cudaFree(pk));
+        CK(cudaFree(pv));
+        pages_free(&P);
+        free(a), free(b);
+    } else { /* a prefill chunk through one sequence's table: flash v3 with the window (or v1), the identity's bytes */
+        pages P = pages_new(n_ctx, 4, n);
+        uint16_t *pk = pages_plane(&P, kc, 2 * row, n_ctx, 0), *pv = pages_plane(&P, vc, 2 * row, n_ctx, 0);
+        float *a = malloc(sizeof(float) * nq), *b = malloc(sizeof(float) * nq);
+        for (int pg = 0; pg < 2; pg++) {
+            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+            tcu_attention(d_q, pg ? pk : d_k, pg ? pv : d_v, n, d_pos, pg ? P.d_bt : NULL, NULL, pg ? P.lbs : 0, win,
+                          n_head, n_head_kv, hd, scale, d_out, 0);
+            CK(cudaGetLastError());
+            CK(cudaMemcpy(pg ? b : a, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+        }
+        g_win_cases++;
+        size_t n_nan = 0;
+        for (size_t i = 0; i < nq; i++) n_nan += isnan(b[i]);
+        CHECK(n_nan == 0 && memcmp(a, b, sizeof(float) * nq) == 0, "window %d prefill paged (16-row pages) hd=%d "
+              "heads=%d/%d n=%d pos0=%d: differs from the identity's (%zu NaN)", win, hd, n_head, n_head_kv, n, pos0, n_nan);
         CK(cudaFree(pk));
         CK(cudaFree(pv));
         pages_free(&P);
@@ -858,7 +881,7 @@ int main(int argc, char **argv) {
             for (int nn = 2; nn <= 16; nn += 7) run_case_q8(hd, nh, nkv, nn, 37, 0);
         }
     /* sliding windows: decode at depths before, at and past the window, verify chunks straddling its edge, and
-     * prefill chunks (v1) longer than the window */
+     * prefill chunks (flash v3; v1 at hd 160) longer than the window */
     static const int wins[][3] = {{1, 0, 7}, {1, 600, 512}, {1, 511, 512}, {1, 4097, 1024}, {16, 500, 512},
                                   {9, 1030, 1024}, {100, 0, 64}, {300, 200, 128}, {40, 10, 1}};
     for (int w = 0; w < 9 && !only_q8 && !only_wg; w++) {
@@ -866,12 +889,15 @@ int main(int argc, char **argv) {
         window_case(128, 32, 16, wins[w][0], wins[w][1], wins[w][2]);
         window_case(64, 9, 3, wins[w][0], wins[w][1], wins[w][2]);
         window_case(96, 32, 32, wins[w][0], wins[w][1], wins[w][2]); /* Phi-3 mini's */
+        window_case(160, 10, 2, wins[w][0], wins[w][1], wins[w][2]); /* no flash kernel: v1's prefill configuration */
     }
     if (!only_q8 && !only_wg) printf("sliding window: %d calls against float64 (%d through flash v3)\n", g_win_cases, g_win_v3);
     if (!only_q8 && !only_wg) CHECK(g_win_v3 > 0, "no windowed prefill chunk ran flash v3");
     /* hd 96 (Phi-3): flash v3 for prefill chunks, v1 for decode */
     for (int i = 0; i < 3 && !only_q8 && !only_wg; i++) run_case(pool, 96, 9, 3, prefill[i][0], prefill[i][1]);
     if (!only_q8 && !only_wg) run_case(pool, 96, 9, 3, 1, 1000);
+    /* hd 160 has no flash kernel: v1 runs prefill chunks too (its 8-warp configuration), the only unit test of it */
+    for (int i = 0; i < 3 && !only_q8 && !only_wg; i++) run_case(pool, 160, 10, 2, prefill[i][0], prefill[i][1]);
     /* the Q8_0 cache's other query-head chunkings: G = 2 (QH 2) and G = 5 (two chunks of 3, the second with a
      * padding head), decode and a verify chunk */
     static const int heads_q8[][2] = {{16, 8}, {40, 8}};
@@ -933,6 +959,7 @@ int main(int argc, char **argv) {
     bench("prefill n=512 32/8 hd128 chooser", 128, 32, 8, 512, 0, 0, BV_FLASH);
     bench("prefill n=512 pos0=3584 hd128 v3", 128, 32, 8, 512, 3584, 0, BV_V3);
     bench("prefill n=512 pos0=3584 hd128 chooser", 128, 32, 8, 512, 3584, 0, BV_FLASH);
-    bench("prefill n=512 32/8 hd96 v1", 96, 32, 8, 512, 0, 0, BV_SPLIT);
+    bench("prefill n=512 32/8 hd96 (v3 since 5cff0d4)", 96, 32, 8, 512, 0, 0, BV_SPLIT);
+    bench("prefill n=512 32/8 hd160 v1", 160, 32, 8, 512, 0, 0, BV_SPLIT);
     return check_summary("gpu_attention");
 }

@@ -587,8 +587,8 @@ static void test_rope(void) {
 
 /* tcu_rope_kv with the per-head q/k RMSNorm inside (Qwen3, Gemma 3) against cpu_rmsnorm over each head then
  * cpu_rope_ms (NEOX and normal pairing, partial rotation, head dims 64/128/256, 1 and 5 tokens), q and k to 2e-6 of
- * the largest value, the f16 cache rows to one f16 step; then a norm with w = 1 on a scaled row must undo the scale
- * (a kernel that skipped the norm would fail both). */
+ * the largest value, the f16 cache rows to one f16 step (a kernel that skipped the norm would fail: inputs in
+ * [-30, 30], weights in [0.5, 2]). */
 static void test_rope_norm(void) {
     static const struct { int nh, nkv, hd, n_rot, neox, n; } cs[] = {
         {8, 4, 256, 256, 1, 1}, {8, 4, 256, 256, 1, 5}, {32, 8, 128, 128, 1, 5}, {16, 8, 128, 64, 1, 1},
@@ -607,6 +607,7 @@ static void test_rope_norm(void) {
         fill_f32(qw, (size_t)hd, 0.5f, 2.0f);
         fill_f32(kw, (size_t)hd, 0.5f, 2.0f);
         cpu_rope_freqs(freq, nr, 1000000.0, 1.0, NULL);
+        freq[nr / 2] = 0.0f;
         cpu_rmsnorm(q, qw, 1e-6f, n * nh, hd, qr);
         cpu_rmsnorm(k, kw, 1e-6f, n * nkv, hd, kr);
         cpu_rope_ms(qr, n, nh, hd, nr, pos, freq, neox, 1.0f);
@@ -627,7 +628,11 @@ static void test_rope_norm(void) {
         for (size_t i = 0; i < nk; i++) wk = fmax(wk, isfinite(gk[i]) ? fabs((double)gk[i] - kr[i]) : INFINITY), mx = fmax(mx, fabs(kr[i]));
         size_t bad16 = 0;
         for (size_t i = 0; i < nk; i++) {
-            const int dk16 = abs((int)kc[i] - (int)tern_fp32_to_fp16(kr[i]));
+            /* f16 bits to an order-preserving key (sign-magnitude to offset), then one step apart at most */
+            const uint16_t want = tern_fp32_to_fp16(kr[i]);
+            const int ka = kc[i] & 0x8000 ? 0x8000 - (kc[i] & 0x7fff) : 0x8000 + kc[i];
+            const int kb = want & 0x8000 ? 0x8000 - (want & 0x7fff) : 0x8000 + want;
+            const int dk16 = abs(ka - kb);
             bad16 += dk16 > 1 || vc[i] != tern_fp32_to_fp16(v[i]);
         }
         CHECK(wq <= 2e-6 * mx && wk <= 2e-6 * mx && bad16 == 0,

@@ -13,7 +13,8 @@
  * Partitioning", Algorithm 1) with mma.sync.m16n8k16 (f16 operands, f32 accumulators; PTX ISA "Matrix
  * fragments for mma.m16n8k16"). One CTA per (block of BM = 16 * NW query tokens, query head); warp w owns
  * tokens [16w, 16w + 16) of the block, its Q fragments in registers (Q rounded to f16 once) and its O
- * accumulator (16 x hd f32) in registers. The CTA walks KV blocks of BN keys from key 0 up to the largest
+ * accumulator (16 x hd f32) in registers. The CTA walks KV blocks of BN keys from its rows' lowest visible key (0
+ * without a window) up to the largest
  * pos of its tokens (causal block skip: a block wholly in the future of every token is never loaded; a warp
  * skips the math of a block wholly in the future of its 16 tokens), K/V tiles double-buffered in shared
  * memory by cp.async (rows past that largest pos are zero-filled, never read). Per block and warp:
@@ -68,7 +69,7 @@ __device__ __forceinline__ void fa_commit(void) { asm volatile("cp.async.commit_
 template <int N> __device__ __forceinline__ void fa_wait(void) { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 /* Shared-memory row of a K/V tile: hd + 8 halves, so the 8 rows of an ldmatrix phase (and of the cp.async
- * stores) fall in distinct banks ((hd + 8) * 2 bytes = 16 mod 128). */
+ * stores) fall in distinct banks ((hd + 8) * 2 bytes is an odd multiple of 16: 144, 208, 272, 528). */
 template <int HD> struct fa_cfg {
     static constexpr int BN = HD >= 256 ? 32 : 64; /* keys per block; hd 256 halves it for registers */
     static constexpr int LD = HD + 8;

@@ -626,7 +626,8 @@ __global__ void attn_temp_k(float *__restrict__ q, int n, int dim, const int32_t
     pdl_trigger();
     pdl_wait();
     for (int t = blockIdx.y; t < n; t += gridDim.y) {
-        const float s = (float)(log((double)floorf(__fdiv_rn((float)pos[t], (float)fl)) + 1.0) * (double)f + 1.0);
+        const float s = (float)__dadd_rn(__dmul_rn(log(__dadd_rn((double)floorf(__fdiv_rn((float)pos[t], (float)fl)), 1.0)),
+                                                   (double)f), 1.0); /* no FMA: the CPU's separate multiply and add */
         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < dim; i += gridDim.x * blockDim.x)
             q[(size_t)t * dim + i] = __fmul_rn(q[(size_t)t * dim + i], s);
     }

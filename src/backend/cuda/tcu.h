@@ -250,7 +250,7 @@ void tcu_set_pdl(int on);
  * accumulation (online softmax, Milakov & Gimelshein 2018); n > TCU_MULTI_MAX with bt_off NULL (one sequence) and
  * tcu_attention_flash_ok runs tcu_attention_flash (f16 Q and P on the tensor cores). The grid does not depend on pos
  * or the tables, so the call can be captured in a graph. win > 0: a sliding window, token t attends to rows
- * [max(0, pos[t] - win + 1), pos[t]] only (tern_layer.window; such prefill chunks run v1, not the flash kernels).
+ * [max(0, pos[t] - win + 1), pos[t]] only (tern_layer.window; such prefill chunks run flash v3, which takes the window).
  * CPU reference: cpu_attention_paged. */
 void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos, const int32_t *bt,
                    const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd, float scale, float *out,
