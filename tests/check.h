@@ -43,6 +43,37 @@ static inline int check_read_ids(const char *path, int32_t *ids, int max) {
     return n;
 }
 
+/* n little-endian f32 from a fixture file into out: the count read (short when the file is). */
+static inline size_t check_read_f32(const char *path, float *out, size_t n) {
+    FILE *f = fopen(path, "rb");
+    const size_t nr = f ? fread(out, sizeof(float), n, f) : 0;
+    if (f) fclose(f);
+    return nr;
+}
+
+/* The largest per-row relative L2 distance of got from want over n rows of V values (a row with zero norm: infinity;
+ * NaN propagates as the worst); *bad_argmax (NULL: not counted) the rows whose first largest index differs. */
+static inline double check_rows_rel(const float *got, const float *want, int n, int V, int *bad_argmax) {
+    double worst = 0;
+    if (bad_argmax) *bad_argmax = 0;
+    for (int r = 0; r < n; r++) {
+        const float *g = got + (size_t)r * V, *w = want + (size_t)r * V;
+        double num = 0, den = 0;
+        int ag = 0, aw = 0;
+        for (int i = 0; i < V; i++) {
+            const double d = (double)g[i] - w[i];
+            num += d * d;
+            den += (double)w[i] * w[i];
+            if (g[i] > g[ag]) ag = i;
+            if (w[i] > w[aw]) aw = i;
+        }
+        const double e = den > 0 ? sqrt(num / den) : INFINITY;
+        if (!(e <= worst)) worst = e;
+        if (bad_argmax) *bad_argmax += ag != aw;
+    }
+    return worst;
+}
+
 static inline int check_summary(const char *name) {
     printf("%s: %d passed, %d failed\n", name, check_pass_, check_fail_);
     return check_fail_ ? 1 : 0;

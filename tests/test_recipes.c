@@ -27,31 +27,6 @@
 #define LAYER_MAX 1e-3 /* measured 1.0e-4..1.7e-4 (F32 weights, f16 KV); a wrong RoPE pairing must cross it first at layer 0 */
 #define REL_MAX 2e-3 /* F32 weights on both sides, f16 KV on both: measured 2.3e-4 (qwen2), 2.7e-4 (qwen3), 2.5e-4 (phi3) */
 
-static int argmax_f(const float *x, int n) {
-    int b = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[b]) b = i;
-    return b;
-}
-
-/* Largest per-row relative L2 distance of got from want over n rows of V; *bad_argmax: rows whose argmax differs. */
-static double worst_rel(const float *got, const float *want, int n, int V, int *bad_argmax) {
-    double worst = 0;
-    *bad_argmax = 0;
-    for (int r = 0; r < n; r++) {
-        double num = 0, den = 0;
-        for (int i = 0; i < V; i++) {
-            const double d = (double)got[(size_t)r * V + i] - want[(size_t)r * V + i];
-            num += d * d;
-            den += (double)want[(size_t)r * V + i] * want[(size_t)r * V + i];
-        }
-        const double e = den > 0 ? sqrt(num / den) : INFINITY;
-        if (!(e <= worst)) worst = e;
-        *bad_argmax += argmax_f(got + (size_t)r * V, V) != argmax_f(want + (size_t)r * V, V);
-    }
-    return worst;
-}
-
 /* The probe's store: the residual stream after each (layer, add) at each position, (2 n_layer, N_IDS, width). */
 typedef struct {
     float *x;
@@ -107,9 +82,7 @@ static void check_layers(tern_model *m, const char *arch, const int32_t *ids) {
     const size_t nf = (size_t)np * N_IDS * E;
     float *want = malloc(sizeof(float) * nf), *got = calloc(nf, sizeof(float)), *lg = malloc(sizeof(float) * N_IDS * V);
     double *errs = malloc(sizeof(double) * (size_t)np);
-    FILE *f = fopen(path, "rb");
-    const size_t nr = f ? fread(want, sizeof(float), nf, f) : 0;
-    if (f) fclose(f);
+    const size_t nr = check_read_f32(path, want, nf);
     CHECK(nr == nf, "%s: %zu floats, want %zu", path, nr, nf);
     probe_buf pb = {got, E};
     if (nr == nf) {
@@ -139,14 +112,12 @@ static void check_layers(tern_model *m, const char *arch, const int32_t *ids) {
     }
     /* the logits against float64 too (independent of llama.cpp) */
     snprintf(path, sizeof path, FIX "%s.f64", arch);
-    f = fopen(path, "rb");
     float *ref = malloc(sizeof(float) * N_IDS * V);
-    const size_t nl = f ? fread(ref, sizeof(float), (size_t)N_IDS * V, f) : 0;
-    if (f) fclose(f);
+    const size_t nl = check_read_f32(path, ref, (size_t)N_IDS * V);
     CHECK(nl == (size_t)N_IDS * V, "%s: %zu floats", path, nl);
     if (nl == (size_t)N_IDS * V && eval_all(m, ids, N_IDS, lg) == 0) {
         int bad = 0;
-        const double e = worst_rel(lg, ref, N_IDS, V, &bad);
+        const double e = check_rows_rel(lg, ref, N_IDS, V, &bad);
         CHECK(e < REL_MAX && bad == 0, "%s: logits vs float64: worst row %.3e, %d argmax differ", arch, e, bad);
         printf("test_recipes: %s: logits vs float64 worst row rel L2 %.3e\n", arch, e);
     }
@@ -175,14 +146,12 @@ static void check_arch(const char *arch) {
     CHECK(n == N_IDS, "%s: %d ids", path, n);
     float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
     snprintf(path, sizeof path, FIX "%s.logits", arch);
-    FILE *f = fopen(path, "rb");
-    const size_t nr = f ? fread(want, sizeof(float), (size_t)N_IDS * V, f) : 0;
-    if (f) fclose(f);
+    const size_t nr = check_read_f32(path, want, (size_t)N_IDS * V);
     CHECK(nr == (size_t)N_IDS * V, "%s: %zu floats", path, nr);
     if (n == N_IDS && nr == (size_t)N_IDS * V) {
         CHECK(eval_all(m, ids, n, got) == 0, "%s: eval: %s", arch, tern_last_error());
         int bad = 0;
-        const double e = worst_rel(got, want, n, V, &bad);
+        const double e = check_rows_rel(got, want, n, V, &bad);
         CHECK(e < REL_MAX, "%s: logits vs llama.cpp: worst row rel L2 %.3e >= %.0e", arch, e, REL_MAX);
         CHECK(bad == 0, "%s: %d of %d positions' argmax differ from llama.cpp's", arch, bad, n);
         printf("test_recipes: %s: %d positions, worst rel L2 vs llama.cpp %.3e, argmax equal at %d of %d\n", arch, n,
@@ -194,7 +163,7 @@ static void check_arch(const char *arch) {
         m->recipe = &wrong;
         CHECK(eval_all(m, ids, n, got) == 0, "%s: eval (wrong RoPE)", arch);
         m->recipe = keep;
-        const double ew = worst_rel(got, want, n, V, &bad);
+        const double ew = check_rows_rel(got, want, n, V, &bad);
         CHECK(ew > 20 * REL_MAX, "%s: llama's RoPE pairing gives rel L2 %.3e: the check would not see it", arch, ew);
         check_layers(m, arch, ids);
     }
@@ -229,14 +198,12 @@ static void check_scaled(const char *name) {
     const int n = check_read_ids(path, ids, N_IDS);
     float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
     snprintf(path, sizeof path, FIX "%s.logits", name);
-    FILE *f = fopen(path, "rb");
-    const size_t nr = f ? fread(want, sizeof(float), (size_t)N_IDS * V, f) : 0;
-    if (f) fclose(f);
+    const size_t nr = check_read_f32(path, want, (size_t)N_IDS * V);
     CHECK(n == N_IDS && nr == (size_t)N_IDS * V, "%s fixtures: %d ids, %zu floats", name, n, nr);
     if (n == N_IDS && nr == (size_t)N_IDS * V) {
         int bad = 0;
         CHECK(eval_all(m, ids, n, got) == 0, "%s: eval: %s", name, tern_last_error());
-        const double e = worst_rel(got, want, n, V, &bad);
+        const double e = check_rows_rel(got, want, n, V, &bad);
         CHECK(e < REL_MAX && bad == 0, "%s: logits vs llama.cpp: worst row %.3e, %d argmax differ", name, e, bad);
         printf("test_recipes: %s: %d positions, worst rel L2 vs llama.cpp %.3e, argmax equal at %d of %d\n", name, n, e,
                n - bad, n);
@@ -247,7 +214,7 @@ static void check_scaled(const char *name) {
             m->rope_long = m->rope_short, m->rope_short = t;
         }
         CHECK(eval_all(m, ids, n, got) == 0, "%s: eval without the scaling", name);
-        const double ew = worst_rel(got, want, n, V, &bad);
+        const double ew = check_rows_rel(got, want, n, V, &bad);
         CHECK(ew > 20 * REL_MAX, "%s: without the scaling the logits are %.3e from llama.cpp's: the check would not see it",
               name, ew);
     }
@@ -270,21 +237,19 @@ static void check_gemma3_window(void) {
     int32_t ids[N_IDS];
     const int n = check_read_ids(FIX "gemma3.ids", ids, N_IDS);
     float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
-    FILE *f = fopen(FIX "gemma3.logits", "rb");
-    const size_t nr = f ? fread(want, sizeof(float), (size_t)N_IDS * V, f) : 0;
-    if (f) fclose(f);
+    const size_t nr = check_read_f32(FIX "gemma3.logits", want, (size_t)N_IDS * V);
     CHECK(n == N_IDS && nr == (size_t)N_IDS * V, "gemma3 fixtures: %d ids, %zu floats", n, nr);
     if (n == N_IDS && nr == (size_t)N_IDS * V) {
         int bad = 0;
         CHECK(eval_all(m, ids, n, got) == 0, "gemma3: eval: %s", tern_last_error());
-        const double e = worst_rel(got, want, n, V, &bad);
+        const double e = check_rows_rel(got, want, n, V, &bad);
         CHECK(e < REL_MAX && bad == 0, "gemma3: logits vs llama.cpp: worst row %.3e, %d argmax differ", e, bad);
         printf("test_recipes: gemma3 (window 8): %d positions, worst rel L2 vs llama.cpp %.3e, argmax equal at %d of %d\n",
                n, e, n - bad, n);
         for (int mut = 0; mut < 2; mut++) { /* no window; a window of 9 */
             for (int il = 0; il < 5; il++) m->layers[il].window = mut ? 9 : 0;
             CHECK(eval_all(m, ids, n, got) == 0, "gemma3: eval (mutation %d)", mut);
-            const double ew = worst_rel(got, want, n, V, &bad);
+            const double ew = check_rows_rel(got, want, n, V, &bad);
             CHECK(ew > 10 * REL_MAX, "gemma3: with window %d the logits are %.3e from llama.cpp's: the check would not see it",
                   mut ? 9 : 0, ew);
             for (int il = 0; il < 5; il++) m->layers[il].window = 8;
@@ -312,14 +277,12 @@ static void check_mistral3(void) {
     int32_t ids[N_IDS];
     const int n = check_read_ids(FIX "mistral3.ids", ids, N_IDS);
     float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V);
-    FILE *f = fopen(FIX "mistral3.logits", "rb");
-    const size_t nr = f ? fread(want, sizeof(float), (size_t)N_IDS * V, f) : 0;
-    if (f) fclose(f);
+    const size_t nr = check_read_f32(FIX "mistral3.logits", want, (size_t)N_IDS * V);
     CHECK(n == N_IDS && nr == (size_t)N_IDS * V, "mistral3 fixtures: %d ids, %zu floats", n, nr);
     if (n == N_IDS && nr == (size_t)N_IDS * V) {
         int bad = 0;
         CHECK(eval_all(m, ids, n, got) == 0, "mistral3: eval: %s", tern_last_error());
-        const double e = worst_rel(got, want, n, V, &bad);
+        const double e = check_rows_rel(got, want, n, V, &bad);
         CHECK(e < REL_MAX && bad == 0, "mistral3: logits vs llama.cpp: worst row %.3e, %d argmax differ", e, bad);
         printf("test_recipes: mistral3 (YaRN betas 8/2, log mul 1, temperature 0.1): %d positions, worst rel L2 vs "
                "llama.cpp %.3e, argmax equal at %d of %d\n", n, e, n - bad, n);
@@ -330,7 +293,7 @@ static void check_mistral3(void) {
             if (mut == 1) m->rope_yarn_beta_fast = 32.0f, m->rope_yarn_beta_slow = 1.0f;
             if (mut == 2) m->rope_mscale = (float)(0.1 * log(4.0) + 1.0);
             CHECK(eval_all(m, ids, n, got) == 0, "mistral3: eval (%s)", what[mut]);
-            const double ew = worst_rel(got, want, n, V, &bad);
+            const double ew = check_rows_rel(got, want, n, V, &bad);
             CHECK(ew > 10 * REL_MAX, "mistral3 with %s: the logits are %.3e from llama.cpp's: the check would not see it",
                   what[mut], ew);
             m->attn_temp = t0, m->rope_yarn_beta_fast = bf, m->rope_yarn_beta_slow = bs, m->rope_mscale = ms;

@@ -303,21 +303,6 @@ static const char *llama_python(void) {
 #define LLAMA_REL_MAX 0.04
 #define LLAMA_FLIPPED_MIN 0.15 /* measured 0.24 (gemma3-27b, 1 layer) to 0.99 */
 
-static double worst_rel(const float *got, const float *want, int n, int V) {
-    double worst = 0;
-    for (int r = 0; r < n; r++) {
-        double num = 0, den = 0;
-        for (int i = 0; i < V; i++) {
-            const double d = (double)got[(size_t)r * V + i] - want[(size_t)r * V + i];
-            num += d * d;
-            den += (double)want[(size_t)r * V + i] * want[(size_t)r * V + i];
-        }
-        const double e = den > 0 ? sqrt(num / den) : INFINITY;
-        if (!(e <= worst)) worst = e;
-    }
-    return worst;
-}
-
 static int tern_logits(tern_model *m, const int32_t *ids, int n, float *out) {
     tern_context_params p = tern_context_default_params();
     p.n_ctx = 64;
@@ -370,20 +355,18 @@ static void check_llama(void) {
     unlink(log);
     float *want = malloc(sizeof(float) * LLAMA_N_IDS * V), *got = malloc(sizeof(float) * LLAMA_N_IDS * V);
     for (int i = 0; i < N; i++) {
-        FILE *f = fopen(ref[i], "rb");
-        const size_t nr = f ? fread(want, sizeof(float), (size_t)LLAMA_N_IDS * V, f) : 0;
-        if (f) fclose(f);
+        const size_t nr = check_read_f32(ref[i], want, (size_t)LLAMA_N_IDS * V);
         tern_model *m = tern_model_load(file[i], 0);
         CHECK(m != NULL, "%s: load: %s", cs[i].arch, tern_last_error());
         CHECK(nr == (size_t)LLAMA_N_IDS * V, "%s: %zu logits from llama.cpp", cs[i].arch, nr);
         if (m && nr == (size_t)LLAMA_N_IDS * V) {
             CHECK(tern_logits(m, ids, LLAMA_N_IDS, got) == 0, "%s: eval: %s", cs[i].arch, tern_last_error());
-            const double e = worst_rel(got, want, LLAMA_N_IDS, V);
+            const double e = check_rows_rel(got, want, LLAMA_N_IDS, V, NULL);
             tern_recipe flipped = *m->recipe;
             flipped.rope = flipped.rope == TERN_ROPE_NEOX ? TERN_ROPE_NORM : TERN_ROPE_NEOX;
             m->recipe = &flipped;
             CHECK(tern_logits(m, ids, LLAMA_N_IDS, got) == 0, "%s: eval flipped", cs[i].arch);
-            const double ef = worst_rel(got, want, LLAMA_N_IDS, V);
+            const double ef = check_rows_rel(got, want, LLAMA_N_IDS, V, NULL);
             printf("%s q4_0 %d layers: logits vs llama.cpp, worst relative L2 %.3g (bar %g); RoPE pairing flipped "
                    "%.3g\n", cs[i].arch, cs[i].layers, e, LLAMA_REL_MAX, ef);
             CHECK(e <= LLAMA_REL_MAX, "%s: logits vs llama.cpp: worst relative L2 %g > %g", cs[i].arch, e,

@@ -31,30 +31,6 @@
 #define REL_MAX 1e-2    /* the GPU's f16 GEMM inputs over F32 weights; gpu_model's bound against the CPU reference */
 #define Q8_REL_MAX 5e-2 /* a Q8_0 KV cache against llama.cpp's f16 one */
 
-static int argmax_f(const float *x, int n) {
-    int b = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[b]) b = i;
-    return b;
-}
-
-static double worst_rel(const float *got, const float *want, int n, int V, int *bad_argmax) {
-    double worst = 0;
-    *bad_argmax = 0;
-    for (int r = 0; r < n; r++) {
-        double num = 0, den = 0;
-        for (int i = 0; i < V; i++) {
-            const double d = (double)got[(size_t)r * V + i] - want[(size_t)r * V + i];
-            num += d * d;
-            den += (double)want[(size_t)r * V + i] * want[(size_t)r * V + i];
-        }
-        const double e = den > 0 ? sqrt(num / den) : INFINITY;
-        if (!(e <= worst)) worst = e;
-        *bad_argmax += argmax_f(got + (size_t)r * V, V) != argmax_f(want + (size_t)r * V, V);
-    }
-    return worst;
-}
-
 /* All n positions' logits on a device, fed `chunk` ids a call (0: all at once), in a context of n_ctx. */
 static int eval_on(tern_model *m, tern_device dev, int n_ctx, const int32_t *ids, int n, int chunk, int q8, float *out) {
     tern_context_params p = tern_context_default_params();
@@ -104,11 +80,11 @@ static void check_vs_cpu(void) {
         static const int chunks[3] = {0, 16, 1};
         for (int c = 0; c < 3; c++) {
             CHECK(eval_gpu(m, ids, N_IDS, chunks[c], 0, gpu) == 0, "qwen3 capped, gpu chunk %d", chunks[c]);
-            const double e = worst_rel(gpu, cpu, N_IDS, V, &bad);
+            const double e = check_rows_rel(gpu, cpu, N_IDS, V, &bad);
             printf("gpu_recipes: qwen3 softcap 2 chunk %-3d: worst rel L2 vs tern's CPU %.3e\n", chunks[c] ? chunks[c] : N_IDS, e);
             CHECK(e < REL_MAX, "softcap chunk %d: GPU vs CPU %.3e", chunks[c], e);
         }
-        const double eu = worst_rel(raw, cpu, N_IDS, V, &bad);
+        const double eu = check_rows_rel(raw, cpu, N_IDS, V, &bad);
         CHECK(eu > 10 * REL_MAX, "softcap: the capped CPU logits are only %.3e from the uncapped GPU ones", eu);
         free(cpu), free(gpu), free(raw);
         tern_model_free(m);
@@ -120,7 +96,7 @@ static void check_vs_cpu(void) {
         CHECK(eval_on(m, TERN_DEVICE_CPU, 16, ids, n, 16, 0, cpu) == 0, "phi3-longrope n_ctx 16, cpu");
         CHECK(eval_on(m, TERN_DEVICE_CUDA, 16, ids, n, 1, 0, gpu) == 0, "phi3-longrope n_ctx 16, gpu: %s", tern_last_error());
         CHECK(eval_on(m, TERN_DEVICE_CUDA, 64, ids, n, 1, 0, lng) == 0, "phi3-longrope n_ctx 64, gpu");
-        const double e = worst_rel(gpu, cpu, n, V, &bad), el = worst_rel(lng, cpu, n, V, &bad);
+        const double e = check_rows_rel(gpu, cpu, n, V, &bad), el = check_rows_rel(lng, cpu, n, V, &bad);
         printf("gpu_recipes: phi3-longrope n_ctx 16 (short factors): worst rel L2 vs tern's CPU %.3e; the long factors' %.3e\n",
                e, el);
         CHECK(e < REL_MAX && el > 10 * REL_MAX, "LongRoPE short factors: GPU vs CPU %.3e, long vs short %.3e", e, el);
@@ -137,7 +113,7 @@ static void check_vs_cpu(void) {
         static const int chunks[3] = {24, 25, 0};
         for (int c = 0; c < 3; c++) {
             CHECK(eval_gpu(m, ids, N_IDS, chunks[c], 0, gpu) == 0, "gemma3 window 24, gpu chunk %d", chunks[c]);
-            const double e = worst_rel(gpu, cpu, N_IDS, V, &bad);
+            const double e = check_rows_rel(gpu, cpu, N_IDS, V, &bad);
             printf("gpu_recipes: gemma3 window 24 chunk %-3d: worst rel L2 vs tern's CPU %.3e\n", chunks[c] ? chunks[c] : N_IDS, e);
             CHECK(e < REL_MAX, "gemma3 window 24 chunk %d: GPU vs CPU %.3e", chunks[c], e);
         }
@@ -159,9 +135,7 @@ static void check_file(const char *name) {
     float *want = malloc(sizeof(float) * (size_t)N_IDS * V), *got = malloc(sizeof(float) * (size_t)N_IDS * V),
           *one = malloc(sizeof(float) * (size_t)N_IDS * V);
     snprintf(path, sizeof path, FIX "%s.logits", name);
-    FILE *f = fopen(path, "rb");
-    const size_t nr = f ? fread(want, sizeof(float), (size_t)N_IDS * V, f) : 0;
-    if (f) fclose(f);
+    const size_t nr = check_read_f32(path, want, (size_t)N_IDS * V);
     CHECK(n == N_IDS && nr == (size_t)N_IDS * V, "%s fixtures: %d ids, %zu floats", name, n, nr);
     if (n != N_IDS || nr != (size_t)N_IDS * V) goto done;
     static const int chunks[3] = {0, 16, 1};
@@ -169,7 +143,7 @@ static void check_file(const char *name) {
         int bad = 0;
         float *dst = chunks[c] == 1 ? one : got;
         CHECK(eval_gpu(m, ids, n, chunks[c], 0, dst) == 0, "%s: gpu eval (chunk %d): %s", name, chunks[c], tern_last_error());
-        const double e = worst_rel(dst, want, n, V, &bad);
+        const double e = check_rows_rel(dst, want, n, V, &bad);
         printf("gpu_recipes: %-13s chunk %-3d: worst rel L2 vs llama.cpp %.3e, argmax equal at %d of %d\n", name,
                chunks[c] ? chunks[c] : n, e, n - bad, n);
         CHECK(e < REL_MAX && bad <= 2, "%s chunk %d: logits vs llama.cpp: worst row %.3e, %d argmax differ", name,
@@ -186,7 +160,7 @@ static void check_file(const char *name) {
         m->recipe = &wrong;
         int bad = 0;
         CHECK(eval_gpu(m, ids, n, 16, 0, got) == 0, "%s: gpu eval (flipped RoPE)", name);
-        const double e = worst_rel(got, want, n, V, &bad);
+        const double e = check_rows_rel(got, want, n, V, &bad);
         CHECK(e > 10 * REL_MAX, "%s: with the RoPE pairing flipped the logits are %.3e from llama.cpp's", name, e);
         m->recipe = keep;
     }
@@ -195,13 +169,13 @@ static void check_file(const char *name) {
         for (int il = 0; il < m->n_layer; il++) w[il] = m->layers[il].window, m->layers[il].window = 0;
         for (int c = 0; c < 2; c++) { /* the prefill path and the decode path */
             CHECK(eval_gpu(m, ids, n, c ? 16 : 0, 0, got) == 0, "gemma3: gpu eval (no window)");
-            const double e = worst_rel(got, want, n, V, &bad);
+            const double e = check_rows_rel(got, want, n, V, &bad);
             CHECK(e > 10 * REL_MAX, "gemma3 chunk %d: with no window the logits are %.3e from llama.cpp's", c ? 16 : n, e);
         }
         for (int il = 0; il < m->n_layer; il++) m->layers[il].window = w[il];
         for (int c = 0; c < 2; c++) {
             CHECK(eval_gpu(m, ids, n, c ? 16 : 0, 1, got) == 0, "gemma3: gpu eval (Q8_0 cache): %s", tern_last_error());
-            const double e = worst_rel(got, want, n, V, &bad);
+            const double e = check_rows_rel(got, want, n, V, &bad);
             printf("gpu_recipes: gemma3 Q8_0 KV chunk %-3d: worst rel L2 vs llama.cpp (f16 KV) %.3e, argmax equal at %d of "
                    "%d\n", c ? 16 : n, e, n - bad, n);
             CHECK(e < Q8_REL_MAX, "gemma3 Q8_0 cache chunk %d: %.3e from llama.cpp's", c ? 16 : n, e);

@@ -332,14 +332,14 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                     tcu_kv_dequant_q8(L.vq, L.vs, bt, g->lbs, P->kv_rows, Hkv, g->vc16, st);
                     kc = g->kc16, vc = g->vc16, pbt = NULL;
                 }
-                /* the chooser's flash kernel, or where the window cuts a chunk's keys (its last position past it)
-                 * tcu_attention: v3 with the window (v1 where no flash kernel takes the shape) */
-                if (g->flash && (win <= 0 || P->kv_rows <= win))
+                /* the window only where it cuts the chunk's keys (its last position past it): then tcu_attention (v3
+                 * with the window; v1 where no flash kernel takes the shape), else the chooser's flash kernel */
+                const int wcut = win > 0 && P->kv_rows > win ? win : 0;
+                if (g->flash && !wcut)
                     tcu_attention_flash_rows(bq, kc, vc, P->kv_rows, n, g->pos, pbt, g->lbs, W->nh, W->nkv, hd, sc, g->att,
                                              st);
                 else
-                    tcu_attention(bq, kc, vc, n, g->pos, pbt, NULL, g->lbs, P->kv_rows <= win ? 0 : win, W->nh, W->nkv, hd,
-                                  sc, g->att, st);
+                    tcu_attention(bq, kc, vc, n, g->pos, pbt, NULL, g->lbs, wcut, W->nh, W->nkv, hd, sc, g->att, st);
             }
             g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
             g->tr[TR_ATT_Q8W] += tcu_attention_q8w_count() - q8w0;
