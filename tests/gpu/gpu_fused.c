@@ -256,6 +256,107 @@ int main(void) {
                     cudaFree(h); cudaFree(hc); cudaFree(q); cudaFree(qc); cudaFree(q1);
                 }
     }
+    /* Gemma's post-norm folded into the next norm (tcu_add_rmsnorm_post_to: rmsnorm_cl_k<1>): xo = x + rmsnorm(r) * pg
+     * within 1e-6 relative of the host's float formula with a double sum (its scale's last bit may differ), y32 within
+     * 1e-6 of the host's norm of the kernel's own xo, x16 == tcu_quantize_x16 of y32, row n-1 alone == its row of the
+     * n-row call bit for bit (batch invariance), one cluster launch counted; against the unfused pair
+     * (tcu_rmsnorm_rows then tcu_add_rmsnorm_to) within 2e-6. Where the fused launch does not run (dim 16384 fits no
+     * cluster; n = 17 > TCU_MULTI_MAX): tcu_rms_post_fused says 0 and the call equals the unfused pair bit for bit.
+     * Dims: Gemma 3 4B (2560: C 8 of 320), 27B (5376: C 8 of 672), 1B (1152: C 4 of 288), 270M (640: C 5 of 128). */
+    {
+        int major = 0;
+        CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+        const int pdims[5] = {2560, 5376, 1152, 640, 16384}, pns[4] = {1, 3, 16, 17};
+        for (int di = 0; di < 5; di++)
+            for (int ni = 0; ni < 4; ni++) {
+                const int dim = pdims[di], n = pns[ni];
+                const size_t nb = (size_t)n * dim, xb = tcu_x16_bytes(n, dim);
+                const float eps = 1e-6f, peps = 1e-6f;
+                float *x = rand_dev(nb, 3.0f), *r = rand_dev(nb, 40.0f), *g = rand_dev((size_t)dim, 1.5f);
+                float *pg = rand_dev((size_t)dim, 2.0f), *r2, *xo, *xo2, *y, *y2, *y1, *xo1, *r1;
+                void *q, *qc;
+                CU(cudaMalloc((void **)&r2, sizeof(float) * nb)); CU(cudaMalloc((void **)&xo, sizeof(float) * nb));
+                CU(cudaMalloc((void **)&xo2, sizeof(float) * nb)); CU(cudaMalloc((void **)&y, sizeof(float) * nb));
+                CU(cudaMalloc((void **)&y2, sizeof(float) * nb)); CU(cudaMalloc((void **)&y1, sizeof(float) * dim));
+                CU(cudaMalloc((void **)&xo1, sizeof(float) * dim)); CU(cudaMalloc((void **)&r1, sizeof(float) * dim));
+                CU(cudaMalloc(&q, xb)); CU(cudaMalloc(&qc, xb));
+                CU(cudaMemcpy(r2, r, sizeof(float) * nb, cudaMemcpyDeviceToDevice));
+                const size_t lo = (size_t)(n - 1) * dim;
+                CU(cudaMemcpy(r1, r + lo, sizeof(float) * dim, cudaMemcpyDeviceToDevice));
+                const int fused = tcu_rms_post_fused(n, dim);
+                const int want = major >= 9 && dim != 16384 && n <= 16;
+                CHECK(fused == want, "rms post dim=%d n=%d: tcu_rms_post_fused %d, want %d", dim, n, fused, want);
+                const uint64_t c0 = tcu_rms_cluster_count();
+                tcu_add_rmsnorm_post_to(x, xo, r, pg, peps, g, eps, n, dim, y, NULL, q, 0);
+                const uint64_t c1 = tcu_rms_cluster_count();
+                /* the unfused pair on a copy of r */
+                tcu_rmsnorm_rows(r2, pg, peps, n, dim, 0);
+                tcu_add_rmsnorm_to(x, xo2, r2, g, eps, n, dim, y2, NULL, NULL, 0);
+                tcu_quantize_x16(y, n, dim, qc, 0);
+                CU(cudaDeviceSynchronize());
+                CHECK(c1 - c0 == (uint64_t)(fused ? 1 : n <= 16 && tcu_rms_cluster_ctas(dim) ? 1 : 0),
+                      "rms post dim=%d n=%d: %llu cluster launches counted", dim, n, (unsigned long long)(c1 - c0));
+                CHECK(dev_eq(q, qc, xb), "rms post dim=%d n=%d: x16 differs from tcu_quantize_x16 of y32", dim, n);
+                float *hx = malloc(sizeof(float) * nb), *hr = malloc(sizeof(float) * nb), *hg = malloc(sizeof(float) * dim);
+                float *hpg = malloc(sizeof(float) * dim), *hxo = malloc(sizeof(float) * nb), *hy = malloc(sizeof(float) * nb);
+                float *hxo2 = malloc(sizeof(float) * nb), *hy2 = malloc(sizeof(float) * nb);
+                CU(cudaMemcpy(hx, x, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hr, r2, sizeof(float) * nb, cudaMemcpyDeviceToHost)); /* r2 normalised: read r below */
+                CU(cudaMemcpy(hg, g, sizeof(float) * dim, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hpg, pg, sizeof(float) * dim, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hxo, xo, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hy, y, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hxo2, xo2, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hy2, y2, sizeof(float) * nb, cudaMemcpyDeviceToHost));
+                if (fused) CU(cudaMemcpy(hr, r, sizeof(float) * nb, cudaMemcpyDeviceToHost)); /* untouched by the fused call */
+                double mxo = 0.0, my = 0.0, mpair = 0.0;
+                for (int t = 0; t < n && fused; t++) {
+                    double s1 = 0.0, s2 = 0.0;
+                    for (int i = 0; i < dim; i++) s1 += (double)hr[(size_t)t * dim + i] * hr[(size_t)t * dim + i];
+                    const float sc1 = (float)(1.0 / sqrt(s1 / dim + (double)peps));
+                    for (int i = 0; i < dim; i++) {
+                        const size_t k = (size_t)t * dim + i;
+                        const float v = hx[k] + (hr[k] * sc1) * hpg[i];
+                        const double d = fabs((double)hxo[k] - v) / (fabs((double)v) + 1e-30);
+                        if (d > mxo) mxo = d;
+                        s2 += (double)hxo[k] * hxo[k];
+                    }
+                    const float sc = (float)(1.0 / sqrt(s2 / dim + (double)eps));
+                    for (int i = 0; i < dim; i++) {
+                        const size_t k = (size_t)t * dim + i;
+                        const float w = (hxo[k] * sc) * hg[i];
+                        const double d = fabs((double)hy[k] - w) / (fabs((double)w) + 1e-30);
+                        if (d > my) my = d;
+                    }
+                }
+                for (size_t k = 0; k < nb; k++) {
+                    const double d = fabs((double)hy[k] - hy2[k]) / (fabs((double)hy2[k]) + 1e-30);
+                    if (d > mpair) mpair = d;
+                }
+                if (fused) {
+                    CHECK(mxo < 1e-6, "rms post dim=%d n=%d: xo %.3g from the host's x + rmsnorm(r) * pg", dim, n, mxo);
+                    CHECK(my < 1e-6, "rms post dim=%d n=%d: y32 %.3g from the host's norm of xo", dim, n, my);
+                    CHECK(mpair < 2e-6, "rms post dim=%d n=%d: y32 %.3g from the unfused pair", dim, n, mpair);
+                } else {
+                    CHECK(!memcmp(hy, hy2, sizeof(float) * nb) && !memcmp(hxo, hxo2, sizeof(float) * nb),
+                          "rms post dim=%d n=%d: the unfused fallback differs from the pair", dim, n);
+                }
+                if (n > 1) { /* the last row alone */
+                    tcu_add_rmsnorm_post_to(x + lo, xo1, r1, pg, peps, g, eps, 1, dim, y1, NULL, NULL, 0);
+                    CU(cudaDeviceSynchronize());
+                    float *hy1 = malloc(sizeof(float) * dim);
+                    CU(cudaMemcpy(hy1, y1, sizeof(float) * dim, cudaMemcpyDeviceToHost));
+                    /* n = 17 ran unfused (one CTA a row), the 1-row call the fused kernel: equal to rounding only */
+                    if (n <= 16)
+                        CHECK(!memcmp(hy1, hy + lo, sizeof(float) * dim), "rms post dim=%d n=%d: row %d alone differs", dim,
+                              n, n - 1);
+                    free(hy1);
+                }
+                free(hx); free(hr); free(hg); free(hpg); free(hxo); free(hy); free(hxo2); free(hy2);
+                cudaFree(x); cudaFree(r); cudaFree(g); cudaFree(pg); cudaFree(r2); cudaFree(xo); cudaFree(xo2);
+                cudaFree(y); cudaFree(y2); cudaFree(y1); cudaFree(xo1); cudaFree(r1); cudaFree(q); cudaFree(qc);
+            }
+    }
     /* SwiGLU (+ x16) */
     for (int ni = 0; ni < 3; ni++) {
         const int n = ns[ni], F = 14336;

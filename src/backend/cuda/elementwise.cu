@@ -125,16 +125,23 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
  * run (decode steps and verify chunks alike). x and xo may be the same buffer (each thread reads then writes
  * its own element). g is constant (a weight): loaded before the PDL wait. */
 #define RMS_CL_MAX 8
+/* POST (Gemma's post-norms, rmsnorm_cl_post): r is first normalised itself, r' = rmsnorm(r) * pg (its own cluster
+ * reduction, the same double sum and scale as the second), then v = x + r'. Two reductions, each with its own slot
+ * array: a CTA's round-2 stores can reach a peer that is still summing round 1's slots. */
+template <int POST>
 __global__ void __launch_bounds__(1024)
 rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float *__restrict__ g, float eps,
-             int dim, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane) {
+             int dim, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane,
+             const float *__restrict__ pg, float peps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     __shared__ double red[32];
     __shared__ double part[RMS_CL_MAX];
+    __shared__ double part0[POST ? RMS_CL_MAX : 1];
     const int t = (int)blockIdx.y, C = (int)gridDim.x, k = (int)blockIdx.x; /* gridDim.x == C: rank = blockIdx.x */
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
     const int e = k * (int)blockDim.x + (int)threadIdx.x; /* this thread's element of the row */
     const float gv = g[e];
+    const float pgv = POST ? pg[e] : 0.0f;
     /* every CTA of the cluster has started before any stores into another's shared memory (the programming
      * guide's rule for distributed shared memory): a relaxed arrive now, its wait before the remote stores */
     __cluster_barrier_arrive_relaxed();
@@ -142,7 +149,29 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
     pdl_wait();
     const size_t i = (size_t)t * dim + (size_t)e;
     float v = x[i];
-    if (r) {
+    if (POST) { /* r' = rmsnorm(r) * pg: round 1 (the entry arrive's wait is this round's) */
+        const float rv = r[i];
+        double s1 = (double)rv * (double)rv;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s1 += __shfl_xor_sync(0xffffffffu, s1, o);
+        if (lane == 0) red[w] = s1;
+        __syncthreads();
+        __cluster_barrier_wait();
+        if (w == 0) {
+            double s = lane < nw ? red[lane] : 0.0;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+            if (lane < C) *(double *)__cluster_map_shared_rank(&part0[k], (unsigned)lane) = s;
+        }
+        __cluster_barrier_arrive();
+        __cluster_barrier_wait(); /* every slot of part0 stored; warp 0's reads of red done in every CTA */
+        double S1 = 0.0;
+        for (int j = 0; j < C; j++) S1 += part0[j];
+        const float sc1 = (float)(1.0 / sqrt(S1 / dim + (double)peps));
+        v = __fadd_rn(v, __fmul_rn(__fmul_rn(rv, sc1), pgv));
+        xo[i] = v;
+        __cluster_barrier_arrive_relaxed(); /* round 2's entry: its wait below stands where the first round's did */
+    } else if (r) {
         v = __fadd_rn(v, r[i]);
         xo[i] = v;
     }
@@ -168,7 +197,8 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
     if (y16) y16[i] = __half_as_ushort(__float2half_rn(y));
     if (xq) x16_put(y, lane, (int64_t)(i / 32), xq, plane);
 #else
-    (void)x; (void)xo; (void)r; (void)g; (void)eps; (void)dim; (void)y32; (void)y16; (void)xq; (void)plane;
+    (void)x; (void)xo; (void)r; (void)g; (void)eps; (void)dim; (void)y32; (void)y16; (void)xq; (void)plane; (void)pg;
+    (void)peps;
     __trap(); /* never launched below sm_90 (rms_cl_ok) */
 #endif
 }
@@ -198,7 +228,7 @@ static int rms_cl_ok(void) {
     int major = 0;
     cudaFuncAttributes fa;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 9 ||
-        cudaFuncGetAttributes(&fa, rmsnorm_cl_k) != cudaSuccess || fa.ptxVersion < 90) {
+        cudaFuncGetAttributes(&fa, rmsnorm_cl_k<0>) != cudaSuccess || fa.ptxVersion < 90) {
         (void)cudaGetLastError();
         __atomic_fetch_or(&no_dev, bit, __ATOMIC_RELAXED);
         return 0;
@@ -209,7 +239,7 @@ static int rms_cl_ok(void) {
 
 /* rmsnorm_cl_k for n rows with C CTAs a row (the cluster attribute, and PDL's when g_tcu_pdl): 1 if launched. */
 static int rms_cl_launch(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim, int C,
-                         float *y32, uint16_t *y16, void *xq, size_t plane, cudaStream_t st) {
+                         float *y32, uint16_t *y16, void *xq, size_t plane, const float *pg, float peps, cudaStream_t st) {
     cudaLaunchAttribute at[2];
     int na = 0;
     at[na].id = cudaLaunchAttributeClusterDimension;
@@ -229,7 +259,9 @@ static int rms_cl_launch(const float *x, float *xo, const float *r, const float 
     cfg.stream = st;
     cfg.attrs = at;
     cfg.numAttrs = (unsigned)na;
-    const cudaError_t le = cudaLaunchKernelEx(&cfg, rmsnorm_cl_k, x, xo, r, g, eps, dim, y32, y16, xq, plane);
+    const cudaError_t le = pg ? cudaLaunchKernelEx(&cfg, rmsnorm_cl_k<1>, x, xo, r, g, eps, dim, y32, y16, xq, plane, pg, peps)
+                              : cudaLaunchKernelEx(&cfg, rmsnorm_cl_k<0>, x, xo, r, g, eps, dim, y32, y16, xq, plane,
+                                                   (const float *)NULL, 0.0f);
     if (le == cudaSuccess) TCU_CHECK_LAUNCH(st);
     if (le != cudaSuccess) {
         /* the caller runs rmsnorm_k instead, and so does every later call on this device (tcu_rms_cluster_ctas
@@ -281,12 +313,26 @@ extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, co
     const size_t pl = x16_plane_bytes(n, dim);
     if (n <= TCU_MULTI_MAX) {
         const int C = rms_cl_ctas(dim);
-        if (C && rms_cl_ok() && rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, pl, st)) return;
+        if (C && rms_cl_ok() && rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, pl, NULL, 0.0f, st)) return;
     }
     int c = n <= TCU_MULTI_MAX ? RMS_SPLIT : 1;
     while (c > 1 && (dim > RMS_EPT * RMS_T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
     rms_fn kf = rmsnorm_k<RMS_T, RMS_EPT>;
     PDL_LAUNCH(kf, dim3(n, c), dim3(RMS_T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, pl);
+}
+
+/* tcu_add_rmsnorm_to with Gemma's post-norm of r folded in: xo = x + rmsnorm(r) * pg, then the norm of xo, in one
+ * cluster launch (rmsnorm_cl_k<1>; the decode steps' two post-norm launches a layer gone). Only where
+ * tcu_rms_cluster_ctas(dim) and n <= TCU_MULTI_MAX (the caller checks: tcu_rms_post_fused); if the launch fails
+ * anyway, r is normalised in place (tcu_rmsnorm_rows) and tcu_add_rmsnorm_to runs: the same values to rounding. */
+extern "C" int tcu_rms_post_fused(int n, int dim) { return n <= TCU_MULTI_MAX && tcu_rms_cluster_ctas(dim) > 0; }
+
+extern "C" void tcu_add_rmsnorm_post_to(const float *x, float *xo, float *r, const float *pg, float peps, const float *g,
+                                        float eps, int n, int dim, float *y32, uint16_t *y16, void *xq, cudaStream_t st) {
+    const int C = tcu_rms_post_fused(n, dim) ? rms_cl_ctas(dim) : 0;
+    if (C && rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, x16_plane_bytes(n, dim), pg, peps, st)) return;
+    tcu_rmsnorm_rows(r, pg, peps, n, dim, st);
+    tcu_add_rmsnorm_to(x, xo, r, g, eps, n, dim, y32, y16, xq, st);
 }
 
 /* Thread per (token, pair i): one angle, applied to every head. neox: the pair (x[i], x[i + n_rot/2]). */

@@ -15,7 +15,8 @@
  * GPU; at TP only the one-token pass, after one eager run).
  * The recipe rows' extra ops take a kernel each: HEAD_NORM (inside the RoPE kernel at head dims 64, 128, 256, else
  * tcu_rmsnorm_rows over the heads), a post-norm RMSNORM
- * t <- t (tcu_rmsnorm_rows), the embedding scale (tcu_scale), SOFTCAP after the head; NEOX pairing, YaRN / LongRoPE
+ * t <- t (folded into the next [ADD] RMSNORM's cluster launch in passes of up to 16 tokens: tcu_add_rmsnorm_post_to;
+ * tcu_rmsnorm_rows in longer ones), the embedding scale (tcu_scale), SOFTCAP after the head; NEOX pairing, YaRN / LongRoPE
  * tables and factors and the sliding window are arguments of the RoPE and attention kernels (a windowed layer's
  * prefill chunk runs flash v3 with the window where it cuts the chunk's keys), GeGLU the GLU kernel's act. */
 #ifdef TERN_CUDA /* the CUDA build's; a CPU build compiles nothing here */
@@ -133,6 +134,16 @@ static void *want_x16(const crank *g, int n, const dweight *a, const dweight *b,
 /* The residual buffer a residual add writes when the stream is in xc. */
 static float *other_x(const crank *g, const float *xc) { return xc == g->x ? g->x2 : g->x; }
 
+/* The residual add and norm (tcu_add_rmsnorm_to), with a pending Gemma post-norm of r (weight pn, eps pe) folded in
+ * (tcu_add_rmsnorm_post_to: one launch instead of two; set only where tcu_rms_post_fused holds for the pass). */
+static void add_norm(const float *x, float *xo, float *r, const float *pn, float pe, const float *w, float eps, int n,
+                     int dim, float *y32, uint16_t *y16, void *xq, cudaStream_t st) {
+    if (pn && r)
+        tcu_add_rmsnorm_post_to(x, xo, r, pn, pe, w, eps, n, dim, y32, y16, xq, st);
+    else
+        tcu_add_rmsnorm_to(x, xo, r, w, eps, n, dim, y32, y16, xq, st);
+}
+
 /* The device copy of a node's weight (by its layer and role) and of its vector (norm weight or bias). */
 static const dweight *node_weight(const cuda_wrank *W, const tg_node *nd) {
     if (nd->role == TW_OUT) return W->output;
@@ -205,6 +216,8 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
     for (int t = 0; t < g->n_tables && tabled; t++) tcu_rope_table(g->pos, g->freq[t], n, m->n_rot, g->mscale[t], g->ropecs[t], st);
     float *xc = g->x; /* the residual stream: g->x or g->x2, toggled by each residual add */
     int pending = 0;  /* a residual add xc += tmp not launched yet: the next norm takes it */
+    const float *pn = NULL; /* Gemma's post-norm of tmp (its weight, eps pe) not launched yet: the next norm folds it in */
+    float pe = 0.0f;
     void *xq = NULL;  /* the x16 activations the last norm wrote for the matmuls after it */
     float *bq = g->q, *bk = g->k, *bv = g->v, *bg = g->g, *bu = g->u;
     int gu_rows = 0;  /* this layer's gate|up ran as one GEMM into g->g (2F a row) */
@@ -228,7 +241,10 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             break;
         case TG_RMSNORM: { /* xn = rmsnorm(x [+ t]), with the x16 input of the dp4a GEMVs that read xn next */
             if (nd->dst == TB_T) { /* a post-norm (Gemma): the block's output t before its residual add, in place */
-                tcu_rmsnorm_rows(g->tmp, node_vec(W, nd), nd->f, n, E, st);
+                if (i + 1 < nn && N[i + 1].op == TG_ADD && tcu_rms_post_fused(n, E)) /* into the next norm's launch */
+                    pn = node_vec(W, nd), pe = nd->f;
+                else
+                    tcu_rmsnorm_rows(g->tmp, node_vec(W, nd), nd->f, n, E, st);
                 i++;
                 break;
             }
@@ -237,8 +253,9 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 cw[k] = node_weight(W, &N[i + 1 + k]);
             xq = want_x16(g, n, cw[0], cw[1], cw[2]);
             float *xo = pending ? other_x(g, xc) : xc;
-            tcu_add_rmsnorm_to(xc, xo, pending ? g->tmp : NULL, node_vec(W, nd), nd->f, n, E, one ? g->xn : NULL,
-                               one ? NULL : g->x16, xq, st);
+            add_norm(xc, xo, pending ? g->tmp : NULL, pn, pe, node_vec(W, nd), nd->f, n, E, one ? g->xn : NULL,
+                     one ? NULL : g->x16, xq, st);
+            pn = NULL;
             xc = xo;
             pending = 0;
             i++;
@@ -375,14 +392,15 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             /* final logit soft-capping (f * tanh(x / f)) over this rank's rows (ld floats a row) before they leave */
             const float cap = i + 4 == nn ? N[i + 3].f : 0.0f;
             const int64_t ld = g->n_rank > 1 ? W->vpad : W->nv;
-            const float *on = node_vec(W, &N[i + 1]), *r = pending ? g->tmp : NULL;
+            const float *on = node_vec(W, &N[i + 1]);
+            float *r = pending ? g->tmp : NULL;
             const float eps = N[i + 1].f;
             float *xo = pending ? other_x(g, xc) : xc;
             const dweight *wo = W->output;
             if (P->kind == OUT_LAST) {
                 const size_t at = (size_t)(n - 1) * E;
                 xq = want_x16(g, 1, wo, NULL, NULL);
-                tcu_add_rmsnorm_to(xc + at, xo + at, r ? r + at : NULL, on, eps, 1, E, g->xn, NULL, xq, st);
+                add_norm(xc + at, xo + at, r ? r + at : NULL, pn, pe, on, eps, 1, E, g->xn, NULL, xq, st);
                 if (xq) {
                     if (tcu_gemv_dp4a_fam(wo->fam, wo->type, wo->d, wo->stride, E, W->nv, xq, 1, g->logits, st))
                         g->tr[TR_DP4A_TMA]++;
@@ -398,7 +416,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 if (g->rank == 0) tcu_argmax(g->lg, V, g->ids, g->amkeys, st);
             } else if (P->kind == OUT_ALL) {
                 xq = want_x16(g, n, wo, NULL, NULL);
-                tcu_add_rmsnorm_to(xc, xo, r, on, eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
+                add_norm(xc, xo, r, pn, pe, on, eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
                 if (matmul(g, wo, n, g->xn, xq, g->x16, g->logits)) return -1;
                 if (cap > 0.0f) tcu_softcap(g->logits, n * ld, cap, st);
                 if (gather_logits(g, n)) return -1;
@@ -408,8 +426,8 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 const int no = P->n_out;
                 for (int o = 0; o < no; o++) {
                     const size_t at = (size_t)P->hout[o] * E;
-                    tcu_add_rmsnorm_to(xc + at, xo + at, r ? r + at : NULL, on, eps, 1, E, g->xn + (size_t)o * E, NULL,
-                                       NULL, st);
+                    add_norm(xc + at, xo + at, r ? r + at : NULL, pn, pe, on, eps, 1, E, g->xn + (size_t)o * E, NULL,
+                             NULL, st);
                 }
                 xq = want_x16(g, no, wo, NULL, NULL);
                 if (xq) tcu_quantize_x16(g->xn, no, E, xq, st);

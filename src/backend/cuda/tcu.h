@@ -158,6 +158,13 @@ void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n,
  * when more than one CTA a row writes and r != NULL (with r NULL xo is never written). */
 void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
                         float *y32, uint16_t *y16, void *xq, cudaStream_t st);
+/* Gemma's post-norm folded into the next norm: xo = x + rmsnorm(r) * pg (eps peps), then y = rmsnorm(xo) * g as
+ * tcu_add_rmsnorm_to, in one cluster launch (elementwise.cu rmsnorm_cl_k<1>); r is scratch (normalised in place only
+ * on the fallback path). tcu_rms_post_fused(n, dim): 1 where that launch runs (the cluster kernel's rows, n <=
+ * TCU_MULTI_MAX); elsewhere the caller runs tcu_rmsnorm_rows then tcu_add_rmsnorm_to. */
+int tcu_rms_post_fused(int n, int dim);
+void tcu_add_rmsnorm_post_to(const float *x, float *xo, float *r, const float *pg, float peps, const float *g, float eps,
+                             int n, int dim, float *y32, uint16_t *y16, void *xq, cudaStream_t st);
 /* rmsnorm_cl_k launches issued by the calling host thread so far (a count, for the trace and the tests). */
 uint64_t tcu_rms_cluster_count(void);
 /* C, the CTAs a row tcu_add_rmsnorm_to's cluster kernel takes for rows of dim on this device now (n <=
