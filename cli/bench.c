@@ -333,6 +333,20 @@ static void par_floor_row(const par_floor *f, int B, int pp, int tg, double *t_p
     for (int k = 0; k < tg; k++) *t_tg += par_floor_decode(f, B, pp + k + 1, tg_flops);
 }
 
+/* The KV cache bytes a tg test's token reads, the mean over its tokens (token k at depth d attends to d + k + 1 keys,
+ * a sliding-window layer to at most its window: par_layer_keys), from the shapes and the cache types (issue 25: a
+ * windowed model's decode should stay nearly flat in depth). nowin: the same with every layer reading all its keys. */
+static double kv_bytes_token(const tern_model *m, int ctk, int ctv, int depth, int n_gen, int nowin) {
+    const par_floor f = {.m = m};
+    const double el = (ctk == TERN_CACHE_Q8_0 ? 34.0 / 32.0 : 2.0) + (ctv == TERN_CACHE_Q8_0 ? 34.0 / 32.0 : 2.0);
+    double s = 0;
+    for (int k = 0; k < n_gen; k++) {
+        const int n = depth + k + 1;
+        s += nowin ? (double)m->n_layer * n : par_layer_keys(&f, n);
+    }
+    return n_gen > 0 ? s / n_gen * m->n_head_kv * m->head_dim * el : 0.0;
+}
+
 typedef struct {
     tern_device device;
     int n_threads, ubatch, tp, kv_type, reps, block;
@@ -587,7 +601,8 @@ int cmd_bench(int argc, char **argv) {
                  "  the receipt adds ms a pass); -r: timed repetitions after one\n"
                  "  warm-up; --depth D: tokens already in the KV cache; -o md (llama-bench's table), csv, jsonl: a row\n"
                  "  as each test finishes; -o json: the receipt (JSON, every sample) on stdout at the end; --receipt PATH\n"
-                 "  writes the receipt to PATH too (nothing is written unless asked)");
+                 "  writes the receipt to PATH too (nothing is written unless asked); each tg test also gives the KV\n"
+                 "  cache bytes a token reads (from the shapes; sliding-window layers read at most their window)");
             return 0;
         } else cli_die("unknown option '%s' for bench (see tern bench --help)", a);
 #undef ARG
@@ -793,6 +808,9 @@ int cmd_bench(int argc, char **argv) {
             if (t->n_rows)
                 fprintf(rf, "     \"verify_rows\": %d, \"passes\": %d, \"median_ms_per_pass\": %.4f,\n", t->n_rows,
                         VR_PASSES, t->median > 0 ? 1e3 * t->n_rows / t->median : 0.0);
+            else if (t->n_gen)
+                fprintf(rf, "     \"kv_bytes_token\": %.1f, \"kv_bytes_token_no_window\": %.1f,\n",
+                        kv_bytes_token(m, ctk, ctv, depth, t->n_gen, 0), kv_bytes_token(m, ctk, ctv, depth, t->n_gen, 1));
             fputs("     \"samples\": [", rf);
             for (int r = 0; r < reps; r++) fprintf(rf, "%s%.3f", r ? ", " : "", t->tps[r]);
             fputs("],\n     \"samples_s\": [", rf);
@@ -809,10 +827,23 @@ int cmd_bench(int argc, char **argv) {
     if (f_md) {
         printf("\nmedian of %d repetitions after 1 warm-up ± sample sd; commit %.12s%s; %s\n", reps, commit,
                dirty > 0 ? " (dirty)" : "", ci.name);
-        for (int ti = 0; ti < n_tests; ti++)
-            if (tests[ti].n_rows && tests[ti].median > 0)
-                printf("%s: %.3f ms a verify pass of %d rows\n", tests[ti].name, 1e3 * tests[ti].n_rows / tests[ti].median,
-                       tests[ti].n_rows);
+        int n_win = 0;
+        for (int l = 0; l < m->n_layer; l++) n_win += m->layers[l].window > 0;
+        for (int ti = 0; ti < n_tests; ti++) {
+            const bench_test *t = &tests[ti];
+            if (t->n_rows && t->median > 0)
+                printf("%s: %.3f ms a verify pass of %d rows\n", t->name, 1e3 * t->n_rows / t->median, t->n_rows);
+            else if (!t->n_rows && t->n_gen) { /* the KV bytes a token reads (the receipt's kv_bytes_token) */
+                char kb[32], kw[32];
+                fmt_size(kb, sizeof kb, (uint64_t)kv_bytes_token(m, ctk, ctv, depth, t->n_gen, 0));
+                fmt_size(kw, sizeof kw, (uint64_t)kv_bytes_token(m, ctk, ctv, depth, t->n_gen, 1));
+                if (n_win)
+                    printf("%s: KV cache read a token %s (mean over its tokens; %d of %d layers read at most their window; "
+                           "%s without the windows)\n", t->name, kb, n_win, m->n_layer, kw);
+                else
+                    printf("%s: KV cache read a token %s (mean over its tokens)\n", t->name, kb);
+            }
+        }
     }
     fflush(stdout);
 

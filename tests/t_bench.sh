@@ -123,6 +123,24 @@ for r in d["results"]:
 PY
 then ok; else bad "bench --parallel floor rc=$rc: $(head -c 600 "$T/fl.md") $(head -c 300 "$T/fl.err")"; fi
 
+# the KV bytes a tg token reads at a depth (issue 25), recomputed from the tiny gemma3 fixture's shapes: 6 layers, 2 KV
+# heads of 64, f16 K and V (512 bytes a layer and position), an 8-key window on layers 0-4 (llama.cpp's pattern: every
+# 6th layer global); token k of tg4 at depth 20 sees 21 + k keys
+./tern bench -m tests/fixtures/recipes/gemma3.gguf -p 8 -n 4 --depth 20 -r 1 -t 2 --receipt "$T/kv.json" >"$T/kv.md" \
+  2>"$T/kv.err"; rc=$?
+if [ $rc -eq 0 ] && grep -q '^tg4 @ d20: KV cache read a token .* (mean over its tokens; 5 of 6 layers read at most their window; .* without the windows)$' "$T/kv.md" &&
+   python3 - "$T/kv.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+tg = [r for r in d["results"] if r["test"] == "tg4 @ d20"][0]
+keys = [21 + k for k in range(4)]
+win = sum(5 * min(8, n) + n for n in keys) / 4 * 512
+full = sum(6 * n for n in keys) / 4 * 512
+assert (tg["kv_bytes_token"], tg["kv_bytes_token_no_window"]) == (win, full), (tg, win, full)
+assert "kv_bytes_token" not in [r for r in d["results"] if r["test"] == "pp8 @ d20"][0]
+PY
+then ok; else bad "bench KV bytes a token rc=$rc: $(cat "$T/kv.md") $(head -c 300 "$T/kv.err")"; fi
+
 # ab, identical arms: MATCH and a decode ratio in 0.5..2
 ./tern ab -m "$MODEL" --a "" --b "" -r 3 -n 12 -t 2 >"$T/ab1" 2>"$T/ab1.err"; rc=$?
 ratio=$(sed -n 's/^decode   B\/A: //p' "$T/ab1")
