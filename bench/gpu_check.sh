@@ -42,7 +42,8 @@
 # default /tmp/tern_synth), BENCH_REPS (default 3), PCRE (a folder with include/pcre2.h and lib/libpcre2-8.so*
 # for a box without PCRE2's headers), BASE_BIN, LCPP_BIN (the llama.cpp peer's binaries, default /tmp/lcpp/build/bin:
 # shared/peers/README.md; the serve and ppl steps skip the peer where it is absent). Each step's log is $OUT/<step>.log;
-# receipts are $OUT/*.json.
+# receipts are $OUT/*.json. PACK=NAME.tgz: at the end, everything under $OUT (logs, receipts, summary.txt) moved into
+# $OUT/NAME.tgz (the device tool brings back only a few files a call).
 set -u
 cd "$(dirname "$0")/.."
 MODEL=${MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
@@ -239,4 +240,9 @@ echo
 echo "step       | ok   | result"
 echo "---------- | ---- | ------"
 printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
+if [ -n "${PACK:-}" ]; then # the device tool returns a few files a call: everything under $OUT as one archive
+  (cd "$OUT" && tar czf "/tmp/$PACK" --exclude="./$PACK" . && find . -mindepth 1 -maxdepth 1 ! -name "$PACK" -exec rm -rf {} + &&
+    mv "/tmp/$PACK" "$PACK") && echo "packed: $OUT/$PACK"
+fi
 printf '%s\n' "${summary[@]}" | grep -q '| FAIL' && exit 1 || exit 0
