@@ -4,8 +4,10 @@
 #
 #   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi mma sample batch model recipes presets hf synth
 #                                     bench roofline tp
-#                                     tpbench ab perf sdpa serve mixed ppl (default: all but tpbench, ab, perf, sdpa, serve,
-#                                     mixed, ppl)
+#                                     tpbench ab perf sdpa serve mixed ppl peer (default: all but tpbench, ab, perf, sdpa,
+#                                     serve, mixed, ppl, peer)
+#   peer: bench/presets_peer.sh (issue 25's table: the families' presets against llama-bench, two rounds) with its receipts
+#   and table under $OUT/peer; PEER_PRESETS (ARCH:TYPE ..., default the script's four Q4_0 presets), DEPTH, ROUNDS, REPS
 #   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
 #   synthetic 4-layer Llama-3.2-1B; recipes: tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and
 #   sliding-window gemma3 fixtures on CUDA against llama.cpp's logits); presets: gpu_model (GPU vs CPU) on each family's
@@ -218,6 +220,12 @@ for s in $steps; do
       --out "$OUT/mixed-$(basename "$f" .gguf).json" --md "$OUT/mixed.md" >"$OUT/mixed.log" 2>&1
     cat "$OUT/mixed.md" 2>/dev/null
     note_last mixed "$OUT/mixed.log" ;;
+  peer)
+    OUT="$OUT/peer" SYNTH_DIR="$SYNTH_DIR" LCPP_BIN="$LCPP_BIN" ROUNDS="${ROUNDS:-2}" REPS="${REPS:-1}" DEPTH="${DEPTH:-}" \
+      bash bench/presets_peer.sh ${PEER_PRESETS:-} >"$OUT/peer.log" 2>&1
+    cat "$OUT/peer/presets.md" 2>/dev/null
+    note peer "$( [ -s "$OUT/peer/presets.md" ] && ! grep -q '| - / - |' "$OUT/peer/presets.md" && echo DONE || echo FAIL)" \
+      "$OUT/peer/presets.md" ;;
   ppl)
     pf=${PPL_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}; ref=""; label=$(basename "$pf")
     [ "$pf" = models/SmolLM2-135M-Instruct.Q4_1.gguf ] && ref=tests/fixtures/perplexity/ref.tsv && label="SmolLM2-135M-Instruct Q4_1 (the default model)"

@@ -55,6 +55,7 @@ def lcpp(path):
         if d: name += " @ d%d" % d
         res[name] = j["avg_ts"]
     return res
+kv = []  # (preset, test, bytes a token, bytes without the windows) from tern's depth receipts (kv_bytes_token)
 print("| preset | test | tern tok/s (rounds) | llama.cpp tok/s (rounds) | tern / llama.cpp |")
 print("|---|---|---:|---:|---:|")
 for p in presets:
@@ -66,6 +67,9 @@ for p in presets:
         for part in ("pp", "tg", "d"):
             x = tern(os.path.join(out, "tern-%s-%s.json" % (k, part)))
             if x: t.update(x[0])
+            if x and part == "d" and r == 1:
+                kv += [(p, e["test"], e["kv_bytes_token"], e["kv_bytes_token_no_window"]) for e in x[1]["results"]
+                       if "kv_bytes_token" in e]
         l = lcpp(os.path.join(out, "lcpp-%s.jsonl" % k)); l.update(lcpp(os.path.join(out, "lcpp-%s-d.jsonl" % k)))
         for test in set(t) | set(l):
             rows.setdefault(test, ([], []))
@@ -75,4 +79,7 @@ for p in presets:
         f = lambda v: " / ".join("%.1f" % x if x else "-" for x in v)
         ratios = [x / y for x, y in zip(tv, lv) if x and y]
         print("| %s %s | %s | %s | %s | %s |" % (a, ty.upper(), test, f(tv), f(lv), " / ".join("%.2f" % x for x in ratios) or "-"))
+for p, test, b, nw in kv:
+    print("\n%s %s: KV cache read a token %.3f GB (%.3f GB without the sliding windows; tern's receipt, from the shapes)"
+          % (p, test, b / 1e9, nw / 1e9))
 PY
