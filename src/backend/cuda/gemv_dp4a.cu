@@ -25,9 +25,15 @@
  * single-column kernel's operations in its order (blocks t, t+128, ... per thread; the same xor-shuffle
  * tree; warps in order), so column c of tcu_gemv_dp4a(m) equals tcu_gemv_dp4a(1) on x_c bit for bit.
  * CPU reference (tests/gpu/gpu_multi.c): the quantizer against the same rule in C, byte for byte; the GEMV
- * against the double dot of the dequantized weights with the dequantized activations. */
+ * against the double dot of the dequantized weights with the dequantized activations.
+ * The chunk-order arm (issue 26 v2; TERN_GEMV_ORDER=chunk, tcu_gemv_order): every family of the repacked types sums
+ * in reduce.cuh's chunk-major order instead (a butterfly a 32-block chunk, chunks in order; the cta family parks
+ * its warps' chunk sums in shared memory), the order gemm_mma.cu's v2 follows; the memory access is unchanged.
+ * Default off: the default path's bits do not change until an A/B of single-stream decode says so. In that order
+ * the families give the same bits as each other. Checked by tests/gpu/gpu_mma.c (twins, v2, a float64 bound). */
 #include <cuda_fp16.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda/check.cuh"
@@ -202,19 +208,27 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q6_K>(const uint8
     }
 }
 
-/* The block's contribution, added to acc: fma(dw*d, isum, acc) with isum the exact integer dot. */
-template <int T>
-static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float mw, const int8_t *hi, const int8_t *lo,
-                                                int2 ds, float acc) {
-    const int4 ha = __ldg((const int4 *)hi);
+/* The block's two plane sums sh = Σ w·hi, sl = Σ w·lo (the 32 activation bytes of each plane kept in ha/hb, la). */
+static __device__ __forceinline__ void dot_hl(const int *wq, const int8_t *hi, const int8_t *lo, int4 &ha, int4 &la,
+                                              int &sh, int &sl) {
+    ha = __ldg((const int4 *)hi);
     const int4 hb = __ldg((const int4 *)(hi + 16));
-    const int4 la = __ldg((const int4 *)lo);
+    la = __ldg((const int4 *)lo);
     const int4 lb = __ldg((const int4 *)(lo + 16));
-    int sh = 0, sl = 0;
+    sh = 0, sl = 0;
     sh = __dp4a(wq[0], ha.x, sh); sh = __dp4a(wq[1], ha.y, sh); sh = __dp4a(wq[2], ha.z, sh); sh = __dp4a(wq[3], ha.w, sh);
     sh = __dp4a(wq[4], hb.x, sh); sh = __dp4a(wq[5], hb.y, sh); sh = __dp4a(wq[6], hb.z, sh); sh = __dp4a(wq[7], hb.w, sh);
     sl = __dp4a(wq[0], la.x, sl); sl = __dp4a(wq[1], la.y, sl); sl = __dp4a(wq[2], la.z, sl); sl = __dp4a(wq[3], la.w, sl);
     sl = __dp4a(wq[4], lb.x, sl); sl = __dp4a(wq[5], lb.y, sl); sl = __dp4a(wq[6], lb.z, sl); sl = __dp4a(wq[7], lb.w, sl);
+}
+
+/* The block's contribution, added to acc: fma(dw*d, isum, acc) with isum the exact integer dot. */
+template <int T>
+static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float mw, const int8_t *hi, const int8_t *lo,
+                                                int2 ds, float acc) {
+    int4 ha, la;
+    int sh, sl;
+    dot_hl(wq, hi, lo, ha, la, sh, sl);
     const float dx = __int_as_float(ds.x);
     if (T == TERN_TYPE_Q6_K) { /* two 16-element halves with their own scales (dw, mw); each |sum| < 2^24 */
         int ha0 = 0, la0 = 0;
@@ -231,6 +245,19 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
     if (T == TERN_TYPE_Q4_1 || T == TERN_TYPE_Q4_K || T == TCU_TYPE_Q4_KR)
         acc = fmaf(__fmul_rn(mw, dx), __int2float_rn(ds.y), acc);
     return acc;
+}
+
+/* The chunk order's leaf of the block (reduce.cuh chunk_leaf): the repacked types only (the dispatch instantiates
+ * CH = 1 for them alone; Q6_K's two half-block terms have no leaf form here). */
+template <int T>
+static __device__ __forceinline__ float blk_leaf(const int *wq, float dw, float mw, const int8_t *hi, const int8_t *lo,
+                                                 int2 ds) {
+    int4 ha, la;
+    int sh, sl;
+    dot_hl(wq, hi, lo, ha, la, sh, sl);
+    int s = sh * 256 + sl;
+    if (T == TCU_TYPE_Q4_0R) s -= 8 * ds.y;
+    return chunk_leaf(dw, __int_as_float(ds.x), s, mw, ds.y, T == TCU_TYPE_Q4_KR);
 }
 
 /* gemv_q8_pipe_k: the cta family. A CTA of 4 warps owns R rows at a time (persistent over row groups); thread t
@@ -253,27 +280,57 @@ static __device__ __forceinline__ void pipe_load(const uint8_t *__restrict__ w, 
     }
 }
 
+/* The cta family's chunk order (CH = 1; reduce.cuh): at step k warp w holds chunk j = 4k + w (thread t = 32w + l has
+ * block t + 128k = 32j + l), so the warp's butterfly gives T_j, which lane 0 parks in cpart[j][n] (n of the N outputs);
+ * at the group's end thread n < nout adds cpart[0..nch)[n] in chunk order. Shared memory: nch * N floats (dynamic). */
+template <int N>
+static __device__ __forceinline__ void cta_chunk_out(float (*cpart)[N], int nch, int nout, float *y, size_t ystride) {
+    __syncthreads();
+    if ((int)threadIdx.x < nout) {
+        float v = -0.0f;
+        for (int j = 0; j < nch; j++) v = __fadd_rn(v, cpart[j][threadIdx.x]);
+        y[(size_t)threadIdx.x * ystride] = v;
+    }
+    __syncthreads();
+}
+
 /* One step: dots of (g, k) from cur (issuing (g', k') into nxt first), the group's reduction when k is its
- * last step. Returns 0 when (g', k') is past the last group. */
-template <int T, int R>
+ * last step. Returns 0 when (g', k') is past the last group. CH: the chunk order (cta_chunk_out). */
+template <int T, int R, int CH>
 static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, int K,
                                                 int G, const int8_t *__restrict__ xh, const int8_t *__restrict__ xl,
                                                 const int2 *__restrict__ xds, float *__restrict__ y, int &g, int &k,
                                                 int (&wc)[R][8], float (&dc)[R], float (&mc)[R], int (&wn)[R][8],
                                                 float (&dn)[R], float (&mn)[R], float (&acc)[R],
-                                                float (*part)[R], int tid, int vg) {
+                                                float (*part)[R], int tid, int vg, float (*cpart)[R]) {
     int gn = g, kn = k + 1;
     if (kn == K) { kn = 0; gn = g + vg; }
     const int more = gn < G;
     if (more) pipe_load<T, R>(w, stride, n_out, gn, tid + kn * Q8_T, nb, wn, dn, mn);
     const int b = tid + k * Q8_T;
-    if (b < nb) {
+    if (CH) {
+        const int j = 4 * k + (tid >> 5);
+        if (32 * j < nb) { /* warp-uniform: the chunk exists */
+            const int2 ds = b < nb ? __ldg(xds + b) : make_int2(0, 0);
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                float p = 0.0f;
+                if (b < nb) p = blk_leaf<T>(wc[r], dc[r], mc[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
+                p = chunk_tree32(p);
+                if ((tid & 31) == 0) cpart[j][r] = p;
+            }
+        }
+        if (kn == 0) {
+            const int r0 = g * R;
+            cta_chunk_out<R>(cpart, (nb + 31) >> 5, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
+        }
+    } else if (b < nb) {
         const int2 ds = __ldg(xds + b);
 #pragma unroll
         for (int r = 0; r < R; r++)
             acc[r] = blk_dot<T>(wc[r], dc[r], mc[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds, acc[r]);
     }
-    if (kn == 0) {
+    if (!CH && kn == 0) {
         const int r0 = g * R;
         cta_sum_out<Q8_WARPS, R>(acc, part, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
 #pragma unroll
@@ -286,11 +343,13 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
 
 /* nb >= 1 (q8_dispatch): with nb = 0 no group would end. The register budget is the compiler's (64 at R = 2, 8 CTAs an
  * SM); an occupancy floor by __launch_bounds__ (9 or 10 CTAs an SM) spilled and lost ("session 4", docs/ledger.md). */
-template <int T, int R>
+template <int T, int R, int CH>
 __global__ void __launch_bounds__(Q8_T, 0)
 gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
     __shared__ float part[Q8_WARPS][R];
+    extern __shared__ float q8_dyn[]; /* CH: cpart[ceil(nb / 32)][R] */
+    float (*cpart)[R] = (float (*)[R])q8_dyn;
     const int tid = (int)threadIdx.x, vg = (int)gridDim.x;
     const int G = (n_out + R - 1) / R, K = (nb + Q8_T - 1) / Q8_T;
     int g = (int)blockIdx.x, k = 0;
@@ -310,9 +369,11 @@ gemv_q8_pipe_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     pdl_trigger();
     pdl_wait();
     for (;;) {
-        if (!pipe_step<T, R>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wa, da, ma, wb, db, mb, acc, part, tid, vg))
+        if (!pipe_step<T, R, CH>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wa, da, ma, wb, db, mb, acc, part, tid,
+                                 vg, cpart))
             break;
-        if (!pipe_step<T, R>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wb, db, mb, wa, da, ma, acc, part, tid, vg))
+        if (!pipe_step<T, R, CH>(w, stride, nb, n_out, K, G, xh, xl, xds, y, g, k, wb, db, mb, wa, da, ma, acc, part, tid,
+                                 vg, cpart))
             break;
     }
 }
@@ -342,11 +403,13 @@ static __device__ __forceinline__ void multi_dot(const int (&wq)[R][8], const fl
  * warps in order), so column c of row r equals the single-column kernels' value bit for bit, for any R
  * (gemv_q8_pipe_k; gpu_multi checks it). R = 1 was the first version: a row's blocks are one load a thread at
  * n_in = 4096, so a CTA waited one memory latency a row (docs/ledger.md "multi-column GEMV twins own R rows"). */
-template <int T, int M, int R>
+template <int T, int M, int R, int CH>
 __global__ void __launch_bounds__(Q8_T)
 gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                 const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
     __shared__ float part[Q8_WARPS][M * R];
+    extern __shared__ float q8_dyn[]; /* CH: cpart[ceil(nb / 32)][M * R] */
+    float (*cpart)[M * R] = (float (*)[M * R])q8_dyn;
     pdl_trigger();
     pdl_wait();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -354,35 +417,71 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
         const uint8_t *rows[R];
 #pragma unroll
         for (int r = 0; r < R; r++) rows[r] = w + (size_t)(r0 + r < n_out ? r0 + r : n_out - 1) * stride;
-        float acc[M * R]; /* column c, row r at c * R + r */
+        if (CH) { /* the chunk order: block b = 32j + lane of chunk j = 4k + warp, as gemv_q8_pipe_k */
+            const size_t n_in = (size_t)nb * 32;
+            for (int j = warp; 32 * j < nb; j += Q8_WARPS) { /* warp-uniform */
+                const int b = 32 * j + lane;
+                int wq[R][8];
+                float dw[R], mw[R];
+                if (b < nb) {
 #pragma unroll
-        for (int j = 0; j < M * R; j++) acc[j] = 0.0f;
-        for (int b = threadIdx.x; b < nb; b += Q8_T) {
-            int wq[R][8];
-            float dw[R], mw[R];
+                    for (int r = 0; r < R; r++) load_blk<T>(rows[r], b, wq[r], &dw[r], &mw[r]);
+                }
 #pragma unroll
-            for (int r = 0; r < R; r++) load_blk<T>(rows[r], b, wq[r], &dw[r], &mw[r]);
-            multi_dot<T, M, R>(wq, dw, mw, b, nb, m, xh, xl, xds, acc);
-        }
-        /* cta_sum_out's reduction of every value; output (c, r) to y[c * n_out + r0 + r] */
+                for (int c = 0; c < M; c++)
+                    if (c < m) { /* CTA-uniform */
+                        const size_t o = c * n_in + (size_t)b * 32;
+                        const int2 ds = b < nb ? __ldg(xds + (size_t)c * nb + b) : make_int2(0, 0);
 #pragma unroll
-        for (int j = 0; j < M * R; j++) {
-            float v = acc[j];
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (lane == 0) part[warp][j] = v;
-        }
-        __syncthreads();
-        for (int j = threadIdx.x; j < M * R; j += Q8_T) {
-            const int c = j / R, r = j % R;
-            if (c < m && r0 + r < n_out) {
-                float v = part[0][j];
-#pragma unroll
-                for (int k = 1; k < Q8_WARPS; k++) v += part[k][j];
-                y[(size_t)c * n_out + r0 + r] = v;
+                        for (int r = 0; r < R; r++) {
+                            float p = 0.0f;
+                            if (b < nb) p = blk_leaf<T>(wq[r], dw[r], mw[r], xh + o, xl + o, ds);
+                            p = chunk_tree32(p);
+                            if (lane == 0) cpart[j][c * R + r] = p;
+                        }
+                    }
             }
+            __syncthreads();
+            for (int jj = threadIdx.x; jj < M * R; jj += Q8_T) {
+                const int c = jj / R, r = jj % R;
+                if (c < m && r0 + r < n_out) {
+                    float v = -0.0f;
+                    for (int j = 0; 32 * j < nb; j++) v = __fadd_rn(v, cpart[j][jj]);
+                    y[(size_t)c * n_out + r0 + r] = v;
+                }
+            }
+            __syncthreads();
+        } else {
+            float acc[M * R]; /* column c, row r at c * R + r */
+#pragma unroll
+            for (int j = 0; j < M * R; j++) acc[j] = 0.0f;
+            for (int b = threadIdx.x; b < nb; b += Q8_T) {
+                int wq[R][8];
+                float dw[R], mw[R];
+#pragma unroll
+                for (int r = 0; r < R; r++) load_blk<T>(rows[r], b, wq[r], &dw[r], &mw[r]);
+                multi_dot<T, M, R>(wq, dw, mw, b, nb, m, xh, xl, xds, acc);
+            }
+            /* cta_sum_out's reduction of every value; output (c, r) to y[c * n_out + r0 + r] */
+#pragma unroll
+            for (int j = 0; j < M * R; j++) {
+                float v = acc[j];
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+                if (lane == 0) part[warp][j] = v;
+            }
+            __syncthreads();
+            for (int j = threadIdx.x; j < M * R; j += Q8_T) {
+                const int c = j / R, r = j % R;
+                if (c < m && r0 + r < n_out) {
+                    float v = part[0][j];
+#pragma unroll
+                    for (int k = 1; k < Q8_WARPS; k++) v += part[k][j];
+                    y[(size_t)c * n_out + r0 + r] = v;
+                }
+            }
+            __syncthreads();
         }
-        __syncthreads();
     }
 }
 
@@ -487,7 +586,7 @@ template <int T> static __device__ __forceinline__ void sload_blk(const uint8_t 
     }
 }
 
-template <int T, int R>
+template <int T, int R, int CH>
 __global__ void __launch_bounds__(TM_T, 1)
 gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
               const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y, int cb, int cbytes,
@@ -530,12 +629,31 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
     for (int k = 0; k < units; k++) {
         if (c == 0) {
 #pragma unroll
-            for (int r = 0; r < R; r++) acc[r] = 0.0f;
+            for (int r = 0; r < R; r++) acc[r] = CH ? -0.0f : 0.0f;
         }
         mbar_wait(&bars[sl], ph);
         const uint8_t *base = ring + (size_t)sl * slot;
         const int r0 = (g0 + warp + gi * TM_WARPS) * R, nr = n_out - r0 < R ? n_out - r0 : R;
         const int b0 = c * cb, b1 = nb - b0 < cb ? nb : b0 + cb;
+        if (CH) /* chunk order (reduce.cuh): a unit is whole chunks (cb = 32U), lane l holds block 32j + l of each */
+            for (int bj = b0; bj < b1; bj += 32) {
+                const int b = bj + lane;
+                const int2 ds = b < b1 ? __ldg(xds + b) : make_int2(0, 0);
+                int wq[R][8];
+                float dw[R], mw[R];
+                if (b < b1) {
+#pragma unroll
+                    for (int r = 0; r < R; r++)
+                        sload_blk<T>(base + (size_t)(r < nr ? r : nr - 1) * cbytes, b - b0, wq[r], &dw[r], &mw[r]);
+                }
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    float p = 0.0f;
+                    if (b < b1) p = blk_leaf<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
+                    acc[r] = __fadd_rn(acc[r], chunk_tree32(p));
+                }
+            }
+        else
         for (int b = b0 + lane; b < b1; b += 32) {
             const int2 ds = __ldg(xds + b);
             int wq[R][8];
@@ -558,7 +676,7 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
             c = 0;
             gi++;
 #pragma unroll
-            for (int r = 0; r < R; r++) {
+            for (int r = 0; r < R && !CH; r++) {
 #pragma unroll
                 for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
             }
@@ -595,7 +713,7 @@ static __device__ __forceinline__ void warp_load(const uint8_t *__restrict__ w, 
     }
 }
 
-template <int T, int R, int U>
+template <int T, int R, int U, int CH>
 __global__ void __launch_bounds__(W_T)
 gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                const int8_t *__restrict__ xl, const int2 *__restrict__ xds, float *__restrict__ y) {
@@ -612,14 +730,25 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
     for (; g < G; g += step) {
         float acc[R];
 #pragma unroll
-        for (int r = 0; r < R; r++) acc[r] = 0.0f;
+        for (int r = 0; r < R; r++) acc[r] = CH ? -0.0f : 0.0f;
         for (int b0 = 0; b0 < nb; b0 += 32 * U) {
             if (!pre) warp_load<T, R, U>(w, stride, n_out, g, b0, nb, wq, dw, mw);
             pre = 0;
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int b = b0 + 32 * u + lane;
-                if (b < nb) {
+                if (CH) { /* chunk order (reduce.cuh): lane l holds block 32j + l of chunk j = b0 / 32 + u */
+                    if (b0 + 32 * u < nb) { /* warp-uniform */
+                        const int2 ds = b < nb ? __ldg(xds + b) : make_int2(0, 0);
+#pragma unroll
+                        for (int r = 0; r < R; r++) {
+                            float p = 0.0f;
+                            if (b < nb)
+                                p = blk_leaf<T>(wq[u][r], dw[u][r], mw[u][r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
+                            acc[r] = __fadd_rn(acc[r], chunk_tree32(p));
+                        }
+                    }
+                } else if (b < nb) {
                     const int2 ds = __ldg(xds + b);
 #pragma unroll
                     for (int r = 0; r < R; r++)
@@ -629,7 +758,7 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
             }
         }
 #pragma unroll
-        for (int r = 0; r < R; r++) {
+        for (int r = 0; r < R && !CH; r++) {
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
         }
@@ -641,7 +770,7 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
  * (U of them loaded for the R rows before their dot products, as gemv_q8_warp_k), and each block is applied
  * to every column; a value ends with the same xor tree. R = 1, U = 1 was the first version (one block load
  * a lane in flight; docs/ledger.md "multi-column GEMV twins own R rows"). */
-template <int T, int M, int R, int U>
+template <int T, int M, int R, int U, int CH>
 __global__ void __launch_bounds__(W_T)
 gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
                      const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
@@ -652,7 +781,7 @@ gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n
     for (int g = (int)blockIdx.x * W_WARPS + ((int)threadIdx.x >> 5); g < G; g += (int)gridDim.x * W_WARPS) {
         float acc[M * R]; /* column c, row r at c * R + r */
 #pragma unroll
-        for (int j = 0; j < M * R; j++) acc[j] = 0.0f;
+        for (int j = 0; j < M * R; j++) acc[j] = CH ? -0.0f : 0.0f;
         for (int b0 = 0; b0 < nb; b0 += 32 * U) {
             int wq[U][R][8];
             float dw[U][R], mw[U][R];
@@ -660,7 +789,23 @@ gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int b = b0 + 32 * u + lane;
-                if (b < nb) {
+                if (CH) { /* chunk order, as gemv_q8_warp_k */
+                    if (b0 + 32 * u < nb) { /* warp-uniform */
+                        const size_t n_in = (size_t)nb * 32;
+#pragma unroll
+                        for (int c = 0; c < M; c++)
+                            if (c < m) {
+                                const size_t o = c * n_in + (size_t)b * 32;
+                                const int2 ds = b < nb ? __ldg(xds + (size_t)c * nb + b) : make_int2(0, 0);
+#pragma unroll
+                                for (int r = 0; r < R; r++) {
+                                    float p = 0.0f;
+                                    if (b < nb) p = blk_leaf<T>(wq[u][r], dw[u][r], mw[u][r], xh + o, xl + o, ds);
+                                    acc[c * R + r] = __fadd_rn(acc[c * R + r], chunk_tree32(p));
+                                }
+                            }
+                    }
+                } else if (b < nb) {
                     multi_dot<T, M, R>(wq[u], dw[u], mw[u], b, nb, m, xh, xl, xds, acc);
                 }
             }
@@ -669,7 +814,7 @@ gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n
         for (int j = 0; j < M * R; j++) {
             float v = acc[j];
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+            for (int o = 16; o > 0 && !CH; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
             const int c = j / R, r = j % R;
             if (lane == (j & 31) && c < m && g * R + r < n_out) y[(size_t)c * n_out + g * R + r] = v;
         }
@@ -695,39 +840,48 @@ gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n
 #define Q8_TMA_BUDGET ((size_t)160 << 10)
 #define Q8_TMA_SLOTS 2
 
-template <int T, int R, int U>
+template <int T, int R, int U, int CH>
 static void q8_warp_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                            const int2 *ds, float *y, cudaStream_t st) {
     static int per_sm = 0;
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *) =
-        gemv_q8_warp_k<T, R, U>;
+        gemv_q8_warp_k<T, R, U, CH>;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, W_T, 0) != cudaSuccess) per_sm = 4;
     const int64_t groups = (n_out + R - 1) / R, ctas = (groups + W_WARPS - 1) / W_WARPS;
     const int64_t cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
     PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), 0, st, w, stride, nb, n_out, q, ql, ds, y);
 }
 
-template <int T, int M, int R, int U>
+template <int T, int M, int R, int U, int CH>
 static void q8_warp_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                                  const int2 *ds, int m, float *y, cudaStream_t st) {
     static int per_sm = 0;
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
-        gemv_q8_warp_multi_k<T, M, R, U>;
+        gemv_q8_warp_multi_k<T, M, R, U, CH>;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, W_T, 0) != cudaSuccess) per_sm = 4;
     const int64_t groups = ((int64_t)n_out + R - 1) / R, ctas = (groups + W_WARPS - 1) / W_WARPS;
     const int64_t cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
     PDL_LAUNCH(kf, dim3((unsigned)(ctas < cap ? ctas : cap)), dim3(W_T), 0, st, w, stride, nb, n_out, q, ql, ds, m, y);
 }
 
-template <int T, int R>
+/* The cta family's chunk-order scratch (cta_chunk_out): ceil(nb / 32) x n floats of dynamic shared memory, the opt-in
+ * raised past 48 KiB where needed (64 outputs: n_in > 196,608). */
+template <typename K> static size_t q8_chunk_smem(K kf, int nb, int n) {
+    const size_t bytes = sizeof(float) * (size_t)((nb + 31) / 32) * (size_t)n;
+    if (bytes > ((size_t)48 << 10)) cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    return bytes;
+}
+
+template <int T, int R, int CH>
 static void q8_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                       const int2 *ds, float *y, cudaStream_t st) {
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *) =
-        gemv_q8_pipe_k<T, R>;
+        gemv_q8_pipe_k<T, R, CH>;
     static int per_sm = 0;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, Q8_T, 0) != cudaSuccess) per_sm = 4;
     const int64_t groups = (n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
-    PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, y);
+    const size_t smem = CH ? q8_chunk_smem(kf, nb, R) : 0;
+    PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), smem, st, w, stride, nb, n_out, q, ql, ds, y);
 }
 
 /* Bytes of 8 consecutive blocks of type T in a row (a repacked group, a K-quant super-block, 8 GGUF blocks). */
@@ -738,7 +892,7 @@ template <int T> static int q8_bytes8(void) {
 /* gemv_q8_tma_k with R rows a unit: a chunk is 32*U blocks of a row (the largest U of 4, 2, 1 whose
  * TM_WARPS * P slots fit the budget, with 16-byte chunk sizes); returns 0 (nothing launched) when none
  * fits, the layout is not 16-byte aligned or the device cannot run it. */
-template <int T, int R>
+template <int T, int R, int CH>
 static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                          const int2 *ds, float *y, cudaStream_t st) {
     const int P = Q8_TMA_SLOTS;
@@ -750,7 +904,7 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     if (U < 1 || stride % 16 || ((uintptr_t)w & 15) || n_out < 1 || nb < 1) return 0;
     const int cbytes = 4 * U * q8_bytes8<T>();
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, float *, int, int, int) =
-        gemv_q8_tma_k<T, R>;
+        gemv_q8_tma_k<T, R, CH>;
     /* per device (tensor parallelism drives several GPUs): sm_90 or later, and the shared-memory opt-in set;
      * a device without them runs the warp kernel (the caller), whose bits are the same */
     static unsigned long long ok_dev = 0, no_dev = 0;
@@ -778,15 +932,17 @@ static int q8_tma_launch(const uint8_t *w, size_t stride, int nb, int n_out, con
     return 1;
 }
 
-template <int T, int M, int R>
+template <int T, int M, int R, int CH>
 static void q8_multi_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *q, const int8_t *ql,
                             const int2 *ds, int m, float *y, cudaStream_t st) {
     static int per_sm = 0;
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
-        gemv_q8_multi_k<T, M, R>;
+        gemv_q8_multi_k<T, M, R, CH>;
     if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kf, Q8_T, 0) != cudaSuccess) per_sm = 4;
     const int64_t groups = ((int64_t)n_out + R - 1) / R, cap = (int64_t)gemv_sms() * (per_sm > 0 ? per_sm : 4);
-    PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), 0, st, w, stride, nb, n_out, q, ql, ds, m, y);
+    const size_t smem = CH ? q8_chunk_smem(kf, nb, M * R) : 0;
+    PDL_LAUNCH(kf, dim3((unsigned)(groups < cap ? groups : cap)), dim3(Q8_T), smem, st, w, stride, nb, n_out, q, ql, ds, m,
+               y);
 }
 
 /* The one chooser: the family a matrix of type T and this shape gets, -1 for a type without the dp4a path. >=
@@ -800,8 +956,8 @@ template <int T> static int q8_family(size_t stride, int64_t n_in, int64_t n_out
     return T == TERN_TYPE_Q8_0 || T == TCU_TYPE_Q8_0R ? 1 : 0;
 }
 
-/* Returns 1 when the call ran gemv_q8_tma_k (the trace's count), else 0. */
-template <int T>
+/* Returns 1 when the call ran gemv_q8_tma_k (the trace's count), else 0. CH: the chunk order (reduce.cuh). */
+template <int T, int CH>
 static int q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, int64_t n_out, const void *xq, int m,
                        float *y, cudaStream_t st) {
     const int nb = (int)(n_in / 32);
@@ -815,24 +971,24 @@ static int q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, i
     /* a family a caller fixed for the matrix (its bit pattern, one for its 1- and m-column calls), else the rule */
     const int kern = fam == 0 || fam == 1 || fam == 3 ? fam : q8_family<T>(stride, n_in, n_out);
     if (kern == 3 && m == 1) { /* multi-column calls: the warp family's twin (the same bits) */
-        if (q8_tma_launch<T, 2>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return 1;
-        if (q8_tma_launch<T, 1>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return 1;
-        q8_warp_launch<T, Q8_WARP_ROWS, Q8_WARP_U>(w, stride, nb, (int)n_out, q, ql, ds, y, st); /* the same bits */
+        if (q8_tma_launch<T, 2, CH>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return 1;
+        if (q8_tma_launch<T, 1, CH>(w, stride, nb, (int)n_out, q, ql, ds, y, st)) return 1;
+        q8_warp_launch<T, Q8_WARP_ROWS, Q8_WARP_U, CH>(w, stride, nb, (int)n_out, q, ql, ds, y, st); /* the same bits */
         return 0;
     }
     if (kern >= 1) {
-        if (m == 1) q8_warp_launch<T, Q8_WARP_ROWS, Q8_WARP_U>(w, stride, nb, (int)n_out, q, ql, ds, y, st);
-        else if (m <= 2) q8_warp_multi_launch<T, 2, Q8_MULTI_ROWS, 1>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
-        else if (m <= 4) q8_warp_multi_launch<T, 4, Q8_MULTI_ROWS, 1>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
-        else if (m <= 8) q8_warp_multi_launch<T, 8, Q8_MULTI_ROWS, 1>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
-        else q8_warp_multi_launch<T, 16, Q8_MULTI_ROWS, 1>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+        if (m == 1) q8_warp_launch<T, Q8_WARP_ROWS, Q8_WARP_U, CH>(w, stride, nb, (int)n_out, q, ql, ds, y, st);
+        else if (m <= 2) q8_warp_multi_launch<T, 2, Q8_MULTI_ROWS, 1, CH>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+        else if (m <= 4) q8_warp_multi_launch<T, 4, Q8_MULTI_ROWS, 1, CH>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+        else if (m <= 8) q8_warp_multi_launch<T, 8, Q8_MULTI_ROWS, 1, CH>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+        else q8_warp_multi_launch<T, 16, Q8_MULTI_ROWS, 1, CH>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
         return 0;
     }
-    if (m == 1) q8_launch<T, Q8_CTA_ROWS>(w, stride, nb, (int)n_out, q, ql, ds, y, st);
-    else if (m <= 2) q8_multi_launch<T, 2, Q8_MULTI_ROWS>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
-    else if (m <= 4) q8_multi_launch<T, 4, Q8_MULTI_ROWS>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
-    else if (m <= 8) q8_multi_launch<T, 8, Q8_MULTI_ROWS>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
-    else q8_multi_launch<T, 16, Q8_MULTI_ROWS>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+    if (m == 1) q8_launch<T, Q8_CTA_ROWS, CH>(w, stride, nb, (int)n_out, q, ql, ds, y, st);
+    else if (m <= 2) q8_multi_launch<T, 2, Q8_MULTI_ROWS, CH>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+    else if (m <= 4) q8_multi_launch<T, 4, Q8_MULTI_ROWS, CH>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+    else if (m <= 8) q8_multi_launch<T, 8, Q8_MULTI_ROWS, CH>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
+    else q8_multi_launch<T, 16, Q8_MULTI_ROWS, CH>(w, stride, nb, (int)n_out, q, ql, ds, m, y, st);
     return 0;
 }
 
@@ -853,19 +1009,41 @@ extern "C" int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64
 /* A type has the dp4a path when the chooser gives it a family (any shape: an empty matrix here). */
 extern "C" int tcu_gemv_dp4a_supported(int t) { return tcu_gemv_dp4a_family(t, 0, 0, 0) >= 0; }
 
+/* The order switch (tcu.h tcu_gemv_order): read once from TERN_GEMV_ORDER ("chunk": 1), then process-wide. */
+static int g_gemv_order = -1;
+
+extern "C" int tcu_gemv_order(void) {
+    int o = __atomic_load_n(&g_gemv_order, __ATOMIC_RELAXED);
+    if (o < 0) {
+        const char *e = getenv("TERN_GEMV_ORDER");
+        o = e && !strcmp(e, "chunk") ? 1 : 0;
+        __atomic_store_n(&g_gemv_order, o, __ATOMIC_RELAXED);
+    }
+    return o;
+}
+
+extern "C" void tcu_gemv_order_set(int ord) { __atomic_store_n(&g_gemv_order, ord ? 1 : 0, __ATOMIC_RELAXED); }
+
 extern "C" int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
                                  const void *xq, int m, float *y, cudaStream_t st) {
     if (m < 1 || m > TCU_MULTI_MAX) return 0;
     const uint8_t *wb = (const uint8_t *)w;
+    const int ch = tcu_gemv_order();
     switch (t) {
-    case TERN_TYPE_Q4_0: return q8_dispatch<TERN_TYPE_Q4_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q4_1: return q8_dispatch<TERN_TYPE_Q4_1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q8_0: return q8_dispatch<TERN_TYPE_Q8_0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q4_K: return q8_dispatch<TERN_TYPE_Q4_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q6_K: return q8_dispatch<TERN_TYPE_Q6_K>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TCU_TYPE_Q4_0R: return q8_dispatch<TCU_TYPE_Q4_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TCU_TYPE_Q8_0R: return q8_dispatch<TCU_TYPE_Q8_0R>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TCU_TYPE_Q4_KR: return q8_dispatch<TCU_TYPE_Q4_KR>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TERN_TYPE_Q4_0: return q8_dispatch<TERN_TYPE_Q4_0, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TERN_TYPE_Q4_1: return q8_dispatch<TERN_TYPE_Q4_1, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TERN_TYPE_Q8_0: return q8_dispatch<TERN_TYPE_Q8_0, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TERN_TYPE_Q4_K: return q8_dispatch<TERN_TYPE_Q4_K, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TERN_TYPE_Q6_K: return q8_dispatch<TERN_TYPE_Q6_K, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TCU_TYPE_Q4_0R:
+        return ch ? q8_dispatch<TCU_TYPE_Q4_0R, 1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st)
+                  : q8_dispatch<TCU_TYPE_Q4_0R, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TCU_TYPE_Q8_0R:
+        return ch ? q8_dispatch<TCU_TYPE_Q8_0R, 1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st)
+                  : q8_dispatch<TCU_TYPE_Q8_0R, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TCU_TYPE_Q4_KR:
+        return ch ? q8_dispatch<TCU_TYPE_Q4_KR, 1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st)
+                  : q8_dispatch<TCU_TYPE_Q4_KR, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
     default: return 0;
     }
 }

@@ -1,0 +1,65 @@
+"""chunk_order_sim.py: the canonical chunk-major float order of the dp4a GEMV and gemm_mma v2 (issue 26), simulated
+in float32: the per-chunk xor butterfly over 32 lanes (offsets 1, 2, 4, 8, 16; lane l holds block 32j + l, +0.0 past
+nb) against the GEMM's pairwise stack (push leaf, combine while the two top entries have equal level) and against
+v2's layout of it (8-leaf subtrees, then levels 3 and 4 as two registers), each followed by the in-order chunk sum.
+Random leaves (with some -0.0, huge and tiny values), nb = 1..100. Prints the number of mismatches (want 0)."""
+import numpy as np
+
+f32 = np.float32
+
+
+def add(a, b):
+    return f32(f32(a) + f32(b))
+
+
+def butterfly(leaves):  # 32 lanes, offsets 1, 2, 4, 8, 16; returns every lane's value
+    v = [f32(x) for x in leaves]
+    for o in (1, 2, 4, 8, 16):
+        v = [add(v[l], v[l ^ o]) for l in range(32)]
+    assert all(np.float32(x).tobytes() == np.float32(v[0]).tobytes() for x in v)  # every lane the same bits
+    return v[0]
+
+
+def stack_tree(leaves):  # the pairwise stack: entries (value, level)
+    st = []
+    for x in leaves:
+        e = (f32(x), 0)
+        while st and st[-1][1] == e[1]:
+            l = st.pop()
+            e = (add(l[0], e[0]), e[1] + 1)
+        st.append(e)
+    assert len(st) == 1 and st[0][1] == 5
+    return st[0][0]
+
+
+def v2_tree(leaves):  # gemm_mma v2: 4 substeps of 8 leaves: an unrolled 8-leaf tree, then L3 / L4 registers
+    L3 = L4 = None
+    for s in range(4):
+        v = [f32(x) for x in leaves[8 * s: 8 * s + 8]]
+        a = add(v[0], v[1]); b = add(v[2], v[3]); c = add(v[4], v[5]); d = add(v[6], v[7])
+        sub = add(add(a, b), add(c, d))
+        if s == 0: L3 = sub
+        elif s == 1: L4 = add(L3, sub)
+        elif s == 2: L3 = sub
+        else: T = add(L4, add(L3, sub))
+    return T
+
+
+def chunk_sum(leafs, nb, tree):
+    acc = None
+    for j in range((nb + 31) // 32):
+        lv = [leafs[32 * j + l] if 32 * j + l < nb else f32(0.0) for l in range(32)]
+        t = tree(lv)
+        acc = t if acc is None else add(acc, t)
+    return acc
+
+
+rng = np.random.default_rng(1)
+bad = 0
+for trial in range(20):
+    for nb in range(1, 101):
+        x = (rng.standard_normal(nb) * np.exp(rng.uniform(-20, 20, nb))).astype(np.float32)
+        x[rng.random(nb) < 0.05] = f32(-0.0)
+        r = [chunk_sum(x, nb, t).tobytes() for t in (butterfly, stack_tree, v2_tree)]
+        bad += r[0] != r[1] or r[0] != r[2]
+print("mismatches:", bad, "of", 20 * 100)
