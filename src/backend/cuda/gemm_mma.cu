@@ -15,6 +15,9 @@
  * ((S0 + S1) + (S2 + S3)), and C = 128's four trees in order. A CTA is C/8 warps on one unit of 16 weight rows
  * and 16 columns (two n8 tiles; each lane's MMA rows are its epilogue's rows, so a row's scale is a register).
  *
+ * v1 and its arms (below) follow today's GEMV order and were measured no faster than the dp4a twins (docs/ledger.md
+ * "the MMA GEMM's eight arms"); v2 (the end of the file) follows the chunk-major order (reduce.cuh), the arm
+ * TERN_GEMV_ORDER=chunk of the GEMV, with a K-streaming tile staged in shared memory.
  * Types: the repacked Q4_0R, Q8_0R, Q4_KR (tcu.h), the layouts every Q4_0 / Q8_0 / Q4_K weight is uploaded in;
  * tcu_gemm_mma returns 0 for the rest (the caller runs the dp4a twins). Reference: tests/gpu/gpu_multi.c compares
  * every column with the one-column dp4a call (memcmp) for each family and type. */
@@ -24,6 +27,7 @@
 #include "cuda/check.cuh"
 #include "cuda/dequant.cuh"
 #include "cuda/pdl.cuh"
+#include "cuda/reduce.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
 
@@ -292,4 +296,337 @@ extern "C" int tcu_gemm_mma_arm(int arm, int fam, int t, const void *w, size_t r
 extern "C" int tcu_gemm_mma(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                             int m, float *y, cudaStream_t st) {
     return tcu_gemm_mma_arm(0, fam, t, w, row_bytes, n_in, n_out, xq, m, y, st);
+}
+
+/* ==== v2: a K-streaming tile in the chunk-major order (issue 26 v2) ================================================
+ * Column c of tcu_gemm_mma_v2 equals the one-column tcu_gemv_dp4a in the chunk order (TERN_GEMV_ORDER=chunk; the order
+ * is defined once, in reduce.cuh): per output the leaves p_b = chunk_leaf(...) of blocks b = 0..nb-1, a 32-block
+ * chunk's adjacent-pair tree T_j, then acc = -0.0 + T_0 + T_1 + ... in order. v1's obstacle is gone: a tile streams K
+ * with three live floats an output (below), where today's order needed C = 32..128 chains an output.
+ *
+ * Tile: a CTA owns BM = 16·RT·NW weight rows x BN = 8·NT columns (blockIdx: column tiles fastest, so the CTAs that
+ * share a row tile's weights run together and the second read hits L2). K streams in steps of one repacked group of
+ * 8 blocks (256 elements: a contiguous 144-byte Q4_0R / Q4_KR or 272-byte Q8_0R piece of each row), NS stages deep in
+ * shared memory by cp.async (16-byte pieces, the missing ones of a partial last group and of blocks >= nb zero-filled,
+ * 8-byte pieces for the (d, Σq) pairs): the weights of the first NS-1 steps are requested before pdl_wait (constant
+ * data, pdl.cuh), the activations after it. Warp w computes rows 16·RT·w .. of the tile against all BN columns: per
+ * block and (row tile, n8 tile) two mma.sync m16n8k32 s8 (the hi and lo planes, 256·Σw·hi + Σw·lo = the dp4a sum
+ * exactly), then each of the lane's 4 accumulator elements forms its leaf and pushes it into its pairwise stack.
+ *
+ * The pairwise stack, on paper. Push leaves p_0, p_1, ... of a chunk; entry = (value, level); after a push, while the
+ * top two entries have equal level k, pop both and push (lower + upper, k + 1). After leaf i the stack holds one entry
+ * per set bit of i + 1 (the binary counter), the entry of bit k being the sum over the 2^k consecutive leaves it covers,
+ * formed as (left half) + (right half) of those leaves: the node of the balanced adjacent-pair tree over that aligned
+ * range [2^k·a, 2^k·(a+1)). The butterfly (offsets 1, 2, 4, 8, 16; reduce.cuh chunk_tree32) forms at step k on lane l
+ * v_l + v_{l^2^k}: by induction each lane holds the node over the aligned 2^k-range containing l, and the step adds
+ * the two aligned halves of the 2^(k+1)-range, the same pair of nodes (in either order: float addition commutes
+ * bit for bit). So both give T_j = node over [0, 32), including the +0.0 leaves past nb (pushed here as zeros: a
+ * block >= nb has zero-filled weights, scale and activations, so its leaf is (0·0)·0 = +0.0; a whole step past the
+ * last group pushes +0.0 subtrees without loads). dev/chunk_order_sim.py checks both, and the layout below, in float32.
+ * Layout of the stack here: the 8 blocks of a K step are unrolled, so levels 0-2 are compile-time temporaries and the
+ * step ends with the 8-leaf subtree S (level 3); levels 3 and 4 live in two registers across steps: step s = k mod 4 of
+ * the chunk does s=0: L3 = S; s=1: L4 = L3 + S; s=2: L3 = S; s=3: acc = acc + (L4 + (L3 + S)). Live floats an output
+ * between steps: acc, L3, L4.
+ *
+ * Fragments (PTX ISA, "Matrix Fragments for mma.m16n8k32" with .s8; gid = lane >> 2, tg = lane & 3):
+ *   A (16x32 s8, row): a0 = A[gid][4tg..4tg+3], a1 = A[gid+8][4tg..4tg+3], a2 = A[gid][16+4tg..], a3 = A[gid+8][16+4tg..]
+ *   B (32x8 s8, col):  b0 = B[4tg..4tg+3][gid], b1 = B[16+4tg..16+4tg+3][gid]
+ *   D (16x8 s32):      d0 = D[gid][2tg], d1 = D[gid][2tg+1], d2 = D[gid+8][2tg], d3 = D[gid+8][2tg+1]
+ * The MMA's k index κ is mapped to the block's element π(κ): κ = 4tg+i -> 8tg+i, κ = 16+4tg+i -> 8tg+4+i (i < 4), a
+ * bijection on 0..31, the same for A and B, so Σ_κ A·B is the block's dot exactly; it makes a lane's two words of a
+ * plane (b0, b1) the adjacent bytes 8tg..8tg+7 of the activation block, one 8-byte shared load, and a0/a2 (a1/a3) one
+ * 8-byte load of a weight row: Q8_0R bytes 8tg..8tg+7 of the block's quants; Q4_0R / Q4_KR (byte i: element i low
+ * nibble, element i+16 high) bytes 8(tg&1)..+7, low nibbles for tg < 2, high for tg >= 2.
+ * Shared memory a stage (bank-conflict-free 8-byte loads: a half warp's row/column strides are 8 words mod 32, or 4
+ * words with two lanes on each address): weights BM rows x SW bytes (SW = 144, or 288 for Q8_0R's 272), activations
+ * BN columns x 544 bytes (hi 256, lo 256, 32 of padding), (d, Σq) as [8 blocks][BN] int2 (a lane's two columns one
+ * 16-byte load). */
+#define MM2_XCOL 544 /* bytes of a column's step in shared memory: hi 256, lo 256, pad */
+
+template <int T> struct mm2_fmt {
+    static constexpr int GB = T == TCU_TYPE_Q8_0R ? RQ80_GROUP : (T == TCU_TYPE_Q4_0R ? RQ40_GROUP : 144); /* group bytes */
+    static constexpr int SW = T == TCU_TYPE_Q8_0R ? 288 : 144; /* a row's group in shared memory */
+    static constexpr int QB = T == TCU_TYPE_Q8_0R ? 32 : 16;   /* quant bytes a block */
+};
+
+static __device__ __forceinline__ uint32_t mm2_smem(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+/* 16 (8) bytes global -> shared, zero-filled when !ok (src must still be a valid address). */
+static __device__ __forceinline__ void mm2_cp16(void *dst, const void *src, bool ok) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(mm2_smem(dst)), "l"(src), "r"(ok ? 16 : 0)
+                 : "memory");
+#endif
+}
+static __device__ __forceinline__ void mm2_cp8(void *dst, const void *src, bool ok) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(mm2_smem(dst)), "l"(src), "r"(ok ? 8 : 0)
+                 : "memory");
+#endif
+}
+static __device__ __forceinline__ void mm2_commit(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N> static __device__ __forceinline__ void mm2_wait(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/* Step g's weight pieces (BM rows from r0, rows past n_out clamped: loaded, never written) into stage ws. */
+template <int T, int BM, int NTH>
+static __device__ __forceinline__ void mm2_issue_w(uint8_t *ws, const uint8_t *__restrict__ w, size_t stride, int nb,
+                                                   int n_out, int r0, int g) {
+    typedef mm2_fmt<T> F;
+    constexpr int PW = F::GB / 16;
+    const int left = nb - 8 * g, gbytes = left >= 8 ? F::GB : 16 + F::QB * left; /* a partial last group (tcu.h) */
+    for (int i = (int)threadIdx.x; i < BM * PW; i += NTH) {
+        const int rr = i / PW, p = i - rr * PW, r = r0 + rr < n_out ? r0 + rr : n_out - 1;
+        const uint8_t *src = w + (size_t)r * stride + (size_t)g * F::GB;
+        const bool ok = 16 * p < gbytes;
+        mm2_cp16(ws + rr * F::SW + 16 * p, ok ? src + 16 * p : src, ok);
+    }
+}
+
+/* Step g's activation pieces of BN columns from c0 (columns past m clamped) into stage xs (planes) and ds_s (pairs). */
+template <int BN, int NTH>
+static __device__ __forceinline__ void mm2_issue_x(uint8_t *xs, int2 *ds_s, const int8_t *__restrict__ xh,
+                                                   const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int nb,
+                                                   int m, int c0, int g) {
+    const size_t n_in = (size_t)nb * 32;
+    for (int i = (int)threadIdx.x; i < BN * 32; i += NTH) { /* column, plane, 16 pieces of 16 bytes */
+        const int cc = i >> 5, pl = (i >> 4) & 1, p = i & 15, c = c0 + cc < m ? c0 + cc : m - 1;
+        const int b = 8 * g + (p >> 1);
+        const int8_t *src = (pl ? xl : xh) + (size_t)c * n_in;
+        const bool ok = b < nb;
+        mm2_cp16(xs + cc * MM2_XCOL + 256 * pl + 16 * p, ok ? src + (size_t)b * 32 + 16 * (p & 1) : src, ok);
+    }
+    for (int i = (int)threadIdx.x; i < BN * 8; i += NTH) {
+        const int cc = i >> 3, t = i & 7, c = c0 + cc < m ? c0 + cc : m - 1, b = 8 * g + t;
+        const bool ok = b < nb;
+        mm2_cp8(ds_s + t * BN + cc, xds + (size_t)c * nb + (ok ? b : 0), ok);
+    }
+}
+
+/* A fragment of block t, rows rw and rw + 8 of the stage's weights (the permuted k above). */
+template <int T>
+static __device__ __forceinline__ void mm2_afrag(const uint8_t *ws, int rw, int t, int tg, int (&a)[4]) {
+    typedef mm2_fmt<T> F;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint8_t *q = ws + (rw + 8 * h) * F::SW + 16 + F::QB * t;
+        if (T == TCU_TYPE_Q8_0R) {
+            const uint2 u = *(const uint2 *)(q + 8 * tg);
+            a[h] = (int)u.x;
+            a[2 + h] = (int)u.y;
+        } else {
+            const uint2 u = *(const uint2 *)(q + 8 * (tg & 1));
+            const int sh = 4 * (tg >> 1);
+            a[h] = (int)((u.x >> sh) & 0x0F0F0F0Fu);
+            a[2 + h] = (int)((u.y >> sh) & 0x0F0F0F0Fu);
+        }
+    }
+}
+
+/* Row rw's dw (and mw) of block t from the stage's group header, as gemv_dp4a.cu's load_blk decodes them. */
+template <int T>
+static __device__ __forceinline__ void mm2_scale(const uint8_t *ws, int rw, int t, float &dw, float &mw) {
+    typedef mm2_fmt<T> F;
+    const uint8_t *g = ws + rw * F::SW;
+    if (T == TCU_TYPE_Q4_KR) {
+        k4_header(g, t, &dw, &mw);
+    } else {
+        dw = dq_h2f(dq_ld16(g + 2 * t));
+        mw = 0.0f;
+    }
+}
+
+/* One K step of a warp: 8 blocks x RT row tiles x NT n8 tiles from stage (ws, xs, ds_s); the 8-leaf subtrees go into
+ * the level-3/4 registers by the step's place s in its chunk (live), or +0.0 subtrees (!live: a step past the last
+ * group). */
+template <int T, int RT, int NT, int BN>
+static __device__ __forceinline__ void mm2_step(const uint8_t *ws, const uint8_t *xs, const int2 *ds_s, int rw0, int cw0,
+                                                int s, bool live, float (&acc)[RT][NT][4], float (&l3)[RT][NT][4],
+                                                float (&l4)[RT][NT][4]) {
+    const int lane = (int)threadIdx.x & 31, gid = lane >> 2, tg = lane & 3;
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+        float sub[RT][4];
+        if (live) {
+            float q0[RT][4], q1[RT][4], q2[RT][4]; /* the 8-leaf tree's levels 0, 1, 2 */
+            const uint8_t *xc = xs + (cw0 + 8 * nt + gid) * MM2_XCOL + 8 * tg;
+#pragma unroll
+            for (int t = 0; t < 8; t++) {
+                const uint2 bh = *(const uint2 *)(xc + 32 * t), bl = *(const uint2 *)(xc + 256 + 32 * t);
+                const int4 dd = *(const int4 *)(ds_s + t * BN + cw0 + 8 * nt + 2 * tg); /* columns 2tg, 2tg+1: (d, Σq) */
+                const float dx[2] = {__int_as_float(dd.x), __int_as_float(dd.z)};
+                const int sq[2] = {dd.y, dd.w};
+#pragma unroll
+                for (int rt = 0; rt < RT; rt++) {
+                    int a[4], sh[4], sl[4];
+                    const int rw = rw0 + 16 * rt + gid;
+                    mm2_afrag<T>(ws, rw, t, tg, a);
+                    mma_s8(a, (int)bh.x, (int)bh.y, sh);
+                    mma_s8(a, (int)bl.x, (int)bl.y, sl);
+                    float dw[2], mw[2];
+                    mm2_scale<T>(ws, rw, t, dw[0], mw[0]);
+                    mm2_scale<T>(ws, rw + 8, t, dw[1], mw[1]);
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        int isum = sh[e] * 256 + sl[e];
+                        if (T == TCU_TYPE_Q4_0R) isum -= 8 * sq[e & 1];
+                        const float p = chunk_leaf(dw[e >> 1], dx[e & 1], isum, mw[e >> 1], sq[e & 1],
+                                                   T == TCU_TYPE_Q4_KR);
+                        if ((t & 1) == 0) {
+                            q0[rt][e] = p;
+                        } else {
+                            const float v = __fadd_rn(q0[rt][e], p);
+                            if (t == 1 || t == 5) q1[rt][e] = v;
+                            else if (t == 3) q2[rt][e] = __fadd_rn(q1[rt][e], v);
+                            else sub[rt][e] = __fadd_rn(q2[rt][e], __fadd_rn(q1[rt][e], v)); /* t == 7 */
+                        }
+                    }
+                }
+            }
+        } else {
+#pragma unroll
+            for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) sub[rt][e] = 0.0f;
+        }
+#pragma unroll
+        for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                if (s == 0) l3[rt][nt][e] = sub[rt][e];
+                else if (s == 1) l4[rt][nt][e] = __fadd_rn(l3[rt][nt][e], sub[rt][e]);
+                else if (s == 2) l3[rt][nt][e] = sub[rt][e];
+                else acc[rt][nt][e] = __fadd_rn(acc[rt][nt][e], __fadd_rn(l4[rt][nt][e], __fadd_rn(l3[rt][nt][e], sub[rt][e])));
+            }
+    }
+}
+
+/* A CTA of WR x WC warps; warp (wr, wc) = (w % WR, w / WR) owns rows 16·RT·wr .. +16·RT and columns 8·NT·wc .. +8·NT
+ * of the tile. MINB: CTAs an SM asked of the compiler (__launch_bounds__), so registers <= 64K / (MINB·threads). */
+template <int T, int WR, int WC, int RT, int NT, int NS> struct mm2_cfg {
+    static constexpr int BM = 16 * RT * WR, BN = 8 * NT * WC, NTH = 32 * WR * WC, MINB = 384 / (32 * WR * WC) > 0 ? 384 / (32 * WR * WC) : 1;
+    static constexpr int WB = BM * mm2_fmt<T>::SW, XB = BN * MM2_XCOL, DB = 8 * BN * 8; /* a stage's parts, bytes */
+    static constexpr int STAGE = WB + XB + DB, SMEM = NS * STAGE;
+};
+
+/* nb >= 1, n_out >= 1, m >= 1 (tcu_gemm_mma_v2_arm). */
+template <int T, int WR, int WC, int RT, int NT, int NS>
+__global__ void __launch_bounds__(32 * WR * WC, (mm2_cfg<T, WR, WC, RT, NT, NS>::MINB))
+gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
+            const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
+    typedef mm2_cfg<T, WR, WC, RT, NT, NS> C;
+    extern __shared__ __align__(16) uint8_t mm2_sm[];
+    const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31, gid = lane >> 2, tg = lane & 3;
+    const int ncg = (m + C::BN - 1) / C::BN;
+    const int r0 = (int)(blockIdx.x / ncg) * C::BM, c0 = (int)(blockIdx.x % ncg) * C::BN;
+    const int KS = (nb + 7) >> 3, KT = 4 * ((nb + 31) >> 5); /* steps with data; steps to the last chunk's end */
+    auto wst = [&](int st) { return mm2_sm + (size_t)st * C::STAGE; };
+    auto xst = [&](int st) { return mm2_sm + (size_t)st * C::STAGE + C::WB; };
+    auto dst = [&](int st) { return (int2 *)(mm2_sm + (size_t)st * C::STAGE + C::WB + C::XB); };
+#pragma unroll
+    for (int st = 0; st < NS - 1; st++)
+        if (st < KS) mm2_issue_w<T, C::BM, C::NTH>(wst(st), w, stride, nb, n_out, r0, st);
+    pdl_trigger();
+    pdl_wait();
+#pragma unroll
+    for (int st = 0; st < NS - 1; st++) {
+        if (st < KS) mm2_issue_x<C::BN, C::NTH>(xst(st), dst(st), xh, xl, xds, nb, m, c0, st);
+        mm2_commit(); /* group st (group 0 also holds the weights of steps 0..NS-2) */
+    }
+    float acc[RT][NT][4], l3[RT][NT][4], l4[RT][NT][4];
+#pragma unroll
+    for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[rt][nt][e] = -0.0f, l3[rt][nt][e] = 0.0f, l4[rt][nt][e] = 0.0f;
+    const int rw0 = 16 * RT * (warp % WR), cw0 = 8 * NT * (warp / WR);
+    for (int k = 0; k < KT; k++) {
+        if (k < KS) { /* CTA-uniform */
+            mm2_wait<NS - 2>(); /* groups 0..k complete: step k's stage has landed (this thread's copies) */
+            __syncthreads();    /* ... and every thread's; every warp is done with step k-1's stage */
+            const int kn = k + NS - 1, sn = kn % NS;
+            if (kn < KS) {
+                mm2_issue_w<T, C::BM, C::NTH>(wst(sn), w, stride, nb, n_out, r0, kn);
+                mm2_issue_x<C::BN, C::NTH>(xst(sn), dst(sn), xh, xl, xds, nb, m, c0, kn);
+            }
+            mm2_commit(); /* group k + NS - 1, empty past the last step: the count stays uniform */
+            const int sc = k % NS;
+            mm2_step<T, RT, NT, C::BN>(wst(sc), xst(sc), dst(sc), rw0, cw0, k & 3, true, acc, l3, l4);
+        } else {
+            mm2_step<T, RT, NT, C::BN>(wst(0), xst(0), dst(0), rw0, cw0, k & 3, false, acc, l3, l4);
+        }
+    }
+#pragma unroll
+    for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int r = r0 + rw0 + 16 * rt + gid + 8 * (e >> 1), c = c0 + cw0 + 8 * nt + 2 * tg + (e & 1);
+                if (r < n_out && c < m) y[(size_t)c * n_out + r] = acc[rt][nt][e];
+            }
+}
+
+template <int T, int WR, int WC, int RT, int NT, int NS>
+static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
+                        const int2 *xds, int m, float *y, cudaStream_t st) {
+    typedef mm2_cfg<T, WR, WC, RT, NT, NS> C;
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
+        gemm_mma2_k<T, WR, WC, RT, NT, NS>;
+    static int dev_set = 0; /* the opt-in past 48 KiB, per device (bit) */
+    int dev = 0;
+    cudaGetDevice(&dev);
+    if (C::SMEM > (48 << 10) && dev >= 0 && dev < 31 && !(__atomic_load_n(&dev_set, __ATOMIC_RELAXED) & (1 << dev))) {
+        cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+        __atomic_fetch_or(&dev_set, 1 << dev, __ATOMIC_RELAXED);
+    }
+    const int64_t units = (int64_t)((n_out + C::BM - 1) / C::BM) * ((m + C::BN - 1) / C::BN);
+    PDL_LAUNCH(kf, dim3((unsigned)units), dim3(C::NTH), (size_t)C::SMEM, st, w, stride, nb, n_out, xh, xl, xds, m, y);
+}
+
+/* The tilings under measurement (WR x WC warps, RT 16-row tiles and NT n8 tiles a warp, NS stages), BM x BN and the
+ * CTAs at m = 64 on Q4_0 4096x14336 (n_out 14336) / 14336x4096, 132 SMs; shared memory a CTA for Q4_0 (Q8_0):
+ *   arm 0: 4x1, 64x32,  448 / 128 CTAs, 2 stages  57 KB (76 KB)
+ *   arm 1: 4x2, 64x64,  224 /  64 CTAs, 2 stages  96 KB (115 KB)
+ *   arm 2: 2x2, 32x64,  448 / 128 CTAs, 2 stages  87 KB (96 KB)
+ *   arm 3: 8x1, 128x32, 224 /  64 CTAs, 2 stages  76 KB (113 KB)
+ * The chooser (arm -1, tcu_gemm_mma_v2) is a guess until the sweep: arm 0 up to m = 32 (no idle columns), else 2
+ * (every SM busy on both shapes). */
+template <int T>
+static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
+                     const int2 *xds, int m, float *y, cudaStream_t st) {
+    if (arm < 0) arm = m <= 32 ? 0 : 2;
+    switch (arm) {
+    case 1: mma2_launch<T, 4, 2, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 2: mma2_launch<T, 2, 2, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 3: mma2_launch<T, 8, 1, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    default: mma2_launch<T, 4, 1, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    }
+}
+
+extern "C" int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                                   const void *xq, int m, float *y, cudaStream_t st) {
+    if (!tcu_gemm_mma_supported(t) || m < 1 || n_out < 1 || n_in < 32 || arm < -1 || arm >= TCU_MMA_V2_ARMS) return 0;
+    const int nb = (int)(n_in / 32);
+    const size_t pb = x16_plane_bytes(m, n_in);
+    const int8_t *xh = (const int8_t *)xq, *xl = (const int8_t *)xq + pb;
+    const int2 *xds = (const int2 *)((const char *)xq + 2 * pb);
+    const uint8_t *wb = (const uint8_t *)w;
+    if (t == TCU_TYPE_Q4_0R) mma2_arm<TCU_TYPE_Q4_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
+    else if (t == TCU_TYPE_Q8_0R) mma2_arm<TCU_TYPE_Q8_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
+    else mma2_arm<TCU_TYPE_Q4_KR>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
+    return 1;
+}
+
+extern "C" int tcu_gemm_mma_v2(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
+                               float *y, cudaStream_t st) {
+    return tcu_gemm_mma_v2_arm(-1, t, w, row_bytes, n_in, n_out, xq, m, y, st);
 }
