@@ -5,9 +5,18 @@
  * as the upload does; families 0 (cta), 1 (warp), 3 (tma) and the chooser's (-1); shapes with rows not a multiple of
  * 16 (1000, 7, 33), block counts of 128 and 448 (Llama-3-8B's 4096 and 14336 inputs) and 24 (a partial repacked group
  * where the type allows); m = 1, 2, 7, 16, 17, 33, 64; outputs past m columns untouched.
+ * These run in today's GEMV order (tcu_gemv_order_set(0)).
+ * v2 (issue 26; check_chunk): in the chunk-major order (tcu_gemv_order_set(1), reduce.cuh) every dp4a family gives the
+ * same bits for a column, the twins' columns (m = 2, 7, 16) equal the one-column call, every column of v2 (each
+ * tiling arm and the chooser, m = 1, 2, 7, 16, 17, 33, 64) equals it by memcmp with outputs past m untouched, and the
+ * one-column call is within (16 + chunks)·2^-24·Σ|w_i·x_i| (Q4_K: Σ(|a_i| + |b_i|)·|x_i| for w = a - b, the scale and
+ * min terms) of the float64 dot of the dequantized weights with the
+ * dequantized x16 activations (a tree of depth 5 + chunks over leaves with 3 roundings each: the classical bound,
+ * with margin); shapes of 128, 448, 80, 24 and 33 blocks (chunks whole and not, a partial repacked group, an odd
+ * block count), rows 1000, 33, 70, 7, 45.
  * Then the crossover sweep (no assertions): Q4_0 / Q8_0 / Q4_K 4096 x 14336 and 14336 x 4096 at m = 1..64, the dp4a
- * twins (m > 16: in calls of 16 columns) against the MMA GEMM, weights rotated over 4 copies (beyond the L2).
- * Run by bench/gpu_check.sh (step mma) on a GPU box. */
+ * twins in both orders (m > 16: in calls of 16 columns), the v1 arms and the v2 arms, weights rotated over 4 copies
+ * (beyond the L2). Run by bench/gpu_check.sh (step mma) on a GPU box. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,9 +72,10 @@ static void fill(int t, uint8_t *w, int64_t n_in, int64_t n_out, size_t stride) 
 typedef struct {
     int t, rt;
     int64_t n_in, n_out;
-    size_t rstride, q1;
+    size_t rstride, q1, gstride;
     void *dr, *xqm, *xq1; /* xqm: quantized for m columns by quant_m (its planes' offsets depend on m) */
     float *dx;
+    uint8_t *hw; /* the GGUF weight on the host (gstride bytes a row) */
 } shape_t;
 
 static void quant_m(const shape_t *s, int m) {
@@ -97,12 +107,22 @@ static void setup(shape_t *s, int t, int64_t n_in, int64_t n_out) {
     CU(cudaGetLastError());
     CU(cudaFree(dw));
     s->dx = dx;
-    free(hw);
+    s->hw = hw;
+    s->gstride = stride;
     free(hx);
+}
+
+static void release(shape_t *s) {
+    CU(cudaFree(s->dr));
+    CU(cudaFree(s->xqm));
+    CU(cudaFree(s->xq1));
+    CU(cudaFree(s->dx));
+    free(s->hw);
 }
 
 static void check_shape(int t, int64_t n_in, int64_t n_out) {
     shape_t s;
+    tcu_gemv_order_set(0); /* v1 follows today's order */
     setup(&s, t, n_in, n_out);
     float *dy1, *dym;
     const size_t ny = (size_t)n_out * (MMAX + 1);
@@ -148,13 +168,150 @@ static void check_shape(int t, int64_t n_in, int64_t n_out) {
     free(ym);
     CU(cudaFree(dy1));
     CU(cudaFree(dym));
-    CU(cudaFree(s.dr));
-    CU(cudaFree(s.xqm));
-    CU(cudaFree(s.xq1));
-    CU(cudaFree(s.dx));
+    release(&s);
 }
 
-/* Best of 10 rounds of 20 calls, per call in us: the MMA GEMM (mma) or the dp4a twins in calls of <= 16 columns. */
+/* Q4_K (GGUF get_scale_min_k4): the min term dmin·mn of sub-block j of the super-block at p, the b of x = a - b. */
+static double k4_min(const uint8_t *p, int j) {
+    const uint8_t *q = p + 4;
+    uint16_t h;
+    memcpy(&h, p + 2, 2);
+    const int mn = j < 4 ? q[j + 4] & 63 : (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    return (double)tern_fp16_to_fp32(h) * mn;
+}
+
+/* The chunk order (v2): families agree, twins and every v2 arm equal the one-column GEMV, and a float64 bound. */
+#define REF_COLS 8 /* columns checked against float64 (column 3 holds an all-zero block) */
+static void check_chunk(int t, int64_t n_in, int64_t n_out) {
+    shape_t s;
+    tcu_gemv_order_set(1);
+    setup(&s, t, n_in, n_out);
+    const int nb = (int)(n_in / 32), nch = (nb + 31) / 32;
+    const size_t ny = (size_t)n_out * (MMAX + 1), n1 = (size_t)n_out * MMAX;
+    float *dy1, *dym;
+    CU(cudaMalloc((void **)&dy1, sizeof(float) * n1));
+    CU(cudaMalloc((void **)&dym, sizeof(float) * ny));
+    float *y1 = malloc(sizeof(float) * n1), *yf = malloc(sizeof(float) * n1), *ym = malloc(sizeof(float) * ny);
+    static const int fams[4] = {-1, 0, 1, 3};
+    static const int ms[7] = {1, 2, 7, 16, 17, 33, 64};
+    for (int f = 0; f < 4; f++) {
+        for (int c = 0; c < MMAX; c++)
+            tcu_gemv_dp4a_fam(fams[f], s.rt, s.dr, s.rstride, n_in, n_out, (char *)s.xq1 + (size_t)c * s.q1, 1,
+                              dy1 + (size_t)c * n_out, 0);
+        CU(cudaGetLastError());
+        CU(cudaMemcpy(f == 0 ? y1 : yf, dy1, sizeof(float) * n1, cudaMemcpyDeviceToHost));
+        if (f == 0) {
+            int finite = 1;
+            for (size_t i = 0; i < n1; i++) finite &= isfinite(y1[i]) != 0;
+            CHECK(finite, "chunk %s %lldx%lld: the one-column GEMV's outputs are not all finite", tern_type_name(t),
+                  (long long)n_in, (long long)n_out);
+        } else {
+            CHECK(!memcmp(yf, y1, sizeof(float) * n1), "chunk %s %lldx%lld: family %d differs from the chooser's family",
+                  tern_type_name(t), (long long)n_in, (long long)n_out, fams[f]);
+        }
+        /* the twins: m columns in one call, each the one-column call's bits */
+        for (int mi = 1; mi < 4; mi++) {
+            const int m = ms[mi];
+            quant_m(&s, m);
+            CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
+            tcu_gemv_dp4a_fam(fams[f], s.rt, s.dr, s.rstride, n_in, n_out, s.xqm, m, dym, 0);
+            CU(cudaGetLastError());
+            CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
+            CHECK(!memcmp(ym, y1, sizeof(float) * (size_t)m * n_out),
+                  "chunk %s %lldx%lld family %d: a twin's column (m=%d) differs from the one-column GEMV", tern_type_name(t),
+                  (long long)n_in, (long long)n_out, fams[f], m);
+        }
+    }
+    /* v2: every arm (-1 the chooser), every m */
+    for (int arm = -1; arm < TCU_MMA_V2_ARMS; arm++)
+        for (int mi = 0; mi < 7; mi++) {
+            const int m = ms[mi];
+            quant_m(&s, m);
+            CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
+            const int ran = tcu_gemm_mma_v2_arm(arm, s.rt, s.dr, s.rstride, n_in, n_out, s.xqm, m, dym, 0);
+            CU(cudaGetLastError());
+            CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
+            int bad = -1, nbad = 0;
+            for (int c = 0; c < m; c++)
+                if (memcmp(ym + (size_t)c * n_out, y1 + (size_t)c * n_out, sizeof(float) * (size_t)n_out)) {
+                    if (bad < 0) bad = c;
+                    nbad++;
+                }
+            int untouched = 1;
+            for (size_t i = (size_t)m * n_out; i < ny; i++) untouched &= isnan(ym[i]) != 0;
+            int brow = 0;
+            if (bad >= 0)
+                while (brow < n_out - 1 && !memcmp(ym + (size_t)bad * n_out + brow, y1 + (size_t)bad * n_out + brow, 4)) brow++;
+            CHECK(ran && bad < 0 && untouched,
+                  "v2 %s %lldx%lld arm %d m=%d: ran %d, %d columns differ from the chunk-order GEMV (first: column %d row "
+                  "%d, got %.9g want %.9g), outputs past m untouched %d",
+                  tern_type_name(t), (long long)n_in, (long long)n_out, arm, m, ran, nbad, bad, brow,
+                  bad >= 0 ? (double)ym[(size_t)bad * n_out + brow] : 0.0,
+                  bad >= 0 ? (double)y1[(size_t)bad * n_out + brow] : 0.0, untouched);
+        }
+    /* float64: the dequantized GGUF rows against the dequantized x16 columns (the bytes the device wrote) */
+    const size_t q1 = s.q1, pb = (size_t)(n_in + 15) & ~(size_t)15;
+    uint8_t *hq = malloc(q1 * REF_COLS);
+    CU(cudaMemcpy(hq, s.xq1, q1 * REF_COLS, cudaMemcpyDeviceToHost));
+    double *xd = malloc(sizeof(double) * (size_t)n_in * REF_COLS);
+    for (int c = 0; c < REF_COLS; c++) {
+        const int8_t *hi = (const int8_t *)(hq + (size_t)c * q1), *lo = hi + pb;
+        const int32_t *ds = (const int32_t *)(hq + (size_t)c * q1 + 2 * pb);
+        for (int64_t i = 0; i < n_in; i++) {
+            float d;
+            memcpy(&d, &ds[2 * (i / 32)], 4);
+            xd[(size_t)c * n_in + i] = (double)d * (256.0 * hi[i] + lo[i]);
+        }
+    }
+    float *wr = malloc(sizeof(float) * (size_t)n_in);
+    double worst = 0.0;
+    int over = 0;
+    for (int64_t r = 0; r < n_out; r++) {
+        tern_dequantize_row((enum tern_type)t, s.hw + (size_t)r * s.gstride, wr, n_in);
+        for (int c = 0; c < REF_COLS; c++) {
+            double dot = 0.0, mag = 0.0; /* mag: Σ|w·x|, for Q4_K Σ(|a| + |b|)·|x| (its two terms may cancel) */
+            for (int64_t i = 0; i < n_in; i++) {
+                const double x = xd[(size_t)c * n_in + i], p = (double)wr[i] * x;
+                dot += p;
+                if (t == TERN_TYPE_Q4_K) {
+                    const double b = k4_min(s.hw + (size_t)r * s.gstride + (size_t)(i / 256) * 144, (int)(i % 256) / 32);
+                    mag += (fabs((double)wr[i] + b) + fabs(b)) * fabs(x);
+                } else {
+                    mag += fabs(p);
+                }
+            }
+            const double err = fabs((double)y1[(size_t)c * n_out + r] - dot), tol = (16.0 + nch) * ldexp(mag, -24) + 1e-30;
+            if (err / tol > worst) worst = err / tol;
+            over += !(err <= tol);
+        }
+    }
+    CHECK(over == 0, "chunk %s %lldx%lld: %d of %lld outputs past (16 + %d)·2^-24·Σ|w·x| of float64 (worst %.3g of the bound)",
+          tern_type_name(t), (long long)n_in, (long long)n_out, over, (long long)n_out * REF_COLS, nch, worst);
+    /* informative: how many outputs the order changes (today's order, the chooser's family) */
+    tcu_gemv_order_set(0);
+    for (int c = 0; c < REF_COLS; c++)
+        tcu_gemv_dp4a_fam(-1, s.rt, s.dr, s.rstride, n_in, n_out, (char *)s.xq1 + (size_t)c * s.q1, 1,
+                          dy1 + (size_t)c * n_out, 0);
+    CU(cudaMemcpy(yf, dy1, sizeof(float) * (size_t)n_out * REF_COLS, cudaMemcpyDeviceToHost));
+    int differ = 0;
+    for (size_t i = 0; i < (size_t)n_out * REF_COLS; i++) differ += memcmp(&yf[i], &y1[i], 4) != 0;
+    printf("chunk %s %lldx%lld: families agree, twins and v2 arms -1..%d equal the one-column GEMV at m = 1..64; "
+           "float64 worst %.3g of the bound; %d of %lld outputs differ from today's order\n",
+           tern_type_name(t), (long long)n_in, (long long)n_out, TCU_MMA_V2_ARMS - 1, worst, differ,
+           (long long)n_out * REF_COLS);
+    free(hq);
+    free(xd);
+    free(wr);
+    free(y1);
+    free(yf);
+    free(ym);
+    CU(cudaFree(dy1));
+    CU(cudaFree(dym));
+    release(&s);
+}
+
+/* Best of 10 rounds of 20 calls, per call in us: the MMA GEMM (mma 1: v1's arm, 2: v2's arm) or the dp4a twins
+ * (mma 0) in calls of <= 16 columns, in the order tcu_gemv_order_set gave. */
 static float time_call(int mma, int arm, const shape_t *s, void **dw, int nc, int m, float *dy, void *xq16) {
     cudaEvent_t e0, e1;
     CU(cudaEventCreate(&e0));
@@ -165,7 +322,8 @@ static float time_call(int mma, int arm, const shape_t *s, void **dw, int nc, in
         CU(cudaEventRecord(e0, 0));
         for (int i = 0; i < 20; i++) {
             void *w = dw[(r * 20 + i) % nc];
-            if (mma) tcu_gemm_mma_arm(arm, -1, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, 0);
+            if (mma == 2) tcu_gemm_mma_v2_arm(arm, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, 0);
+            else if (mma) tcu_gemm_mma_arm(arm, -1, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, 0);
             else
                 for (int c0 = 0; c0 < m; c0 += 16) /* the dp4a twins take 16 columns a call (their own x16 buffers) */
                     tcu_gemv_dp4a_fam(-1, s->rt, w, s->rstride, s->n_in, s->n_out, (char *)xq16 + (c0 / 16) * pb16,
@@ -197,14 +355,21 @@ static void sweep(int t, int64_t n_in, int64_t n_out) {
     void *xq16; /* the m columns in calls of 16: each call's own buffer */
     CU(cudaMalloc(&xq16, pb16 * (MMAX / 16)));
     for (int c0 = 0; c0 < MMAX; c0 += 16) tcu_quantize_x16(s.dx + (size_t)c0 * n_in, 16, n_in, (char *)xq16 + (c0 / 16) * pb16, 0);
-    printf("sweep %s %lldx%lld (%.1f MB, family %d): m, dp4a us, then us of arms 0..%d (Q8NT2 Q8NT2pf Q4NT2 Q4NT2pf "
-           "Q8NT1pf Q4NT1pf Q4NT1RT2 Q4NT1RT2pf)\n", tern_type_name(t),
-           (long long)n_in, (long long)n_out, wb / 1e6, tcu_gemv_dp4a_family(s.rt, s.rstride, n_in, n_out), N_ARMS - 1);
-    static const int ms[9] = {1, 2, 4, 8, 12, 16, 24, 32, 64};
-    for (int i = 0; i < 9; i++) {
+    printf("sweep %s %lldx%lld (%.1f MB, family %d): m, dp4a us (today's order, chunk order), v1 arms 0..%d (Q8NT2 "
+           "Q8NT2pf Q4NT2 Q4NT2pf Q8NT1pf Q4NT1pf Q4NT1RT2 Q4NT1RT2pf), v2 arms 0..%d (64x32 64x64 32x64 128x32)\n",
+           tern_type_name(t), (long long)n_in, (long long)n_out, wb / 1e6,
+           tcu_gemv_dp4a_family(s.rt, s.rstride, n_in, n_out), N_ARMS - 1, TCU_MMA_V2_ARMS - 1);
+    static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
+    for (int i = 0; i < 10; i++) {
         quant_m(&s, ms[i]);
-        printf("  m=%2d  dp4a %8.1f ", ms[i], time_call(0, 0, &s, dw, 4, ms[i], dy, xq16));
+        tcu_gemv_order_set(0);
+        printf("  m=%2d  dp4a %8.1f", ms[i], time_call(0, 0, &s, dw, 4, ms[i], dy, xq16));
+        tcu_gemv_order_set(1);
+        printf(" %8.1f  v1", time_call(0, 0, &s, dw, 4, ms[i], dy, xq16));
+        tcu_gemv_order_set(0);
         for (int arm = 0; arm < N_ARMS; arm++) printf(" %8.1f", time_call(1, arm, &s, dw, 4, ms[i], dy, xq16));
+        printf("  v2");
+        for (int arm = 0; arm < TCU_MMA_V2_ARMS; arm++) printf(" %8.1f", time_call(2, arm, &s, dw, 4, ms[i], dy, xq16));
         printf("\n");
     }
     CU(cudaGetLastError());
@@ -214,6 +379,7 @@ static void sweep(int t, int64_t n_in, int64_t n_out) {
     CU(cudaFree(s.xqm));
     CU(cudaFree(s.xq1));
     CU(cudaFree(s.dx));
+    free(s.hw);
 }
 
 int main(int argc, char **argv) {
@@ -232,6 +398,14 @@ int main(int argc, char **argv) {
         check_shape(t, 14336, 33);
         check_shape(t, 4096, 7);
         if (t != TERN_TYPE_Q4_K) check_shape(t, 768, 70); /* 24 blocks: a partial repacked group */
+    }
+    for (int ti = 0; ti < 3; ti++) {
+        const int t = types[ti];
+        check_chunk(t, 4096, 1000); /* 128 blocks: 4 whole chunks */
+        check_chunk(t, 14336, 33);  /* 448: 14 chunks */
+        check_chunk(t, 2560, 70);   /* 80: 2 chunks and a half one */
+        check_chunk(t, 768, 7);     /* 24: one short chunk */
+        if (t != TERN_TYPE_Q4_K) check_chunk(t, 1056, 45); /* 33: a last chunk of one block, a partial group of 1 */
     }
     if (argc > 1 && !strcmp(argv[1], "--sweep"))
         for (int ti = 0; ti < 3; ti++) {
