@@ -200,21 +200,27 @@ static void paged_case(int hd, int n_head, int n_head_kv, int n, int pos0, const
         pages P = pages_new(n_ctx, lbss[li], n);
         uint16_t *pk = pages_plane(&P, kc, rb, n_ctx, 0), *pv = pages_plane(&P, vc, rb, n_ctx, 0);
         for (int kind = 0; kind < 7; kind++) {
-            /* 0 tcu_attention, 1 ref, 2 split (n <= 16), 3 v3, 4 v6a, 5 v6b, 6 flash_rows */
-            if (kind == 2 && n > 16) continue;
+            /* 0 tcu_attention, 1 ref, 2 split (n <= 16; tcu_attention_decode up to TCU_PASS_MAX), 3 v3, 4 v6a, 5 v6b,
+             * 6 flash_rows */
+            if (kind == 2 && n > TCU_PASS_MAX) continue;
             if (kind >= 3 && !flash) continue;
             if (kind == 4 && !tcu_attention_wg_ok(n_head, n_head_kv, hd)) continue;
             if (kind == 5 && !tcu_attention_wg_tma_ok(n_head, n_head_kv, hd)) continue;
             for (int pg = 0; pg < 2; pg++) {
                 const uint16_t *k = pg ? pk : d_k, *v = pg ? pv : d_v;
                 /* decode calls: a table a token (two copies of the sequence); prefill: one sequence */
-                const int32_t *bt = pg ? P.d_bt : NULL, *off = pg && n <= 16 ? P.d_off : NULL;
+                const int32_t *bt = pg ? P.d_bt : NULL, *off = pg && (n <= 16 || (kind == 2 && n <= TCU_PASS_MAX)) ? P.d_off : NULL;
                 const int lbs = pg ? P.lbs : 0;
                 CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
                 switch (kind) {
                 case 0: tcu_attention(d_q, k, v, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, d_out, 0); break;
                 case 1: tcu_attention_ref(d_q, k, v, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, d_out, 0); break;
-                case 2: tcu_attention_split(d_q, k, v, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
+                case 2:
+                    if (n <= 16)
+                        tcu_attention_split(d_q, k, v, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
+                    else
+                        tcu_attention_decode(d_q, k, v, NULL, NULL, n, d_pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, d_out,
+                                             d_ws, S, 0);
                     break;
                 case 3: tcu_attention_flash_v3(d_q, k, v, n, d_pos, bt, lbs, 0, n_head, n_head_kv, hd, scale, d_out, 0); break;
                 case 4: tcu_attention_wg(d_q, k, v, n, d_pos, bt, lbs, n_head, n_head_kv, hd, scale, d_out, 0); break;
@@ -420,17 +426,31 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         CK(cudaFree(d_vp));
         free(o_wg[0]), free(o_wg[1]), free(o_v);
     }
-    /* v2 (split-K decode, n <= 16): against float64 as above, and every token's row bit-identical to a
-     * one-token call at its position */
-    if (n <= 16) {
+    /* v2 (split-K decode: tcu_attention_split at n <= 16, tcu_attention_decode up to TCU_PASS_MAX, a batched step's
+     * pass): against float64 as above, and every token's row bit-identical to a one-token call at its position; at n
+     * <= 16 the two entries give the same bytes */
+    if (n <= TCU_PASS_MAX) {
         float *d_ws = NULL, *o_one = malloc(sizeof(float) * nq);
         const int S = 1 + (pos0 + n) % 17; /* 1..17 splits: empty splits happen when S > the rows */
         const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
         if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
-        tcu_attention_split(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
+        if (n <= 16)
+            tcu_attention_split(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
+        else
+            tcu_attention_decode(d_q, d_k, d_v, NULL, NULL, n, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out,
+                                 d_ws, S, 0);
         CK(cudaGetLastError());
         CK(cudaMemcpy(o_gpu, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+        if (n <= 16) {
+            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+            tcu_attention_decode(d_q, d_k, d_v, NULL, NULL, n, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out,
+                                 d_ws, S, 0);
+            CK(cudaMemcpy(o_one, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+            CHECK(memcmp(o_one, o_gpu, sizeof(float) * nq) == 0,
+                  "decode hd=%d heads=%d/%d n=%d pos0=%d: tcu_attention_decode differs from tcu_attention_split", hd,
+                  n_head, n_head_kv, n, pos0);
+        }
         size_t n_nan;
         const double e64 = rel_l2_d(o_gpu, o_ref, nq, &n_nan);
         CHECK(n_nan == 0 && e64 < 1e-5, "v2 hd=%d heads=%d/%d n=%d pos0=%d: rel L2 vs float64 %.3g (%zu NaN)", hd, n_head,

@@ -1025,22 +1025,22 @@ extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) 
     return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) : 0;
 }
 
-/* v1 / v2 / v5 for an f16 (ks = NULL) or Q8_0 cache; S splits when ws and n <= TCU_MULTI_MAX. qh != 0. xq != NULL:
- * out is also written in the x16 format of (n, n_head * hd) by the kernel that writes out. */
+/* v1 / v2 / v5 for an f16 (ks = NULL) or Q8_0 cache; dec: the decode configuration (S splits when ws, the decode
+ * warps, v5 for a Q8_0 cache), else the prefill one. qh != 0. xq != NULL: out is also written in the x16 format of
+ * (n, n_head * hd) by the kernel that writes out. */
 static void att_split_launch(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
                              int n, const int32_t *pos, att_pages pg, int n_head, int n_head_kv, int hd, float scale,
-                             float *out, float *ws, int splits, int qh, void *xq, cudaStream_t st, int no_v5 = 0) {
+                             float *out, float *ws, int splits, int qh, void *xq, cudaStream_t st, int dec, int no_v5 = 0) {
     const size_t plane = x16_plane_bytes(n, (int64_t)n_head * hd);
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
-    const int S = ws && splits > 1 && n <= TCU_MULTI_MAX ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
+    const int S = ws && splits > 1 && dec ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
     const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)S);
-    /* up to TCU_MULTI_MAX tokens take the decode configuration: a token's keys are split over the same
-     * warps and combined in the same order as in a one-token call, so a speculative verify of k tokens
-     * gives each token the bits of its own decode step */
-    const dim3 block(32 * (n <= TCU_MULTI_MAX ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS));
+    /* the decode configuration (passes of up to TCU_PASS_MAX tokens): a token's keys are split over the same warps
+     * and combined in the same order as in a one-token call, so a token of a batched step or of a speculative verify
+     * gets the bits of its own decode step */
+    const dim3 block(32 * (dec ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS));
     size_t smem = 0;
-    att_kernel_fn v5 =
-        ks && n <= TCU_MULTI_MAX && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, pg.bt != NULL, &smem) : NULL;
+    att_kernel_fn v5 = ks && dec && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, pg.bt != NULL, &smem) : NULL;
     if (v5) {
         att_launch_s(v5, smem, grid, dim3(ATT_Q8W_WARPS * 32), st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv,
                      scale, out, n_chunk, ws, xq, plane);
@@ -1090,7 +1090,7 @@ extern "C" void tcu_attention_split(const float *q, const uint16_t *kc, const ui
         return;
     }
     att_split_launch(q, kc, vc, NULL, NULL, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits,
-                     qh, NULL, st);
+                     qh, NULL, st, n <= TCU_MULTI_MAX);
 }
 
 /* tcu.h: tcu_attention_split over a Q8_0 cache (int8 planes kq, vq as the f16 layout; f16 scales ks, vs,
@@ -1103,7 +1103,7 @@ extern "C" void tcu_attention_split_q8(const float *q, const int8_t *kq, const i
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) return;
     att_split_launch(q, kq, vq, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh,
-                     NULL, st);
+                     NULL, st, 1);
 }
 
 /* v2 over a Q8_0 cache whatever the chooser says (not in tcu.h: tests only; the kernel devices that refuse v5's shared
@@ -1116,7 +1116,7 @@ extern "C" void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, cons
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (!qh) return;
     att_split_launch(q, kq, vq, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh,
-                     NULL, st, 1);
+                     NULL, st, 1, 1);
 }
 
 /* tcu.h: the decode attention (tcu_attention_split, or tcu_attention_split_q8 when ks != NULL) for n <=
@@ -1127,18 +1127,37 @@ extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const v
                                          const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
                                          const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,
                                          float scale, float *out, float *ws, int splits, void *xq, cudaStream_t st) {
-    if (n <= 0 || n > TCU_MULTI_MAX || n_head <= 0) return;
+    if (n <= 0 || n > TCU_PASS_MAX || n_head <= 0) return;
     const int qh = att_choose_qh(n_head, n_head_kv, hd);
     if (ks && (hd != 64 && hd != 128 && hd != 256)) return; /* as tcu_attention_split_q8 */
     if (!qh) {
         if (ks) return;
-        tcu_attention_split(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, win, n_head,
-                            n_head_kv, hd, scale, out, ws, splits, st);
+        tcu_attention_ref(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd,
+                          scale, out, st);
         tcu_quantize_x16(out, n, (int64_t)n_head * hd, xq, st);
         return;
     }
     att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq,
-                     st);
+                     st, 1);
+}
+
+/* tcu.h: the decode configuration for a pass of up to TCU_PASS_MAX tokens of any sequences (f16 cache: ks NULL; Q8_0:
+ * kc, vc the int8 planes), each token the bits of its one-token call. */
+extern "C" void tcu_attention_decode(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
+                                     int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int win,
+                                     int n_head, int n_head_kv, int hd, float scale, float *out, float *ws, int splits,
+                                     cudaStream_t st) {
+    if (n <= 0 || n > TCU_PASS_MAX || n_head <= 0) return;
+    const int qh = att_choose_qh(n_head, n_head_kv, hd);
+    if (ks && (hd != 64 && hd != 128 && hd != 256)) return; /* as tcu_attention_split_q8 */
+    if (!qh) {
+        if (ks) return;
+        tcu_attention_ref(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd,
+                          scale, out, st);
+        return;
+    }
+    att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh,
+                     NULL, st, 1);
 }
 
 extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,

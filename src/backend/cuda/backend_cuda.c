@@ -450,6 +450,27 @@ static int att_splits_rule(int n_ctx) {
     return s < 1 ? 1 : s > 16 ? 16 : s;
 }
 
+/* Rows of the decode-configuration buffers (RoPE tables, x16 activations, attention splits, argmax keys): the GEMV
+ * path's pass limit, at least TCU_MULTI_MAX (exec.c dec_max). */
+static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->gemv_max : TCU_MULTI_MAX; }
+
+/* The GEMV path's pass limit (exec.c; the engine's exact_rows): TCU_PASS_MAX where tcu_gemm_mma_v2 takes every matrix
+ * of a longer pass with each column the bits of its one-column GEMV, i.e. the chunk order is on (TERN_GEMV_ORDER=chunk,
+ * an arm under measurement: issue 26) and every matrix is Q4_0, Q8_0 or Q4_K (uploaded repacked, which v2 reads);
+ * else TCU_MULTI_MAX (the twins' columns). */
+static int pass_limit(const tern_model *m) {
+    if (tcu_gemv_order() != 1) return TCU_MULTI_MAX;
+    for (int l = 0; l < m->n_layer; l++) {
+        const tern_layer *L = &m->layers[l];
+        const tern_weight *w[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        for (int i = 0; i < 7; i++)
+            if ((w[i]->type != TERN_TYPE_Q4_0 && w[i]->type != TERN_TYPE_Q8_0 && w[i]->type != TERN_TYPE_Q4_K))
+                return TCU_MULTI_MAX;
+    }
+    const tern_weight *o = &m->output;
+    return o->type == TERN_TYPE_Q4_0 || o->type == TERN_TYPE_Q8_0 || o->type == TERN_TYPE_Q4_K ? TCU_PASS_MAX : TCU_MULTI_MAX;
+}
+
 /* The rank's KV pool and scratch bytes (its weights are W's). */
 static void crank_plan(crank *g) {
     const tern_model *m = g->m;
@@ -464,9 +485,9 @@ static void crank_plan(crank *g) {
                                    2ull * Hkv + 2ull * F) +
                   sizeof(uint16_t) * ((uint64_t)B * W->maxin + W->max_mat + W->max_layer_mat) +
                   sizeof(int32_t) * (5ull * B + g->bt_cap + g->pen_cap) + sizeof(double) * B + sizeof(float) * (uint64_t)m->n_vocab +
-                  sizeof(float) * 2 * TCU_MULTI_MAX * (uint64_t)(m->n_rot / 2 + 1) + sizeof(uint64_t) * TCU_MULTI_MAX +
-                  ws_bytes + tcu_x16_bytes(TCU_MULTI_MAX, W->maxin) +
-                  tcu_attention_ws_bytes(TCU_MULTI_MAX, W->nh, hd, g->att_splits);
+                  sizeof(float) * 2 * pass_rows(g) * (uint64_t)(m->n_rot / 2 + 1) + sizeof(uint64_t) * pass_rows(g) +
+                  ws_bytes + tcu_x16_bytes(pass_rows(g), W->maxin) +
+                  tcu_attention_ws_bytes(pass_rows(g), W->nh, hd, g->att_splits);
     if (g->kv_q8) sb += 2ull * sizeof(uint16_t) * g->n_ctx * Hkv; /* kc16, vc16 */
     if (g->n_rank > 1) {
         sb += sizeof(float) * (uint64_t)g->n_rank * B * W->vpad;          /* gath */
@@ -513,7 +534,7 @@ static int crank_setup(crank *g) {
         g->u = dalloc(sizeof(float) * (size_t)B * F, &fail);
         g->qkv1 = dalloc(sizeof(float) * (size_t)(Hq + 2 * Hkv), &fail);
         g->gu1 = dalloc(sizeof(float) * 2 * (size_t)F, &fail);
-        g->attws = dalloc(tcu_attention_ws_bytes(TCU_MULTI_MAX, W->nh, hd, g->att_splits), &fail);
+        g->attws = dalloc(tcu_attention_ws_bytes(pass_rows(g), W->nh, hd, g->att_splits), &fail);
         g->logits = dalloc(sizeof(float) * (size_t)B * (g->n_rank > 1 ? W->vpad : W->nv), &fail);
         g->x16 = dalloc(sizeof(uint16_t) * (size_t)B * W->maxin, &fail);
         g->dq = dalloc(sizeof(uint16_t) * (size_t)W->max_mat, &fail);
@@ -526,7 +547,7 @@ static int crank_setup(crank *g) {
             if (cudaEventCreateWithFlags(&g->ready[i], cudaEventDisableTiming) != cudaSuccess ||
                 cudaEventCreateWithFlags(&g->free_[i], cudaEventDisableTiming) != cudaSuccess)
                 fail = 1;
-        g->xq = dalloc(tcu_x16_bytes(TCU_MULTI_MAX, W->maxin), &fail);
+        g->xq = dalloc(tcu_x16_bytes(pass_rows(g), W->maxin), &fail);
         /* programmatic dependent launch on Hopper and later */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
@@ -544,11 +565,11 @@ static int crank_setup(crank *g) {
         for (int t = 0; t < g->n_tables && !fail; t++) {
             g->mscale[t] = cpu_rope_table(m, g->n_ctx, t, fq);
             if (!(g->freq[t] = upload_f32(fq, (size_t)(m->n_rot / 2 + 1)))) fail = 1;
-            g->ropecs[t] = dalloc(sizeof(float) * 2 * TCU_MULTI_MAX * (size_t)(m->n_rot / 2 + 1), &fail);
+            g->ropecs[t] = dalloc(sizeof(float) * 2 * pass_rows(g) * (size_t)(m->n_rot / 2 + 1), &fail);
         }
         free(fq);
-        g->amkeys = dalloc(sizeof(uint64_t) * TCU_MULTI_MAX, &fail); /* the argmax keys (tcu_argmax), zero */
-        if (g->amkeys && cudaMemset(g->amkeys, 0, sizeof(uint64_t) * TCU_MULTI_MAX) != cudaSuccess) fail = 1;
+        g->amkeys = dalloc(sizeof(uint64_t) * pass_rows(g), &fail); /* the argmax keys (tcu_argmax), zero */
+        if (g->amkeys && cudaMemset(g->amkeys, 0, sizeof(uint64_t) * pass_rows(g)) != cudaSuccess) fail = 1;
         g->pen = dalloc(sizeof(int32_t) * (size_t)g->pen_cap, &fail);
         g->ud = dalloc(sizeof(double) * (size_t)B, &fail);
         g->samp = dalloc(sizeof(float) * (size_t)m->n_vocab, &fail);
@@ -573,7 +594,7 @@ static void crank_free(crank *g) {
     cudaSetDevice(g->dev);
     for (int a = 0; a < 2; a++)
         for (int k = 0; k < OUT_KINDS; k++)
-            for (int n = 0; n <= TCU_MULTI_MAX; n++)
+            for (int n = 0; n <= TCU_PASS_MAX; n++)
                 if (g->gok[a][k][n]) cudaGraphExecDestroy(g->gexec[a][k][n]);
     void *bufs[] = {g->kc, g->vc, g->kc16, g->vc16, g->x, g->x2, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
                     g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->pd, g->ids, g->ropecs[0],
@@ -698,7 +719,8 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     /* exact_rows: passes of up to 16 tokens run the GEMV twins (each row the bits of a one-row call); with verify fast
      * 2..16-token passes take the GEMM, and at TP > 2 an all-reduce's summation order follows its size (NCCL's ring
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
-    be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast || n_tp > 2 ? 1 : TCU_MULTI_MAX, 1};
+    const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m);
+    be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast || n_tp > 2 ? 1 : plim, 1};
     be->m = m;
     be->n_rank = n_tp;
     const int bs = 1 << p->lbs, blocks_per_seq = (p->n_ctx + bs - 1) / bs;
@@ -718,8 +740,8 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         g->n_layer = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
         g->pen_cap = 4096;
         g->att_splits = att_splits_rule(p->n_ctx);
-        g->gemv_max = p->verify_fast ? 1 : TCU_MULTI_MAX;
-        g->bt_cap = TCU_MULTI_MAX * blocks_per_seq; /* a pass mixes at most 16 sequences (exact_rows) */
+        g->gemv_max = p->verify_fast ? 1 : plim;
+        g->bt_cap = pass_rows(g) * blocks_per_seq; /* a pass mixes at most exact_rows sequences */
         g->use_graph = tern_cfg()->cuda_graph;
         g->trace = tern_cfg()->trace;
         g->timing = tern_cfg()->cuda_timing;

@@ -70,7 +70,7 @@ typedef struct {
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
 enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ATT_Q8W,
-       TR_RMS_CL, TR_N };
+       TR_RMS_CL, TR_MMA_V2, TR_N };
 
 /* What a captured pass computes at its end: nothing, the last row's logits and argmax, every row's. */
 enum { OUT_NONE = 0, OUT_LAST = 1, OUT_ALL = 2, OUT_KINDS = 3 };
@@ -96,7 +96,8 @@ typedef struct crank {
     float *qkv1, *gu1;         /* one token's fused q|k|v and gate|up outputs */
     float *attws;              /* split-K decode attention partials */
     int att_splits;
-    int gemv_max;              /* passes of up to this many tokens take the GEMV path (TCU_MULTI_MAX; 1: verify fast) */
+    int gemv_max;              /* passes of up to this many tokens take the GEMV path (TCU_MULTI_MAX, or TCU_PASS_MAX with
+                                * the chunk order: backend_cuda.c pass_limit; 1: verify fast) */
     uint16_t *x16, *dq, *dq1;  /* f16 GEMM input; dequantized weight tiles (slot 0, slot 1) */
     cudaEvent_t ready[2], free_[2];
     const dweight *held[2];
@@ -121,9 +122,9 @@ typedef struct crank {
     float *lg;                 /* logits in vocabulary order, (ubatch, n_vocab): = logits at TP = 1, = lfull at TP > 1 */
     float *gath, *lfull;       /* TP: the all-gathered logits (n_rank, ubatch, vpad); rank 0's (ubatch, n_vocab) */
     /* CUDA graphs of passes of n <= gemv_max tokens, by (identity table, output kind, n) */
-    cudaGraphExec_t gexec[2][OUT_KINDS][TCU_MULTI_MAX + 1];
-    unsigned char gok[2][OUT_KINDS][TCU_MULTI_MAX + 1];
-    uint64_t gtr[2][OUT_KINDS][TCU_MULTI_MAX + 1][TR_N];
+    cudaGraphExec_t gexec[2][OUT_KINDS][TCU_PASS_MAX + 1];
+    unsigned char gok[2][OUT_KINDS][TCU_PASS_MAX + 1];
+    uint64_t gtr[2][OUT_KINDS][TCU_PASS_MAX + 1][TR_N];
     int use_graph, warm, n_graphs;
     uint64_t tr[TR_N];
     int trace, timing;

@@ -125,7 +125,7 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
  * run (decode steps and verify chunks alike). x and xo may be the same buffer (each thread reads then writes
  * its own element). g is constant (a weight): loaded before the PDL wait. */
 #define RMS_CL_MAX 8
-/* POST (Gemma's post-norms, rmsnorm_cl_post): r is first normalised itself, r' = rmsnorm(r) * pg (its own cluster
+/* POST (Gemma's post-norms, tcu_add_rmsnorm_post_to): r is first normalised itself, r' = rmsnorm(r) * pg (its own cluster
  * reduction, the same double sum and scale as the second), then v = x + r'. Two reductions, each with its own slot
  * array: a CTA's round-2 stores can reach a peer that is still summing round 1's slots. */
 template <int POST>
@@ -169,8 +169,8 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
         for (int j = 0; j < C; j++) S1 += part0[j];
         const float sc1 = (float)(1.0 / sqrt(S1 / dim + (double)peps));
         v = __fadd_rn(v, __fmul_rn(__fmul_rn(rv, sc1), pgv));
-        xo[i] = v;
-        __cluster_barrier_arrive_relaxed(); /* round 2's entry: its wait below stands where the first round's did */
+        xo[i] = v; /* round 2 needs no entry barrier: every CTA is running, and warp 0's reads of red came before its
+                    * arrive above, so the red stores below follow them (part and part0 are separate slots) */
     } else if (r) {
         v = __fadd_rn(v, r[i]);
         xo[i] = v;
@@ -180,7 +180,7 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
     for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
     if (lane == 0) red[w] = ss;
     __syncthreads();
-    __cluster_barrier_wait(); /* the entry arrive's: every CTA of the cluster is running */
+    if (!POST) __cluster_barrier_wait(); /* the entry arrive's: every CTA of the cluster is running */
     if (w == 0) {
         double s = lane < nw ? red[lane] : 0.0;
 #pragma unroll
@@ -305,34 +305,40 @@ extern "C" int tcu_rms_cluster_ctas(int dim) {
     return C && rms_cl_ok() ? C : 0;
 }
 
-extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
-                                   float *y32, uint16_t *y16, void *xq, cudaStream_t st) {
+extern "C" void tcu_add_rmsnorm_dec_to(const float *x, float *xo, const float *r, const float *g, float eps, int n,
+                                       int dim, float *y32, uint16_t *y16, void *xq, int dec, cudaStream_t st) {
     if (dim % 32) xq = NULL;
-    /* decode steps and verify chunks only: a prefill chunk already has a CTA a row, and C of them a row would
+    /* decode steps and verify chunks only (dec): a prefill chunk already has a CTA a row, and C of them a row would
      * each reload and reduce the whole row (pp512 25,823 -> 20,894 tok/s with C = 8 on every call) */
     const size_t pl = x16_plane_bytes(n, dim);
-    if (n <= TCU_MULTI_MAX) {
+    if (dec) {
         const int C = rms_cl_ctas(dim);
         if (C && rms_cl_ok() && rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, pl, NULL, 0.0f, st)) return;
     }
-    int c = n <= TCU_MULTI_MAX ? RMS_SPLIT : 1;
+    int c = dec ? RMS_SPLIT : 1;
     while (c > 1 && (dim > RMS_EPT * RMS_T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
     rms_fn kf = rmsnorm_k<RMS_T, RMS_EPT>;
     PDL_LAUNCH(kf, dim3(n, c), dim3(RMS_T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, pl);
 }
 
-/* tcu_add_rmsnorm_to with Gemma's post-norm of r folded in: xo = x + rmsnorm(r) * pg, then the norm of xo, in one
- * cluster launch (rmsnorm_cl_k<1>; the decode steps' two post-norm launches a layer gone). Only where
- * tcu_rms_cluster_ctas(dim) and n <= TCU_MULTI_MAX (the caller checks: tcu_rms_post_fused); if the launch fails
- * anyway, r is normalised in place (tcu_rmsnorm_rows) and tcu_add_rmsnorm_to runs: the same values to rounding. */
-extern "C" int tcu_rms_post_fused(int n, int dim) { return n <= TCU_MULTI_MAX && tcu_rms_cluster_ctas(dim) > 0; }
+extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
+                                   float *y32, uint16_t *y16, void *xq, cudaStream_t st) {
+    tcu_add_rmsnorm_dec_to(x, xo, r, g, eps, n, dim, y32, y16, xq, n <= TCU_MULTI_MAX, st);
+}
+
+/* tcu_add_rmsnorm_dec_to (dec = 1: a GEMV-path pass) with Gemma's post-norm of r folded in: xo = x + rmsnorm(r) * pg,
+ * then the norm of xo, in one cluster launch (rmsnorm_cl_k<1>; the decode steps' two post-norm launches a layer
+ * gone). Only where tcu_rms_cluster_ctas(dim) and n <= TCU_PASS_MAX (the caller checks: tcu_rms_post_fused); if the
+ * launch fails anyway, r is normalised in place (tcu_rmsnorm_rows) and the unfused norm runs: the same values to
+ * rounding. */
+extern "C" int tcu_rms_post_fused(int n, int dim) { return n <= TCU_PASS_MAX && tcu_rms_cluster_ctas(dim) > 0; }
 
 extern "C" void tcu_add_rmsnorm_post_to(const float *x, float *xo, float *r, const float *pg, float peps, const float *g,
                                         float eps, int n, int dim, float *y32, uint16_t *y16, void *xq, cudaStream_t st) {
     const int C = tcu_rms_post_fused(n, dim) ? rms_cl_ctas(dim) : 0;
     if (C && rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, x16_plane_bytes(n, dim), pg, peps, st)) return;
     tcu_rmsnorm_rows(r, pg, peps, n, dim, st);
-    tcu_add_rmsnorm_to(x, xo, r, g, eps, n, dim, y32, y16, xq, st);
+    tcu_add_rmsnorm_dec_to(x, xo, r, g, eps, n, dim, y32, y16, xq, n <= TCU_PASS_MAX, st);
 }
 
 /* Thread per (token, pair i): one angle, applied to every head. neox: the pair (x[i], x[i + n_rot/2]). */

@@ -8,8 +8,9 @@
  *   GLU, MATMUL down                      -> the SwiGLU writing the down GEMV's x16 input, the down GEMV
  *   [ADD] GATHER, RMSNORM, MATMUL out     -> the output rows' residual add and norm, the head, the argmax
  * which is the decode step of 9 kernels a layer that the single-sequence engine ran (docs/gpu.md), now for any
- * pass of tokens of several sequences at once. Passes of up to gemv_max (16) tokens take the GEMV twins, so a
- * token's bits do not depend on the pass (batch invariance); longer ones (prefill chunks of one sequence) the
+ * pass of tokens of several sequences at once. Passes of up to gemv_max tokens take the GEMV twins (16 columns; up to
+ * TCU_PASS_MAX = 64 with the chunk order, whose longer passes run gemm_mma v2), so a token's bits do not depend on the
+ * pass (batch invariance); longer ones (prefill chunks of one sequence) the
  * dequantize + cuBLASLt path and the flash attention. A pass of up to 16 tokens replays a CUDA graph captured at
  * the first pass of its (table kind, output kind, size) (positions, slots and block tables are device data; one
  * GPU; at TP only the one-token pass, after one eager run).
@@ -48,6 +49,15 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
  * given, else f32 x32; each row the bits of a one-row call), beyond it cuBLASLt on f16 tiles (x16) with the next
  * matrix dequantized on a side stream meanwhile (docs/ledger.md "dequant prefetch": +3% pp512). */
 static int matmul(crank *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16, float *y) {
+    if (n <= g->gemv_max && n > TCU_MULTI_MAX) { /* a pass longer than the twins take: v2 in the chunk order */
+        if (!xq || !tcu_gemm_mma_v2(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) {
+            tern_set_error("internal: a %d-token GEMV-path pass reached a matrix without the chunk-order GEMM (type %d)", n,
+                           w->type);
+            return -1;
+        }
+        g->tr[TR_MMA_V2]++;
+        return 0;
+    }
     if (n <= g->gemv_max) {
         if (xq && tcu_gemv_dp4a_supported(w->type)) {
             if (tcu_gemv_dp4a_fam(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) g->tr[TR_DP4A_TMA]++;
@@ -134,14 +144,19 @@ static void *want_x16(const crank *g, int n, const dweight *a, const dweight *b,
 /* The residual buffer a residual add writes when the stream is in xc. */
 static float *other_x(const crank *g, const float *xc) { return xc == g->x ? g->x2 : g->x; }
 
+/* Passes of up to this many tokens take the decode configuration of the norms, RoPE tables, attention and argmaxes
+ * (each token's bits those of its one-token pass): the GEMV path's limit, and at least TCU_MULTI_MAX (with verify fast
+ * the 2..16-token passes take the GEMM but keep that configuration). */
+static int dec_max(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->gemv_max : TCU_MULTI_MAX; }
+
 /* The residual add and norm (tcu_add_rmsnorm_to), with a pending Gemma post-norm of r (weight pn, eps pe) folded in
  * (tcu_add_rmsnorm_post_to: one launch instead of two; set only where tcu_rms_post_fused holds for the pass). */
 static void add_norm(const float *x, float *xo, float *r, const float *pn, float pe, const float *w, float eps, int n,
-                     int dim, float *y32, uint16_t *y16, void *xq, cudaStream_t st) {
+                     int dim, float *y32, uint16_t *y16, void *xq, int dec, cudaStream_t st) {
     if (pn && r)
         tcu_add_rmsnorm_post_to(x, xo, r, pn, pe, w, eps, n, dim, y32, y16, xq, st);
     else
-        tcu_add_rmsnorm_to(x, xo, r, w, eps, n, dim, y32, y16, xq, st);
+        tcu_add_rmsnorm_dec_to(x, xo, r, w, eps, n, dim, y32, y16, xq, dec, st);
 }
 
 /* The device copy of a node's weight (by its layer and role) and of its vector (norm weight or bias). */
@@ -207,12 +222,13 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
     const cuda_wrank *W = g->W;
     const int n = P->n, E = m->n_embd, hd = m->head_dim, Hq = W->nh * hd, Hkv = W->nkv * hd, F = W->nf, V = m->n_vocab;
     const int one = n <= g->gemv_max; /* the GEMV path: every token's bits as in its own one-token pass */
+    const int dec = n <= dec_max(g);  /* the decode configuration of the norms, RoPE tables, attention and argmaxes */
     const tg_node *N = G->nodes;
     const int nn = G->n_nodes;
     cudaStream_t st = g->st;
     const uint64_t rcl0 = tcu_rms_cluster_count(); /* cluster RMSNorm launches of this pass (the trace) */
     /* the (cos, sin) of the pass's positions once, for every layer's RoPE (a GEMV-path pass) */
-    const int tabled = n <= TCU_MULTI_MAX && m->n_rot >= 2;
+    const int tabled = dec && m->n_rot >= 2;
     for (int t = 0; t < g->n_tables && tabled; t++) tcu_rope_table(g->pos, g->freq[t], n, m->n_rot, g->mscale[t], g->ropecs[t], st);
     float *xc = g->x; /* the residual stream: g->x or g->x2, toggled by each residual add */
     int pending = 0;  /* a residual add xc += tmp not launched yet: the next norm takes it */
@@ -241,7 +257,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             break;
         case TG_RMSNORM: { /* xn = rmsnorm(x [+ t]), with the x16 input of the dp4a GEMVs that read xn next */
             if (nd->dst == TB_T) { /* a post-norm (Gemma): the block's output t before its residual add, in place */
-                if (i + 1 < nn && N[i + 1].op == TG_ADD && tcu_rms_post_fused(n, E)) /* into the next norm's launch */
+                if (dec && i + 1 < nn && N[i + 1].op == TG_ADD && tcu_rms_post_fused(n, E)) /* into the next norm's launch */
                     pn = node_vec(W, nd), pe = nd->f;
                 else
                     tcu_rmsnorm_rows(g->tmp, node_vec(W, nd), nd->f, n, E, st);
@@ -254,7 +270,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             xq = want_x16(g, n, cw[0], cw[1], cw[2]);
             float *xo = pending ? other_x(g, xc) : xc;
             add_norm(xc, xo, pending ? g->tmp : NULL, pn, pe, node_vec(W, nd), nd->f, n, E, one ? g->xn : NULL,
-                     one ? NULL : g->x16, xq, st);
+                     one ? NULL : g->x16, xq, dec, st);
             pn = NULL;
             xc = xo;
             pending = 0;
@@ -319,7 +335,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             const float *cs = tabled ? g->ropecs[tb] : NULL;
             /* the O GEMV's x16 input written by the attention kernel itself (+1.4% Q4_0 tg128, docs/ledger.md) */
             xq = want_x16(g, n, l->wo, NULL, NULL);
-            const int att_x16 = xq && n <= TCU_MULTI_MAX;
+            const int att_x16 = xq && dec;
             const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
             if (!g->kv_q8)
                 tcu_rope_kv(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, g->slot, g->freq[tb],
@@ -334,13 +350,11 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                                          g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
                                          g->kv_q8 ? L.vs : NULL, n, g->pos, bt, bt_off, g->lbs, win, W->nh, W->nkv, hd, sc,
                                          g->att, g->attws, g->att_splits, xq, st);
-            } else if (n <= TCU_MULTI_MAX) { /* decode configuration, per-token tables */
-                if (!g->kv_q8)
-                    tcu_attention_split(bq, L.kc, L.vc, n, g->pos, bt, bt_off, g->lbs, win, W->nh, W->nkv, hd, sc, g->att,
-                                        g->attws, g->att_splits, st);
-                else
-                    tcu_attention_split_q8(bq, L.kq, L.vq, L.ks, L.vs, n, g->pos, bt, bt_off, g->lbs, win, W->nh, W->nkv, hd,
-                                           sc, g->att, g->attws, g->att_splits, st);
+            } else if (dec) { /* decode configuration, per-token tables */
+                tcu_attention_decode(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
+                                     g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
+                                     g->kv_q8 ? L.vs : NULL, n, g->pos, bt, bt_off, g->lbs, win, W->nh, W->nkv, hd, sc, g->att,
+                                     g->attws, g->att_splits, st);
             } else { /* a prefill chunk of one sequence: its table is bt (offset 0) */
                 const uint16_t *kc = L.kc, *vc = L.vc;
                 const int32_t *pbt = bt;
@@ -358,7 +372,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 else
                     tcu_attention(bq, kc, vc, n, g->pos, pbt, NULL, g->lbs, wcut, W->nh, W->nkv, hd, sc, g->att, st);
             }
-            g->tr[n <= TCU_MULTI_MAX && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
+            g->tr[dec && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
             g->tr[TR_ATT_Q8W] += tcu_attention_q8w_count() - q8w0;
             if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
             if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
@@ -400,7 +414,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             if (P->kind == OUT_LAST) {
                 const size_t at = (size_t)(n - 1) * E;
                 xq = want_x16(g, 1, wo, NULL, NULL);
-                add_norm(xc + at, xo + at, r ? r + at : NULL, pn, pe, on, eps, 1, E, g->xn, NULL, xq, st);
+                add_norm(xc + at, xo + at, r ? r + at : NULL, pn, pe, on, eps, 1, E, g->xn, NULL, xq, 1, st);
                 if (xq) {
                     if (tcu_gemv_dp4a_fam(wo->fam, wo->type, wo->d, wo->stride, E, W->nv, xq, 1, g->logits, st))
                         g->tr[TR_DP4A_TMA]++;
@@ -416,18 +430,18 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 if (g->rank == 0) tcu_argmax(g->lg, V, g->ids, g->amkeys, st);
             } else if (P->kind == OUT_ALL) {
                 xq = want_x16(g, n, wo, NULL, NULL);
-                add_norm(xc, xo, r, pn, pe, on, eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, st);
+                add_norm(xc, xo, r, pn, pe, on, eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, dec, st);
                 if (matmul(g, wo, n, g->xn, xq, g->x16, g->logits)) return -1;
                 if (cap > 0.0f) tcu_softcap(g->logits, n * ld, cap, st);
                 if (gather_logits(g, n)) return -1;
                 /* every row's argmax (a verify pass's, inside its graph) */
-                if (g->rank == 0 && n <= TCU_MULTI_MAX) tcu_argmax_rows(g->lg, V, n, (size_t)V, g->ids, g->amkeys, st);
+                if (g->rank == 0 && dec) tcu_argmax_rows(g->lg, V, n, (size_t)V, g->ids, g->amkeys, st);
             } else if (P->kind == OUT_SUBSET) { /* a long pass's output rows: each one's add and norm alone */
                 const int no = P->n_out;
                 for (int o = 0; o < no; o++) {
                     const size_t at = (size_t)P->hout[o] * E;
                     add_norm(xc + at, xo + at, r ? r + at : NULL, pn, pe, on, eps, 1, E, g->xn + (size_t)o * E, NULL,
-                             NULL, st);
+                             NULL, 1, st);
                 }
                 xq = want_x16(g, no, wo, NULL, NULL);
                 if (xq) tcu_quantize_x16(g->xn, no, E, xq, st);
@@ -574,7 +588,7 @@ static int outputs(crank *g, const tern_ubatch *ub, const pass_t *P) {
     const size_t V = (size_t)g->m->n_vocab;
     const int no = ub->n_out;
     /* in-graph argmaxes: LAST's one row, ALL's rows at n <= 16 */
-    const int argmax_done = P->kind == OUT_LAST || (P->kind == OUT_ALL && P->n <= TCU_MULTI_MAX);
+    const int argmax_done = P->kind == OUT_LAST || (P->kind == OUT_ALL && P->n <= dec_max(g));
     int at = 0;
     for (int o = 0; o < no; o++) {
         const tern_out *out = &ub->outs[o];
@@ -625,7 +639,7 @@ int cuda_exec(tern_backend *be_, const tern_graph *G, const tern_ubatch *ub) {
     crank *g = be->rk[0];
     const int n = ub->n;
     if (n < 1 || n > g->ubatch || ub->max_pos > g->n_ctx || ub->n_bt > g->bt_cap || ub->n_out > n ||
-        (n > TCU_MULTI_MAX && ub->n_seq != 1)) {
+        (n > dec_max(g) && ub->n_seq != 1)) {
         tern_set_error("internal: a pass of %d tokens of %d sequences (ubatch %d) up to position %d (n_ctx %d), %d table "
                        "entries (%d)", n, ub->n_seq, g->ubatch, ub->max_pos, g->n_ctx, ub->n_bt, g->bt_cap);
         return -1;
@@ -689,12 +703,13 @@ int cuda_prepare(tern_backend *be_, const tern_graph *G, int max_rows) {
 void cuda_rank_trace_print(const crank *g) {
     fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
                     "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu attention_q8w=%llu "
-                    "rmsnorm_cluster=%llu graphs=%d (rows <= %d: GEMV)\n",
+                    "rmsnorm_cluster=%llu gemm_mma_v2=%llu graphs=%d (rows <= %d: GEMV)\n",
             (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
             (unsigned long long)g->tr[TR_DP4A_TMA], (unsigned long long)g->tr[TR_F32_ROW],
             (unsigned long long)g->tr[TR_F32_ROWS], (unsigned long long)g->tr[TR_GEMM],
             (unsigned long long)g->tr[TR_ATT_SPLIT], (unsigned long long)g->tr[TR_ATT],
-            (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_RMS_CL], g->n_graphs, g->gemv_max);
+            (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_RMS_CL],
+            (unsigned long long)g->tr[TR_MMA_V2], g->n_graphs, g->gemv_max);
 }
 
 #endif

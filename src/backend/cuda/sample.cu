@@ -56,13 +56,13 @@ __global__ void argmax_done_k(int32_t *out, int rows, unsigned long long *keys) 
 
 extern "C" void tcu_argmax_rows(const float *x, int n, int rows, size_t ld, int32_t *out, uint64_t *keys,
                                 cudaStream_t st) {
-    if (rows < 1 || rows > TCU_MULTI_MAX || !keys) return;
+    if (rows < 1 || rows > TCU_PASS_MAX || !keys) return;
     unsigned long long *k = (unsigned long long *)keys;
     int blocks = (n + ARGMAX_THREADS * 4 - 1) / (ARGMAX_THREADS * 4); /* ~4 elements a thread */
     if (blocks < 1) blocks = 1;
     if (blocks > 1024) blocks = 1024;
     PDL_LAUNCH(argmax_k, dim3(blocks, rows), dim3(ARGMAX_THREADS), 0, st, x, n, ld, k);
-    PDL_LAUNCH(argmax_done_k, dim3(1), dim3(32), 0, st, out, rows, k);
+    PDL_LAUNCH(argmax_done_k, dim3(1), dim3(TCU_PASS_MAX), 0, st, out, rows, k); /* a thread a row */
 }
 
 extern "C" void tcu_argmax(const float *x, int n, int32_t *out, uint64_t *keys, cudaStream_t st) {

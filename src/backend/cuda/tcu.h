@@ -84,6 +84,11 @@ void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_ou
  * tcu_gemv on that x row (same per-element float operations and reduction order). m > TCU_MULTI_MAX is
  * not supported (the caller uses the GEMM); m == 1 calls tcu_gemv. */
 #define TCU_MULTI_MAX 16
+/* The longest pass the GEMV path (exec.c: every token the bits of its one-token pass) can take: the decode
+ * configuration of the norms, RoPE tables, attention (tcu_attention_decode) and argmaxes handles up to this many
+ * tokens; the matmuls of more than TCU_MULTI_MAX columns run tcu_gemm_mma_v2 (the chunk order only). The backend's
+ * pass limit (crank.gemv_max) is TCU_MULTI_MAX unless the chunk order is on and every matrix has v2 (backend_cuda.c). */
+#define TCU_PASS_MAX 64
 void tcu_gemv_multi(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, int m,
                     float *y, cudaStream_t st);
 
@@ -173,10 +178,15 @@ void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n,
  * when more than one CTA a row writes and r != NULL (with r NULL xo is never written). */
 void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
                         float *y32, uint16_t *y16, void *xq, cudaStream_t st);
+/* tcu_add_rmsnorm_to with the configuration chosen by the caller: dec = 1 the decode one above (a GEMV-path pass of up
+ * to TCU_PASS_MAX rows: every row the bits of its one-row call), dec = 0 one CTA a row (prefill chunks).
+ * tcu_add_rmsnorm_to is dec = (n <= TCU_MULTI_MAX). */
+void tcu_add_rmsnorm_dec_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
+                            float *y32, uint16_t *y16, void *xq, int dec, cudaStream_t st);
 /* Gemma's post-norm folded into the next norm: xo = x + rmsnorm(r) * pg (eps peps), then y = rmsnorm(xo) * g as
  * tcu_add_rmsnorm_to, in one cluster launch (elementwise.cu rmsnorm_cl_k<1>); r is scratch (normalised in place only
  * on the fallback path). tcu_rms_post_fused(n, dim): 1 where that launch runs (the cluster kernel's rows, n <=
- * TCU_MULTI_MAX); elsewhere the caller runs tcu_rmsnorm_rows then tcu_add_rmsnorm_to. */
+ * TCU_PASS_MAX, a GEMV-path pass); elsewhere the caller runs tcu_rmsnorm_rows then tcu_add_rmsnorm_to. */
 int tcu_rms_post_fused(int n, int dim);
 void tcu_add_rmsnorm_post_to(const float *x, float *xo, float *r, const float *pg, float peps, const float *g, float eps,
                              int n, int dim, float *y32, uint16_t *y16, void *xq, cudaStream_t st);
@@ -302,7 +312,7 @@ void tcu_attention_split_q8(const float *q, const int8_t *kq, const int8_t *vq, 
  * hd 256; sm_86/sm_89 grant 99 KiB). tcu_attention_q8w_count: the v5 launches this host thread has issued. */
 int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd);
 uint64_t tcu_attention_q8w_count(void);
-/* The decode attention (n <= TCU_MULTI_MAX: tcu_attention_split, or tcu_attention_split_q8 with kc, vc the
+/* The decode attention (n <= TCU_PASS_MAX: tcu_attention_decode's configuration, f16 or with kc, vc the
  * int8 planes and ks, vs their scales; ks NULL: the f16 cache) with its output also written as the dp4a
  * GEMV's x16 activations xq (tcu_x16_bytes(n, n_head * hd) bytes; tcu_quantize_x16's bytes of out), by the
  * kernel that writes out: one launch fewer a layer than the pair. */
@@ -310,6 +320,13 @@ void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, co
                               int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int win,
                               int n_head, int n_head_kv, int hd, float scale, float *out, float *ws, int splits, void *xq,
                               cudaStream_t st);
+/* The decode configuration for a pass of n <= TCU_PASS_MAX tokens of any sequences (ks NULL: the f16 cache; else kc,
+ * vc the Q8_0 planes, hd 64/128/256), each token the bits of its one-token call: tcu_attention_split's and
+ * tcu_attention_split_q8's kernels at n <= TCU_MULTI_MAX, the same configuration above it (tcu_attention_split would
+ * take a longer chunk of one sequence to the prefill kernels). ws: tcu_attention_ws_bytes(n, ...). */
+void tcu_attention_decode(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
+                          const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int win, int n_head,
+                          int n_head_kv, int hd, float scale, float *out, float *ws, int splits, cudaStream_t st);
 /* Causal GQA flash attention on the tensor cores for prefill chunks (FlashAttention-2, Dao 2023): the
  * tcu_attention contract for hd in {64, 96, 128, 256} (96: v3 only) and n_head a multiple of n_head_kv, any pos, no
  * window (v3 takes one: tcu_attention_flash_v3's win, as tcu_attention's; tcu_attention sends windowed chunks there): Q and P rounded
@@ -361,9 +378,9 @@ int tcu_attention_wg_tma_ok(int n_head, int n_head_kv, int hd);
 /* out[0] = index of the largest of x[0..n) (lowest index on ties; NaN never chosen unless all NaN),
  * as tern_argmax. */
 void tcu_argmax(const float *x, int n, int32_t *out, uint64_t *keys, cudaStream_t st);
-/* out[r] = tcu_argmax of row r of x (rows 1..TCU_MULTI_MAX, ld floats apart), all rows in one grid (two
+/* out[r] = tcu_argmax of row r of x (rows 1..TCU_PASS_MAX, ld floats apart), all rows in one grid (two
  * launches in all, where a loop of tcu_argmax makes two a row); other row counts: nothing is launched.
- * keys (both): the caller's device scratch of TCU_MULTI_MAX 64-bit words, zero before the first call (each
+ * keys (both): the caller's device scratch of TCU_PASS_MAX 64-bit words, zero before the first call (each
  * call leaves it zero); calls sharing one buffer must be in one stream's order. */
 void tcu_argmax_rows(const float *x, int n, int rows, size_t ld, int32_t *out, uint64_t *keys, cudaStream_t st);
 
