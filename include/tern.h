@@ -19,7 +19,8 @@ typedef struct tern_sampler tern_sampler;
 
 /* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
  * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
- * TERN_CUDA_GRAPH and TERN_CUDA_TIMING onto this table (docs/measuring.md). Set it before creating engines. */
+ * TERN_CUDA_GRAPH, TERN_CUDA_TIMING and TERN_GEMV_CHUNK onto this table (docs/measuring.md). Set it before creating
+ * engines. */
 typedef struct {
     int simd_scalar;      /* 1: the scalar CPU kernels (bit-identical to AVX2; the arm that checks it) */
     int matmul_ref;       /* 1: the CPU reference matmul (f32 activations, double dots) for float64 comparisons */
@@ -28,6 +29,8 @@ typedef struct {
     int trace;            /* 1: count kernel dispatches per path, print them at exit (CPU) / engine free (CUDA) */
     int cuda_graph;       /* 1: passes of up to 16 tokens replay captured CUDA graphs; 0: launched each time */
     int cuda_timing;      /* 1: device time of each pass from events, printed at engine free */
+    int gemv_chunk;       /* 1: the CUDA dp4a GEMVs in the chunk-major order, with passes of up to 64 tokens through the
+                           * int8 MMA GEMM (issue 26; an arm under measurement, default 0) */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);

@@ -11,6 +11,7 @@ tern_config tern_config_g = {
     .trace = 0,
     .cuda_graph = 1,
     .cuda_timing = 0,
+    .gemv_chunk = 0, /* issue 26: the chunk-major GEMV order and 64-token passes, under measurement (docs/ledger.md) */
 };
 
 tern_config tern_config_get(void) { return tern_config_g; }

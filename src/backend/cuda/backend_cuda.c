@@ -455,8 +455,9 @@ static int att_splits_rule(int n_ctx) {
 static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->gemv_max : TCU_MULTI_MAX; }
 
 /* The GEMV path's pass limit (exec.c; the engine's exact_rows): TCU_PASS_MAX where tcu_gemm_mma_v2 takes every matrix
- * of a longer pass with each column the bits of its one-column GEMV, i.e. the chunk order is on (TERN_GEMV_ORDER=chunk,
- * an arm under measurement: issue 26) and every matrix is Q4_0, Q8_0 or Q4_K (uploaded repacked, which v2 reads);
+ * of a longer pass with each column the bits of its one-column GEMV, i.e. the chunk order is on (tern_config.gemv_chunk,
+ * TERN_GEMV_CHUNK=1: an arm under measurement, issue 26) and every matrix is Q4_0, Q8_0 or Q4_K (uploaded repacked,
+ * which v2 reads);
  * else TCU_MULTI_MAX (the twins' columns). */
 static int pass_limit(const tern_model *m) {
     if (tcu_gemv_order() != 1) return TCU_MULTI_MAX;
@@ -719,6 +720,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     /* exact_rows: passes of up to 16 tokens run the GEMV twins (each row the bits of a one-row call); with verify fast
      * 2..16-token passes take the GEMM, and at TP > 2 an all-reduce's summation order follows its size (NCCL's ring
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
+    tcu_gemv_order_set(tern_cfg()->gemv_chunk ? 1 : 0); /* the GEMVs' float order, process-wide (tcu.h) */
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m);
     be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast || n_tp > 2 ? 1 : plim, 1};
     be->m = m;
