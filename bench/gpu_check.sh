@@ -104,7 +104,12 @@ for s in $steps; do
     build-cuda/gpu/gpu_batch "$f" >"$OUT/batch.log" 2>&1
     note batch "$(status_of "$OUT/batch.log")" "$(grep -E '^8 sequences' "$OUT/batch.log" | cut -c1-150)"
     build-cuda/gpu/gpu_batch tests/fixtures/recipes/gemma3.gguf >"$OUT/batch-gemma3.log" 2>&1
-    note "batch gemma3" "$(status_of "$OUT/batch-gemma3.log")" "$(grep -E '^8 sequences' "$OUT/batch-gemma3.log" | cut -c1-150)" ;;
+    note "batch gemma3" "$(status_of "$OUT/batch-gemma3.log")" "$(grep -E '^8 sequences' "$OUT/batch-gemma3.log" | cut -c1-150)"
+    # the chunk-major order (TERN_GEMV_CHUNK's arm): the 64 sequences' steps as passes of up to 64 tokens through
+    # gemm_mma v2; a PASS needs the checks and a trace line showing v2 ran
+    build-cuda/gpu/gpu_batch "$f" chunk >"$OUT/batch-chunk.log" 2>&1
+    st=$(status_of "$OUT/batch-chunk.log"); grep -q 'gemm_mma_v2=[1-9]' "$OUT/batch-chunk.log" || st=FAIL
+    note "batch chunk" "$st" "$(grep -E '^8 sequences' "$OUT/batch-chunk.log" | cut -c1-90) v2 calls: $(grep -o 'gemm_mma_v2=[0-9]*' "$OUT/batch-chunk.log" | sort -t= -k2 -n | tail -1)" ;;
   parallel)
     OUT="$OUT" SYNTH_DIR="$SYNTH_DIR" LCPP_BIN="$LCPP_BIN" bench/parallel_peer.sh >"$OUT/parallel.log" 2>"$OUT/parallel.err"
     cat "$OUT/parallel_peer.md" 2>/dev/null

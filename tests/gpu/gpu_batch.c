@@ -1,6 +1,10 @@
 /* gpu_batch: the engine's batch on the GPU (run by bench/gpu_check.sh on a GPU box, not in CI).
  *
- *   gpu_batch MODEL
+ *   gpu_batch MODEL [chunk]
+ *
+ * chunk: everything below with tern_config.gemv_chunk = 1 (the chunk-major GEMV order; on a model whose matrices are
+ * all Q4_0, Q8_0 or Q4_K the 64 sequences' decode steps are single passes of up to 64 tokens through gemm_mma v2) and
+ * the trace on, so the engines' trace lines on stderr show gemm_mma_v2= (bench/gpu_check.sh step batch checks it).
  *
  * 1. Batch invariance (tests/batch_invariance.h) on CUDA: 64 sequences of 3..93 prompt tokens, 12 greedy tokens
  *    each, joining at steps 0..3 of one engine (prefills mixed with other sequences' decode tokens, KV blocks of 16
@@ -58,7 +62,13 @@ static int eight(tern_model *m, tern_device dev, float *out) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: gpu_batch MODEL\n"); return 2; }
+    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk"))) { fprintf(stderr, "usage: gpu_batch MODEL [chunk]\n"); return 2; }
+    if (argc > 2) {
+        tern_config c = tern_config_get();
+        c.gemv_chunk = 1;
+        c.trace = 1;
+        tern_config_set(&c);
+    }
     tern_model *m = tern_model_load(argv[1], 0);
     CHECK(m != NULL, "load: %s", tern_last_error());
     if (!m) return check_summary("gpu_batch");
