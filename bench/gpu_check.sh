@@ -75,7 +75,9 @@ synth() { # synth ARCH TYPE LAYERS -> path
     echo "$f"
 }
 
+times=()
 for s in $steps; do
+  ts=$(date +%s)
   case $s in
   build)
     t0=$(date +%s)
@@ -248,12 +250,14 @@ for s in $steps; do
     note_last ppl "$OUT/ppl.log" ;;
   *) echo "unknown step $s"; exit 2 ;;
   esac
+  times+=("$s $(( $(date +%s) - ts ))s")
 done
 echo
+echo "seconds a step: ${times[*]}" # for planning the device calls (a call ends at 600 s)
 echo "step       | ok   | result"
 echo "---------- | ---- | ------"
 printf '%s\n' "${summary[@]}"
-printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
+{ printf '%s\n' "${summary[@]}"; echo "seconds a step: ${times[*]}"; } >"$OUT/summary.txt"
 if [ -n "${PACK:-}" ]; then # the device tool returns a few files a call: everything under $OUT as one archive
   (cd "$OUT" && tar czf "/tmp/$PACK" --exclude="./$PACK" . && find . -mindepth 1 -maxdepth 1 ! -name "$PACK" -exec rm -rf {} + &&
     mv "/tmp/$PACK" "$PACK") && echo "packed: $OUT/$PACK"
