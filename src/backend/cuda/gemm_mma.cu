@@ -17,7 +17,7 @@
  *
  * v1 and its arms (below) follow today's GEMV order and were measured no faster than the dp4a twins (docs/ledger.md
  * "the MMA GEMM's eight arms"); v2 (the end of the file) follows the chunk-major order (reduce.cuh), the arm
- * TERN_GEMV_ORDER=chunk of the GEMV, with a K-streaming tile staged in shared memory.
+ * tcu_gemv_order_set(1) of the GEMV (TERN_GEMV_CHUNK=1), with a K-streaming tile staged in shared memory.
  * Types: the repacked Q4_0R, Q8_0R, Q4_KR (tcu.h), the layouts every Q4_0 / Q8_0 / Q4_K weight is uploaded in;
  * tcu_gemm_mma returns 0 for the rest (the caller runs the dp4a twins). Reference: tests/gpu/gpu_multi.c compares
  * every column with the one-column dp4a call (memcmp) for each family and type. */
@@ -299,7 +299,7 @@ extern "C" int tcu_gemm_mma(int fam, int t, const void *w, size_t row_bytes, int
 }
 
 /* ==== v2: a K-streaming tile in the chunk-major order (issue 26 v2) ================================================
- * Column c of tcu_gemm_mma_v2 equals the one-column tcu_gemv_dp4a in the chunk order (TERN_GEMV_ORDER=chunk; the order
+ * Column c of tcu_gemm_mma_v2 equals the one-column tcu_gemv_dp4a in the chunk order (tcu_gemv_order_set(1); the order
  * is defined once, in reduce.cuh): per output the leaves p_b = chunk_leaf(...) of blocks b = 0..nb-1, a 32-block
  * chunk's adjacent-pair tree T_j, then acc = -0.0 + T_0 + T_1 + ... in order. v1's obstacle is gone: a tile streams K
  * with three live floats an output (below), where today's order needed C = 32..128 chains an output.
@@ -598,13 +598,25 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  *   arm 1: 4x2, 64x64,  224 /  64 CTAs, 2 stages  96 KB (115 KB)
  *   arm 2: 2x2, 32x64,  448 / 128 CTAs, 2 stages  87 KB (96 KB)
  *   arm 3: 8x1, 128x32, 224 /  64 CTAs, 2 stages  76 KB (113 KB)
- * The chooser (arm -1, tcu_gemm_mma_v2) is a guess until the sweep: arm 0 up to m = 32 (no idle columns), else 2
- * (every SM busy on both shapes). */
+ *   arm 4: 4x1, 64x16,  for m <= 16: 224 / 64 CTAs, 3 stages 57 KB (85 KB)
+ *   arm 5: 4x1, 64x8,   for m <= 8:  224 / 64 CTAs, 4 stages 56 KB (93 KB)
+ *   arm 6: 2x8, 32x64,  a 16x8 tile a warp (NT 1), 16 warps: 448 / 128 CTAs, 2 stages 87 KB (96 KB)
+ *   arm 7: 4x2, 64x16,  a 16x8 tile a warp, 8 warps, for m <= 16: 224 / 64 CTAs, 3 stages 57 KB (85 KB)
+ * The epilogue (an I2F, two FMULs, an FADD, two integer ops an output and block) runs for every column of the tile,
+ * used or not, so the narrow arms are for short passes. Warps: a 16x8 output tile is the finest a warp can own, so a
+ * matrix of n_out rows has at most n_out/16 x m/8 warps of work: 4096 rows at m = 16 give 512 (~4 an SM), which only
+ * a split of the chunks over warps (T_j through shared memory, added in order: not built) would raise; arms 6 and 7
+ * give each warp one such tile so that a CTA holds many warps. The chooser (arm -1, tcu_gemm_mma_v2) is a guess until
+ * the sweep: 5 up to m = 8, 7 up to 16, 0 up to 32, else 6. */
 template <int T>
 static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                      const int2 *xds, int m, float *y, cudaStream_t st) {
-    if (arm < 0) arm = m <= 32 ? 0 : 2;
+    if (arm < 0) arm = m <= 8 ? 5 : m <= 16 ? 7 : m <= 32 ? 0 : 6;
     switch (arm) {
+    case 6: mma2_launch<T, 2, 8, 1, 1, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 7: mma2_launch<T, 4, 2, 1, 1, 3>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 4: mma2_launch<T, 4, 1, 1, 2, 3>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 5: mma2_launch<T, 4, 1, 1, 1, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     case 1: mma2_launch<T, 4, 2, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     case 2: mma2_launch<T, 2, 2, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     case 3: mma2_launch<T, 8, 1, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;

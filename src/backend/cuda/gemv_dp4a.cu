@@ -26,14 +26,14 @@
  * tree; warps in order), so column c of tcu_gemv_dp4a(m) equals tcu_gemv_dp4a(1) on x_c bit for bit.
  * CPU reference (tests/gpu/gpu_multi.c): the quantizer against the same rule in C, byte for byte; the GEMV
  * against the double dot of the dequantized weights with the dequantized activations.
- * The chunk-order arm (issue 26 v2; TERN_GEMV_ORDER=chunk, tcu_gemv_order): every family of the repacked types sums
- * in reduce.cuh's chunk-major order instead (a butterfly a 32-block chunk, chunks in order; the cta family parks
- * its warps' chunk sums in shared memory), the order gemm_mma.cu's v2 follows; the memory access is unchanged.
+ * The chunk-order arm (issue 26 v2; tcu_gemv_order_set(1), from tern_config.gemv_chunk): every family of the
+ * repacked types sums in reduce.cuh's chunk-major order instead (a butterfly a 32-block chunk, chunks in order; the
+ * cta family parks its warps' chunk sums in shared memory), the order gemm_mma.cu's v2 follows; the memory access is
+ * unchanged.
  * Default off: the default path's bits do not change until an A/B of single-stream decode says so. In that order
  * the families give the same bits as each other. Checked by tests/gpu/gpu_mma.c (twins, v2, a float64 bound). */
 #include <cuda_fp16.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cuda/check.cuh"
@@ -1009,18 +1009,11 @@ extern "C" int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64
 /* A type has the dp4a path when the chooser gives it a family (any shape: an empty matrix here). */
 extern "C" int tcu_gemv_dp4a_supported(int t) { return tcu_gemv_dp4a_family(t, 0, 0, 0) >= 0; }
 
-/* The order switch (tcu.h tcu_gemv_order): read once from TERN_GEMV_ORDER ("chunk": 1), then process-wide. */
-static int g_gemv_order = -1;
+/* The order switch (tcu.h tcu_gemv_order): process-wide, 0 until tcu_gemv_order_set (the backend sets it from
+ * tern_config.gemv_chunk when an engine is made; the library reads no environment). */
+static int g_gemv_order = 0;
 
-extern "C" int tcu_gemv_order(void) {
-    int o = __atomic_load_n(&g_gemv_order, __ATOMIC_RELAXED);
-    if (o < 0) {
-        const char *e = getenv("TERN_GEMV_ORDER");
-        o = e && !strcmp(e, "chunk") ? 1 : 0;
-        __atomic_store_n(&g_gemv_order, o, __ATOMIC_RELAXED);
-    }
-    return o;
-}
+extern "C" int tcu_gemv_order(void) { return __atomic_load_n(&g_gemv_order, __ATOMIC_RELAXED); }
 
 extern "C" void tcu_gemv_order_set(int ord) { __atomic_store_n(&g_gemv_order, ord ? 1 : 0, __ATOMIC_RELAXED); }
 

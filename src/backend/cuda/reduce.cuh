@@ -31,7 +31,7 @@ static __device__ __forceinline__ void cta_sum_out(const float (&acc)[N], float 
     __syncthreads();
 }
 
-/* ---- the chunk-major order (issue 26 v2; TERN_GEMV_ORDER=chunk) ------------------------------------------------
+/* ---- the chunk-major order (issue 26 v2; tcu_gemv_order_set(1), TERN_GEMV_CHUNK=1) ------------------------------
  * The canonical float order of an output (row r, column c) over nb blocks of 32 elements, followed bit for bit by
  * every dp4a GEMV family (gemv_dp4a.cu, its m-column twins) and by gemm_mma.cu's v2, so a token's bits do not depend
  * on the kernel its pass size picks, nor on the family (all families give the same bits in this order):

@@ -130,15 +130,16 @@ int tcu_gemm_mma_arm(int arm, int fam, int t, const void *w, size_t row_bytes, i
                      const void *xq, int m, float *y, cudaStream_t st);
 /* Issue 26 v2: the canonical float order of tcu_gemv_dp4a on the repacked types (reduce.cuh "the chunk-major order"):
  * 0 today's (chains of blocks t, t+C, ..., then an xor tree; the families differ), 1 chunk-major (32-block chunks, a
- * fixed tree each, chunks in order; every family the same bits). Read once from TERN_GEMV_ORDER ("chunk": 1, else 0)
- * at the first call; tcu_gemv_order_set overrides it, process-wide (tests, sweeps). Other types keep today's order. */
+ * fixed tree each, chunks in order; every family the same bits). Process-wide, 0 until tcu_gemv_order_set (the
+ * backend sets it from tern_config.gemv_chunk when an engine is made; tests and sweeps set it). Other types keep
+ * today's order. */
 int tcu_gemv_order(void);
 void tcu_gemv_order_set(int ord);
 /* gemm_mma.cu v2: y (m, n_out) for any m >= 1, column c bit-identical to tcu_gemv_dp4a's one-column call on x_c in
  * the chunk order (whatever tcu_gemv_order says: v2 has only that order). Repacked Q4_0R, Q8_0R, Q4_KR; returns 0
  * (nothing launched) otherwise or for an arm out of range, else 1. Arms 0..TCU_MMA_V2_ARMS-1 are tilings (gemm_mma.cu
  * mma2_arm), -1 the chooser's pick by m (tcu_gemm_mma_v2); every arm the same bits. */
-#define TCU_MMA_V2_ARMS 4
+#define TCU_MMA_V2_ARMS 8
 int tcu_gemm_mma_v2(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m, float *y,
                     cudaStream_t st);
 int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
