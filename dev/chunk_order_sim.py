@@ -2,7 +2,9 @@
 in float32: the per-chunk xor butterfly over 32 lanes (offsets 1, 2, 4, 8, 16; lane l holds block 32j + l, +0.0 past
 nb) against the GEMM's pairwise stack (push leaf, combine while the two top entries have equal level) and against
 v2's layout of it (8-leaf subtrees, then levels 3 and 4 as two registers), each followed by the in-order chunk sum.
-Random leaves (with some -0.0, huge and tiny values), nb = 1..100. Prints the number of mismatches (want 0)."""
+Random leaves (with some -0.0, huge and tiny values), nb = 1..100. Then reduce.cuh's chunk_tree32_n (N values a lane,
+recursive halving) and its owner map chunk_tree_n_idx against the butterfly of each index, N = 2..64. Prints the
+numbers of mismatches (want 0)."""
 import numpy as np
 
 f32 = np.float32
@@ -63,3 +65,37 @@ for trial in range(20):
         r = [chunk_sum(x, nb, t).tobytes() for t in (butterfly, stack_tree, v2_tree)]
         bad += r[0] != r[1] or r[0] != r[2]
 print("mismatches:", bad, "of", 20 * 100)
+
+
+# chunk_tree32_n: recursive halving over 32 lanes holding N values each
+bad = 0
+for N in (2, 4, 8, 16, 32, 64):
+    for trial in range(30):
+        V = (rng.standard_normal((32, N)) * np.exp(rng.uniform(-10, 10, (32, N)))).astype(np.float32)
+        V[rng.random((32, N)) < 0.05] = f32(-0.0)
+        ref = [butterfly([V[l, i] for l in range(32)]) for i in range(N)]
+        v = [list(V[l]) for l in range(32)]
+        for s in range(5):
+            o, n = 1 << s, N >> s
+            new = []
+            for l in range(32):
+                p = l ^ o
+                if n >= 2:
+                    half, up, pup = n // 2, (l >> s) & 1, (p >> s) & 1
+                    new.append([add(v[l][i + half] if up else v[l][i], v[p][i] if pup else v[p][i + half])
+                                for i in range(half)])
+                else:
+                    new.append([add(v[l][0], v[p][0])])
+            v = new
+        K, seen = (N // 32 if N >= 32 else 1), set()
+        for l in range(32 if N >= 32 else N):
+            for i in range(K):
+                idx, n = i, N
+                for s in range(5):
+                    if n >= 2:
+                        idx += (n >> 1) * ((l >> s) & 1)
+                        n >>= 1
+                seen.add(idx)
+                bad += np.float32(v[l][i]).tobytes() != np.float32(ref[idx]).tobytes()
+        assert seen == set(range(N))
+print("chunk_tree32_n mismatches:", bad, "of", 30 * 126)

@@ -312,13 +312,14 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
         const int j = 4 * k + (tid >> 5);
         if (32 * j < nb) { /* warp-uniform: the chunk exists */
             const int2 ds = b < nb ? __ldg(xds + b) : make_int2(0, 0);
+            float v[R];
 #pragma unroll
             for (int r = 0; r < R; r++) {
-                float p = 0.0f;
-                if (b < nb) p = blk_leaf<T>(wc[r], dc[r], mc[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
-                p = chunk_tree32(p);
-                if ((tid & 31) == 0) cpart[j][r] = p;
+                v[r] = 0.0f;
+                if (b < nb) v[r] = blk_leaf<T>(wc[r], dc[r], mc[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
             }
+            chunk_tree32_n<R>(v, tid & 31); /* R < 32: lane l < R holds row chunk_tree_n_idx(0, l) */
+            if ((tid & 31) < R) cpart[j][chunk_tree_n_idx<R>(0, tid & 31)] = v[0];
         }
         if (kn == 0) {
             const int r0 = g * R;
@@ -397,6 +398,41 @@ static __device__ __forceinline__ void multi_dot(const int (&wq)[R][8], const fl
         }
 }
 
+/* The chunk order's twins: block b of R rows (decoded into wq, dw, mw) against the m <= M columns: v[c * R + r] = the
+ * leaf (reduce.cuh chunk_leaf), 0 for a column past m or a block past nb (the butterfly's +0.0 padding). */
+template <int T, int M, int R>
+static __device__ __forceinline__ void multi_leaves_w(const int (&wq)[R][8], const float (&dw)[R], const float (&mw)[R],
+                                                      int b, int nb, int m, const int8_t *__restrict__ xh,
+                                                      const int8_t *__restrict__ xl, const int2 *__restrict__ xds,
+                                                      float (&v)[M * R]) {
+    const size_t n_in = (size_t)nb * 32;
+#pragma unroll
+    for (int c = 0; c < M; c++) {
+#pragma unroll
+        for (int r = 0; r < R; r++) v[c * R + r] = 0.0f;
+        if (c < m && b < nb) {
+            const size_t o = c * n_in + (size_t)b * 32;
+            const int2 ds = __ldg(xds + (size_t)c * nb + b);
+#pragma unroll
+            for (int r = 0; r < R; r++) v[c * R + r] = blk_leaf<T>(wq[r], dw[r], mw[r], xh + o, xl + o, ds);
+        }
+    }
+}
+
+/* multi_leaves_w with the R rows' block b loaded here (rows: the R row pointers). */
+template <int T, int M, int R>
+static __device__ __forceinline__ void multi_leaves(const uint8_t *const (&rows)[R], int b, int nb, int m,
+                                                    const int8_t *__restrict__ xh, const int8_t *__restrict__ xl,
+                                                    const int2 *__restrict__ xds, float (&v)[M * R]) {
+    int wq[R][8];
+    float dw[R], mw[R];
+    if (b < nb) {
+#pragma unroll
+        for (int r = 0; r < R; r++) load_blk<T>(rows[r], b, wq[r], &dw[r], &mw[r]);
+    }
+    multi_leaves_w<T, M, R>(wq, dw, mw, b, nb, m, xh, xl, xds, v);
+}
+
 /* m <= M columns: a CTA owns R rows at a time; each weight block is decoded once for every column, and
  * each column's activation block serves the R rows. Thread t takes blocks t, t+128, ... of every row in
  * that order and each of the R*M sums is reduced as cta_sum_out reduces one (the warp's xor tree, then the
@@ -418,28 +454,13 @@ gemv_q8_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out,
 #pragma unroll
         for (int r = 0; r < R; r++) rows[r] = w + (size_t)(r0 + r < n_out ? r0 + r : n_out - 1) * stride;
         if (CH) { /* the chunk order: block b = 32j + lane of chunk j = 4k + warp, as gemv_q8_pipe_k */
-            const size_t n_in = (size_t)nb * 32;
             for (int j = warp; 32 * j < nb; j += Q8_WARPS) { /* warp-uniform */
-                const int b = 32 * j + lane;
-                int wq[R][8];
-                float dw[R], mw[R];
-                if (b < nb) {
+                float v[M * R]; /* this lane's leaves (column c, row r at c * R + r), then its share of the trees */
+                multi_leaves<T, M, R>(rows, 32 * j + lane, nb, m, xh, xl, xds, v);
+                chunk_tree32_n<M * R>(v, lane);
 #pragma unroll
-                    for (int r = 0; r < R; r++) load_blk<T>(rows[r], b, wq[r], &dw[r], &mw[r]);
-                }
-#pragma unroll
-                for (int c = 0; c < M; c++)
-                    if (c < m) { /* CTA-uniform */
-                        const size_t o = c * n_in + (size_t)b * 32;
-                        const int2 ds = b < nb ? __ldg(xds + (size_t)c * nb + b) : make_int2(0, 0);
-#pragma unroll
-                        for (int r = 0; r < R; r++) {
-                            float p = 0.0f;
-                            if (b < nb) p = blk_leaf<T>(wq[r], dw[r], mw[r], xh + o, xl + o, ds);
-                            p = chunk_tree32(p);
-                            if (lane == 0) cpart[j][c * R + r] = p;
-                        }
-                    }
+                for (int i = 0; i < (M * R >= 32 ? M * R / 32 : 1); i++)
+                    if (M * R >= 32 || lane < M * R) cpart[j][chunk_tree_n_idx<M * R>(i, lane)] = v[i];
             }
             __syncthreads();
             for (int jj = threadIdx.x; jj < M * R; jj += Q8_T) {
@@ -646,12 +667,14 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
                     for (int r = 0; r < R; r++)
                         sload_blk<T>(base + (size_t)(r < nr ? r : nr - 1) * cbytes, b - b0, wq[r], &dw[r], &mw[r]);
                 }
+                float v[R];
 #pragma unroll
                 for (int r = 0; r < R; r++) {
-                    float p = 0.0f;
-                    if (b < b1) p = blk_leaf<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
-                    acc[r] = __fadd_rn(acc[r], chunk_tree32(p));
+                    v[r] = 0.0f;
+                    if (b < b1) v[r] = blk_leaf<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
                 }
+                chunk_tree32_n<R>(v, lane); /* lane l < R owns row chunk_tree_n_idx(0, l): its sum in acc[0] */
+                acc[0] = __fadd_rn(acc[0], v[0]);
             }
         else
         for (int b = b0 + lane; b < b1; b += 32) {
@@ -675,12 +698,17 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
         if (++c == C) {
             c = 0;
             gi++;
+            if (CH) {
+                const int rr = chunk_tree_n_idx<R>(0, lane);
+                if (lane < R && rr < nr) y[r0 + rr] = acc[0];
+            } else {
 #pragma unroll
-            for (int r = 0; r < R && !CH; r++) {
+                for (int r = 0; r < R; r++) {
 #pragma unroll
-                for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
+                    for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
+                }
+                warp_out<R>(acc, nr, y, r0);
             }
-            warp_out<R>(acc, nr, y, r0);
         }
     }
 }
@@ -740,13 +768,15 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
                 if (CH) { /* chunk order (reduce.cuh): lane l holds block 32j + l of chunk j = b0 / 32 + u */
                     if (b0 + 32 * u < nb) { /* warp-uniform */
                         const int2 ds = b < nb ? __ldg(xds + b) : make_int2(0, 0);
+                        float v[R];
 #pragma unroll
                         for (int r = 0; r < R; r++) {
-                            float p = 0.0f;
+                            v[r] = 0.0f;
                             if (b < nb)
-                                p = blk_leaf<T>(wq[u][r], dw[u][r], mw[u][r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
-                            acc[r] = __fadd_rn(acc[r], chunk_tree32(p));
+                                v[r] = blk_leaf<T>(wq[u][r], dw[u][r], mw[u][r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
                         }
+                        chunk_tree32_n<R>(v, lane); /* lane l < R owns row chunk_tree_n_idx(0, l): acc[0] */
+                        acc[0] = __fadd_rn(acc[0], v[0]);
                     }
                 } else if (b < nb) {
                     const int2 ds = __ldg(xds + b);
@@ -757,12 +787,17 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
                 }
             }
         }
+        if (CH) {
+            const int rr = chunk_tree_n_idx<R>(0, lane);
+            if (lane < R && rr < n_out - g * R) y[g * R + rr] = acc[0];
+        } else {
 #pragma unroll
-        for (int r = 0; r < R && !CH; r++) {
+            for (int r = 0; r < R; r++) {
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
+                for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
+            }
+            warp_out<R>(acc, n_out - g * R < R ? n_out - g * R : R, y, g * R);
         }
-        warp_out<R>(acc, n_out - g * R < R ? n_out - g * R : R, y, g * R);
     }
 }
 
@@ -789,34 +824,34 @@ gemv_q8_warp_multi_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int b = b0 + 32 * u + lane;
-                if (CH) { /* chunk order, as gemv_q8_warp_k */
+                if (CH) { /* chunk order, as gemv_q8_warp_k; acc[0..K): the sums this lane owns (chunk_tree32_n) */
                     if (b0 + 32 * u < nb) { /* warp-uniform */
-                        const size_t n_in = (size_t)nb * 32;
+                        float v[M * R];
+                        multi_leaves_w<T, M, R>(wq[u], dw[u], mw[u], b, nb, m, xh, xl, xds, v);
+                        chunk_tree32_n<M * R>(v, lane);
 #pragma unroll
-                        for (int c = 0; c < M; c++)
-                            if (c < m) {
-                                const size_t o = c * n_in + (size_t)b * 32;
-                                const int2 ds = b < nb ? __ldg(xds + (size_t)c * nb + b) : make_int2(0, 0);
-#pragma unroll
-                                for (int r = 0; r < R; r++) {
-                                    float p = 0.0f;
-                                    if (b < nb) p = blk_leaf<T>(wq[u][r], dw[u][r], mw[u][r], xh + o, xl + o, ds);
-                                    acc[c * R + r] = __fadd_rn(acc[c * R + r], chunk_tree32(p));
-                                }
-                            }
+                        for (int i = 0; i < (M * R >= 32 ? M * R / 32 : 1); i++) acc[i] = __fadd_rn(acc[i], v[i]);
                     }
                 } else if (b < nb) {
                     multi_dot<T, M, R>(wq[u], dw[u], mw[u], b, nb, m, xh, xl, xds, acc);
                 }
             }
         }
+        if (CH) {
 #pragma unroll
-        for (int j = 0; j < M * R; j++) {
-            float v = acc[j];
+            for (int i = 0; i < (M * R >= 32 ? M * R / 32 : 1); i++) {
+                const int j = chunk_tree_n_idx<M * R>(i, lane), c = j / R, r = j % R;
+                if ((M * R >= 32 || lane < M * R) && c < m && g * R + r < n_out) y[(size_t)c * n_out + g * R + r] = acc[i];
+            }
+        } else {
 #pragma unroll
-            for (int o = 16; o > 0 && !CH; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-            const int c = j / R, r = j % R;
-            if (lane == (j & 31) && c < m && g * R + r < n_out) y[(size_t)c * n_out + g * R + r] = v;
+            for (int j = 0; j < M * R; j++) {
+                float v = acc[j];
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+                const int c = j / R, r = j % R;
+                if (lane == (j & 31) && c < m && g * R + r < n_out) y[(size_t)c * n_out + g * R + r] = v;
+            }
         }
     }
 }

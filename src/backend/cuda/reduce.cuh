@@ -60,6 +60,49 @@ static __device__ __forceinline__ float chunk_tree32(float v) {
     return v;
 }
 
+/* chunk_tree32 of N values a lane at once (N a power of 2), by recursive halving: at the step of offset o = 2^s a lane
+ * keeps half of its values (the upper half where bit s of its lane is set), sends the other half to lane ^ o and adds
+ * what it receives, so each kept value is v_l + v_{l^o} of one index, the butterfly's own pair; once a lane holds one
+ * value (N < 32) the remaining steps are the plain butterfly. So every index gets exactly chunk_tree32's tree (float
+ * addition commutes bit for bit), with 31·N/32 shuffles for N >= 32 instead of 5·N. After it lane l holds in
+ * v[0..K), K = max(N / 32, 1), the sums of the indices chunk_tree_n_idx(i, l); for N < 32 the lanes l < N hold each
+ * index once (the others repeat them). dev/chunk_order_sim.py replays it against the butterfly: N = 2..64, 0 differ. */
+template <int N, int S> static __device__ __forceinline__ void chunk_tree32_from(float (&v)[N], int lane) {
+    if constexpr (S < 5) {
+        constexpr int n = N >> S; /* values a lane holds before step S (a constant: the loop below unrolls fully) */
+        if constexpr (n >= 2) {
+            /* the selects as bit operations on the two values (a choice between two elements can become a choice
+             * between their addresses, which puts the array in local memory) */
+            const unsigned up = 0u - (unsigned)((lane >> S) & 1);
+#pragma unroll
+            for (int i = 0; i < n / 2; i++) {
+                const unsigned lo = __float_as_uint(v[i]), hi = __float_as_uint(v[i + n / 2]);
+                const float send = __uint_as_float((lo & up) | (hi & ~up)), keep = __uint_as_float((hi & up) | (lo & ~up));
+                v[i] = __fadd_rn(keep, __shfl_xor_sync(0xffffffffu, send, 1 << S));
+            }
+        } else {
+            v[0] = __fadd_rn(v[0], __shfl_xor_sync(0xffffffffu, v[0], 1 << S));
+        }
+        chunk_tree32_from<N, S + 1>(v, lane);
+    }
+}
+
+template <int N> static __device__ __forceinline__ void chunk_tree32_n(float (&v)[N], int lane) {
+    chunk_tree32_from<N, 0>(v, lane);
+}
+
+/* The index whose sum lane `lane` holds in v[i] after chunk_tree32_n<N>. */
+template <int N> static __device__ __forceinline__ int chunk_tree_n_idx(int i, int lane) {
+    int idx = i, n = N;
+#pragma unroll
+    for (int s = 0; s < 5; s++)
+        if (n >= 2) {
+            idx += (n >> 1) * ((lane >> s) & 1);
+            n >>= 1;
+        }
+    return idx;
+}
+
 /* Multiprocessors of the current device (asked once; 132, an H100/H200's, if the query fails). */
 static int gemv_sms(void) {
     static int n = 0;
