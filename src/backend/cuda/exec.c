@@ -50,6 +50,12 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
  * matrix dequantized on a side stream meanwhile (docs/ledger.md "dequant prefetch": +3% pp512). */
 static int matmul(crank *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16, float *y) {
     if (n <= g->gemv_max && n > TCU_MULTI_MAX) { /* a pass longer than the twins take: v2 in the chunk order */
+        /* the order is process-wide: an engine made later with the arm off would put this one's shorter passes back
+         * in today's order, and its tokens would then depend on their pass (batch invariance): refuse instead */
+        if (tcu_gemv_order() != 1) {
+            tern_set_error("the GEMV order changed under a running engine (tern_config.gemv_chunk differs between engines)");
+            return -1;
+        }
         if (!xq || !tcu_gemm_mma_v2(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) {
             tern_set_error("internal: a %d-token GEMV-path pass reached a matrix without the chunk-order GEMM (type %d)", n,
                            w->type);
