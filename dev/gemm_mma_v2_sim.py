@@ -96,98 +96,115 @@ def u32(b): return int.from_bytes(bytes(b), 'little')
 def s8x4(w): return [((w >> (8 * i)) & 0xFF) - (256 if (w >> (8 * i)) & 0x80 else 0) for i in range(4)]
 
 
-def v2(T, W, stride, GB, QB, hi, lo, ds, nb, n_out, m, WR, WC, NT):
+def build_stage(T, W, GB, QB, hi, lo, ds, nb, n_out, m, r0, c0, BM, BN, SW, g):
+    """Group g's bytes as mm2_issue_w / mm2_issue_x put them in a stage (zeros past a partial group and past nb)."""
+    ws = np.zeros(BM * SW, np.uint8); xs = np.zeros(BN * XCOL, np.uint8); dsd = np.zeros((8, BN, 2), np.int64)
+    left = nb - 8 * g
+    gbytes = GB if left >= 8 else (16 + QB * left if left > 0 else 0)
+    for rr in range(BM):
+        r = min(r0 + rr, n_out - 1)
+        for p in range(GB // 16):
+            if 16 * p < gbytes:
+                ws[rr * SW + 16 * p: rr * SW + 16 * p + 16] = W[r, g * GB + 16 * p: g * GB + 16 * p + 16]
+    for cc in range(BN):
+        c = min(c0 + cc, m - 1)
+        for pl, P in ((0, hi), (1, lo)):
+            for p in range(16):
+                b = 8 * g + p // 2
+                if b < nb:
+                    src = P[c, 32 * b + 16 * (p & 1): 32 * b + 16 * (p & 1) + 16].view(np.uint8)
+                    xs[cc * XCOL + 256 * pl + 16 * p: cc * XCOL + 256 * pl + 16 * p + 16] = src
+        for t in range(8):
+            if 8 * g + t < nb: dsd[t, cc] = ds[c, 8 * g + t]
+    return ws, xs, dsd
+
+
+def warp_sub(T, QB, SW, stage, rw0, cw0, nt):
+    """mm2_sub: one warp's 8-leaf subtrees of n8 tile nt, {(lane, e): value}, from every lane's registers."""
+    ws, xs, dsd = stage
+    q0 = {}; q1 = {}; q2 = {}; sub = {}
+    for t in range(8):
+        A = np.zeros((16, 32), np.int64); Bh = np.zeros((32, 8), np.int64); Bl = np.zeros_like(Bh)
+        for lane in range(32):
+            gid, tg = lane >> 2, lane & 3
+            xc = (cw0 + 8 * nt + gid) * XCOL + 8 * tg
+            bh = (u32(xs[xc + 32 * t: xc + 32 * t + 4]), u32(xs[xc + 32 * t + 4: xc + 32 * t + 8]))
+            bl = (u32(xs[xc + 256 + 32 * t: xc + 260 + 32 * t]), u32(xs[xc + 260 + 32 * t: xc + 264 + 32 * t]))
+            a = [0] * 4
+            for h in range(2):
+                qa = (rw0 + gid + 8 * h) * SW + 16 + QB * t
+                if T == 'q8':
+                    a[h] = u32(ws[qa + 8 * tg: qa + 8 * tg + 4]); a[2 + h] = u32(ws[qa + 8 * tg + 4: qa + 8 * tg + 8])
+                else:
+                    ux, uy = u32(ws[qa + 8 * (tg & 1): qa + 8 * (tg & 1) + 4]), u32(ws[qa + 8 * (tg & 1) + 4: qa + 8 * (tg & 1) + 8])
+                    sh = 4 * (tg >> 1)
+                    a[h] = (ux >> sh) & 0x0F0F0F0F; a[2 + h] = (uy >> sh) & 0x0F0F0F0F
+            # PTX: a0 A[gid][4tg+i], a1 A[gid+8][4tg+i], a2 A[gid][16+4tg+i], a3 A[gid+8][16+4tg+i]
+            for i, v in enumerate(s8x4(a[0])): A[gid, 4 * tg + i] = v
+            for i, v in enumerate(s8x4(a[1])): A[gid + 8, 4 * tg + i] = v
+            for i, v in enumerate(s8x4(a[2])): A[gid, 16 + 4 * tg + i] = v
+            for i, v in enumerate(s8x4(a[3])): A[gid + 8, 16 + 4 * tg + i] = v
+            # b0 B[4tg+i][gid], b1 B[16+4tg+i][gid]
+            for i, v in enumerate(s8x4(bh[0])): Bh[4 * tg + i, gid] = v
+            for i, v in enumerate(s8x4(bh[1])): Bh[16 + 4 * tg + i, gid] = v
+            for i, v in enumerate(s8x4(bl[0])): Bl[4 * tg + i, gid] = v
+            for i, v in enumerate(s8x4(bl[1])): Bl[16 + 4 * tg + i, gid] = v
+        Dh, Dl = A @ Bh, A @ Bl
+        for lane in range(32):
+            gid, tg = lane >> 2, lane & 3
+            dd = [dsd[t, cw0 + 8 * nt + 2 * tg], dsd[t, cw0 + 8 * nt + 2 * tg + 1]]
+            dws = []
+            for h in range(2):
+                g0 = (rw0 + gid + 8 * h) * SW
+                dws.append(f32(np.frombuffer(ws[g0 + 2 * t: g0 + 2 * t + 2].tobytes(), np.float16)[0]))
+            for e in range(4):
+                row, col = gid + 8 * (e >> 1), 2 * tg + (e & 1)  # d0..d3
+                isum = int(Dh[row, col]) * 256 + int(Dl[row, col])
+                if T == 'q4': isum -= 8 * int(dd[e & 1][1])
+                dx = np.frombuffer(np.int32(dd[e & 1][0]).tobytes(), np.float32)[0]
+                p = leaf(T, dws[e >> 1], dx, isum)
+                key = (lane, e)
+                if t % 2 == 0: q0[key] = p
+                else:
+                    v = fadd(q0[key], p)
+                    if t in (1, 5): q1[key] = v
+                    elif t == 3: q2[key] = fadd(q1[key], v)
+                    else: sub[key] = fadd(q2[key], fadd(q1[key], v))
+    return sub
+
+
+def v2(T, W, stride, GB, QB, hi, lo, ds, nb, n_out, m, WR, WC, NT, KW):
     SW = 288 if T == 'q8' else 144
     BM, BN = 16 * WR, 8 * NT * WC
     y = np.full((m, n_out), np.nan, np.float32)
-    KS, KT = (nb + 7) // 8, 4 * ((nb + 31) // 32)
+    KS, KT = ((nb + 7) // 8 + KW - 1) // KW, (4 // KW) * ((nb + 31) // 32)
     for r0 in range(0, n_out, BM):
         for c0 in range(0, m, BN):
             acc = {}; l3 = {}; l4 = {}
             for k in range(KT):
                 live = k < KS
-                if live:  # the stage, as mm2_issue_w / mm2_issue_x fill it
-                    ws = np.zeros(BM * SW, np.uint8); xs = np.zeros(BN * XCOL, np.uint8); dsd = np.zeros((8, BN, 2), np.int64)
-                    left = nb - 8 * k; gbytes = GB if left >= 8 else 16 + QB * left
-                    for rr in range(BM):
-                        r = min(r0 + rr, n_out - 1)
-                        for p in range(GB // 16):
-                            if 16 * p < gbytes:
-                                ws[rr * SW + 16 * p: rr * SW + 16 * p + 16] = W[r, k * GB + 16 * p: k * GB + 16 * p + 16]
-                    for cc in range(BN):
-                        c = min(c0 + cc, m - 1)
-                        for pl, P in ((0, hi), (1, lo)):
-                            for p in range(16):
-                                b = 8 * k + p // 2
-                                if b < nb:
-                                    src = P[c, 32 * b + 16 * (p & 1): 32 * b + 16 * (p & 1) + 16].view(np.uint8)
-                                    xs[cc * XCOL + 256 * pl + 16 * p: cc * XCOL + 256 * pl + 16 * p + 16] = src
-                        for t in range(8):
-                            if 8 * k + t < nb: dsd[t, cc] = ds[c, 8 * k + t]
+                stages = [build_stage(T, W, GB, QB, hi, lo, ds, nb, n_out, m, r0, c0, BM, BN, SW, KW * k + q)
+                          if live else None for q in range(KW)]
                 for wi in range(WR * WC):
                     rw0, cw0 = 16 * (wi % WR), 8 * NT * (wi // WR)
                     for nt in range(NT):
-                        sub = {}
-                        if live:
-                            q0 = {}; q1 = {}; q2 = {}
-                            for t in range(8):
-                                # every lane's registers, then the MMA as the PTX ISA defines it
-                                A = np.zeros((16, 32), np.int64); Bh = np.zeros((32, 8), np.int64); Bl = np.zeros_like(Bh)
-                                regs = {}
-                                for lane in range(32):
-                                    gid, tg = lane >> 2, lane & 3
-                                    xc = (cw0 + 8 * nt + gid) * XCOL + 8 * tg
-                                    bh = (u32(xs[xc + 32 * t: xc + 32 * t + 4]), u32(xs[xc + 32 * t + 4: xc + 32 * t + 8]))
-                                    bl = (u32(xs[xc + 256 + 32 * t: xc + 260 + 32 * t]), u32(xs[xc + 260 + 32 * t: xc + 264 + 32 * t]))
-                                    a = [0] * 4
-                                    for h in range(2):
-                                        qa = (rw0 + gid + 8 * h) * SW + 16 + QB * t
-                                        if T == 'q8':
-                                            a[h] = u32(ws[qa + 8 * tg: qa + 8 * tg + 4]); a[2 + h] = u32(ws[qa + 8 * tg + 4: qa + 8 * tg + 8])
-                                        else:
-                                            ux, uy = u32(ws[qa + 8 * (tg & 1): qa + 8 * (tg & 1) + 4]), u32(ws[qa + 8 * (tg & 1) + 4: qa + 8 * (tg & 1) + 8])
-                                            sh = 4 * (tg >> 1)
-                                            a[h] = (ux >> sh) & 0x0F0F0F0F; a[2 + h] = (uy >> sh) & 0x0F0F0F0F
-                                    # PTX: a0 A[gid][4tg+i], a1 A[gid+8][4tg+i], a2 A[gid][16+4tg+i], a3 A[gid+8][16+4tg+i]
-                                    for i, v in enumerate(s8x4(a[0])): A[gid, 4 * tg + i] = v
-                                    for i, v in enumerate(s8x4(a[1])): A[gid + 8, 4 * tg + i] = v
-                                    for i, v in enumerate(s8x4(a[2])): A[gid, 16 + 4 * tg + i] = v
-                                    for i, v in enumerate(s8x4(a[3])): A[gid + 8, 16 + 4 * tg + i] = v
-                                    # b0 B[4tg+i][gid], b1 B[16+4tg+i][gid]
-                                    for i, v in enumerate(s8x4(bh[0])): Bh[4 * tg + i, gid] = v
-                                    for i, v in enumerate(s8x4(bh[1])): Bh[16 + 4 * tg + i, gid] = v
-                                    for i, v in enumerate(s8x4(bl[0])): Bl[4 * tg + i, gid] = v
-                                    for i, v in enumerate(s8x4(bl[1])): Bl[16 + 4 * tg + i, gid] = v
-                                Dh, Dl = A @ Bh, A @ Bl
-                                for lane in range(32):
-                                    gid, tg = lane >> 2, lane & 3
-                                    dd = [dsd[t, cw0 + 8 * nt + 2 * tg], dsd[t, cw0 + 8 * nt + 2 * tg + 1]]
-                                    dws = []
-                                    for h in range(2):
-                                        g0 = (rw0 + gid + 8 * h) * SW
-                                        dws.append(f32(np.frombuffer(ws[g0 + 2 * t: g0 + 2 * t + 2].tobytes(), np.float16)[0]))
-                                    for e in range(4):
-                                        row, col = gid + 8 * (e >> 1), 2 * tg + (e & 1)  # d0..d3
-                                        isum = int(Dh[row, col]) * 256 + int(Dl[row, col])
-                                        if T == 'q4': isum -= 8 * int(dd[e & 1][1])
-                                        dx = np.frombuffer(np.int32(dd[e & 1][0]).tobytes(), np.float32)[0]
-                                        p = leaf(T, dws[e >> 1], dx, isum)
-                                        key = (lane, e)
-                                        if t % 2 == 0: q0[key] = p
-                                        else:
-                                            v = fadd(q0[key], p)
-                                            if t in (1, 5): q1[key] = v
-                                            elif t == 3: q2[key] = fadd(q1[key], v)
-                                            else: sub[key] = fadd(q2[key], fadd(q1[key], v))
+                        subs = [warp_sub(T, QB, SW, stages[q], rw0, cw0, nt) if live else {} for q in range(KW)]
                         for lane in range(32):
                             for e in range(4):
-                                key = (lane, e); K = (wi, nt, lane, e)
-                                sv = sub.get(key, f32(0.0))
-                                s = k & 3
-                                if s == 0: l3[K] = sv
-                                elif s == 1: l4[K] = fadd(l3[K], sv)
-                                elif s == 2: l3[K] = sv
-                                else: acc[K] = fadd(acc.get(K, f32(-0.0)), fadd(l4[K], fadd(l3[K], sv)))
+                                K = (wi, nt, lane, e)
+                                sq = [subs[q].get((lane, e), f32(0.0)) for q in range(KW)]
+                                if KW == 1:
+                                    sv, s = sq[0], k & 3
+                                    if s == 0: l3[K] = sv
+                                    elif s == 1: l4[K] = fadd(l3[K], sv)
+                                    elif s == 2: l3[K] = sv
+                                    else: acc[K] = fadd(acc.get(K, f32(-0.0)), fadd(l4[K], fadd(l3[K], sv)))
+                                elif KW == 2:
+                                    s01 = fadd(sq[0], sq[1])
+                                    if k & 1 == 0: l4[K] = s01
+                                    else: acc[K] = fadd(acc.get(K, f32(-0.0)), fadd(l4[K], s01))
+                                else:
+                                    acc[K] = fadd(acc.get(K, f32(-0.0)), fadd(fadd(sq[0], sq[1]), fadd(sq[2], sq[3])))
             for (wi, nt, lane, e), v in acc.items():
                 rw0, cw0 = 16 * (wi % WR), 8 * NT * (wi // WR)
                 gid, tg = lane >> 2, lane & 3
@@ -197,11 +214,13 @@ def v2(T, W, stride, GB, QB, hi, lo, ds, nb, n_out, m, WR, WC, NT):
 
 
 bad = total = 0
-for T, nb, n_out, m, WR, WC, NT in (('q4', 80, 70, 17, 4, 1, 4), ('q8', 33, 45, 7, 2, 2, 4), ('q4', 24, 20, 33, 2, 2, 4),
-                                    ('q8', 40, 16, 9, 4, 1, 1)):
+for T, nb, n_out, m, WR, WC, NT, KW in (('q4', 80, 70, 17, 4, 1, 4, 1), ('q8', 33, 45, 7, 2, 2, 4, 1),
+                                        ('q4', 24, 20, 33, 2, 2, 4, 1), ('q8', 40, 16, 9, 4, 1, 1, 1),
+                                        ('q4', 80, 40, 9, 2, 1, 1, 4), ('q8', 33, 20, 16, 2, 2, 1, 4),
+                                        ('q4', 80, 33, 12, 2, 2, 1, 2), ('q8', 24, 16, 5, 2, 1, 1, 2)):
     W, stride, GB, QB = repack_rows(T, nb, n_out)
     hi, lo, ds = x16(m, nb)
-    y = v2(T, W, stride, GB, QB, hi, lo, ds, nb, n_out, m, WR, WC, NT)
+    y = v2(T, W, stride, GB, QB, hi, lo, ds, nb, n_out, m, WR, WC, NT, KW)
     for c in range(m):
         for r in range(n_out):
             want = gemv_chunk(T, W, GB, QB, hi, lo, ds, nb, r, c)
@@ -209,5 +228,5 @@ for T, nb, n_out, m, WR, WC, NT in (('q4', 80, 70, 17, 4, 1, 4), ('q8', 33, 45, 
             if np.float32(y[c, r]).tobytes() != np.float32(want).tobytes():
                 bad += 1
                 if bad < 5: print('mismatch', T, nb, n_out, m, (WR, WC, NT), 'row', r, 'col', c, y[c, r], want)
-    print(T, 'nb', nb, 'rows', n_out, 'm', m, 'warps', WR, 'x', WC, 'NT', NT, 'done')
+    print(T, 'nb', nb, 'rows', n_out, 'm', m, 'warps', WR, 'x', WC, 'x', KW, 'NT', NT, 'done')
 print('mismatches:', bad, 'of', total)

@@ -375,16 +375,18 @@ template <int N> static __device__ __forceinline__ void mm2_wait(void) {
 #endif
 }
 
-/* Step g's weight pieces (BM rows from r0, rows past n_out clamped: loaded, never written) into stage ws. */
+/* Group g's weight pieces (BM rows from r0, rows past n_out clamped: loaded, never written) into stage ws; a group
+ * past nb (a step of KW > 1 groups that runs past the last) is all zeros. */
 template <int T, int BM, int NTH>
 static __device__ __forceinline__ void mm2_issue_w(uint8_t *ws, const uint8_t *__restrict__ w, size_t stride, int nb,
                                                    int n_out, int r0, int g) {
     typedef mm2_fmt<T> F;
     constexpr int PW = F::GB / 16;
-    const int left = nb - 8 * g, gbytes = left >= 8 ? F::GB : 16 + F::QB * left; /* a partial last group (tcu.h) */
+    const int left = nb - 8 * g; /* a partial last group: 16 + QB·left bytes (tcu.h) */
+    const int gbytes = left >= 8 ? F::GB : left > 0 ? 16 + F::QB * left : 0;
     for (int i = (int)threadIdx.x; i < BM * PW; i += NTH) {
         const int rr = i / PW, p = i - rr * PW, r = r0 + rr < n_out ? r0 + rr : n_out - 1;
-        const uint8_t *src = w + (size_t)r * stride + (size_t)g * F::GB;
+        const uint8_t *src = w + (size_t)r * stride + (left > 0 ? (size_t)g * F::GB : 0);
         const bool ok = 16 * p < gbytes;
         mm2_cp16(ws + rr * F::SW + 16 * p, ok ? src + 16 * p : src, ok);
     }
@@ -443,101 +445,101 @@ static __device__ __forceinline__ void mm2_scale(const uint8_t *ws, int rw, int 
     }
 }
 
-/* One K step of a warp: 8 blocks x RT row tiles x NT n8 tiles from stage (ws, xs, ds_s); the 8-leaf subtrees go into
- * the level-3/4 registers by the step's place s in its chunk (live), or +0.0 subtrees (!live: a step past the last
- * group). */
-template <int T, int RT, int NT, int BN>
-static __device__ __forceinline__ void mm2_step(const uint8_t *ws, const uint8_t *xs, const int2 *ds_s, int rw0, int cw0,
-                                                int s, bool live, float (&acc)[RT][NT][4], float (&l3)[RT][NT][4],
-                                                float (&l4)[RT][NT][4]) {
+/* One group of a warp for n8 tile nt: 8 blocks x RT row tiles from stage (ws, xs, ds_s): sub = each output's 8-leaf
+ * subtree (level 3 of the chunk's tree). Called per n8 tile, so only one tile's subtrees are live at a time. */
+template <int T, int RT, int BN>
+static __device__ __forceinline__ void mm2_sub(const uint8_t *ws, const uint8_t *xs, const int2 *ds_s, int rw0, int cw0,
+                                               int nt, float (&sub)[RT][4]) {
     const int lane = (int)threadIdx.x & 31, gid = lane >> 2, tg = lane & 3;
+    {
+        float q0[RT][4], q1[RT][4], q2[RT][4]; /* the 8-leaf tree's levels 0, 1, 2 */
+        const uint8_t *xc = xs + (cw0 + 8 * nt + gid) * MM2_XCOL + 8 * tg;
 #pragma unroll
-    for (int nt = 0; nt < NT; nt++) {
-        float sub[RT][4];
-        if (live) {
-            float q0[RT][4], q1[RT][4], q2[RT][4]; /* the 8-leaf tree's levels 0, 1, 2 */
-            const uint8_t *xc = xs + (cw0 + 8 * nt + gid) * MM2_XCOL + 8 * tg;
+        for (int t = 0; t < 8; t++) {
+            const uint2 bh = *(const uint2 *)(xc + 32 * t), bl = *(const uint2 *)(xc + 256 + 32 * t);
+            const int4 dd = *(const int4 *)(ds_s + t * BN + cw0 + 8 * nt + 2 * tg); /* columns 2tg, 2tg+1: (d, Σq) */
+            const float dx[2] = {__int_as_float(dd.x), __int_as_float(dd.z)};
+            const int sq[2] = {dd.y, dd.w};
 #pragma unroll
-            for (int t = 0; t < 8; t++) {
-                const uint2 bh = *(const uint2 *)(xc + 32 * t), bl = *(const uint2 *)(xc + 256 + 32 * t);
-                const int4 dd = *(const int4 *)(ds_s + t * BN + cw0 + 8 * nt + 2 * tg); /* columns 2tg, 2tg+1: (d, Σq) */
-                const float dx[2] = {__int_as_float(dd.x), __int_as_float(dd.z)};
-                const int sq[2] = {dd.y, dd.w};
+            for (int rt = 0; rt < RT; rt++) {
+                int a[4], sh[4], sl[4];
+                const int rw = rw0 + 16 * rt + gid;
+                mm2_afrag<T>(ws, rw, t, tg, a);
+                mma_s8(a, (int)bh.x, (int)bh.y, sh);
+                mma_s8(a, (int)bl.x, (int)bl.y, sl);
+                float dw[2], mw[2];
+                mm2_scale<T>(ws, rw, t, dw[0], mw[0]);
+                mm2_scale<T>(ws, rw + 8, t, dw[1], mw[1]);
 #pragma unroll
-                for (int rt = 0; rt < RT; rt++) {
-                    int a[4], sh[4], sl[4];
-                    const int rw = rw0 + 16 * rt + gid;
-                    mm2_afrag<T>(ws, rw, t, tg, a);
-                    mma_s8(a, (int)bh.x, (int)bh.y, sh);
-                    mma_s8(a, (int)bl.x, (int)bl.y, sl);
-                    float dw[2], mw[2];
-                    mm2_scale<T>(ws, rw, t, dw[0], mw[0]);
-                    mm2_scale<T>(ws, rw + 8, t, dw[1], mw[1]);
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        int isum = sh[e] * 256 + sl[e];
-                        if (T == TCU_TYPE_Q4_0R) isum -= 8 * sq[e & 1];
-                        const float p = chunk_leaf(dw[e >> 1], dx[e & 1], isum, mw[e >> 1], sq[e & 1],
-                                                   T == TCU_TYPE_Q4_KR);
-                        if ((t & 1) == 0) {
-                            q0[rt][e] = p;
-                        } else {
-                            const float v = __fadd_rn(q0[rt][e], p);
-                            if (t == 1 || t == 5) q1[rt][e] = v;
-                            else if (t == 3) q2[rt][e] = __fadd_rn(q1[rt][e], v);
-                            else sub[rt][e] = __fadd_rn(q2[rt][e], __fadd_rn(q1[rt][e], v)); /* t == 7 */
-                        }
+                for (int e = 0; e < 4; e++) {
+                    int isum = sh[e] * 256 + sl[e];
+                    if (T == TCU_TYPE_Q4_0R) isum -= 8 * sq[e & 1];
+                    const float p = chunk_leaf(dw[e >> 1], dx[e & 1], isum, mw[e >> 1], sq[e & 1], T == TCU_TYPE_Q4_KR);
+                    if ((t & 1) == 0) {
+                        q0[rt][e] = p;
+                    } else {
+                        const float v = __fadd_rn(q0[rt][e], p);
+                        if (t == 1 || t == 5) q1[rt][e] = v;
+                        else if (t == 3) q2[rt][e] = __fadd_rn(q1[rt][e], v);
+                        else sub[rt][e] = __fadd_rn(q2[rt][e], __fadd_rn(q1[rt][e], v)); /* t == 7 */
                     }
                 }
             }
-        } else {
-#pragma unroll
-            for (int rt = 0; rt < RT; rt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) sub[rt][e] = 0.0f;
         }
-#pragma unroll
-        for (int rt = 0; rt < RT; rt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                if (s == 0) l3[rt][nt][e] = sub[rt][e];
-                else if (s == 1) l4[rt][nt][e] = __fadd_rn(l3[rt][nt][e], sub[rt][e]);
-                else if (s == 2) l3[rt][nt][e] = sub[rt][e];
-                else acc[rt][nt][e] = __fadd_rn(acc[rt][nt][e], __fadd_rn(l4[rt][nt][e], __fadd_rn(l3[rt][nt][e], sub[rt][e])));
-            }
     }
 }
 
-/* A CTA of WR x WC warps; warp (wr, wc) = (w % WR, w / WR) owns rows 16·RT·wr .. +16·RT and columns 8·NT·wc .. +8·NT
- * of the tile. MINB: CTAs an SM asked of the compiler (__launch_bounds__), so registers <= 64K / (MINB·threads). */
-template <int T, int WR, int WC, int RT, int NT, int NS> struct mm2_cfg {
-    static constexpr int BM = 16 * RT * WR, BN = 8 * NT * WC, NTH = 32 * WR * WC, MINB = 384 / (32 * WR * WC) > 0 ? 384 / (32 * WR * WC) : 1;
-    static constexpr int WB = BM * mm2_fmt<T>::SW, XB = BN * MM2_XCOL, DB = 8 * BN * 8; /* a stage's parts, bytes */
-    static constexpr int STAGE = WB + XB + DB, SMEM = NS * STAGE;
+/* A CTA of WR x WC x KW warps; warp w = (wi, kw) = (w % (WR·WC), w / (WR·WC)), wi = (wr, wc) = (wi % WR, wi / WR),
+ * owns rows 16·RT·wr .. +16·RT and columns 8·NT·wc .. +8·NT of the tile and, of each K step's KW groups, group kw.
+ * KW = 1: a step is one group, its subtree S goes into the level-3/4 registers by the step's place s = k mod 4 in its
+ * chunk. KW = 2 or 4 (a split of each chunk over warps, for matrices of few rows: the n_out/16 x m/8 output tiles are
+ * then KW times as many warps of work): the KW warps of an output tile each build the 8-leaf subtree of their group,
+ * park it in shared memory (red), and the kw = 0 warp combines them as the tree does: KW = 2, a step is blocks 16s ..
+ * 16s+15 of a chunk, S = S_0 + S_1 is level 4, s = k mod 2 (s=0: L4 = S; s=1: acc = acc + (L4 + S)); KW = 4, a step
+ * is a whole chunk, acc = acc + ((S_0 + S_1) + (S_2 + S_3)). A group past nb is zero-filled (its subtree +0.0, as the
+ * butterfly's padding). MINB: CTAs an SM asked of the compiler (__launch_bounds__), registers <= 64K / (MINB·threads). */
+template <int T, int WR, int WC, int RT, int NT, int NS, int KW> struct mm2_cfg {
+    static constexpr int BM = 16 * RT * WR, BN = 8 * NT * WC, NTH = 32 * WR * WC * KW;
+    static constexpr int MINB = 384 / NTH > 0 ? 384 / NTH : 1;
+    static constexpr int WB = BM * mm2_fmt<T>::SW, XB = BN * MM2_XCOL, DB = 8 * BN * 8; /* a group's parts, bytes */
+    static constexpr int STAGE = KW * (WB + XB + DB), RED = KW > 1 ? 4 * KW * BM * BN : 0;
+    static constexpr int SMEM = NS * STAGE + RED;
 };
 
 /* nb >= 1, n_out >= 1, m >= 1 (tcu_gemm_mma_v2_arm). */
-template <int T, int WR, int WC, int RT, int NT, int NS>
-__global__ void __launch_bounds__(32 * WR * WC, (mm2_cfg<T, WR, WC, RT, NT, NS>::MINB))
+template <int T, int WR, int WC, int RT, int NT, int NS, int KW>
+__global__ void __launch_bounds__(32 * WR * WC * KW, (mm2_cfg<T, WR, WC, RT, NT, NS, KW>::MINB))
 gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
             const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
-    typedef mm2_cfg<T, WR, WC, RT, NT, NS> C;
+    typedef mm2_cfg<T, WR, WC, RT, NT, NS, KW> C;
+    constexpr int NO = RT * NT * 4; /* outputs a lane */
     extern __shared__ __align__(16) uint8_t mm2_sm[];
     const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31, gid = lane >> 2, tg = lane & 3;
+    const int wi = warp % (WR * WC), kw = warp / (WR * WC);
     const int ncg = (m + C::BN - 1) / C::BN;
     const int r0 = (int)(blockIdx.x / ncg) * C::BM, c0 = (int)(blockIdx.x % ncg) * C::BN;
-    const int KS = (nb + 7) >> 3, KT = 4 * ((nb + 31) >> 5); /* steps with data; steps to the last chunk's end */
-    auto wst = [&](int st) { return mm2_sm + (size_t)st * C::STAGE; };
-    auto xst = [&](int st) { return mm2_sm + (size_t)st * C::STAGE + C::WB; };
-    auto dst = [&](int st) { return (int2 *)(mm2_sm + (size_t)st * C::STAGE + C::WB + C::XB); };
+    /* steps holding data, and steps to the last chunk's end (a chunk is 4 / KW steps) */
+    const int KS = ((nb + 7) / 8 + KW - 1) / KW, KT = (4 / KW) * ((nb + 31) >> 5);
+    /* stage st: the KW groups' weights, then their activations, then their (d, Σq) pairs */
+    auto wst = [&](int st, int q) { return mm2_sm + (size_t)st * C::STAGE + q * C::WB; };
+    auto xst = [&](int st, int q) { return mm2_sm + (size_t)st * C::STAGE + KW * C::WB + q * C::XB; };
+    auto dst = [&](int st, int q) {
+        return (int2 *)(mm2_sm + (size_t)st * C::STAGE + KW * (C::WB + C::XB) + q * C::DB);
+    };
+    float *red = (float *)(mm2_sm + (size_t)NS * C::STAGE); /* KW > 1: [KW][WR·WC][NO][32] subtrees, lane fastest */
 #pragma unroll
     for (int st = 0; st < NS - 1; st++)
-        if (st < KS) mm2_issue_w<T, C::BM, C::NTH>(wst(st), w, stride, nb, n_out, r0, st);
+        if (st < KS)
+#pragma unroll
+            for (int q = 0; q < KW; q++) mm2_issue_w<T, C::BM, C::NTH>(wst(st, q), w, stride, nb, n_out, r0, KW * st + q);
     pdl_trigger();
     pdl_wait();
 #pragma unroll
     for (int st = 0; st < NS - 1; st++) {
-        if (st < KS) mm2_issue_x<C::BN, C::NTH>(xst(st), dst(st), xh, xl, xds, nb, m, c0, st);
+        if (st < KS)
+#pragma unroll
+            for (int q = 0; q < KW; q++)
+                mm2_issue_x<C::BN, C::NTH>(xst(st, q), dst(st, q), xh, xl, xds, nb, m, c0, KW * st + q);
         mm2_commit(); /* group st (group 0 also holds the weights of steps 0..NS-2) */
     }
     float acc[RT][NT][4], l3[RT][NT][4], l4[RT][NT][4];
@@ -547,40 +549,98 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
         for (int nt = 0; nt < NT; nt++)
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[rt][nt][e] = -0.0f, l3[rt][nt][e] = 0.0f, l4[rt][nt][e] = 0.0f;
-    const int rw0 = 16 * RT * (warp % WR), cw0 = 8 * NT * (warp / WR);
+    const int rw0 = 16 * RT * (wi % WR), cw0 = 8 * NT * (wi / WR);
     for (int k = 0; k < KT; k++) {
-        if (k < KS) { /* CTA-uniform */
+        const bool live = k < KS; /* CTA-uniform; a step past the last group has +0.0 subtrees */
+        int sc = 0;
+        if (live) {
             mm2_wait<NS - 2>(); /* groups 0..k complete: step k's stage has landed (this thread's copies) */
             __syncthreads();    /* ... and every thread's; every warp is done with step k-1's stage */
             const int kn = k + NS - 1, sn = kn % NS;
             if (kn < KS) {
-                mm2_issue_w<T, C::BM, C::NTH>(wst(sn), w, stride, nb, n_out, r0, kn);
-                mm2_issue_x<C::BN, C::NTH>(xst(sn), dst(sn), xh, xl, xds, nb, m, c0, kn);
+#pragma unroll
+                for (int q = 0; q < KW; q++) {
+                    mm2_issue_w<T, C::BM, C::NTH>(wst(sn, q), w, stride, nb, n_out, r0, KW * kn + q);
+                    mm2_issue_x<C::BN, C::NTH>(xst(sn, q), dst(sn, q), xh, xl, xds, nb, m, c0, KW * kn + q);
+                }
             }
             mm2_commit(); /* group k + NS - 1, empty past the last step: the count stays uniform */
-            const int sc = k % NS;
-            mm2_step<T, RT, NT, C::BN>(wst(sc), xst(sc), dst(sc), rw0, cw0, k & 3, true, acc, l3, l4);
-        } else {
-            mm2_step<T, RT, NT, C::BN>(wst(0), xst(0), dst(0), rw0, cw0, k & 3, false, acc, l3, l4);
+            sc = k % NS;
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            float sub[RT][4];
+            if (live) {
+                mm2_sub<T, RT, C::BN>(wst(sc, kw), xst(sc, kw), dst(sc, kw), rw0, cw0, nt, sub);
+            } else {
+#pragma unroll
+                for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) sub[rt][e] = 0.0f;
+            }
+            if (KW > 1) { /* every warp parks its subtrees; the kw = 0 warp combines them below */
+#pragma unroll
+                for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        red[((kw * (WR * WC) + wi) * NO + (rt * NT + nt) * 4 + e) * 32 + lane] = sub[rt][e];
+            } else {
+                const int s = k & 3;
+#pragma unroll
+                for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const float sv = sub[rt][e];
+                        if (s == 0) l3[rt][nt][e] = sv;
+                        else if (s == 1) l4[rt][nt][e] = __fadd_rn(l3[rt][nt][e], sv);
+                        else if (s == 2) l3[rt][nt][e] = sv;
+                        else acc[rt][nt][e] = __fadd_rn(acc[rt][nt][e], __fadd_rn(l4[rt][nt][e], __fadd_rn(l3[rt][nt][e], sv)));
+                    }
+            }
+        }
+        if (KW > 1) { /* the KW subtrees of an output, combined by its kw = 0 warp as the chunk's tree does */
+            __syncthreads();
+            if (kw == 0) {
+#pragma unroll
+                for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+                    for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            const int o = (rt * NT + nt) * 4 + e;
+                            float sq[KW];
+#pragma unroll
+                            for (int q = 0; q < KW; q++) sq[q] = red[((q * (WR * WC) + wi) * NO + o) * 32 + lane];
+                            const float s01 = __fadd_rn(sq[0], sq[1]); /* level 4: 16 blocks */
+                            if (KW == 2) {
+                                if ((k & 1) == 0) l4[rt][nt][e] = s01;
+                                else acc[rt][nt][e] = __fadd_rn(acc[rt][nt][e], __fadd_rn(l4[rt][nt][e], s01));
+                            } else { /* KW == 4: a whole chunk */
+                                acc[rt][nt][e] = __fadd_rn(acc[rt][nt][e], __fadd_rn(s01, __fadd_rn(sq[KW > 2 ? 2 : 0], sq[KW > 3 ? 3 : 0])));
+                            }
+                        }
+            }
+            __syncthreads(); /* red is read before the next step writes it (a dead step has no barrier of its own) */
         }
     }
+    if (kw == 0)
 #pragma unroll
-    for (int rt = 0; rt < RT; rt++)
+        for (int rt = 0; rt < RT; rt++)
 #pragma unroll
-        for (int nt = 0; nt < NT; nt++)
+            for (int nt = 0; nt < NT; nt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int r = r0 + rw0 + 16 * rt + gid + 8 * (e >> 1), c = c0 + cw0 + 8 * nt + 2 * tg + (e & 1);
-                if (r < n_out && c < m) y[(size_t)c * n_out + r] = acc[rt][nt][e];
-            }
+                for (int e = 0; e < 4; e++) {
+                    const int r = r0 + rw0 + 16 * rt + gid + 8 * (e >> 1), c = c0 + cw0 + 8 * nt + 2 * tg + (e & 1);
+                    if (r < n_out && c < m) y[(size_t)c * n_out + r] = acc[rt][nt][e];
+                }
 }
 
-template <int T, int WR, int WC, int RT, int NT, int NS>
+template <int T, int WR, int WC, int RT, int NT, int NS, int KW>
 static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                         const int2 *xds, int m, float *y, cudaStream_t st) {
-    typedef mm2_cfg<T, WR, WC, RT, NT, NS> C;
+    typedef mm2_cfg<T, WR, WC, RT, NT, NS, KW> C;
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
-        gemm_mma2_k<T, WR, WC, RT, NT, NS>;
+        gemm_mma2_k<T, WR, WC, RT, NT, NS, KW>;
     static int dev_set = 0; /* the opt-in past 48 KiB, per device (bit) */
     int dev = 0;
     cudaGetDevice(&dev);
@@ -607,20 +667,31 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * matrix of n_out rows has at most n_out/16 x m/8 warps of work: 4096 rows at m = 16 give 512 (~4 an SM), which only
  * a split of the chunks over warps (T_j through shared memory, added in order: not built) would raise; arms 6 and 7
  * give each warp one such tile so that a CTA holds many warps. The chooser (arm -1, tcu_gemm_mma_v2) is a guess until
- * the sweep: 5 up to m = 8, 7 up to 16, 0 up to 32, else 6. */
+ * the sweep: 5 up to m = 8, 7 up to 16, 0 up to 32, else 6, except that a matrix with fewer than 8 an SM of 16x8 output
+ * tiles takes a chunk-split arm up to m = 16 (8 up to m = 8, else 9).
+ *   arm 8: 2x1 x KW 4, 32x8,  a chunk a step split over 4 warps a tile, 8 warps: 448 / 128 CTAs, 2 stages 80 KB (117 KB)
+ *   arm 9: 2x2 x KW 4, 32x16, 16 warps: 2 stages 123 KB (160 KB)
+ *   arm 10: 2x2 x KW 2, 32x16, half a chunk a step, 8 warps: 2 stages 61 KB (80 KB) */
 template <int T>
 static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                      const int2 *xds, int m, float *y, cudaStream_t st) {
-    if (arm < 0) arm = m <= 8 ? 5 : m <= 16 ? 7 : m <= 32 ? 0 : 6;
+    if (arm < 0) {
+        const int64_t tiles = (int64_t)((n_out + 15) / 16) * ((m + 7) / 8); /* 16x8 output tiles: warps of work */
+        if (tiles < 8 * (int64_t)gemv_sms() && m <= 16) arm = m <= 8 ? 8 : 9; /* few rows: chunks split over warps */
+        else arm = m <= 8 ? 5 : m <= 16 ? 7 : m <= 32 ? 0 : 6;
+    }
     switch (arm) {
-    case 6: mma2_launch<T, 2, 8, 1, 1, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 7: mma2_launch<T, 4, 2, 1, 1, 3>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 4: mma2_launch<T, 4, 1, 1, 2, 3>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 5: mma2_launch<T, 4, 1, 1, 1, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 1: mma2_launch<T, 4, 2, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 2: mma2_launch<T, 2, 2, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 3: mma2_launch<T, 8, 1, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    default: mma2_launch<T, 4, 1, 1, 4, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 6: mma2_launch<T, 2, 8, 1, 1, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 7: mma2_launch<T, 4, 2, 1, 1, 3, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 4: mma2_launch<T, 4, 1, 1, 2, 3, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 5: mma2_launch<T, 4, 1, 1, 1, 4, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 1: mma2_launch<T, 4, 2, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 2: mma2_launch<T, 2, 2, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 3: mma2_launch<T, 8, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 8: mma2_launch<T, 2, 1, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 9: mma2_launch<T, 2, 2, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 10: mma2_launch<T, 2, 2, 1, 1, 2, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    default: mma2_launch<T, 4, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     }
 }
 
