@@ -304,14 +304,15 @@ extern "C" int tcu_gemm_mma(int fam, int t, const void *w, size_t row_bytes, int
  * chunk's adjacent-pair tree T_j, then acc = -0.0 + T_0 + T_1 + ... in order. v1's obstacle is gone: a tile streams K
  * with three live floats an output (below), where today's order needed C = 32..128 chains an output.
  *
- * Tile: a CTA owns BM = 16·RT·NW weight rows x BN = 8·NT columns (blockIdx: column tiles fastest, so the CTAs that
- * share a row tile's weights run together and the second read hits L2). K streams in steps of one repacked group of
- * 8 blocks (256 elements: a contiguous 144-byte Q4_0R / Q4_KR or 272-byte Q8_0R piece of each row), NS stages deep in
- * shared memory by cp.async (16-byte pieces, the missing ones of a partial last group and of blocks >= nb zero-filled,
- * 8-byte pieces for the (d, Σq) pairs): the weights of the first NS-1 steps are requested before pdl_wait (constant
- * data, pdl.cuh), the activations after it. Warp w computes rows 16·RT·w .. of the tile against all BN columns: per
- * block and (row tile, n8 tile) two mma.sync m16n8k32 s8 (the hi and lo planes, 256·Σw·hi + Σw·lo = the dp4a sum
- * exactly), then each of the lane's 4 accumulator elements forms its leaf and pushes it into its pairwise stack.
+ * Tile: a CTA owns BM = 16·RT·WR weight rows x BN = 8·NT·WC columns (blockIdx: column tiles fastest, so the CTAs
+ * that share a row tile's weights run together and the second read hits L2). K streams in steps of KW repacked groups
+ * of 8 blocks (a group is 256 elements: a contiguous 144-byte Q4_0R / Q4_KR or 272-byte Q8_0R piece of each row), NS
+ * stages deep in shared memory by cp.async (16-byte pieces, the missing ones of a partial last group and of blocks
+ * >= nb zero-filled, 8-byte pieces for the (d, Σq) pairs): the weights of the first NS-1 steps are requested before
+ * pdl_wait (constant data, pdl.cuh), the activations after it. A warp owns a 16·RT x 8·NT piece of the tile and one
+ * group of each step (mm2_cfg): per block and (row tile, n8 tile) two mma.sync m16n8k32 s8 (the hi and lo planes,
+ * 256·Σw·hi + Σw·lo = the dp4a sum exactly), then each of the lane's 4 accumulator elements forms its leaf and pushes
+ * it into its pairwise stack.
  *
  * The pairwise stack, on paper. Push leaves p_0, p_1, ... of a chunk; entry = (value, level); after a push, while the
  * top two entries have equal level k, pop both and push (lower + upper, k + 1). After leaf i the stack holds one entry
@@ -326,7 +327,7 @@ extern "C" int tcu_gemm_mma(int fam, int t, const void *w, size_t row_bytes, int
  * Layout of the stack here: the 8 blocks of a K step are unrolled, so levels 0-2 are compile-time temporaries and the
  * step ends with the 8-leaf subtree S (level 3); levels 3 and 4 live in two registers across steps: step s = k mod 4 of
  * the chunk does s=0: L3 = S; s=1: L4 = L3 + S; s=2: L3 = S; s=3: acc = acc + (L4 + (L3 + S)). Live floats an output
- * between steps: acc, L3, L4.
+ * between steps: acc, L3, L4. With KW > 1 the KW subtrees of a step are combined the same way by one warp (mm2_cfg).
  *
  * Fragments (PTX ISA, "Matrix Fragments for mma.m16n8k32" with .s8; gid = lane >> 2, tg = lane & 3):
  *   A (16x32 s8, row): a0 = A[gid][4tg..4tg+3], a1 = A[gid+8][4tg..4tg+3], a2 = A[gid][16+4tg..], a3 = A[gid+8][16+4tg..]
