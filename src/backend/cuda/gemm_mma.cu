@@ -669,7 +669,8 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * a split of the chunks over warps (T_j through shared memory, added in order: not built) would raise; arms 6 and 7
  * give each warp one such tile so that a CTA holds many warps. The chooser (arm -1, tcu_gemm_mma_v2) is a guess until
  * the sweep: 5 up to m = 8, 7 up to 16, 0 up to 32, else 6, except that a matrix with fewer than 8 an SM of 16x8 output
- * tiles takes a chunk-split arm up to m = 16 (8 up to m = 8, else 9).
+ * tiles (a 1024-row matrix up to m = 64, a 4096-row one up to m = 16, on 132 SMs) takes a chunk-split arm (8
+ * up to m = 8, else 9).
  *   arm 8: 2x1 x KW 4, 32x8,  a chunk a step split over 4 warps a tile, 8 warps: 448 / 128 CTAs, 2 stages 80 KB (117 KB)
  *   arm 9: 2x2 x KW 4, 32x16, 16 warps: 2 stages 123 KB (160 KB)
  *   arm 10: 2x2 x KW 2, 32x16, half a chunk a step, 8 warps: 2 stages 61 KB (80 KB) */
@@ -678,7 +679,7 @@ static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out
                      const int2 *xds, int m, float *y, cudaStream_t st) {
     if (arm < 0) {
         const int64_t tiles = (int64_t)((n_out + 15) / 16) * ((m + 7) / 8); /* 16x8 output tiles: warps of work */
-        if (tiles < 8 * (int64_t)gemv_sms() && m <= 16) arm = m <= 8 ? 8 : 9; /* few rows: chunks split over warps */
+        if (tiles < 8 * (int64_t)gemv_sms()) arm = m <= 8 ? 8 : 9; /* few rows: chunks split over warps */
         else arm = m <= 8 ? 5 : m <= 16 ? 7 : m <= 32 ? 0 : 6;
     }
     switch (arm) {
