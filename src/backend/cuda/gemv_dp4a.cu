@@ -281,8 +281,9 @@ static __device__ __forceinline__ void pipe_load(const uint8_t *__restrict__ w, 
 }
 
 /* The cta family's chunk order (CH = 1; reduce.cuh): at step k warp w holds chunk j = 4k + w (thread t = 32w + l has
- * block t + 128k = 32j + l), so the warp's butterfly gives T_j, which lane 0 parks in cpart[j][n] (n of the N outputs);
- * at the group's end thread n < nout adds cpart[0..nch)[n] in chunk order. Shared memory: nch * N floats (dynamic). */
+ * block t + 128k = 32j + l), so the warp's butterfly (chunk_tree32_n) gives T_j of each output, which the lane owning
+ * it parks in cpart[j][n] (n of the N outputs); at the group's end thread n < nout adds cpart[0..nch)[n] in chunk
+ * order. Shared memory: nch * N floats (dynamic). */
 template <int N>
 static __device__ __forceinline__ void cta_chunk_out(float (*cpart)[N], int nch, int nout, float *y, size_t ystride) {
     __syncthreads();
