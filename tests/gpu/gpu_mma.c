@@ -3,8 +3,9 @@
  * batch invariance rests on it (a token's logits do not depend on how many tokens share its pass, nor on which kernel
  * the pass size picks). Weights: random GGUF Q4_0 / Q8_0 / Q4_K blocks with finite f16 scales, repacked by tcu_repack
  * as the upload does; families 0 (cta), 1 (warp), 3 (tma) and the chooser's (-1); shapes with rows not a multiple of
- * 16 (1000, 7, 33), block counts of 128 and 448 (Llama-3-8B's 4096 and 14336 inputs) and 24 (a partial repacked group
- * where the type allows); m = 1, 2, 7, 16, 17, 33, 64; outputs past m columns untouched.
+ * 16 (1000, 7, 33, 45), block counts of 128 and 448 (Llama-3-8B's 4096 and 14336 inputs), 24 (three whole repacked
+ * groups) and 33 (a partial group of one block, where the type allows; the bytes the repack leaves unwritten are NaN
+ * halves); m = 1, 2, 7, 16, 17, 33, 64; outputs past m columns untouched.
  * These run in today's GEMV order (tcu_gemv_order_set(0)).
  * v2 (issue 26; check_chunk): in the chunk-major order (tcu_gemv_order_set(1), reduce.cuh) every dp4a family gives the
  * same bits for a column, the twins' columns (m = 2, 7, 16) equal the one-column call, every column of v2 (each
@@ -92,6 +93,9 @@ static void setup(shape_t *s, int t, int64_t n_in, int64_t n_out) {
     void *dw;
     CU(cudaMalloc(&dw, stride * (size_t)n_out));
     CU(cudaMalloc(&s->dr, s->rstride * (size_t)n_out));
+    /* bytes tcu_repack leaves unwritten (a partial group's scale slots and quants past nb, row padding) as NaN halves:
+     * no kernel may read them (the upload zeroes them; a caller's buffer need not) */
+    CU(cudaMemset(s->dr, 0xFF, s->rstride * (size_t)n_out));
     CU(cudaMemcpy(dw, hw, stride * (size_t)n_out, cudaMemcpyHostToDevice));
     tcu_repack(t, dw, stride, s->dr, s->rstride, n_in, n_out, 0);
     CU(cudaGetLastError());
@@ -397,7 +401,8 @@ int main(int argc, char **argv) {
         check_shape(t, 4096, 1000);
         check_shape(t, 14336, 33);
         check_shape(t, 4096, 7);
-        if (t != TERN_TYPE_Q4_K) check_shape(t, 768, 70); /* 24 blocks: a partial repacked group */
+        if (t != TERN_TYPE_Q4_K) check_shape(t, 768, 70);  /* 24 blocks: three whole repacked groups */
+        if (t != TERN_TYPE_Q4_K) check_shape(t, 1056, 45); /* 33 blocks: a partial repacked group of 1 */
     }
     for (int ti = 0; ti < 3; ti++) {
         const int t = types[ti];

@@ -359,6 +359,12 @@ static __device__ __forceinline__ void mm2_cp16(void *dst, const void *src, bool
                  : "memory");
 #endif
 }
+/* 16 bytes into shared memory of which the first n (0..16) come from src, the rest zero-filled. */
+static __device__ __forceinline__ void mm2_cp16n(void *dst, const void *src, int n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(mm2_smem(dst)), "l"(src), "r"(n) : "memory");
+#endif
+}
 static __device__ __forceinline__ void mm2_cp8(void *dst, const void *src, bool ok) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(mm2_smem(dst)), "l"(src), "r"(ok ? 8 : 0)
@@ -389,7 +395,10 @@ static __device__ __forceinline__ void mm2_issue_w(uint8_t *ws, const uint8_t *_
         const int rr = i / PW, p = i - rr * PW, r = r0 + rr < n_out ? r0 + rr : n_out - 1;
         const uint8_t *src = w + (size_t)r * stride + (left > 0 ? (size_t)g * F::GB : 0);
         const bool ok = 16 * p < gbytes;
-        mm2_cp16(ws + rr * F::SW + 16 * p, ok ? src + 16 * p : src, ok);
+        /* a partial group's header: only its live blocks' f16 scales, the slots past nb zero-filled (the upload zeroes
+         * them, a caller's buffer may not; the GEMV never reads them, and a NaN there would reach the leaf) */
+        const int n = !ok ? 0 : p == 0 && left < 8 && T != TCU_TYPE_Q4_KR ? 2 * left : 16;
+        mm2_cp16n(ws + rr * F::SW + 16 * p, ok ? src + 16 * p : src, n);
     }
 }
 
