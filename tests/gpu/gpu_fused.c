@@ -573,14 +573,17 @@ int main(void) {
             cudaFree(qa); cudaFree(qb); cudaFree(ka); cudaFree(kb); cudaFree(v); cudaFree(freq); cudaFree(pos);
             cudaFree(kca); cudaFree(vca); cudaFree(kcb); cudaFree(vcb);
         }
-    /* decode attention with the x16 of its output */
+    /* decode attention with the x16 of its output: == the attention then tcu_quantize_x16 (tcu_attention_split /
+     * _q8 at n <= 16; tcu_attention_decode above, the 17..64-token passes of the chunk order's GEMV path), and at n =
+     * 40 and 64 each token's out and x16 row == its one-token call's */
+    const int nsx[5] = {1, 3, 16, 40, 64};
     for (int hi = 0; hi < 2; hi++)
         for (int gi = 0; gi < 2; gi++)
             for (int si = 0; si < 2; si++)
-                for (int ni = 0; ni < 3; ni++)
+                for (int ni = 0; ni < 5; ni++)
                     for (int q8 = 0; q8 < 2; q8++) {
-                        const int hd = hi ? 128 : 64, nh = gi ? 4 : 32, nkv = gi ? 4 : 8, S = si ? 4 : 1, n = ns[ni];
-                        const int n_ctx = 300, row = nkv * hd, Hq = nh * hd;
+                        const int hd = hi ? 128 : 64, nh = gi ? 4 : 32, nkv = gi ? 4 : 8, S = si ? 4 : 1, n = nsx[ni];
+                        const int n_ctx = 512, row = nkv * hd, Hq = nh * hd;
                         float *q = rand_dev((size_t)n * Hq, 2.0f);
                         const size_t nc = (size_t)n_ctx * row;
                         uint16_t *hk = malloc(2 * nc);
@@ -598,8 +601,8 @@ int main(void) {
                         uint16_t *ks = dup_dev(hk, 2 * (nc / 32));
                         for (size_t i = 0; i < nc / 32; i++) hk[i] = tern_fp32_to_fp16(0.01f + fabsf(frnd(0.02f)));
                         uint16_t *vs = dup_dev(hk, 2 * (nc / 32));
-                        int32_t hp[16];
-                        for (int t = 0; t < n; t++) hp[t] = 250 + 3 * t; /* the last token near the cache's end */
+                        int32_t hp[64];
+                        for (int t = 0; t < n; t++) hp[t] = 250 + 3 * t; /* up to 439: 1 or 2 active splits of 256 keys */
                         int32_t *pos = dup_dev(hp, sizeof hp);
                         float *oa, *ob, *ws;
                         void *xa, *xb;
@@ -609,7 +612,10 @@ int main(void) {
                         CU(cudaMemset(xa, 0x5A, tcu_x16_bytes(n, Hq))); CU(cudaMemset(xb, 0x5A, tcu_x16_bytes(n, Hq)));
                         CU(cudaMemset(oa, 0x33, sizeof(float) * n * Hq)); CU(cudaMemset(ob, 0x44, sizeof(float) * n * Hq));
                         const float sc = 1.0f / sqrtf((float)hd);
-                        if (q8) tcu_attention_split_q8(q, kq, vq, ks, vs, n, pos, NULL, NULL, 0, 0, nh, nkv, hd, sc, oa, ws, S, 0);
+                        if (n > 16) tcu_attention_decode(q, q8 ? (const void *)kq : (const void *)kc, q8 ? (const void *)vq : (const void *)vc,
+                                                         q8 ? ks : NULL, q8 ? vs : NULL, n, pos, NULL, NULL, 0, 0, nh, nkv, hd, sc,
+                                                         oa, ws, S, 0);
+                        else if (q8) tcu_attention_split_q8(q, kq, vq, ks, vs, n, pos, NULL, NULL, 0, 0, nh, nkv, hd, sc, oa, ws, S, 0);
                         else tcu_attention_split(q, kc, vc, n, pos, NULL, NULL, 0, 0, nh, nkv, hd, sc, oa, ws, S, 0);
                         tcu_quantize_x16(oa, n, Hq, xa, 0);
                         if (q8) tcu_attention_decode_x16(q, kq, vq, ks, vs, n, pos, NULL, NULL, 0, 0, nh, nkv, hd, sc, ob, ws, S,
@@ -620,6 +626,32 @@ int main(void) {
                         CHECK(dev_eq(oa, ob, sizeof(float) * n * Hq) && dev_eq(xa, xb, tcu_x16_bytes(n, Hq)),
                               "attention_decode_x16 hd=%d heads=%d/%d splits=%d n=%d %s: out or x16 differs from "
                               "attention + quantize_x16", hd, nh, nkv, S, n, q8 ? "q8_0" : "f16");
+                        if (n > 16) { /* each token alone: out into oa's row, x16 into a one-row buffer vs xb's planes */
+                            int bad = 0;
+                            float *h1 = malloc(sizeof(float) * Hq), *hn = malloc(sizeof(float) * (size_t)n * Hq);
+                            int8_t *x1 = malloc(tcu_x16_bytes(1, Hq)), *xn = malloc(tcu_x16_bytes(n, Hq));
+                            void *x1d;
+                            CU(cudaMalloc(&x1d, tcu_x16_bytes(1, Hq)));
+                            CU(cudaMemcpy(hn, ob, sizeof(float) * (size_t)n * Hq, cudaMemcpyDeviceToHost));
+                            CU(cudaMemcpy(xn, xb, tcu_x16_bytes(n, Hq), cudaMemcpyDeviceToHost));
+                            const size_t pl1 = ((size_t)Hq + 15) & ~(size_t)15, pln = ((size_t)n * Hq + 15) & ~(size_t)15;
+                            for (int t = 0; t < n; t++) {
+                                tcu_attention_decode_x16(q + (size_t)t * Hq, q8 ? (const void *)kq : (const void *)kc,
+                                                         q8 ? (const void *)vq : (const void *)vc, q8 ? ks : NULL, q8 ? vs : NULL,
+                                                         1, pos + t, NULL, NULL, 0, 0, nh, nkv, hd, sc, oa, ws, S, x1d, 0);
+                                CU(cudaMemcpy(h1, oa, sizeof(float) * Hq, cudaMemcpyDeviceToHost));
+                                CU(cudaMemcpy(x1, x1d, tcu_x16_bytes(1, Hq), cudaMemcpyDeviceToHost));
+                                /* the x16 layout (x16.cuh): hi plane, lo plane (each padded to 16 bytes), then (d, sum) a block */
+                                if (memcmp(h1, hn + (size_t)t * Hq, sizeof(float) * Hq) ||
+                                    memcmp(x1, xn + (size_t)t * Hq, Hq) || memcmp(x1 + pl1, xn + pln + (size_t)t * Hq, Hq) ||
+                                    memcmp(x1 + 2 * pl1, xn + 2 * pln + (size_t)t * (Hq / 32) * 8, (size_t)(Hq / 32) * 8))
+                                    bad++;
+                            }
+                            CHECK(bad == 0, "attention_decode_x16 hd=%d heads=%d/%d splits=%d n=%d %s: %d tokens differ from "
+                                  "their one-token call", hd, nh, nkv, S, n, q8 ? "q8_0" : "f16", bad);
+                            free(h1); free(hn); free(x1); free(xn);
+                            cudaFree(x1d);
+                        }
                         free(hk); free(hq8);
                         cudaFree(q); cudaFree(kc); cudaFree(vc); cudaFree(kq); cudaFree(vq); cudaFree(ks); cudaFree(vs);
                         cudaFree(pos); cudaFree(oa); cudaFree(ob); cudaFree(ws); cudaFree(xa); cudaFree(xb);

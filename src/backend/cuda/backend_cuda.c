@@ -459,8 +459,15 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * TERN_GEMV_CHUNK=1: an arm under measurement, issue 26) and every matrix is Q4_0, Q8_0 or Q4_K (uploaded repacked,
  * which v2 reads);
  * else TCU_MULTI_MAX (the twins' columns). */
-static int pass_limit(const tern_model *m) {
-    if (tcu_gemv_order() != 1) return TCU_MULTI_MAX;
+static int pass_limit(const tern_model *m, int ord, int n_dev) {
+    if (ord != 1) return TCU_MULTI_MAX;
+    for (int d = 0; d < n_dev; d++) { /* v2's tilings take up to ~160 KiB of shared memory a CTA: Hopper's budget */
+        int major = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d) != cudaSuccess || major < 9) {
+            (void)cudaGetLastError();
+            return TCU_MULTI_MAX;
+        }
+    }
     for (int l = 0; l < m->n_layer; l++) {
         const tern_layer *L = &m->layers[l];
         const tern_weight *w[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
@@ -717,11 +724,12 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
 
     /* ---- memory plan, every GPU, before anything is allocated ---- */
     cuda_be *be = tern_xcalloc(1, sizeof *be);
-    /* exact_rows: passes of up to 16 tokens run the GEMV twins (each row the bits of a one-row call); with verify fast
+    /* exact_rows: passes of up to 16 tokens run the GEMV twins (each row the bits of a one-row call; up to 64 with the
+     * chunk order, longer ones through gemm_mma v2: pass_limit); with verify fast
      * 2..16-token passes take the GEMM, and at TP > 2 an all-reduce's summation order follows its size (NCCL's ring
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
-    tcu_gemv_order_set(tern_cfg()->gemv_chunk ? 1 : 0); /* the GEMVs' float order, process-wide (tcu.h) */
-    const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m);
+    const int ord = tern_cfg()->gemv_chunk ? 1 : 0; /* the GEMVs' float order: set process-wide once this engine stands */
+    const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
     be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast || n_tp > 2 ? 1 : plim, 1};
     be->m = m;
     be->n_rank = n_tp;
@@ -743,6 +751,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         g->pen_cap = 4096;
         g->att_splits = att_splits_rule(p->n_ctx);
         g->gemv_max = p->verify_fast ? 1 : plim;
+        g->gemv_ord = ord;
         g->bt_cap = pass_rows(g) * blocks_per_seq; /* a pass mixes at most exact_rows sequences */
         g->use_graph = tern_cfg()->cuda_graph;
         g->trace = tern_cfg()->trace;
@@ -826,6 +835,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         cuda_free(&be->base);
         return NULL;
     }
+    tcu_gemv_order_set(ord); /* process-wide (tcu.h): an engine made with the other order refuses its passes (exec.c) */
     return &be->base;
 }
 

@@ -11,12 +11,12 @@
  * pass of tokens of several sequences at once. Passes of up to gemv_max tokens take the GEMV twins (16 columns; up to
  * TCU_PASS_MAX = 64 with the chunk order, whose longer passes run gemm_mma v2), so a token's bits do not depend on the
  * pass (batch invariance); longer ones (prefill chunks of one sequence) the
- * dequantize + cuBLASLt path and the flash attention. A pass of up to 16 tokens replays a CUDA graph captured at
+ * dequantize + cuBLASLt path and the flash attention. A GEMV-path pass (up to gemv_max tokens) replays a CUDA graph captured at
  * the first pass of its (table kind, output kind, size) (positions, slots and block tables are device data; one
  * GPU; at TP only the one-token pass, after one eager run).
  * The recipe rows' extra ops take a kernel each: HEAD_NORM (inside the RoPE kernel at head dims 64, 128, 256, else
  * tcu_rmsnorm_rows over the heads), a post-norm RMSNORM
- * t <- t (folded into the next [ADD] RMSNORM's cluster launch in passes of up to 16 tokens: tcu_add_rmsnorm_post_to;
+ * t <- t (folded into the next [ADD] RMSNORM's cluster launch in GEMV-path passes: tcu_add_rmsnorm_post_to;
  * tcu_rmsnorm_rows in longer ones), the embedding scale (tcu_scale), SOFTCAP after the head; NEOX pairing, YaRN / LongRoPE
  * tables and factors and the sliding window are arguments of the RoPE and attention kernels (a windowed layer's
  * prefill chunk runs flash v3 with the window where it cuts the chunk's keys), GeGLU the GLU kernel's act. */
@@ -50,12 +50,6 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
  * matrix dequantized on a side stream meanwhile (docs/ledger.md "dequant prefetch": +3% pp512). */
 static int matmul(crank *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16, float *y) {
     if (n <= g->gemv_max && n > TCU_MULTI_MAX) { /* a pass longer than the twins take: v2 in the chunk order */
-        /* the order is process-wide: an engine made later with the arm off would put this one's shorter passes back
-         * in today's order, and its tokens would then depend on their pass (batch invariance): refuse instead */
-        if (tcu_gemv_order() != 1) {
-            tern_set_error("the GEMV order changed under a running engine (tern_config.gemv_chunk differs between engines)");
-            return -1;
-        }
         if (!xq || !tcu_gemm_mma_v2(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) {
             tern_set_error("internal: a %d-token GEMV-path pass reached a matrix without the chunk-order GEMM (type %d)", n,
                            w->type);
@@ -644,6 +638,13 @@ int cuda_exec(tern_backend *be_, const tern_graph *G, const tern_ubatch *ub) {
     cuda_be *be = (cuda_be *)be_;
     crank *g = be->rk[0];
     const int n = ub->n;
+    /* the GEMVs' order is process-wide (tcu.h) and kernels (graphs too) pick it when launched: an engine made later
+     * with the other tern_config.gemv_chunk would change this one's bits from pass to pass (batch invariance) */
+    if (tcu_gemv_order() != g->gemv_ord) {
+        tern_set_error("the GEMV float order changed under this engine (tern_config.gemv_chunk %d here, another engine "
+                       "in this process set %d)", g->gemv_ord, tcu_gemv_order());
+        return -1;
+    }
     if (n < 1 || n > g->ubatch || ub->max_pos > g->n_ctx || ub->n_bt > g->bt_cap || ub->n_out > n ||
         (n > dec_max(g) && ub->n_seq != 1)) {
         tern_set_error("internal: a pass of %d tokens of %d sequences (ubatch %d) up to position %d (n_ctx %d), %d table "
