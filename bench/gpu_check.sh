@@ -111,7 +111,12 @@ for s in $steps; do
     # gemm_mma v2; a PASS needs the checks and a trace line showing v2 ran
     build-cuda/gpu/gpu_batch "$f" chunk >"$OUT/batch-chunk.log" 2>&1
     st=$(status_of "$OUT/batch-chunk.log"); grep -q 'gemm_mma_v2=[1-9]' "$OUT/batch-chunk.log" || st=FAIL
-    note "batch chunk" "$st" "$(grep -E '^8 sequences' "$OUT/batch-chunk.log" | cut -c1-90) v2 calls: $(grep -o 'gemm_mma_v2=[0-9]*' "$OUT/batch-chunk.log" | sort -t= -k2 -n | tail -1)" ;;
+    note "batch chunk" "$st" "$(grep -E '^8 sequences' "$OUT/batch-chunk.log" | cut -c1-90) v2 calls: $(grep -o 'gemm_mma_v2=[0-9]*' "$OUT/batch-chunk.log" | sort -t= -k2 -n | tail -1)"
+    # the same on a 6-layer synthetic Gemma 3 4B in Q4_0 (its post-norms folded into 64-token passes)
+    fg=$(synth gemma3-4b q4_0 6)
+    build-cuda/gpu/gpu_batch "$fg" chunk >"$OUT/batch-chunk-gemma3.log" 2>&1
+    st=$(status_of "$OUT/batch-chunk-gemma3.log"); grep -q 'gemm_mma_v2=[1-9]' "$OUT/batch-chunk-gemma3.log" || st=FAIL
+    note "batch chunk gemma3" "$st" "$(grep -E '^8 sequences' "$OUT/batch-chunk-gemma3.log" | cut -c1-90)" ;;
   parallel)
     OUT="$OUT" SYNTH_DIR="$SYNTH_DIR" LCPP_BIN="$LCPP_BIN" bench/parallel_peer.sh >"$OUT/parallel.log" 2>"$OUT/parallel.err"
     cat "$OUT/parallel_peer.md" 2>/dev/null
