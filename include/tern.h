@@ -100,6 +100,12 @@ typedef struct {
                         * a CPU context refuses it */
     int cache_type_k;  /* KV cache element type (tern_cache_type): TERN_CACHE_F16 (0, default) or TERN_CACHE_Q8_0 */
     int cache_type_v;  /* (CUDA only, K and V the same type; llama.cpp's --cache-type-k/--cache-type-v) */
+    int swa_compact;   /* 1: a model's sliding-window layers keep their KV rows in a second, smaller pool that holds
+                        * only the last window + swa_margin positions of each sequence (llama.cpp's SWA cache): the
+                        * same logits, less memory; tern_context_truncate further back than that fails, and an
+                        * engine's prefix cache stays off. 0 (default): one pool for every layer. No effect on a
+                        * model without windowed layers. CPU only so far (CUDA refuses it). */
+    int swa_margin;    /* positions kept past the window for rollback (speculation, truncate); <= 0: 64 */
 } tern_context_params;
 /* KV cache element types. Q8_0: blocks of 32 values, an f16 scale and 32 int8 (GGUF block_q8_0). */
 typedef enum { TERN_CACHE_F16 = 0, TERN_CACHE_Q8_0 = 1 } tern_cache_type;
@@ -171,6 +177,7 @@ typedef struct {
     int blocks_used, blocks_total, block_size;
     int cached_blocks, cached_idle;
     int64_t evicted;
+    int swa_blocks_used, swa_blocks_total; /* the window pool's blocks (swa_compact; 0 without it) */
 } tern_kv_stats;
 void tern_engine_kv_stats(const tern_engine *e, tern_kv_stats *st);
 

@@ -38,7 +38,13 @@ typedef struct {
 /* One forward pass. Token t (0..n) is id tok[t] at position pos[t] of its sequence; its K/V go to pool row
  * slot[t]; it attends to its sequence's rows 0..pos[t], logical row j at pool row
  * bt[bt_off[t] + (j >> lbs)] * (1 << lbs) + (j & ((1 << lbs) - 1)). Tokens of one sequence are contiguous and
- * in position order; the rows of a position are written before any token attends to them. */
+ * in position order; the rows of a position are written before any token attends to them.
+ *
+ * The window pool (tern_backend_params.kv_rows_w > 0, the engine's swa_compact): a layer with a sliding window keeps
+ * its rows in a second, smaller pool; its token t writes pool row slot_w[t] and reads logical row j at
+ * bt_w[bt_off[t] + (j >> lbs)] (the same offsets as bt: a sequence's two tables have the same logical length). Entries
+ * of bt_w for blocks wholly before every query's window are -1 (released); a windowed layer reads only rows
+ * > pos[t] - window. slot_w and bt_w are NULL when there is no window pool. */
 typedef struct {
     int n;
     const int32_t *tok, *pos, *slot, *bt_off; /* (n) */
@@ -49,14 +55,17 @@ typedef struct {
     int n_out;
     const int32_t *out;                       /* (n_out) ascending rows whose logits are computed */
     tern_out *outs;                           /* (n_out) */
+    const int32_t *slot_w;                    /* (n) windowed layers' pool rows, or NULL */
+    const int32_t *bt_w;                      /* (n_bt) windowed layers' block tables, or NULL */
 } tern_ubatch;
 
 typedef struct tern_backend tern_backend;
 typedef struct {
     /* Run graph g over ub; fill ub->outs. 0, or -1 (error set). */
     int (*exec)(tern_backend *be, const tern_graph *g, const tern_ubatch *ub);
-    /* Copy pool rows [src, src + n) to [dst, dst + n) in every layer (copy-on-write of a shared block). */
-    int (*kv_copy)(tern_backend *be, int64_t dst, int64_t src, int64_t n);
+    /* Copy pool rows [src, src + n) to [dst, dst + n) in every layer of a pool (copy-on-write of a shared block):
+     * pool 0 the main pool (every layer without the window pool), 1 the window pool's layers. */
+    int (*kv_copy)(tern_backend *be, int pool, int64_t dst, int64_t src, int64_t n);
     /* Prepare passes of 2..max_rows tokens (capture their CUDA graphs now); the count prepared, -1 on error. */
     int (*prepare)(tern_backend *be, const tern_graph *g, int max_rows);
     void (*free)(tern_backend *be);
@@ -75,6 +84,8 @@ struct tern_backend {
 /* What a backend is made for. */
 typedef struct {
     int64_t kv_rows;    /* pool rows of the KV cache (blocks x block size) */
+    int64_t kv_rows_w;  /* pool rows of the window pool, which holds the sliding-window layers (window > 0) alone;
+                         * 0: none, every layer in the main pool */
     int lbs;            /* log2 of the block size */
     int n_ctx;          /* positions a sequence at most */
     int max_rows;       /* tokens a pass at most */

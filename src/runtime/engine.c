@@ -6,7 +6,13 @@
  * step that cannot fit changes nothing); the tokens are cut into passes. Batch invariance: a pass of at most
  * backend->exact_rows tokens gives every token the bits of its own one-token pass, so such passes mix sequences
  * freely; a longer run of one sequence's tokens (a prefill) runs alone, chunked from its start exactly as it
- * would be without company. */
+ * would be without company.
+ *
+ * The window pool (tern_context_params.swa_compact): a model's sliding-window layers keep their rows in a second pool
+ * and a sequence has a second table into it (table_w), of the same logical length. Its blocks are allocated pass by
+ * pass and released once wholly before position p0 - window + 1 - margin, p0 the first position the sequence can
+ * still query (its next token's, less the margin kept for truncation), so a sequence holds about window + margin +
+ * one pass of rows there whatever its length. The global layers keep every position in the main pool. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +36,8 @@ struct tern_seq {
     int n_past;
     int32_t *table;          /* (cap) pool blocks of logical blocks 0.. */
     int n_blocks, cap;
+    int32_t *table_w;        /* (cap) window-pool blocks of logical blocks 0..n_blocks_w-1; -1 below w_lo (released) */
+    int w_lo, n_blocks_w;    /* logical blocks [w_lo, n_blocks_w) held in the window pool */
     tern_sampler *smp;       /* TERN_BATCH_SAMPLE's sampler (the caller's), or NULL */
     int32_t *hist;           /* (hist_cap) the tokens in the cache, position order: the repeat penalty's history */
     int n_hist, hist_cap;
@@ -66,11 +74,14 @@ struct tern_engine {
     tern_backend *be;
     tern_graph *g;
     tern_kv kv;
+    tern_kv kvw;                    /* the window pool (swa), else unused */
+    int swa, swa_window, swa_margin; /* swa: the window pool is on; the largest window; rows kept past it */
     tern_pcache *pc;                /* the prefix cache, or NULL (tern_engine_params.prefix_cache) */
     int n_ctx, n_seq_max;
     tern_seq **seqs;                /* (n_seq_max) */
     /* step scratch, grown: per pass token arrays, per step ordering */
     int32_t *tok, *pos, *slot, *bt_off, *bt, *out, *order, *seg_start, *seg_len;
+    int32_t *slot_w, *bt_w;                /* the window pool's (swa) */
     int32_t *p_rk, *p_small, *p_small_rk;  /* the passes' row lists (cap_tok) */
     tern_sample_req *reqs;                 /* device sampling requests of the step's TERN_BATCH_SAMPLE rows (cap_tok) */
     int32_t *pen;                          /* their penalty ids */
@@ -83,7 +94,7 @@ struct tern_engine {
 /* ---- parameters, devices ---- */
 
 tern_context_params tern_context_default_params(void) {
-    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0, 0, 1, 0, TERN_CACHE_F16, TERN_CACHE_F16};
+    tern_context_params p = {0, 0, TERN_DEVICE_AUTO, 0, 0, 0, 1, 0, TERN_CACHE_F16, TERN_CACHE_F16, 0, 0};
     return p;
 }
 
@@ -156,11 +167,31 @@ tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
     bp.tp = p->tp;
     bp.verify_fast = p->verify_fast;
     bp.verbose = p->verbose;
+    /* the window pool: the largest window of the layers run; each sequence holds at most window + margin rows before
+     * a pass's first query and the pass's own (<= max_rows), plus a partial block at each end */
+    int swa_window = 0, swa_margin = p->swa_margin > 0 ? p->swa_margin : 64;
+    const int n_run = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
+    for (int il = 0; il < n_run; il++)
+        if (m->layers[il].window > swa_window) swa_window = m->layers[il].window;
+    if (p->swa_margin > (1 << 24)) {
+        tern_set_error("swa_margin %d is out of range", p->swa_margin);
+        return NULL;
+    }
+    const int swa = p->swa_compact && swa_window > 0;
+    int64_t n_blocks_w = 0;
+#define SWA_BLOCKS(rows) /* window-pool blocks for passes of up to `rows` tokens */                                    \
+    do {                                                                                                               \
+        const int64_t w_seq = (((int64_t)swa_window + swa_margin + (rows) + bs - 1) >> lbs) + 2;                        \
+        n_blocks_w = (int64_t)n_seq * (w_seq < per_seq ? w_seq : per_seq);                                             \
+        if (n_blocks_w > n_blocks) n_blocks_w = n_blocks;                                                              \
+        bp.kv_rows_w = n_blocks_w * bs;                                                                                \
+    } while (0)
     tern_backend *be = NULL;
     if (dev == TERN_DEVICE_CUDA) {
         /* default chunk 2048 tokens: bench/sweeps/ubatch.md (H200, Llama-3-8B Q4_0: pp2048 23.4k tok/s at 512,
          * 32.0k at 2048; scratch 1.37 -> 2.44 GiB) */
         bp.max_rows = p->ubatch > 0 ? (p->ubatch < n_ctx ? p->ubatch : n_ctx) : (n_ctx < 2048 ? n_ctx : 2048);
+        if (swa) SWA_BLOCKS(bp.max_rows);
         be = tern_backend_cuda_new(m, &bp);
         /* auto: a recipe the GPU has no kernel for yet runs on the CPU, said once on stderr */
         if (!be && p->device == TERN_DEVICE_AUTO && strstr(tern_last_error(), "no kernel for yet")) {
@@ -171,6 +202,7 @@ tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
     if (dev != TERN_DEVICE_CUDA) {
         bp.max_rows = n_ctx < TERN_MAX_CHUNK ? n_ctx : TERN_MAX_CHUNK;
         if (p->ubatch > 0 && p->ubatch < bp.max_rows) bp.max_rows = p->ubatch;
+        if (swa) SWA_BLOCKS(bp.max_rows);
         be = tern_backend_cpu_new(m, &bp);
     }
     if (!be) return NULL;
@@ -188,7 +220,18 @@ tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
         tern_engine_free(e);
         return NULL;
     }
-    if (ep->prefix_cache) e->pc = tern_pc_new((int)n_blocks, bs);
+    if (swa) {
+        e->swa = 1;
+        e->swa_window = swa_window;
+        e->swa_margin = swa_margin;
+        if (tern_kv_init(&e->kvw, (int)n_blocks_w, lbs) != 0) {
+            tern_engine_free(e);
+            return NULL;
+        }
+    }
+    /* the prefix cache stays off with the window pool: a cached prefix's window rows are released as its sequence
+     * moves on, so a hit could not be resumed (keying window blocks too, with their own eviction, is the next step) */
+    if (ep->prefix_cache && !swa) e->pc = tern_pc_new((int)n_blocks, bs);
     return e;
 }
 
@@ -200,6 +243,8 @@ void tern_engine_free(tern_engine *e) {
     if (e->be) e->be->ops->free(e->be);
     tern_graph_free(e->g);
     tern_kv_free(&e->kv);
+    tern_kv_free(&e->kvw);
+    free(e->slot_w); free(e->bt_w);
     free(e->seqs); free(e->segs); free(e->seg_start); free(e->seg_len);
     free(e->tok); free(e->pos); free(e->slot); free(e->bt_off); free(e->bt); free(e->out); free(e->order);
     free(e->p_rk); free(e->p_small); free(e->p_small_rk); free(e->reqs); free(e->pen);
@@ -220,6 +265,10 @@ void tern_engine_kv_stats(const tern_engine *e, tern_kv_stats *st) {
     memset(st, 0, sizeof *st);
     tern_engine_kv_usage(e, &st->blocks_used, &st->blocks_total, &st->block_size);
     if (e->pc) tern_pc_stats(e->pc, &e->kv, &st->cached_blocks, &st->cached_idle, &st->evicted);
+    if (e->swa) {
+        st->swa_blocks_used = tern_kv_used(&e->kvw);
+        st->swa_blocks_total = e->kvw.n_blocks;
+    }
 }
 
 /* ---- sequences ---- */
@@ -243,7 +292,8 @@ static void table_reserve(tern_seq *s, int n) {
     if (n <= s->cap) return;
     s->cap = n > 2 * s->cap ? n : 2 * s->cap;
     s->table = realloc(s->table, sizeof(int32_t) * (size_t)s->cap);
-    if (!s->table) { fprintf(stderr, "tern: out of memory\n"); abort(); }
+    if (s->e->swa) s->table_w = realloc(s->table_w, sizeof(int32_t) * (size_t)s->cap);
+    if (!s->table || (s->e->swa && !s->table_w)) { fprintf(stderr, "tern: out of memory\n"); abort(); }
 }
 
 /* Room for n tokens of history. */
@@ -264,6 +314,14 @@ tern_seq *tern_seq_fork(tern_seq *src) {
         tern_kv_ref(&src->e->kv, src->table[i]);
     }
     s->n_blocks = src->n_blocks;
+    if (src->e->swa) {
+        for (int i = 0; i < src->n_blocks_w; i++) {
+            s->table_w[i] = src->table_w[i];
+            if (i >= src->w_lo) tern_kv_ref(&src->e->kvw, src->table_w[i]);
+        }
+        s->w_lo = src->w_lo;
+        s->n_blocks_w = src->n_blocks_w;
+    }
     s->n_past = src->n_past;
     hist_reserve(s, src->n_hist);
     if (src->n_hist) memcpy(s->hist, src->hist, sizeof(int32_t) * (size_t)src->n_hist);
@@ -275,6 +333,57 @@ tern_seq *tern_seq_fork(tern_seq *src) {
 static void seq_drop_blocks(tern_seq *s, int keep) {
     for (int i = keep; i < s->n_blocks; i++) tern_kv_unref(&s->e->kv, s->table[i]);
     if (keep < s->n_blocks) s->n_blocks = keep;
+    for (int i = keep > s->w_lo ? keep : s->w_lo; i < s->n_blocks_w; i++) tern_kv_unref(&s->e->kvw, s->table_w[i]);
+    if (keep < s->n_blocks_w) s->n_blocks_w = keep;
+    if (s->w_lo > s->n_blocks_w) s->w_lo = s->n_blocks_w;
+}
+
+/* The first position a query at position p reads in a windowed layer. */
+static int swa_first_key(const tern_engine *e, int p) { return p - e->swa_window + 1 > 0 ? p - e->swa_window + 1 : 0; }
+
+/* Window pool: release the blocks of s wholly before the keys of a query at p0 less the margin, then hold blocks for
+ * positions [p0, p_end) (a shared block being written copied first). 0, or -1 (error set) when the pool is full or a
+ * key p0 needs was released already (a failed step, or a truncate past what the pool held). */
+static int seq_window_reserve(tern_seq *s, int p0, int p_end) {
+    tern_engine *e = s->e;
+    const int lbs = e->kvw.lbs, bs = e->kvw.bs;
+    if (swa_first_key(e, p0) < p0 && (swa_first_key(e, p0) >> lbs) < s->w_lo) {
+        tern_set_error("the sliding-window layers' KV pool no longer holds position %d (it keeps %d positions past the "
+                       "window of %d, --swa-compact); truncate to 0 or start a new sequence",
+                       swa_first_key(e, p0), e->swa_margin, e->swa_window);
+        return -1;
+    }
+    const int lo = p0 - e->swa_window + 1 - e->swa_margin;
+    int rel = lo > 0 ? lo >> lbs : 0;
+    if (rel > s->n_blocks_w) rel = s->n_blocks_w;
+    for (; s->w_lo < rel; s->w_lo++) {
+        tern_kv_unref(&e->kvw, s->table_w[s->w_lo]);
+        s->table_w[s->w_lo] = -1;
+    }
+    const int need = (p_end + bs - 1) >> lbs, fill = p0 & (bs - 1);
+    table_reserve(s, need);
+    if (p_end > p0 && fill && s->n_blocks_w > s->w_lo && s->n_blocks_w == (p0 >> lbs) + 1 &&
+        e->kvw.ref[s->table_w[s->n_blocks_w - 1]] > 1) { /* copy on write */
+        const int32_t old = s->table_w[s->n_blocks_w - 1], nb = tern_kv_alloc(&e->kvw);
+        if (nb < 0) goto full;
+        if (e->be->ops->kv_copy(e->be, 1, (int64_t)nb << lbs, (int64_t)old << lbs, fill) != 0) {
+            tern_kv_unref(&e->kvw, nb);
+            return -1;
+        }
+        tern_kv_unref(&e->kvw, old);
+        s->table_w[s->n_blocks_w - 1] = nb;
+    }
+    if (s->n_blocks_w < s->w_lo) s->n_blocks_w = s->w_lo;
+    while (s->n_blocks_w < need) {
+        const int32_t b = tern_kv_alloc(&e->kvw);
+        if (b < 0) goto full;
+        s->table_w[s->n_blocks_w++] = b;
+    }
+    return 0;
+full:
+    tern_set_error("sliding-window KV pool full: %d of %d blocks in use (%d tokens a block); free sequences",
+                   tern_kv_used(&e->kvw), e->kvw.n_blocks, bs);
+    return -1;
 }
 
 void tern_seq_free(tern_seq *s) {
@@ -285,6 +394,7 @@ void tern_seq_free(tern_seq *s) {
     seq_drop_blocks(s, 0);
     s->e->seqs[s->slot_idx] = NULL;
     free(s->table);
+    free(s->table_w);
     free(s->hist);
     free(s->pc_idx);
     free(s->pc_uid);
@@ -296,6 +406,12 @@ int tern_seq_n_past(const tern_seq *s) { return s->n_past; }
 int tern_seq_truncate(tern_seq *s, int n_past) {
     if (n_past < 0 || n_past > s->n_past) {
         tern_set_error("cannot truncate the KV cache to %d positions (it holds %d)", n_past, s->n_past);
+        return -1;
+    }
+    if (s->e->swa && n_past > 0 && (swa_first_key(s->e, n_past) >> s->e->kvw.lbs) < s->w_lo) {
+        tern_set_error("cannot truncate the KV cache to %d positions: the sliding-window layers' pool holds positions "
+                       "from %d only (--swa-compact keeps %d past the window of %d)", n_past, s->w_lo << s->e->kvw.lbs,
+                       s->e->swa_margin, s->e->swa_window);
         return -1;
     }
     s->n_past = n_past;
@@ -325,7 +441,7 @@ static int seq_reserve(tern_seq *s, int k) {
     if (k > 0 && fill && s->n_blocks > 0 && e->kv.ref[s->table[s->n_blocks - 1]] > 1) { /* copy on write */
         const int32_t old = s->table[s->n_blocks - 1], nb = kv_alloc(e);
         if (nb < 0) goto full;
-        if (e->be->ops->kv_copy(e->be, (int64_t)nb << e->kv.lbs, (int64_t)old << e->kv.lbs, fill) != 0) {
+        if (e->be->ops->kv_copy(e->be, 0, (int64_t)nb << e->kv.lbs, (int64_t)old << e->kv.lbs, fill) != 0) {
             tern_kv_unref(&e->kv, nb);
             return -1;
         }
@@ -466,6 +582,7 @@ static void step_reserve(tern_engine *e, int n_tok, int n_bt) {
     if (n_tok > e->cap_tok) {
         e->cap_tok = n_tok;
         grow_i32(&e->tok, n_tok); grow_i32(&e->pos, n_tok); grow_i32(&e->slot, n_tok); grow_i32(&e->bt_off, n_tok);
+        grow_i32(&e->slot_w, n_tok);
         grow_i32(&e->out, n_tok); grow_i32(&e->order, n_tok);
         grow_i32(&e->p_rk, n_tok); grow_i32(&e->p_small, n_tok); grow_i32(&e->p_small_rk, n_tok);
         e->outs = realloc(e->outs, sizeof(tern_out) * (size_t)n_tok);
@@ -475,6 +592,7 @@ static void step_reserve(tern_engine *e, int n_tok, int n_bt) {
     if (n_bt > e->cap_bt) {
         e->cap_bt = n_bt;
         grow_i32(&e->bt, n_bt);
+        grow_i32(&e->bt_w, n_bt);
     }
 }
 
@@ -485,6 +603,12 @@ static int run_pass(tern_engine *e, tern_batch *b, const int32_t *rows, int n, c
     for (int i = 0; i < n; i++)
         if (i == 0 || b->r[rows[i]].seq != b->r[rows[i - 1]].seq) n_bt += b->r[rows[i]].seq->n_blocks;
     step_reserve(e, e->cap_tok, n_bt);
+    if (e->swa) /* the window pool's blocks of the pass's tokens, those before every window released */
+        for (int i = 0, j; i < n; i = j) {
+            tern_seq *s = b->r[rows[i]].seq;
+            for (j = i + 1; j < n && b->r[rows[j]].seq == s; j++) {}
+            if (seq_window_reserve(s, s->n_past + rank[i], s->n_past + rank[j - 1] + 1) != 0) return -1;
+        }
     n_bt = 0;
     int off = 0;
     for (int i = 0; i < n; i++) {
@@ -493,6 +617,10 @@ static int run_pass(tern_engine *e, tern_batch *b, const int32_t *rows, int n, c
         if (i == 0 || s != b->r[rows[i - 1]].seq) { /* a sequence's rows are contiguous: its table once */
             off = n_bt;
             memcpy(e->bt + off, s->table, sizeof(int32_t) * (size_t)s->n_blocks);
+            if (e->swa) {
+                memcpy(e->bt_w + off, s->table_w, sizeof(int32_t) * (size_t)s->n_blocks_w);
+                for (int k = s->n_blocks_w; k < s->n_blocks; k++) e->bt_w[off + k] = -1;
+            }
             n_bt += s->n_blocks;
             n_seq++;
         }
@@ -500,6 +628,7 @@ static int run_pass(tern_engine *e, tern_batch *b, const int32_t *rows, int n, c
         e->tok[i] = r->tok;
         e->pos[i] = p;
         e->slot[i] = (s->table[p >> e->kv.lbs] << e->kv.lbs) | (p & (e->kv.bs - 1));
+        if (e->swa) e->slot_w[i] = (s->table_w[p >> e->kv.lbs] << e->kv.lbs) | (p & (e->kv.bs - 1));
         e->bt_off[i] = off;
         if (p + 1 > max_pos) max_pos = p + 1;
         if (r->out != TERN_BATCH_NONE) {
@@ -516,8 +645,9 @@ static int run_pass(tern_engine *e, tern_batch *b, const int32_t *rows, int n, c
             }
         }
     }
-    const tern_ubatch ub = {n, e->tok, e->pos, e->slot, e->bt_off, e->bt, n_bt, e->kv.lbs, n_seq, max_pos, n_out, e->out,
-                            e->outs};
+    const tern_ubatch ub = {n,      e->tok, e->pos,  e->slot, e->bt_off,    e->bt,
+                            n_bt,   e->kv.lbs, n_seq, max_pos, n_out,     e->out,
+                            e->outs, e->swa ? e->slot_w : NULL, e->swa ? e->bt_w : NULL};
     if (e->be->ops->exec(e->be, e->g, &ub) != 0) return -1;
     for (int o = 0; o < n_out; o++)
         if (e->outs[o].mode != TERN_OUT_LOGITS) b->r[rows[e->out[o]]].id = e->outs[o].id;
@@ -679,6 +809,7 @@ static int engine_step(tern_engine *e, tern_batch *b) {
         q->n_past += q->step_k;
         q->step_k = 0;
         if (e->pc) seq_cache_blocks(q);
+        if (e->swa) seq_window_reserve(q, q->n_past, q->n_past); /* releases only: cannot fail after a pass ran */
     }
     return 0;
 failed: /* positions stay; blocks past them go back */

@@ -2,6 +2,9 @@
  * pool, with the KV cache in f16 pool rows. Its one fusion: consecutive projections of one input (q, k, v;
  * gate, up) share one quantization of that input (cpu_matmul_n, bit-identical to separate calls).
  *
+ * The window pool (backend.h): a windowed layer's rows live in it when the engine made one (kv_rows_w > 0); its KV
+ * store writes ub->slot_w and its attention reads through ub->bt_w.
+ *
  * Every op computes each row from that row alone in a fixed order (backend_cpu.h), so any pass gives a token
  * the bits of its own one-token pass: exact_rows is unbounded and sequences may share a pass. */
 #include <math.h>
@@ -17,8 +20,10 @@ typedef struct {
     const tern_model *m;
     tern_pool *pool;
     int max_rows, n_ctx, n_layer; /* n_layer: the layers the engine's graph runs, which the KV pool holds */
-    int64_t kv_rows;
-    uint16_t *kc, *vc;    /* (n_layer, kv_rows, n_head_kv * head_dim) f16 */
+    int64_t kv_rows, kv_rows_w;
+    uint16_t *kc, *vc;    /* each layer's pool, (kv_rows or kv_rows_w, n_head_kv * head_dim) f16, at kv_base[layer] */
+    size_t *kv_base;      /* (n_layer) elements before the layer's rows */
+    uint8_t *kv_win;      /* (n_layer) 1: the layer's rows are in the window pool (kv_rows_w rows) */
     float *buf[TB_N];     /* (max_rows, width) each; TB_LOGITS grown to the output rows a pass asks for */
     int logits_rows;
     void *xq;             /* quantized activations (cpu_matmul_scratch, the largest of the graph's matmuls) */
@@ -34,6 +39,8 @@ static void cpu_free(tern_backend *be_) {
     if (be->pool) tern_pool_free(be->pool);
     free(be->kc);
     free(be->vc);
+    free(be->kv_base);
+    free(be->kv_win);
     for (int i = 0; i < TB_N; i++) free(be->buf[i]);
     free(be->xq);
     free(be->att_scratch);
@@ -44,11 +51,12 @@ static void cpu_free(tern_backend *be_) {
 
 static size_t kv_row_elems(const tern_model *m) { return (size_t)m->n_head_kv * (size_t)m->head_dim; }
 
-static int cpu_kv_copy(tern_backend *be_, int64_t dst, int64_t src, int64_t n) {
+static int cpu_kv_copy(tern_backend *be_, int pool, int64_t dst, int64_t src, int64_t n) {
     cpu_be *be = (cpu_be *)be_;
     const size_t row = kv_row_elems(be->m);
     for (int il = 0; il < be->n_layer; il++) {
-        const size_t base = (size_t)il * (size_t)be->kv_rows * row;
+        if (be->kv_win[il] != pool) continue;
+        const size_t base = be->kv_base[il];
         memmove(be->kc + base + (size_t)dst * row, be->kc + base + (size_t)src * row, sizeof(uint16_t) * row * (size_t)n);
         memmove(be->vc + base + (size_t)dst * row, be->vc + base + (size_t)src * row, sizeof(uint16_t) * row * (size_t)n);
     }
@@ -72,6 +80,10 @@ static int cpu_exec(tern_backend *be_, const tern_graph *g, const tern_ubatch *u
     const tern_model *m = be->m;
     float **B = be->buf;
     const int hd = m->head_dim, Hkv = m->n_head_kv * hd;
+    if (be->kv_rows_w > 0 && (!ub->slot_w || !ub->bt_w)) {
+        tern_set_error("internal: a pass without the window pool's slots and tables (backend made with one)");
+        return -1;
+    }
     if (ub->n > be->max_rows || ub->max_pos > be->n_ctx) {
         tern_set_error("internal: a pass of %d tokens up to position %d (backend: %d, %d)", ub->n, ub->max_pos,
                        be->max_rows, be->n_ctx);
@@ -135,16 +147,18 @@ static int cpu_exec(tern_backend *be_, const tern_graph *g, const tern_ubatch *u
                 cpu_round_q8_0(k, (int64_t)ub->n * Hkv);
                 cpu_round_q8_0(v, (int64_t)ub->n * Hkv);
             }
-            const size_t base = (size_t)nd->layer * (size_t)be->kv_rows * Hkv;
+            const size_t base = be->kv_base[nd->layer];
+            const int32_t *slot = be->kv_win[nd->layer] ? ub->slot_w : ub->slot;
             for (int t = 0; t < ub->n; t++) {
-                cpu_f32_to_f16(k + (size_t)t * Hkv, be->kc + base + (size_t)ub->slot[t] * Hkv, Hkv);
-                cpu_f32_to_f16(v + (size_t)t * Hkv, be->vc + base + (size_t)ub->slot[t] * Hkv, Hkv);
+                cpu_f32_to_f16(k + (size_t)t * Hkv, be->kc + base + (size_t)slot[t] * Hkv, Hkv);
+                cpu_f32_to_f16(v + (size_t)t * Hkv, be->vc + base + (size_t)slot[t] * Hkv, Hkv);
             }
             break;
         }
         case TG_ATTN: {
-            const size_t base = (size_t)nd->layer * (size_t)be->kv_rows * Hkv;
-            cpu_attention_paged(be->pool, B[nd->src0], be->kc + base, be->vc + base, ub->n, ub->pos, ub->bt, ub->bt_off,
+            const size_t base = be->kv_base[nd->layer];
+            cpu_attention_paged(be->pool, B[nd->src0], be->kc + base, be->vc + base, ub->n, ub->pos,
+                                be->kv_win[nd->layer] ? ub->bt_w : ub->bt, ub->bt_off,
                                 ub->lbs, nd->window, m->n_head, m->n_head_kv, hd, nd->f, dst, be->att_scratch, be->n_ctx);
             break;
         }
@@ -219,11 +233,21 @@ tern_backend *tern_backend_cpu_new(const tern_model *m, const tern_backend_param
     be->n_ctx = p->n_ctx;
     be->kv_rows = p->kv_rows;
     be->n_layer = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
-    const size_t kv_elems = (size_t)be->n_layer * (size_t)p->kv_rows * kv_row_elems(m);
+    /* each layer's rows: the window pool's for a windowed layer when there is one (kv_rows_w > 0) */
+    be->kv_rows_w = p->kv_rows_w;
+    be->kv_base = tern_xmalloc(sizeof(size_t) * (size_t)be->n_layer);
+    be->kv_win = tern_xmalloc((size_t)be->n_layer);
+    size_t kv_elems = 0;
+    for (int il = 0; il < be->n_layer; il++) {
+        be->kv_win[il] = p->kv_rows_w > 0 && m->layers[il].window > 0;
+        be->kv_base[il] = kv_elems;
+        kv_elems += (size_t)(be->kv_win[il] ? p->kv_rows_w : p->kv_rows) * kv_row_elems(m);
+    }
     be->kc = calloc(kv_elems, sizeof(uint16_t));
     be->vc = calloc(kv_elems, sizeof(uint16_t));
     if (!be->kc || !be->vc) {
-        tern_set_error("cannot allocate the KV cache: %lld rows need %.1f MiB", (long long)p->kv_rows,
+        tern_set_error("cannot allocate the KV cache: %lld rows (%lld in the window pool) need %.1f MiB",
+                       (long long)p->kv_rows, (long long)p->kv_rows_w,
                        2.0 * sizeof(uint16_t) * kv_elems / 1048576.0);
         cpu_free(&be->base);
         return NULL;

@@ -643,8 +643,12 @@ static void cuda_free(tern_backend *be_) {
 }
 
 /* Copy pool rows [src, src + n) to [dst, dst + n) of every layer, on every GPU (copy-on-write of a shared block). */
-static int cuda_kv_copy(tern_backend *be_, int64_t dst, int64_t src, int64_t n) {
+static int cuda_kv_copy(tern_backend *be_, int pool, int64_t dst, int64_t src, int64_t n) {
     cuda_be *be = (cuda_be *)be_;
+    if (pool != 0) { /* no window pool here (tern_backend_cuda_new refuses kv_rows_w) */
+        tern_set_error("internal: a copy in the window pool of a CUDA backend, which has none");
+        return -1;
+    }
     for (int r = 0; r < be->n_rank; r++) {
         crank *g = be->rk[r];
         const int Hkv = g->W->nkv * g->m->head_dim;
@@ -688,6 +692,10 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     if (tern_tp_check(m, n_tp, why, sizeof why)) { tern_set_error("%s", why); return NULL; }
     if (n_tp > g_ndev) {
         tern_set_error("--tp %d needs %d GPUs and %d %s visible", n_tp, n_tp, g_ndev, g_ndev == 1 ? "is" : "are");
+        return NULL;
+    }
+    if (p->kv_rows_w > 0) { /* the executor's KV pointers, pass tables and graph captures take one pool so far */
+        tern_set_error("--swa-compact (the sliding-window layers' own KV pool) runs on the CPU backend only so far");
         return NULL;
     }
     if (check_weight(&m->tok_embd, "token_embd") || check_weight(&m->output, "output")) return NULL;
