@@ -357,6 +357,7 @@ typedef struct {
     const char *out_fmt, *receipt, *model, *stamp, *commit;
     int dirty;
     const char *cpu_name;
+    int swa_compact;
 } bench_par_opts;
 
 typedef struct {
@@ -410,6 +411,7 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
     ep.ctx.ubatch = o->ubatch;
     ep.ctx.tp = o->tp;
     ep.ctx.cache_type_k = ep.ctx.cache_type_v = o->kv_type;
+    ep.ctx.swa_compact = o->swa_compact;
     ep.ctx.verbose = 1;
     ep.n_seq_max = max_b;
     ep.block_size = o->block;
@@ -547,7 +549,7 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
 int cmd_bench(int argc, char **argv) {
     const char *model = NULL, *out_fmt = "md", *receipt = NULL;
     tern_device device = cli_default_device();
-    int ubatch = 0, tp = 1, syn_layers = 0, ctk = TERN_CACHE_F16, ctv = TERN_CACHE_F16;
+    int ubatch = 0, tp = 1, syn_layers = 0, ctk = TERN_CACHE_F16, ctv = TERN_CACHE_F16, swa_compact = 0;
     const char *synthetic = NULL, *syn_type = "q4_0";
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
     int vr[MAX_TESTS] = {0}, n_vr = 0, par[MAX_TESTS] = {0}, n_par = 0, block = 0;
@@ -572,6 +574,7 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--device")) device = cli_parse_device(ARG());
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--tp")) tp = (int)cli_parse_long(a, ARG(), 1, 8);
+        else if (!strcmp(a, "--swa-compact")) swa_compact = 1;
         else if (!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v")) {
             const char *v = ARG();
             const int t = tern_cache_type_parse(v);
@@ -587,6 +590,8 @@ int cmd_bench(int argc, char **argv) {
                  "                  [-ub UBATCH] [--tp N] [-o md|json|jsonl|csv] [--depth D] [--receipt PATH]\n"
                  "                  [--parallel B,B... [--block-size N] [--read-bw B/S] [--matrix-peak FLOP/S]]\n"
                  "                  [-ctk f16|q8_0] [-ctv f16|q8_0]   (KV cache type; q8_0: CUDA, K and V the same)\n"
+                 "                  [--swa-compact]   (sliding-window layers' KV in a pool of their own, CPU; a test that\n"
+                 "                  truncates back past the window + 64 positions fails)\n"
                  "       tern bench --synthetic PRESET [--synthetic-type q4_0] [--synthetic-layers N] ... (CUDA)\n"
                  "  --synthetic: the model tern synth --arch PRESET --type TYPE would write (seed 0), made in memory\n"
                  "  while it is uploaded (no file: for models larger than the disk, e.g. llama3-405b); --tp N: tensor\n"
@@ -664,7 +669,7 @@ int cmd_bench(int argc, char **argv) {
     const int n_vocab = tern_model_n_vocab(m);
     if (n_par) {
         const bench_par_opts po = {device, n_threads, ubatch, tp, ctk, reps, block, read_bw, peak, pp, n_pp, tg, n_tg, par,
-                                   n_par, out_fmt, receipt, model, stamp, commit, dirty, ci.name};
+                                   n_par, out_fmt, receipt, model, stamp, commit, dirty, ci.name, swa_compact};
         const int rc = bench_parallel(m, &po);
         for (int ti = 0; ti < n_tests; ti++) {
             free(tests[ti].secs);
@@ -682,6 +687,7 @@ int cmd_bench(int argc, char **argv) {
     cp.tp = tp;
     cp.cache_type_k = ctk;
     cp.cache_type_v = ctv;
+    cp.swa_compact = swa_compact;
     cp.verbose = 1;
     tern_context *c = tern_context_new_ex(m, &cp);
     if (!c) cli_die("%s", tern_last_error());

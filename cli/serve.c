@@ -36,6 +36,8 @@ static void serve_usage(FILE *o) {
             "  --max-body BYTES        request body limit; beyond: 413 (default 8388608)\n"
             "  --no-prefix-cache       compute every prompt in full (default: reuse cached KV blocks of a prefix)\n"
             "  --block-size N          KV block rows, a power of two 16..256 (default: the device's)\n"
+            "  --swa-compact           a model's sliding-window layers keep only their window's KV rows, in a pool of\n"
+            "                          their own (CPU; the prefix cache is then off for such a model)\n"
             "  --chat-template NAME    chatml | llama3 | gemma | mistral (default: detect from the model)\n"
             "  --alias NAME            the model id /v1/models lists (default: the file name)\n"
             "  -t, --threads N         CPU threads (default: number of cores)\n"
@@ -71,7 +73,7 @@ static const char *default_model(void) {
 
 int cmd_serve(int argc, char **argv) {
     const char *model = NULL, *host = "127.0.0.1", *api_key = NULL, *tmpl = NULL, *alias = NULL;
-    int port = 8080, parallel = 4, n_ctx = 0, batch_tokens = 0, queue = 64, prefix_cache = 1, block_size = 0;
+    int port = 8080, parallel = 4, n_ctx = 0, batch_tokens = 0, queue = 64, prefix_cache = 1, block_size = 0, swa_compact = 0;
     int n_threads = 0, ubatch = 0;
     long long max_body = 8 << 20;
     tern_device device = cli_default_device();
@@ -90,6 +92,7 @@ int cmd_serve(int argc, char **argv) {
         else if (!strcmp(a, "--queue")) queue = (int)cli_parse_long(a, ARG(), 0, 1 << 20);
         else if (!strcmp(a, "--max-body")) max_body = cli_parse_long(a, ARG(), 1024, 1L << 30);
         else if (!strcmp(a, "--no-prefix-cache")) prefix_cache = 0;
+        else if (!strcmp(a, "--swa-compact")) swa_compact = 1;
         else if (!strcmp(a, "--block-size")) block_size = (int)cli_parse_long(a, ARG(), 16, 256);
         else if (!strcmp(a, "--chat-template")) tmpl = ARG();
         else if (!strcmp(a, "--alias")) alias = ARG();
@@ -136,6 +139,7 @@ int cmd_serve(int argc, char **argv) {
     ep.ctx.n_threads = n_threads;
     ep.ctx.device = device;
     ep.ctx.ubatch = ubatch;
+    ep.ctx.swa_compact = swa_compact;
     ep.n_seq_max = parallel;
     ep.block_size = block_size;
     ep.prefix_cache = prefix_cache;
@@ -168,9 +172,14 @@ int cmd_serve(int argc, char **argv) {
     srv_http_ready(h, &c, s);
     int used, total, bs;
     tern_engine_kv_usage(e, &used, &total, &bs);
-    fprintf(stderr, "tern serve: %s on %s, %d parallel x %d positions, KV pool %d blocks of %d, batch %d tokens, prefix "
+    tern_kv_stats kst;
+    tern_engine_kv_stats(e, &kst);
+    char swa_pool[64] = "";
+    if (kst.swa_blocks_total > 0) snprintf(swa_pool, sizeof swa_pool, " (+ %d in the window pool)", kst.swa_blocks_total);
+    fprintf(stderr, "tern serve: %s on %s, %d parallel x %d positions, KV pool %d blocks of %d%s, batch %d tokens, prefix "
                     "cache %s, chat template %s\n", tern_model_desc(m), tern_engine_device(e), parallel, c.n_ctx, total,
-            bs, spp.batch_tokens, prefix_cache ? "on" : "off", fam == TERN_CHAT_UNKNOWN ? "none" : tern_chat_name(fam));
+            bs, swa_pool, spp.batch_tokens, !prefix_cache ? "off" : kst.swa_blocks_total > 0 ? "off (--swa-compact)" : "on",
+            fam == TERN_CHAT_UNKNOWN ? "none" : tern_chat_name(fam));
     fprintf(stderr, "tern serve: listening on http://%s:%d\n", host, srv_http_port(h));
     fflush(stderr);
 

@@ -75,6 +75,8 @@ static void usage(FILE *o) {
             "  -ctk, --cache-type-k T  KV cache type for K: f16 (default) or q8_0 (CUDA; K and V the same)\n"
             "  -ctv, --cache-type-v T  KV cache type for V: f16 (default) or q8_0 (CUDA; K and V the same)\n"
             "  --tp N                  tensor parallelism over CUDA GPUs 0..N-1 through NCCL (default 1)\n"
+            "  --swa-compact           a model's sliding-window layers keep only their window's KV rows (+ 64 for\n"
+            "                          rollback), in a pool of their own: the same output, less memory (CPU)\n"
             "speculative decoding (run; greedy output identical to plain greedy, sampling the same distribution):\n"
             "  --spec-lookup           draft by prompt lookup (continuation of the last n-gram's earlier occurrence)\n"
             "  --draft-model PATH      draft with a second model of the same vocabulary\n"
@@ -108,7 +110,7 @@ typedef struct {
     const char *cmd;
     const char *model, *prompt, *file, *chat_template, *system;
     int n_predict, n_ctx, n_threads, show_special, parse_special, ignore_eos, ubatch, tp, verify_fast;
-    int cache_type_k, cache_type_v;
+    int cache_type_k, cache_type_v, swa_compact;
     tern_device device;
     tern_sampler_params sp;
     /* speculative decoding (run): prompt lookup, a draft model, or the first K layers */
@@ -250,6 +252,7 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--device")) o->device = cli_parse_device(ARG());
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) o->ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--tp")) o->tp = (int)cli_parse_long(a, ARG(), 1, 8);
+        else if (!strcmp(a, "--swa-compact")) o->swa_compact = 1;
         else if (!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v")) {
             const char *v = ARG();
             const int t = tern_cache_type_parse(v);
@@ -699,6 +702,7 @@ static tern_context *new_ctx(tern_model *m, const options *o) {
     p.verify_fast = o->verify_fast;
     p.cache_type_k = o->cache_type_k;
     p.cache_type_v = o->cache_type_v;
+    p.swa_compact = o->swa_compact;
     p.verbose = 1;
     tern_context *c = tern_context_new_ex(m, &p);
     if (!c) cli_die("%s", tern_last_error());
