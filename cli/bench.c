@@ -590,7 +590,7 @@ int cmd_bench(int argc, char **argv) {
                  "                  [-ub UBATCH] [--tp N] [-o md|json|jsonl|csv] [--depth D] [--receipt PATH]\n"
                  "                  [--parallel B,B... [--block-size N] [--read-bw B/S] [--matrix-peak FLOP/S]]\n"
                  "                  [-ctk f16|q8_0] [-ctv f16|q8_0]   (KV cache type; q8_0: CUDA, K and V the same)\n"
-                 "                  [--swa-compact]   (sliding-window layers' KV in a pool of their own, CPU; a test that\n"
+                 "                  [--swa-compact]   (sliding-window layers' KV in a pool of their own; a test that\n"
                  "                  truncates back past the window + 64 positions fails)\n"
                  "       tern bench --synthetic PRESET [--synthetic-type q4_0] [--synthetic-layers N] ... (CUDA)\n"
                  "  --synthetic: the model tern synth --arch PRESET --type TYPE would write (seed 0), made in memory\n"

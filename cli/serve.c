@@ -37,7 +37,7 @@ static void serve_usage(FILE *o) {
             "  --no-prefix-cache       compute every prompt in full (default: reuse cached KV blocks of a prefix)\n"
             "  --block-size N          KV block rows, a power of two 16..256 (default: the device's)\n"
             "  --swa-compact           a model's sliding-window layers keep only their window's KV rows, in a pool of\n"
-            "                          their own (CPU; the prefix cache is then off for such a model)\n"
+            "                          their own (the prefix cache is then off for such a model)\n"
             "  --chat-template NAME    chatml | llama3 | gemma | mistral (default: detect from the model)\n"
             "  --alias NAME            the model id /v1/models lists (default: the file name)\n"
             "  -t, --threads N         CPU threads (default: number of cores)\n"

@@ -76,7 +76,7 @@ static void usage(FILE *o) {
             "  -ctv, --cache-type-v T  KV cache type for V: f16 (default) or q8_0 (CUDA; K and V the same)\n"
             "  --tp N                  tensor parallelism over CUDA GPUs 0..N-1 through NCCL (default 1)\n"
             "  --swa-compact           a model's sliding-window layers keep only their window's KV rows (+ 64 for\n"
-            "                          rollback), in a pool of their own: the same output, less memory (CPU)\n"
+            "                          rollback), in a pool of their own: the same output, less memory\n"
             "speculative decoding (run; greedy output identical to plain greedy, sampling the same distribution):\n"
             "  --spec-lookup           draft by prompt lookup (continuation of the last n-gram's earlier occurrence)\n"
             "  --draft-model PATH      draft with a second model of the same vocabulary\n"

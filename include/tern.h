@@ -104,7 +104,7 @@ typedef struct {
                         * only the last window + swa_margin positions of each sequence (llama.cpp's SWA cache): the
                         * same logits, less memory; tern_context_truncate further back than that fails, and an
                         * engine's prefix cache stays off. 0 (default): one pool for every layer. No effect on a
-                        * model without windowed layers. CPU only so far (CUDA refuses it). */
+                        * model without windowed layers. CPU and CUDA. */
     int swa_margin;    /* positions kept past the window for rollback (speculation, truncate); <= 0: 64 */
 } tern_context_params;
 /* KV cache element types. Q8_0: blocks of 32 values, an f16 scale and 32 int8 (GGUF block_q8_0). */

@@ -44,7 +44,8 @@ typedef struct {
  * its rows in a second, smaller pool; its token t writes pool row slot_w[t] and reads logical row j at
  * bt_w[bt_off[t] + (j >> lbs)] (the same offsets as bt: a sequence's two tables have the same logical length). Entries
  * of bt_w for blocks wholly before every query's window are -1 (released); a windowed layer reads only rows
- * > pos[t] - window. slot_w and bt_w are NULL when there is no window pool. */
+ * > pos[t] - window (a kernel that loads whole tiles and masks may substitute a valid block: CUDA reads block 0).
+ * slot_w and bt_w are NULL when there is no window pool. */
 typedef struct {
     int n;
     const int32_t *tok, *pos, *slot, *bt_off; /* (n) */

@@ -14,7 +14,11 @@
  * 2. The GPU against the CPU on one batch: 8 sequences in one step each, the last rows' logits within 1e-2 relative
  *    L2 of the CPU reference arm (f32 activations, double dots).
  * 3. A forked sequence on the GPU (its shared partial block copied on write in every layer) gives the logits bits of
- *    a fresh sequence fed the same tokens in the same steps. */
+ *    a fresh sequence fed the same tokens in the same steps.
+ * 4. A model with sliding-window layers (the gemma3 fixture, window 8): the window pool (swa_compact) gives the logits
+ *    bits of one pool over 300 tokens fed as one step (prefill chunks of 64: the flash / v3 kernels and, with a Q8_0
+ *    cache, its dequantization read the window tables, released blocks as block 0), in chunks of 7 and token by token
+ *    (the decode kernels); batch invariance with it on, batched bits equal to it off; a fork continued apart. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +63,88 @@ static int eight(tern_model *m, tern_device dev, float *out) {
     tern_batch_free(b);
     tern_engine_free(e);
     return rc;
+}
+
+/* Feed toks[0..n) to a new sequence of an engine of p in steps of `chunk`, the FNV-1a of every row's logits into h. */
+static int swa_feed(tern_model *m, tern_engine_params p, const int32_t *toks, int n, int chunk, uint64_t *h) {
+    const int V = tern_model_n_vocab(m);
+    tern_engine *e = tern_engine_new(m, &p);
+    tern_seq *s = e ? tern_seq_new(e) : NULL;
+    tern_batch *b = tern_batch_new(0);
+    int rc = s ? 0 : -1;
+    for (int i0 = 0; i0 < n && rc == 0; i0 += chunk) {
+        const int k = n - i0 < chunk ? n - i0 : chunk;
+        tern_batch_clear(b);
+        for (int i = 0; i < k; i++) tern_batch_add(b, s, toks[i0 + i], TERN_BATCH_LOGITS);
+        rc = tern_engine_decode(e, b);
+        for (int i = 0; i < k && rc == 0; i++) h[i0 + i] = bi_fnv(tern_batch_logits(b, i), sizeof(float) * V, 1469598103934665603ull);
+    }
+    if (rc == 0 && chunk == 1) { /* the window pool bounded: printed */
+        tern_kv_stats st;
+        tern_engine_kv_stats(e, &st);
+        printf("swa: after %d tokens: main pool %d blocks in use, window pool %d of %d\n", n, st.blocks_used,
+               st.swa_blocks_used, st.swa_blocks_total);
+    }
+    tern_batch_free(b);
+    tern_engine_free(e);
+    return rc;
+}
+
+static void swa_check(tern_model *m, int kv_q8) {
+    const char *what = kv_q8 ? "swa, q8_0 KV cache" : "swa";
+    tern_engine_params on = params(TERN_DEVICE_CUDA, 1, kv_q8), off = on;
+    on.ctx.swa_compact = 1;
+    on.ctx.ubatch = off.ctx.ubatch = 64;
+    on.ctx.n_ctx = off.ctx.n_ctx = 320;
+    tern_engine *e = tern_engine_new(m, &on);
+    tern_kv_stats st = {0};
+    if (e) tern_engine_kv_stats(e, &st);
+    tern_engine_free(e);
+    CHECK(e != NULL, "%s: engine: %s", what, tern_last_error());
+    if (!e || st.swa_blocks_total == 0) return; /* no windowed layers */
+    const int V = tern_model_n_vocab(m), N = 300;
+    int32_t toks[300];
+    for (int i = 0; i < N; i++) toks[i] = 1 + (int32_t)(((uint64_t)i * 2654435761u + 12345u) % (uint64_t)(V - 1));
+    uint64_t ha[300], hb[300];
+    const int chunks[3] = {300, 7, 1};
+    for (int c = 0; c < 3; c++) {
+        CHECK(swa_feed(m, off, toks, N, chunks[c], ha) == 0 && swa_feed(m, on, toks, N, chunks[c], hb) == 0,
+              "%s: chunks of %d: %s", what, chunks[c], tern_last_error());
+        CHECK(!memcmp(ha, hb, sizeof ha), "%s: logits bits differ with the window pool, chunks of %d", what, chunks[c]);
+    }
+    tern_engine_params bon = params(TERN_DEVICE_CUDA, 64, kv_q8), boff = bon;
+    bon.ctx.swa_compact = 1;
+    bi_check(m, bon, 64, 12, kv_q8 ? "cuda, 64 sequences, window pool, q8_0" : "cuda, 64 sequences, window pool");
+    int32_t *ta = calloc(64 * 12, sizeof(int32_t)), *tb = calloc(64 * 12, sizeof(int32_t));
+    uint64_t xa[64], xb[64];
+    CHECK(bi_run(m, bon, 64, 12, 1, ta, xa) == 0 && bi_run(m, boff, 64, 12, 1, tb, xb) == 0, "%s: bi_run: %s", what,
+          tern_last_error());
+    CHECK(!memcmp(xa, xb, sizeof xa), "%s: batched logits differ with the window pool", what);
+    free(ta);
+    free(tb);
+    /* a fork 40 tokens in (a partial block, past the window), each continued 20 tokens: the bits of the pool off */
+    for (int arm = 0; arm < 2; arm++) {
+        tern_engine_params p = params(TERN_DEVICE_CUDA, 2, kv_q8);
+        p.ctx.swa_compact = arm;
+        p.ctx.swa_margin = 4; /* blocks released from position 52 on: below a prefill tile's reach too */
+        tern_engine *f = tern_engine_new(m, &p);
+        tern_seq *a = f ? tern_seq_new(f) : NULL, *c = NULL;
+        tern_batch *b = tern_batch_new(0);
+        int ok = a != NULL;
+        for (int i = 0; i < 40 && ok; i++) tern_batch_add(b, a, toks[i], TERN_BATCH_NONE);
+        ok = ok && tern_engine_decode(f, b) == 0 && (c = tern_seq_fork(a)) != NULL;
+        for (int k = 0; k < 20 && ok; k++) {
+            tern_batch_clear(b);
+            tern_batch_add(b, a, toks[100 + k], TERN_BATCH_LOGITS);
+            tern_batch_add(b, c, toks[200 + k], TERN_BATCH_LOGITS);
+            ok = tern_engine_decode(f, b) == 0;
+            if (ok) (arm ? hb : ha)[k] = bi_fnv(tern_batch_logits(b, 1), sizeof(float) * V, bi_fnv(tern_batch_logits(b, 0), sizeof(float) * V, 1));
+        }
+        CHECK(ok, "%s: fork arm %d: %s", what, arm, tern_last_error());
+        tern_batch_free(b);
+        tern_engine_free(f);
+    }
+    CHECK(!memcmp(ha, hb, 20 * sizeof(uint64_t)), "%s: a fork's logits differ with the window pool", what);
 }
 
 int main(int argc, char **argv) {
@@ -122,6 +208,8 @@ int main(int argc, char **argv) {
     }
     free(lg);
     free(lc);
+    swa_check(m, 0);
+    swa_check(m, 1);
     tern_model_free(m);
     return check_summary("gpu_batch");
 }

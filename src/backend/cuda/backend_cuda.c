@@ -479,20 +479,35 @@ static int pass_limit(const tern_model *m, int ord, int n_dev) {
     return o->type == TERN_TYPE_Q4_0 || o->type == TERN_TYPE_Q8_0 || o->type == TERN_TYPE_Q4_K ? TCU_PASS_MAX : TCU_MULTI_MAX;
 }
 
+int cuda_kv_layer(const crank *g, int il, uint64_t *off) {
+    uint64_t o = 0;
+    for (int l = 0; l < il; l++) o += g->kv_rows_w > 0 && g->m->layers[l].window > 0 ? g->kv_layer_bytes_w : g->kv_layer_bytes;
+    if (off) *off = o;
+    return g->kv_rows_w > 0 && g->m->layers[il].window > 0;
+}
+
+/* A layer's K (or V) bytes over `rows` pool rows: f16, or Q8_0's int8 then f16 scales padded to 256 bytes. */
+static uint64_t kv_layer_bytes_of(const crank *g, int64_t rows, int Hkv) {
+    return g->kv_q8 ? ((uint64_t)rows * Hkv + (uint64_t)rows * (Hkv / 32) * 2 + 255) & ~255ull
+                    : sizeof(uint16_t) * (uint64_t)rows * Hkv;
+}
+
 /* The rank's KV pool and scratch bytes (its weights are W's). */
 static void crank_plan(crank *g) {
     const tern_model *m = g->m;
     const cuda_wrank *W = g->W;
     const int E = m->n_embd, hd = m->head_dim, Hq = W->nh * hd, Hkv = W->nkv * hd, F = W->nf;
     const int B = g->ubatch, V = g->n_rank > 1 ? W->vpad : W->nv; /* logits rows as allocated */
-    g->kv_layer_bytes = g->kv_q8 ? ((uint64_t)g->kv_rows * Hkv + (uint64_t)g->kv_rows * (Hkv / 32) * 2 + 255) & ~255ull
-                                 : sizeof(uint16_t) * (uint64_t)g->kv_rows * Hkv;
-    g->b_kv = 2ull * g->n_layer * g->kv_layer_bytes;
+    g->kv_layer_bytes = kv_layer_bytes_of(g, g->kv_rows, Hkv);
+    g->kv_layer_bytes_w = kv_layer_bytes_of(g, g->kv_rows_w, Hkv);
+    uint64_t kv_off = 0;
+    cuda_kv_layer(g, g->n_layer, &kv_off); /* every layer's bytes */
+    g->b_kv = 2ull * kv_off;
     const size_t ws_bytes = 32u << 20; /* cuBLASLt's workspace */
     uint64_t sb = sizeof(float) * ((uint64_t)B * (4ull * E + 2ull * Hq + 2ull * Hkv + (W->pf_gu ? 3ull : 2ull) * F + V) + Hq +
                                    2ull * Hkv + 2ull * F) +
                   sizeof(uint16_t) * ((uint64_t)B * W->maxin + W->max_mat + W->max_layer_mat) +
-                  sizeof(int32_t) * (5ull * B + g->bt_cap + g->pen_cap) + sizeof(double) * B + sizeof(float) * (uint64_t)m->n_vocab +
+                  sizeof(int32_t) * (5ull * B + g->bt_cap + g->pen_cap + (g->kv_rows_w > 0 ? (uint64_t)B + g->bt_cap : 0)) + sizeof(double) * B + sizeof(float) * (uint64_t)m->n_vocab +
                   sizeof(float) * 2 * pass_rows(g) * (uint64_t)(m->n_rot / 2 + 1) + sizeof(uint64_t) * pass_rows(g) +
                   ws_bytes + tcu_x16_bytes(pass_rows(g), W->maxin) +
                   tcu_attention_ws_bytes(pass_rows(g), W->nh, hd, g->att_splits);
@@ -561,7 +576,7 @@ static int crank_setup(crank *g) {
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
         tcu_set_pdl(cc_major >= 9);
         g->flash = tcu_attention_flash_ok(W->nh, W->nkv, m->head_dim);
-        const size_t pd_ints = 4 * (size_t)B + (size_t)g->bt_cap;
+        const size_t pd_ints = (g->kv_rows_w > 0 ? 5 : 4) * (size_t)B + (g->kv_rows_w > 0 ? 2 : 1) * (size_t)g->bt_cap;
         g->pd = dalloc(sizeof(int32_t) * pd_ints, &fail);
         if (cudaMallocHost((void **)&g->hpd, sizeof(int32_t) * pd_ints) != cudaSuccess) fail = 1;
         g->ids = dalloc(sizeof(int32_t) * (size_t)B, &fail);
@@ -645,20 +660,18 @@ static void cuda_free(tern_backend *be_) {
 /* Copy pool rows [src, src + n) to [dst, dst + n) of every layer, on every GPU (copy-on-write of a shared block). */
 static int cuda_kv_copy(tern_backend *be_, int pool, int64_t dst, int64_t src, int64_t n) {
     cuda_be *be = (cuda_be *)be_;
-    if (pool != 0) { /* no window pool here (tern_backend_cuda_new refuses kv_rows_w) */
-        tern_set_error("internal: a copy in the window pool of a CUDA backend, which has none");
-        return -1;
-    }
     for (int r = 0; r < be->n_rank; r++) {
         crank *g = be->rk[r];
         const int Hkv = g->W->nkv * g->m->head_dim;
         CU(cudaSetDevice(g->dev));
         /* the planes of a layer: f16 rows (Hkv * 2 bytes), or int8 rows (Hkv) then their scales (Hkv / 32 f16) */
         const size_t plane[2] = {g->kv_q8 ? (size_t)Hkv : sizeof(uint16_t) * Hkv, g->kv_q8 ? sizeof(uint16_t) * (Hkv / 32) : 0};
-        const size_t plane_off[2] = {0, g->kv_q8 ? (size_t)g->kv_rows * Hkv : 0};
+        const size_t plane_off[2] = {0, g->kv_q8 ? (size_t)(pool ? g->kv_rows_w : g->kv_rows) * Hkv : 0};
         for (int il = 0; il < g->n_layer; il++)
             for (int kv = 0; kv < 2; kv++) {
-                char *base = (char *)(kv ? g->vc : g->kc) + (size_t)il * g->kv_layer_bytes;
+                uint64_t off = 0;
+                if (cuda_kv_layer(g, il, &off) != pool) continue;
+                char *base = (char *)(kv ? g->vc : g->kc) + off;
                 for (int p = 0; p < 2; p++)
                     if (plane[p])
                         CU(cudaMemcpyAsync(base + plane_off[p] + (size_t)dst * plane[p], base + plane_off[p] + (size_t)src * plane[p],
@@ -692,10 +705,6 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     if (tern_tp_check(m, n_tp, why, sizeof why)) { tern_set_error("%s", why); return NULL; }
     if (n_tp > g_ndev) {
         tern_set_error("--tp %d needs %d GPUs and %d %s visible", n_tp, n_tp, g_ndev, g_ndev == 1 ? "is" : "are");
-        return NULL;
-    }
-    if (p->kv_rows_w > 0) { /* the executor's KV pointers, pass tables and graph captures take one pool so far */
-        tern_set_error("--swa-compact (the sliding-window layers' own KV pool) runs on the CPU backend only so far");
         return NULL;
     }
     if (check_weight(&m->tok_embd, "token_embd") || check_weight(&m->output, "output")) return NULL;
@@ -755,6 +764,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         g->kv_q8 = p->kv_q8;
         g->lbs = p->lbs;
         g->kv_rows = p->kv_rows;
+        g->kv_rows_w = p->kv_rows_w;
         g->n_layer = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
         g->pen_cap = 4096;
         g->att_splits = att_splits_rule(p->n_ctx);
@@ -777,13 +787,20 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
             break;
         }
         const uint64_t need = wb + g->b_kv + g->b_scratch, reserve = (256ull << 20) + (n_tp > 1 ? 512ull << 20 : 0);
+        char wpool[96] = ""; /* the window pool's rows, and what one pool for every layer would take */
+        if (p->kv_rows_w > 0) {
+            uint64_t all = 0;
+            for (int il = 0; il < g->n_layer; il++) all += 2ull * g->kv_layer_bytes;
+            snprintf(wpool, sizeof wpool, "; sliding-window layers %lld rows: %.2f GiB as one pool", (long long)p->kv_rows_w,
+                     gib(all));
+        }
         if (p->verbose)
             fprintf(stderr,
                     "tern: cuda memory plan on GPU %d (%s)%s: weights %.2f GiB%s + KV cache %.2f GiB (%lld rows in blocks of "
-                    "%d, %s) + scratch %.2f GiB (ubatch %d) = %.2f GiB of %.2f GiB free\n",
+                    "%d, %s%s) + scratch %.2f GiB (ubatch %d) = %.2f GiB of %.2f GiB free\n",
                     r, g_name, n_tp > 1 ? ", tensor-parallel shard" : "", gib(g->W->bytes),
                     have_weights ? " (uploaded already)" : "", gib(g->b_kv), (long long)p->kv_rows, bs,
-                    p->kv_q8 ? "q8_0" : "f16", gib(g->b_scratch), p->max_rows, gib(need), gib(free_b));
+                    p->kv_q8 ? "q8_0" : "f16", wpool, gib(g->b_scratch), p->max_rows, gib(need), gib(free_b));
         if (need + reserve > free_b) {
             tern_set_error("the model does not fit on GPU %d (%s): it needs %.2f GiB (weights %.2f + KV cache %.2f for %lld "
                            "rows + scratch %.2f) and %.2f GiB are free; try a smaller -c%s or --device cpu",

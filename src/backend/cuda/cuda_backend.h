@@ -77,19 +77,25 @@ enum { OUT_NONE = 0, OUT_LAST = 1, OUT_ALL = 2, OUT_KINDS = 3 };
 
 /* One engine's state on one GPU (a rank): the KV pool, scratch for max_rows tokens, the pass's device inputs,
  * the CUDA graphs. */
-typedef struct crank {
+typedef struct crank crank;
+/* Layer il's place in the KV pool: 1 when its rows are in the window pool; *off the bytes before its K (V alike). */
+int cuda_kv_layer(const crank *g, int il, uint64_t *off);
+
+struct crank {
     const tern_model *m;
     const cuda_wrank *W;
     int dev, rank, n_rank;
     int n_ctx, ubatch, kv_q8, lbs;
     int64_t kv_rows;           /* pool rows a layer */
+    int64_t kv_rows_w;         /* the window pool's rows, which a sliding-window layer has instead when > 0 (backend.h) */
     int n_layer;               /* layers the engine's graph runs: the KV pool holds these */
     cudaStream_t st, side;
     tcu_blas *blas;
     /* KV pool: per layer K then V... kc, vc: (n_layer) layers of kv_layer_bytes: f16 (kv_rows, nkv*hd), or Q8_0:
      * int8 (kv_rows, nkv*hd) then f16 scales (kv_rows, nkv*hd/32), padded to 256 bytes */
     void *kc, *vc;
-    uint64_t kv_layer_bytes;
+    uint64_t kv_layer_bytes;   /* a main-pool layer's; a window-pool layer's kv_layer_bytes_w (layers in order: cuda_kv_off) */
+    uint64_t kv_layer_bytes_w;
     uint16_t *kc16, *vc16;     /* kv_q8: one sequence's rows as f16 for the prefill attention (n_ctx rows) */
     /* scratch for ubatch tokens */
     float *x, *x2, *xn, *tmp, *q, *att, *k, *v, *g, *u, *logits;
@@ -105,9 +111,11 @@ typedef struct crank {
     void *xq;                  /* integer GEMV input: <= 16 rows quantized (tcu_x16_bytes) */
     int flash;
     /* a pass's inputs on the device, one int32 block copied at once (exec.c set_layout: tok, pos, slot, bt_off, n each,
-     * then the block tables), room for 4 ubatch + bt_cap; hpd its pinned host staging, which also takes the ids back */
+     * then the block tables; with the window pool then its slots, n, and tables), room for 4 ubatch + bt_cap (5 ubatch
+     * + 2 bt_cap); hpd its pinned host staging, which also takes the ids back */
     int32_t *pd, *hpd;
     int32_t *tok, *pos, *slot, *bt_off, *bt;
+    int32_t *slot_w, *bt_w;    /* the window pool's (kv_rows_w > 0) */
     int bt_cap;
     int32_t *ids;              /* the argmax or sampled id of each output row (ubatch) */
     float *freq[2];            /* RoPE frequencies (n_rot / 2) of tables 0 and 1 (cpu_rope_table: global, sliding-window
@@ -135,7 +143,7 @@ typedef struct crank {
     ncclComm_t comm;
     uint64_t b_kv, b_scratch;
     char errmsg[512];
-} crank;
+};
 
 /* The backend (backend.h's tern_backend first). */
 typedef struct {

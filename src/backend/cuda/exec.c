@@ -207,12 +207,14 @@ typedef struct {
 
 static kv_layer layer_kv(const crank *g, int il, int Hkv) {
     kv_layer L;
-    L.kc = (uint16_t *)((char *)g->kc + (size_t)il * g->kv_layer_bytes);
-    L.vc = (uint16_t *)((char *)g->vc + (size_t)il * g->kv_layer_bytes);
+    uint64_t off = 0;
+    const int64_t rows = cuda_kv_layer(g, il, &off) ? g->kv_rows_w : g->kv_rows; /* its pool's */
+    L.kc = (uint16_t *)((char *)g->kc + off);
+    L.vc = (uint16_t *)((char *)g->vc + off);
     L.kq = (int8_t *)L.kc;
     L.vq = (int8_t *)L.vc;
-    L.ks = (uint16_t *)(L.kq + (size_t)g->kv_rows * Hkv);
-    L.vs = (uint16_t *)(L.vq + (size_t)g->kv_rows * Hkv);
+    L.ks = (uint16_t *)(L.kq + (size_t)rows * Hkv);
+    L.vs = (uint16_t *)(L.vq + (size_t)rows * Hkv);
     return L;
 }
 
@@ -330,6 +332,9 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 return -1;
             }
             const kv_layer L = layer_kv(g, il, Hkv);
+            /* a window-pool layer's slots and tables (never the identity: its released blocks read as block 0) */
+            const int wl = cuda_kv_layer(g, il, NULL);
+            const int32_t *kslot = wl ? g->slot_w : g->slot, *lbt = wl ? g->bt_w : bt, *lbt_off = wl ? g->bt_off : bt_off;
             const float sc = N[i + 3 + qt].f;
             const int win = N[i + 3 + qt].window, tb = nd->table, neox = nd->rope == TERN_ROPE_NEOX;
             const float *cs = tabled ? g->ropecs[tb] : NULL;
@@ -338,29 +343,29 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             const int att_x16 = xq && dec;
             const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
             if (!g->kv_q8)
-                tcu_rope_kv(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, g->slot, g->freq[tb],
+                tcu_rope_kv(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, kslot, g->freq[tb],
                             cs, hq, hk, heps, L.kc, L.vc, st);
             else
-                tcu_rope_kv_q8(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, g->slot,
+                tcu_rope_kv_q8(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, kslot,
                                g->freq[tb], cs, hq, hk, heps, L.kq, L.ks, L.vq, L.vs, st);
             hq = hk = NULL;
             if (qt) tcu_attn_temp(bq, n, Hq, g->pos, N[i + 2].f, N[i + 2].window, st);
             if (att_x16) {
                 tcu_attention_decode_x16(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
                                          g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
-                                         g->kv_q8 ? L.vs : NULL, n, g->pos, bt, bt_off, g->lbs, win, W->nh, W->nkv, hd, sc,
+                                         g->kv_q8 ? L.vs : NULL, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd, sc,
                                          g->att, g->attws, g->att_splits, xq, st);
             } else if (dec) { /* decode configuration, per-token tables */
                 tcu_attention_decode(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
                                      g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
-                                     g->kv_q8 ? L.vs : NULL, n, g->pos, bt, bt_off, g->lbs, win, W->nh, W->nkv, hd, sc, g->att,
+                                     g->kv_q8 ? L.vs : NULL, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd, sc, g->att,
                                      g->attws, g->att_splits, st);
             } else { /* a prefill chunk of one sequence: its table is bt (offset 0) */
                 const uint16_t *kc = L.kc, *vc = L.vc;
-                const int32_t *pbt = bt;
+                const int32_t *pbt = lbt;
                 if (g->kv_q8) { /* its rows up to the chunk's last position as f16, then the f16 kernels */
-                    tcu_kv_dequant_q8(L.kq, L.ks, bt, g->lbs, P->kv_rows, Hkv, g->kc16, st);
-                    tcu_kv_dequant_q8(L.vq, L.vs, bt, g->lbs, P->kv_rows, Hkv, g->vc16, st);
+                    tcu_kv_dequant_q8(L.kq, L.ks, lbt, g->lbs, P->kv_rows, Hkv, g->kc16, st);
+                    tcu_kv_dequant_q8(L.vq, L.vs, lbt, g->lbs, P->kv_rows, Hkv, g->vc16, st);
                     kc = g->kc16, vc = g->vc16, pbt = NULL;
                 }
                 /* the window only where it cuts the chunk's keys (its last position past it): then tcu_attention (v3
@@ -497,6 +502,7 @@ static int capture_forward(crank *g, const tern_graph *G, const pass_t *P, cudaG
  * for a given n, so a graph captured for n reads the inputs each replay copies there. */
 static void set_layout(crank *g, int n) {
     g->tok = g->pd, g->pos = g->pd + n, g->slot = g->pd + 2 * n, g->bt_off = g->pd + 3 * n, g->bt = g->pd + 4 * n;
+    g->slot_w = g->pd + 4 * n + g->bt_cap, g->bt_w = g->pd + 5 * n + g->bt_cap; /* the window pool's (kv_rows_w > 0) */
 }
 
 /* The pass's inputs to the device (one copy of 4n ints and the tables, none for an identity table), then its
@@ -513,6 +519,14 @@ static int run(crank *g, const tern_graph *G, const tern_ubatch *ub, const pass_
     memcpy(h + 3 * n, ub->bt_off, sizeof(int32_t) * (size_t)n);
     memcpy(h + 4 * n, ub->bt, sizeof(int32_t) * (size_t)n_bt);
     CU(cudaMemcpyAsync(g->pd, h, sizeof(int32_t) * ((size_t)4 * n + (size_t)n_bt), cudaMemcpyHostToDevice, g->st));
+    if (g->kv_rows_w > 0) { /* the window pool's slots and tables; a released block (-1) reads as block 0: finite rows
+                             * below every window, which the attention skips or masks (tcu.h) */
+        int32_t *hw = h + 4 * n + g->bt_cap;
+        memcpy(hw, ub->slot_w, sizeof(int32_t) * (size_t)n);
+        for (int i = 0; i < ub->n_bt; i++) hw[n + i] = ub->bt_w[i] < 0 ? 0 : ub->bt_w[i];
+        CU(cudaMemcpyAsync(g->pd + 4 * n + g->bt_cap, hw, sizeof(int32_t) * ((size_t)n + (size_t)ub->n_bt),
+                           cudaMemcpyHostToDevice, g->st));
+    }
     /* TP: the first one-token pass runs eagerly (NCCL sets up its decode-sized channels outside a capture), and
      * passes of several tokens are launched each time */
     const int can = P->kind != OUT_SUBSET && n <= g->gemv_max && g->use_graph &&
@@ -649,6 +663,10 @@ int cuda_exec(tern_backend *be_, const tern_graph *G, const tern_ubatch *ub) {
         (n > dec_max(g) && ub->n_seq != 1)) {
         tern_set_error("internal: a pass of %d tokens of %d sequences (ubatch %d) up to position %d (n_ctx %d), %d table "
                        "entries (%d)", n, ub->n_seq, g->ubatch, ub->max_pos, g->n_ctx, ub->n_bt, g->bt_cap);
+        return -1;
+    }
+    if (g->kv_rows_w > 0 && (!ub->slot_w || !ub->bt_w)) {
+        tern_set_error("internal: a pass without the window pool's slots and tables (backend made with one)");
         return -1;
     }
     if (check_samples(g, ub) != 0) return -1;
