@@ -41,6 +41,7 @@ import openai
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TERN = os.environ.get("TERN_BIN", os.path.join(ROOT, "tern"))  # TERN_BIN: another build (e.g. under ASan)
 MODEL = os.path.join(ROOT, "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
+G3 = os.path.join(ROOT, "models", "gemma-3-270m-q4_k_m.gguf")  # sliding-window layers (swa_check), when present
 KEY = "test-key-123"
 
 passed = failed = 0
@@ -59,9 +60,9 @@ def check(cond, what):
 class Server:
     """A `tern serve` on a free port; its stderr kept in a file."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, model=MODEL):
         self.log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"), f"t_server_{os.getpid()}_{id(self)}.log"), "w+")
-        self.p = subprocess.Popen([TERN, "serve", "-m", MODEL, "--port", "0", *args], stderr=self.log,
+        self.p = subprocess.Popen([TERN, "serve", "-m", model, "--port", "0", *args], stderr=self.log,
                                   stdout=subprocess.DEVNULL, cwd=ROOT)
         self.port = None
         t0 = time.time()
@@ -127,10 +128,10 @@ class Server:
         os.unlink(self.log.name)
 
 
-def tern_run(prompt, n, sampling=("--temp", "0")):
+def tern_run(prompt, n, sampling=("--temp", "0"), model=MODEL):
     """`tern run`'s continuation of prompt, greedy unless sampling says otherwise (its stdout less the echoed prompt and
     the final newline)."""
-    out = subprocess.run([TERN, "run", "-m", MODEL, "-p", prompt, "-n", str(n), "-t", "2", *sampling],
+    out = subprocess.run([TERN, "run", "-m", model, "-p", prompt, "-n", str(n), "-t", "2", *sampling],
                          capture_output=True, cwd=ROOT, timeout=120).stdout.decode()
     assert out.startswith(prompt), out[:200]
     return out[len(prompt):-1] if out.endswith("\n") else out[len(prompt):]
@@ -185,6 +186,7 @@ def main():
     signal_check()
     queue_check()
     small_pool_check()
+    swa_check()
     print(f"t_server: {passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0
 
@@ -795,6 +797,33 @@ def small_pool_check():
         while fds() != n_fd and time.time() - t0 < 5:  # the connection threads close their sockets as they end
             time.sleep(0.05)
         check(fds() == n_fd, f"descriptors after the requests {fds()} = before {n_fd}")
+    finally:
+        srv.stop()
+
+
+def swa_check():
+    """--swa-compact (the sliding-window layers' own KV pool) on gemma-3-270m (window 512), when present: a ~800-token
+    prompt (its first window rows released during the prefill) completes greedily as `tern run` does with one pool,
+    and again with nothing taken from the prefix cache (off with the window pool: the startup line says so), so a
+    request never resumes a prefix whose window rows are gone."""
+    if not os.path.exists(G3):
+        print("t_server: swa: models/gemma-3-270m-q4_k_m.gguf not present, skipped", flush=True)
+        return
+    prompt = "The quick brown fox jumps over the lazy dog. " * 80
+    want = tern_run(prompt, 12, model=G3)
+    check(tern_run(prompt, 12, ("--temp", "0", "--swa-compact"), model=G3) == want, "tern run --swa-compact = tern run")
+    srv = Server("--api-key", KEY, "--parallel", "2", "-c", "1024", "-t", "2", "--swa-compact", model=G3)
+    try:
+        srv.log.seek(0)
+        line = srv.log.read()
+        check("window pool" in line and "prefix cache off (--swa-compact)" in line, f"swa: startup line: {line[-400:]}")
+        cl = srv.client()
+        for k in range(2):
+            r = cl.completions.create(model="m", prompt=prompt, max_tokens=12, temperature=0)
+            cached = r.usage.prompt_tokens_details.cached_tokens if r.usage.prompt_tokens_details else 0
+            check(r.choices[0].text == want and not cached and r.usage.prompt_tokens > 600,
+                  f"swa: request {k}: {r.choices[0].text!r} vs tern run {want!r}, {cached} cached of "
+                  f"{r.usage.prompt_tokens}")
     finally:
         srv.stop()
 
