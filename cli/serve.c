@@ -37,7 +37,7 @@ static void serve_usage(FILE *o) {
             "  --no-prefix-cache       compute every prompt in full (default: reuse cached KV blocks of a prefix)\n"
             "  --block-size N          KV block rows, a power of two 16..256 (default: the device's)\n"
             "  --swa-compact           a model's sliding-window layers keep only their window's KV rows, in a pool of\n"
-            "                          their own (the prefix cache is then off for such a model)\n"
+            "                          their own (a cached prefix is reused where its window rows are still held)\n"
             "  --chat-template NAME    chatml | llama3 | gemma | mistral (default: detect from the model)\n"
             "  --alias NAME            the model id /v1/models lists (default: the file name)\n"
             "  -t, --threads N         CPU threads (default: number of cores)\n"
@@ -178,7 +178,7 @@ int cmd_serve(int argc, char **argv) {
     if (kst.swa_blocks_total > 0) snprintf(swa_pool, sizeof swa_pool, " (+ %d in the window pool)", kst.swa_blocks_total);
     fprintf(stderr, "tern serve: %s on %s, %d parallel x %d positions, KV pool %d blocks of %d%s, batch %d tokens, prefix "
                     "cache %s, chat template %s\n", tern_model_desc(m), tern_engine_device(e), parallel, c.n_ctx, total,
-            bs, swa_pool, spp.batch_tokens, !prefix_cache ? "off" : kst.swa_blocks_total > 0 ? "off (--swa-compact)" : "on",
+            bs, swa_pool, spp.batch_tokens, prefix_cache ? "on" : "off",
             fam == TERN_CHAT_UNKNOWN ? "none" : tern_chat_name(fam));
     fprintf(stderr, "tern serve: listening on http://%s:%d\n", host, srv_http_port(h));
     fflush(stderr);

@@ -881,10 +881,13 @@ static int cmd_chat(const options *o) {
         /* reuse the cached prefix of the conversation; evaluate the rest */
         int keep = 0;
         while (keep < n_hist && keep < n_tok - 1 && hist[keep] == toks[keep]) keep++;
-        tern_context_truncate(ctx, keep);
+        if (tern_context_truncate(ctx, keep) != 0) { /* --swa-compact: keep's window rows are gone; run it all */
+            keep = 0;
+            tern_context_truncate(ctx, 0);
+        }
         const double t0 = tern_time_s();
         if (prefill(ctx, o, toks + keep, n_tok - keep, logits, 1)) { /* Ctrl-C: forget this message */
-            tern_context_truncate(ctx, keep);
+            if (tern_context_truncate(ctx, keep) != 0) keep = 0, tern_context_truncate(ctx, 0); /* as above */
             n_hist = keep;
             free(toks);
             free((char *)msgs[--n_msgs].content);

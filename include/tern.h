@@ -102,8 +102,9 @@ typedef struct {
     int cache_type_v;  /* (CUDA only, K and V the same type; llama.cpp's --cache-type-k/--cache-type-v) */
     int swa_compact;   /* 1: a model's sliding-window layers keep their KV rows in a second, smaller pool that holds
                         * only the last window + swa_margin positions of each sequence (llama.cpp's SWA cache): the
-                        * same logits, less memory; tern_context_truncate further back than that fails, and an
-                        * engine's prefix cache stays off. 0 (default): one pool for every layer. No effect on a
+                        * same logits, less memory; tern_context_truncate further back than that fails, and a prefix
+                        * cache hit ends where the window rows it needs are still held (tern_seq_attach_prefix).
+                        * 0 (default): one pool for every layer. No effect on a
                         * model without windowed layers. CPU and CUDA. */
     int swa_margin;    /* positions kept past the window for rollback (speculation, truncate); <= 0: 64 */
 } tern_context_params;
@@ -196,7 +197,8 @@ void tern_seq_set_sampler(tern_seq *s, tern_sampler *smp);
 /* Forget positions >= n_past (<= the current count). 0, or -1 if out of range. */
 int tern_seq_truncate(tern_seq *s, int n_past);
 /* Prefix cache (tern_engine_params.prefix_cache): give the empty sequence s the cached KV blocks of the longest
- * prefix of tokens[0..n) in whole blocks, leaving at least one token to run (its logits are wanted). s then holds
+ * prefix of tokens[0..n) in whole blocks, leaving at least one token to run (its logits are wanted); with
+ * swa_compact, the longest such prefix whose last window of rows the cache still holds in the window pool. s then holds
  * that many positions (their tokens its history), as if it had run them. Returns the positions attached: a multiple
  * of the block size in [0, n - 1]; 0 with the cache off; -1 if s is not empty or tokens is NULL with n > 0. */
 int tern_seq_attach_prefix(tern_seq *s, const int32_t *tokens, int n);

@@ -8,8 +8,10 @@
  *   truncation to 0 works; a step refused (past n_ctx) changes nothing;
  * - a fork shares the window blocks and, continued apart, gives the bits of the pool off (copy on write of the
  *   shared partial window block);
- * - the prefix cache stays off with the pool on (tern_seq_attach_prefix attaches nothing: a cached prefix's window
- *   rows are gone); a model without windowed layers gets no window pool. */
+ * - the prefix cache with the pool on: a 64-token prompt's blocks keep their window rows (keyed at the step's end,
+ *   before its release), so a new sequence attaches 48 of them and continues with the bits of a fresh run; a
+ *   200-token prompt run in passes of 16 released its early window rows before they were keyed, so a prompt sharing
+ *   its first 100 tokens attaches nothing; a model without windowed layers gets no window pool. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,22 +183,63 @@ int main(void) {
         CHECK(!memcmp(ha, hb, sizeof ha) && !memcmp(ta, tb, sizeof ta), "batched logits differ with the window pool");
     }
 
-    /* the prefix cache stays off with the pool on */
+    /* the prefix cache with the pool on */
     {
+        const int V = tern_model_n_vocab(m);
         tern_engine_params ep = params(1, 256, 2, 0);
         ep.prefix_cache = 1;
         tern_engine *e = tern_engine_new(m, &ep);
         int32_t t[64];
-        make_tokens(t, 64, tern_model_n_vocab(m), 3);
-        uint64_t lg[64];
+        make_tokens(t, 64, V, 3);
+        uint64_t la[64], lc[64];
         tern_seq *a = e ? tern_seq_new(e) : NULL;
-        CHECK(a && feed_all(e, a, t, 64, 64, lg, tern_model_n_vocab(m)) == 0, "prefix: %s", tern_last_error());
+        CHECK(a && feed_all(e, a, t, 64, 64, la, V) == 0, "prefix: %s", tern_last_error());
         tern_seq_free(a);
         tern_seq *c = e ? tern_seq_new(e) : NULL;
-        CHECK(c && tern_seq_attach_prefix(c, t, 64) == 0, "a prefix attached with the window pool on");
-        tern_kv_stats st;
+        const int got = c ? tern_seq_attach_prefix(c, t, 64) : -1;
+        CHECK(got == 48, "a 64-token prefix with its window rows held: %d attached", got);
+        CHECK(got == 48 && feed_all(e, c, t + 48, 16, 16, lc, V) == 0 && !memcmp(lc, la + 48, sizeof(uint64_t) * 16),
+              "after a prefix hit with the window pool: the bits of a fresh run (%s)", tern_last_error());
+        tern_engine_free(e);
+
+        /* a 200-token prompt in passes of 16: its early window rows went before they were keyed */
+        ep = params(1, 256, 2, 16);
+        ep.prefix_cache = 1;
+        e = tern_engine_new(m, &ep);
+        int32_t u[200], v[150];
+        make_tokens(u, 200, V, 13);
+        memcpy(v, u, sizeof(int32_t) * 100);
+        make_tokens(v + 100, 50, V, 17);
+        uint64_t hu[200], hv[150], hr[150];
+        a = e ? tern_seq_new(e) : NULL;
+        CHECK(a && feed_all(e, a, u, 200, 200, hu, V) == 0, "prefix 200: %s", tern_last_error());
+        tern_seq_free(a);
+        c = e ? tern_seq_new(e) : NULL;
+        CHECK(c && tern_seq_attach_prefix(c, v, 150) == 0, "a prefix whose window rows are gone attaches nothing");
+        CHECK(c && feed_all(e, c, v, 150, 150, hv, V) == 0 && run_seq(m, 0, 256, v, 150, 150, hr) == 0 &&
+                  !memcmp(hv, hr, sizeof hv), "after a refused prefix: the bits of one pool");
+        tern_engine_free(e);
+
+        /* the cache's window blocks give way when the window pool runs out: 8 prompts through a pool of 4 */
+        ep = params(1, 256, 1, 16);
+        ep.prefix_cache = 1;
+        e = tern_engine_new(m, &ep);
+        tern_kv_stats st = {0};
+        int ok = e != NULL;
+        for (int k = 0; k < 8 && ok; k++) {
+            int32_t w[40];
+            uint64_t hw[40];
+            make_tokens(w, 40, V, 100 + k);
+            tern_seq *q = tern_seq_new(e);
+            ok = q && feed_all(e, q, w, 40, 40, hw, V) == 0;
+            tern_seq_free(q);
+        }
         if (e) tern_engine_kv_stats(e, &st);
-        CHECK(e && st.cached_blocks == 0, "prefix cache entries with the window pool on");
+        printf("prefix cache with the window pool: %d entries, window pool %d of %d blocks in use\n", st.cached_blocks,
+               st.swa_blocks_used, st.swa_blocks_total);
+        CHECK(ok && st.swa_blocks_total == 4 && st.cached_blocks > 0 && st.swa_blocks_used <= 4,
+              "8 prompts through a window pool of %d: %s",
+              st.swa_blocks_total, tern_last_error());
         tern_engine_free(e);
     }
 

@@ -12,7 +12,8 @@
  * and a sequence has a second table into it (table_w), of the same logical length. Its blocks are allocated pass by
  * pass and released once wholly before position p0 - window + 1 - margin, p0 the first position the sequence can
  * still query (its next token's, less the margin kept for truncation), so a sequence holds about window + margin +
- * one pass of rows there whatever its length. The global layers keep every position in the main pool. */
+ * one pass of rows there whatever its length. The global layers keep every position in the main pool. A prefix-cache
+ * entry also holds its block's window block while its sequence did when keyed; a hit ends where those are held. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +30,9 @@
 #include "util.h"
 
 #define TERN_MAX_CHUNK 256 /* tokens per CPU pass: bounds the activation scratch */
+/* positions the window pool keeps past the window by default: a speculative verify rolls back at most its drafts */
+#define TERN_SWA_MARGIN 64
+_Static_assert(TERN_SWA_MARGIN > TERN_SPEC_MAX_DRAFT, "the window pool's margin must cover a rejected draft");
 
 struct tern_seq {
     tern_engine *e;
@@ -169,7 +173,7 @@ tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
     bp.verbose = p->verbose;
     /* the window pool: the largest window of the layers run; each sequence holds at most window + margin rows before
      * a pass's first query and the pass's own (<= max_rows), plus a partial block at each end */
-    int swa_window = 0, swa_margin = p->swa_margin > 0 ? p->swa_margin : 64;
+    int swa_window = 0, swa_margin = p->swa_margin > 0 ? p->swa_margin : TERN_SWA_MARGIN;
     const int n_run = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
     for (int il = 0; il < n_run; il++)
         if (m->layers[il].window > swa_window) swa_window = m->layers[il].window;
@@ -229,9 +233,10 @@ tern_engine *tern_engine_new(tern_model *m, const tern_engine_params *ep) {
             return NULL;
         }
     }
-    /* the prefix cache stays off with the window pool: a cached prefix's window rows are released as its sequence
-     * moves on, so a hit could not be resumed (keying window blocks too, with their own eviction, is the next step) */
-    if (ep->prefix_cache && !swa) e->pc = tern_pc_new((int)n_blocks, bs);
+    if (ep->prefix_cache) e->pc = tern_pc_new((int)n_blocks, bs);
+    /* with the window pool, an entry keeps its block's window rows while its sequence still held them when it was
+     * keyed; a hit ends only where the rows its next query reads are kept (tern_seq_attach_prefix) */
+    if (e->pc && swa) tern_pc_set_window(e->pc, &e->kvw);
     return e;
 }
 
@@ -338,6 +343,13 @@ static void seq_drop_blocks(tern_seq *s, int keep) {
     if (s->w_lo > s->n_blocks_w) s->w_lo = s->n_blocks_w;
 }
 
+/* A free window-pool block, the prefix cache's least recently used idle window block released when none is. */
+static int32_t kvw_alloc(tern_engine *e) {
+    int32_t b = tern_kv_alloc(&e->kvw);
+    while (b < 0 && e->pc && tern_pc_evict_w(e->pc)) b = tern_kv_alloc(&e->kvw);
+    return b;
+}
+
 /* The first position a query at position p reads in a windowed layer. */
 static int swa_first_key(const tern_engine *e, int p) { return p - e->swa_window + 1 > 0 ? p - e->swa_window + 1 : 0; }
 
@@ -364,7 +376,7 @@ static int seq_window_reserve(tern_seq *s, int p0, int p_end) {
     table_reserve(s, need);
     if (p_end > p0 && fill && s->n_blocks_w > s->w_lo && s->n_blocks_w == (p0 >> lbs) + 1 &&
         e->kvw.ref[s->table_w[s->n_blocks_w - 1]] > 1) { /* copy on write */
-        const int32_t old = s->table_w[s->n_blocks_w - 1], nb = tern_kv_alloc(&e->kvw);
+        const int32_t old = s->table_w[s->n_blocks_w - 1], nb = kvw_alloc(e);
         if (nb < 0) goto full;
         if (e->be->ops->kv_copy(e->be, 1, (int64_t)nb << lbs, (int64_t)old << lbs, fill) != 0) {
             tern_kv_unref(&e->kvw, nb);
@@ -375,7 +387,7 @@ static int seq_window_reserve(tern_seq *s, int p0, int p_end) {
     }
     if (s->n_blocks_w < s->w_lo) s->n_blocks_w = s->w_lo;
     while (s->n_blocks_w < need) {
-        const int32_t b = tern_kv_alloc(&e->kvw);
+        const int32_t b = kvw_alloc(e);
         if (b < 0) goto full;
         s->table_w[s->n_blocks_w++] = b;
     }
@@ -490,6 +502,9 @@ static void seq_cache_blocks(tern_seq *s) {
         s->pc_idx[i] = idx;
         s->pc_uid[i] = tern_pc_uid(e->pc, idx);
         s->pc_n = i + 1;
+        /* its window rows, while held, when the entry keys this sequence's own block (both rows of one computation) */
+        if (e->swa && i >= s->w_lo && i < s->n_blocks_w && tern_pc_block(e->pc, idx) == s->table[i])
+            tern_pc_set_block_w(e->pc, idx, s->table_w[i]);
     }
 }
 
@@ -511,6 +526,22 @@ int tern_seq_attach_prefix(tern_seq *s, const int32_t *tokens, int n) {
         tern_kv_ref(&e->kv, s->table[k]);
         s->pc_idx[k] = idx;
         s->pc_uid[k] = tern_pc_uid(e->pc, idx);
+    }
+    if (e->swa) { /* a hit ends where the window rows its next query reads are kept: blocks [lo, k) all hold theirs */
+        for (; k > 0; k--) {
+            const int lo = swa_first_key(e, k << e->kv.lbs) >> e->kv.lbs;
+            int j = lo;
+            while (j < k && tern_pc_block_w(e->pc, s->pc_idx[j]) >= 0) j++;
+            if (j == k) break;
+            tern_kv_unref(&e->kv, s->table[k - 1]);
+        }
+        const int lo = k ? swa_first_key(e, k << e->kv.lbs) >> e->kv.lbs : 0;
+        for (int j = 0; j < k; j++) {
+            s->table_w[j] = j < lo ? -1 : tern_pc_block_w(e->pc, s->pc_idx[j]);
+            if (j >= lo) tern_kv_ref(&e->kvw, s->table_w[j]);
+        }
+        s->w_lo = lo;
+        s->n_blocks_w = k;
     }
     for (int i = k - 1; i >= 0; i--) tern_pc_touch(e->pc, s->pc_idx[i]); /* the head most recent */
     s->n_blocks = s->pc_n = k;

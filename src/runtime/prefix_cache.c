@@ -10,6 +10,7 @@ typedef struct {
     uint64_t uid;      /* 0: free slot */
     uint64_t parent;   /* uid of the entry of the block before (0: first block) */
     int32_t block;     /* pool block */
+    int32_t block_w;   /* its window-pool block, or -1 */
     int32_t next;      /* hash chain (slot index, -1 ends) */
     int32_t prev_lru, next_lru; /* LRU list: head most recent */
     uint64_t hash;
@@ -26,6 +27,7 @@ struct tern_pcache {
     int n;
     uint64_t next_uid;
     int64_t evicted;
+    tern_kv *kvw;      /* the window pool, or NULL */
 };
 
 static uint64_t key_hash(uint64_t parent, const int32_t *tokens, int bs) {
@@ -79,6 +81,8 @@ static void drop(tern_pcache *pc, tern_kv *kv, int i) {
     *link = x->next;
     lru_unlink(pc, i);
     tern_kv_unref(kv, x->block);
+    if (x->block_w >= 0) tern_kv_unref(pc->kvw, x->block_w);
+    x->block_w = -1;
     x->uid = 0;
     x->next = pc->free_head;
     pc->free_head = i;
@@ -106,6 +110,27 @@ int tern_pc_lookup(const tern_pcache *pc, uint64_t parent, const int32_t *tokens
 }
 
 int32_t tern_pc_block(const tern_pcache *pc, int idx) { return pc->e[idx].block; }
+
+void tern_pc_set_window(tern_pcache *pc, tern_kv *kvw) { pc->kvw = kvw; }
+
+void tern_pc_set_block_w(tern_pcache *pc, int idx, int32_t bw) {
+    if (!pc->kvw || bw < 0 || pc->e[idx].block_w >= 0) return;
+    pc->e[idx].block_w = bw;
+    tern_kv_ref(pc->kvw, bw);
+}
+
+int32_t tern_pc_block_w(const tern_pcache *pc, int idx) { return pc->e[idx].block_w; }
+
+int tern_pc_evict_w(tern_pcache *pc) {
+    if (!pc->kvw) return 0;
+    for (int32_t i = pc->lru_tail; i >= 0; i = pc->e[i].prev_lru)
+        if (pc->e[i].block_w >= 0 && pc->kvw->ref[pc->e[i].block_w] == 1) {
+            tern_kv_unref(pc->kvw, pc->e[i].block_w);
+            pc->e[i].block_w = -1;
+            return 1;
+        }
+    return 0;
+}
 uint64_t tern_pc_uid(const tern_pcache *pc, int idx) { return idx >= 0 && idx < pc->cap ? pc->e[idx].uid : 0; }
 
 void tern_pc_touch(tern_pcache *pc, int idx) {
@@ -121,6 +146,7 @@ uint64_t tern_pc_insert(tern_pcache *pc, tern_kv *kv, uint64_t parent, const int
     x->uid = pc->next_uid++;
     x->parent = parent;
     x->block = block;
+    x->block_w = -1;
     x->hash = key_hash(parent, tokens, pc->bs);
     memcpy(pc->toks + (size_t)i * pc->bs, tokens, sizeof(int32_t) * (size_t)pc->bs);
     x->next = pc->bucket[x->hash & pc->mask];

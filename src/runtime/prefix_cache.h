@@ -10,7 +10,12 @@
  * (tern_pc_evict). Entries of a chain are touched deepest first, so a chain's tail goes before its head. An entry
  * whose parent was evicted can never match again; it ages out the same way.
  *
- * Only full blocks are cached: a partial block is still being written by its sequence. */
+ * Only full blocks are cached: a partial block is still being written by its sequence.
+ *
+ * With the window pool (the engine's swa_compact), an entry may also hold its block's window-pool block (block_w,
+ * one reference), set while its sequence still held it; a hit can end only where the window rows its next query
+ * reads are held (tern_seq_attach_prefix). Those references are the first to go when the window pool runs out
+ * (tern_pc_evict_w), and go with their entry. */
 #ifndef TERN_PREFIX_CACHE_H
 #define TERN_PREFIX_CACHE_H
 #include <stdint.h>
@@ -21,6 +26,15 @@ typedef struct tern_pcache tern_pcache;
 
 /* A cache for a pool of n_blocks blocks of bs rows (at most n_blocks entries: each holds a block). */
 tern_pcache *tern_pc_new(int n_blocks, int bs);
+/* The window pool whose blocks entries may hold (tern_pc_set_block_w); NULL: none. */
+void tern_pc_set_window(tern_pcache *pc, tern_kv *kvw);
+/* Entry idx holds window block bw too (a reference taken), if it holds none yet. */
+void tern_pc_set_block_w(tern_pcache *pc, int idx, int32_t bw);
+/* Entry idx's window block, or -1. */
+int32_t tern_pc_block_w(const tern_pcache *pc, int idx);
+/* Release the window block of the least recently used entry whose window block only the cache holds: 1, or 0 when
+ * none is. */
+int tern_pc_evict_w(tern_pcache *pc);
 /* Drop every entry (its block reference into kv), free the cache. */
 void tern_pc_free(tern_pcache *pc, tern_kv *kv);
 /* The entry of the block holding tokens[0..bs) after the prefix whose last block's entry has uid parent (0: the

@@ -803,9 +803,11 @@ def small_pool_check():
 
 def swa_check():
     """--swa-compact (the sliding-window layers' own KV pool) on gemma-3-270m (window 512), when present: a ~800-token
-    prompt (its first window rows released during the prefill) completes greedily as `tern run` does with one pool,
-    and again with nothing taken from the prefix cache (off with the window pool: the startup line says so), so a
-    request never resumes a prefix whose window rows are gone."""
+    prompt (its first window rows released during the prefill, chunks of --batch-tokens 128) completes greedily as
+    `tern run` does with one pool; the same prompt again resumes from the prefix cache (its last blocks' window rows
+    were kept when they were keyed) and completes the same; a prompt sharing its first ~160 tokens resumes from their
+    blocks (keyed at the end of the first 128-token step, before any window row was released) and completes as `tern
+    run` does. (A prefix whose window rows went before they were keyed attaches nothing: tests/test_swa.c.)"""
     if not os.path.exists(G3):
         print("t_server: swa: models/gemma-3-270m-q4_k_m.gguf not present, skipped", flush=True)
         return
@@ -816,14 +818,24 @@ def swa_check():
     try:
         srv.log.seek(0)
         line = srv.log.read()
-        check("window pool" in line and "prefix cache off (--swa-compact)" in line, f"swa: startup line: {line[-400:]}")
+        check("window pool" in line and "prefix cache on" in line, f"swa: startup line: {line[-400:]}")
         cl = srv.client()
+        got = []
         for k in range(2):
             r = cl.completions.create(model="m", prompt=prompt, max_tokens=12, temperature=0)
             cached = r.usage.prompt_tokens_details.cached_tokens if r.usage.prompt_tokens_details else 0
-            check(r.choices[0].text == want and not cached and r.usage.prompt_tokens > 600,
+            got.append(cached)
+            check(r.choices[0].text == want and r.usage.prompt_tokens > 600 and (cached > 500 if k else not cached),
                   f"swa: request {k}: {r.choices[0].text!r} vs tern run {want!r}, {cached} cached of "
                   f"{r.usage.prompt_tokens}")
+        other = "The quick brown fox jumps over the lazy dog. " * 16 + "A cat sat on the mat and looked at it. " * 60
+        want2 = tern_run(other, 12, model=G3)
+        r = cl.completions.create(model="m", prompt=other, max_tokens=12, temperature=0)
+        cached = r.usage.prompt_tokens_details.cached_tokens if r.usage.prompt_tokens_details else 0
+        check(r.choices[0].text == want2 and 128 <= cached < 200 and cached % 16 == 0,
+              f"swa: a prompt sharing ~160 tokens: {r.choices[0].text!r} vs {want2!r}, {cached} cached")
+        print(f"t_server: swa: cached tokens {got[0]}, {got[1]} of a repeated prompt, {cached} of one sharing its "
+              f"first ~160 tokens", flush=True)
     finally:
         srv.stop()
 
