@@ -18,7 +18,8 @@
  * 4. A model with sliding-window layers (the gemma3 fixture, window 8): the window pool (swa_compact) gives the logits
  *    bits of one pool over 300 tokens fed as one step (prefill chunks of 64: the flash / v3 kernels and, with a Q8_0
  *    cache, its dequantization read the window tables, released blocks as block 0), in chunks of 7 and token by token
- *    (the decode kernels); batch invariance with it on, batched bits equal to it off; a fork continued apart. */
+ *    (the decode kernels); batch invariance with it on, batched bits equal to it off; a fork continued apart; a
+ *    prefix-cache hit (48 of 64 tokens) continued, the same bits as the hit without the window pool. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,31 @@ static void swa_check(tern_model *m, int kv_q8) {
         tern_engine_free(f);
     }
     CHECK(!memcmp(ha, hb, 20 * sizeof(uint64_t)), "%s: a fork's logits differ with the window pool", what);
+    /* the prefix cache: 64 tokens in one pass, then a new sequence attaches 48 and runs the rest; on and off alike */
+    int att[2] = {-1, -1};
+    for (int arm = 0; arm < 2; arm++) {
+        tern_engine_params p = params(TERN_DEVICE_CUDA, 2, kv_q8);
+        p.ctx.swa_compact = arm;
+        p.prefix_cache = 1;
+        tern_engine *f = tern_engine_new(m, &p);
+        tern_seq *a = f ? tern_seq_new(f) : NULL, *c = NULL;
+        tern_batch *b = tern_batch_new(0);
+        int ok = a != NULL;
+        for (int i = 0; i < 64 && ok; i++) tern_batch_add(b, a, toks[i], TERN_BATCH_NONE);
+        ok = ok && tern_engine_decode(f, b) == 0;
+        if (ok) tern_seq_free(a);
+        ok = ok && (c = tern_seq_new(f)) != NULL && (att[arm] = tern_seq_attach_prefix(c, toks, 64)) >= 0;
+        tern_batch_clear(b);
+        for (int i = att[arm]; i < 64 && ok; i++) tern_batch_add(b, c, toks[i], TERN_BATCH_LOGITS);
+        ok = ok && tern_engine_decode(f, b) == 0;
+        for (int i = 0; i < 64 - att[arm] && ok; i++)
+            (arm ? hb : ha)[i] = bi_fnv(tern_batch_logits(b, i), sizeof(float) * V, 1469598103934665603ull);
+        CHECK(ok, "%s: prefix arm %d: %s", what, arm, tern_last_error());
+        tern_batch_free(b);
+        tern_engine_free(f);
+    }
+    CHECK(att[0] == 48 && att[1] == 48 && !memcmp(ha, hb, 16 * sizeof(uint64_t)),
+          "%s: a prefix hit with the window pool (%d vs %d attached) differs", what, att[1], att[0]);
 }
 
 int main(int argc, char **argv) {
