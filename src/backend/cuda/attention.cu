@@ -1119,10 +1119,10 @@ extern "C" void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, cons
                      NULL, st, 1, 1);
 }
 
-/* tcu.h: the decode attention (tcu_attention_split, or tcu_attention_split_q8 when ks != NULL) for n <=
- * TCU_MULTI_MAX tokens, with out also written as the dp4a GEMV's x16 activations xq of (n, n_head * hd) by
- * the kernel that writes out (tcu_quantize_x16's bytes: x16_put on the same f32 values). Shapes the fused
- * kernels do not take (the ref kernel's) run the plain call and tcu_quantize_x16. */
+/* tcu.h: the decode configuration for a pass of up to TCU_PASS_MAX tokens of any sequences (f16 cache: ks NULL; Q8_0:
+ * kc, vc the int8 planes), each token the bits of its one-token call; xq != NULL: out also written as the dp4a GEMV's
+ * x16 activations of (n, n_head * hd) by the kernel that writes out (tcu_quantize_x16's bytes: x16_put on the same f32
+ * values). Shapes the fused kernels do not take (the ref kernel's) run the ref kernel, then tcu_quantize_x16. */
 extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, const uint16_t *ks,
                                          const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
                                          const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,
@@ -1134,30 +1134,19 @@ extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const v
         if (ks) return;
         tcu_attention_ref(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd,
                           scale, out, st);
-        tcu_quantize_x16(out, n, (int64_t)n_head * hd, xq, st);
+        if (xq) tcu_quantize_x16(out, n, (int64_t)n_head * hd, xq, st);
         return;
     }
     att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq,
                      st, 1);
 }
 
-/* tcu.h: the decode configuration for a pass of up to TCU_PASS_MAX tokens of any sequences (f16 cache: ks NULL; Q8_0:
- * kc, vc the int8 planes), each token the bits of its one-token call. */
 extern "C" void tcu_attention_decode(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
                                      int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int win,
                                      int n_head, int n_head_kv, int hd, float scale, float *out, float *ws, int splits,
                                      cudaStream_t st) {
-    if (n <= 0 || n > TCU_PASS_MAX || n_head <= 0) return;
-    const int qh = att_choose_qh(n_head, n_head_kv, hd);
-    if (ks && (hd != 64 && hd != 128 && hd != 256)) return; /* as tcu_attention_split_q8 */
-    if (!qh) {
-        if (ks) return;
-        tcu_attention_ref(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd,
-                          scale, out, st);
-        return;
-    }
-    att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh,
-                     NULL, st, 1);
+    tcu_attention_decode_x16(q, kc, vc, ks, vs, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd, scale, out, ws, splits,
+                             NULL, st);
 }
 
 extern "C" void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
