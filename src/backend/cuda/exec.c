@@ -48,8 +48,15 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
 /* y (n, n_out) = x · Wᵀ: the GEMV for up to gemv_max tokens (the dp4a kernel on xq for its types when xq is
  * given, else f32 x32; each row the bits of a one-row call), beyond it cuBLASLt on f16 tiles (x16) with the next
  * matrix dequantized on a side stream meanwhile (docs/ledger.md "dequant prefetch": +3% pp512). */
+/* In the chunk order v2 gives the twins' bits, so from V2_FROM tokens on the faster one runs: the first sweep
+ * (bench/gpu/s18-9363872/checks/mma.log, H200, Q4_0 4096x14336) has the twins at 22.0 / 33.1 / 58.3 us for m = 4 / 8 / 16
+ * and v2's best arms at 24.9 / 23.9 / 32.1 (14336x4096: 22.7 / 34.2 / 72.2 against 34.3 / 33.5 / 41.8). */
+#define V2_FROM 8
+
 static int matmul(crank *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16, float *y) {
-    if (n <= g->gemv_max && n > TCU_MULTI_MAX) { /* a pass longer than the twins take: v2 in the chunk order */
+    if (n <= g->gemv_max &&
+        (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= V2_FROM && xq && tcu_gemm_mma_supported(w->type)))) {
+        /* a pass longer than the twins take, or one where v2 is faster: v2 in the chunk order */
         if (!xq || !tcu_gemm_mma_v2(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) {
             tern_set_error("internal: a %d-token GEMV-path pass reached a matrix without the chunk-order GEMM (type %d)", n,
                            w->type);

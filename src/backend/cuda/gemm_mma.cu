@@ -676,20 +676,22 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * used or not, so the narrow arms are for short passes. Warps: a 16x8 output tile is the finest a warp can own, so a
  * matrix of n_out rows has at most n_out/16 x m/8 warps of work: 4096 rows at m = 16 give 512 (~4 an SM), which only
  * a split of the chunks over warps (T_j through shared memory, added in order: not built) would raise; arms 6 and 7
- * give each warp one such tile so that a CTA holds many warps. The chooser (arm -1, tcu_gemm_mma_v2) is a guess until
- * the sweep: 5 up to m = 8, 7 up to 16, 0 up to 32, else 6, except that a matrix with fewer than 8 an SM of 16x8 output
- * tiles (a 1024-row matrix up to m = 64, a 4096-row one up to m = 16, on 132 SMs) takes a chunk-split arm (8
- * up to m = 8, else 9).
+ * give each warp one such tile so that a CTA holds many warps. The chooser (arm -1, tcu_gemm_mma_v2) is the first
+ * sweep's fastest arm (H200, `MMA_SWEEP=1 bench/gpu_check.sh mma`, Q4_0/Q8_0/Q4_K at 4096x14336 and 14336x4096, m = 1..64;
+ * bench/gpu/s18-9363872): a matrix of at least 4 row tiles of 16 an SM (14336 rows on 132 SMs) takes 5 up to m = 8, 4 up
+ * to 16, 3 up to 32, 4 up to 48, else 3; one of fewer (4096 rows) takes the chunk-split 8 up to m = 8, 9 up to 16, then
+ * 7, then 4 past 32. Where the sweep's types disagree it is within ~12% of the best (Q4_K 4096x14336 m = 64: arm 3
+ * 136 us, arm 4 126). The guess it replaces (5/7/0/6, chunk-split below 8 tiles an SM) ran 133 us at m = 64 on
+ * Q4_0 4096x14336 where arm 3 runs 90. Only the two shapes were swept: qkv's 6144 rows fall on the few-rows side.
  *   arm 8: 2x1 x KW 4, 32x8,  a chunk a step split over 4 warps a tile, 8 warps: 448 / 128 CTAs, 2 stages 80 KB (117 KB)
  *   arm 9: 2x2 x KW 4, 32x16, 16 warps: 2 stages 123 KB (160 KB)
  *   arm 10: 2x2 x KW 2, 32x16, half a chunk a step, 8 warps: 2 stages 61 KB (80 KB) */
 template <int T>
 static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                      const int2 *xds, int m, float *y, cudaStream_t st) {
-    if (arm < 0) {
-        const int64_t tiles = (int64_t)((n_out + 15) / 16) * ((m + 7) / 8); /* 16x8 output tiles: warps of work */
-        if (tiles < 8 * (int64_t)gemv_sms()) arm = m <= 8 ? 8 : 9; /* few rows: chunks split over warps */
-        else arm = m <= 8 ? 5 : m <= 16 ? 7 : m <= 32 ? 0 : 6;
+    if (arm < 0) { /* the sweep's fastest (bench/gpu/s18-9363872/checks/mma.log), by rows per SM */
+        if ((n_out + 15) / 16 >= 4 * gemv_sms()) arm = m <= 8 ? 5 : m <= 16 ? 4 : m <= 32 ? 3 : m <= 48 ? 4 : 3;
+        else arm = m <= 8 ? 8 : m <= 16 ? 9 : m <= 32 ? 7 : 4; /* few rows: chunks split over warps, then 16x8 a warp */
     }
     switch (arm) {
     case 6: mma2_launch<T, 2, 8, 1, 1, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;

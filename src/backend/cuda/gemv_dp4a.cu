@@ -311,17 +311,21 @@ static __device__ __forceinline__ int pipe_step(const uint8_t *__restrict__ w, s
     const int b = tid + k * Q8_T;
     if (CH) {
         const int j = 4 * k + (tid >> 5);
-        if (32 * j < nb) { /* warp-uniform: the chunk exists */
-            const int2 ds = b < nb ? __ldg(xds + b) : make_int2(0, 0);
-            float v[R];
+        /* One test of b < nb around all R leaves, and the butterfly outside any test (a warp whose chunk is past the
+         * end trees +0.0 leaves and parks nothing). The first form (a test a row, the butterfly inside the chunk's
+         * test) loaded the activation block once a row (its SASS) and ran 27% slower than the plain order at m = 1
+         * (bench/gpu/s18-9363872: 10.32 -> 13.05 us a launch) */
+        float v[R];
 #pragma unroll
-            for (int r = 0; r < R; r++) {
-                v[r] = 0.0f;
-                if (b < nb) v[r] = blk_leaf<T>(wc[r], dc[r], mc[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
-            }
-            chunk_tree32_n<R>(v, tid & 31); /* R < 32: lane l < R holds row chunk_tree_n_idx(0, l) */
-            if ((tid & 31) < R) cpart[j][chunk_tree_n_idx<R>(0, tid & 31)] = v[0];
+        for (int r = 0; r < R; r++) v[r] = 0.0f;
+        if (b < nb) {
+            const int2 ds = __ldg(xds + b);
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                v[r] = blk_leaf<T>(wc[r], dc[r], mc[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
         }
+        chunk_tree32_n<R>(v, tid & 31); /* R < 32: lane l < R holds row chunk_tree_n_idx(0, l) */
+        if (32 * j < nb && (tid & 31) < R) cpart[j][chunk_tree_n_idx<R>(0, tid & 31)] = v[0];
         if (kn == 0) {
             const int r0 = g * R;
             cta_chunk_out<R>(cpart, (nb + 31) >> 5, n_out - r0 < R ? n_out - r0 : R, y + r0, 1);
@@ -657,26 +661,39 @@ gemv_q8_tma_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, c
         const uint8_t *base = ring + (size_t)sl * slot;
         const int r0 = (g0 + warp + gi * TM_WARPS) * R, nr = n_out - r0 < R ? n_out - r0 : R;
         const int b0 = c * cb, b1 = nb - b0 < cb ? nb : b0 + cb;
-        if (CH) /* chunk order (reduce.cuh): a unit is whole chunks (cb = 32U), lane l holds block 32j + l of each */
-            for (int bj = b0; bj < b1; bj += 32) {
-                const int b = bj + lane;
-                const int2 ds = b < b1 ? __ldg(xds + b) : make_int2(0, 0);
-                int wq[R][8];
-                float dw[R], mw[R];
+        if (CH) { /* chunk order (reduce.cuh): a unit is U <= 4 whole chunks (cb = 32U), lane l holds block 32j + l of
+                   * each. The leaves of the unit's chunks first, then one chunk_tree32_n over their 4R values (every
+                   * T_j of the unit in one halving tree: 5 dependent shuffle steps a unit, where a butterfly a chunk
+                   * chained 5 a chunk), then the row's owner lane adds the T_j in chunk order; a chunk past b1 (U < 4,
+                   * or the row's last unit) trees +0.0 leaves and is not added */
+            static_assert(R == 1 || R == 2, "the lane of index i after chunk_tree32_n<4R> is chunk_tree_n_idx<4R>(0, i) "
+                                            "(a bit reversal) only while 4R <= 32");
+            float v[4 * R];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int b = b0 + 32 * u + lane;
+#pragma unroll
+                for (int r = 0; r < R; r++) v[u * R + r] = 0.0f;
                 if (b < b1) {
+                    const int2 ds = __ldg(xds + b);
+                    int wq[R][8];
+                    float dw[R], mw[R];
 #pragma unroll
                     for (int r = 0; r < R; r++)
                         sload_blk<T>(base + (size_t)(r < nr ? r : nr - 1) * cbytes, b - b0, wq[r], &dw[r], &mw[r]);
-                }
-                float v[R];
 #pragma unroll
-                for (int r = 0; r < R; r++) {
-                    v[r] = 0.0f;
-                    if (b < b1) v[r] = blk_leaf<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
+                    for (int r = 0; r < R; r++)
+                        v[u * R + r] = blk_leaf<T>(wq[r], dw[r], mw[r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
                 }
-                chunk_tree32_n<R>(v, lane); /* lane l < R owns row chunk_tree_n_idx(0, l): its sum in acc[0] */
-                acc[0] = __fadd_rn(acc[0], v[0]);
             }
+            chunk_tree32_n<4 * R>(v, lane); /* lane l < 4R holds index chunk_tree_n_idx<4R>(0, l) = u * R + r */
+            const int rr = chunk_tree_n_idx<R>(0, lane); /* the row this lane accumulates (lanes < R) */
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const float t = __shfl_sync(0xffffffffu, v[0], chunk_tree_n_idx<4 * R>(0, u * R + rr));
+                if (b0 + 32 * u < b1) acc[0] = __fadd_rn(acc[0], t);
+            }
+        }
         else
         for (int b = b0 + lane; b < b1; b += 32) {
             const int2 ds = __ldg(xds + b);
@@ -763,28 +780,43 @@ gemv_q8_warp_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, 
         for (int b0 = 0; b0 < nb; b0 += 32 * U) {
             if (!pre) warp_load<T, R, U>(w, stride, n_out, g, b0, nb, wq, dw, mw);
             pre = 0;
+            if (CH) { /* chunk order (reduce.cuh): lane l holds block 32j + l of chunk j = b0 / 32 + u. The leaves of the
+                       * U chunks first, then one chunk_tree32_n over their U * R values, then the row's owner lane adds
+                       * the T_j in chunk order (as gemv_q8_tma_k; a chunk past nb trees +0.0 leaves, not added) */
+                static_assert((U * R) <= 32 && ((U * R) & (U * R - 1)) == 0,
+                              "the lane of index i after chunk_tree32_n<UR> is chunk_tree_n_idx<UR>(0, i) (a bit reversal)");
+                float v[U * R];
 #pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int b = b0 + 32 * u + lane;
-                if (CH) { /* chunk order (reduce.cuh): lane l holds block 32j + l of chunk j = b0 / 32 + u */
-                    if (b0 + 32 * u < nb) { /* warp-uniform */
-                        const int2 ds = b < nb ? __ldg(xds + b) : make_int2(0, 0);
-                        float v[R];
+                for (int u = 0; u < U; u++) {
+                    const int b = b0 + 32 * u + lane;
 #pragma unroll
-                        for (int r = 0; r < R; r++) {
-                            v[r] = 0.0f;
-                            if (b < nb)
-                                v[r] = blk_leaf<T>(wq[u][r], dw[u][r], mw[u][r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds);
-                        }
-                        chunk_tree32_n<R>(v, lane); /* lane l < R owns row chunk_tree_n_idx(0, l): acc[0] */
-                        acc[0] = __fadd_rn(acc[0], v[0]);
+                    for (int r = 0; r < R; r++) v[u * R + r] = 0.0f;
+                    if (b < nb) {
+                        const int2 ds = __ldg(xds + b);
+#pragma unroll
+                        for (int r = 0; r < R; r++)
+                            v[u * R + r] = blk_leaf<T>(wq[u][r], dw[u][r], mw[u][r], xh + (size_t)b * 32,
+                                                       xl + (size_t)b * 32, ds);
                     }
-                } else if (b < nb) {
-                    const int2 ds = __ldg(xds + b);
+                }
+                chunk_tree32_n<U * R>(v, lane); /* lane l < UR holds index chunk_tree_n_idx<UR>(0, l) = u * R + r */
+                const int rr = chunk_tree_n_idx<R>(0, lane);
 #pragma unroll
-                    for (int r = 0; r < R; r++)
-                        acc[r] = blk_dot<T>(wq[u][r], dw[u][r], mw[u][r], xh + (size_t)b * 32, xl + (size_t)b * 32, ds,
-                                            acc[r]);
+                for (int u = 0; u < U; u++) {
+                    const float t = __shfl_sync(0xffffffffu, v[0], chunk_tree_n_idx<U * R>(0, u * R + rr));
+                    if (b0 + 32 * u < nb) acc[0] = __fadd_rn(acc[0], t);
+                }
+            } else {
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    const int b = b0 + 32 * u + lane;
+                    if (b < nb) {
+                        const int2 ds = __ldg(xds + b);
+#pragma unroll
+                        for (int r = 0; r < R; r++)
+                            acc[r] = blk_dot<T>(wq[u][r], dw[u][r], mw[u][r], xh + (size_t)b * 32, xl + (size_t)b * 32,
+                                                ds, acc[r]);
+                    }
                 }
             }
         }
