@@ -36,8 +36,8 @@ static void serve_usage(FILE *o) {
             "  --max-body BYTES        request body limit; beyond: 413 (default 8388608)\n"
             "  --no-prefix-cache       compute every prompt in full (default: reuse cached KV blocks of a prefix)\n"
             "  --block-size N          KV block rows, a power of two 16..256 (default: the device's)\n"
-            "  --swa-compact           a model's sliding-window layers keep only their window's KV rows, in a pool of\n"
-            "                          their own (a cached prefix is reused where its window rows are still held)\n"
+            "  --swa-full              a model's sliding-window layers keep every KV row (default: only their window's,\n"
+            "                          in a pool of their own; a cached prefix is reused where its window rows are held)\n"
             "  --chat-template NAME    chatml | llama3 | gemma | mistral (default: detect from the model)\n"
             "  --alias NAME            the model id /v1/models lists (default: the file name)\n"
             "  -t, --threads N         CPU threads (default: number of cores)\n"
@@ -73,7 +73,7 @@ static const char *default_model(void) {
 
 int cmd_serve(int argc, char **argv) {
     const char *model = NULL, *host = "127.0.0.1", *api_key = NULL, *tmpl = NULL, *alias = NULL;
-    int port = 8080, parallel = 4, n_ctx = 0, batch_tokens = 0, queue = 64, prefix_cache = 1, block_size = 0, swa_compact = 0;
+    int port = 8080, parallel = 4, n_ctx = 0, batch_tokens = 0, queue = 64, prefix_cache = 1, block_size = 0, swa_compact = 1;
     int n_threads = 0, ubatch = 0;
     long long max_body = 8 << 20;
     tern_device device = cli_default_device();
@@ -93,6 +93,7 @@ int cmd_serve(int argc, char **argv) {
         else if (!strcmp(a, "--max-body")) max_body = cli_parse_long(a, ARG(), 1024, 1L << 30);
         else if (!strcmp(a, "--no-prefix-cache")) prefix_cache = 0;
         else if (!strcmp(a, "--swa-compact")) swa_compact = 1;
+        else if (!strcmp(a, "--swa-full")) swa_compact = 0;
         else if (!strcmp(a, "--block-size")) block_size = (int)cli_parse_long(a, ARG(), 16, 256);
         else if (!strcmp(a, "--chat-template")) tmpl = ARG();
         else if (!strcmp(a, "--alias")) alias = ARG();

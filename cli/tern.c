@@ -75,8 +75,8 @@ static void usage(FILE *o) {
             "  -ctk, --cache-type-k T  KV cache type for K: f16 (default) or q8_0 (CUDA; K and V the same)\n"
             "  -ctv, --cache-type-v T  KV cache type for V: f16 (default) or q8_0 (CUDA; K and V the same)\n"
             "  --tp N                  tensor parallelism over CUDA GPUs 0..N-1 through NCCL (default 1)\n"
-            "  --swa-compact           a model's sliding-window layers keep only their window's KV rows (+ 64 for\n"
-            "                          rollback), in a pool of their own: the same output, less memory\n"
+            "  --swa-full              a model's sliding-window layers keep every KV row (default: only their\n"
+            "                          window's, + 64 for rollback, in a pool of their own: the same output, less memory)\n"
             "speculative decoding (run; greedy output identical to plain greedy, sampling the same distribution):\n"
             "  --spec-lookup           draft by prompt lookup (continuation of the last n-gram's earlier occurrence)\n"
             "  --draft-model PATH      draft with a second model of the same vocabulary\n"
@@ -232,6 +232,7 @@ static float parse_float(const char *flag, const char *s) {
 static void parse_args(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
     o->device = cli_default_device();
+    o->swa_compact = 1; /* llama.cpp's default too (its --swa-full turns it off) */
     o->cmd = argv[1];
     const int is_run = !strcmp(o->cmd, "run"), is_chat = !strcmp(o->cmd, "chat");
     o->n_predict = -2; /* not given: 128 for run, the rest of the context for chat */
@@ -253,6 +254,7 @@ static void parse_args(int argc, char **argv, options *o) {
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) o->ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--tp")) o->tp = (int)cli_parse_long(a, ARG(), 1, 8);
         else if (!strcmp(a, "--swa-compact")) o->swa_compact = 1;
+        else if (!strcmp(a, "--swa-full")) o->swa_compact = 0;
         else if (!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v")) {
             const char *v = ARG();
             const int t = tern_cache_type_parse(v);

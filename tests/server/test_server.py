@@ -802,7 +802,8 @@ def small_pool_check():
 
 
 def swa_check():
-    """--swa-compact (the sliding-window layers' own KV pool) on gemma-3-270m (window 512), when present: a ~800-token
+    """The sliding-window layers' own KV pool (the default; --swa-full turns it off) on gemma-3-270m (window 512), when
+    present: a ~800-token
     prompt (its first window rows released during the prefill, chunks of --batch-tokens 128) completes greedily as
     `tern run` does with one pool; the same prompt again resumes from the prefix cache (its last blocks' window rows
     were kept when they were keyed) and completes the same; a prompt sharing its first ~160 tokens resumes from their
@@ -812,9 +813,10 @@ def swa_check():
         print("t_server: swa: models/gemma-3-270m-q4_k_m.gguf not present, skipped", flush=True)
         return
     prompt = "The quick brown fox jumps over the lazy dog. " * 80
-    want = tern_run(prompt, 12, model=G3)
-    check(tern_run(prompt, 12, ("--temp", "0", "--swa-compact"), model=G3) == want, "tern run --swa-compact = tern run")
-    srv = Server("--api-key", KEY, "--parallel", "2", "-c", "1024", "-t", "2", "--swa-compact", model=G3)
+    full = ("--temp", "0", "--swa-full")
+    want = tern_run(prompt, 12, full, model=G3)
+    check(tern_run(prompt, 12, model=G3) == want, "tern run (window pool by default) = tern run --swa-full")
+    srv = Server("--api-key", KEY, "--parallel", "2", "-c", "1024", "-t", "2", model=G3)
     try:
         srv.log.seek(0)
         line = srv.log.read()
@@ -829,7 +831,7 @@ def swa_check():
                   f"swa: request {k}: {r.choices[0].text!r} vs tern run {want!r}, {cached} cached of "
                   f"{r.usage.prompt_tokens}")
         other = "The quick brown fox jumps over the lazy dog. " * 16 + "A cat sat on the mat and looked at it. " * 60
-        want2 = tern_run(other, 12, model=G3)
+        want2 = tern_run(other, 12, full, model=G3)
         r = cl.completions.create(model="m", prompt=other, max_tokens=12, temperature=0)
         cached = r.usage.prompt_tokens_details.cached_tokens if r.usage.prompt_tokens_details else 0
         check(r.choices[0].text == want2 and 128 <= cached < 200 and cached % 16 == 0,
