@@ -21,7 +21,8 @@
 #   perf: bench/perf_table.sh (the performance table in docs/gpu.md); sdpa: bench/sdpa_bench.py (torch's
 #   attention backends on the shapes gpu_attention times: the prefill attention's peer)
 #   serve: issue 27's receipts, bench/serve_receipt.py on the synthetic Llama-3-8B Q4_0 (32 layers): one stream through
-#   `tern serve` vs `tern bench` tg128 (bar: within 5%), N_STREAMS (64) streams of prompt 512 / 128 generated (aggregate
+#   `tern serve` vs `tern bench` at the same depth (bar: within 5%; an 8-token prompt vs tg128, a 512-token one vs tg128
+#   at depth 512), N_STREAMS (64) streams of prompt 512 / 128 generated (aggregate
 #   tok/s, TTFT and ITL p50/p99) beside llama-batched-bench's 4,481 tok/s (recorded; live too when $LCPP_BIN has it), a
 #   2nd chat turn's TTFT with the prefix cache on vs off; about 2 minutes on the H200. A CPU trial: DEVICE=cpu THREADS=2
 #   N_STREAMS=4 PROMPT_TOKENS=64 GEN_TOKENS=16 PREFIX_IDS=200 SERVE_MODEL=FILE (SERVE_ROUNDS, SERVE_ARGS too)

@@ -9,6 +9,7 @@ no tokenizer):
  (a) one stream through `tern serve` (prompt P, G generated, greedy, ignore_eos): its decode tok/s ((G - 1) / time
      from the first token to the last), against `tern bench -p P -n G` tg<G> (and tg<G> at depth P, the stream's
      own depth) on the same file; --single-reps requests a round, median; rounds interleaved with the bench runs;
+     and one stream of a --short-prompt-tokens prompt (8: depth ~0, as tg<G> itself), against tg<G>;
  (b) --streams concurrent streams (prompt P, G each): aggregate generated tok/s (prefills included) and the aggregate
      while all streams decode, TTFT p50/p99, ITL p50/p99, a round each; beside llama.cpp's llama-batched-bench figure of the same box and shape (recorded in shared/peers/README.md:
      4,481 tok/s aggregate decode at 64 sequences, pp 512, tg 128; a batch benchmark, not a server) and, when
@@ -18,7 +19,8 @@ no tokenizer):
 Both servers: --parallel N (at least --streams), -c large enough for (a)-(c), --port 0; a warm-up (one stream, then N
 streams of 8 tokens) before anything is timed. Writes the receipt (--out, JSON: every round, the commands) and a
 markdown table (--md); the last line printed is a one-line summary (gpu_check's note), starting PASS when every request
-completed and the one-stream decode is within 5% of tg<G> (issue 27's bar), else FAIL. Standard library only.
+completed and the one-stream decode is within 5% of tern bench at the same depth (issue 27's bar: the short-prompt
+stream against tg<G>, the P-token one against tg<G> at depth P), else FAIL. Standard library only.
 Server logs: DIR/serve-{on,off}.log. Every child process is stopped on exit.
 """
 import argparse
@@ -154,6 +156,8 @@ def main():
     ap.add_argument("--gen-tokens", type=int, default=128)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--single-reps", type=int, default=3, help="one-stream requests a round (median)")
+    ap.add_argument("--short-prompt-tokens", type=int, default=8,
+                    help="the depth-0 stream's prompt (its decode against tg<G>, which starts from an empty context)")
     ap.add_argument("--bench-reps", type=int, default=3, help="tern bench -r")
     ap.add_argument("--prefix-ids", type=int, default=1500, help="ids of a conversation's first turn (system part)")
     ap.add_argument("--prefix-gen", type=int, default=32)
@@ -199,13 +203,19 @@ def main():
                             os.path.join(a.log_dir, f"serve-bench-d{P}-r{r + 1}.json"))
             reqs = [serve_load.run(on.url, 1, P, G, ids=True, seed=10 * r + k) for k in range(a.single_reps)]
             dec = [q["decode_tok_s_stream_median"] for q in reqs if q["decode_tok_s_stream_median"]]
+            sreqs = [serve_load.run(on.url, 1, a.short_prompt_tokens, G, ids=True, seed=10 * r + k + 5)
+                     for k in range(a.single_reps)]
+            sdec = [q["decode_tok_s_stream_median"] for q in sreqs if q["decode_tok_s_stream_median"]]
             row = {"round": r + 1, "bench_pp": bench_tok_s(b, P, 0), "bench_tg": bench_tok_s(b, 0, G),
                    "bench_tg_depth": bench_tok_s(bd, 0, G), "serve_decode": round(statistics.median(dec), 2) if dec else None,
                    "serve_decode_samples": dec, "serve_ttft_ms": [q["ttft_ms_p50"] for q in reqs],
-                   "errors": sum(q["n_errors"] for q in reqs), "bench_cmd": b["cmd"], "bench_depth_cmd": bd["cmd"],
-                   "requests": reqs}
+                   "serve_decode_short": round(statistics.median(sdec), 2) if sdec else None,
+                   "serve_decode_short_samples": sdec, "short_prompt_tokens": a.short_prompt_tokens,
+                   "errors": sum(q["n_errors"] for q in reqs) + sum(q["n_errors"] for q in sreqs), "bench_cmd": b["cmd"], "bench_depth_cmd": bd["cmd"],
+                   "requests": reqs, "requests_short": sreqs}
             rec["single"].append(row)
-            log(f"(a) round {r + 1}: serve one stream {row['serve_decode']} tok/s (samples {dec}); tern bench "
+            log(f"(a) round {r + 1}: serve one stream {row['serve_decode']} tok/s (samples {dec}), with a "
+                f"{a.short_prompt_tokens}-token prompt {row['serve_decode_short']} (samples {sdec}); tern bench "
                 f"tg{G} {row['bench_tg']}, tg{G} @ d{P} {row['bench_tg_depth']}, pp{P} {row['bench_pp']}")
         # (b) N streams
         rec["multi"] = []
@@ -229,8 +239,10 @@ def main():
     med = lambda k, rows: statistics.median([x[k] for x in rows if x[k] is not None]) if any(
         x[k] is not None for x in rows) else None
     s_dec, s_tg, s_tgd = med("serve_decode", sg), med("bench_tg", sg), med("bench_tg_depth", sg)
+    s_short = med("serve_decode_short", sg)
     ratio = s_dec / s_tg if s_dec and s_tg else None
     ratio_d = s_dec / s_tgd if s_dec and s_tgd else None
+    ratio_s = s_short / s_tg if s_short and s_tg else None
     mu = rec["multi"]
     pm = rec["prefix"]["median"]
     live = rec["peer"]["live"].get("S_TG", {})
@@ -238,6 +250,7 @@ def main():
     errors = sum(x["errors"] for x in sg) + sum(x["n_errors"] for x in mu)
     rec["summary"] = {"serve_decode_tok_s": s_dec, "bench_tg_tok_s": s_tg, "bench_tg_depth_tok_s": s_tgd,
                       "ratio_serve_over_bench_tg": ratio, "ratio_serve_over_bench_tg_depth": ratio_d,
+                      "serve_decode_short_tok_s": s_short, "ratio_serve_short_over_bench_tg": ratio_s,
                       "aggregate_gen_tok_s": [x["aggregate_gen_tok_s"] for x in mu],
                       "all_decoding_tok_s": [x["all_decoding_tok_s"] for x in mu], "errors": errors,
                       "turn2_ttft_ms_on": pm["on"]["turn2_ttft_ms"], "turn2_ttft_ms_off": pm["off"]["turn2_ttft_ms"]}
@@ -254,6 +267,8 @@ def main():
          f"`tern bench -p {P} -n {G} -r {a.bench_reps}`; llama.cpp: llama-batched-bench S_TG at 1 sequence "
          f"({'live, same file' if live else 'recorded, shared/peers/README.md'}) |",
          f"| tern bench tg{G} @ depth {P}, tok/s | {rr('bench_tg_depth', sg, 2)} | - | the stream's own depth |",
+         f"| one stream, {a.short_prompt_tokens}-token prompt, decode tok/s | {rr('serve_decode_short', sg, 2)} | - | "
+         f"depth ~0, as tg{G}; / tg{G}: {fmt(ratio_s * 100 if ratio_s else None, 1)}% (issue 27: within 5%) |",
          f"| one stream / tg{G} | {fmt(ratio * 100 if ratio else None, 1)}% | - | issue 27: within 5%; / tg{G} @ d{P}: "
          f"{fmt(ratio_d * 100 if ratio_d else None, 1)}% |",
          f"| {N} streams, aggregate generated tok/s | {rr('aggregate_gen_tok_s', mu)} | "
@@ -286,13 +301,14 @@ def main():
     with open(a.out, "w") as f:
         json.dump(rec, f, indent=1)
         f.write("\n")
-    ok = errors == 0 and ratio is not None and ratio >= 0.95
+    ok = errors == 0 and ratio_s is not None and ratio_s >= 0.95 and ratio_d is not None and ratio_d >= 0.95
     agg = "/".join(fmt(x["aggregate_gen_tok_s"], 0) for x in mu)
     agd = "/".join(fmt(x["all_decoding_tok_s"], 0) for x in mu)
     peer = fmt(live.get(N), 0) + " live" if live else (fmt(rec_peer, 0) + " recorded" if rec_peer else "-")
     print(md)
-    log(f"{'PASS' if ok else 'FAIL'} 1 stream {fmt(s_dec)} tok/s = {fmt(ratio * 100 if ratio else None)}% of tg{G} "
-        f"{fmt(s_tg)}; {N} streams {agg} tok/s, all decoding {agd} (llama-batched-bench S_TG {peer}), TTFT p50 {fmt(mu[-1]['ttft_ms_p50'], 0)} "
+    log(f"{'PASS' if ok else 'FAIL'} 1 stream {fmt(s_dec)} tok/s = {fmt(ratio_d * 100 if ratio_d else None)}% of tg{G} @ "
+        f"d{P} {fmt(s_tgd)}, {fmt(ratio * 100 if ratio else None)}% of tg{G} {fmt(s_tg)}; with a {a.short_prompt_tokens}-token "
+        f"prompt {fmt(s_short)} = {fmt(ratio_s * 100 if ratio_s else None)}% of tg{G}; {N} streams {agg} tok/s, all decoding {agd} (llama-batched-bench S_TG {peer}), TTFT p50 {fmt(mu[-1]['ttft_ms_p50'], 0)} "
         f"ms, ITL p50 {fmt(mu[-1]['itl_ms_p50'])} ms; turn 2 TTFT on/off {fmt(pm['on']['turn2_ttft_ms'])}/"
         f"{fmt(pm['off']['turn2_ttft_ms'])} ms{'; ' + str(errors) + ' errors' if errors else ''}")
     return 0 if ok else 1
