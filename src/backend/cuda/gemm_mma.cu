@@ -499,6 +499,58 @@ static __device__ __forceinline__ void mm2_sub(const uint8_t *ws, const uint8_t 
     }
 }
 
+/* mm2_sub for all NT n8 tiles at once (the AH arms): a block's A fragments and scales are loaded and unpacked once
+ * for the NT tiles, where mm2_sub called per tile loads them NT times (SASS of arm 3, NT = 4: 246 LDS, 241 SHF and 211
+ * LOP3 a step against 64 IMMA). The cost is registers: every tile's tree levels are live across the 8 blocks. The same
+ * leaves and the same tree, so the same bits (gpu_mma checks every arm against the one-column GEMV). */
+template <int T, int RT, int NT, int BN>
+static __device__ __forceinline__ void mm2_sub_all(const uint8_t *ws, const uint8_t *xs, const int2 *ds_s, int rw0,
+                                                   int cw0, float (&sub)[RT][NT][4]) {
+    const int lane = (int)threadIdx.x & 31, gid = lane >> 2, tg = lane & 3;
+    float q0[RT][NT][4], q1[RT][NT][4], q2[RT][NT][4]; /* the 8-leaf trees' levels 0, 1, 2 */
+#pragma unroll
+    for (int t = 0; t < 8; t++) {
+        int a[RT][4];
+        float dw[RT][2], mw[RT][2];
+#pragma unroll
+        for (int rt = 0; rt < RT; rt++) {
+            const int rw = rw0 + 16 * rt + gid;
+            mm2_afrag<T>(ws, rw, t, tg, a[rt]);
+            mm2_scale<T>(ws, rw, t, dw[rt][0], mw[rt][0]);
+            mm2_scale<T>(ws, rw + 8, t, dw[rt][1], mw[rt][1]);
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            const uint8_t *xc = xs + (cw0 + 8 * nt + gid) * MM2_XCOL + 8 * tg;
+            const uint2 bh = *(const uint2 *)(xc + 32 * t), bl = *(const uint2 *)(xc + 256 + 32 * t);
+            const int4 dd = *(const int4 *)(ds_s + t * BN + cw0 + 8 * nt + 2 * tg); /* columns 2tg, 2tg+1: (d, Σq) */
+            const float dx[2] = {__int_as_float(dd.x), __int_as_float(dd.z)};
+            const int sq[2] = {dd.y, dd.w};
+#pragma unroll
+            for (int rt = 0; rt < RT; rt++) {
+                int sh[4], sl[4];
+                mma_s8(a[rt], (int)bh.x, (int)bh.y, sh);
+                mma_s8(a[rt], (int)bl.x, (int)bl.y, sl);
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    int isum = sh[e] * 256 + sl[e];
+                    if (T == TCU_TYPE_Q4_0R) isum -= 8 * sq[e & 1];
+                    const float p = chunk_leaf(dw[rt][e >> 1], dx[e & 1], isum, mw[rt][e >> 1], sq[e & 1],
+                                               T == TCU_TYPE_Q4_KR);
+                    if ((t & 1) == 0) {
+                        q0[rt][nt][e] = p;
+                    } else {
+                        const float v = __fadd_rn(q0[rt][nt][e], p);
+                        if (t == 1 || t == 5) q1[rt][nt][e] = v;
+                        else if (t == 3) q2[rt][nt][e] = __fadd_rn(q1[rt][nt][e], v);
+                        else sub[rt][nt][e] = __fadd_rn(q2[rt][nt][e], __fadd_rn(q1[rt][nt][e], v)); /* t == 7 */
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* A CTA of WR x WC x KW warps; warp w = (wi, kw) = (w % (WR·WC), w / (WR·WC)), wi = (wr, wc) = (wi % WR, wi / WR),
  * owns rows 16·RT·wr .. +16·RT and columns 8·NT·wc .. +8·NT of the tile and, of each K step's KW groups, group kw.
  * KW = 1: a step is one group, its subtree S goes into the level-3/4 registers by the step's place s = k mod 4 in its
@@ -516,8 +568,8 @@ template <int T, int WR, int WC, int RT, int NT, int NS, int KW> struct mm2_cfg 
     static constexpr int SMEM = NS * STAGE + RED;
 };
 
-/* nb >= 1, n_out >= 1, m >= 1 (tcu_gemm_mma_v2_arm). */
-template <int T, int WR, int WC, int RT, int NT, int NS, int KW>
+/* nb >= 1, n_out >= 1, m >= 1 (tcu_gemm_mma_v2_arm). AH: a step's A fragments once for its NT tiles (mm2_sub_all). */
+template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH>
 __global__ void __launch_bounds__(32 * WR * WC * KW, (mm2_cfg<T, WR, WC, RT, NT, NS, KW>::MINB))
 gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
             const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
@@ -577,11 +629,22 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
             mm2_commit(); /* group k + NS - 1, empty past the last step: the count stays uniform */
             sc = k % NS;
         }
+        float suba[AH ? RT : 1][AH ? NT : 1][4]; /* AH: every tile's subtrees of the step */
+        if constexpr (AH != 0) {
+            if (live) mm2_sub_all<T, RT, NT, C::BN>(wst(sc, kw), xst(sc, kw), dst(sc, kw), rw0, cw0, suba);
+        }
 #pragma unroll
         for (int nt = 0; nt < NT; nt++) {
             float sub[RT][4];
             if (live) {
-                mm2_sub<T, RT, C::BN>(wst(sc, kw), xst(sc, kw), dst(sc, kw), rw0, cw0, nt, sub);
+                if constexpr (AH != 0) {
+#pragma unroll
+                    for (int rt = 0; rt < RT; rt++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) sub[rt][e] = suba[AH ? rt : 0][AH ? nt : 0][e];
+                } else {
+                    mm2_sub<T, RT, C::BN>(wst(sc, kw), xst(sc, kw), dst(sc, kw), rw0, cw0, nt, sub);
+                }
             } else {
 #pragma unroll
                 for (int rt = 0; rt < RT; rt++)
@@ -645,12 +708,12 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
                 }
 }
 
-template <int T, int WR, int WC, int RT, int NT, int NS, int KW>
+template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH = 0>
 static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                         const int2 *xds, int m, float *y, cudaStream_t st) {
     typedef mm2_cfg<T, WR, WC, RT, NT, NS, KW> C;
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
-        gemm_mma2_k<T, WR, WC, RT, NT, NS, KW>;
+        gemm_mma2_k<T, WR, WC, RT, NT, NS, KW, AH>;
     static int dev_set = 0; /* the opt-in past 48 KiB, per device (bit) */
     int dev = 0;
     cudaGetDevice(&dev);
@@ -685,7 +748,10 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * Q4_0 4096x14336 where arm 3 runs 90. Only the two shapes were swept: qkv's 6144 rows fall on the few-rows side.
  *   arm 8: 2x1 x KW 4, 32x8,  a chunk a step split over 4 warps a tile, 8 warps: 448 / 128 CTAs, 2 stages 80 KB (117 KB)
  *   arm 9: 2x2 x KW 4, 32x16, 16 warps: 2 stages 123 KB (160 KB)
- *   arm 10: 2x2 x KW 2, 32x16, half a chunk a step, 8 warps: 2 stages 61 KB (80 KB) */
+ *   arm 10: 2x2 x KW 2, 32x16, half a chunk a step, 8 warps: 2 stages 61 KB (80 KB)
+ * Arms 11-14 (AH, mm2_sub_all: a block's A fragments and scales once for the warp's NT tiles): 11 = arm 3 (128x32),
+ * 12 = arm 4 (64x16), 13 = arm 1 (64x64), 14 = arm 0 (64x32); built for the sweep, not yet measured (the NT = 1 arms
+ * have nothing to share). */
 template <int T>
 static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                      const int2 *xds, int m, float *y, cudaStream_t st) {
@@ -704,6 +770,10 @@ static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out
     case 8: mma2_launch<T, 2, 1, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     case 9: mma2_launch<T, 2, 2, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     case 10: mma2_launch<T, 2, 2, 1, 1, 2, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 11: mma2_launch<T, 8, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 12: mma2_launch<T, 4, 1, 1, 2, 3, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 13: mma2_launch<T, 4, 2, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 14: mma2_launch<T, 4, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     default: mma2_launch<T, 4, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     }
 }
