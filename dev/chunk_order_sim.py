@@ -99,3 +99,57 @@ for N in (2, 4, 8, 16, 32, 64):
                 bad += np.float32(v[l][i]).tobytes() != np.float32(ref[idx]).tobytes()
         assert seen == set(range(N))
 print("chunk_tree32_n mismatches:", bad, "of", 30 * 126)
+
+
+# The unit gather of the tma and warp kernels (2ff687e): a unit's U chunks x R rows of leaves (lane l holds block
+# 32u + l of chunk u, index u*R + r), one chunk_tree32_n<U*R>, then lane r (r < R, row chunk_tree_n_idx<R>(0, r))
+# reads chunk u's sum of its row from lane chunk_tree_n_idx<U*R>(0, u*R + r) (the bit reversal is its own inverse)
+# and adds it in chunk order; a chunk past the row's end (here: past nc chunks) is not added. Against the butterfly a
+# chunk, added in order from -0.0.
+def idx_of(N, lane, i=0):
+    idx, n = i, N
+    for s in range(5):
+        if n >= 2:
+            idx += (n >> 1) * ((lane >> s) & 1)
+            n >>= 1
+    return idx
+
+
+def halving(V, N):  # V[l][i], 32 lanes x N values -> lane values after chunk_tree32_n<N> (N <= 32)
+    v = [list(V[l]) for l in range(32)]
+    for s in range(5):
+        o, n = 1 << s, N >> s
+        new = []
+        for l in range(32):
+            p = l ^ o
+            if n >= 2:
+                half, up, pup = n // 2, (l >> s) & 1, (p >> s) & 1
+                new.append([add(v[l][i + half] if up else v[l][i], v[p][i] if pup else v[p][i + half]) for i in range(half)])
+            else:
+                new.append([add(v[l][0], v[p][0])])
+        v = new
+    return v
+
+
+bad = 0
+for U, R in ((4, 1), (4, 2), (2, 2), (2, 1), (1, 2)):
+    N = U * R
+    for trial in range(40):
+        nc = int(rng.integers(1, U + 1))  # chunks of this unit that exist
+        V = (rng.standard_normal((32, N)) * np.exp(rng.uniform(-10, 10, (32, N)))).astype(np.float32)
+        V[rng.random((32, N)) < 0.05] = f32(-0.0)
+        for u in range(nc, U):
+            V[:, u * R:(u + 1) * R] = f32(0.0)  # past the end: +0.0 leaves
+        v = halving(V, N)
+        for r_lane in range(R):
+            rr = idx_of(R, r_lane)
+            acc = f32(-0.0)
+            ref = f32(-0.0)
+            for u in range(U):
+                src = idx_of(N, u * R + rr)
+                assert idx_of(N, src) == u * R + rr  # the lane read holds that index
+                if u < nc:
+                    acc = add(acc, v[src][0])
+                    ref = add(ref, butterfly([V[l, u * R + rr] for l in range(32)]))
+            bad += np.float32(acc).tobytes() != np.float32(ref).tobytes()
+print("unit gather mismatches:", bad, "of", 40 * (1 + 2 + 2 + 1 + 2), "rows")
