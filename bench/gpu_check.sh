@@ -18,6 +18,9 @@
 #   llama-batched-bench (where $LCPP_BIN has it) on the synthetic Llama-3-8B files of TYPES (q4_0 q8_0 q4_k), two rounds
 #   interleaved, one table with each one's share of the decode floor ($OUT/parallel_peer.{md,json}); about 4 minutes on
 #   the H200 once the files exist. A CPU trial: DEVICE=cpu THREADS=2 ARCH=llama3.2-1b LAYERS=2 NPP=32 NTG=8 NPL=1,4 CTX=1024
+#   realmodel (not in the default list): tests/test_model_gemma3 and test_model_qwen2 with TERN_TEST_DEVICE=cuda (their
+#   float64-reference logits and llama.cpp's greedy continuations under the near-tie rule, on the GPU) for each of
+#   models/gemma-3-270m-q4_k_m.gguf and qwen2.5-coder-1.5b-instruct-q4_k_m.gguf the box has (bench/box_pieces.sh)
 #   perf: bench/perf_table.sh (the performance table in docs/gpu.md); sdpa: bench/sdpa_bench.py (torch's
 #   attention backends on the shapes gpu_attention times: the prefill attention's peer)
 #   serve: issue 27's receipts, bench/serve_receipt.py on the synthetic Llama-3-8B Q4_0 (32 layers): one stream through
@@ -153,6 +156,14 @@ for s in $steps; do
   recipes)
     build-cuda/gpu/gpu_recipes >"$OUT/recipes.log" 2>&1
     note recipes "$(status_of "$OUT/recipes.log")" "$(counts "$OUT/recipes.log")" ;;
+  realmodel) # the real-model tests (greedy vs llama.cpp's fixtures, logits vs float64) on CUDA, for each file the box has
+    for t in gemma3:gemma-3-270m-q4_k_m qwen2:qwen2.5-coder-1.5b-instruct-q4_k_m; do
+      f=models/${t#*:}.gguf
+      if [ ! -s "$f" ]; then note "real ${t%%:*}" SKIP "no $f here (bench/box_pieces.sh carries it in pieces)"; continue; fi
+      TERN_TEST_DEVICE=cuda build-cuda/tests/test_model_${t%%:*} >"$OUT/realmodel-${t%%:*}.log" 2>&1
+      note "real ${t%%:*}" "$(status_of "$OUT/realmodel-${t%%:*}.log")" \
+        "$(grep -E 'greedy: [0-9]+ of' "$OUT/realmodel-${t%%:*}.log" | cut -c13-90); $(counts "$OUT/realmodel-${t%%:*}.log")"
+    done ;;
   presets) # each family's synthetic preset (the gemma3 ones at 6 layers: five sliding-window layers and a global one)
     for p in qwen2.5-7b:q4_0:2 qwen3-8b:q4_k:2 gemma3-4b:q4_0:6 gemma3-27b:q8_0:6 phi3-mini:q4_0:2; do
       IFS=: read -r a ty nl <<<"$p"

@@ -104,7 +104,8 @@ typedef struct {
                         * only the last window + swa_margin positions of each sequence (llama.cpp's SWA cache): the
                         * same logits, less memory; tern_context_truncate further back than that fails, and a prefix
                         * cache hit ends where the window rows it needs are still held (tern_seq_attach_prefix).
-                        * 0 (default): one pool for every layer. No effect on a
+                        * 0 (the library's default; the CLI's run, chat and serve set 1 unless --swa-full): one pool
+                        * for every layer. No effect on a
                         * model without windowed layers. CPU and CUDA. */
     int swa_margin;    /* positions kept past the window for rollback (speculation, truncate); <= 0: 64 */
 } tern_context_params;
