@@ -164,6 +164,8 @@ static void cli_config_from_env(void) {
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) cli_die("%s=%s: expected 0 or 1", flags[i].name, v);
         *(int *)((char *)&c + flags[i].off) = v[0] == '1';
     }
+    const char *rps = getenv("TERN_ATT_RPS");
+    if (rps && *rps) c.att_rps = (int)cli_parse_long("TERN_ATT_RPS", rps, 16, 4096);
     tern_config_set(&c);
 }
 

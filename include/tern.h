@@ -19,7 +19,7 @@ typedef struct tern_sampler tern_sampler;
 
 /* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
  * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
- * TERN_CUDA_GRAPH, TERN_CUDA_TIMING and TERN_GEMV_CHUNK onto this table (docs/measuring.md). Set it before creating
+ * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK and TERN_ATT_RPS onto this table (docs/measuring.md). Set it before creating
  * engines. */
 typedef struct {
     int simd_scalar;      /* 1: the scalar CPU kernels (bit-identical to AVX2; the arm that checks it) */
@@ -31,6 +31,9 @@ typedef struct {
     int cuda_timing;      /* 1: device time of each pass from events, printed at engine free */
     int gemv_chunk;       /* 1: the CUDA dp4a GEMVs in the chunk-major order, with passes of up to 64 tokens through the
                            * int8 MMA GEMM (issue 26; an arm under measurement, default 0) */
+    int att_rps;          /* CUDA decode attention: keys a split (and the grid's splits: n_ctx / att_rps, at most 16);
+                           * 0: 256. An arm under measurement (short contexts run one split on 8 CTAs); process-wide,
+                           * set before making engines */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);

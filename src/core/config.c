@@ -12,6 +12,7 @@ tern_config tern_config_g = {
     .cuda_graph = 1,
     .cuda_timing = 0,
     .gemv_chunk = 0, /* issue 26: the chunk-major GEMV order and 64-token passes, under measurement (docs/ledger.md) */
+    .att_rps = 0,    /* 256 keys a decode-attention split (attention.cu); other values under measurement */
 };
 
 tern_config tern_config_get(void) { return tern_config_g; }

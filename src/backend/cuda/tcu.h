@@ -135,6 +135,10 @@ int tcu_gemm_mma_arm(int arm, int fam, int t, const void *w, size_t row_bytes, i
  * today's order. */
 int tcu_gemv_order(void);
 void tcu_gemv_order_set(int ord);
+/* The decode attention's keys a split (attention.cu att_active_splits): 256 until tcu_attention_rps_set(r > 0), which
+ * the backend calls from tern_config.att_rps when an engine is made (an arm under measurement). Process-wide. */
+void tcu_attention_rps_set(int rps);
+int tcu_attention_rps(void);
 /* gemm_mma.cu v2: y (m, n_out) for any m >= 1, column c bit-identical to tcu_gemv_dp4a's one-column call on x_c in
  * the chunk order (whatever tcu_gemv_order says: v2 has only that order). Repacked Q4_0R, Q8_0R, Q4_KR; returns 0
  * (nothing launched) otherwise or for an arm out of range, else 1. Arms 0..TCU_MMA_V2_ARMS-1 are tilings (gemm_mma.cu
