@@ -330,7 +330,9 @@ int main(void) {
            "%.2f / %.2f; %lld drafted, %lld gated in %lld passes\n", 10e3 * t_decode, ss.t_pass[1] * 1e3, ss.n_pass[1],
            ss.t1_remeasures, tern_spec_cost(&ss, 2), tern_spec_cost(&ss, 3), (long long)ss.drafted,
            (long long)ss.gated, (long long)ss.passes);
-    CHECK(ss.t1_remeasures >= 1 && ss.t_pass[1] < 5.0 * t_decode && ss.n_pass[1] > 2 && ss.accepted == 0 &&
+    /* "re-measured": off the seed (10x) by a margin a loaded host still keeps (a CI trial sharing 2 cores with two
+     * compilers re-measured 25.2 ms against a 4.47 ms plain step: 5.6x, which the old bound of 5x failed) */
+    CHECK(ss.t1_remeasures >= 1 && ss.t_pass[1] < 7.5 * t_decode && ss.n_pass[1] > 2 && ss.accepted == 0 &&
               2 * ss.gated >= ss.passes && ss.drafted < ss.passes,
           "cost gate, one-token time seeded 10x: not re-measured (%.2f ms, plain %.2f) or kept drafting (%lld drafted, "
           "%lld gated in %lld passes)", ss.t_pass[1] * 1e3, t_decode * 1e3, (long long)ss.drafted, (long long)ss.gated,
