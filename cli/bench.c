@@ -575,6 +575,7 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--tp")) tp = (int)cli_parse_long(a, ARG(), 1, 8);
         else if (!strcmp(a, "--swa-compact")) swa_compact = 1;
+        else if (!strcmp(a, "--swa-full")) swa_compact = 0; /* bench's default; accepted as run, chat and serve do */
         else if (!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v")) {
             const char *v = ARG();
             const int t = tern_cache_type_parse(v);

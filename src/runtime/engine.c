@@ -361,7 +361,7 @@ static int seq_window_reserve(tern_seq *s, int p0, int p_end) {
     const int lbs = e->kvw.lbs, bs = e->kvw.bs;
     if (swa_first_key(e, p0) < p0 && (swa_first_key(e, p0) >> lbs) < s->w_lo) {
         tern_set_error("the sliding-window layers' KV pool no longer holds position %d (it keeps %d positions past the "
-                       "window of %d, --swa-compact); truncate to 0 or start a new sequence",
+                       "window of %d; --swa-full keeps every row); truncate to 0 or start a new sequence",
                        swa_first_key(e, p0), e->swa_margin, e->swa_window);
         return -1;
     }
@@ -422,7 +422,8 @@ int tern_seq_truncate(tern_seq *s, int n_past) {
     }
     if (s->e->swa && n_past > 0 && (swa_first_key(s->e, n_past) >> s->e->kvw.lbs) < s->w_lo) {
         tern_set_error("cannot truncate the KV cache to %d positions: the sliding-window layers' pool holds positions "
-                       "from %d only (--swa-compact keeps %d past the window of %d)", n_past, s->w_lo << s->e->kvw.lbs,
+                       "from %d only (the window pool keeps %d past the window of %d; --swa-full keeps every row)",
+                       n_past, s->w_lo << s->e->kvw.lbs,
                        s->e->swa_margin, s->e->swa_window);
         return -1;
     }

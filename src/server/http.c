@@ -364,6 +364,15 @@ void srv_http_quiesce(srv_http *h) {
     if (fd != MHD_INVALID_SOCKET) close(fd);
 }
 
+void srv_http_drain(srv_http *h, double max_s) {
+    const double t0 = tern_time_s();
+    for (;;) {
+        const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        if (!i || i->num_connections == 0 || tern_time_s() - t0 >= max_s) return;
+        usleep(10000);
+    }
+}
+
 void srv_http_stop(srv_http *h) {
     if (!h) return;
     MHD_stop_daemon(h->d);

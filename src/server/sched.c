@@ -546,6 +546,10 @@ char *srv_sched_metrics(srv_sched *s) {
     M("gauge", "kv_blocks_cached", "KV cache blocks keyed in the prefix cache.", "%d", s->kv.cached_blocks);
     M("gauge", "kv_blocks_cached_idle", "Prefix-cache blocks no sequence holds (evictable).", "%d", s->kv.cached_idle);
     M("counter", "kv_blocks_evicted_total", "Prefix-cache blocks evicted.", "%lld", (long long)s->kv.evicted);
+    M("gauge", "kv_window_blocks_total", "Blocks of the sliding-window layers' own pool (0 without it).", "%d",
+      s->kv.swa_blocks_total);
+    M("gauge", "kv_window_blocks_used", "Window-pool blocks in use (by sequences or the prefix cache).", "%d",
+      s->kv.swa_blocks_used);
     M("gauge", "kv_block_size", "Token rows a KV block.", "%d", s->kv.block_size);
 #undef M
     fclose(f);

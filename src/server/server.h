@@ -180,6 +180,8 @@ int srv_http_port(const srv_http *h);
 void srv_http_ready(srv_http *h, const srv_ctx *c, srv_sched *s);
 /* Stop accepting connections (the listening socket closed); running ones go on. */
 void srv_http_quiesce(srv_http *h);
+/* Wait up to max_s for the open connections to close (a cancelled stream writes its error event first). */
+void srv_http_drain(srv_http *h, double max_s);
 /* Close every connection and free. */
 void srv_http_stop(srv_http *h);
 

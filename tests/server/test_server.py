@@ -836,8 +836,13 @@ def swa_check():
         cached = r.usage.prompt_tokens_details.cached_tokens if r.usage.prompt_tokens_details else 0
         check(r.choices[0].text == want2 and 128 <= cached < 200 and cached % 16 == 0,
               f"swa: a prompt sharing ~160 tokens: {r.choices[0].text!r} vs {want2!r}, {cached} cached")
+        m = srv.metrics()
+        check(m.get("tern_kv_window_blocks_total", 0) > 0 and
+              0 < m.get("tern_kv_window_blocks_used", 0) <= m["tern_kv_window_blocks_total"],
+              f"swa: /metrics' window pool: {m.get('tern_kv_window_blocks_used')} of {m.get('tern_kv_window_blocks_total')}")
         print(f"t_server: swa: cached tokens {got[0]}, {got[1]} of a repeated prompt, {cached} of one sharing its "
-              f"first ~160 tokens", flush=True)
+              f"first ~160 tokens; window pool {m.get('tern_kv_window_blocks_used')} of "
+              f"{m.get('tern_kv_window_blocks_total')} blocks", flush=True)
     finally:
         srv.stop()
 
@@ -1025,17 +1030,19 @@ def health_check():
 
 def signal_check():
     """SIGTERM, then SIGINT, each with a stream running: the listening socket closes at once (a new connection is
-    refused), the stream ends, and the process exits cleanly within 5 s."""
+    refused), the stream, too long for the 3 s of grace, is cancelled (an error event: the SDK's APIError, printed; a
+    cut connection is accepted too: a tester saw one under load, not reproduced here), and the process exits cleanly
+    within 5 s. (With 400 tokens, as before, the stream completed inside the grace and the cancel path went untested.)"""
     for sig in (signal.SIGTERM, signal.SIGINT):
         name = signal.Signals(sig).name
-        srv = Server("--parallel", "2", "-c", "512")
+        srv = Server("--parallel", "2", "-c", "2560")
         cl = srv.client()
         arrivals, end = [], []
 
         def stream():
             try:
                 for ch in cl.chat.completions.create(model="m", messages=[{"role": "user", "content": "Write a long story."}],
-                                                     max_tokens=400, temperature=0.7, stream=True,
+                                                     max_tokens=2400, temperature=0.7, stream=True,
                                                      extra_body={"ignore_eos": True}):
                     if ch.choices and ch.choices[0].delta.content:
                         arrivals.append(time.time())
@@ -1063,7 +1070,8 @@ def signal_check():
         dt = time.time() - t0
         check(len(arrivals) >= 2 and rc == 0 and dt < 5.0, f"{name} mid-stream: exit {rc} in {dt:.2f} s")
         t.join(10)
-        check(not t.is_alive() and end, f"{name}: the stream ended with the server ({end})")
+        check(not t.is_alive() and end and end != ["completed"],
+              f"{name}: the stream, past the grace, ended with the server ({end})")
         print(f"t_server: {name} mid-stream: exit in {dt:.2f} s, the stream {end[0] if end else '?'} after "
               f"{len(arrivals)} tokens", flush=True)
         srv.stop()
