@@ -68,44 +68,6 @@ print("mismatches:", bad, "of", 20 * 100)
 
 
 # chunk_tree32_n: recursive halving over 32 lanes holding N values each
-bad = 0
-for N in (2, 4, 8, 16, 32, 64):
-    for trial in range(30):
-        V = (rng.standard_normal((32, N)) * np.exp(rng.uniform(-10, 10, (32, N)))).astype(np.float32)
-        V[rng.random((32, N)) < 0.05] = f32(-0.0)
-        ref = [butterfly([V[l, i] for l in range(32)]) for i in range(N)]
-        v = [list(V[l]) for l in range(32)]
-        for s in range(5):
-            o, n = 1 << s, N >> s
-            new = []
-            for l in range(32):
-                p = l ^ o
-                if n >= 2:
-                    half, up, pup = n // 2, (l >> s) & 1, (p >> s) & 1
-                    new.append([add(v[l][i + half] if up else v[l][i], v[p][i] if pup else v[p][i + half])
-                                for i in range(half)])
-                else:
-                    new.append([add(v[l][0], v[p][0])])
-            v = new
-        K, seen = (N // 32 if N >= 32 else 1), set()
-        for l in range(32 if N >= 32 else N):
-            for i in range(K):
-                idx, n = i, N
-                for s in range(5):
-                    if n >= 2:
-                        idx += (n >> 1) * ((l >> s) & 1)
-                        n >>= 1
-                seen.add(idx)
-                bad += np.float32(v[l][i]).tobytes() != np.float32(ref[idx]).tobytes()
-        assert seen == set(range(N))
-print("chunk_tree32_n mismatches:", bad, "of", 30 * 126)
-
-
-# The unit gather of the tma and warp kernels (2ff687e): a unit's U chunks x R rows of leaves (lane l holds block
-# 32u + l of chunk u, index u*R + r), one chunk_tree32_n<U*R>, then lane r (r < R, row chunk_tree_n_idx<R>(0, r))
-# reads chunk u's sum of its row from lane chunk_tree_n_idx<U*R>(0, u*R + r) (the bit reversal is its own inverse)
-# and adds it in chunk order; a chunk past the row's end (here: past nc chunks) is not added. Against the butterfly a
-# chunk, added in order from -0.0.
 def idx_of(N, lane, i=0):
     idx, n = i, N
     for s in range(5):
@@ -115,7 +77,7 @@ def idx_of(N, lane, i=0):
     return idx
 
 
-def halving(V, N):  # V[l][i], 32 lanes x N values -> lane values after chunk_tree32_n<N> (N <= 32)
+def halving(V, N):  # V[l][i], 32 lanes x N values -> each lane's values after chunk_tree32_n<N>
     v = [list(V[l]) for l in range(32)]
     for s in range(5):
         o, n = 1 << s, N >> s
@@ -130,6 +92,29 @@ def halving(V, N):  # V[l][i], 32 lanes x N values -> lane values after chunk_tr
         v = new
     return v
 
+
+bad = 0
+for N in (2, 4, 8, 16, 32, 64):
+    for trial in range(30):
+        V = (rng.standard_normal((32, N)) * np.exp(rng.uniform(-10, 10, (32, N)))).astype(np.float32)
+        V[rng.random((32, N)) < 0.05] = f32(-0.0)
+        ref = [butterfly([V[l, i] for l in range(32)]) for i in range(N)]
+        v = halving(V, N)
+        K, seen = (N // 32 if N >= 32 else 1), set()
+        for l in range(32 if N >= 32 else N):
+            for i in range(K):
+                idx = idx_of(N, l, i)
+                seen.add(idx)
+                bad += np.float32(v[l][i]).tobytes() != np.float32(ref[idx]).tobytes()
+        assert seen == set(range(N))
+print("chunk_tree32_n mismatches:", bad, "of", 30 * 126)
+
+
+# The unit gather of the tma and warp kernels (2ff687e): a unit's U chunks x R rows of leaves (lane l holds block
+# 32u + l of chunk u, index u*R + r), one chunk_tree32_n<U*R>, then lane r (r < R, row chunk_tree_n_idx<R>(0, r))
+# reads chunk u's sum of its row from lane chunk_tree_n_idx<U*R>(0, u*R + r) (the bit reversal is its own inverse)
+# and adds it in chunk order; a chunk past the row's end (here: past nc chunks) is not added. Against the butterfly a
+# chunk, added in order from -0.0.
 
 bad = 0
 for U, R in ((4, 1), (4, 2), (2, 2), (2, 1), (1, 2)):

@@ -49,7 +49,7 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
  * given, else f32 x32; each row the bits of a one-row call), beyond it cuBLASLt on f16 tiles (x16) with the next
  * matrix dequantized on a side stream meanwhile (docs/ledger.md "dequant prefetch": +3% pp512). */
 /* In the chunk order v2 gives the twins' bits, so from V2_FROM tokens on the faster one runs: the first sweep
- * (bench/gpu/s18-9363872/checks/mma.log, H200, Q4_0 4096x14336) has the twins at 22.0 / 33.1 / 58.3 us for m = 4 / 8 / 16
+ * (bench/gpu/s18-9363872/mma-sweep.md, H200, Q4_0 4096x14336) has the twins at 22.0 / 33.1 / 58.3 us for m = 4 / 8 / 16
  * and v2's best arms at 24.9 / 23.9 / 32.1 (14336x4096: 22.7 / 34.2 / 72.2 against 34.3 / 33.5 / 41.8). */
 #define V2_FROM 8
 

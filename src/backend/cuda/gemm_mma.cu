@@ -455,6 +455,30 @@ static __device__ __forceinline__ void mm2_scale(const uint8_t *ws, int rw, int 
     }
 }
 
+/* Block t (0..7, a compile-time constant once unrolled) of a 16x8 tile: a lane's 4 outputs' leaves (reduce.cuh
+ * chunk_leaf) from the hi and lo planes' MMA sums (256·Σhi + Σlo, less 8·Σq for Q4_0), pushed into the step's 8-leaf
+ * tree: levels q0, q1, q2, and at t = 7 the subtree ((p0+p1)+(p2+p3))+((p4+p5)+(p6+p7)) into sub. Output e: row
+ * e >> 1 (dw, mw), column e & 1 (dx, sq). mm2_sub and mm2_sub_all both push through it: the same leaves, the same tree. */
+template <int T>
+static __device__ __forceinline__ void mm2_leaves(int t, const int (&sh)[4], const int (&sl)[4], const float (&dw)[2],
+                                                  const float (&mw)[2], const float (&dx)[2], const int (&sq)[2],
+                                                  float (&q0)[4], float (&q1)[4], float (&q2)[4], float (&sub)[4]) {
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        int isum = sh[e] * 256 + sl[e];
+        if (T == TCU_TYPE_Q4_0R) isum -= 8 * sq[e & 1];
+        const float p = chunk_leaf(dw[e >> 1], dx[e & 1], isum, mw[e >> 1], sq[e & 1], T == TCU_TYPE_Q4_KR);
+        if ((t & 1) == 0) {
+            q0[e] = p;
+        } else {
+            const float v = __fadd_rn(q0[e], p);
+            if (t == 1 || t == 5) q1[e] = v;
+            else if (t == 3) q2[e] = __fadd_rn(q1[e], v);
+            else sub[e] = __fadd_rn(q2[e], __fadd_rn(q1[e], v)); /* t == 7 */
+        }
+    }
+}
+
 /* One group of a warp for n8 tile nt: 8 blocks x RT row tiles from stage (ws, xs, ds_s): sub = each output's 8-leaf
  * subtree (level 3 of the chunk's tree). Called per n8 tile, so only one tile's subtrees are live at a time. */
 template <int T, int RT, int BN>
@@ -480,20 +504,7 @@ static __device__ __forceinline__ void mm2_sub(const uint8_t *ws, const uint8_t 
                 float dw[2], mw[2];
                 mm2_scale<T>(ws, rw, t, dw[0], mw[0]);
                 mm2_scale<T>(ws, rw + 8, t, dw[1], mw[1]);
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    int isum = sh[e] * 256 + sl[e];
-                    if (T == TCU_TYPE_Q4_0R) isum -= 8 * sq[e & 1];
-                    const float p = chunk_leaf(dw[e >> 1], dx[e & 1], isum, mw[e >> 1], sq[e & 1], T == TCU_TYPE_Q4_KR);
-                    if ((t & 1) == 0) {
-                        q0[rt][e] = p;
-                    } else {
-                        const float v = __fadd_rn(q0[rt][e], p);
-                        if (t == 1 || t == 5) q1[rt][e] = v;
-                        else if (t == 3) q2[rt][e] = __fadd_rn(q1[rt][e], v);
-                        else sub[rt][e] = __fadd_rn(q2[rt][e], __fadd_rn(q1[rt][e], v)); /* t == 7 */
-                    }
-                }
+                mm2_leaves<T>(t, sh, sl, dw, mw, dx, sq, q0[rt], q1[rt], q2[rt], sub[rt]);
             }
         }
     }
@@ -531,21 +542,7 @@ static __device__ __forceinline__ void mm2_sub_all(const uint8_t *ws, const uint
                 int sh[4], sl[4];
                 mma_s8(a[rt], (int)bh.x, (int)bh.y, sh);
                 mma_s8(a[rt], (int)bl.x, (int)bl.y, sl);
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    int isum = sh[e] * 256 + sl[e];
-                    if (T == TCU_TYPE_Q4_0R) isum -= 8 * sq[e & 1];
-                    const float p = chunk_leaf(dw[rt][e >> 1], dx[e & 1], isum, mw[rt][e >> 1], sq[e & 1],
-                                               T == TCU_TYPE_Q4_KR);
-                    if ((t & 1) == 0) {
-                        q0[rt][nt][e] = p;
-                    } else {
-                        const float v = __fadd_rn(q0[rt][nt][e], p);
-                        if (t == 1 || t == 5) q1[rt][nt][e] = v;
-                        else if (t == 3) q2[rt][nt][e] = __fadd_rn(q1[rt][nt][e], v);
-                        else sub[rt][nt][e] = __fadd_rn(q2[rt][nt][e], __fadd_rn(q1[rt][nt][e], v)); /* t == 7 */
-                    }
-                }
+                mm2_leaves<T>(t, sh, sl, dw[rt], mw[rt], dx, sq, q0[rt][nt], q1[rt][nt], q2[rt][nt], sub[rt][nt]);
             }
         }
     }
@@ -755,7 +752,7 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
 template <int T>
 static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                      const int2 *xds, int m, float *y, cudaStream_t st) {
-    if (arm < 0) { /* the sweep's fastest (bench/gpu/s18-9363872/checks/mma.log), by rows per SM */
+    if (arm < 0) { /* the sweep's fastest (bench/gpu/s18-9363872/mma-sweep.md), by rows per SM */
         if ((n_out + 15) / 16 >= 4 * gemv_sms()) arm = m <= 8 ? 5 : m <= 16 ? 4 : m <= 32 ? 3 : m <= 48 ? 4 : 3;
         else arm = m <= 8 ? 8 : m <= 16 ? 9 : m <= 32 ? 7 : 4; /* few rows: chunks split over warps, then 16x8 a warp */
     }
