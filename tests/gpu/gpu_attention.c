@@ -932,6 +932,24 @@ int main(int argc, char **argv) {
     run_case_q8(128, 32, 8, 16, 248, 16);
     run_case_q8(128, 32, 8, 9, 507, 16);
     run_case_q8(64, 9, 3, 16, 248, 16);
+    /* other keys a split (TERN_ATT_RPS, an arm under measurement): 16 and 64 keys a split, so up to 16 splits are
+     * active at a few hundred positions; the same checks (float64, a token's row = its one-token call, the paged
+     * identity), then the default back */
+    for (int r = 0; r < 2 && !only_wg; r++) {
+        tcu_attention_rps_set(r ? 64 : 16);
+        CHECK(tcu_attention_rps() == (r ? 64 : 16), "tcu_attention_rps_set(%d) read back %d", r ? 64 : 16,
+              tcu_attention_rps());
+        if (!only_q8) {
+            run_case(pool, 128, 32, 8, 1, 1000);
+            run_case(pool, 128, 32, 8, 7, 90);
+            run_case(pool, 64, 9, 3, 16, 200);
+            window_case(256, 8, 4, 16, 500, 512);
+        }
+        run_case_q8(128, 32, 8, 16, 248, 16);
+        run_case_q8(128, 32, 8, 1, 300, 16);
+    }
+    tcu_attention_rps_set(0);
+    CHECK(tcu_attention_rps() == TCU_ATT_RPS, "tcu_attention_rps_set(0) gave %d, not the default", tcu_attention_rps());
     tern_pool_free(pool);
     printf("%-34s %15s\n", "tcu_attention_split_q8 (median of 20)", "time");
     static const int q8_pos[] = {32767, 8191, 127};

@@ -76,14 +76,15 @@
 /* Keys a split of the decode attention (att_active_splits): one split per 256 keys of a token's position, at
  * most the grid's count. H200, Llama-3-8B Q4_0 (docs/ledger.md "the split count follows the token's depth"):
  * tg128 in an 8192-position context +6.7% over every split of the grid, depth 1024 neutral, depth 8192 -0.7%. */
-#define ATT_ROWS_PER_SPLIT 256
-/* The keys a split under measurement (tcu_attention_rps_set, from tern_config.att_rps: TERN_ATT_RPS): process-wide,
- * set when an engine is made; every launch and the combine read the same value, so a token's splits (and bits) are
- * still a function of its position alone within a process. Short contexts use 1 split of 256 keys: 8 CTAs for
- * Llama-3-8B's 8 KV heads, ncu 7.3 us a layer at ~64 positions (bench/gpu/s18-9363872/stepprof-chunk0). */
-static int g_att_rps = ATT_ROWS_PER_SPLIT;
+/* (tcu.h TCU_ATT_RPS, 256) The keys a split under measurement (tcu_attention_rps_set, from tern_config.att_rps:
+ * TERN_ATT_RPS): process-wide, set when an engine is made; att_split_launch reads it once (att_pages.rps) for the split
+ * kernel and the combine, so a token's splits (and bits) are a function of its position alone within an engine. Short
+ * contexts use 1 split of 256 keys: 8 CTAs for Llama-3-8B's 8 KV heads, ncu 7.3 us a layer at ~64 positions
+ * (bench/gpu/s18-9363872/stepprof-chunk0). */
+static int g_att_rps = TCU_ATT_RPS;
+extern "C" int tcu_attention_rps_norm(int rps) { return rps <= 0 ? TCU_ATT_RPS : rps < 16 ? 16 : rps > 4096 ? 4096 : rps; }
 extern "C" void tcu_attention_rps_set(int rps) {
-    __atomic_store_n(&g_att_rps, rps > 0 ? rps : ATT_ROWS_PER_SPLIT, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_att_rps, tcu_attention_rps_norm(rps), __ATOMIC_RELAXED);
 }
 extern "C" int tcu_attention_rps(void) { return __atomic_load_n(&g_att_rps, __ATOMIC_RELAXED); }
 
@@ -918,13 +919,14 @@ typedef void (*att_kernel_fn)(const float *, const void *, const void *, const u
 typedef struct {
     const int32_t *bt, *bt_off;
     int lbs, win; /* win: the sliding window (keys a query sees), 0 none */
+    int rps;      /* keys a split: att_split_launch reads tcu_attention_rps() once for the kernel and the combine */
 } att_pages;
 static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, cudaStream_t st, const float *q,
                          const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
                          const int32_t *pos, att_pages pg, int n_head, int n_head_kv, float scale, float *out,
                          int n_chunk, float *ws, void *xq, size_t plane) {
     PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
-               plane, tcu_attention_rps(), pg.bt, pg.bt_off, pg.lbs, pg.win);
+               plane, pg.rps, pg.bt, pg.bt_off, pg.lbs, pg.win);
 }
 static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
                        const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg,
@@ -1040,6 +1042,7 @@ extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) 
 static void att_split_launch(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
                              int n, const int32_t *pos, att_pages pg, int n_head, int n_head_kv, int hd, float scale,
                              float *out, float *ws, int splits, int qh, void *xq, cudaStream_t st, int dec, int no_v5 = 0) {
+    pg.rps = tcu_attention_rps(); /* once: the split kernel and the combine must agree */
     const size_t plane = x16_plane_bytes(n, (int64_t)n_head * hd);
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
     const int S = ws && splits > 1 && dec ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
@@ -1074,7 +1077,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     }
     if (S > 1)
         PDL_LAUNCH(attention_combine_kernel, dim3((unsigned)(n * n_head)), dim3(hd < 256 ? hd : 256), 0, st,
-                   (const float *)ws, n, n_head, hd, S, out, xq, plane, pos, tcu_attention_rps(), pg.win);
+                   (const float *)ws, n, n_head, hd, S, out, xq, plane, pos, pg.rps, pg.win);
 }
 
 /* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_rows, n_head_kv, hd) f16, pos (n) on the

@@ -446,7 +446,7 @@ static void upload_job(void *arg, int ith, int nth) {
  * per engine (a graph replays it); each token uses one split per 256 keys of its own position, up to it
  * (attention.cu), so a token's bits do not depend on its pass. */
 static int att_splits_rule(int n_ctx, int rps) {
-    const int s = (n_ctx + rps - 1) / rps; /* rps: tern_config.att_rps, 256 by default */
+    const int s = (n_ctx + rps - 1) / rps; /* rps: tern_config.att_rps (tcu_attention_rps_norm), TCU_ATT_RPS by default */
     return s < 1 ? 1 : s > 16 ? 16 : s;
 }
 
@@ -767,7 +767,8 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         g->kv_rows_w = p->kv_rows_w;
         g->n_layer = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
         g->pen_cap = 4096;
-        g->att_splits = att_splits_rule(p->n_ctx, tern_cfg()->att_rps > 0 ? tern_cfg()->att_rps : 256);
+        g->att_rps = tcu_attention_rps_norm(tern_cfg()->att_rps);
+        g->att_splits = att_splits_rule(p->n_ctx, g->att_rps);
         g->gemv_max = p->verify_fast ? 1 : plim;
         g->gemv_ord = ord;
         g->bt_cap = pass_rows(g) * blocks_per_seq; /* a pass mixes at most exact_rows sequences */
@@ -861,7 +862,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         return NULL;
     }
     tcu_gemv_order_set(ord); /* process-wide (tcu.h): an engine made with the other order refuses its passes (exec.c) */
-    tcu_attention_rps_set(tern_cfg()->att_rps); /* process-wide too (an arm under measurement: TERN_ATT_RPS) */
+    tcu_attention_rps_set(tern_cfg()->att_rps); /* process-wide too (TERN_ATT_RPS): another value refuses passes (exec.c) */
     return &be->base;
 }
 

@@ -661,6 +661,11 @@ int cuda_exec(tern_backend *be_, const tern_graph *G, const tern_ubatch *ub) {
                        "in this process set %d)", g->gemv_ord, tcu_gemv_order());
         return -1;
     }
+    if (tcu_attention_rps() != g->att_rps) { /* the same for the decode attention's splits (a token's bits) */
+        tern_set_error("the decode attention's keys a split changed under this engine (tern_config.att_rps %d here, "
+                       "another engine in this process set %d)", g->att_rps, tcu_attention_rps());
+        return -1;
+    }
     if (n < 1 || n > g->ubatch || ub->max_pos > g->n_ctx || ub->n_bt > g->bt_cap || ub->n_out > n ||
         (n > dec_max(g) && ub->n_seq != 1)) {
         tern_set_error("internal: a pass of %d tokens of %d sequences (ubatch %d) up to position %d (n_ctx %d), %d table "

@@ -135,8 +135,13 @@ int tcu_gemm_mma_arm(int arm, int fam, int t, const void *w, size_t row_bytes, i
  * today's order. */
 int tcu_gemv_order(void);
 void tcu_gemv_order_set(int ord);
-/* The decode attention's keys a split (attention.cu att_active_splits): 256 until tcu_attention_rps_set(r > 0), which
- * the backend calls from tern_config.att_rps when an engine is made (an arm under measurement). Process-wide. */
+/* The decode attention's keys a split (attention.cu att_active_splits): TCU_ATT_RPS until tcu_attention_rps_set(r),
+ * which the backend calls from tern_config.att_rps when an engine is made (an arm under measurement). Process-wide;
+ * each launcher call reads it once for its split kernel and its combine, and an engine made with another value refuses
+ * its passes (exec.c), as with the GEMV order. tcu_attention_rps_norm: the value r stands for (0 -> TCU_ATT_RPS,
+ * clamped to 16..4096). */
+#define TCU_ATT_RPS 256
+int tcu_attention_rps_norm(int rps);
 void tcu_attention_rps_set(int rps);
 int tcu_attention_rps(void);
 /* gemm_mma.cu v2: y (m, n_out) for any m >= 1, column c bit-identical to tcu_gemv_dp4a's one-column call on x_c in
