@@ -84,14 +84,16 @@ static tern_device test_device(void) {
     return d && !strcmp(d, "cuda") ? TERN_DEVICE_CUDA : TERN_DEVICE_CPU;
 }
 
-static tern_context *mk_ctx(tern_model *m, int n_ctx, int nt) {
-    if (test_device() == TERN_DEVICE_CPU) return tern_context_new(m, n_ctx, nt);
+/* A context on dev, named explicitly: tern_context_new's TERN_DEVICE_AUTO would pick the GPU in a CUDA build on a GPU
+ * box, where the CPU backend's checks (the probe, the reference matmul) then never ran */
+static tern_context *ctx_on(tern_model *m, int n_ctx, int nt, tern_device dev) {
     tern_context_params p = tern_context_default_params();
     p.n_ctx = n_ctx;
     p.n_threads = nt;
-    p.device = TERN_DEVICE_CUDA;
+    p.device = dev;
     return tern_context_new_ex(m, &p);
 }
+static tern_context *mk_ctx(tern_model *m, int n_ctx, int nt) { return ctx_on(m, n_ctx, nt, test_device()); }
 
 static int argmax_f(const float *x, int n) {
     int best = 0;
@@ -286,7 +288,7 @@ static void test_ref_logits(tern_model *m, const char *name, int check_paths) {
         const int E = tern_model_n_embd(m), np = 2 * tern_model_n_layer(m);
         last_probe lp = {calloc((size_t)np * E, sizeof(float)), E, n - 1};
         cpu_matmul_set_reference(1);
-        tern_context *cx = tern_context_new(m, 512, 2);
+        tern_context *cx = ctx_on(m, 512, 2, TERN_DEVICE_CPU);
         float *gx = malloc(sizeof(float) * n_vocab);
         cpu_set_probe(keep_last, &lp);
         int rx = cx ? tern_eval(cx, ids, n, gx, 0) : -1;
