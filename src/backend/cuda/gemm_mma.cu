@@ -738,23 +738,24 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * a split of the chunks over warps (T_j through shared memory, added in order: not built) would raise; arms 6 and 7
  * give each warp one such tile so that a CTA holds many warps. The chooser (arm -1, tcu_gemm_mma_v2) is the first
  * sweep's fastest arm (H200, `MMA_SWEEP=1 bench/gpu_check.sh mma`, Q4_0/Q8_0/Q4_K at 4096x14336 and 14336x4096, m = 1..64;
- * bench/gpu/s18-9363872): a matrix of at least 4 row tiles of 16 an SM (14336 rows on 132 SMs) takes 5 up to m = 8, 4 up
- * to 16, 3 up to 32, 4 up to 48, else 3; one of fewer (4096 rows) takes the chunk-split 8 up to m = 8, 9 up to 16, then
- * 7, then 4 past 32. Where the sweep's types disagree it is within ~12% of the best (Q4_K 4096x14336 m = 64: arm 3
- * 136 us, arm 4 126). The guess it replaces (5/7/0/6, chunk-split below 8 tiles an SM) ran 133 us at m = 64 on
- * Q4_0 4096x14336 where arm 3 runs 90. Only the two shapes were swept: qkv's 6144 rows fall on the few-rows side.
+ * bench/gpu/s19-0d38df8/mma-sweep.md, the arm whose worst ratio to each type's best is least): a matrix of at least 4
+ * row tiles of 16 an SM (14336 rows on 132 SMs) takes 5 up to m = 8, 12 up to 16, 11 up to 32, 12 up to 48, else 11
+ * (within 4% of every type's best; the s18 rule 5/4/3/4/3 ran up to 40% over on Q4_K); one of fewer (4096 rows) takes
+ * the chunk-split 8 up to m = 8, 9 up to 16, then 7 (within 12%), then 12 past 32 (within 9%). Only the two shapes were
+ * swept: qkv's 6144 rows fall on the few-rows side.
  *   arm 8: 2x1 x KW 4, 32x8,  a chunk a step split over 4 warps a tile, 8 warps: 448 / 128 CTAs, 2 stages 80 KB (117 KB)
  *   arm 9: 2x2 x KW 4, 32x16, 16 warps: 2 stages 123 KB (160 KB)
  *   arm 10: 2x2 x KW 2, 32x16, half a chunk a step, 8 warps: 2 stages 61 KB (80 KB)
  * Arms 11-14 (AH, mm2_sub_all: a block's A fragments and scales once for the warp's NT tiles): 11 = arm 3 (128x32),
- * 12 = arm 4 (64x16), 13 = arm 1 (64x64), 14 = arm 0 (64x32); built for the sweep, not yet measured (the NT = 1 arms
- * have nothing to share). */
+ * 12 = arm 4 (64x16), 13 = arm 1 (64x64), 14 = arm 0 (64x32) (the NT = 1 arms have nothing to share). Measured
+ * (s19 sweep): 11 and 12 the fastest from m = 12 on 14336 rows, 12 from m = 48 on 4096; far short of the SASS count's
+ * promise at m = 64 (arm 11 87 us vs arm 3's 90 on Q4_0; docs/ledger.md). */
 template <int T>
 static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                      const int2 *xds, int m, float *y, cudaStream_t st) {
-    if (arm < 0) { /* the sweep's fastest (bench/gpu/s18-9363872/mma-sweep.md), by rows per SM */
-        if ((n_out + 15) / 16 >= 4 * gemv_sms()) arm = m <= 8 ? 5 : m <= 16 ? 4 : m <= 32 ? 3 : m <= 48 ? 4 : 3;
-        else arm = m <= 8 ? 8 : m <= 16 ? 9 : m <= 32 ? 7 : 4; /* few rows: chunks split over warps, then 16x8 a warp */
+    if (arm < 0) { /* the sweep's fastest over Q4_0/Q8_0/Q4_K (bench/gpu/s19-0d38df8/mma-sweep.md), by rows per SM */
+        if ((n_out + 15) / 16 >= 4 * gemv_sms()) arm = m <= 8 ? 5 : m <= 16 ? 12 : m <= 32 ? 11 : m <= 48 ? 12 : 11;
+        else arm = m <= 8 ? 8 : m <= 16 ? 9 : m <= 32 ? 7 : 12; /* few rows: chunks split over warps, then 16x8 a warp */
     }
     switch (arm) {
     case 6: mma2_launch<T, 2, 8, 1, 1, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
