@@ -173,6 +173,39 @@ static void swa_check(tern_model *m, int kv_q8) {
           "%s: a prefix hit with the window pool (%d vs %d attached) differs", what, att[1], att[0]);
 }
 
+/* The process-wide arms' guards (exec.c): an engine made under another tern_config.att_rps or gemv_chunk sets the
+ * kernels' value for the process, so an earlier engine's passes must be refused (an error naming the setting), never
+ * run with other bits; the later engine runs. which: 0 att_rps (64 against the first engine's), 1 gemv_chunk. */
+static void guard_check(tern_model *m, int which) {
+    const tern_config c0 = tern_config_get();
+    tern_config c1 = c0;
+    if (which) c1.gemv_chunk = !c0.gemv_chunk;
+    else c1.att_rps = c0.att_rps == 64 ? 128 : 64;
+    tern_engine_params p = params(TERN_DEVICE_CUDA, 1, 0);
+    tern_engine *e1 = tern_engine_new(m, &p);
+    tern_config_set(&c1);
+    tern_engine *e2 = tern_engine_new(m, &p);
+    tern_config_set(&c0);
+    CHECK(e1 && e2, "guard %d: engines: %s", which, tern_last_error());
+    if (e1 && e2) {
+        tern_batch *b = tern_batch_new(0);
+        tern_seq *s1 = tern_seq_new(e1), *s2 = tern_seq_new(e2);
+        tern_batch_add(b, s1, 1, TERN_BATCH_LOGITS);
+        const int r1 = tern_engine_decode(e1, b);
+        const char *want = which ? "GEMV float order changed" : "keys a split changed";
+        CHECK(r1 != 0 && strstr(tern_last_error(), want), "guard %d: the first engine's pass ran (%d) or its error "
+              "does not say why: %s", which, r1, r1 ? tern_last_error() : "");
+        tern_batch_clear(b);
+        tern_batch_add(b, s2, 1, TERN_BATCH_LOGITS);
+        CHECK(tern_engine_decode(e2, b) == 0, "guard %d: the later engine: %s", which, tern_last_error());
+        tern_seq_free(s1);
+        tern_seq_free(s2);
+        tern_batch_free(b);
+    }
+    if (e1) tern_engine_free(e1);
+    if (e2) tern_engine_free(e2);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk"))) { fprintf(stderr, "usage: gpu_batch MODEL [chunk]\n"); return 2; }
     if (argc > 2) {
@@ -234,7 +267,9 @@ int main(int argc, char **argv) {
     }
     free(lg);
     free(lc);
-    swa_check(m, 0);
+    guard_check(m, 0);
+    guard_check(m, 1);
+    swa_check(m, 0); /* new engines: the process-wide values back to this run's */
     swa_check(m, 1);
     tern_model_free(m);
     return check_summary("gpu_batch");
