@@ -38,7 +38,7 @@ static void serve_usage(FILE *o) {
             "  --block-size N          KV block rows, a power of two 16..256 (default: the device's)\n"
             "  --swa-full              a model's sliding-window layers keep every KV row (default: only their window's,\n"
             "                          in a pool of their own; a cached prefix is reused where its window rows are held)\n"
-            "  --chat-template NAME    chatml | llama3 | gemma | mistral (default: detect from the model)\n"
+            "  --chat-template NAME    chatml | llama3 | gemma | mistral | phi3 (default: detect from the model)\n"
             "  --alias NAME            the model id /v1/models lists (default: the file name)\n"
             "  -t, --threads N         CPU threads (default: number of cores)\n"
             "  --device cpu|cuda|auto  where to run (default auto)\n"
@@ -117,7 +117,7 @@ int cmd_serve(int argc, char **argv) {
     if (api_key && !*api_key) cli_die("--api-key must not be empty");
     enum tern_chat_family fam = TERN_CHAT_UNKNOWN;
     if (tmpl && (fam = tern_chat_from_name(tmpl)) == TERN_CHAT_UNKNOWN)
-        cli_die("unknown --chat-template '%s' (chatml, llama3, gemma, mistral)", tmpl);
+        cli_die("unknown --chat-template '%s' (chatml, llama3, gemma, mistral, phi3)", tmpl);
     if (!model) model = default_model();
     if (access(model, R_OK) != 0) cli_die("cannot open model '%s': %s", model, strerror(errno));
 

@@ -102,7 +102,7 @@ static void usage(FILE *o) {
             "  --special               print control tokens\n"
             "  --ignore-eos            keep generating past end-of-generation tokens (benchmarks)\n"
             "  --no-special            do not parse control-token texts in the prompt (run)\n"
-            "  --chat-template NAME    chatml | llama3 | gemma | mistral (chat; default: detect)\n"
+            "  --chat-template NAME    chatml | llama3 | gemma | mistral | phi3 (chat; default: detect)\n"
             "  --system TEXT           system message (chat; default: the template's own default, if any)\n");
 }
 
@@ -801,7 +801,7 @@ static int cmd_chat(const options *o) {
     enum tern_chat_family fam;
     if (o->chat_template) {
         fam = tern_chat_from_name(o->chat_template);
-        if (fam == TERN_CHAT_UNKNOWN) cli_die("unknown --chat-template '%s' (chatml, llama3, gemma, mistral)", o->chat_template);
+        if (fam == TERN_CHAT_UNKNOWN) cli_die("unknown --chat-template '%s' (chatml, llama3, gemma, mistral, phi3)", o->chat_template);
     } else {
         fam = tern_chat_detect(tern_model_chat_template(m));
         if (fam == TERN_CHAT_UNKNOWN)
