@@ -32,8 +32,9 @@ typedef struct {
     int gemv_chunk;       /* 1: the CUDA dp4a GEMVs in the chunk-major order, with passes of up to 64 tokens through the
                            * int8 MMA GEMM (issue 26; an arm under measurement, default 0) */
     int att_rps;          /* CUDA decode attention: keys a split (and the grid's splits: n_ctx / att_rps, at most 16);
-                           * 0: 256. An arm under measurement (short contexts run one split on 8 CTAs); process-wide,
-                           * set before making engines */
+                           * 0: 256, other values clamped to 16..4096. An arm under measurement (short contexts run
+                           * one split on 8 CTAs); process-wide, set before making engines: an engine made under
+                           * another value makes the earlier engines' passes fail (their bits would change) */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);
