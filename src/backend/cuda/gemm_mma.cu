@@ -566,8 +566,8 @@ template <int T, int WR, int WC, int RT, int NT, int NS, int KW> struct mm2_cfg 
 };
 
 /* nb >= 1, n_out >= 1, m >= 1 (tcu_gemm_mma_v2_arm). AH: a step's A fragments once for its NT tiles (mm2_sub_all). */
-template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH>
-__global__ void __launch_bounds__(32 * WR * WC * KW, (mm2_cfg<T, WR, WC, RT, NT, NS, KW>::MINB))
+template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH, int MB>
+__global__ void __launch_bounds__(32 * WR * WC * KW, (MB ? MB : mm2_cfg<T, WR, WC, RT, NT, NS, KW>::MINB))
 gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
             const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
     typedef mm2_cfg<T, WR, WC, RT, NT, NS, KW> C;
@@ -705,12 +705,12 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
                 }
 }
 
-template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH = 0>
+template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH = 0, int MB = 0>
 static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                         const int2 *xds, int m, float *y, cudaStream_t st) {
     typedef mm2_cfg<T, WR, WC, RT, NT, NS, KW> C;
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
-        gemm_mma2_k<T, WR, WC, RT, NT, NS, KW, AH>;
+        gemm_mma2_k<T, WR, WC, RT, NT, NS, KW, AH, MB>;
     static int dev_set = 0; /* the opt-in past 48 KiB, per device (bit) */
     int dev = 0;
     cudaGetDevice(&dev);
@@ -739,8 +739,9 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * give each warp one such tile so that a CTA holds many warps. The chooser (arm -1, tcu_gemm_mma_v2) is the first
  * sweep's fastest arm (H200, `MMA_SWEEP=1 bench/gpu_check.sh mma`, Q4_0/Q8_0/Q4_K at 4096x14336 and 14336x4096, m = 1..64;
  * bench/gpu/s19-0d38df8/mma-sweep.md, the arm whose worst ratio to each type's best is least): a matrix of at least 4
- * row tiles of 16 an SM (14336 rows on 132 SMs) takes 5 up to m = 8, 12 up to 16, 11 up to 32, 12 up to 48, else 11
- * (within 4% of every type's best; the s18 rule 5/4/3/4/3 ran up to 40% over on Q4_K); one of fewer (4096 rows) takes
+ * row tiles of 16 an SM (14336 rows on 132 SMs) takes 5 up to m = 8, 12 up to 16, 11 up to 32, 12 up to 48, else 15
+ * (within 4% of every type's best; the s18 rule 5/4/3/4/3 ran up to 40% over on Q4_K; 15, arm 11 at two CTAs an SM,
+ * from the s20 sweep: bench/gpu/s20-6eb3176); one of fewer (4096 rows) takes
  * the chunk-split 8 up to m = 8, 9 up to 16, then 7 (within 12%), then 12 past 32 (within 9%). Only the two shapes were
  * swept: qkv's 6144 rows fall on the few-rows side.
  *   arm 8: 2x1 x KW 4, 32x8,  a chunk a step split over 4 warps a tile, 8 warps: 448 / 128 CTAs, 2 stages 80 KB (117 KB)
@@ -749,12 +750,17 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * Arms 11-14 (AH, mm2_sub_all: a block's A fragments and scales once for the warp's NT tiles): 11 = arm 3 (128x32),
  * 12 = arm 4 (64x16), 13 = arm 1 (64x64), 14 = arm 0 (64x32) (the NT = 1 arms have nothing to share). Measured
  * (s19 sweep): 11 and 12 the fastest from m = 12 on 14336 rows, 12 from m = 48 on 4096; far short of the SASS count's
- * promise at m = 64 (arm 11 87 us vs arm 3's 90 on Q4_0; docs/ledger.md). */
+ * promise at m = 64 (arm 11 87 us vs arm 3's 90 on Q4_0; docs/ledger.md). Arm 15: 11 with an occupancy floor
+ * (__launch_bounds__ minimum CTAs 2: at most 128 registers; ptxas spills 64 bytes on Q4_0R): ncu of
+ * arm 11 at m = 64 in a B = 64 step (bench/gpu/s20-6eb3176) had 2 warps a scheduler (171 registers, one CTA an SM),
+ * 3.05 cycles between a warp's instructions and 52% of issue slots busy. Measured (s20 sweep, mma/sweep.txt there): arm
+ * 15 at m = 64 on 14336 rows 79.1 us vs arm 11's 86.9 on Q4_0, 93.4 vs 95.9 on Q8_0, 98.8 vs 98.3 on Q4_K. The chooser
+ * takes 15 past m = 48 on many rows. 12 and 13 with the same floor lost (docs/ledger.md, session 20) and are gone. */
 template <int T>
 static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                      const int2 *xds, int m, float *y, cudaStream_t st) {
     if (arm < 0) { /* the sweep's fastest over Q4_0/Q8_0/Q4_K (bench/gpu/s19-0d38df8/mma-sweep.md), by rows per SM */
-        if ((n_out + 15) / 16 >= 4 * gemv_sms()) arm = m <= 8 ? 5 : m <= 16 ? 12 : m <= 32 ? 11 : m <= 48 ? 12 : 11;
+        if ((n_out + 15) / 16 >= 4 * gemv_sms()) arm = m <= 8 ? 5 : m <= 16 ? 12 : m <= 32 ? 11 : m <= 48 ? 12 : 15;
         else arm = m <= 8 ? 8 : m <= 16 ? 9 : m <= 32 ? 7 : 12; /* few rows: chunks split over warps, then 16x8 a warp */
     }
     switch (arm) {
@@ -772,6 +778,7 @@ static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out
     case 12: mma2_launch<T, 4, 1, 1, 2, 3, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     case 13: mma2_launch<T, 4, 2, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     case 14: mma2_launch<T, 4, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 15: mma2_launch<T, 8, 1, 1, 4, 2, 1, 1, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     default: mma2_launch<T, 4, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     }
 }
