@@ -253,6 +253,45 @@ static void check_chunk(int t, int64_t n_in, int64_t n_out) {
                   bad >= 0 ? (double)ym[(size_t)bad * n_out + brow] : 0.0,
                   bad >= 0 ? (double)y1[(size_t)bad * n_out + brow] : 0.0, untouched);
         }
+    /* the split store (tcu_gemm_mma_v2_split: a fused q|k|v or gate|up into its parts' buffers): the rows cut in three
+     * (and in two) parts, each part's (m, rows) block equal to the whole call's rows of that part, at the chooser's arm
+     * and at an AH arm; outputs past each part untouched */
+    if (n_out >= 3)
+        for (int ai = 0; ai < 2; ai++)
+            for (int mi = 0; mi < 7; mi += 3) {
+                const int m = ms[mi], arm = ai ? 15 : -1;
+                quant_m(&s, m);
+                for (int np = 2; np <= 3; np++) {
+                    int64_t rows[3] = {n_out / 2, np == 3 ? n_out / 3 : n_out - n_out / 2, 0};
+                    if (np == 3) rows[2] = n_out - rows[0] - rows[1];
+                    float *dp[3] = {NULL, NULL, NULL};
+                    for (int j = 0; j < 3; j++) {
+                        CU(cudaMalloc((void **)&dp[j], sizeof(float) * ((size_t)m * rows[j] + 64)));
+                        CU(cudaMemset(dp[j], 0xFF, sizeof(float) * ((size_t)m * rows[j] + 64)));
+                    }
+                    float *const ys[3] = {dp[0], dp[1], dp[np == 3 ? 2 : 1]};
+                    const int ran = tcu_gemm_mma_v2_split(arm, s.rt, s.dr, s.rstride, n_in, rows, s.xqm, m, ys, 0);
+                    CU(cudaGetLastError());
+                    int bad = 0, untouched = 1;
+                    int64_t r0 = 0;
+                    for (int j = 0; j < np; j++) {
+                        const size_t cnt = (size_t)m * rows[j] + 64;
+                        float *hp = malloc(sizeof(float) * cnt);
+                        CU(cudaMemcpy(hp, dp[j], sizeof(float) * cnt, cudaMemcpyDeviceToHost));
+                        for (int c = 0; c < m; c++)
+                            bad += memcmp(hp + (size_t)c * rows[j], y1 + (size_t)c * n_out + r0, sizeof(float) * rows[j]) != 0;
+                        for (size_t i = (size_t)m * rows[j]; i < cnt; i++) untouched &= isnan(hp[i]) != 0;
+                        free(hp);
+                        r0 += rows[j];
+                    }
+                    CHECK(ran && bad == 0 && untouched,
+                          "v2 split %s %lldx%lld arm %d m=%d, %d parts (%lld %lld %lld): ran %d, %d part columns differ "
+                          "from the whole call, outputs past the parts untouched %d",
+                          tern_type_name(t), (long long)n_in, (long long)n_out, arm, m, np, (long long)rows[0],
+                          (long long)rows[1], (long long)rows[2], ran, bad, untouched);
+                    for (int j = 0; j < 3; j++) CU(cudaFree(dp[j]));
+                }
+            }
     /* float64: the dequantized GGUF rows against the dequantized x16 columns (the bytes the device wrote) */
     const size_t q1 = s.q1, pb = (size_t)(n_in + 15) & ~(size_t)15;
     uint8_t *hq = malloc(q1 * REF_COLS);

@@ -53,9 +53,26 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
  * and v2's best arms at 24.9 / 23.9 / 32.1 (14336x4096: 22.7 / 34.2 / 72.2 against 34.3 / 33.5 / 41.8). */
 #define V2_FROM 8
 
+/* 1 when matmul runs v2 for w at n tokens. */
+static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
+    return n <= g->gemv_max &&
+           (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= V2_FROM && xq && tcu_gemm_mma_supported(w->type)));
+}
+
+/* The fused q|k|v or gate|up rows of a pass that v2 runs, in one launch, each part into its own buffer
+ * (tcu_gemm_mma_v2_split: every output the bits of the per-part calls). rows[2] = 0 for two parts. */
+static int matmul_split(crank *g, const dweight *w, int n, const void *xq, const int64_t rows[3], float *const y[3]) {
+    if (!xq || !tcu_gemm_mma_v2_split(-1, w->type, w->d, w->stride, w->n_in, rows, xq, n, y, g->st)) {
+        tern_set_error("internal: a %d-token pass's fused matrix (%lld rows, type %d) without the chunk-order GEMM", n,
+                       (long long)w->n_out, w->type);
+        return -1;
+    }
+    g->tr[TR_MMA_V2]++;
+    return 0;
+}
+
 static int matmul(crank *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16, float *y) {
-    if (n <= g->gemv_max &&
-        (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= V2_FROM && xq && tcu_gemm_mma_supported(w->type)))) {
+    if (v2_runs(g, w, n, xq)) {
         /* a pass longer than the twins take, or one where v2 is faster: v2 in the chunk order */
         if (!xq || !tcu_gemm_mma_v2(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) {
             tern_set_error("internal: a %d-token GEMV-path pass reached a matrix without the chunk-order GEMM (type %d)", n,
@@ -294,6 +311,10 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 if (n == 1 && l->qkv) { /* one GEMV over the fused rows */
                     if (matmul(g, l->qkv, 1, g->xn, xq, g->x16, g->qkv1)) return -1;
                     bq = g->qkv1, bk = bq + Hq, bv = bk + Hkv;
+                } else if (l->qkv && v2_runs(g, l->qkv, n, xq)) { /* one v2 launch over the fused rows */
+                    const int64_t rows[3] = {Hq, Hkv, Hkv};
+                    float *const ys[3] = {bq, bk, bv};
+                    if (matmul_split(g, l->qkv, n, xq, rows, ys)) return -1;
                 } else if (matmul(g, l->wq, n, g->xn, xq, g->x16, bq) || matmul(g, l->wk, n, g->xn, xq, g->x16, bk) ||
                            matmul(g, l->wv, n, g->xn, xq, g->x16, bv)) {
                     return -1;
@@ -309,6 +330,10 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                     bg = g->gu1, bu = bg + F;
                 } else if (gu_rows) {
                     if (matmul(g, l->gu, n, g->xn, NULL, g->x16, g->g)) return -1;
+                } else if (l->gu && v2_runs(g, l->gu, n, xq)) { /* one v2 launch over the fused rows */
+                    const int64_t rows[3] = {F, F, 0};
+                    float *const ys[3] = {bg, bu, bu};
+                    if (matmul_split(g, l->gu, n, xq, rows, ys)) return -1;
                 } else if (matmul(g, l->gate, n, g->xn, xq, g->x16, bg) || matmul(g, l->up, n, g->xn, xq, g->x16, bu)) {
                     return -1;
                 }

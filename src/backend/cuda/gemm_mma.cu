@@ -565,11 +565,25 @@ template <int T, int WR, int WC, int RT, int NT, int NS, int KW> struct mm2_cfg 
     static constexpr int SMEM = NS * STAGE + RED;
 };
 
+/* Where output (row r, column c) goes: rows [0, r1) to y[0] (c·r1 + r), [r1, r2) to y[1] (c·(r2 - r1) + r - r1),
+ * [r2, n_out) to y[2] (c·(n_out - r2) + r - r2): the parts of a fused matrix (q|k|v, gate|up) into their own buffers
+ * (tcu_gemm_mma_v2_split). One part: r1 = r2 = n_out. Each output's value does not depend on where it goes. */
+typedef struct {
+    float *y[3];
+    int r1, r2;
+} mm2_out;
+
+static __device__ __forceinline__ void mm2_store(const mm2_out &o, int n_out, int r, int c, float v) {
+    if (r < o.r1) o.y[0][(size_t)c * o.r1 + r] = v;
+    else if (r < o.r2) o.y[1][(size_t)c * (o.r2 - o.r1) + (r - o.r1)] = v;
+    else o.y[2][(size_t)c * (n_out - o.r2) + (r - o.r2)] = v;
+}
+
 /* nb >= 1, n_out >= 1, m >= 1 (tcu_gemm_mma_v2_arm). AH: a step's A fragments once for its NT tiles (mm2_sub_all). */
 template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH, int MB>
 __global__ void __launch_bounds__(32 * WR * WC * KW, (MB ? MB : mm2_cfg<T, WR, WC, RT, NT, NS, KW>::MINB))
 gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
-            const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, float *__restrict__ y) {
+            const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, const mm2_out yo) {
     typedef mm2_cfg<T, WR, WC, RT, NT, NS, KW> C;
     constexpr int NO = RT * NT * 4; /* outputs a lane */
     extern __shared__ __align__(16) uint8_t mm2_sm[];
@@ -701,15 +715,15 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const int r = r0 + rw0 + 16 * rt + gid + 8 * (e >> 1), c = c0 + cw0 + 8 * nt + 2 * tg + (e & 1);
-                    if (r < n_out && c < m) y[(size_t)c * n_out + r] = acc[rt][nt][e];
+                    if (r < n_out && c < m) mm2_store(yo, n_out, r, c, acc[rt][nt][e]);
                 }
 }
 
 template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH = 0, int MB = 0>
 static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
-                        const int2 *xds, int m, float *y, cudaStream_t st) {
+                        const int2 *xds, int m, const mm2_out &y, cudaStream_t st) {
     typedef mm2_cfg<T, WR, WC, RT, NT, NS, KW> C;
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, float *) =
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, const mm2_out) =
         gemm_mma2_k<T, WR, WC, RT, NT, NS, KW, AH, MB>;
     static int dev_set = 0; /* the opt-in past 48 KiB, per device (bit) */
     int dev = 0;
@@ -758,7 +772,7 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * takes 15 past m = 48 on many rows. 12 and 13 with the same floor lost (docs/ledger.md, session 20) and are gone. */
 template <int T>
 static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
-                     const int2 *xds, int m, float *y, cudaStream_t st) {
+                     const int2 *xds, int m, const mm2_out &y, cudaStream_t st) {
     if (arm < 0) { /* the sweep's fastest over Q4_0/Q8_0/Q4_K (bench/gpu/s19-0d38df8/mma-sweep.md), by rows per SM */
         if ((n_out + 15) / 16 >= 4 * gemv_sms()) arm = m <= 8 ? 5 : m <= 16 ? 12 : m <= 32 ? 11 : m <= 48 ? 12 : 15;
         else arm = m <= 8 ? 8 : m <= 16 ? 9 : m <= 32 ? 7 : 12; /* few rows: chunks split over warps, then 16x8 a warp */
@@ -783,8 +797,8 @@ static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out
     }
 }
 
-extern "C" int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
-                                   const void *xq, int m, float *y, cudaStream_t st) {
+static int mma2_run(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
+                    const mm2_out &y, cudaStream_t st) {
     if (!tcu_gemm_mma_supported(t) || m < 1 || n_out < 1 || n_in < 32 || arm < -1 || arm >= TCU_MMA_V2_ARMS) return 0;
     const int nb = (int)(n_in / 32);
     const size_t pb = x16_plane_bytes(m, n_in);
@@ -797,7 +811,21 @@ extern "C" int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_byt
     return 1;
 }
 
+extern "C" int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                                   const void *xq, int m, float *y, cudaStream_t st) {
+    const mm2_out o = {{y, y, y}, (int)n_out, (int)n_out};
+    return mma2_run(arm, t, w, row_bytes, n_in, n_out, xq, m, o, st);
+}
+
 extern "C" int tcu_gemm_mma_v2(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
                                float *y, cudaStream_t st) {
     return tcu_gemm_mma_v2_arm(-1, t, w, row_bytes, n_in, n_out, xq, m, y, st);
+}
+
+extern "C" int tcu_gemm_mma_v2_split(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
+                                     const void *xq, int m, float *const y[3], cudaStream_t st) {
+    const int64_t n_out = rows[0] + rows[1] + rows[2];
+    if (rows[0] < 1 || rows[1] < 0 || rows[2] < 0 || n_out > INT32_MAX) return 0;
+    const mm2_out o = {{y[0], y[1], y[2]}, (int)rows[0], (int)(rows[0] + rows[1])};
+    return mma2_run(arm, t, w, row_bytes, n_in, n_out, xq, m, o, st);
 }

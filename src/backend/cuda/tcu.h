@@ -153,6 +153,12 @@ int tcu_gemm_mma_v2(int t, const void *w, size_t row_bytes, int64_t n_in, int64_
                     cudaStream_t st);
 int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                         int m, float *y, cudaStream_t st);
+/* v2 over a fused matrix (q|k|v, gate|up: rows[0] + rows[1] + rows[2] rows, the parts in that order; rows[0] >= 1, the
+ * others >= 0), part j's outputs into y[j] as (m, rows[j]): each output the bits tcu_gemm_mma_v2 gives it (arm as
+ * tcu_gemm_mma_v2_arm's; -1 the chooser, which picks by the fused row count). One launch where the parts would take
+ * one each. */
+int tcu_gemm_mma_v2_split(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
+                          const void *xq, int m, float *const y[3], cudaStream_t st);
 
 /* ---- GEMM, prefill (src/backend/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 
