@@ -288,9 +288,26 @@ template <int N>
 static __device__ __forceinline__ void cta_chunk_out(float (*cpart)[N], int nch, int nout, float *y, size_t ystride) {
     __syncthreads();
     if ((int)threadIdx.x < nout) {
+        /* in chunk order; 8 chunks' loads first, then their adds, and the last < 8 predicated: the plain loop
+         * compiled to an unrolled-by-16/8/4 cascade with a remainder (SASS: 7 branches and the shared window's
+         * base re-read before the first load) on the path every warp waits for at the next barrier */
+        const int t = (int)threadIdx.x;
         float v = -0.0f;
-        for (int j = 0; j < nch; j++) v = __fadd_rn(v, cpart[j][threadIdx.x]);
-        y[(size_t)threadIdx.x * ystride] = v;
+        int j = 0;
+        for (; j + 8 <= nch; j += 8) {
+            float c[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++) c[i] = cpart[j + i][t];
+#pragma unroll
+            for (int i = 0; i < 8; i++) v = __fadd_rn(v, c[i]);
+        }
+        float c[7];
+#pragma unroll
+        for (int i = 0; i < 7; i++) c[i] = j + i < nch ? cpart[j + i][t] : 0.0f;
+#pragma unroll
+        for (int i = 0; i < 7; i++)
+            if (j + i < nch) v = __fadd_rn(v, c[i]);
+        y[(size_t)t * ystride] = v;
     }
     __syncthreads();
 }
