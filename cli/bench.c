@@ -492,6 +492,9 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
         bench_json_str(rf, tern_model_desc(m));
         fputs(", \"weight_type\": ", rf);
         bench_json_str(rf, tern_model_weight_type(m));
+        fputs(", \"file_type\": ", rf);
+        if (tern_model_file_type(m)) bench_json_str(rf, tern_model_file_type(m));
+        else fputs("null", rf);
         fprintf(rf, ", \"n_layer\": %d, \"n_head\": %d, \"n_head_kv\": %d, \"head_dim\": %d},\n", m->n_layer, m->n_head,
                 m->n_head_kv, m->head_dim);
         fprintf(rf, "  \"floor\": {\"read_bw\": %.6g, \"matrix_peak\": %.6g, \"weight_bytes\": %.0f, \"weight_params\": %.0f, "
@@ -706,7 +709,8 @@ int cmd_bench(int argc, char **argv) {
     }
     float *logits = tern_xmalloc(sizeof(float) * (size_t)n_vocab);
 
-    /* the model column as llama-bench's: "arch size type", e.g. "llama 135M Q4_1"; the receipt keeps the whole desc */
+    /* the model column as llama-bench's: "arch size type", e.g. "llama 135M Q4_1", the type the file's general.file_type
+     * by llama.cpp's name ("Q4_K - Medium"), else the type of most matrix bytes; the receipt keeps the whole desc */
     char size_s[32], params_s[32], model_name[256], psize[32];
     const char *arch = tern_model_arch(m);
     fmt_size(size_s, sizeof size_s, tern_model_size_bytes(m));
@@ -714,7 +718,8 @@ int cmd_bench(int argc, char **argv) {
     const double np = (double)tern_model_n_params(m);
     if (np >= 1e9) snprintf(psize, sizeof psize, np >= 1e10 ? "%.0fB" : "%.1fB", np / 1e9);
     else snprintf(psize, sizeof psize, "%.0fM", np / 1e6);
-    snprintf(model_name, sizeof model_name, "%s %s %s", arch, psize, tern_model_weight_type(m));
+    const char *ftype = tern_model_file_type(m);
+    snprintf(model_name, sizeof model_name, "%s %s %s", arch, psize, ftype ? ftype : tern_model_weight_type(m));
     char backend[300];
     snprintf(backend, sizeof backend, "%s (%s)", on_cuda ? "CUDA" : "CPU", on_cuda ? tern_cuda_name() : tern_simd_name());
     const int f_md = !strcmp(out_fmt, "md"), f_csv = !strcmp(out_fmt, "csv"), f_jsonl = !strcmp(out_fmt, "jsonl");
@@ -800,6 +805,11 @@ int cmd_bench(int argc, char **argv) {
         bench_json_str(rf, model);
         fputs(", \"desc\": ", rf);
         bench_json_str(rf, tern_model_desc(m));
+        fputs(", \"weight_type\": ", rf);
+        bench_json_str(rf, tern_model_weight_type(m));
+        fputs(", \"file_type\": ", rf);
+        if (tern_model_file_type(m)) bench_json_str(rf, tern_model_file_type(m));
+        else fputs("null", rf);
         fprintf(rf, ", \"size_bytes\": %llu, \"n_params\": %llu, \"n_vocab\": %d},\n",
                 (unsigned long long)tern_model_size_bytes(m), (unsigned long long)tern_model_n_params(m), n_vocab);
         fprintf(rf, "  \"threads\": %d,\n  \"repetitions\": %d,\n  \"warmup\": 1,\n  \"depth\": %d,\n  \"n_ctx\": %d,\n",

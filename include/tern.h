@@ -59,6 +59,9 @@ const char *tern_model_desc(const tern_model *m);
 const char *tern_model_arch(const tern_model *m);
 /* The stored type of most of the matrices' bytes, upper case as llama-bench prints it ("Q4_0", "Q4_K", "F16"). */
 const char *tern_model_weight_type(const tern_model *m);
+/* The file's general.file_type by llama.cpp's name for it (llama_model_ftype_name: "Q4_K - Medium", "Q4_0", ...), as
+ * llama-bench's model column shows it; NULL when the file has none (HF directories) or a value without a name here. */
+const char *tern_model_file_type(const tern_model *m);
 /* Number of parameters and bytes of tensor data. */
 uint64_t tern_model_n_params(const tern_model *m);
 uint64_t tern_model_size_bytes(const tern_model *m);

@@ -56,6 +56,22 @@ grep -q '^| llama 135M Q4_1 | ' "$T/c.md" && ok || bad "model column: $(head -c 
 ./tern synth --arch qwen3-8b --type q4_0 --layers 1 --vocab 512 -o "$T/q3.gguf" >/dev/null 2>&1
 ./tern bench -m "$T/q3.gguf" -p 8 -n 1 -r 1 -t 2 >"$T/q3.md" 2>/dev/null
 grep -q '^| qwen3 197M Q4_0 | ' "$T/q3.md" && ok || bad "model column of a synth file: $(head -c 300 "$T/q3.md")"
+# the type part is the file's general.file_type by llama.cpp's name, as llama-bench prints it (llama-cpp-python 0.3.36's
+# llama_model_desc on the same files: "gemma3 270M Q4_K - Medium", "qwen2 1.5B Q4_K - Medium", "llama 256M Q4_1"; a
+# synth q4_k file carries llama_ftype 14, "Q4_K - Small"), not the type of most matrix bytes (Gemma 3 270M: Q5_0)
+./tern synth --arch qwen3-8b --type q4_k --layers 1 --vocab 512 -o "$T/q3k.gguf" >/dev/null 2>&1
+./tern bench -m "$T/q3k.gguf" -p 8 -n 1 -r 1 -t 2 --receipt "$T/q3k.json" >"$T/q3k.md" 2>/dev/null
+grep -q '^| qwen3 197M Q4_K - Small | ' "$T/q3k.md" && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["model"]
+assert d["file_type"] == "Q4_K - Small" and d["weight_type"] == "Q4_K", d' "$T/q3k.json" && ok ||
+  bad "file type of a synth q4_k file: $(head -c 300 "$T/q3k.md")"
+for g in "models/gemma-3-270m-q4_k_m.gguf:gemma3 268M Q4_K - Medium" "models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf:qwen2 1.8B Q4_K - Medium"; do
+  f=${g%%:*}; want=${g#*:}
+  [ -s "$f" ] || continue
+  ./tern bench -m "$f" -p 4 -n 0 -r 1 -t 2 >"$T/ft.md" 2>/dev/null
+  grep -qF "| $want | " "$T/ft.md" && ok || bad "model column of $f: want '$want': $(head -c 300 "$T/ft.md")"
+done
 [ -z "$(ls -A "$T/cwd")" ] && ok || bad "bench wrote into the current directory: $(ls -R "$T/cwd")"
 ./tern bench -m "$MODEL" -p 8 -n 2 -r 1 -t 2 -o csv >"$T/c.csv" 2>/dev/null
 python3 - "$T/c.csv" <<'PY' && ok || bad "bench -o csv: $(head -c 300 "$T/c.csv")"

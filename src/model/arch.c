@@ -541,6 +541,26 @@ const char *tern_model_weight_type(const tern_model *m) {
         if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
     return name;
 }
+const char *tern_model_file_type(const tern_model *m) {
+    static const struct {
+        unsigned id;
+        const char *name;
+    } names[] = { /* llama.h's llama_ftype values and llama_model_ftype_name's strings (llama.cpp of 2026-10) */
+        {0, "all F32"},          {1, "F16"},           {2, "Q4_0"},          {3, "Q4_1"},
+        {7, "Q8_0"},             {8, "Q5_0"},          {9, "Q5_1"},          {10, "Q2_K - Medium"},
+        {11, "Q3_K - Small"},    {12, "Q3_K - Medium"}, {13, "Q3_K - Large"}, {14, "Q4_K - Small"},
+        {15, "Q4_K - Medium"},   {16, "Q5_K - Small"}, {17, "Q5_K - Medium"}, {18, "Q6_K"},
+        {19, "IQ2_XXS - 2.0625 bpw"}, {20, "IQ2_XS - 2.3125 bpw"}, {21, "Q2_K - Small"},
+        {22, "IQ3_XS - 3.3 bpw"}, {23, "IQ3_XXS - 3.0625 bpw"}, {24, "IQ1_S - 1.5625 bpw"},
+        {25, "IQ4_NL - 4.5 bpw"}, {28, "IQ2_S - 2.5 bpw"}, {29, "IQ2_M - 2.7 bpw"}, {31, "IQ1_M - 1.75 bpw"},
+        {32, "BF16"},            {36, "TQ1_0 - 1.69 bpw ternary"}, {37, "TQ2_0 - 2.06 bpw ternary"},
+    };
+    uint64_t v;
+    if (!m->gguf || gguf_get_u64(m->gguf, "general.file_type", &v) != 0) return NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].id == v) return names[i].name;
+    return NULL;
+}
 uint64_t tern_model_n_params(const tern_model *m) { return m->n_params; }
 uint64_t tern_model_size_bytes(const tern_model *m) { return m->n_bytes; }
 const char *tern_model_chat_template(const tern_model *m) { return m->chat_template; }
