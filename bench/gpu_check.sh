@@ -12,7 +12,8 @@
 #   synthetic 4-layer Llama-3.2-1B; recipes: tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and
 #   sliding-window gemma3 fixtures on CUDA against llama.cpp's logits); presets: gpu_model (GPU vs CPU) on each family's
 #   synthetic preset at a few layers; stepprof (not in the default list): ncu's kernel times of un-captured decode steps
-#   of STEPPROF_PRESETS (default gemma3-4b:q4_0:34 qwen2.5-7b:q4_0:28) by bench/ncu_step_sum.py; ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
+#   of STEPPROF_PRESETS (default gemma3-4b:q4_0:34 qwen2.5-7b:q4_0:28) by bench/ncu_step_sum.py (STEPPROF_PARALLEL=64:
+#   steps of 64 sequences, by kernel and grid; with TERN_GEMV_CHUNK=1 for v2's passes); ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
 #   AB_TYPES (default q4_0 q8_0 q4_k), pp512, pp2048, tg128, two rounds interleaved (the no-regression A/B);
 #   parallel: issue 26's receipt, bench/parallel_peer.sh: tern bench --parallel 1,4,16,64 -p 512 -n 128 and
 #   llama-batched-bench (where $LCPP_BIN has it) on the synthetic Llama-3-8B files of TYPES (q4_0 q8_0 q4_k), two rounds
@@ -143,13 +144,20 @@ for s in $steps; do
     [ -s "$MODEL" ] || MODEL=$(synth smollm2-135m q4_1 30)
     build-cuda/gpu/gpu_model "$MODEL" --dump "$OUT/logits.bin" >"$OUT/model.log" 2>&1
     note model "$(status_of "$OUT/model.log")" "$(grep -E '^(logits rel L2, GPU vs CPU ref|greedy)' "$OUT/model.log" | tr '\n' ' ' | cut -c1-150)" ;;
-  stepprof) # ncu's kernel times over un-captured decode steps of each preset (bench/ncu_step_sum.py): where a step goes
+  stepprof) # ncu's kernel times over un-captured decode steps of each preset (bench/ncu_step_sum.py): where a step goes;
+    # STEPPROF_PARALLEL=B: steps of B sequences instead (`--parallel B -p 1 -n 64`: one prefill pass, then passes of B
+    # tokens up to 64, since a pass is capped at the context), the first 2,600 kernels profiled, by kernel and grid
     for p in ${STEPPROF_PRESETS:-gemma3-4b:q4_0:34 qwen2.5-7b:q4_0:28}; do
       IFS=: read -r a ty nl <<<"$p"
       f=$(synth "$a" "$ty" "$nl")
-      TERN_CUDA_GRAPH=0 ncu --clock-control none --metrics gpu__time_duration.sum --csv --page raw \
-        ./tern bench -m "$f" --device cuda -p 0 -n 4 -r 1 >"$OUT/ncu-$a.csv" 2>"$OUT/ncu-$a.err"
-      python3 bench/ncu_step_sum.py "$OUT/ncu-$a.csv" >"$OUT/stepprof-$a.md" 2>&1
+      if [ -n "${STEPPROF_PARALLEL:-}" ]; then
+        TERN_CUDA_GRAPH=0 ncu --clock-control none --launch-count 2600 --metrics gpu__time_duration.sum --csv --page raw \
+          ./tern bench -m "$f" --device cuda --parallel "$STEPPROF_PARALLEL" -p 1 -n 64 -r 1 >"$OUT/ncu-$a.csv" 2>"$OUT/ncu-$a.err"
+      else
+        TERN_CUDA_GRAPH=0 ncu --clock-control none --metrics gpu__time_duration.sum --csv --page raw \
+          ./tern bench -m "$f" --device cuda -p 0 -n 4 -r 1 >"$OUT/ncu-$a.csv" 2>"$OUT/ncu-$a.err"
+      fi
+      python3 bench/ncu_step_sum.py ${STEPPROF_PARALLEL:+--grid} "$OUT/ncu-$a.csv" >"$OUT/stepprof-$a.md" 2>&1
       cat "$OUT/stepprof-$a.md"
       note "prof $a" "$([ -s "$OUT/stepprof-$a.md" ] && echo DONE || echo FAIL)" "$(head -1 "$OUT/stepprof-$a.md" | cut -c1-150)"
     done ;;
