@@ -93,6 +93,15 @@ void bench_json_str(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+/* A receipt's model type fields: ", \"weight_type\": ..., \"file_type\": ..." (null where the file has none). */
+static void bench_json_types(FILE *f, const tern_model *m) {
+    fputs(", \"weight_type\": ", f);
+    bench_json_str(f, tern_model_weight_type(m));
+    fputs(", \"file_type\": ", f);
+    if (tern_model_file_type(m)) bench_json_str(f, tern_model_file_type(m));
+    else fputs("null", f);
+}
+
 void bench_json_head(FILE *f, const char *tool, const char *stamp, const char *commit, int dirty) {
     fputs("{\n  \"tool\": ", f);
     bench_json_str(f, tool);
@@ -490,11 +499,7 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
         bench_json_str(rf, o->model);
         fputs(", \"desc\": ", rf);
         bench_json_str(rf, tern_model_desc(m));
-        fputs(", \"weight_type\": ", rf);
-        bench_json_str(rf, tern_model_weight_type(m));
-        fputs(", \"file_type\": ", rf);
-        if (tern_model_file_type(m)) bench_json_str(rf, tern_model_file_type(m));
-        else fputs("null", rf);
+        bench_json_types(rf, m);
         fprintf(rf, ", \"n_layer\": %d, \"n_head\": %d, \"n_head_kv\": %d, \"head_dim\": %d},\n", m->n_layer, m->n_head,
                 m->n_head_kv, m->head_dim);
         fprintf(rf, "  \"floor\": {\"read_bw\": %.6g, \"matrix_peak\": %.6g, \"weight_bytes\": %.0f, \"weight_params\": %.0f, "
@@ -805,11 +810,7 @@ int cmd_bench(int argc, char **argv) {
         bench_json_str(rf, model);
         fputs(", \"desc\": ", rf);
         bench_json_str(rf, tern_model_desc(m));
-        fputs(", \"weight_type\": ", rf);
-        bench_json_str(rf, tern_model_weight_type(m));
-        fputs(", \"file_type\": ", rf);
-        if (tern_model_file_type(m)) bench_json_str(rf, tern_model_file_type(m));
-        else fputs("null", rf);
+        bench_json_types(rf, m);
         fprintf(rf, ", \"size_bytes\": %llu, \"n_params\": %llu, \"n_vocab\": %d},\n",
                 (unsigned long long)tern_model_size_bytes(m), (unsigned long long)tern_model_n_params(m), n_vocab);
         fprintf(rf, "  \"threads\": %d,\n  \"repetitions\": %d,\n  \"warmup\": 1,\n  \"depth\": %d,\n  \"n_ctx\": %d,\n",

@@ -454,7 +454,7 @@ static int att_splits_rule(int n_ctx, int rps) {
  * path's pass limit, at least TCU_MULTI_MAX (exec.c dec_max). */
 static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->gemv_max : TCU_MULTI_MAX; }
 
-/* The GEMV path's pass limit (exec.c; the engine's exact_rows): TCU_PASS_MAX where tcu_gemm_mma_v2 takes every matrix
+/* The GEMV path's pass limit (exec.c; the engine's exact_rows): TCU_PASS_MAX where v2 (gemm_mma.cu) takes every matrix
  * of a longer pass with each column the bits of its one-column GEMV, i.e. the chunk order is on (tern_config.gemv_chunk,
  * TERN_GEMV_CHUNK=1: an arm under measurement, issue 26) and every matrix is Q4_0, Q8_0 or Q4_K (uploaded repacked,
  * which v2 reads);

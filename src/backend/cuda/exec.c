@@ -59,12 +59,13 @@ static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
            (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= V2_FROM && xq && tcu_gemm_mma_supported(w->type)));
 }
 
-/* The fused q|k|v or gate|up rows of a pass that v2 runs, in one launch, each part into its own buffer
- * (tcu_gemm_mma_v2_split: every output the bits of the per-part calls). rows[2] = 0 for two parts. */
-static int matmul_split(crank *g, const dweight *w, int n, const void *xq, const int64_t rows[3], float *const y[3]) {
+/* v2 over w's rows in parts (rows[0..2], part j into y[j] as (n, rows[j]); a plain matrix is one part, and the fused
+ * q|k|v or gate|up one launch with each part into its own buffer: tcu_gemm_mma_v2_split, every output the bits of the
+ * per-part calls). For a pass that v2_runs. */
+static int matmul_v2(crank *g, const dweight *w, int n, const void *xq, const int64_t rows[3], float *const y[3]) {
     if (!xq || !tcu_gemm_mma_v2_split(-1, w->type, w->d, w->stride, w->n_in, rows, xq, n, y, g->st)) {
-        tern_set_error("internal: a %d-token pass's fused matrix (%lld rows, type %d) without the chunk-order GEMM", n,
-                       (long long)w->n_out, w->type);
+        tern_set_error("internal: a %d-token GEMV-path pass reached a matrix (%lld rows, type %d) without the "
+                       "chunk-order GEMM", n, (long long)w->n_out, w->type);
         return -1;
     }
     g->tr[TR_MMA_V2]++;
@@ -72,15 +73,10 @@ static int matmul_split(crank *g, const dweight *w, int n, const void *xq, const
 }
 
 static int matmul(crank *g, const dweight *w, int n, const float *x32, const void *xq, const uint16_t *x16, float *y) {
-    if (v2_runs(g, w, n, xq)) {
-        /* a pass longer than the twins take, or one where v2 is faster: v2 in the chunk order */
-        if (!xq || !tcu_gemm_mma_v2(w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) {
-            tern_set_error("internal: a %d-token GEMV-path pass reached a matrix without the chunk-order GEMM (type %d)", n,
-                           w->type);
-            return -1;
-        }
-        g->tr[TR_MMA_V2]++;
-        return 0;
+    if (v2_runs(g, w, n, xq)) { /* a pass longer than the twins take, or where v2 is faster: v2 in the chunk order */
+        const int64_t rows[3] = {w->n_out, 0, 0};
+        float *const ys[3] = {y, y, y};
+        return matmul_v2(g, w, n, xq, rows, ys);
     }
     if (n <= g->gemv_max) {
         if (xq && tcu_gemv_dp4a_supported(w->type)) {
@@ -314,7 +310,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 } else if (l->qkv && v2_runs(g, l->qkv, n, xq)) { /* one v2 launch over the fused rows */
                     const int64_t rows[3] = {Hq, Hkv, Hkv};
                     float *const ys[3] = {bq, bk, bv};
-                    if (matmul_split(g, l->qkv, n, xq, rows, ys)) return -1;
+                    if (matmul_v2(g, l->qkv, n, xq, rows, ys)) return -1;
                 } else if (matmul(g, l->wq, n, g->xn, xq, g->x16, bq) || matmul(g, l->wk, n, g->xn, xq, g->x16, bk) ||
                            matmul(g, l->wv, n, g->xn, xq, g->x16, bv)) {
                     return -1;
@@ -333,7 +329,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 } else if (l->gu && v2_runs(g, l->gu, n, xq)) { /* one v2 launch over the fused rows */
                     const int64_t rows[3] = {F, F, 0};
                     float *const ys[3] = {bg, bu, bu};
-                    if (matmul_split(g, l->gu, n, xq, rows, ys)) return -1;
+                    if (matmul_v2(g, l->gu, n, xq, rows, ys)) return -1;
                 } else if (matmul(g, l->gate, n, g->xn, xq, g->x16, bg) || matmul(g, l->up, n, g->xn, xq, g->x16, bu)) {
                     return -1;
                 }

@@ -299,7 +299,7 @@ extern "C" int tcu_gemm_mma(int fam, int t, const void *w, size_t row_bytes, int
 }
 
 /* ==== v2: a K-streaming tile in the chunk-major order (issue 26 v2) ================================================
- * Column c of tcu_gemm_mma_v2 equals the one-column tcu_gemv_dp4a in the chunk order (tcu_gemv_order_set(1); the order
+ * Column c of v2 equals the one-column tcu_gemv_dp4a in the chunk order (tcu_gemv_order_set(1); the order
  * is defined once, in reduce.cuh): per output the leaves p_b = chunk_leaf(...) of blocks b = 0..nb-1, a 32-block
  * chunk's adjacent-pair tree T_j, then acc = -0.0 + T_0 + T_1 + ... in order. v1's obstacle is gone: a tile streams K
  * with three live floats an output (below), where today's order needed C = 32..128 chains an output.
@@ -750,7 +750,7 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * used or not, so the narrow arms are for short passes. Warps: a 16x8 output tile is the finest a warp can own, so a
  * matrix of n_out rows has at most n_out/16 x m/8 warps of work: 4096 rows at m = 16 give 512 (~4 an SM), which only
  * a split of the chunks over warps (T_j through shared memory, added in order: not built) would raise; arms 6 and 7
- * give each warp one such tile so that a CTA holds many warps. The chooser (arm -1, tcu_gemm_mma_v2) is the first
+ * give each warp one such tile so that a CTA holds many warps. The chooser (arm -1) is the first
  * sweep's fastest arm (H200, `MMA_SWEEP=1 bench/gpu_check.sh mma`, Q4_0/Q8_0/Q4_K at 4096x14336 and 14336x4096, m = 1..64;
  * bench/gpu/s19-0d38df8/mma-sweep.md, the arm whose worst ratio to each type's best is least): a matrix of at least 4
  * row tiles of 16 an SM (14336 rows on 132 SMs) takes 5 up to m = 8, 12 up to 16, 11 up to 32, 12 up to 48, else 15
@@ -815,11 +815,6 @@ extern "C" int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_byt
                                    const void *xq, int m, float *y, cudaStream_t st) {
     const mm2_out o = {{y, y, y}, (int)n_out, (int)n_out};
     return mma2_run(arm, t, w, row_bytes, n_in, n_out, xq, m, o, st);
-}
-
-extern "C" int tcu_gemm_mma_v2(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
-                               float *y, cudaStream_t st) {
-    return tcu_gemm_mma_v2_arm(-1, t, w, row_bytes, n_in, n_out, xq, m, y, st);
 }
 
 extern "C" int tcu_gemm_mma_v2_split(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],

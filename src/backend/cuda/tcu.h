@@ -86,8 +86,9 @@ void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_ou
 #define TCU_MULTI_MAX 16
 /* The longest pass the GEMV path (exec.c: every token the bits of its one-token pass) can take: the decode
  * configuration of the norms, RoPE tables, attention (tcu_attention_decode) and argmaxes handles up to this many
- * tokens; the matmuls of more than TCU_MULTI_MAX columns run tcu_gemm_mma_v2 (the chunk order only). The backend's
- * pass limit (crank.gemv_max) is TCU_MULTI_MAX unless the chunk order is on and every matrix has v2 (backend_cuda.c). */
+ * tokens; the matmuls of more than TCU_MULTI_MAX columns run v2 (tcu_gemm_mma_v2_split; the chunk order only). The
+ * backend's pass limit (crank.gemv_max) is TCU_MULTI_MAX unless the chunk order is on and every matrix has v2
+ * (backend_cuda.c). */
 #define TCU_PASS_MAX 64
 void tcu_gemv_multi(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, int m,
                     float *y, cudaStream_t st);
@@ -147,14 +148,12 @@ int tcu_attention_rps(void);
 /* gemm_mma.cu v2: y (m, n_out) for any m >= 1, column c bit-identical to tcu_gemv_dp4a's one-column call on x_c in
  * the chunk order (whatever tcu_gemv_order says: v2 has only that order). Repacked Q4_0R, Q8_0R, Q4_KR; returns 0
  * (nothing launched) otherwise or for an arm out of range, else 1. Arms 0..TCU_MMA_V2_ARMS-1 are tilings (gemm_mma.cu
- * mma2_arm), -1 the chooser's pick by m (tcu_gemm_mma_v2); every arm the same bits. */
+ * mma2_arm), -1 the chooser's pick by m and rows; every arm the same bits. */
 #define TCU_MMA_V2_ARMS 16
-int tcu_gemm_mma_v2(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m, float *y,
-                    cudaStream_t st);
 int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                         int m, float *y, cudaStream_t st);
 /* v2 over a fused matrix (q|k|v, gate|up: rows[0] + rows[1] + rows[2] rows, the parts in that order; rows[0] >= 1, the
- * others >= 0), part j's outputs into y[j] as (m, rows[j]): each output the bits tcu_gemm_mma_v2 gives it (arm as
+ * others >= 0), part j's outputs into y[j] as (m, rows[j]): each output the bits tcu_gemm_mma_v2_arm gives it (arm as
  * tcu_gemm_mma_v2_arm's; -1 the chooser, which picks by the fused row count). One launch where the parts would take
  * one each. */
 int tcu_gemm_mma_v2_split(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
