@@ -166,6 +166,12 @@ static void cli_config_from_env(void) {
     }
     const char *rps = getenv("TERN_ATT_RPS");
     if (rps && *rps) c.att_rps = (int)cli_parse_long("TERN_ATT_RPS", rps, 16, 4096);
+    const char *aw = getenv("TERN_ATT_WARPS");
+    if (aw && *aw) {
+        c.att_warps = (int)cli_parse_long("TERN_ATT_WARPS", aw, 0, 16);
+        if (c.att_warps && c.att_warps != 4 && c.att_warps != 8 && c.att_warps != 16)
+            cli_die("TERN_ATT_WARPS=%s: expected 0 (the rule), 4, 8 or 16", aw);
+    }
     tern_config_set(&c);
 }
 

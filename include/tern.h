@@ -35,6 +35,8 @@ typedef struct {
                            * 0: 256, other values clamped to 16..4096. An arm under measurement (short contexts run
                            * one split on 8 CTAs); process-wide, set before making engines: an engine made under
                            * another value makes the earlier engines' passes fail (their bits would change) */
+    int att_warps;        /* CUDA decode attention: physical warps a CTA, 4, 8 or 16 (0: the rule by the grid); the
+                           * bits do not depend on it (16 virtual warps). An arm under measurement */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);

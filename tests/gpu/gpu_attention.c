@@ -45,6 +45,7 @@ void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, const int8_t *v
 typedef void (*attn_fn)(const float *, const uint16_t *, const uint16_t *, int, const int32_t *, const int32_t *,
                         const int32_t *, int, int, int, int, int, float, float *, cudaStream_t);
 
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next_u64(void) { /* splitmix64 */
     uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
@@ -864,6 +865,90 @@ static void window_case(int hd, int n_head, int n_head_kv, int n, int pos0, int 
     free(kc); free(vc); free(ks); free(vs); free(kq); free(vq); free(pos);
 }
 
+/* The decode attention's physical warps (tcu_attention_warps_set: 16, 8, 4, the rule) give the same bytes, out and the
+ * x16 form, as 16 warps: n tokens of n different sequences (block tables of 128-row pages in reverse order), token t at
+ * pos0 + t * step, so the tokens use 1..S splits in one launch. timing: each count's median of 20 launches
+ * (cudaEvent; the split kernel and the merge), the KV bytes once against the rule's time. */
+static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int step, int S, int timing) {
+    const int lbs = 7, bs = 1 << lbs, last = pos0 + (n - 1) * step, per = (last + bs) / bs; /* pages a sequence */
+    const size_t row = (size_t)n_head_kv * hd, n_rows = (size_t)n * per * bs, nq = (size_t)n * n_head * hd;
+    const float scale = 1.0f / sqrtf((float)hd);
+    float *d_q, *d_out, *d_ws;
+    uint16_t *d_k, *d_v;
+    int32_t *d_pos, *d_bt, *d_off;
+    void *d_xq;
+    const size_t xb = tcu_x16_bytes(n, (int64_t)n_head * hd), wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
+    CK(cudaMalloc((void **)&d_q, sizeof(float) * nq));
+    CK(cudaMalloc((void **)&d_out, sizeof(float) * nq));
+    CK(cudaMalloc((void **)&d_k, 2 * n_rows * row));
+    CK(cudaMalloc((void **)&d_v, 2 * n_rows * row));
+    CK(cudaMalloc(&d_xq, xb));
+    CK(cudaMalloc((void **)&d_ws, wsb));
+    tcu_fill_uniform(d_q, nq, TCU_FILL_F32, 11, 0);
+    tcu_fill_uniform(d_k, n_rows * row, TCU_FILL_F16, 12, 0);
+    tcu_fill_uniform(d_v, n_rows * row, TCU_FILL_F16, 13, 0);
+    int32_t *pos = malloc(sizeof(int32_t) * n), *bt = malloc(sizeof(int32_t) * (size_t)n * per), *off = malloc(sizeof(int32_t) * n);
+    for (int t = 0; t < n; t++) {
+        pos[t] = pos0 + t * step;
+        off[t] = t * per;
+        for (int i = 0; i < per; i++) bt[t * per + i] = (int32_t)((size_t)n * per - 1 - ((size_t)t * per + i)); /* reversed */
+    }
+    CK(cudaMalloc((void **)&d_pos, sizeof(int32_t) * n));
+    CK(cudaMalloc((void **)&d_bt, sizeof(int32_t) * (size_t)n * per));
+    CK(cudaMalloc((void **)&d_off, sizeof(int32_t) * n));
+    CK(cudaMemcpy(d_pos, pos, sizeof(int32_t) * n, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_bt, bt, sizeof(int32_t) * (size_t)n * per, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_off, off, sizeof(int32_t) * n, cudaMemcpyHostToDevice));
+    float *o0 = malloc(sizeof(float) * nq), *o1 = malloc(sizeof(float) * nq);
+    uint8_t *x0 = malloc(xb), *x1 = malloc(xb);
+    static const int arms[] = {16, 8, 4, 0};
+    double us[4] = {0};
+    for (int a = 0; a < 4; a++) {
+        tcu_attention_warps_set(arms[a]);
+        for (int rep = 0; rep < 2; rep++) {
+            CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
+            CK(cudaMemset(d_xq, 0x5A, xb));
+            tcu_attention_decode_x16(d_q, d_k, d_v, NULL, NULL, n, d_pos, d_bt, d_off, lbs, 0, n_head, n_head_kv, hd, scale,
+                                     d_out, d_ws, S, d_xq, 0);
+            CK(cudaGetLastError());
+            CK(cudaMemcpy(a ? o1 : o0, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(a ? x1 : x0, d_xq, xb, cudaMemcpyDeviceToHost));
+            if (a) CHECK(memcmp(o0, o1, sizeof(float) * nq) == 0 && memcmp(x0, x1, xb) == 0,
+                         "attention warps %d call %d hd=%d heads=%d/%d n=%d pos %d+%d*t: differs from 16 warps", arms[a], rep,
+                         hd, n_head, n_head_kv, n, pos0, step);
+        }
+        if (timing) {
+            cudaEvent_t e0, e1;
+            float ms[20];
+            CK(cudaEventCreate(&e0));
+            CK(cudaEventCreate(&e1));
+            for (int r = 0; r < 20; r++) {
+                CK(cudaEventRecord(e0, 0));
+                tcu_attention_decode_x16(d_q, d_k, d_v, NULL, NULL, n, d_pos, d_bt, d_off, lbs, 0, n_head, n_head_kv, hd,
+                                         scale, d_out, d_ws, S, d_xq, 0);
+                CK(cudaEventRecord(e1, 0));
+                CK(cudaEventSynchronize(e1));
+                CK(cudaEventElapsedTime(&ms[r], e0, e1));
+            }
+            qsort(ms, 20, sizeof(float), cmp_float);
+            us[a] = 0.5 * (ms[9] + ms[10]) * 1e3;
+            CK(cudaEventDestroy(e0));
+            CK(cudaEventDestroy(e1));
+        }
+    }
+    tcu_attention_warps_set(0);
+    if (timing) {
+        double kv = 0;
+        for (int t = 0; t < n; t++) kv += (double)(pos[t] + 1) * row * 2 * 2;
+        printf("decode attention n=%-2d pos %d+%d*t hd%d %d/%d (KV %.1f MB): warps 16 %.1f, 8 %.1f, 4 %.1f, the rule %.1f us "
+               "(%.0f GB/s)\n", n, pos0, step, hd, n_head, n_head_kv, kv * 1e-6, us[0], us[1], us[2], us[3],
+               kv / us[3] * 1e-3);
+    }
+    free(pos), free(bt), free(off), free(o0), free(o1), free(x0), free(x1);
+    CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_k)); CK(cudaFree(d_v)); CK(cudaFree(d_xq)); CK(cudaFree(d_ws));
+    CK(cudaFree(d_pos)); CK(cudaFree(d_bt)); CK(cudaFree(d_off));
+}
+
 int main(int argc, char **argv) {
     const int only_q8 = argc > 1 && !strcmp(argv[1], "q8");
     /* "wg": the prefill cases (every flash version) and the causal table's v6 / v3 rows only */
@@ -950,6 +1035,17 @@ int main(int argc, char **argv) {
     }
     tcu_attention_rps_set(0);
     CHECK(tcu_attention_rps() == TCU_ATT_RPS, "tcu_attention_rps_set(0) gave %d, not the default", tcu_attention_rps());
+    /* the decode attention's physical warps: the same bytes (16 grid splits, tokens of 1..16 active splits), then times
+     * at Llama-3-8B's heads, depth ~512 (3 splits a token at 256 keys) and n = 1, 4, 16, 64 */
+    if (!only_wg) {
+        arms_case(128, 32, 8, 64, 3, 131, 16, 0);
+        arms_case(64, 9, 3, 13, 200, 77, 16, 0);
+        arms_case(256, 8, 4, 5, 500, 300, 16, 0);
+        arms_case(96, 32, 32, 3, 400, 1, 4, 0);
+        static const int an[] = {1, 4, 16, 64};
+        for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 512, 1, 3, 1);
+        for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 4096, 1, 16, 1);
+    }
     tern_pool_free(pool);
     printf("%-34s %15s\n", "tcu_attention_split_q8 (median of 20)", "time");
     static const int q8_pos[] = {32767, 8191, 127};

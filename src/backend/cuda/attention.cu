@@ -28,7 +28,10 @@
  *         into w, then w = 0..7 summed in order), so the same inputs give the same bits.
  *         Prefill (n > 16): 8 warps; decode and short chunks (n <= 16, TCU_MULTI_MAX): 16 warps (more loads in flight: decode is
  *         latency-bound with only n_head_kv CTAs). CTAs are issued longest-first (token n-1 first) to
- *         shorten the tail. Unmeasured so far (written without a GPU at hand).
+ *         shorten the tail. The warps are virtual (NV, cfg): a CTA's blockDim/32 physical warps run them one after
+ *         another (physical warp w: v = w, w + NWP, ...), each virtual warp's raw (m, l, acc) parked in shared
+ *         memory, then merged in virtual-warp order; so the bits are NV's whatever runs them, and a decode pass of
+ *         many tokens (more CTAs than SMs) runs 8 or 4 physical warps, several CTAs an SM (att_phys_warps).
  *
  *   v3    prefill on the tensor cores (attention_prefill.cu, tcu_attention_flash): FlashAttention-2 with
  *         mma.sync; tcu_attention_split sends n > TCU_MULTI_MAX there when the shape allows (hd 64/128/256).
@@ -73,6 +76,9 @@
 #define ATT_MAX_SPLITS 64 /* split-K CTAs a head at most (the combine kernel's shared weights) */
 #define ATT_DECODE_WARPS 16 /* 8 lost by 4-19% at depth 8192/32768, also with 32 splits: bench/sweeps/att_cta.md */
 #define ATT_Q8_U 8 /* rows a warp batch of v2 over a Q8_0 cache at hd 128 (4: spill-free, never measured) */
+/* attention_split_kernel's cfg argument: the virtual warps NV (8 or 16), which fix the bits; the CTA's physical warps
+ * (blockDim) only run them */
+#define ATT_CFG_NV 31
 /* Keys a split of the decode attention (att_active_splits): one split per 256 keys of a token's position, at
  * most the grid's count. H200, Llama-3-8B Q4_0 (docs/ledger.md "the split count follows the token's depth"):
  * tg128 in an 8192-position context +6.7% over every split of the grid, depth 1024 neutral, depth 8192 -0.7%. */
@@ -373,6 +379,7 @@ __device__ __forceinline__ void att_cta_ml(float (&sm_m)[NWM][QH], float (&sm_l)
 __device__ __forceinline__ float att_warp_factor(float mg, float M, float L, int S) {
     return mg == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? expf(mg - M) : expf(mg - M) / L;
 }
+
 /* att_cta_out: red (NSLOT, QH, HD) holds the CTA's partial outputs; element (g, d) is their sum in slot order,
  * written to the workspace (S > 1, unnormalised) or to out (and the O GEMV's x16 input when xq). Heads g with
  * h0 + g past the group (g >= n_real) are skipped. A warp's 32 values are one 32-element block of one head (HD
@@ -406,18 +413,19 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                        int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws, void *__restrict__ xq,
                        size_t plane, int rps, const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off,
-                       int lbs, int win) {
+                       int lbs, int win, int cfg) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? ATT_Q8_U : att_batch<EPL>::U;
     static_assert(!PF || Q8, "the prefetch ring: over a Q8_0 cache only");
-    __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH];
-    __shared__ float red[ATT_RED_SLOTS][QH][HD];
+    __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH], sm_f[ATT_MAX_WARPS][QH];
     pdl_trigger();
     pdl_wait();
 
     const int t = n - 1 - (int)blockIdx.x; /* longest rows first */
     const int hk = (int)blockIdx.y / n_chunk, c = (int)blockIdx.y % n_chunk;
     const int G = n_head / n_head_kv;
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, NW = blockDim.x >> 5;
+    /* NV virtual warps (the bits: warp v's batches v, v + NV, ..., their fold), run by the CTA's NWP physical warps,
+     * physical warp w taking v = w, w + NWP, ... one after the other (att_cfg) */
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, NWP = blockDim.x >> 5, NV = cfg & ATT_CFG_NV;
     /* SZ: the grid's splits (the workspace's stride); S: this token's (att_active_splits). A CTA past S has
      * no rows (CTA-uniform exit, after its PDL wait) */
     /* the token's keys [j0, pos]: n_kv of them (all but under a sliding window) */
@@ -435,18 +443,13 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     const int8_t *vb8 = (const int8_t *)vc + (size_t)hk * HD + lane * EPL;
     const size_t sstride = stride / 32, soff = ((size_t)hk * HD + lane * EPL) / 32;
 
-    float qr[QH][EPL], acc[QH][EPL], m[QH], l[QH];
+    float qr[QH][EPL];
 #pragma unroll
     for (int g = 0; g < QH; g++) {
         const int gi = c * QH + g; /* index within the group */
         const float *qp = q + ((size_t)t * n_head + (size_t)hk * G + gi) * HD + lane * EPL;
 #pragma unroll
-        for (int e = 0; e < EPL; e++) {
-            qr[g][e] = gi < G ? qp[e] : 0.0f;
-            acc[g][e] = 0.0f;
-        }
-        m[g] = -INFINITY;
-        l[g] = 0.0f;
+        for (int e = 0; e < EPL; e++) qr[g][e] = gi < G ? qp[e] : 0.0f;
     }
     /* the scores of a batch (QHP heads x U rows, padded to a power of two) are summed by one
      * transposing reduction, after which lane l holds score (head g_l, row u_l) and computes that score's
@@ -454,12 +457,13 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     constexpr int QHP = att_pow2<QH>::v, P = QHP * U, LP = att_log2<P>::v, REP = 32 / P;
     static_assert(P <= 32, "the transposing reduction takes at most 32 scores a batch (QHP * U)");
     const int slot = lane >> (5 - LP), gl = slot / U, ul = slot % U;
-    float mL = -INFINITY, lL = 0.0f;
 
     /* PF: stage st of this warp's ring: K [U][32][KB], V [U][32][KB], then (Q8) K and V scale words [U][32] */
     extern __shared__ __align__(16) uint8_t att_sm[];
     constexpr int KB = att_pf<EPL, Q8>::KB;
     uint8_t *ring = att_sm + (size_t)w * att_pf<EPL, Q8>::WARP;
+    /* the virtual warps' raw accumulators [NV][QH][HD], after the physical warps' rings */
+    float *vacc = (float *)(att_sm + (PF ? (size_t)NWP * att_pf<EPL, Q8>::WARP : 0));
     auto pfs = [&](int st, int part, int u, int bytes) -> uint8_t * { /* part 0 K, 1 V, 2 K scale, 3 V scale */
         uint8_t *base = ring + (size_t)st * U * 32 * att_pf<EPL, Q8>::ROW;
         return base + (part < 2 ? part * U * 32 * KB + (u * 32 + lane) * bytes
@@ -479,19 +483,29 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
             att_commit();
         }
     };
+    for (int v = w; v < NV; v += NWP) {
+    float acc[QH][EPL], m[QH], l[QH];
+#pragma unroll
+    for (int g = 0; g < QH; g++) {
+#pragma unroll
+        for (int e = 0; e < EPL; e++) acc[g][e] = 0.0f;
+        m[g] = -INFINITY;
+        l[g] = 0.0f;
+    }
+    float mL = -INFINITY, lL = 0.0f;
     int st = 0;
     if constexpr (PF) {
-        if (r0 + w * U < r1) issue(r0 + w * U, 0);
+        if (r0 + v * U < r1) issue(r0 + v * U, 0);
     }
     /* PG, the register path: a table load a row before its K/V loads. Measured (H200, 32/8 heads hd 128, one token, 16
      * splits): 60 us at depth 32767 with pages of 16 or 128 rows against the identity's 50; the two pages of a batch
      * loaded a batch ahead instead ran 92 us (not understood; no spills). The lever left: fewer dependent loads a
      * batch (a lane a row and shuffles), or the Q8_0 kernels' cp.async ring. */
-    for (int j0 = r0 + w * U; j0 < r1; j0 += NW * U, st ^= 1) { /* warp-uniform: row j0 is visible */
+    for (int j0 = r0 + v * U; j0 < r1; j0 += NV * U, st ^= 1) { /* warp-uniform: row j0 is visible */
         typename att_kv<EPL, Q8>::raw kr[U], vr[U];
         if constexpr (PF) {
-            if (j0 + NW * U < r1) {
-                issue(j0 + NW * U, st ^ 1);
+            if (j0 + NV * U < r1) {
+                issue(j0 + NV * U, st ^ 1);
                 att_wait<1>();
             } else {
                 att_wait<0>();
@@ -565,40 +579,62 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
             l[g] = __shfl_sync(0xffffffffu, ls, g * U * REP);
         }
     }
-    /* combine the warps' (m, l, acc) in a fixed order */
+    /* virtual warp v's (m, l) and raw accumulators to shared memory */
+    if (lane == 0) {
+#pragma unroll
+        for (int g = 0; g < QH; g++) { sm_m[v][g] = m[g]; sm_l[v][g] = l[g]; }
+    }
+#pragma unroll
+    for (int g = 0; g < QH; g++)
+#pragma unroll
+        for (int e = 0; e < EPL; e++) vacc[((size_t)v * QH + g) * HD + lane * EPL + e] = acc[g][e];
+    } /* the virtual warps */
+    __syncthreads();
+    /* combine the virtual warps' (m, l, acc) in a fixed order: each head's (M, L) by thread g, in warp order (max, then
+     * the sum of l e^(m - M), empty warps skipped); with S > 1 splits also to the workspace slot of the merge */
     const int h0 = hk * G + c * QH, n_real = G - c * QH < QH ? G - c * QH : QH; /* the CTA's first head, real heads */
-    att_cta_ml<QH, ATT_MAX_WARPS>(sm_m, sm_l, sm_ML, m, l, NW, w, lane, ws, n, n_head, SZ, HD, t, h0, n_real, S, z);
-#pragma unroll
-    for (int g = 0; g < QH; g++) {
-        const float f = att_warp_factor(m[g], sm_ML[0][g], sm_ML[1][g], S);
-#pragma unroll
-        for (int e = 0; e < EPL; e++) acc[g][e] *= f;
-    }
-    /* fold warps [8r, 8r+8) into warps [0, 8), highest r first */
-    for (int r = NW / ATT_RED_SLOTS - 1; r >= 1; r--) {
-        if (w >= r * ATT_RED_SLOTS && w < (r + 1) * ATT_RED_SLOTS) {
-#pragma unroll
-            for (int g = 0; g < QH; g++)
-#pragma unroll
-                for (int e = 0; e < EPL; e++) red[w - r * ATT_RED_SLOTS][g][lane * EPL + e] = acc[g][e];
+    if ((int)threadIdx.x < QH) {
+        const int g = (int)threadIdx.x;
+        float M = -INFINITY;
+        for (int i = 0; i < NV; i++) M = fmaxf(M, sm_m[i][g]);
+        float L = 0.0f;
+        for (int i = 0; i < NV; i++) L = __fadd_rn(L, sm_m[i][g] == -INFINITY ? 0.0f : __fmul_rn(sm_l[i][g], expf(sm_m[i][g] - M)));
+        sm_ML[0][g] = M;
+        sm_ML[1][g] = L;
+        if (S > 1 && g < n_real) {
+            float *ml = ws + (size_t)n * n_head * SZ * HD;
+            const size_t sl = ((size_t)t * n_head + (size_t)(h0 + g)) * SZ + z;
+            ml[2 * sl] = M;
+            ml[2 * sl + 1] = L;
         }
-        __syncthreads();
-        if (w < ATT_RED_SLOTS) {
-#pragma unroll
-            for (int g = 0; g < QH; g++)
-#pragma unroll
-                for (int e = 0; e < EPL; e++) acc[g][e] += red[w][g][lane * EPL + e];
-        }
-        __syncthreads();
-    }
-    if (w < ATT_RED_SLOTS) {
-#pragma unroll
-        for (int g = 0; g < QH; g++)
-#pragma unroll
-            for (int e = 0; e < EPL; e++) red[w][g][lane * EPL + e] = acc[g][e];
     }
     __syncthreads();
-    att_cta_out<ATT_RED_SLOTS, QH, HD>(red, out, ws, xq, plane, n_head, SZ, t, h0, n_real, S, z, lane);
+    /* each virtual warp's factor e^(m_v - M) (/ L when S = 1: the output itself), once a (warp, head) */
+    for (int i = (int)threadIdx.x; i < NV * QH; i += (int)blockDim.x)
+        sm_f[i / QH][i % QH] = att_warp_factor(sm_m[i / QH][i % QH], sm_ML[0][i % QH], sm_ML[1][i % QH], S);
+    __syncthreads();
+    /* element (g, d): slot s = acc_s f_s + acc_{s+8} f_{s+8} (NV = 16), the slots summed in order s = 0..7; a warp's
+     * 32 values are one 32-element block of one head (HD and blockDim multiples of 32), as x16_put needs */
+    for (int i = (int)threadIdx.x; i < QH * HD; i += (int)blockDim.x) {
+        const int g = i / HD, d = i % HD;
+        if (g >= n_real) continue;
+        float o = 0.0f;
+#pragma unroll
+        for (int s = 0; s < ATT_RED_SLOTS; s++) {
+            float a = __fmul_rn(vacc[((size_t)s * QH + g) * HD + d], sm_f[s][g]);
+            for (int r = 1; r < NV / ATT_RED_SLOTS; r++) {
+                const int vv = s + r * ATT_RED_SLOTS;
+                a = __fadd_rn(a, __fmul_rn(vacc[((size_t)vv * QH + g) * HD + d], sm_f[vv][g]));
+            }
+            o = s == 0 ? a : __fadd_rn(o, a);
+        }
+        if (S > 1) ws[(((size_t)t * n_head + (size_t)(h0 + g)) * SZ + z) * HD + d] = o;
+        else {
+            const size_t e = ((size_t)t * n_head + (size_t)(h0 + g)) * HD + d;
+            out[e] = o;
+            if (xq) x16_put(o, lane, (int64_t)(e / 32), xq, plane);
+        }
+    }
 }
 
 /* ---- v5: the Q8_0-cache decode kernel with 16-byte lane slices ------------------------------------
@@ -686,7 +722,9 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
                      const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs, int n,
                      const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale, float *__restrict__ out,
                      int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps,
-                     const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off, int lbs, int win) {
+                     const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off, int lbs, int win,
+                     int cfg) {
+    (void)cfg; /* the split kernel's virtual warps: not v5's */
     typedef att_q8w<HD, QH> C;
     constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
     constexpr int NV = C::NV, O0 = C::O0;
@@ -914,26 +952,20 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
 
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
                               const int32_t *, int, int, float, float *, int, float *, void *, size_t, int,
-                              const int32_t *, const int32_t *, int, int);
+                              const int32_t *, const int32_t *, int, int, int);
 /* A call's block tables (kv.cuh): bt NULL is the identity */
 typedef struct {
     const int32_t *bt, *bt_off;
     int lbs, win; /* win: the sliding window (keys a query sees), 0 none */
     int rps;      /* keys a split: att_split_launch reads tcu_attention_rps() once for the kernel and the combine */
+    int cfg;      /* attention_split_kernel's virtual warps (ATT_CFG_NV) */
 } att_pages;
 static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, cudaStream_t st, const float *q,
                          const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
                          const int32_t *pos, att_pages pg, int n_head, int n_head_kv, float scale, float *out,
                          int n_chunk, float *ws, void *xq, size_t plane) {
     PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
-               plane, pg.rps, pg.bt, pg.bt_off, pg.lbs, pg.win);
-}
-static void att_launch(att_kernel_fn kf, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc,
-                       const void *vc, const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg,
-                       int n_head, int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq,
-                       size_t plane) {
-    att_launch_s(kf, 0, grid, block, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
-                 plane);
+               plane, pg.rps, pg.bt, pg.bt_off, pg.lbs, pg.win, pg.cfg);
 }
 
 /* The > 48 KiB dynamic shared-memory opt-in of kernel kf for `bytes`, asked once per device (bit d of *ok_dev or
@@ -1006,19 +1038,26 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
                           const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg, int n_head,
                           int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     const int paged = pg.bt != NULL;
+    /* dynamic shared memory: the rings of the physical warps (PF), then the virtual warps' accumulators; the > 48 KiB
+     * opt-in asked once a kernel and device for the most any call asks (16 rings, 16 virtual warps) */
+    const size_t vacc = (size_t)(pg.cfg & ATT_CFG_NV) * QH * E * 32 * sizeof(float);
+    const size_t vmax = (size_t)ATT_MAX_WARPS * QH * E * 32 * sizeof(float);
     if constexpr (Q8 && att_pf<E, Q8>::ok) {
         att_kernel_fn kf = paged ? attention_split_kernel<E, QH, Q8, 1, 1> : attention_split_kernel<E, QH, Q8, 1, 0>;
         /* a device that refuses the opt-in (99 KiB a block on sm_86/sm_89) runs the plain loads, whose bits are the
          * same */
         static unsigned ok_dev[2], no_dev[2];
-        if (att_smem_optin(kf, ATT_MAX_WARPS * att_pf<E, Q8>::WARP, &ok_dev[paged], &no_dev[paged])) {
-            att_launch_s(kf, (size_t)(block.x / 32) * att_pf<E, Q8>::WARP, grid, block, st, q, kc, vc, ks, vs, n, pos,
-                         pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
+        if (att_smem_optin(kf, ATT_MAX_WARPS * att_pf<E, Q8>::WARP + vmax, &ok_dev[paged], &no_dev[paged])) {
+            att_launch_s(kf, (size_t)(block.x / 32) * att_pf<E, Q8>::WARP + vacc, grid, block, st, q, kc, vc, ks, vs, n,
+                         pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
             return;
         }
     }
-    att_launch(paged ? attention_split_kernel<E, QH, Q8, 0, 1> : attention_split_kernel<E, QH, Q8, 0, 0>, grid, block,
-               st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
+    att_kernel_fn kf = paged ? attention_split_kernel<E, QH, Q8, 0, 1> : attention_split_kernel<E, QH, Q8, 0, 0>;
+    static unsigned ok0[2], no0[2];
+    att_smem_optin(kf, vmax, &ok0[paged], &no0[paged]); /* static + dynamic past 48 KiB from hd 256 at QH 3 */
+    att_launch_s(kf, vacc, grid, block, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
+                 plane);
 }
 
 #define ATT_ARGS grid, block, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
@@ -1036,6 +1075,33 @@ extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) 
     return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) : 0;
 }
 
+/* Physical warps of a decode CTA (the arm TERN_ATT_WARPS, else the rule): the bits are the 16 virtual warps' whatever
+ * runs them, so the count follows the grid: 16 while the CTAs fit one an SM, then 8, then 4 (more CTAs an SM at 128
+ * registers a thread: one CTA's latency overlapped by another's). H100, Llama-3-8B heads, depth 512 (gpu_attention's
+ * table): n = 64 89.3 us at 4 against 121.1 at 16, n = 16 28.3 against 37.2, n = 1 and 4 best at 16 (docs/ledger.md
+ * 2026-12-02 "the decode attention's virtual warps"). */
+static int att_sms(void) {
+    static int sms[32];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 32) return 132;
+    if (!__atomic_load_n(&sms[dev], __ATOMIC_RELAXED)) {
+        int v = 0;
+        if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || v <= 0) v = 132;
+        __atomic_store_n(&sms[dev], v, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(&sms[dev], __ATOMIC_RELAXED);
+}
+static int g_att_warps = 0;
+extern "C" void tcu_attention_warps_set(int warps) {
+    __atomic_store_n(&g_att_warps, warps == 4 || warps == 8 || warps == 16 ? warps : 0, __ATOMIC_RELAXED);
+}
+static int att_phys_warps(int ctas) {
+    const int a = __atomic_load_n(&g_att_warps, __ATOMIC_RELAXED);
+    if (a) return a;
+    const int sms = att_sms();
+    return ctas <= sms ? 16 : ctas <= 2 * sms ? 8 : 4;
+}
+
 /* v1 / v2 / v5 for an f16 (ks = NULL) or Q8_0 cache; dec: the decode configuration (S splits when ws, the decode
  * warps, v5 for a Q8_0 cache), else the prefill one. qh != 0. xq != NULL: out is also written in the x16 format of
  * (n, n_head * hd) by the kernel that writes out. */
@@ -1050,7 +1116,9 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     /* the decode configuration (passes of up to TCU_PASS_MAX tokens): a token's keys are split over the same warps
      * and combined in the same order as in a one-token call, so a token of a batched step or of a speculative verify
      * gets the bits of its own decode step */
-    const dim3 block(32 * (dec ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS));
+    const int nv = dec ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS;
+    const dim3 block(32 * (dec ? att_phys_warps(n * n_head_kv * n_chunk * S) : ATT_PREFILL_WARPS));
+    pg.cfg = nv;
     size_t smem = 0;
     att_kernel_fn v5 = ks && dec && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, pg.bt != NULL, &smem) : NULL;
     if (v5) {
