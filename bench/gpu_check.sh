@@ -19,6 +19,8 @@
 #   llama-batched-bench (where $LCPP_BIN has it) on the synthetic Llama-3-8B files of TYPES (q4_0 q8_0 q4_k), two rounds
 #   interleaved, one table with each one's share of the decode floor ($OUT/parallel_peer.{md,json}); about 4 minutes on
 #   the H200 once the files exist. A CPU trial: DEVICE=cpu THREADS=2 ARCH=llama3.2-1b LAYERS=2 NPP=32 NTG=8 NPL=1,4 CTX=1024
+#   gap (not in the default list): a B = GAP_B (64) step's wall time, device time (TERN_CUDA_TIMING) and ncu kernel sum at
+#   base clocks, nvidia-smi dmon beside the bench (the 2.9 ms question of docs/ledger.md 2026-12-02)
 #   realmodel (not in the default list): tests/test_model_gemma3 and test_model_qwen2 with TERN_TEST_DEVICE=cuda (their
 #   float64-reference logits and llama.cpp's greedy continuations under the near-tie rule, on the GPU) for each of
 #   models/gemma-3-270m-q4_k_m.gguf and qwen2.5-coder-1.5b-instruct-q4_k_m.gguf the box has (bench/box_pieces.sh)
@@ -161,6 +163,21 @@ for s in $steps; do
       cat "$OUT/stepprof-$a.md"
       note "prof $a" "$([ -s "$OUT/stepprof-$a.md" ] && echo DONE || echo FAIL)" "$(head -1 "$OUT/stepprof-$a.md" | cut -c1-150)"
     done ;;
+  gap) # (not in the default list) a B = GAP_B (64) step's wall time against its device time and its kernels' sum:
+    # tern bench --parallel with TERN_CUDA_TIMING=1 (events around each pass), nvidia-smi dmon (SM clock, power) beside it,
+    # then ncu's kernel sum of the same steps with the clocks at base; chunk order (GAP_ARGS adds environment)
+    f=$(synth llama3-8b q4_0 32)
+    nvidia-smi dmon -s pc -d 1 >"$OUT/gap-dmon.log" 2>&1 &
+    dm=$!
+    env ${GAP_ARGS:-} TERN_GEMV_CHUNK=1 TERN_CUDA_TIMING=1 ./tern bench -m "$f" --device cuda --parallel "${GAP_B:-64}" -p 1 -n 64 \
+      -r 3 >"$OUT/gap-bench.log" 2>&1
+    kill $dm 2>/dev/null
+    env ${GAP_ARGS:-} TERN_GEMV_CHUNK=1 TERN_CUDA_GRAPH=0 ncu --clock-control base --launch-count 1600 --metrics \
+      gpu__time_duration.sum --csv --page raw ./tern bench -m "$f" --device cuda --parallel "${GAP_B:-64}" -p 1 -n 64 -r 1 \
+      >"$OUT/gap-ncu.csv" 2>"$OUT/gap-ncu.err"
+    python3 bench/ncu_step_sum.py "$OUT/gap-ncu.csv" >"$OUT/gap-ncu.md" 2>&1
+    grep -E "^\|  *1 |cuda timing" "$OUT/gap-bench.log"; head -2 "$OUT/gap-ncu.md"; sort -k2 -n "$OUT/gap-dmon.log" | tail -3
+    note gap "$([ -s "$OUT/gap-ncu.md" ] && echo DONE || echo FAIL)" "$(grep -o 'decode [0-9]* passes, [0-9.]* ms/pass' "$OUT/gap-bench.log" | tail -1); ncu base clocks: $(head -2 "$OUT/gap-ncu.md" | tail -1 | cut -c1-60)" ;;
   recipes)
     build-cuda/gpu/gpu_recipes >"$OUT/recipes.log" 2>&1
     note recipes "$(status_of "$OUT/recipes.log")" "$(counts "$OUT/recipes.log")" ;;
