@@ -47,19 +47,6 @@ static __device__ __forceinline__ void mma_s8(const int (&a)[4], int b0, int b1,
 #endif
 }
 
-/* mma_s8 with an accumulator input: d = a · b + c (c's fragment layout is d's). */
-static __device__ __forceinline__ void mma_s8c(const int (&a)[4], int b0, int b1, const int (&c)[4], int (&d)[4]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%10,%11,%12,%13};\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(c[0]), "r"(c[1]), "r"(c[2]),
-                   "r"(c[3]));
-#else
-    d[0] = c[0], d[1] = c[1], d[2] = c[2], d[3] = c[3];
-#endif
-}
-
 /* Block b of a row: this lane's two words of quants (elements 4tg..4tg+3 in lo, 16+4tg..16+4tg+3 in hi, the A
  * fragment's layout) and the row's dw, mw, as gemv_dp4a.cu's load_blk decodes them. */
 template <int T>
@@ -469,16 +456,17 @@ static __device__ __forceinline__ void mm2_scale(const uint8_t *ws, int rw, int 
 }
 
 /* Block t (0..7, a compile-time constant once unrolled) of a 16x8 tile: a lane's 4 outputs' leaves (reduce.cuh
- * chunk_leaf) from the block's exact dots is (mm2_dots: 256·Σhi + Σlo, less 8·Σq for Q4_0), pushed into the step's 8-leaf
+ * chunk_leaf) from the hi and lo planes' MMA sums (256·Σhi + Σlo, less 8·Σq for Q4_0), pushed into the step's 8-leaf
  * tree: levels q0, q1, q2, and at t = 7 the subtree ((p0+p1)+(p2+p3))+((p4+p5)+(p6+p7)) into sub. Output e: row
  * e >> 1 (dw, mw), column e & 1 (dx, sq). mm2_sub and mm2_sub_all both push through it: the same leaves, the same tree. */
 template <int T>
-static __device__ __forceinline__ void mm2_leaves(int t, const int (&is)[4], const float (&dw)[2],
+static __device__ __forceinline__ void mm2_leaves(int t, const int (&sh)[4], const int (&sl)[4], const float (&dw)[2],
                                                   const float (&mw)[2], const float (&dx)[2], const int (&sq)[2],
                                                   float (&q0)[4], float (&q1)[4], float (&q2)[4], float (&sub)[4]) {
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-        const int isum = is[e];
+        int isum = sh[e] * 256 + sl[e];
+        if (T == TCU_TYPE_Q4_0R) isum -= 8 * sq[e & 1];
         const float p = chunk_leaf(dw[e >> 1], dx[e & 1], isum, mw[e >> 1], sq[e & 1], T == TCU_TYPE_Q4_KR);
         if ((t & 1) == 0) {
             q0[e] = p;
@@ -489,19 +477,6 @@ static __device__ __forceinline__ void mm2_leaves(int t, const int (&is)[4], con
             else sub[e] = __fadd_rn(q2[e], __fadd_rn(q1[e], v)); /* t == 7 */
         }
     }
-}
-
-/* A block's exact int32 dots of a 16x8 tile: the hi plane's MMA, then the lo plane's with the accumulator input 256·Σhi
- * (Q4_0: less 8·Σq, m8sq = -8·Σq of the lane's two columns), so the lo MMA's result is the leaf's isum: one IMAD an
- * output where 256·Σhi + Σlo - 8·Σq took two (the same integers, so the same bits). */
-template <int T>
-static __device__ __forceinline__ void mm2_dots(const int (&a)[4], const uint2 bh, const uint2 bl, const int (&m8sq)[2],
-                                                int (&is)[4]) {
-    int sh[4], c[4];
-    mma_s8(a, (int)bh.x, (int)bh.y, sh);
-#pragma unroll
-    for (int e = 0; e < 4; e++) c[e] = T == TCU_TYPE_Q4_0R ? sh[e] * 256 + m8sq[e & 1] : sh[e] * 256;
-    mma_s8c(a, (int)bl.x, (int)bl.y, c, is);
 }
 
 /* One group of a warp for n8 tile nt: 8 blocks x RT row tiles from stage (ws, xs, ds_s): sub = each output's 8-leaf
@@ -518,17 +493,18 @@ static __device__ __forceinline__ void mm2_sub(const uint8_t *ws, const uint8_t 
             const uint2 bh = *(const uint2 *)(xc + 32 * t), bl = *(const uint2 *)(xc + 256 + 32 * t);
             const int4 dd = *(const int4 *)(ds_s + t * BN + cw0 + 8 * nt + 2 * tg); /* columns 2tg, 2tg+1: (d, Σq) */
             const float dx[2] = {__int_as_float(dd.x), __int_as_float(dd.z)};
-            const int sq[2] = {dd.y, dd.w}, m8sq[2] = {-8 * dd.y, -8 * dd.w};
+            const int sq[2] = {dd.y, dd.w};
 #pragma unroll
             for (int rt = 0; rt < RT; rt++) {
-                int a[4], is[4];
+                int a[4], sh[4], sl[4];
                 const int rw = rw0 + 16 * rt + gid;
                 mm2_afrag<T>(ws, rw, t, tg, a);
-                mm2_dots<T>(a, bh, bl, m8sq, is);
+                mma_s8(a, (int)bh.x, (int)bh.y, sh);
+                mma_s8(a, (int)bl.x, (int)bl.y, sl);
                 float dw[2], mw[2];
                 mm2_scale<T>(ws, rw, t, dw[0], mw[0]);
                 mm2_scale<T>(ws, rw + 8, t, dw[1], mw[1]);
-                mm2_leaves<T>(t, is, dw, mw, dx, sq, q0[rt], q1[rt], q2[rt], sub[rt]);
+                mm2_leaves<T>(t, sh, sl, dw, mw, dx, sq, q0[rt], q1[rt], q2[rt], sub[rt]);
             }
         }
     }
@@ -560,12 +536,13 @@ static __device__ __forceinline__ void mm2_sub_all(const uint8_t *ws, const uint
             const uint2 bh = *(const uint2 *)(xc + 32 * t), bl = *(const uint2 *)(xc + 256 + 32 * t);
             const int4 dd = *(const int4 *)(ds_s + t * BN + cw0 + 8 * nt + 2 * tg); /* columns 2tg, 2tg+1: (d, Σq) */
             const float dx[2] = {__int_as_float(dd.x), __int_as_float(dd.z)};
-            const int sq[2] = {dd.y, dd.w}, m8sq[2] = {-8 * dd.y, -8 * dd.w};
+            const int sq[2] = {dd.y, dd.w};
 #pragma unroll
             for (int rt = 0; rt < RT; rt++) {
-                int is[4];
-                mm2_dots<T>(a[rt], bh, bl, m8sq, is);
-                mm2_leaves<T>(t, is, dw[rt], mw[rt], dx, sq, q0[rt][nt], q1[rt][nt], q2[rt][nt], sub[rt][nt]);
+                int sh[4], sl[4];
+                mma_s8(a[rt], (int)bh.x, (int)bh.y, sh);
+                mma_s8(a[rt], (int)bl.x, (int)bl.y, sl);
+                mm2_leaves<T>(t, sh, sl, dw[rt], mw[rt], dx, sq, q0[rt][nt], q1[rt][nt], q2[rt][nt], sub[rt][nt]);
             }
         }
     }
