@@ -571,10 +571,11 @@ static int crank_setup(crank *g) {
                 cudaEventCreateWithFlags(&g->free_[i], cudaEventDisableTiming) != cudaSuccess)
                 fail = 1;
         g->xq = dalloc(tcu_x16_bytes(pass_rows(g), W->maxin), &fail);
-        /* programmatic dependent launch on Hopper and later */
+        /* programmatic dependent launch on Hopper and later (each pass sets it by its size: exec.c PDL_MAX) */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
-        tcu_set_pdl(cc_major >= 9);
+        g->pdl = cc_major >= 9;
+        tcu_set_pdl(g->pdl);
         g->flash = tcu_attention_flash_ok(W->nh, W->nkv, m->head_dim);
         const size_t pd_ints = (g->kv_rows_w > 0 ? 5 : 4) * (size_t)B + (g->kv_rows_w > 0 ? 2 : 1) * (size_t)g->bt_cap;
         g->pd = dalloc(sizeof(int32_t) * pd_ints, &fail);

@@ -238,8 +238,17 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
     return L;
 }
 
-/* The graph's ops over the pass's tokens (already in g->tok, g->pos, g->slot, g->bt_off, g->bt). */
+/* Programmatic dependent launch in every pass but GEMV-path passes of more than PDL_MAX tokens (the chunk order's
+ * v2 passes of 17..64). H200, synthetic Llama-3-8B Q4_0, chunk order, -p 512 -n 128, S_TG with it on / off for
+ * every pass (docs/ledger.md 2026-12-03 "PDL at 64 tokens a pass"): B = 1 466.7 / 418.7, 4 1,042.0 / 1,017.8,
+ * 16 2,595.5 / 2,573.9, 64 3,677.2 / 4,493.2; S_PP (the prefill passes, which keep it) level. The crossing lies in
+ * (16, 64], unmeasured inside it; no bit depends on it (pdl.cuh's contract holds either way). */
+#define PDL_MAX 16
+
+/* The graph's ops over the pass's tokens (already in g->tok, g->pos, g->slot, g->bt_off, g->bt). Launched or
+ * captured: a graph keeps the PDL setting it was captured with, and the outputs after a pass launch with it too. */
 static int forward(crank *g, const tern_graph *G, const pass_t *P) {
+    tcu_set_pdl(g->pdl && (P->n <= PDL_MAX || P->n > g->gemv_max));
     const tern_model *m = g->m;
     const cuda_wrank *W = g->W;
     const int n = P->n, E = m->n_embd, hd = m->head_dim, Hq = W->nh * hd, Hkv = W->nkv * hd, F = W->nf, V = m->n_vocab;
@@ -519,8 +528,6 @@ static int capture_forward(crank *g, const tern_graph *G, const pass_t *P, cudaG
     return 0;
 }
 
-/* The pass's inputs to the device (one copy), then its forward pass: a graph replay where one is (or can be)
- * captured, else launched. One rank, on its own thread. *timed: the events bracket this call. */
 /* Where a pass of n tokens finds its inputs in g->pd: tok, pos, slot, bt_off (n each), then the block tables. Fixed
  * for a given n, so a graph captured for n reads the inputs each replay copies there. */
 static void set_layout(crank *g, int n) {

@@ -283,8 +283,9 @@ void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStream_t st);
 void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st);
 /* Programmatic dependent launch (src/backend/cuda/pdl.cuh) for the decode kernels (RMSNorm, RoPE+KV, attention,
  * SwiGLU, x16 quantize, dp4a GEMV, argmax): each may start while the previous kernel drains, and waits for
- * it on the device before touching its data. on: 1 on sm_90 and later (the backend sets it from the device; a
- * process-wide setting, not an A/B switch). */
+ * it on the device before touching its data. on: 1 on sm_90 and later but in GEMV-path passes of over 16 tokens
+ * (the backend sets it before each pass, exec.c PDL_MAX; a process-wide setting read at each launch and at a graph's
+ * capture, not an A/B switch; no bit depends on it). */
 void tcu_set_pdl(int on);
 
 /* ---- attention (src/backend/cuda/attention.cu, attention_prefill.cu, attention_wgmma.cu) ---------------- */
