@@ -19,6 +19,8 @@
 #   llama-batched-bench (where $LCPP_BIN has it) on the synthetic Llama-3-8B files of TYPES (q4_0 q8_0 q4_k), two rounds
 #   interleaved, one table with each one's share of the decode floor ($OUT/parallel_peer.{md,json}); about 4 minutes on
 #   the H200 once the files exist. A CPU trial: DEVICE=cpu THREADS=2 ARCH=llama3.2-1b LAYERS=2 NPP=32 NTG=8 NPL=1,4 CTX=1024
+#   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "16 64") at
+#   tern bench --parallel PDL_B (16,24,32,48,64) -p 512 -n 128, chunk order, two rounds interleaved ($OUT/pdl.md)
 #   gap (not in the default list): a B = GAP_B (64) step's wall time, device time (TERN_CUDA_TIMING) and ncu kernel sum at
 #   base clocks, nvidia-smi dmon beside the bench (the 2.9 ms question of docs/ledger.md 2026-12-02)
 #   realmodel (not in the default list): tests/test_model_gemma3 and test_model_qwen2 with TERN_TEST_DEVICE=cuda (their
@@ -178,6 +180,15 @@ for s in $steps; do
     python3 bench/ncu_step_sum.py "$OUT/gap-ncu.csv" >"$OUT/gap-ncu.md" 2>&1
     grep -E "^\|  *1 |cuda timing" "$OUT/gap-bench.log"; head -2 "$OUT/gap-ncu.md"; sort -k2 -n "$OUT/gap-dmon.log" | tail -3
     note gap "$([ -s "$OUT/gap-ncu.md" ] && echo DONE || echo FAIL)" "$(grep -o 'decode [0-9]* passes, [0-9.]* ms/pass' "$OUT/gap-bench.log" | tail -1); ncu base clocks: $(head -2 "$OUT/gap-ncu.md" | tail -1 | cut -c1-60)" ;;
+  pdl) # (not in the default list) S_TG with PDL up to TERN_PDL_MAX tokens a pass, the arms interleaved
+    f=$(synth llama3-8b q4_0 32)
+    : >"$OUT/pdl.md"
+    for r in 1 2; do for a in ${PDL_ARMS:-16 64}; do
+      TERN_PDL_MAX=$a TERN_GEMV_CHUNK=1 ./tern bench -m "$f" --device cuda --parallel "${PDL_B:-16,24,32,48,64}" -p 512 \
+        -n 128 -r 1 2>&1 | grep -E '^\|  *512 ' | sed "s/^/round $r TERN_PDL_MAX=$a /" >>"$OUT/pdl.md"
+    done; done
+    cat "$OUT/pdl.md"
+    note pdl "$([ -s "$OUT/pdl.md" ] && echo DONE || echo FAIL)" "$(wc -l <"$OUT/pdl.md") rows in pdl.md" ;;
   recipes)
     build-cuda/gpu/gpu_recipes >"$OUT/recipes.log" 2>&1
     note recipes "$(status_of "$OUT/recipes.log")" "$(counts "$OUT/recipes.log")" ;;

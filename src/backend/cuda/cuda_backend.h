@@ -136,7 +136,8 @@ struct crank {
     unsigned char gok[2][OUT_KINDS][TCU_PASS_MAX + 1];
     uint64_t gtr[2][OUT_KINDS][TCU_PASS_MAX + 1][TR_N];
     int use_graph, warm, n_graphs;
-    int pdl; /* the device has programmatic dependent launch (sm_90+); a pass sets it by its size (exec.c PDL_MAX) */
+    int pdl, pdl_max; /* the device has programmatic dependent launch (sm_90+); a pass sets it by its size: up to
+                       * pdl_max tokens (tern_config.pdl_max; 0: exec.c PDL_MAX) */
     uint64_t tr[TR_N];
     int trace, timing;
     cudaEvent_t ev0, ev1;

@@ -248,7 +248,8 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
 /* The graph's ops over the pass's tokens (already in g->tok, g->pos, g->slot, g->bt_off, g->bt). Launched or
  * captured: a graph keeps the PDL setting it was captured with, and the outputs after a pass launch with it too. */
 static int forward(crank *g, const tern_graph *G, const pass_t *P) {
-    tcu_set_pdl(g->pdl && (P->n <= PDL_MAX || P->n > g->gemv_max));
+    const int pmax = g->pdl_max > 0 ? g->pdl_max : PDL_MAX; /* TERN_PDL_MAX, under measurement */
+    tcu_set_pdl(g->pdl && (P->n <= pmax || P->n > g->gemv_max));
     const tern_model *m = g->m;
     const cuda_wrank *W = g->W;
     const int n = P->n, E = m->n_embd, hd = m->head_dim, Hq = W->nh * hd, Hkv = W->nkv * hd, F = W->nf, V = m->n_vocab;
