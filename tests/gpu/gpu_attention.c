@@ -869,24 +869,52 @@ static void window_case(int hd, int n_head, int n_head_kv, int n, int pos0, int 
  * x16 form, as 16 warps: n tokens of n different sequences (block tables of 128-row pages in reverse order), token t at
  * pos0 + t * step, so the tokens use 1..S splits in one launch. timing: each count's median of 20 launches
  * (cudaEvent; the split kernel and the merge), the KV bytes once against the rule's time. */
-static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int step, int S, int timing) {
+/* q8: the Q8_0 cache (int8 planes, an f16 scale a 32 values; hd 64/128/256, n <= 16) through the split kernel
+ * (tcu_attention_split_q8_v2: v5, which the chooser takes on a Hopper, has its own fixed warps), whose K/V prefetch
+ * ring (PF) then runs at each physical warp count; no x16 output there. */
+static void arms_call(int q8, const float *q, const void *k, const void *v, const uint16_t *ks, const uint16_t *vs, int n,
+                      const int32_t *pos, const int32_t *bt, const int32_t *off, int lbs, int n_head, int n_head_kv, int hd,
+                      float scale, float *out, float *ws, int S, void *xq) {
+    if (q8)
+        tcu_attention_split_q8_v2(q, k, v, ks, vs, n, pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, out, ws, S, 0);
+    else
+        tcu_attention_decode_x16(q, k, v, NULL, NULL, n, pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, out, ws, S,
+                                 xq, 0);
+}
+
+static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int step, int S, int timing, int q8) {
     const int lbs = 7, bs = 1 << lbs, last = pos0 + (n - 1) * step, per = (last + bs) / bs; /* pages a sequence */
     const size_t row = (size_t)n_head_kv * hd, n_rows = (size_t)n * per * bs, nq = (size_t)n * n_head * hd;
     const float scale = 1.0f / sqrtf((float)hd);
     float *d_q, *d_out, *d_ws;
-    uint16_t *d_k, *d_v;
+    void *d_k, *d_v;
+    uint16_t *d_ks = NULL, *d_vs = NULL;
     int32_t *d_pos, *d_bt, *d_off;
     void *d_xq;
     const size_t xb = tcu_x16_bytes(n, (int64_t)n_head * hd), wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
     CK(cudaMalloc((void **)&d_q, sizeof(float) * nq));
     CK(cudaMalloc((void **)&d_out, sizeof(float) * nq));
-    CK(cudaMalloc((void **)&d_k, 2 * n_rows * row));
-    CK(cudaMalloc((void **)&d_v, 2 * n_rows * row));
+    CK(cudaMalloc(&d_k, (q8 ? 1 : 2) * n_rows * row));
+    CK(cudaMalloc(&d_v, (q8 ? 1 : 2) * n_rows * row));
     CK(cudaMalloc(&d_xq, xb));
     CK(cudaMalloc((void **)&d_ws, wsb));
     tcu_fill_uniform(d_q, nq, TCU_FILL_F32, 11, 0);
-    tcu_fill_uniform(d_k, n_rows * row, TCU_FILL_F16, 12, 0);
-    tcu_fill_uniform(d_v, n_rows * row, TCU_FILL_F16, 13, 0);
+    if (q8) { /* any int8 quants; scales 1/64 .. 1/32 (f16), so the scores stay in a few units */
+        const size_t nsc = n_rows * row / 32;
+        uint16_t *hs = malloc(sizeof(uint16_t) * nsc);
+        tcu_fill_random(d_k, n_rows * row, 12, 0);
+        tcu_fill_random(d_v, n_rows * row, 13, 0);
+        CK(cudaMalloc((void **)&d_ks, sizeof(uint16_t) * nsc));
+        CK(cudaMalloc((void **)&d_vs, sizeof(uint16_t) * nsc));
+        for (int pl = 0; pl < 2; pl++) {
+            for (size_t i = 0; i < nsc; i++) hs[i] = tern_fp32_to_fp16((float)(1.0 + (double)(next_u64() % 1024) / 1024.0) / 64.0f);
+            CK(cudaMemcpy(pl ? d_vs : d_ks, hs, sizeof(uint16_t) * nsc, cudaMemcpyHostToDevice));
+        }
+        free(hs);
+    } else {
+        tcu_fill_uniform(d_k, n_rows * row, TCU_FILL_F16, 12, 0);
+        tcu_fill_uniform(d_v, n_rows * row, TCU_FILL_F16, 13, 0);
+    }
     int32_t *pos = malloc(sizeof(int32_t) * n), *bt = malloc(sizeof(int32_t) * (size_t)n * per), *off = malloc(sizeof(int32_t) * n);
     for (int t = 0; t < n; t++) {
         pos[t] = pos0 + t * step;
@@ -908,14 +936,20 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
         for (int rep = 0; rep < 2; rep++) {
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
             CK(cudaMemset(d_xq, 0x5A, xb));
-            tcu_attention_decode_x16(d_q, d_k, d_v, NULL, NULL, n, d_pos, d_bt, d_off, lbs, 0, n_head, n_head_kv, hd, scale,
-                                     d_out, d_ws, S, d_xq, 0);
+            arms_call(q8, d_q, d_k, d_v, d_ks, d_vs, n, d_pos, d_bt, d_off, lbs, n_head, n_head_kv, hd, scale, d_out, d_ws,
+                      S, d_xq);
             CK(cudaGetLastError());
             CK(cudaMemcpy(a ? o1 : o0, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(a ? x1 : x0, d_xq, xb, cudaMemcpyDeviceToHost));
             if (a) CHECK(memcmp(o0, o1, sizeof(float) * nq) == 0 && memcmp(x0, x1, xb) == 0,
-                         "attention warps %d call %d hd=%d heads=%d/%d n=%d pos %d+%d*t: differs from 16 warps", arms[a], rep,
-                         hd, n_head, n_head_kv, n, pos0, step);
+                         "attention%s warps %d call %d hd=%d heads=%d/%d n=%d pos %d+%d*t: differs from 16 warps",
+                         q8 ? " q8" : "", arms[a], rep, hd, n_head, n_head_kv, n, pos0, step);
+            else if (rep == 0) { /* the output was NaN (0xFF bytes) before the call: every element written, finite */
+                size_t bad = 0;
+                for (size_t i = 0; i < nq; i++) bad += !isfinite(o0[i]);
+                CHECK(bad == 0, "attention%s 16 warps hd=%d heads=%d/%d n=%d: %zu of %zu outputs not finite", q8 ? " q8" : "",
+                      hd, n_head, n_head_kv, n, bad, nq);
+            }
         }
         if (timing) {
             cudaEvent_t e0, e1;
@@ -924,8 +958,8 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
             CK(cudaEventCreate(&e1));
             for (int r = 0; r < 20; r++) {
                 CK(cudaEventRecord(e0, 0));
-                tcu_attention_decode_x16(d_q, d_k, d_v, NULL, NULL, n, d_pos, d_bt, d_off, lbs, 0, n_head, n_head_kv, hd,
-                                         scale, d_out, d_ws, S, d_xq, 0);
+                arms_call(q8, d_q, d_k, d_v, d_ks, d_vs, n, d_pos, d_bt, d_off, lbs, n_head, n_head_kv, hd, scale, d_out,
+                          d_ws, S, d_xq);
                 CK(cudaEventRecord(e1, 0));
                 CK(cudaEventSynchronize(e1));
                 CK(cudaEventElapsedTime(&ms[r], e0, e1));
@@ -939,14 +973,16 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
     tcu_attention_warps_set(0);
     if (timing) {
         double kv = 0;
-        for (int t = 0; t < n; t++) kv += (double)(pos[t] + 1) * row * 2 * 2;
-        printf("decode attention n=%-2d pos %d+%d*t hd%d %d/%d (KV %.1f MB): warps 16 %.1f, 8 %.1f, 4 %.1f, the rule %.1f us "
-               "(%.0f GB/s)\n", n, pos0, step, hd, n_head, n_head_kv, kv * 1e-6, us[0], us[1], us[2], us[3],
+        for (int t = 0; t < n; t++) kv += (double)(pos[t] + 1) * row * (q8 ? 1.0 + 2.0 / 32 : 2.0) * 2;
+        printf("decode attention%s n=%-2d pos %d+%d*t hd%d %d/%d (KV %.1f MB): warps 16 %.1f, 8 %.1f, 4 %.1f, the rule %.1f us "
+               "(%.0f GB/s)\n", q8 ? " q8" : "", n, pos0, step, hd, n_head, n_head_kv, kv * 1e-6, us[0], us[1], us[2], us[3],
                kv / us[3] * 1e-3);
     }
     free(pos), free(bt), free(off), free(o0), free(o1), free(x0), free(x1);
     CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_k)); CK(cudaFree(d_v)); CK(cudaFree(d_xq)); CK(cudaFree(d_ws));
     CK(cudaFree(d_pos)); CK(cudaFree(d_bt)); CK(cudaFree(d_off));
+    if (d_ks) CK(cudaFree(d_ks));
+    if (d_vs) CK(cudaFree(d_vs));
 }
 
 int main(int argc, char **argv) {
@@ -1038,13 +1074,18 @@ int main(int argc, char **argv) {
     /* the decode attention's physical warps: the same bytes (16 grid splits, tokens of 1..16 active splits), then times
      * at Llama-3-8B's heads, depth ~512 (3 splits a token at 256 keys) and n = 1, 4, 16, 64 */
     if (!only_wg) {
-        arms_case(128, 32, 8, 64, 3, 131, 16, 0);
-        arms_case(64, 9, 3, 13, 200, 77, 16, 0);
-        arms_case(256, 8, 4, 5, 500, 300, 16, 0);
-        arms_case(96, 32, 32, 3, 400, 1, 4, 0);
+        arms_case(128, 32, 8, 64, 3, 131, 16, 0, 0);
+        arms_case(64, 9, 3, 13, 200, 77, 16, 0, 0);
+        arms_case(256, 8, 4, 5, 500, 300, 16, 0, 0);
+        arms_case(256, 16, 4, 7, 300, 150, 16, 0, 0); /* hd 256 at QH 4: the largest PF ring */
+        arms_case(96, 32, 32, 3, 400, 1, 4, 0, 0);
+        arms_case(128, 32, 8, 16, 3, 131, 16, 0, 1); /* the Q8_0 cache's split kernel at 4, 8, 16 physical warps */
+        arms_case(64, 8, 2, 13, 200, 77, 16, 0, 1);
+        arms_case(256, 16, 4, 5, 500, 300, 16, 0, 1);
         static const int an[] = {1, 4, 16, 64};
-        for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 512, 1, 3, 1);
-        for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 4096, 1, 16, 1);
+        for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 512, 1, 3, 1, 0);
+        for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 4096, 1, 16, 1, 0);
+        arms_case(128, 32, 8, 16, 512, 1, 3, 1, 1);
     }
     tern_pool_free(pool);
     printf("%-34s %15s\n", "tcu_attention_split_q8 (median of 20)", "time");
