@@ -19,6 +19,9 @@
 #   llama-batched-bench (where $LCPP_BIN has it) on the synthetic Llama-3-8B files of TYPES (q4_0 q8_0 q4_k), two rounds
 #   interleaved, one table with each one's share of the decode floor ($OUT/parallel_peer.{md,json}); about 4 minutes on
 #   the H200 once the files exist. A CPU trial: DEVICE=cpu THREADS=2 ARCH=llama3.2-1b LAYERS=2 NPP=32 NTG=8 NPL=1,4 CTX=1024
+#   mmaprof (not in the default list): ncu of one v2 launch (gpu_mma --one) for each MMAPROF case (TYPE:N_IN:N_OUT:M:ARM,
+#   default q4_0 4096x14336 at m = 4, 8, 16, 64 with the chooser's arm): speed of light, occupancy, warp states,
+#   memory; $OUT/mmaprof-*.txt and one line a case of time, DRAM throughput, warps a scheduler and the top stall
 #   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "16 64") at
 #   tern bench --parallel PDL_B (16,24,32,48,64) -p 512 -n 128, chunk order, two rounds interleaved ($OUT/pdl.md)
 #   gap (not in the default list): a B = GAP_B (64) step's wall time, device time (TERN_CUDA_TIMING) and ncu kernel sum at
@@ -180,6 +183,20 @@ for s in $steps; do
     python3 bench/ncu_step_sum.py "$OUT/gap-ncu.csv" >"$OUT/gap-ncu.md" 2>&1
     grep -E "^\|  *1 |cuda timing" "$OUT/gap-bench.log"; head -2 "$OUT/gap-ncu.md"; sort -k2 -n "$OUT/gap-dmon.log" | tail -3
     note gap "$([ -s "$OUT/gap-ncu.md" ] && echo DONE || echo FAIL)" "$(grep -o 'decode [0-9]* passes, [0-9.]* ms/pass' "$OUT/gap-bench.log" | tail -1); ncu base clocks: $(head -2 "$OUT/gap-ncu.md" | tail -1 | cut -c1-60)" ;;
+  mmaprof) # (not in the default list) what bounds v2 at small m: ncu's sections of one launch a case
+    : >"$OUT/mmaprof.md"
+    for c in ${MMAPROF:-q4_0:4096:14336:4:-1 q4_0:4096:14336:8:-1 q4_0:4096:14336:16:-1 q4_0:4096:14336:64:-1}; do
+      IFS=: read -r ty ni no mm arm <<<"$c"
+      line=$(build-cuda/gpu/gpu_mma --one "$ty" "$ni" "$no" "$mm" "$arm" | grep '^one ')
+      ncu -k regex:gemm_mma2_k --launch-skip 20 --launch-count 1 --section SpeedOfLight --section Occupancy \
+        --section LaunchStats --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+        build-cuda/gpu/gpu_mma --one "$ty" "$ni" "$no" "$mm" "$arm" >"$OUT/mmaprof-$ty-$ni-$no-m$mm.txt" 2>&1
+      f="$OUT/mmaprof-$ty-$ni-$no-m$mm.txt"
+      echo "$line | $(grep -E '^ +DRAM Throughput|^ +Achieved Occupancy|^ +Registers Per Thread|^ +Active Warps Per Scheduler|^ +Issue Slots Busy' "$f" |
+        awk '{$1=$1; print}' | paste -sd ';' -)" >>"$OUT/mmaprof.md"
+    done
+    cat "$OUT/mmaprof.md"
+    note mmaprof "$([ -s "$OUT/mmaprof.md" ] && echo DONE || echo FAIL)" "$(wc -l <"$OUT/mmaprof.md") cases in mmaprof.md" ;;
   pdl) # (not in the default list) S_TG with PDL up to TERN_PDL_MAX tokens a pass, the arms interleaved
     f=$(synth llama3-8b q4_0 32)
     : >"$OUT/pdl.md"

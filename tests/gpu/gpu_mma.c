@@ -425,6 +425,42 @@ static void sweep(int t, int64_t n_in, int64_t n_out) {
     free(s.hw);
 }
 
+/* --one TYPE N_IN N_OUT M ARM: only v2's arm (-1: the chooser) at m columns of one shape, timed as the sweep times it
+ * (12 rounds of 20 calls over 4 copies of the weights): a launch for ncu to profile (gpu_check.sh mmaprof). */
+static int one(int argc, char **argv) {
+    if (argc != 7) {
+        fprintf(stderr, "gpu_mma --one TYPE N_IN N_OUT M ARM (TYPE q4_0, q8_0 or q4_k)\n");
+        return 2;
+    }
+    const int t = !strcmp(argv[2], "q4_0") ? TERN_TYPE_Q4_0 : !strcmp(argv[2], "q8_0") ? TERN_TYPE_Q8_0
+                : !strcmp(argv[2], "q4_k") ? TERN_TYPE_Q4_K : -1;
+    const long n_in = strtol(argv[3], NULL, 10), n_out = strtol(argv[4], NULL, 10), m = strtol(argv[5], NULL, 10);
+    const long arm = strtol(argv[6], NULL, 10);
+    if (t < 0 || n_in < 256 || n_in % 256 || n_out < 1 || n_out > 1 << 20 || m < 1 || m > MMAX || arm < -1 ||
+        arm >= TCU_MMA_V2_ARMS) {
+        fprintf(stderr, "gpu_mma --one: a type of q4_0/q8_0/q4_k, n_in a multiple of 256, 1 <= m <= %d, arm -1..%d\n", MMAX,
+                TCU_MMA_V2_ARMS - 1);
+        return 2;
+    }
+    shape_t s;
+    setup(&s, t, n_in, n_out);
+    const size_t wb = s.rstride * (size_t)n_out;
+    void *dw[4] = {s.dr, NULL, NULL, NULL};
+    for (int c = 1; c < 4; c++) {
+        CU(cudaMalloc(&dw[c], wb));
+        CU(cudaMemcpy(dw[c], s.dr, wb, cudaMemcpyDeviceToDevice));
+    }
+    float *dy;
+    CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
+    quant_m(&s, (int)m);
+    const float us = time_call(2, (int)arm, &s, dw, 4, (int)m, dy, NULL);
+    CU(cudaGetLastError());
+    printf("one %s %ldx%ld m=%ld v2 arm %ld: %.1f us (%.0f GB/s of weights)\n", argv[2], n_in, n_out, m, arm, us, wb / us * 1e-3);
+    for (int c = 1; c < 4; c++) CU(cudaFree(dw[c]));
+    CU(cudaFree(dy));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int dev_n = 0;
     if (cudaGetDeviceCount(&dev_n) != cudaSuccess || dev_n < 1) {
@@ -434,6 +470,7 @@ int main(int argc, char **argv) {
     const char *se = getenv("GPU_TEST_SEED");
     rs = se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL) * 2654435761ull + 7;
     printf("gpu_mma: seed %llu\n", (unsigned long long)rs);
+    if (argc > 1 && !strcmp(argv[1], "--one")) return one(argc, argv);
     static const int types[3] = {TERN_TYPE_Q4_0, TERN_TYPE_Q8_0, TERN_TYPE_Q4_K};
     for (int ti = 0; ti < 3; ti++) {
         const int t = types[ti];
