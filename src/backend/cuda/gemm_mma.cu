@@ -769,7 +769,13 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * arm 11 at m = 64 in a B = 64 step (bench/gpu/s20-6eb3176) had 2 warps a scheduler (171 registers, one CTA an SM),
  * 3.05 cycles between a warp's instructions and 52% of issue slots busy. Measured (s20 sweep, mma/sweep.txt there): arm
  * 15 at m = 64 on 14336 rows 79.1 us vs arm 11's 86.9 on Q4_0, 93.4 vs 95.9 on Q8_0, 98.8 vs 98.3 on Q4_K. The chooser
- * takes 15 past m = 48 on many rows. 12 and 13 with the same floor lost (docs/ledger.md, session 20) and are gone. */
+ * takes 15 past m = 48 on many rows. 12 and 13 with the same floor lost (docs/ledger.md, session 20) and are gone.
+ *   arm 16: arm 5 with 8 stages (7 steps of weights in flight, 112 KB for Q4_0, 186 KB for Q8_0) and arm 17: arm 12 with
+ *   6 (113 KB, 169 KB): below m = 16 v2 streams at 1-1.4 TB/s where the one-column GEMV reaches 2.4 (docs/ledger.md
+ *   2026-12-03); whether more bytes in flight a CTA is what it lacks. Built, not yet swept. ptxas (sm_90, Q4_0R):
+ *   arm 5 138 registers, arm 16 133, no spills, so 3 CTAs (12 warps) an SM fit; but 14336 rows at m = 8 are 224 CTAs
+ *   (896 16x8 warp tiles, ~1.7 warps a scheduler), so the prediction is small: within 10% of arms 5 / 12 if the warps,
+ *   not the bytes in flight, bound it (then the split of the chunks over CTAs is next). */
 template <int T>
 static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                      const int2 *xds, int m, const mm2_out &y, cudaStream_t st) {
@@ -793,6 +799,8 @@ static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out
     case 13: mma2_launch<T, 4, 2, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     case 14: mma2_launch<T, 4, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     case 15: mma2_launch<T, 8, 1, 1, 4, 2, 1, 1, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 16: mma2_launch<T, 4, 1, 1, 1, 8, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 17: mma2_launch<T, 4, 1, 1, 2, 6, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     default: mma2_launch<T, 4, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
     }
 }
