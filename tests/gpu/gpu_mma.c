@@ -255,11 +255,11 @@ static void check_chunk(int t, int64_t n_in, int64_t n_out) {
         }
     /* the split store (tcu_gemm_mma_v2_split: a fused q|k|v or gate|up into its parts' buffers): the rows cut in three
      * (and in two) parts, each part's (m, rows) block equal to the whole call's rows of that part, at the chooser's arm
-     * and at an AH arm; outputs past each part untouched */
+     * at an AH arm and at a chunk-split arm (its combine kernel stores); outputs past each part untouched */
     if (n_out >= 3)
-        for (int ai = 0; ai < 2; ai++)
+        for (int ai = 0; ai < 3; ai++)
             for (int mi = 0; mi < 7; mi += 3) {
-                const int m = ms[mi], arm = ai ? 15 : -1;
+                const int m = ms[mi], arm = ai == 2 ? 19 : ai ? 15 : -1;
                 quant_m(&s, m);
                 for (int np = 2; np <= 3; np++) {
                     int64_t rows[3] = {n_out / 2, np == 3 ? n_out / 3 : n_out - n_out / 2, 0};
@@ -399,7 +399,7 @@ static void sweep(int t, int64_t n_in, int64_t n_out) {
     CU(cudaMalloc(&xq16, pb16 * (MMAX / 16)));
     for (int c0 = 0; c0 < MMAX; c0 += 16) tcu_quantize_x16(s.dx + (size_t)c0 * n_in, 16, n_in, (char *)xq16 + (c0 / 16) * pb16, 0);
     printf("sweep %s %lldx%lld (%.1f MB, family %d): m, dp4a us (today's order, chunk order), v1 arms 0..%d (Q8NT2 "
-           "Q8NT2pf Q4NT2 Q4NT2pf Q8NT1pf Q4NT1pf Q4NT1RT2 Q4NT1RT2pf), v2 the chooser, then arms 0..%d (64x32 64x64 32x64 128x32 64x16 64x8 32x64w16 64x16w8 32x8k4 32x16k4 32x16k2 128x32a 64x16a 64x64a 64x32a 128x32a2 64x8s8 64x16as6)\n",
+           "Q8NT2pf Q4NT2 Q4NT2pf Q8NT1pf Q4NT1pf Q4NT1RT2 Q4NT1RT2pf), v2 the chooser, then arms 0..%d (64x32 64x64 32x64 128x32 64x16 64x8 32x64w16 64x16w8 32x8k4 32x16k4 32x16k2 128x32a 64x16a 64x64a 64x32a 128x32a2 64x8s8 64x16as6 64x8k4c 64x16ak4c)\n",
            tern_type_name(t), (long long)n_in, (long long)n_out, wb / 1e6,
            tcu_gemv_dp4a_family(s.rt, s.rstride, n_in, n_out), N_ARMS - 1, TCU_MMA_V2_ARMS - 1);
     static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};

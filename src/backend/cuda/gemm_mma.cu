@@ -579,20 +579,32 @@ static __device__ __forceinline__ void mm2_store(const mm2_out &o, int n_out, in
     else o.y[2][(size_t)c * (n_out - o.r2) + (r - o.r2)] = v;
 }
 
-/* nb >= 1, n_out >= 1, m >= 1 (tcu_gemm_mma_v2_arm). AH: a step's A fragments once for its NT tiles (mm2_sub_all). */
-template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH, int MB>
+/* nb >= 1, n_out >= 1, m >= 1 (tcu_gemm_mma_v2_arm). AH: a step's A fragments once for its NT tiles (mm2_sub_all).
+ * SK > 1 (KW = 1 only): the chunks split over SK CTAs a tile (blockIdx.y), each writing its chunks' sums T_j to
+ * wsk[j][c][r] instead of adding them; mm2_combine_k then adds them in chunk order from -0.0, as the one-CTA loop does
+ * (acc = acc + T_j), so the same bits. */
+template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH, int MB, int SK>
 __global__ void __launch_bounds__(32 * WR * WC * KW, (MB ? MB : mm2_cfg<T, WR, WC, RT, NT, NS, KW>::MINB))
 gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const int8_t *__restrict__ xh,
-            const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, const mm2_out yo) {
+            const int8_t *__restrict__ xl, const int2 *__restrict__ xds, int m, const mm2_out yo, float *__restrict__ wsk) {
     typedef mm2_cfg<T, WR, WC, RT, NT, NS, KW> C;
+    static_assert(SK == 1 || KW == 1, "the chunk split is for KW = 1");
     constexpr int NO = RT * NT * 4; /* outputs a lane */
     extern __shared__ __align__(16) uint8_t mm2_sm[];
     const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31, gid = lane >> 2, tg = lane & 3;
     const int wi = warp % (WR * WC), kw = warp / (WR * WC);
     const int ncg = (m + C::BN - 1) / C::BN;
     const int r0 = (int)(blockIdx.x / ncg) * C::BM, c0 = (int)(blockIdx.x % ncg) * C::BN;
-    /* steps holding data, and steps to the last chunk's end (a chunk is 4 / KW steps) */
+    /* steps holding data, and steps to the last chunk's end (a chunk is 4 / KW steps); this CTA's steps [kb, ke) (all
+     * of them but with SK > 1: its part of the chunks), kl = the end of those holding data */
     const int KS = ((nb + 7) / 8 + KW - 1) / KW, KT = (4 / KW) * ((nb + 31) >> 5);
+    int kb = 0, ke = KT;
+    if constexpr (SK > 1) {
+        const int nch = (nb + 31) >> 5, cpc = (nch + SK - 1) / SK, j0 = (int)blockIdx.y * cpc;
+        kb = 4 * j0;
+        ke = 4 * (j0 + cpc < nch ? j0 + cpc : nch);
+    }
+    const int kl = KS < ke ? KS : ke;
     /* stage st: the KW groups' weights, then their activations, then their (d, Σq) pairs */
     auto wst = [&](int st, int q) { return mm2_sm + (size_t)st * C::STAGE + q * C::WB; };
     auto xst = [&](int st, int q) { return mm2_sm + (size_t)st * C::STAGE + KW * C::WB + q * C::XB; };
@@ -602,18 +614,19 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
     float *red = (float *)(mm2_sm + (size_t)NS * C::STAGE); /* KW > 1: [KW][WR·WC][NO][32] subtrees, lane fastest */
 #pragma unroll
     for (int st = 0; st < NS - 1; st++)
-        if (st < KS)
+        if (kb + st < kl)
 #pragma unroll
-            for (int q = 0; q < KW; q++) mm2_issue_w<T, C::BM, C::NTH>(wst(st, q), w, stride, nb, n_out, r0, KW * st + q);
+            for (int q = 0; q < KW; q++)
+                mm2_issue_w<T, C::BM, C::NTH>(wst(st, q), w, stride, nb, n_out, r0, KW * (kb + st) + q);
     pdl_trigger();
     pdl_wait();
 #pragma unroll
     for (int st = 0; st < NS - 1; st++) {
-        if (st < KS)
+        if (kb + st < kl)
 #pragma unroll
             for (int q = 0; q < KW; q++)
-                mm2_issue_x<C::BN, C::NTH>(xst(st, q), dst(st, q), xh, xl, xds, nb, m, c0, KW * st + q);
-        mm2_commit(); /* group st (group 0 also holds the weights of steps 0..NS-2) */
+                mm2_issue_x<C::BN, C::NTH>(xst(st, q), dst(st, q), xh, xl, xds, nb, m, c0, KW * (kb + st) + q);
+        mm2_commit(); /* group st (group 0 also holds the weights of steps kb..kb+NS-2) */
     }
     float acc[RT][NT][4], l3[RT][NT][4], l4[RT][NT][4];
 #pragma unroll
@@ -623,22 +636,22 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[rt][nt][e] = -0.0f, l3[rt][nt][e] = 0.0f, l4[rt][nt][e] = 0.0f;
     const int rw0 = 16 * RT * (wi % WR), cw0 = 8 * NT * (wi / WR);
-    for (int k = 0; k < KT; k++) {
+    for (int k = kb; k < ke; k++) {
         const bool live = k < KS; /* CTA-uniform; a step past the last group has +0.0 subtrees */
         int sc = 0;
         if (live) {
-            mm2_wait<NS - 2>(); /* groups 0..k complete: step k's stage has landed (this thread's copies) */
+            mm2_wait<NS - 2>(); /* groups 0..k-kb complete: step k's stage has landed (this thread's copies) */
             __syncthreads();    /* ... and every thread's; every warp is done with step k-1's stage */
-            const int kn = k + NS - 1, sn = kn % NS;
-            if (kn < KS) {
+            const int kn = k + NS - 1, sn = (kn - kb) % NS;
+            if (kn < kl) {
 #pragma unroll
                 for (int q = 0; q < KW; q++) {
                     mm2_issue_w<T, C::BM, C::NTH>(wst(sn, q), w, stride, nb, n_out, r0, KW * kn + q);
                     mm2_issue_x<C::BN, C::NTH>(xst(sn, q), dst(sn, q), xh, xl, xds, nb, m, c0, KW * kn + q);
                 }
             }
-            mm2_commit(); /* group k + NS - 1, empty past the last step: the count stays uniform */
-            sc = k % NS;
+            mm2_commit(); /* group k - kb + NS - 1, empty past the last step: the count stays uniform */
+            sc = (k - kb) % NS;
         }
         float suba[AH ? RT : 1][AH ? NT : 1][4]; /* AH: every tile's subtrees of the step */
         if constexpr (AH != 0) {
@@ -678,7 +691,12 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
                         if (s == 0) l3[rt][nt][e] = sv;
                         else if (s == 1) l4[rt][nt][e] = __fadd_rn(l3[rt][nt][e], sv);
                         else if (s == 2) l3[rt][nt][e] = sv;
-                        else acc[rt][nt][e] = __fadd_rn(acc[rt][nt][e], __fadd_rn(l4[rt][nt][e], __fadd_rn(l3[rt][nt][e], sv)));
+                        else if (SK == 1) acc[rt][nt][e] = __fadd_rn(acc[rt][nt][e], __fadd_rn(l4[rt][nt][e], __fadd_rn(l3[rt][nt][e], sv)));
+                        else { /* chunk k / 4's sum T_j, for mm2_combine_k */
+                            const int r = r0 + rw0 + 16 * rt + gid + 8 * (e >> 1), c = c0 + cw0 + 8 * nt + 2 * tg + (e & 1);
+                            if (r < n_out && c < m)
+                                wsk[((size_t)(k >> 2) * m + c) * n_out + r] = __fadd_rn(l4[rt][nt][e], __fadd_rn(l3[rt][nt][e], sv));
+                        }
                     }
             }
         }
@@ -707,7 +725,7 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
             __syncthreads(); /* red is read before the next step writes it (a dead step has no barrier of its own) */
         }
     }
-    if (kw == 0)
+    if (kw == 0 && SK == 1)
 #pragma unroll
         for (int rt = 0; rt < RT; rt++)
 #pragma unroll
@@ -719,12 +737,51 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
                 }
 }
 
-template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH = 0, int MB = 0>
-static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
+/* The split chunks' sums added in chunk order: y(r, c) = (((-0.0 + T_0) + T_1) + ...) + T_{nch-1}, the one-CTA loop's
+ * acc. Plain launch (no PDL): it reads what gemm_mma2_k wrote. */
+__global__ void mm2_combine_k(const float *__restrict__ wsk, int nch, int n_out, int m, const mm2_out yo) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (int64_t)n_out * m) return;
+    const int r = (int)(i % n_out), c = (int)(i / n_out);
+    float acc = -0.0f;
+    for (int j = 0; j < nch; j++) acc = __fadd_rn(acc, wsk[((size_t)j * m + c) * n_out + r]);
+    mm2_store(yo, n_out, r, c, acc);
+}
+
+/* The split arms' workspace (nch x m x n_out floats) of each device, grown on demand: for the sweep and tests only, one
+ * host thread and one stream (calls on two streams would share it; a cudaMalloc cannot run inside a graph capture, so
+ * mma2_run refuses a split arm on a capturing stream, and the chooser takes none). NULL when the allocation fails. */
+#define MM2_SPLIT_ARM0 18 /* arms 18, 19 split the chunks over CTAs */
+static float *mm2_split_ws(size_t floats) {
+    static float *ws[32];
+    static size_t cap[32];
+    int dev = 0;
+    cudaGetDevice(&dev);
+    if (dev < 0 || dev >= 32) return NULL;
+    if (cap[dev] < floats) {
+        if (ws[dev]) {
+            cudaDeviceSynchronize(); /* no split call still reads the old buffer */
+            cudaFree(ws[dev]);
+        }
+        ws[dev] = NULL, cap[dev] = 0;
+        if (cudaMalloc((void **)&ws[dev], floats * sizeof(float)) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return NULL;
+        }
+        cap[dev] = floats;
+    }
+    return ws[dev];
+}
+
+template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH = 0, int MB = 0, int SK = 1>
+static int mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                         const int2 *xds, int m, const mm2_out &y, cudaStream_t st) {
     typedef mm2_cfg<T, WR, WC, RT, NT, NS, KW> C;
-    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, const mm2_out) =
-        gemm_mma2_k<T, WR, WC, RT, NT, NS, KW, AH, MB>;
+    void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, const mm2_out,
+               float *) = gemm_mma2_k<T, WR, WC, RT, NT, NS, KW, AH, MB, SK>;
+    const int nch = (nb + 31) >> 5;
+    float *wsk = NULL;
+    if (SK > 1 && !(wsk = mm2_split_ws((size_t)nch * m * n_out))) return 0; /* nothing launched */
     static int dev_set = 0; /* the opt-in past 48 KiB, per device (bit) */
     int dev = 0;
     cudaGetDevice(&dev);
@@ -733,7 +790,15 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
         __atomic_fetch_or(&dev_set, 1 << dev, __ATOMIC_RELAXED);
     }
     const int64_t units = (int64_t)((n_out + C::BM - 1) / C::BM) * ((m + C::BN - 1) / C::BN);
-    PDL_LAUNCH(kf, dim3((unsigned)units), dim3(C::NTH), (size_t)C::SMEM, st, w, stride, nb, n_out, xh, xl, xds, m, y);
+    const int sk = SK > 1 ? (nch + (nch + SK - 1) / SK - 1) / ((nch + SK - 1) / SK) : 1; /* CTAs with chunks */
+    PDL_LAUNCH(kf, dim3((unsigned)units, (unsigned)sk), dim3(C::NTH), (size_t)C::SMEM, st, w, stride, nb, n_out, xh, xl,
+               xds, m, y, wsk);
+    if (SK > 1) {
+        const int64_t outs = (int64_t)n_out * m;
+        mm2_combine_k<<<(unsigned)((outs + 255) / 256), 256, 0, st>>>(wsk, nch, n_out, m, y);
+        TCU_CHECK_LAUNCH(st);
+    }
+    return 1;
 }
 
 /* The tilings under measurement (WR x WC warps, RT 16-row tiles and NT n8 tiles a warp, NS stages), BM x BN and the
@@ -749,7 +814,7 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * The epilogue (an I2F, two FMULs, an FADD, two integer ops an output and block) runs for every column of the tile,
  * used or not, so the narrow arms are for short passes. Warps: a 16x8 output tile is the finest a warp can own, so a
  * matrix of n_out rows has at most n_out/16 x m/8 warps of work: 4096 rows at m = 16 give 512 (~4 an SM), which only
- * a split of the chunks over warps (T_j through shared memory, added in order: not built) would raise; arms 6 and 7
+ * a split of the chunks would raise (over warps: arms 8-10 below; over CTAs: arms 18, 19, with a combine); arms 6 and 7
  * give each warp one such tile so that a CTA holds many warps. The chooser (arm -1) is the first
  * sweep's fastest arm (H200, `MMA_SWEEP=1 bench/gpu_check.sh mma`, Q4_0/Q8_0/Q4_K at 4096x14336 and 14336x4096, m = 1..64;
  * bench/gpu/s19-0d38df8/mma-sweep.md, the arm whose worst ratio to each type's best is least): a matrix of at least 4
@@ -775,48 +840,58 @@ static void mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, cons
  *   2026-12-03); whether more bytes in flight a CTA is what it lacks. Built, not yet swept. ptxas (sm_90, Q4_0R):
  *   arm 5 138 registers, arm 16 133, no spills, so 3 CTAs (12 warps) an SM fit; but 14336 rows at m = 8 are 224 CTAs
  *   (896 16x8 warp tiles, ~1.7 warps a scheduler), so the prediction is small: within 10% of arms 5 / 12 if the warps,
- *   not the bytes in flight, bound it (then the split of the chunks over CTAs is next). */
+ *   not the bytes in flight, bound it (then the split of the chunks over CTAs is next).
+ *   arm 18: arm 5 and arm 19: arm 12 with the chunks split over 4 CTAs a tile (SK = 4: a 4096-input matrix's 4 chunks
+ *   one a CTA, 14336's 14 four a CTA), the chunk sums T_j through a workspace and mm2_combine_k (the same bits; 4x the
+ *   warps below m = 16, plus nch·m·n_out floats written and read: 7.3 MB at m = 16 for gate|up's 28672 rows against
+ *   its 58 MB of weights). For the sweep only (the workspace is allocated on demand, never in a capture); built, not
+ *   yet run. */
 template <int T>
-static void mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
+static int mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
                      const int2 *xds, int m, const mm2_out &y, cudaStream_t st) {
     if (arm < 0) { /* the sweep's fastest over Q4_0/Q8_0/Q4_K (bench/gpu/s19-0d38df8/mma-sweep.md), by rows per SM */
         if ((n_out + 15) / 16 >= 4 * gemv_sms()) arm = m <= 8 ? 5 : m <= 16 ? 12 : m <= 32 ? 11 : m <= 48 ? 12 : 15;
         else arm = m <= 8 ? 8 : m <= 16 ? 9 : m <= 32 ? 7 : 12; /* few rows: chunks split over warps, then 16x8 a warp */
     }
     switch (arm) {
-    case 6: mma2_launch<T, 2, 8, 1, 1, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 7: mma2_launch<T, 4, 2, 1, 1, 3, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 4: mma2_launch<T, 4, 1, 1, 2, 3, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 5: mma2_launch<T, 4, 1, 1, 1, 4, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 1: mma2_launch<T, 4, 2, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 2: mma2_launch<T, 2, 2, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 3: mma2_launch<T, 8, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 8: mma2_launch<T, 2, 1, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 9: mma2_launch<T, 2, 2, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 10: mma2_launch<T, 2, 2, 1, 1, 2, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 11: mma2_launch<T, 8, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 12: mma2_launch<T, 4, 1, 1, 2, 3, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 13: mma2_launch<T, 4, 2, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 14: mma2_launch<T, 4, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 15: mma2_launch<T, 8, 1, 1, 4, 2, 1, 1, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 16: mma2_launch<T, 4, 1, 1, 1, 8, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    case 17: mma2_launch<T, 4, 1, 1, 2, 6, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
-    default: mma2_launch<T, 4, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st); break;
+    case 6: return mma2_launch<T, 2, 8, 1, 1, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 7: return mma2_launch<T, 4, 2, 1, 1, 3, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 4: return mma2_launch<T, 4, 1, 1, 2, 3, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 5: return mma2_launch<T, 4, 1, 1, 1, 4, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 1: return mma2_launch<T, 4, 2, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 2: return mma2_launch<T, 2, 2, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 3: return mma2_launch<T, 8, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 8: return mma2_launch<T, 2, 1, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 9: return mma2_launch<T, 2, 2, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 10: return mma2_launch<T, 2, 2, 1, 1, 2, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 11: return mma2_launch<T, 8, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 12: return mma2_launch<T, 4, 1, 1, 2, 3, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 13: return mma2_launch<T, 4, 2, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 14: return mma2_launch<T, 4, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 15: return mma2_launch<T, 8, 1, 1, 4, 2, 1, 1, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 16: return mma2_launch<T, 4, 1, 1, 1, 8, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 17: return mma2_launch<T, 4, 1, 1, 2, 6, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 18: return mma2_launch<T, 4, 1, 1, 1, 4, 1, 0, 0, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 19: return mma2_launch<T, 4, 1, 1, 2, 3, 1, 1, 0, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    default: return mma2_launch<T, 4, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
     }
 }
 
 static int mma2_run(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
                     const mm2_out &y, cudaStream_t st) {
     if (!tcu_gemm_mma_supported(t) || m < 1 || n_out < 1 || n_in < 32 || arm < -1 || arm >= TCU_MMA_V2_ARMS) return 0;
+    if (arm >= MM2_SPLIT_ARM0) { /* the split arms' workspace is allocated on demand: never inside a capture */
+        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(st, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) return 0;
+    }
     const int nb = (int)(n_in / 32);
     const size_t pb = x16_plane_bytes(m, n_in);
     const int8_t *xh = (const int8_t *)xq, *xl = (const int8_t *)xq + pb;
     const int2 *xds = (const int2 *)((const char *)xq + 2 * pb);
     const uint8_t *wb = (const uint8_t *)w;
-    if (t == TCU_TYPE_Q4_0R) mma2_arm<TCU_TYPE_Q4_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
-    else if (t == TCU_TYPE_Q8_0R) mma2_arm<TCU_TYPE_Q8_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
-    else mma2_arm<TCU_TYPE_Q4_KR>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
-    return 1;
+    if (t == TCU_TYPE_Q4_0R) return mma2_arm<TCU_TYPE_Q4_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
+    if (t == TCU_TYPE_Q8_0R) return mma2_arm<TCU_TYPE_Q8_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
+    return mma2_arm<TCU_TYPE_Q4_KR>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
 }
 
 extern "C" int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,

@@ -149,7 +149,7 @@ int tcu_attention_rps(void);
  * the chunk order (whatever tcu_gemv_order says: v2 has only that order). Repacked Q4_0R, Q8_0R, Q4_KR; returns 0
  * (nothing launched) otherwise or for an arm out of range, else 1. Arms 0..TCU_MMA_V2_ARMS-1 are tilings (gemm_mma.cu
  * mma2_arm), -1 the chooser's pick by m and rows; every arm the same bits. */
-#define TCU_MMA_V2_ARMS 18
+#define TCU_MMA_V2_ARMS 20
 int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                         int m, float *y, cudaStream_t st);
 /* v2 over a fused matrix (q|k|v, gate|up: rows[0] + rows[1] + rows[2] rows, the parts in that order; rows[0] >= 1, the
