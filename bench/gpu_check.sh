@@ -54,7 +54,7 @@
 # Environment: MODEL (default models/SmolLM2-135M-Instruct.Q4_1.gguf, else a synthetic SmolLM2 where the box has
 # no copy), OUT (logs and receipts; the device tool's $OUT, else /tmp/gpu_check), SYNTH_DIR (synthetic models,
 # default /tmp/tern_synth), BENCH_REPS (default 3), PCRE (a folder with include/pcre2.h and lib/libpcre2-8.so*
-# for a box without PCRE2's headers), BASE_BIN, LCPP_BIN (the llama.cpp peer's binaries, default /tmp/lcpp/build/bin:
+# for a box without PCRE2's headers; bench/box_sys.sh makes one under .box/sys with the server's libraries too), BASE_BIN, LCPP_BIN (the llama.cpp peer's binaries, default /tmp/lcpp/build/bin:
 # shared/peers/README.md; the serve and ppl steps skip the peer where it is absent). Each step's log is $OUT/<step>.log;
 # receipts are $OUT/*.json. PACK=NAME.tgz: at the end, everything under $OUT (logs, receipts, summary.txt) moved into
 # $OUT/NAME.tgz (the device tool brings back only a few files a call).
