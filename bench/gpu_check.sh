@@ -21,7 +21,8 @@
 #   the H200 once the files exist. A CPU trial: DEVICE=cpu THREADS=2 ARCH=llama3.2-1b LAYERS=2 NPP=32 NTG=8 NPL=1,4 CTX=1024
 #   mmaprof (not in the default list): ncu of one v2 launch (gpu_mma --one) for each MMAPROF case (TYPE:N_IN:N_OUT:M:ARM,
 #   default q4_0 4096x14336 at m = 4, 8, 16, 64 with the chooser's arm): speed of light, occupancy, warp states,
-#   memory; $OUT/mmaprof-*.txt and one line a case of time, DRAM throughput, warps a scheduler and the top stall
+#   memory, compute; $OUT/mmaprof-*.txt and one line a case of time, DRAM throughput, occupancy, warps a scheduler,
+#   issue slots busy and cycles an issued instruction (the stall reasons are in the .txt)
 #   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "16 64") at
 #   tern bench --parallel PDL_B (16,24,32,48,64) -p 512 -n 128, chunk order, two rounds interleaved ($OUT/pdl.md)
 #   gap (not in the default list): a B = GAP_B (64) step's wall time, device time (TERN_CUDA_TIMING) and ncu kernel sum at
@@ -190,9 +191,10 @@ for s in $steps; do
       line=$(build-cuda/gpu/gpu_mma --one "$ty" "$ni" "$no" "$mm" "$arm" | grep '^one ')
       ncu -k regex:gemm_mma2_k --launch-skip 20 --launch-count 1 --section SpeedOfLight --section Occupancy \
         --section LaunchStats --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+        --section ComputeWorkloadAnalysis \
         build-cuda/gpu/gpu_mma --one "$ty" "$ni" "$no" "$mm" "$arm" >"$OUT/mmaprof-$ty-$ni-$no-m$mm.txt" 2>&1
       f="$OUT/mmaprof-$ty-$ni-$no-m$mm.txt"
-      echo "$line | $(grep -E '^ +DRAM Throughput|^ +Achieved Occupancy|^ +Registers Per Thread|^ +Active Warps Per Scheduler|^ +Issue Slots Busy' "$f" |
+      echo "$line | $(grep -E '^ +DRAM Throughput|^ +Achieved Occupancy|^ +Registers Per Thread|^ +Active Warps Per Scheduler|^ +Issue Slots Busy|^ +Warp Cycles Per Issued Instruction' "$f" |
         awk '{$1=$1; print}' | paste -sd ';' -)" >>"$OUT/mmaprof.md"
     done
     cat "$OUT/mmaprof.md"
