@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <cuda_runtime_api.h>
@@ -383,15 +384,23 @@ static float time_call(int mma, int arm, const shape_t *s, void **dw, int nc, in
     return best * 1000.0f / 20;
 }
 
+/* dw[0] = the shape's weights, dw[1..3] copies of them: timed calls take them in turn, so no call finds its matrix in
+ * L2 (the caller frees dw[1..3]). */
+static void weight_copies(const shape_t *s, void *dw[4]) {
+    const size_t wb = s->rstride * (size_t)s->n_out;
+    dw[0] = s->dr;
+    for (int c = 1; c < 4; c++) {
+        CU(cudaMalloc(&dw[c], wb));
+        CU(cudaMemcpy(dw[c], s->dr, wb, cudaMemcpyDeviceToDevice));
+    }
+}
+
 static void sweep(int t, int64_t n_in, int64_t n_out) {
     shape_t s;
     setup(&s, t, n_in, n_out);
     const size_t wb = s.rstride * (size_t)n_out;
-    void *dw[4] = {s.dr, NULL, NULL, NULL};
-    for (int c = 1; c < 4; c++) {
-        CU(cudaMalloc(&dw[c], wb));
-        CU(cudaMemcpy(dw[c], s.dr, wb, cudaMemcpyDeviceToDevice));
-    }
+    void *dw[4];
+    weight_copies(&s, dw);
     float *dy;
     CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
     const size_t pb16 = tcu_x16_bytes(16, n_in);
@@ -432,8 +441,10 @@ static int one(int argc, char **argv) {
         fprintf(stderr, "gpu_mma --one TYPE N_IN N_OUT M ARM (TYPE q4_0, q8_0 or q4_k)\n");
         return 2;
     }
-    const int t = !strcmp(argv[2], "q4_0") ? TERN_TYPE_Q4_0 : !strcmp(argv[2], "q8_0") ? TERN_TYPE_Q8_0
-                : !strcmp(argv[2], "q4_k") ? TERN_TYPE_Q4_K : -1;
+    static const int types[3] = {TERN_TYPE_Q4_0, TERN_TYPE_Q8_0, TERN_TYPE_Q4_K};
+    int t = -1;
+    for (int i = 0; i < 3; i++)
+        if (!strcasecmp(argv[2], tern_type_name(types[i]))) t = types[i];
     const long n_in = strtol(argv[3], NULL, 10), n_out = strtol(argv[4], NULL, 10), m = strtol(argv[5], NULL, 10);
     const long arm = strtol(argv[6], NULL, 10);
     if (t < 0 || n_in < 256 || n_in % 256 || n_out < 1 || n_out > 1 << 20 || m < 1 || m > MMAX || arm < -1 ||
@@ -445,11 +456,8 @@ static int one(int argc, char **argv) {
     shape_t s;
     setup(&s, t, n_in, n_out);
     const size_t wb = s.rstride * (size_t)n_out;
-    void *dw[4] = {s.dr, NULL, NULL, NULL};
-    for (int c = 1; c < 4; c++) {
-        CU(cudaMalloc(&dw[c], wb));
-        CU(cudaMemcpy(dw[c], s.dr, wb, cudaMemcpyDeviceToDevice));
-    }
+    void *dw[4];
+    weight_copies(&s, dw);
     float *dy;
     CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
     quant_m(&s, (int)m);

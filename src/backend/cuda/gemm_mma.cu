@@ -636,6 +636,9 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[rt][nt][e] = -0.0f, l3[rt][nt][e] = 0.0f, l4[rt][nt][e] = 0.0f;
     const int rw0 = 16 * RT * (wi % WR), cw0 = 8 * NT * (wi / WR);
+    /* output e of a lane's tile (rt, nt): its row and column */
+    auto orow = [&](int rt, int e) { return r0 + rw0 + 16 * rt + gid + 8 * (e >> 1); };
+    auto ocol = [&](int nt, int e) { return c0 + cw0 + 8 * nt + 2 * tg + (e & 1); };
     for (int k = kb; k < ke; k++) {
         const bool live = k < KS; /* CTA-uniform; a step past the last group has +0.0 subtrees */
         int sc = 0;
@@ -693,7 +696,7 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
                         else if (s == 2) l3[rt][nt][e] = sv;
                         else if (SK == 1) acc[rt][nt][e] = __fadd_rn(acc[rt][nt][e], __fadd_rn(l4[rt][nt][e], __fadd_rn(l3[rt][nt][e], sv)));
                         else { /* chunk k / 4's sum T_j, for mm2_combine_k */
-                            const int r = r0 + rw0 + 16 * rt + gid + 8 * (e >> 1), c = c0 + cw0 + 8 * nt + 2 * tg + (e & 1);
+                            const int r = orow(rt, e), c = ocol(nt, e);
                             if (r < n_out && c < m)
                                 wsk[((size_t)(k >> 2) * m + c) * n_out + r] = __fadd_rn(l4[rt][nt][e], __fadd_rn(l3[rt][nt][e], sv));
                         }
@@ -732,7 +735,7 @@ gemm_mma2_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, con
             for (int nt = 0; nt < NT; nt++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    const int r = r0 + rw0 + 16 * rt + gid + 8 * (e >> 1), c = c0 + cw0 + 8 * nt + 2 * tg + (e & 1);
+                    const int r = orow(rt, e), c = ocol(nt, e);
                     if (r < n_out && c < m) mm2_store(yo, n_out, r, c, acc[rt][nt][e]);
                 }
 }
@@ -790,7 +793,7 @@ static int mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const
         __atomic_fetch_or(&dev_set, 1 << dev, __ATOMIC_RELAXED);
     }
     const int64_t units = (int64_t)((n_out + C::BM - 1) / C::BM) * ((m + C::BN - 1) / C::BN);
-    const int sk = SK > 1 ? (nch + (nch + SK - 1) / SK - 1) / ((nch + SK - 1) / SK) : 1; /* CTAs with chunks */
+    const int cpc = (nch + SK - 1) / SK, sk = (nch + cpc - 1) / cpc; /* chunks a CTA (as the kernel), CTAs with chunks */
     PDL_LAUNCH(kf, dim3((unsigned)units, (unsigned)sk), dim3(C::NTH), (size_t)C::SMEM, st, w, stride, nb, n_out, xh, xl,
                xds, m, y, wsk);
     if (SK > 1) {
