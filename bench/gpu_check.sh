@@ -23,8 +23,8 @@
 #   default q4_0 4096x14336 at m = 4, 8, 16, 64 with the chooser's arm): speed of light, occupancy, warp states,
 #   memory, compute; $OUT/mmaprof-*.txt and one line a case of time, DRAM throughput, occupancy, warps a scheduler,
 #   issue slots busy and cycles an issued instruction (the stall reasons are in the .txt)
-#   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "16 64") at
-#   tern bench --parallel PDL_B (16,24,32,48,64) -p 512 -n 128, chunk order, two rounds interleaved ($OUT/pdl.md)
+#   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "48 64") at
+#   tern bench --parallel PDL_B (48,56,64) -p 512 -n 128, chunk order, two rounds interleaved ($OUT/pdl.md)
 #   gap (not in the default list): a B = GAP_B (64) step's wall time, device time (TERN_CUDA_TIMING) and ncu kernel sum at
 #   base clocks, nvidia-smi dmon beside the bench (the 2.9 ms question of docs/ledger.md 2026-12-02)
 #   realmodel (not in the default list): tests/test_model_gemma3 and test_model_qwen2 with TERN_TEST_DEVICE=cuda (their
@@ -202,8 +202,8 @@ for s in $steps; do
   pdl) # (not in the default list) S_TG with PDL up to TERN_PDL_MAX tokens a pass, the arms interleaved
     f=$(synth llama3-8b q4_0 32)
     : >"$OUT/pdl.md"
-    for r in 1 2; do for a in ${PDL_ARMS:-16 64}; do
-      TERN_PDL_MAX=$a TERN_GEMV_CHUNK=1 ./tern bench -m "$f" --device cuda --parallel "${PDL_B:-16,24,32,48,64}" -p 512 \
+    for r in 1 2; do for a in ${PDL_ARMS:-48 64}; do
+      TERN_PDL_MAX=$a TERN_GEMV_CHUNK=1 ./tern bench -m "$f" --device cuda --parallel "${PDL_B:-48,56,64}" -p 512 \
         -n 128 -r 1 2>&1 | grep -E '^\|  *512 ' | sed "s/^/round $r TERN_PDL_MAX=$a /" >>"$OUT/pdl.md"
     done; done
     cat "$OUT/pdl.md"

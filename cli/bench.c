@@ -424,6 +424,7 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
     ep.ctx.verbose = 1;
     ep.n_seq_max = max_b;
     ep.block_size = o->block;
+    cli_batch_order(max_b);
     tern_engine *e = tern_engine_new(m, &ep);
     if (!e) cli_die("%s", tern_last_error());
     const int n_vocab = tern_model_n_vocab(m), on_cuda = !strcmp(tern_engine_device(e), "cuda");
@@ -494,8 +495,8 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
         bench_json_str(rf, on_cuda ? tern_cuda_name() : o->cpu_name);
         int bs = 0;
         tern_engine_kv_usage(e, NULL, NULL, &bs);
-        fprintf(rf, ", \"threads\": %d, \"cache_type\": \"%s\", \"kv_block_size\": %d},\n  \"model\": {\"path\": ",
-                o->n_threads, o->kv_type == TERN_CACHE_Q8_0 ? "q8_0" : "f16", bs);
+        fprintf(rf, ", \"threads\": %d, \"cache_type\": \"%s\", \"kv_block_size\": %d, \"gemv_chunk\": %d},\n  \"model\": {\"path\": ",
+                o->n_threads, o->kv_type == TERN_CACHE_Q8_0 ? "q8_0" : "f16", bs, tern_config_get().gemv_chunk);
         bench_json_str(rf, o->model);
         fputs(", \"desc\": ", rf);
         bench_json_str(rf, tern_model_desc(m));

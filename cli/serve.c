@@ -144,6 +144,7 @@ int cmd_serve(int argc, char **argv) {
     ep.n_seq_max = parallel;
     ep.block_size = block_size;
     ep.prefix_cache = prefix_cache;
+    cli_batch_order(parallel);
     tern_engine *e = tern_engine_new(m, &ep);
     if (!e) cli_die("%s", tern_last_error());
     srv_ctx c = {0};
@@ -178,9 +179,10 @@ int cmd_serve(int argc, char **argv) {
     char swa_pool[64] = "";
     if (kst.swa_blocks_total > 0) snprintf(swa_pool, sizeof swa_pool, " (+ %d in the window pool)", kst.swa_blocks_total);
     fprintf(stderr, "tern serve: %s on %s, %d parallel x %d positions, KV pool %d blocks of %d%s, batch %d tokens, prefix "
-                    "cache %s, chat template %s\n", tern_model_desc(m), tern_engine_device(e), parallel, c.n_ctx, total,
+                    "cache %s, chat template %s%s\n", tern_model_desc(m), tern_engine_device(e), parallel, c.n_ctx, total,
             bs, swa_pool, spp.batch_tokens, prefix_cache ? "on" : "off",
-            fam == TERN_CHAT_UNKNOWN ? "none" : tern_chat_name(fam));
+            fam == TERN_CHAT_UNKNOWN ? "none" : tern_chat_name(fam),
+            cuda && tern_config_get().gemv_chunk ? ", chunk-order matmuls (TERN_GEMV_CHUNK)" : "");
     fprintf(stderr, "tern serve: listening on http://%s:%d\n", host, srv_http_port(h));
     fflush(stderr);
 

@@ -177,6 +177,18 @@ static void cli_config_from_env(void) {
     tern_config_set(&c);
 }
 
+/* Many sequences at once (tern serve --parallel N > 1, tern bench --parallel with a B > 1) take the chunk order
+ * (tern_config.gemv_chunk: CUDA passes of up to 64 tokens through the MMA GEMM, each sequence's bits still its own)
+ * unless TERN_GEMV_CHUNK says otherwise: on the H200 it is 1.07x today's order at 4 sequences and 2-4x from 16 on, at
+ * -3..-6% for one (docs/gpu.md). One sequence (tern run, tern bench without --parallel) keeps today's order. */
+void cli_batch_order(int n_seq) {
+    const char *v = getenv("TERN_GEMV_CHUNK");
+    if (n_seq <= 1 || (v && *v)) return;
+    tern_config c = tern_config_get();
+    c.gemv_chunk = 1;
+    tern_config_set(&c);
+}
+
 long cli_parse_long(const char *flag, const char *s, long lo, long hi) {
     char *end;
     errno = 0;

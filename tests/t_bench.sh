@@ -99,6 +99,7 @@ if [ $rc -eq 0 ] && grep -q '^|    PP |     TG |    B |   N_KV |   T_PP s | S_PP
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["device"]["backend"] == "cpu" and d["device"]["name"] and d["model"]["weight_type"] == "Q4_1", d
+assert d["device"]["gemv_chunk"] == 1, d["device"]  # many sequences: the chunk order (cli_batch_order)
 rs = d["results"]
 assert [r["B"] for r in rs] == [1, 3], rs
 for r in rs:
@@ -108,6 +109,16 @@ for r in rs:
     assert abs(r["T"] - r["T_PP"] - r["T_TG"]) < 1e-5, r
 PY
 then ok; else bad "bench --parallel rc=$rc: $(head -c 400 "$T/par.md") $(head -c 300 "$T/par.err")"; fi
+
+# the chunk order is the batch's default: not for one sequence, and TERN_GEMV_CHUNK overrides it
+./tern bench -m "$MODEL" --parallel 1 -p 4 -n 2 -r 1 -t 2 --receipt "$T/par1.json" >/dev/null 2>&1; rc1=$?
+TERN_GEMV_CHUNK=0 ./tern bench -m "$MODEL" --parallel 1,2 -p 4 -n 2 -r 1 -t 2 --receipt "$T/par0.json" >/dev/null 2>&1; rc0=$?
+if [ $rc1 -eq 0 ] && [ $rc0 -eq 0 ] && python3 - "$T/par1.json" "$T/par0.json" <<'PY'
+import json, sys
+assert json.load(open(sys.argv[1]))["device"]["gemv_chunk"] == 0
+assert json.load(open(sys.argv[2]))["device"]["gemv_chunk"] == 0
+PY
+then ok; else bad "bench --parallel gemv_chunk: rc $rc1 $rc0"; fi
 
 # bench --parallel's floor (issue 26), recomputed here from the preset's shapes: a 1-layer synthetic Llama-3.2-1B
 # (every matrix Q4_0, 18 bytes a block of 32; tied, so the output head is the 512-row embedding table), ceilings

@@ -45,6 +45,18 @@
 #define N_ARMS 8 /* tcu_gemm_mma_arm's arms (gemm_mma.cu mma_arm), all checked and swept */
 
 static uint64_t rs;
+
+/* v2's split arms' workspace (tcu_gemm_mma_v2_arm's ws), grown to nch·m·n_out floats before a call needs it */
+static float *g_ws;
+static size_t g_wsn;
+static void ws_ensure(int64_t n_in, int64_t n_out, int m) {
+    const size_t need = (size_t)((n_in / 32 + 31) / 32) * (size_t)m * (size_t)n_out;
+    if (need <= g_wsn) return;
+    CU(cudaDeviceSynchronize());
+    if (g_ws) CU(cudaFree(g_ws));
+    CU(cudaMalloc((void **)&g_ws, sizeof(float) * need));
+    g_wsn = need;
+}
 static uint32_t rnd(void) {
     rs ^= rs << 13;
     rs ^= rs >> 7;
@@ -227,13 +239,20 @@ static void check_chunk(int t, int64_t n_in, int64_t n_out) {
                   (long long)n_in, (long long)n_out, fams[f], m);
         }
     }
-    /* v2: every arm (-1 the chooser), every m */
-    for (int arm = -1; arm < TCU_MMA_V2_ARMS; arm++)
+    /* v2: every arm (-1 the chooser; -2 the chooser without a workspace, which must give way to a no-split arm), every
+     * m; a split arm without its workspace is refused */
+    ws_ensure(n_in, n_out, MMAX);
+    for (int arm = -2; arm < TCU_MMA_V2_ARMS; arm++)
         for (int mi = 0; mi < 7; mi++) {
             const int m = ms[mi];
             quant_m(&s, m);
             CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
-            const int ran = tcu_gemm_mma_v2_arm(arm, s.rt, s.dr, s.rstride, n_in, n_out, s.xqm, m, dym, 0);
+            if (arm >= 18 && mi == 0)
+                CHECK(!tcu_gemm_mma_v2_arm(arm, s.rt, s.dr, s.rstride, n_in, n_out, s.xqm, m, dym, g_ws, 1, 0),
+                      "v2 %s %lldx%lld arm %d: ran with a workspace of one float", tern_type_name(t), (long long)n_in,
+                      (long long)n_out, arm);
+            const int ran = tcu_gemm_mma_v2_arm(arm < -1 ? -1 : arm, s.rt, s.dr, s.rstride, n_in, n_out, s.xqm, m, dym,
+                                                arm < -1 ? NULL : g_ws, arm < -1 ? 0 : g_wsn, 0);
             CU(cudaGetLastError());
             CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
             int bad = -1, nbad = 0;
@@ -271,7 +290,7 @@ static void check_chunk(int t, int64_t n_in, int64_t n_out) {
                         CU(cudaMemset(dp[j], 0xFF, sizeof(float) * ((size_t)m * rows[j] + 64)));
                     }
                     float *const ys[3] = {dp[0], dp[1], dp[np == 3 ? 2 : 1]};
-                    const int ran = tcu_gemm_mma_v2_split(arm, s.rt, s.dr, s.rstride, n_in, rows, s.xqm, m, ys, 0);
+                    const int ran = tcu_gemm_mma_v2_split(arm, s.rt, s.dr, s.rstride, n_in, rows, s.xqm, m, ys, g_ws, g_wsn, 0);
                     CU(cudaGetLastError());
                     int bad = 0, untouched = 1;
                     int64_t r0 = 0;
@@ -362,11 +381,12 @@ static float time_call(int mma, int arm, const shape_t *s, void **dw, int nc, in
     CU(cudaEventCreate(&e1));
     float best = 1e9f;
     const size_t pb16 = tcu_x16_bytes(16, s->n_in);
+    if (mma == 2) ws_ensure(s->n_in, s->n_out, m);
     for (int r = 0; r < 12; r++) {
         CU(cudaEventRecord(e0, 0));
         for (int i = 0; i < 20; i++) {
             void *w = dw[(r * 20 + i) % nc];
-            if (mma == 2) tcu_gemm_mma_v2_arm(arm, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, 0);
+            if (mma == 2) tcu_gemm_mma_v2_arm(arm, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, g_ws, g_wsn, 0);
             else if (mma) tcu_gemm_mma_arm(arm, -1, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, 0);
             else
                 for (int c0 = 0; c0 < m; c0 += 16) /* the dp4a twins take 16 columns a call (their own x16 buffers) */
@@ -434,21 +454,35 @@ static void sweep(int t, int64_t n_in, int64_t n_out) {
     free(s.hw);
 }
 
+/* Parses a comma list of integers in [lo, hi] into v (at most 32). The count, or -1. */
+static int int_list(const char *a, int lo, int hi, int *v) {
+    int n = 0;
+    for (const char *p = a;; p++) {
+        char *e;
+        const long x = strtol(p, &e, 10);
+        if (e == p || x < lo || x > hi || n == 32 || (*e != ',' && *e != 0)) return -1;
+        v[n++] = (int)x;
+        p = e;
+        if (!*e) return n;
+    }
+}
+
 /* --one TYPE N_IN N_OUT M ARM: only v2's arm (-1: the chooser) at m columns of one shape, timed as the sweep times it
- * (12 rounds of 20 calls over 4 copies of the weights): a launch for ncu to profile (gpu_check.sh mmaprof). */
+ * (12 rounds of 20 calls over 4 copies of the weights): a launch for ncu to profile (gpu_check.sh mmaprof). M and ARM
+ * may be comma lists (every pair, one line each, on one upload of the weights). */
 static int one(int argc, char **argv) {
     if (argc != 7) {
-        fprintf(stderr, "gpu_mma --one TYPE N_IN N_OUT M ARM (TYPE q4_0, q8_0 or q4_k)\n");
+        fprintf(stderr, "gpu_mma --one TYPE N_IN N_OUT M ARM (TYPE q4_0, q8_0 or q4_k; M and ARM lists like 4,8,16)\n");
         return 2;
     }
     static const int types[3] = {TERN_TYPE_Q4_0, TERN_TYPE_Q8_0, TERN_TYPE_Q4_K};
     int t = -1;
     for (int i = 0; i < 3; i++)
         if (!strcasecmp(argv[2], tern_type_name(types[i]))) t = types[i];
-    const long n_in = strtol(argv[3], NULL, 10), n_out = strtol(argv[4], NULL, 10), m = strtol(argv[5], NULL, 10);
-    const long arm = strtol(argv[6], NULL, 10);
-    if (t < 0 || n_in < 256 || n_in % 256 || n_out < 1 || n_out > 1 << 20 || m < 1 || m > MMAX || arm < -1 ||
-        arm >= TCU_MMA_V2_ARMS) {
+    const long n_in = strtol(argv[3], NULL, 10), n_out = strtol(argv[4], NULL, 10);
+    int ms[32], arms[32];
+    const int nm = int_list(argv[5], 1, MMAX, ms), na = int_list(argv[6], -1, TCU_MMA_V2_ARMS - 1, arms);
+    if (t < 0 || n_in < 256 || n_in % 256 || n_out < 1 || n_out > 1 << 20 || nm < 1 || na < 1) {
         fprintf(stderr, "gpu_mma --one: a type of q4_0/q8_0/q4_k, n_in a multiple of 256, 1 <= m <= %d, arm -1..%d\n", MMAX,
                 TCU_MMA_V2_ARMS - 1);
         return 2;
@@ -460,10 +494,15 @@ static int one(int argc, char **argv) {
     weight_copies(&s, dw);
     float *dy;
     CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
-    quant_m(&s, (int)m);
-    const float us = time_call(2, (int)arm, &s, dw, 4, (int)m, dy, NULL);
-    CU(cudaGetLastError());
-    printf("one %s %ldx%ld m=%ld v2 arm %ld: %.1f us (%.0f GB/s of weights)\n", argv[2], n_in, n_out, m, arm, us, wb / us * 1e-3);
+    for (int i = 0; i < nm; i++) {
+        quant_m(&s, ms[i]);
+        for (int a = 0; a < na; a++) {
+            const float us = time_call(2, arms[a], &s, dw, 4, ms[i], dy, NULL);
+            CU(cudaGetLastError());
+            printf("one %s %ldx%ld m=%d v2 arm %d: %.1f us (%.0f GB/s of weights)\n", argv[2], n_in, n_out, ms[i], arms[a],
+                   us, wb / us * 1e-3);
+        }
+    }
     for (int c = 1; c < 4; c++) CU(cudaFree(dw[c]));
     CU(cudaFree(dy));
     return 0;

@@ -504,12 +504,20 @@ static void crank_plan(crank *g) {
     cuda_kv_layer(g, g->n_layer, &kv_off); /* every layer's bytes */
     g->b_kv = 2ull * kv_off;
     const size_t ws_bytes = 32u << 20; /* cuBLASLt's workspace */
+    { /* v2's split arms' workspace: the largest need of the matrices a GEMV-path pass runs (fused or not) */
+        const int64_t shp[8][2] = {{E, Hq + 2ll * Hkv}, {E, Hq}, {E, Hkv}, {Hq, E}, {E, 2ll * F}, {E, F}, {F, E}, {E, V}};
+        g->mmws_n = 0;
+        for (int i = 0; i < 8; i++) {
+            const size_t k = tcu_gemm_mma_v2_ws_floats(shp[i][0], shp[i][1], g->gemv_max);
+            if (k > g->mmws_n) g->mmws_n = k;
+        }
+    }
     uint64_t sb = sizeof(float) * ((uint64_t)B * (4ull * E + 2ull * Hq + 2ull * Hkv + (W->pf_gu ? 3ull : 2ull) * F + V) + Hq +
                                    2ull * Hkv + 2ull * F) +
                   sizeof(uint16_t) * ((uint64_t)B * W->maxin + W->max_mat + W->max_layer_mat) +
                   sizeof(int32_t) * (5ull * B + g->bt_cap + g->pen_cap + (g->kv_rows_w > 0 ? (uint64_t)B + g->bt_cap : 0)) + sizeof(double) * B + sizeof(float) * (uint64_t)m->n_vocab +
                   sizeof(float) * 2 * pass_rows(g) * (uint64_t)(m->n_rot / 2 + 1) + sizeof(uint64_t) * pass_rows(g) +
-                  ws_bytes + tcu_x16_bytes(pass_rows(g), W->maxin) +
+                  ws_bytes + tcu_x16_bytes(pass_rows(g), W->maxin) + sizeof(float) * g->mmws_n +
                   tcu_attention_ws_bytes(pass_rows(g), W->nh, hd, g->att_splits);
     if (g->kv_q8) sb += 2ull * sizeof(uint16_t) * g->n_ctx * Hkv; /* kc16, vc16 */
     if (g->n_rank > 1) {
@@ -571,6 +579,7 @@ static int crank_setup(crank *g) {
                 cudaEventCreateWithFlags(&g->free_[i], cudaEventDisableTiming) != cudaSuccess)
                 fail = 1;
         g->xq = dalloc(tcu_x16_bytes(pass_rows(g), W->maxin), &fail);
+        g->mmws = dalloc(sizeof(float) * g->mmws_n, &fail);
         /* programmatic dependent launch on Hopper and later (each pass sets it by its size: exec.c PDL_MAX) */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
@@ -622,7 +631,7 @@ static void crank_free(crank *g) {
             for (int n = 0; n <= TCU_PASS_MAX; n++)
                 if (g->gok[a][k][n]) cudaGraphExecDestroy(g->gexec[a][k][n]);
     void *bufs[] = {g->kc, g->vc, g->kc16, g->vc16, g->x, g->x2, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
-                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->pd, g->ids, g->ropecs[0],
+                    g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->mmws, g->pd, g->ids, g->ropecs[0],
                     g->ropecs[1], g->freq[0], g->freq[1], g->amkeys, g->pen, g->ud, g->samp, g->gath, g->lfull};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->hpd) cudaFreeHost(g->hpd);

@@ -110,6 +110,9 @@ struct crank {
     cudaEvent_t ready[2], free_[2];
     const dweight *held[2];
     void *xq;                  /* integer GEMV input: <= 16 rows quantized (tcu_x16_bytes) */
+    float *mmws;               /* v2's split arms' workspace (mmws_n floats: tcu_gemm_mma_v2_ws_floats of the largest
+                                * need among this rank's matrices at gemv_max columns) */
+    size_t mmws_n;
     int flash;
     /* a pass's inputs on the device, one int32 block copied at once (exec.c set_layout: tok, pos, slot, bt_off, n each,
      * then the block tables; with the window pool then its slots, n, and tables), room for 4 ubatch + bt_cap (5 ubatch

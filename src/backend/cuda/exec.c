@@ -63,7 +63,7 @@ static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
  * q|k|v or gate|up one launch with each part into its own buffer: tcu_gemm_mma_v2_split, every output the bits of the
  * per-part calls). For a pass that v2_runs. */
 static int matmul_v2(crank *g, const dweight *w, int n, const void *xq, const int64_t rows[3], float *const y[3]) {
-    if (!xq || !tcu_gemm_mma_v2_split(-1, w->type, w->d, w->stride, w->n_in, rows, xq, n, y, g->st)) {
+    if (!xq || !tcu_gemm_mma_v2_split(-1, w->type, w->d, w->stride, w->n_in, rows, xq, n, y, g->mmws, g->mmws_n, g->st)) {
         tern_set_error("internal: a %d-token GEMV-path pass reached a matrix (%lld rows, type %d) without the "
                        "chunk-order GEMM", n, (long long)w->n_out, w->type);
         return -1;
@@ -239,11 +239,13 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
 }
 
 /* Programmatic dependent launch in every pass but GEMV-path passes of more than PDL_MAX tokens (the chunk order's
- * v2 passes of 17..64). H200, synthetic Llama-3-8B Q4_0, chunk order, -p 512 -n 128, S_TG with it on / off for
+ * v2 passes of 49..64). H200, synthetic Llama-3-8B Q4_0, chunk order, -p 512 -n 128, S_TG with it on / off for
  * every pass (docs/ledger.md 2026-12-03 "PDL at 64 tokens a pass"): B = 1 466.7 / 418.7, 4 1,042.0 / 1,017.8,
- * 16 2,595.5 / 2,573.9, 64 3,677.2 / 4,493.2; S_PP (the prefill passes, which keep it) level. The crossing lies in
- * (16, 64], unmeasured inside it; no bit depends on it (pdl.cuh's contract holds either way). */
-#define PDL_MAX 16
+ * 16 2,595.5 / 2,573.9, 64 3,677.2 / 4,493.2; S_PP (the prefill passes, which keep it) level. Then TERN_PDL_MAX 64 /
+ * 16, two rounds (bench/gpu/s23-split/pdl.md): B = 24 2,984 / 2,916 and 2,965 / 2,917, 32 3,843 / 3,742 and
+ * 3,845 / 3,736, 48 3,935 / 3,840 and 3,920 / 3,860, 64 4,176 / 4,516 and 4,182 / 4,565: the crossing lies in (48,
+ * 64], unmeasured inside it; no bit depends on it (pdl.cuh's contract holds either way). */
+#define PDL_MAX 48
 
 /* The graph's ops over the pass's tokens (already in g->tok, g->pos, g->slot, g->bt_off, g->bt). Launched or
  * captured: a graph keeps the PDL setting it was captured with, and the outputs after a pass launch with it too. */

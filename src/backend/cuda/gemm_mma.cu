@@ -751,40 +751,29 @@ __global__ void mm2_combine_k(const float *__restrict__ wsk, int nch, int n_out,
     mm2_store(yo, n_out, r, c, acc);
 }
 
-/* The split arms' workspace (nch x m x n_out floats) of each device, grown on demand: for the sweep and tests only, one
- * host thread and one stream (calls on two streams would share it; a cudaMalloc cannot run inside a graph capture, so
- * mma2_run refuses a split arm on a capturing stream, and the chooser takes none). NULL when the allocation fails. */
+/* The split arms' workspace: nch x m x n_out floats of the caller's (an engine's, allocated with its scratch from
+ * tcu_gemm_mma_v2_ws_floats, so a captured pass holds a fixed address; one stream uses it at a time). */
 #define MM2_SPLIT_ARM0 18 /* arms 18, 19 split the chunks over CTAs */
-static float *mm2_split_ws(size_t floats) {
-    static float *ws[32];
-    static size_t cap[32];
-    int dev = 0;
-    cudaGetDevice(&dev);
-    if (dev < 0 || dev >= 32) return NULL;
-    if (cap[dev] < floats) {
-        if (ws[dev]) {
-            cudaDeviceSynchronize(); /* no split call still reads the old buffer */
-            cudaFree(ws[dev]);
-        }
-        ws[dev] = NULL, cap[dev] = 0;
-        if (cudaMalloc((void **)&ws[dev], floats * sizeof(float)) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return NULL;
-        }
-        cap[dev] = floats;
-    }
-    return ws[dev];
+typedef struct {
+    float *p;
+    size_t n; /* floats */
+} mm2_ws;
+static size_t mm2_ws_need(int arm, int nb, int n_out, int m) {
+    return arm >= MM2_SPLIT_ARM0 ? (size_t)((nb + 31) >> 5) * (size_t)m * (size_t)n_out : 0;
 }
 
 template <int T, int WR, int WC, int RT, int NT, int NS, int KW, int AH = 0, int MB = 0, int SK = 1>
 static int mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
-                        const int2 *xds, int m, const mm2_out &y, cudaStream_t st) {
+                        const int2 *xds, int m, const mm2_out &y, const mm2_ws &ws, cudaStream_t st) {
     typedef mm2_cfg<T, WR, WC, RT, NT, NS, KW> C;
     void (*kf)(const uint8_t *, size_t, int, int, const int8_t *, const int8_t *, const int2 *, int, const mm2_out,
                float *) = gemm_mma2_k<T, WR, WC, RT, NT, NS, KW, AH, MB, SK>;
     const int nch = (nb + 31) >> 5;
     float *wsk = NULL;
-    if (SK > 1 && !(wsk = mm2_split_ws((size_t)nch * m * n_out))) return 0; /* nothing launched */
+    if (SK > 1) {
+        if (!ws.p || ws.n < (size_t)nch * m * n_out) return 0; /* nothing launched */
+        wsk = ws.p;
+    }
     static int dev_set = 0; /* the opt-in past 48 KiB, per device (bit) */
     int dev = 0;
     cudaGetDevice(&dev);
@@ -823,9 +812,9 @@ static int mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const
  * bench/gpu/s19-0d38df8/mma-sweep.md, the arm whose worst ratio to each type's best is least): a matrix of at least 4
  * row tiles of 16 an SM (14336 rows on 132 SMs) takes 5 up to m = 8, 12 up to 16, 11 up to 32, 12 up to 48, else 15
  * (within 4% of every type's best; the s18 rule 5/4/3/4/3 ran up to 40% over on Q4_K; 15, arm 11 at two CTAs an SM,
- * from the s20 sweep: bench/gpu/s20-6eb3176); one of fewer (4096 rows) takes
- * the chunk-split 8 up to m = 8, 9 up to 16, then 7 (within 12%), then 12 past 32 (within 9%). Only the two shapes were
- * swept: qkv's 6144 rows fall on the few-rows side.
+ * from the s20 sweep: bench/gpu/s20-6eb3176); one of fewer (4096 or 6144 rows) takes the CTA-split 18 up to m = 8
+ * and 19 up to 48, then 12 (s23: arms 18, 19 below), and without a workspace the warp-split 8 up to m = 8, 9 up to 16,
+ * then 7, then 12 past 32 (the s19 rule).
  *   arm 8: 2x1 x KW 4, 32x8,  a chunk a step split over 4 warps a tile, 8 warps: 448 / 128 CTAs, 2 stages 80 KB (117 KB)
  *   arm 9: 2x2 x KW 4, 32x16, 16 warps: 2 stages 123 KB (160 KB)
  *   arm 10: 2x2 x KW 2, 32x16, half a chunk a step, 8 warps: 2 stages 61 KB (80 KB)
@@ -838,75 +827,90 @@ static int mma2_launch(const uint8_t *w, size_t stride, int nb, int n_out, const
  * 3.05 cycles between a warp's instructions and 52% of issue slots busy. Measured (s20 sweep, mma/sweep.txt there): arm
  * 15 at m = 64 on 14336 rows 79.1 us vs arm 11's 86.9 on Q4_0, 93.4 vs 95.9 on Q8_0, 98.8 vs 98.3 on Q4_K. The chooser
  * takes 15 past m = 48 on many rows. 12 and 13 with the same floor lost (docs/ledger.md, session 20) and are gone.
- *   arm 16: arm 5 with 8 stages (7 steps of weights in flight, 112 KB for Q4_0, 186 KB for Q8_0) and arm 17: arm 12 with
- *   6 (113 KB, 169 KB): below m = 16 v2 streams at 1-1.4 TB/s where the one-column GEMV reaches 2.4 (docs/ledger.md
- *   2026-12-03); whether more bytes in flight a CTA is what it lacks. Built, not yet swept. ptxas (sm_90, Q4_0R):
- *   arm 5 138 registers, arm 16 133, no spills, so 3 CTAs (12 warps) an SM fit; but 14336 rows at m = 8 are 224 CTAs
- *   (896 16x8 warp tiles, ~1.7 warps a scheduler), so the prediction is small: within 10% of arms 5 / 12 if the warps,
- *   not the bytes in flight, bound it (then the split of the chunks over CTAs is next).
+ *   arm 16: arm 5 with 8 stages and arm 17: arm 12 with 6 (more weight bytes in flight a CTA). Measured (s23 sweep,
+ *   bench/gpu/s23-split/): within 5% of arms 5 and 12 and never faster: bytes in flight are not v2's bound at small m.
  *   arm 18: arm 5 and arm 19: arm 12 with the chunks split over 4 CTAs a tile (SK = 4: a 4096-input matrix's 4 chunks
- *   one a CTA, 14336's 14 four a CTA), the chunk sums T_j through a workspace and mm2_combine_k (the same bits; 4x the
- *   warps below m = 16, plus nch·m·n_out floats written and read: 7.3 MB at m = 16 for gate|up's 28672 rows against
- *   its 58 MB of weights). For the sweep only (the workspace is allocated on demand, never in a capture); built, not
- *   yet run. */
+ *   one a CTA, 14336's 14 four a CTA), the chunk sums T_j through the caller's workspace and mm2_combine_k (the same
+ *   bits). Measured (s23): no gain on 14336 rows (arm 18 at m = 8 24.8 us vs arm 5's 23.5: twice the warps a scheduler,
+ *   ncu, but 40% more instructions issued), a win where the rows are few (64 row tiles on 132 SMs): Q4_0 14336x4096 at
+ *   m = 8 28.5 vs 34.6 (arm 8), at m = 48 83.3 vs 100.4 (arm 12); 4096x6144 (q|k|v) at m = 16 17.2 vs 26.7. The chooser
+ *   takes them on few rows up to m = 48 where the engine gives a workspace (tcu_gemm_mma_v2_ws_floats); its worst case,
+ *   4096x4096 at m = 24-32, is 10-11% over arm 7 on Q4_0 and Q8_0 (bench/gpu/s23-split/one-fewrows.txt). */
+/* The chooser's arm for a matrix of nb blocks a row and n_out rows at m columns, with ws_n floats of workspace: the
+ * sweeps' fastest over Q4_0/Q8_0/Q4_K by rows per SM (bench/gpu/s19-0d38df8/mma-sweep.md; few rows: s23). A split arm
+ * whose workspace is not there gives way to the arm it replaced (the same bits). */
+static int mma2_pick(int nb, int n_out, int m, size_t ws_n) {
+    if ((n_out + 15) / 16 >= 4 * gemv_sms()) return m <= 8 ? 5 : m <= 16 ? 12 : m <= 32 ? 11 : m <= 48 ? 12 : 15;
+    const int arm = m <= 8 ? 18 : m <= 48 ? 19 : 12; /* few rows: the chunks split over 4 CTAs, then 16x8 a warp */
+    if (mm2_ws_need(arm, nb, n_out, m) <= ws_n) return arm;
+    return m <= 8 ? 8 : m <= 16 ? 9 : m <= 32 ? 7 : 12; /* the chunks split over warps (the s19 rule) */
+}
+
 template <int T>
 static int mma2_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const int8_t *xh, const int8_t *xl,
-                     const int2 *xds, int m, const mm2_out &y, cudaStream_t st) {
-    if (arm < 0) { /* the sweep's fastest over Q4_0/Q8_0/Q4_K (bench/gpu/s19-0d38df8/mma-sweep.md), by rows per SM */
-        if ((n_out + 15) / 16 >= 4 * gemv_sms()) arm = m <= 8 ? 5 : m <= 16 ? 12 : m <= 32 ? 11 : m <= 48 ? 12 : 15;
-        else arm = m <= 8 ? 8 : m <= 16 ? 9 : m <= 32 ? 7 : 12; /* few rows: chunks split over warps, then 16x8 a warp */
-    }
+                     const int2 *xds, int m, const mm2_out &y, const mm2_ws &ws, cudaStream_t st) {
+    if (arm < 0) arm = mma2_pick(nb, n_out, m, ws.p ? ws.n : 0);
     switch (arm) {
-    case 6: return mma2_launch<T, 2, 8, 1, 1, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 7: return mma2_launch<T, 4, 2, 1, 1, 3, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 4: return mma2_launch<T, 4, 1, 1, 2, 3, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 5: return mma2_launch<T, 4, 1, 1, 1, 4, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 1: return mma2_launch<T, 4, 2, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 2: return mma2_launch<T, 2, 2, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 3: return mma2_launch<T, 8, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 8: return mma2_launch<T, 2, 1, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 9: return mma2_launch<T, 2, 2, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 10: return mma2_launch<T, 2, 2, 1, 1, 2, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 11: return mma2_launch<T, 8, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 12: return mma2_launch<T, 4, 1, 1, 2, 3, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 13: return mma2_launch<T, 4, 2, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 14: return mma2_launch<T, 4, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 15: return mma2_launch<T, 8, 1, 1, 4, 2, 1, 1, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 16: return mma2_launch<T, 4, 1, 1, 1, 8, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 17: return mma2_launch<T, 4, 1, 1, 2, 6, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 18: return mma2_launch<T, 4, 1, 1, 1, 4, 1, 0, 0, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    case 19: return mma2_launch<T, 4, 1, 1, 2, 3, 1, 1, 0, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
-    default: return mma2_launch<T, 4, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, st);
+    case 6: return mma2_launch<T, 2, 8, 1, 1, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 7: return mma2_launch<T, 4, 2, 1, 1, 3, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 4: return mma2_launch<T, 4, 1, 1, 2, 3, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 5: return mma2_launch<T, 4, 1, 1, 1, 4, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 1: return mma2_launch<T, 4, 2, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 2: return mma2_launch<T, 2, 2, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 3: return mma2_launch<T, 8, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 8: return mma2_launch<T, 2, 1, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 9: return mma2_launch<T, 2, 2, 1, 1, 2, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 10: return mma2_launch<T, 2, 2, 1, 1, 2, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 11: return mma2_launch<T, 8, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 12: return mma2_launch<T, 4, 1, 1, 2, 3, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 13: return mma2_launch<T, 4, 2, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 14: return mma2_launch<T, 4, 1, 1, 4, 2, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 15: return mma2_launch<T, 8, 1, 1, 4, 2, 1, 1, 2>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 16: return mma2_launch<T, 4, 1, 1, 1, 8, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 17: return mma2_launch<T, 4, 1, 1, 2, 6, 1, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 18: return mma2_launch<T, 4, 1, 1, 1, 4, 1, 0, 0, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    case 19: return mma2_launch<T, 4, 1, 1, 2, 3, 1, 1, 0, 4>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
+    default: return mma2_launch<T, 4, 1, 1, 4, 2, 1>(w, stride, nb, n_out, xh, xl, xds, m, y, ws, st);
     }
 }
 
 static int mma2_run(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
-                    const mm2_out &y, cudaStream_t st) {
+                    const mm2_out &y, const mm2_ws &ws, cudaStream_t st) {
     if (!tcu_gemm_mma_supported(t) || m < 1 || n_out < 1 || n_in < 32 || arm < -1 || arm >= TCU_MMA_V2_ARMS) return 0;
-    if (arm >= MM2_SPLIT_ARM0) { /* the split arms' workspace is allocated on demand: never inside a capture */
-        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-        if (cudaStreamIsCapturing(st, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) return 0;
-    }
     const int nb = (int)(n_in / 32);
     const size_t pb = x16_plane_bytes(m, n_in);
     const int8_t *xh = (const int8_t *)xq, *xl = (const int8_t *)xq + pb;
     const int2 *xds = (const int2 *)((const char *)xq + 2 * pb);
     const uint8_t *wb = (const uint8_t *)w;
-    if (t == TCU_TYPE_Q4_0R) return mma2_arm<TCU_TYPE_Q4_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
-    if (t == TCU_TYPE_Q8_0R) return mma2_arm<TCU_TYPE_Q8_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
-    return mma2_arm<TCU_TYPE_Q4_KR>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, st);
+    if (t == TCU_TYPE_Q4_0R) return mma2_arm<TCU_TYPE_Q4_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, ws, st);
+    if (t == TCU_TYPE_Q8_0R) return mma2_arm<TCU_TYPE_Q8_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, ws, st);
+    return mma2_arm<TCU_TYPE_Q4_KR>(arm, wb, row_bytes, nb, (int)n_out, xh, xl, xds, m, y, ws, st);
 }
 
 extern "C" int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
-                                   const void *xq, int m, float *y, cudaStream_t st) {
+                                   const void *xq, int m, float *y, float *ws, size_t ws_floats, cudaStream_t st) {
     const mm2_out o = {{y, y, y}, (int)n_out, (int)n_out};
-    return mma2_run(arm, t, w, row_bytes, n_in, n_out, xq, m, o, st);
+    const mm2_ws k = {ws, ws_floats};
+    return mma2_run(arm, t, w, row_bytes, n_in, n_out, xq, m, o, k, st);
 }
 
 extern "C" int tcu_gemm_mma_v2_split(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
-                                     const void *xq, int m, float *const y[3], cudaStream_t st) {
+                                     const void *xq, int m, float *const y[3], float *ws, size_t ws_floats,
+                                     cudaStream_t st) {
     const int64_t n_out = rows[0] + rows[1] + rows[2];
     if (rows[0] < 1 || rows[1] < 0 || rows[2] < 0 || n_out > INT32_MAX) return 0;
     const mm2_out o = {{y[0], y[1], y[2]}, (int)rows[0], (int)(rows[0] + rows[1])};
-    return mma2_run(arm, t, w, row_bytes, n_in, n_out, xq, m, o, st);
+    const mm2_ws k = {ws, ws_floats};
+    return mma2_run(arm, t, w, row_bytes, n_in, n_out, xq, m, o, k, st);
+}
+
+extern "C" size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max) {
+    if (n_in < 32 || n_out < 1 || n_out > INT32_MAX) return 0;
+    const int nb = (int)(n_in / 32);
+    size_t need = 0;
+    for (int m = 1; m <= m_max; m++) {
+        const size_t k = mm2_ws_need(mma2_pick(nb, (int)n_out, m, SIZE_MAX), nb, (int)n_out, m);
+        if (k > need) need = k;
+    }
+    return need;
 }

@@ -150,14 +150,20 @@ int tcu_attention_rps(void);
  * (nothing launched) otherwise or for an arm out of range, else 1. Arms 0..TCU_MMA_V2_ARMS-1 are tilings (gemm_mma.cu
  * mma2_arm), -1 the chooser's pick by m and rows; every arm the same bits. */
 #define TCU_MMA_V2_ARMS 20
+/* ws: the split arms' workspace (ws_floats floats, tcu_gemm_mma_v2_ws_floats; NULL / 0: none): a split arm asked for
+ * without enough is refused (0), and the chooser then takes the arm it replaced (the same bits). A call owns ws until
+ * its kernels end: one stream at a time. */
 int tcu_gemm_mma_v2_arm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
-                        int m, float *y, cudaStream_t st);
+                        int m, float *y, float *ws, size_t ws_floats, cudaStream_t st);
 /* v2 over a fused matrix (q|k|v, gate|up: rows[0] + rows[1] + rows[2] rows, the parts in that order; rows[0] >= 1, the
  * others >= 0), part j's outputs into y[j] as (m, rows[j]): each output the bits tcu_gemm_mma_v2_arm gives it (arm as
  * tcu_gemm_mma_v2_arm's; -1 the chooser, which picks by the fused row count). One launch where the parts would take
  * one each. */
 int tcu_gemm_mma_v2_split(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
-                          const void *xq, int m, float *const y[3], cudaStream_t st);
+                          const void *xq, int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st);
+/* The workspace floats the chooser's arms need on an n_in x n_out matrix (a fused one's total rows) at up to m_max
+ * columns: with it the chooser's pick is the sweeps' fastest at every m. */
+size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 
 /* ---- GEMM, prefill (src/backend/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
 
