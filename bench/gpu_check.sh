@@ -2,7 +2,7 @@
 # bench/gpu_check.sh: everything the CUDA backend must pass on a GPU box, in one call, with a short
 # table last (issue "CUDA backend"). Not run by CI (no GPU there).
 #
-#   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi mma sample batch model recipes presets hf synth
+#   bench/gpu_check.sh [STEP...]      steps: build ops fused attn multi mma hmma sample batch model recipes presets hf synth
 #                                     bench roofline tp
 #                                     tpbench ab perf sdpa serve mixed ppl peer (default: all but tpbench, ab, perf, sdpa,
 #                                     serve, mixed, ppl, peer)
@@ -67,7 +67,7 @@ SYNTH_DIR=${SYNTH_DIR:-/tmp/tern_synth}
 REPS=${BENCH_REPS:-3}
 LCPP_BIN=${LCPP_BIN:-/tmp/lcpp/build/bin}
 mkdir -p "$OUT" "$SYNTH_DIR"
-steps=${*:-build ops fused attn multi mma sample batch model recipes presets hf synth bench roofline tp}
+steps=${*:-build ops fused attn multi mma hmma sample batch model recipes presets hf synth bench roofline tp}
 PCRE_FLAGS=""
 if [ -n "${PCRE:-}" ]; then
   PCRE_FLAGS="-I$PCRE/include -L$PCRE/lib"
@@ -114,6 +114,10 @@ for s in $steps; do
   mma) # the small-M MMA GEMM against the one-column GEMV, every type and family; MMA_SWEEP=1 adds the sweep
     build-cuda/gpu/gpu_mma ${MMA_SWEEP:+--sweep} >"$OUT/mma.log" 2>&1
     note mma "$(status_of "$OUT/mma.log")" "$(counts "$OUT/mma.log")" ;;
+  hmma) # the f16 order's GEMM (gemm_hmma.cu): values against float64, every arm's columns against the one-column call;
+    # HMMA_SWEEP=1 adds the sweep against v2 and the one-column GEMV
+    build-cuda/gpu/gpu_hmma ${HMMA_SWEEP:+--sweep} >"$OUT/hmma.log" 2>&1
+    note hmma "$(status_of "$OUT/hmma.log")" "$(counts "$OUT/hmma.log")" ;;
   batch) # a synthetic Llama, then the gemma3 fixture (an 8-key sliding window over paged, shared KV blocks)
     f=$(synth llama3.2-1b q4_0 4)
     build-cuda/gpu/gpu_batch "$f" >"$OUT/batch.log" 2>&1
@@ -129,7 +133,14 @@ for s in $steps; do
     fg=$(synth gemma3-4b q4_0 6)
     build-cuda/gpu/gpu_batch "$fg" chunk >"$OUT/batch-chunk-gemma3.log" 2>&1
     st=$(status_of "$OUT/batch-chunk-gemma3.log"); grep -q 'gemm_mma_v2=[1-9]' "$OUT/batch-chunk-gemma3.log" || st=FAIL
-    note "batch chunk gemma3" "$st" "$(grep -E '^8 sequences' "$OUT/batch-chunk-gemma3.log" | cut -c1-90)" ;;
+    note "batch chunk gemma3" "$st" "$(grep -E '^8 sequences' "$OUT/batch-chunk-gemma3.log" | cut -c1-90)"
+    # the f16 order (TERN_GEMV_CHUNK=2): every pass of 1..64 tokens through gemm_hmma.cu, on both models
+    for mf in "$f" "$fg"; do
+      lg="$OUT/batch-f16-$(basename "$mf" .gguf).log"
+      build-cuda/gpu/gpu_batch "$mf" f16 >"$lg" 2>&1
+      st=$(status_of "$lg"); grep -q 'gemm_hm=[1-9]' "$lg" || st=FAIL
+      note "batch f16 $(basename "$mf" .gguf)" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) hm calls: $(grep -o 'gemm_hm=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
+    done ;;
   parallel)
     OUT="$OUT" SYNTH_DIR="$SYNTH_DIR" LCPP_BIN="$LCPP_BIN" bench/parallel_peer.sh >"$OUT/parallel.log" 2>"$OUT/parallel.err"
     cat "$OUT/parallel_peer.md" 2>/dev/null

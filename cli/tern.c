@@ -156,14 +156,15 @@ static void cli_config_from_env(void) {
         {"TERN_MATMUL_REF", offsetof(tern_config, matmul_ref)},
         {"TERN_TRACE", offsetof(tern_config, trace)},
         {"TERN_CUDA_GRAPH", offsetof(tern_config, cuda_graph)},
-        {"TERN_CUDA_TIMING", offsetof(tern_config, cuda_timing)},
-        {"TERN_GEMV_CHUNK", offsetof(tern_config, gemv_chunk)}};
+        {"TERN_CUDA_TIMING", offsetof(tern_config, cuda_timing)}};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
         const char *v = getenv(flags[i].name);
         if (!v || !*v) continue;
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) cli_die("%s=%s: expected 0 or 1", flags[i].name, v);
         *(int *)((char *)&c + flags[i].off) = v[0] == '1';
     }
+    const char *gc = getenv("TERN_GEMV_CHUNK"); /* 0 today's order, 1 the chunk order, 2 the f16 order (Q4_0) */
+    if (gc && *gc) c.gemv_chunk = (int)cli_parse_long("TERN_GEMV_CHUNK", gc, 0, 2);
     const char *rps = getenv("TERN_ATT_RPS");
     if (rps && *rps) c.att_rps = (int)cli_parse_long("TERN_ATT_RPS", rps, 16, 4096);
     const char *aw = getenv("TERN_ATT_WARPS");

@@ -1,10 +1,12 @@
 /* gpu_batch: the engine's batch on the GPU (run by bench/gpu_check.sh on a GPU box, not in CI).
  *
- *   gpu_batch MODEL [chunk]
+ *   gpu_batch MODEL [chunk | f16]
  *
  * chunk: everything below with tern_config.gemv_chunk = 1 (the chunk-major GEMV order; on a model whose matrices are
  * all Q4_0, Q8_0 or Q4_K the 64 sequences' decode steps are single passes of up to 64 tokens through gemm_mma v2) and
  * the trace on, so the engines' trace lines on stderr show gemm_mma_v2= (bench/gpu_check.sh step batch checks it).
+ * f16: the same with tern_config.gemv_chunk = 2 (the f16 order, gemm_hmma.cu, on a Q4_0 model: every matrix of a pass
+ * of up to 64 tokens, one token too; the trace's gemm_hm=).
  *
  * 1. Batch invariance (tests/batch_invariance.h) on CUDA: 64 sequences of 3..93 prompt tokens, 12 greedy tokens
  *    each, joining at steps 0..3 of one engine (prefills mixed with other sequences' decode tokens, KV blocks of 16
@@ -207,10 +209,13 @@ static void guard_check(tern_model *m, int which) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk"))) { fprintf(stderr, "usage: gpu_batch MODEL [chunk]\n"); return 2; }
+    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && strcmp(argv[2], "f16"))) {
+        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16]\n");
+        return 2;
+    }
     if (argc > 2) {
         tern_config c = tern_config_get();
-        c.gemv_chunk = 1;
+        c.gemv_chunk = strcmp(argv[2], "f16") ? 1 : 2;
         c.trace = 1;
         tern_config_set(&c);
     }

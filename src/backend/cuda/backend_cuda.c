@@ -459,8 +459,19 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * TERN_GEMV_CHUNK=1: an arm under measurement, issue 26) and every matrix is Q4_0, Q8_0 or Q4_K (uploaded repacked,
  * which v2 reads);
  * else TCU_MULTI_MAX (the twins' columns). */
+/* 1 when every matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0). */
+static int hm_all(const tern_model *m) {
+    for (int l = 0; l < m->n_layer; l++) {
+        const tern_layer *L = &m->layers[l];
+        const tern_weight *w[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        for (int i = 0; i < 7; i++)
+            if (!tcu_gemm_hm_supported(tcu_repack_type(w[i]->type))) return 0;
+    }
+    return tcu_gemm_hm_supported(tcu_repack_type(m->output.type));
+}
+
 static int pass_limit(const tern_model *m, int ord, int n_dev) {
-    if (ord != 1) return TCU_MULTI_MAX;
+    if (ord < 1) return TCU_MULTI_MAX;
     for (int d = 0; d < n_dev; d++) { /* v2's tilings take up to ~160 KiB of shared memory a CTA: Hopper's budget */
         int major = 0;
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d) != cudaSuccess || major < 9) {
@@ -508,7 +519,8 @@ static void crank_plan(crank *g) {
         const int64_t shp[8][2] = {{E, Hq + 2ll * Hkv}, {E, Hq}, {E, Hkv}, {Hq, E}, {E, 2ll * F}, {E, F}, {F, E}, {E, V}};
         g->mmws_n = 0;
         for (int i = 0; i < 8; i++) {
-            const size_t k = tcu_gemm_mma_v2_ws_floats(shp[i][0], shp[i][1], g->gemv_max);
+            const size_t k = g->gemv_ord == 2 ? tcu_gemm_hm_ws_floats(shp[i][0], shp[i][1], g->gemv_max)
+                                              : tcu_gemm_mma_v2_ws_floats(shp[i][0], shp[i][1], g->gemv_max);
             if (k > g->mmws_n) g->mmws_n = k;
         }
     }
@@ -580,6 +592,8 @@ static int crank_setup(crank *g) {
                 fail = 1;
         g->xq = dalloc(tcu_x16_bytes(pass_rows(g), W->maxin), &fail);
         g->mmws = dalloc(sizeof(float) * g->mmws_n, &fail);
+        /* the f16 order's K split keeps its tickets at the workspace's head, zero between calls (gemm_hmma.cu) */
+        if (g->mmws && cudaMemset(g->mmws, 0, sizeof(float) * g->mmws_n) != cudaSuccess) fail = 1;
         /* programmatic dependent launch on Hopper and later (each pass sets it by its size: exec.c PDL_MAX) */
         int cc_major = 0;
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
@@ -756,7 +770,9 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
      * chunk order, longer ones through gemm_mma v2: pass_limit); with verify fast
      * 2..16-token passes take the GEMM, and at TP > 2 an all-reduce's summation order follows its size (NCCL's ring
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
-    const int ord = tern_cfg()->gemv_chunk ? 1 : 0; /* the GEMVs' float order: set process-wide once this engine stands */
+    /* the GEMVs' float order (0 today's, 1 the chunk order, 2 the f16 order where every matrix has it): set process-wide
+     * once this engine stands */
+    const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
     be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast || n_tp > 2 ? 1 : plim, 1};
     be->m = m;

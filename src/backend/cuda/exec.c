@@ -55,6 +55,7 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
 
 /* 1 when matmul runs v2 for w at n tokens. */
 static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
+    if (g->gemv_ord == 2) return n <= g->gemv_max && xq && tcu_gemm_hm_supported(w->type); /* the f16 order: all n */
     return n <= g->gemv_max &&
            (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= V2_FROM && xq && tcu_gemm_mma_supported(w->type)));
 }
@@ -63,6 +64,16 @@ static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
  * q|k|v or gate|up one launch with each part into its own buffer: tcu_gemm_mma_v2_split, every output the bits of the
  * per-part calls). For a pass that v2_runs. */
 static int matmul_v2(crank *g, const dweight *w, int n, const void *xq, const int64_t rows[3], float *const y[3]) {
+    if (g->gemv_ord == 2 && xq) { /* the f16 order (gemm_hmma.cu): the x16 input as f16 in x16, then the f16 MMA GEMM */
+        tcu_x16_to_f16(xq, n, w->n_in, g->x16, g->st);
+        if (!tcu_gemm_hm(-1, w->type, w->d, w->stride, w->n_in, rows, g->x16, n, y, g->mmws, g->mmws_n, g->st)) {
+            tern_set_error("internal: a %d-token pass reached a matrix (%lld rows, type %d) the f16-order GEMM refused",
+                           n, (long long)w->n_out, w->type);
+            return -1;
+        }
+        g->tr[TR_HM]++;
+        return 0;
+    }
     if (!xq || !tcu_gemm_mma_v2_split(-1, w->type, w->d, w->stride, w->n_in, rows, xq, n, y, g->mmws, g->mmws_n, g->st)) {
         tern_set_error("internal: a %d-token GEMV-path pass reached a matrix (%lld rows, type %d) without the "
                        "chunk-order GEMM", n, (long long)w->n_out, w->type);
@@ -455,7 +466,11 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 const size_t at = (size_t)(n - 1) * E;
                 xq = want_x16(g, 1, wo, NULL, NULL);
                 add_norm(xc + at, xo + at, r ? r + at : NULL, pn, pe, on, eps, 1, E, g->xn, NULL, xq, 1, st);
-                if (xq) {
+                if (xq && g->gemv_ord == 2 && v2_runs(g, wo, 1, xq)) { /* the f16 order: its GEMM at one token too */
+                    const int64_t rows[3] = {W->nv, 0, 0};
+                    float *const ys[3] = {g->logits, g->logits, g->logits};
+                    if (matmul_v2(g, wo, 1, xq, rows, ys)) return -1;
+                } else if (xq) {
                     if (tcu_gemv_dp4a_fam(wo->fam, wo->type, wo->d, wo->stride, E, W->nv, xq, 1, g->logits, st))
                         g->tr[TR_DP4A_TMA]++;
                 } else if (tcu_type_supported(wo->type)) {
@@ -766,13 +781,13 @@ int cuda_prepare(tern_backend *be_, const tern_graph *G, int max_rows) {
 void cuda_rank_trace_print(const crank *g) {
     fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
                     "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu attention_q8w=%llu "
-                    "rmsnorm_cluster=%llu gemm_mma_v2=%llu graphs=%d (rows <= %d: GEMV)\n",
+                    "rmsnorm_cluster=%llu gemm_mma_v2=%llu gemm_hm=%llu graphs=%d (rows <= %d: GEMV)\n",
             (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
             (unsigned long long)g->tr[TR_DP4A_TMA], (unsigned long long)g->tr[TR_F32_ROW],
             (unsigned long long)g->tr[TR_F32_ROWS], (unsigned long long)g->tr[TR_GEMM],
             (unsigned long long)g->tr[TR_ATT_SPLIT], (unsigned long long)g->tr[TR_ATT],
             (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_RMS_CL],
-            (unsigned long long)g->tr[TR_MMA_V2], g->n_graphs, g->gemv_max);
+            (unsigned long long)g->tr[TR_MMA_V2], (unsigned long long)g->tr[TR_HM], g->n_graphs, g->gemv_max);
 }
 
 #endif

@@ -1100,13 +1100,15 @@ static int g_gemv_order = 0;
 
 extern "C" int tcu_gemv_order(void) { return __atomic_load_n(&g_gemv_order, __ATOMIC_RELAXED); }
 
-extern "C" void tcu_gemv_order_set(int ord) { __atomic_store_n(&g_gemv_order, ord ? 1 : 0, __ATOMIC_RELAXED); }
+extern "C" void tcu_gemv_order_set(int ord) {
+    __atomic_store_n(&g_gemv_order, ord < 0 ? 0 : ord > 2 ? 2 : ord, __ATOMIC_RELAXED);
+}
 
 extern "C" int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
                                  const void *xq, int m, float *y, cudaStream_t st) {
     if (m < 1 || m > TCU_MULTI_MAX) return 0;
     const uint8_t *wb = (const uint8_t *)w;
-    const int ch = tcu_gemv_order();
+    const int ch = tcu_gemv_order() != 0; /* 2 (the f16 order) keeps the chunk order for what stays on the GEMV */
     switch (t) {
     case TERN_TYPE_Q4_0: return q8_dispatch<TERN_TYPE_Q4_0, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
     case TERN_TYPE_Q4_1: return q8_dispatch<TERN_TYPE_Q4_1, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);

@@ -1,0 +1,333 @@
+/* gpu_hmma: the f16 order of batched decode (gemm_hmma.cu, tcu_gemm_hm; issue 26, tern_config.gemv_chunk = 2).
+ * - tcu_x16_to_f16: every value equals f16(d·q) of the x16 bytes, computed here (round to nearest even);
+ * - values: every output of the one-column call is within (K/16 + 32)·2^-22·Σ|w_k·x_k| of the float64 sum of the
+ *   f16 products w_k·x_k, w_k = f16(d·(q - 8)) from the GGUF Q4_0 block (computed here from the bytes), x_k the
+ *   f16 activation: a wrong element, block, scale or row would be off by a whole term;
+ * - batch invariance: for every arm (-1 the chooser, 0..5) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the
+ *   m-column call equals the one-column call on x_c by memcmp, columns past m untouched; the fused form (rows in
+ *   three parts into three buffers) gives each output the bits of the plain call;
+ * - a call whose K split needs a workspace refuses to run without one.
+ * Shapes: 4096 x 1000 (K split in 4), 14336 x 33 (in 8), 6144 x 70 (in 4), 2048 x 100 (in 2), 1056 x 45 (33 blocks:
+ * a last step of one block, a partial repacked group; no split), 800 x 7 (no split). Weights: random GGUF Q4_0 blocks, repacked by tcu_repack as
+ * the upload does, the bytes it leaves unwritten NaN halves.
+ * --sweep: times (us, best of 10 rounds of 20 calls, weights rotated over 4 copies) of the arms against v2's chooser
+ * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "check.h"
+#include "cuda/tcu.h"
+#include "quant.h"
+#include "util.h"
+
+#define CU(x)                                                                                                          \
+    do {                                                                                                               \
+        cudaError_t e_ = (x);                                                                                          \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "CUDA %s at %s:%d\n", cudaGetErrorName(e_), __FILE__, __LINE__);                           \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+#define MMAX 64
+#define ARMS 6
+
+static uint64_t rs;
+static uint32_t rnd(void) {
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (uint32_t)(rs >> 16);
+}
+static float frnd(float a) { return ((float)(rnd() & 0xFFFFFF) / 16777216.0f * 2.0f - 1.0f) * a; }
+
+typedef struct {
+    int64_t n_in, n_out;
+    size_t gstride, rstride;
+    uint8_t *hw;      /* GGUF Q4_0 rows on the host */
+    void *dr;         /* repacked on the device */
+    void *xq;         /* MMAX columns in x16 */
+    uint16_t *xh;     /* the same as f16, (MMAX, n_in) */
+    uint16_t *hx;     /* xh on the host */
+    float *ws;        /* the K split's workspace, zeroed once */
+    size_t wsn;
+} shape_t;
+
+static void setup(shape_t *s, int64_t n_in, int64_t n_out) {
+    s->n_in = n_in, s->n_out = n_out;
+    s->gstride = (tern_type_row_size(TERN_TYPE_Q4_0, n_in) + 15) & ~(size_t)15;
+    s->rstride = (tcu_repack_row_bytes(TCU_TYPE_Q4_0R, n_in) + 15) & ~(size_t)15;
+    s->hw = calloc(s->gstride, (size_t)n_out);
+    const int64_t nb = n_in / 32;
+    for (int64_t r = 0; r < n_out; r++)
+        for (int64_t b = 0; b < nb; b++) {
+            uint8_t *p = s->hw + (size_t)r * s->gstride + (size_t)b * 18;
+            for (int i = 2; i < 18; i++) p[i] = (uint8_t)rnd();
+            const uint16_t d = tern_fp32_to_fp16(frnd(0.02f) + 0.001f);
+            memcpy(p, &d, 2);
+        }
+    void *dw;
+    CU(cudaMalloc(&dw, s->gstride * (size_t)n_out));
+    CU(cudaMemcpy(dw, s->hw, s->gstride * (size_t)n_out, cudaMemcpyHostToDevice));
+    CU(cudaMalloc(&s->dr, s->rstride * (size_t)n_out));
+    CU(cudaMemset(s->dr, 0xFF, s->rstride * (size_t)n_out));
+    tcu_repack(TERN_TYPE_Q4_0, dw, s->gstride, s->dr, s->rstride, n_in, n_out, 0);
+    CU(cudaFree(dw));
+    float *hx = malloc(sizeof(float) * (size_t)n_in * MMAX), *dx;
+    for (int64_t i = 0; i < n_in * MMAX; i++) hx[i] = frnd(2.0f) * (i % 97 == 0 ? 40.0f : 1.0f);
+    for (int i = 0; i < 32 && n_in >= 64; i++) hx[(size_t)3 * n_in + 32 + i] = 0.0f; /* an all-zero block */
+    CU(cudaMalloc((void **)&dx, sizeof(float) * (size_t)n_in * MMAX));
+    CU(cudaMemcpy(dx, hx, sizeof(float) * (size_t)n_in * MMAX, cudaMemcpyHostToDevice));
+    free(hx);
+    CU(cudaMalloc(&s->xq, tcu_x16_bytes(MMAX, n_in)));
+    tcu_quantize_x16(dx, MMAX, n_in, s->xq, 0);
+    CU(cudaFree(dx));
+    CU(cudaMalloc((void **)&s->xh, sizeof(uint16_t) * (size_t)n_in * MMAX));
+    tcu_x16_to_f16(s->xq, MMAX, n_in, s->xh, 0);
+    CU(cudaGetLastError());
+    s->hx = malloc(sizeof(uint16_t) * (size_t)n_in * MMAX);
+    CU(cudaMemcpy(s->hx, s->xh, sizeof(uint16_t) * (size_t)n_in * MMAX, cudaMemcpyDeviceToHost));
+    s->wsn = tcu_gemm_hm_ws_floats(n_in, n_out, MMAX);
+    s->ws = NULL;
+    if (s->wsn) {
+        CU(cudaMalloc((void **)&s->ws, sizeof(float) * s->wsn));
+        CU(cudaMemset(s->ws, 0, sizeof(float) * s->wsn));
+    }
+}
+
+static void release(shape_t *s) {
+    CU(cudaFree(s->dr));
+    CU(cudaFree(s->xq));
+    CU(cudaFree(s->xh));
+    if (s->ws) CU(cudaFree(s->ws));
+    free(s->hw);
+    free(s->hx);
+}
+
+/* the x16 bytes back to f16 on the host: f16(d·q), q = 256·hi + lo */
+static void check_x16(const shape_t *s) {
+    const size_t plane = ((size_t)MMAX * (size_t)s->n_in + 15) & ~(size_t)15, nb = (size_t)s->n_in / 32;
+    const size_t bytes = tcu_x16_bytes(MMAX, s->n_in);
+    uint8_t *q = malloc(bytes);
+    CU(cudaMemcpy(q, s->xq, bytes, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (size_t i = 0; i < (size_t)MMAX * (size_t)s->n_in; i++) {
+        int32_t dbits;
+        memcpy(&dbits, q + 2 * plane + 8 * (i / 32), 4);
+        float d;
+        memcpy(&d, &dbits, 4);
+        const int v = 256 * (int)(int8_t)q[i] + (int)(int8_t)q[plane + i];
+        if (tern_fp32_to_fp16(d * (float)v) != s->hx[i]) bad++;
+    }
+    (void)nb;
+    CHECK(bad == 0, "x16 -> f16 at %lld inputs: %d of %lld values differ", (long long)s->n_in, bad,
+          (long long)MMAX * s->n_in);
+    free(q);
+}
+
+static int call(int arm, const shape_t *s, const void *w, const int64_t rows[3], const uint16_t *x, int m,
+                float *const y[3], int with_ws) {
+    return tcu_gemm_hm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, rows, x, m, y, with_ws ? s->ws : NULL,
+                       with_ws ? s->wsn : 0, 0);
+}
+
+static void check_shape(int64_t n_in, int64_t n_out) {
+    shape_t s;
+    setup(&s, n_in, n_out);
+    check_x16(&s);
+    const size_t ny = (size_t)n_out * MMAX;
+    float *dy1, *dym, *y1 = malloc(sizeof(float) * ny), *ym = malloc(sizeof(float) * ny);
+    CU(cudaMalloc((void **)&dy1, sizeof(float) * ny));
+    CU(cudaMalloc((void **)&dym, sizeof(float) * ny));
+    const int64_t rows1[3] = {n_out, 0, 0};
+    /* the one-column calls (the chooser), column c from x_c alone */
+    int ran = 1;
+    for (int c = 0; c < MMAX; c++) {
+        float *const yc[3] = {dy1 + (size_t)c * n_out, dy1, dy1};
+        ran &= call(-1, &s, s.dr, rows1, s.xh + (size_t)c * n_in, 1, yc, 1);
+    }
+    CU(cudaDeviceSynchronize());
+    CHECK(ran, "%lldx%lld: the one-column call did not run", (long long)n_in, (long long)n_out);
+    CU(cudaMemcpy(y1, dy1, sizeof(float) * ny, cudaMemcpyDeviceToHost));
+    /* values against float64 over the same f16 products */
+    const int64_t nb = n_in / 32;
+    float *wr = malloc(sizeof(float) * (size_t)n_in);
+    int bad = 0;
+    double worst = 0;
+    for (int64_t r = 0; r < n_out; r++) {
+        for (int64_t b = 0; b < nb; b++) {
+            const uint8_t *p = s.hw + (size_t)r * s.gstride + (size_t)b * 18;
+            uint16_t dh;
+            memcpy(&dh, p, 2);
+            const float d = tern_fp16_to_fp32(dh);
+            for (int j = 0; j < 32; j++) {
+                const int qn = j < 16 ? (p[2 + j] & 15) : (p[2 + j - 16] >> 4);
+                wr[b * 32 + j] = tern_fp16_to_fp32(tern_fp32_to_fp16(d * (float)(qn - 8)));
+            }
+        }
+        for (int c = 0; c < MMAX; c++) {
+            double sum = 0, mag = 0;
+            for (int64_t k = 0; k < n_in; k++) {
+                const double t = (double)wr[k] * (double)tern_fp16_to_fp32(s.hx[(size_t)c * n_in + k]);
+                sum += t;
+                mag += fabs(t);
+            }
+            const double got = y1[(size_t)c * n_out + r], tol = ((double)n_in / 16 + 32) * ldexp(1.0, -22) * mag;
+            const double e = fabs(got - sum);
+            if (!(e <= tol)) {
+                if (bad++ < 3)
+                    fprintf(stderr, "  %lldx%lld row %lld col %d: %.9g vs float64 %.9g (tol %.3g)\n", (long long)n_in,
+                            (long long)n_out, (long long)r, c, got, sum, tol);
+            } else if (mag > 0 && e / mag > worst) worst = e / mag;
+        }
+    }
+    CHECK(bad == 0, "%lldx%lld: %d outputs off the float64 sum of the f16 products", (long long)n_in, (long long)n_out, bad);
+    printf("  %lldx%lld: worst |y - float64| / sum|terms| %.3g\n", (long long)n_in, (long long)n_out, worst);
+    free(wr);
+    /* every arm, every m: column c the one-column bits, past m untouched */
+    static const int ms[9] = {1, 2, 7, 8, 9, 16, 17, 33, 64};
+    for (int arm = -1; arm < ARMS; arm++)
+        for (int i = 0; i < 9; i++) {
+            const int m = ms[i];
+            CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
+            float *const ya[3] = {dym, dym, dym};
+            const int ok = call(arm, &s, s.dr, rows1, s.xh, m, ya, 1);
+            CU(cudaDeviceSynchronize());
+            CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
+            int same = memcmp(ym, y1, sizeof(float) * (size_t)m * n_out) == 0, untouched = 1;
+            for (size_t k = (size_t)m * n_out; k < ny; k++) untouched &= ((uint32_t *)ym)[k] == 0xFFFFFFFFu;
+            CHECK(ok && same && untouched, "%lldx%lld arm %d m %d: ran %d, columns equal to the one-column call %d, "
+                  "past m untouched %d", (long long)n_in, (long long)n_out, arm, m, ok, same, untouched);
+        }
+    /* fused: three parts into three buffers */
+    if (n_out >= 30) {
+        const int64_t rows3[3] = {n_out / 2, n_out / 3, n_out - n_out / 2 - n_out / 3};
+        const int m = 17;
+        float *dp[3];
+        for (int j = 0; j < 3; j++) CU(cudaMalloc((void **)&dp[j], sizeof(float) * (size_t)rows3[j] * m));
+        float *const yp[3] = {dp[0], dp[1], dp[2]};
+        const int ok = call(-1, &s, s.dr, rows3, s.xh, m, yp, 1);
+        CU(cudaDeviceSynchronize());
+        int same = 1;
+        int64_t r0 = 0;
+        for (int j = 0; j < 3; j++) {
+            float *h = malloc(sizeof(float) * (size_t)rows3[j] * m);
+            CU(cudaMemcpy(h, dp[j], sizeof(float) * (size_t)rows3[j] * m, cudaMemcpyDeviceToHost));
+            for (int c = 0; c < m; c++)
+                same &= memcmp(h + (size_t)c * rows3[j], y1 + (size_t)c * n_out + r0, sizeof(float) * rows3[j]) == 0;
+            r0 += rows3[j];
+            free(h);
+            CU(cudaFree(dp[j]));
+        }
+        CHECK(ok && same, "%lldx%lld fused in three parts: ran %d, the plain call's bits %d", (long long)n_in,
+              (long long)n_out, ok, same);
+    }
+    if (s.wsn) {
+        float *const ya[3] = {dym, dym, dym};
+        CHECK(call(-1, &s, s.dr, rows1, s.xh, 4, ya, 0) == 0, "%lldx%lld: a split call without its workspace ran",
+              (long long)n_in, (long long)n_out);
+    }
+    CU(cudaFree(dy1));
+    CU(cudaFree(dym));
+    free(y1);
+    free(ym);
+    release(&s);
+}
+
+/* us a call: best of 10 timed rounds of 20 calls over 4 copies of the weights (kind 0: hm arm, 1: v2 arm, 2: the
+ * one-column dp4a GEMV in the chunk order, 3: the x16 -> f16 conversion) */
+static float time_call(int kind, int arm, const shape_t *s, void **dw, int m, float *dy, void *v2ws, size_t v2wsn) {
+    cudaEvent_t e0, e1;
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    float best = 1e9f;
+    const int64_t rows1[3] = {s->n_out, 0, 0};
+    float *const ya[3] = {dy, dy, dy};
+    int ok = 1;
+    for (int r = 0; r < 12; r++) {
+        CU(cudaEventRecord(e0, 0));
+        for (int i = 0; i < 20; i++) {
+            void *w = dw[(r * 20 + i) % 4];
+            if (kind == 0) ok &= call(arm, s, w, rows1, s->xh, m, ya, 1);
+            else if (kind == 1)
+                ok &= tcu_gemm_mma_v2_arm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, m, dy, v2ws, v2wsn, 0);
+            else if (kind == 2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, 1, dy, 0);
+            else tcu_x16_to_f16(s->xq, m, s->n_in, s->xh, 0);
+        }
+        CU(cudaEventRecord(e1, 0));
+        CU(cudaEventSynchronize(e1));
+        float ms_ = 0;
+        CU(cudaEventElapsedTime(&ms_, e0, e1));
+        if (r >= 2 && ms_ < best) best = ms_;
+    }
+    CU(cudaGetLastError());
+    CU(cudaEventDestroy(e0));
+    CU(cudaEventDestroy(e1));
+    return ok ? best * 1000.0f / 20 : -1.0f;
+}
+
+static void sweep(int64_t n_in, int64_t n_out) {
+    shape_t s;
+    setup(&s, n_in, n_out);
+    const size_t wb = s.rstride * (size_t)n_out;
+    void *dw[4];
+    dw[0] = s.dr;
+    for (int c = 1; c < 4; c++) {
+        CU(cudaMalloc(&dw[c], wb));
+        CU(cudaMemcpy(dw[c], s.dr, wb, cudaMemcpyDeviceToDevice));
+    }
+    float *dy, *v2ws;
+    CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
+    const size_t v2n = tcu_gemm_mma_v2_ws_floats(n_in, n_out, MMAX);
+    CU(cudaMalloc((void **)&v2ws, sizeof(float) * (v2n ? v2n : 1)));
+    tcu_gemv_order_set(1);
+    printf("sweep Q4_0 %lldx%lld (%.1f MB): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 chooser, hm chooser, "
+           "hm arms 0..%d (RT,W,KB = 141 142 241 242 122 144)\n",
+           (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1);
+    static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
+    for (int i = 0; i < 10; i++) {
+        const int m = ms[i];
+        printf("  m=%2d  cvt %5.1f  v2 %7.1f  hm %7.1f |", m, time_call(3, 0, &s, dw, m, dy, NULL, 0),
+               time_call(1, -1, &s, dw, m, dy, v2ws, v2n), time_call(0, -1, &s, dw, m, dy, NULL, 0));
+        for (int a = 0; a < ARMS; a++) printf(" %7.1f", time_call(0, a, &s, dw, m, dy, NULL, 0));
+        const float best = time_call(0, -1, &s, dw, m, dy, NULL, 0);
+        printf("   (chooser %.0f GB/s of weights)\n", wb / best * 1e-3);
+    }
+    for (int c = 1; c < 4; c++) CU(cudaFree(dw[c]));
+    CU(cudaFree(dy));
+    CU(cudaFree(v2ws));
+    release(&s);
+}
+
+int main(int argc, char **argv) {
+    int dev_n = 0;
+    if (cudaGetDeviceCount(&dev_n) != cudaSuccess || dev_n < 1) {
+        printf("gpu_hmma: no CUDA device, skipped\ngpu_hmma: 0 passed, 0 failed\n");
+        return 0;
+    }
+    const char *se = getenv("GPU_TEST_SEED");
+    rs = se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL) * 2654435761ull + 7;
+    printf("gpu_hmma: seed %llu\n", (unsigned long long)rs);
+    const int sweep_only = argc > 1 && !strcmp(argv[1], "--sweep-only");
+    if (!sweep_only) {
+        check_shape(4096, 1000);
+        check_shape(14336, 33);
+        check_shape(6144, 70);
+        check_shape(2048, 100);
+        check_shape(1056, 45);
+        check_shape(800, 7);
+    }
+    if (argc > 1 && (!strcmp(argv[1], "--sweep") || sweep_only)) {
+        sweep(4096, 14336);
+        sweep(14336, 4096);
+        sweep(4096, 4096);
+        sweep(4096, 6144);
+        sweep(4096, 28672);
+    }
+    return check_summary("gpu_hmma");
+}
