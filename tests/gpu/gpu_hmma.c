@@ -4,10 +4,8 @@
  *   f16 products w_k·x_k, w_k = f16(d·(q - 8)) from the GGUF Q4_0 block (computed here from the bytes), x_k the
  *   f16 activation: a wrong element, block, scale or row would be off by a whole term;
  * - batch invariance: for every arm (-1 the chooser, 0..5) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the
- *   m-column call equals the one-column call on x_c by memcmp, columns past m untouched; so does every choice of the
- *   CTAs along K (kg = 1..S) and of where x16 becomes f16 (xc 0: tcu_x16_to_f16 first, 1: in the kernel) at m = 1, 8,
- *   9, 16, 33, 64; the fused form (rows in three parts into three buffers) gives each output the bits of the plain
- *   call. Each call's x16 input is quantized for its own m columns (tcu_quantize_x16), as the engine's passes are;
+ *   m-column call equals the one-column call on x_c by memcmp, columns past m untouched; the fused form (rows in
+ *   three parts into three buffers) gives each output the bits of the plain call;
  * - a call whose K split needs a workspace refuses to run without one.
  * Shapes: 4096 x 1000 (K split in 4), 14336 x 33 (in 8), 6144 x 70 (in 4), 2048 x 100 (in 2), 1056 x 45 (33 blocks:
  * a last step of one block, a partial repacked group; no split), 800 x 7 (no split). Weights: random GGUF Q4_0 blocks, repacked by tcu_repack as
@@ -53,11 +51,8 @@ typedef struct {
     size_t gstride, rstride;
     uint8_t *hw;      /* GGUF Q4_0 rows on the host */
     void *dr;         /* repacked on the device */
-    float *dx;        /* MMAX columns of f32 activations on the device */
     void *xq;         /* MMAX columns in x16 */
-    void *xqm;        /* a call's m columns in x16 (its own layout) */
-    uint16_t *xh;     /* xq as f16, (MMAX, n_in) */
-    uint16_t *xs;     /* the GEMM's f16 scratch (xc = 0) */
+    uint16_t *xh;     /* the same as f16, (MMAX, n_in) */
     uint16_t *hx;     /* xh on the host */
     float *ws;        /* the K split's workspace, zeroed once */
     size_t wsn;
@@ -84,8 +79,6 @@ static void setup(shape_t *s, int64_t n_in, int64_t n_out) {
     tcu_repack(TERN_TYPE_Q4_0, dw, s->gstride, s->dr, s->rstride, n_in, n_out, 0);
     CU(cudaFree(dw));
     float *hx = malloc(sizeof(float) * (size_t)n_in * MMAX), *dx;
-    CU(cudaMalloc(&s->xqm, tcu_x16_bytes(MMAX, n_in)));
-    CU(cudaMalloc((void **)&s->xs, sizeof(uint16_t) * (size_t)n_in * MMAX));
     for (int64_t i = 0; i < n_in * MMAX; i++) hx[i] = frnd(2.0f) * (i % 97 == 0 ? 40.0f : 1.0f);
     for (int i = 0; i < 32 && n_in >= 64; i++) hx[(size_t)3 * n_in + 32 + i] = 0.0f; /* an all-zero block */
     CU(cudaMalloc((void **)&dx, sizeof(float) * (size_t)n_in * MMAX));
@@ -93,7 +86,7 @@ static void setup(shape_t *s, int64_t n_in, int64_t n_out) {
     free(hx);
     CU(cudaMalloc(&s->xq, tcu_x16_bytes(MMAX, n_in)));
     tcu_quantize_x16(dx, MMAX, n_in, s->xq, 0);
-    s->dx = dx;
+    CU(cudaFree(dx));
     CU(cudaMalloc((void **)&s->xh, sizeof(uint16_t) * (size_t)n_in * MMAX));
     tcu_x16_to_f16(s->xq, MMAX, n_in, s->xh, 0);
     CU(cudaGetLastError());
@@ -110,9 +103,6 @@ static void setup(shape_t *s, int64_t n_in, int64_t n_out) {
 static void release(shape_t *s) {
     CU(cudaFree(s->dr));
     CU(cudaFree(s->xq));
-    CU(cudaFree(s->xqm));
-    CU(cudaFree(s->dx));
-    CU(cudaFree(s->xs));
     CU(cudaFree(s->xh));
     if (s->ws) CU(cudaFree(s->ws));
     free(s->hw);
@@ -140,32 +130,10 @@ static void check_x16(const shape_t *s) {
     free(q);
 }
 
-/* columns c0..c0+m-1 of the activations into xqm, in the x16 layout of an m-column call */
-static void quant_m(const shape_t *s, int c0, int m) {
-    tcu_quantize_x16(s->dx + (size_t)c0 * s->n_in, m, s->n_in, s->xqm, 0);
-}
-
-/* the GEMM on xqm's m columns */
-static int call(int arm, int kg, int xc, const shape_t *s, const void *w, const int64_t rows[3], int m,
+static int call(int arm, const shape_t *s, const void *w, const int64_t rows[3], const uint16_t *x, int m,
                 float *const y[3], int with_ws) {
-    return tcu_gemm_hm(arm, kg, xc, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, rows, s->xqm, s->xs, m, y,
-                       with_ws ? s->ws : NULL, with_ws ? s->wsn : 0, 0);
-}
-
-/* the m-column call (arm, kg, xc) against the one-column calls y1: columns equal, past m untouched */
-static void check_cols(const shape_t *s, const float *y1, float *dym, float *ym, int arm, int kg, int xc, int m) {
-    const size_t ny = (size_t)s->n_out * MMAX;
-    const int64_t rows1[3] = {s->n_out, 0, 0};
-    CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
-    float *const ya[3] = {dym, dym, dym};
-    quant_m(s, 0, m);
-    const int ok = call(arm, kg, xc, s, s->dr, rows1, m, ya, 1);
-    CU(cudaDeviceSynchronize());
-    CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
-    int same = memcmp(ym, y1, sizeof(float) * (size_t)m * s->n_out) == 0, untouched = 1;
-    for (size_t k = (size_t)m * s->n_out; k < ny; k++) untouched &= ((uint32_t *)ym)[k] == 0xFFFFFFFFu;
-    CHECK(ok && same && untouched, "%lldx%lld arm %d kg %d xc %d m %d: ran %d, columns equal to the one-column call %d, "
-          "past m untouched %d", (long long)s->n_in, (long long)s->n_out, arm, kg, xc, m, ok, same, untouched);
+    return tcu_gemm_hm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, rows, x, m, y, with_ws ? s->ws : NULL,
+                       with_ws ? s->wsn : 0, 0);
 }
 
 static void check_shape(int64_t n_in, int64_t n_out) {
@@ -181,8 +149,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     int ran = 1;
     for (int c = 0; c < MMAX; c++) {
         float *const yc[3] = {dy1 + (size_t)c * n_out, dy1, dy1};
-        quant_m(&s, c, 1);
-        ran &= call(-1, -1, -1, &s, s.dr, rows1, 1, yc, 1);
+        ran &= call(-1, &s, s.dr, rows1, s.xh + (size_t)c * n_in, 1, yc, 1);
     }
     CU(cudaDeviceSynchronize());
     CHECK(ran, "%lldx%lld: the one-column call did not run", (long long)n_in, (long long)n_out);
@@ -225,13 +192,18 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     /* every arm, every m: column c the one-column bits, past m untouched */
     static const int ms[9] = {1, 2, 7, 8, 9, 16, 17, 33, 64};
     for (int arm = -1; arm < ARMS; arm++)
-        for (int i = 0; i < 9; i++) check_cols(&s, y1, dym, ym, arm, -1, -1, ms[i]);
-    /* every kg (CTAs along K) and both places of the x16 -> f16 conversion */
-    static const int mk[6] = {1, 8, 9, 16, 33, 64};
-    const int S = tcu_gemm_hm_splits(n_in, n_out);
-    for (int i = 0; i < 6; i++)
-        for (int kg = 1; kg <= S; kg *= 2)
-            for (int xc = 0; xc <= (mk[i] <= 16); xc++) check_cols(&s, y1, dym, ym, -1, kg, xc, mk[i]);
+        for (int i = 0; i < 9; i++) {
+            const int m = ms[i];
+            CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
+            float *const ya[3] = {dym, dym, dym};
+            const int ok = call(arm, &s, s.dr, rows1, s.xh, m, ya, 1);
+            CU(cudaDeviceSynchronize());
+            CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
+            int same = memcmp(ym, y1, sizeof(float) * (size_t)m * n_out) == 0, untouched = 1;
+            for (size_t k = (size_t)m * n_out; k < ny; k++) untouched &= ((uint32_t *)ym)[k] == 0xFFFFFFFFu;
+            CHECK(ok && same && untouched, "%lldx%lld arm %d m %d: ran %d, columns equal to the one-column call %d, "
+                  "past m untouched %d", (long long)n_in, (long long)n_out, arm, m, ok, same, untouched);
+        }
     /* fused: three parts into three buffers */
     if (n_out >= 30) {
         const int64_t rows3[3] = {n_out / 2, n_out / 3, n_out - n_out / 2 - n_out / 3};
@@ -239,8 +211,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
         float *dp[3];
         for (int j = 0; j < 3; j++) CU(cudaMalloc((void **)&dp[j], sizeof(float) * (size_t)rows3[j] * m));
         float *const yp[3] = {dp[0], dp[1], dp[2]};
-        quant_m(&s, 0, m);
-        const int ok = call(-1, -1, -1, &s, s.dr, rows3, m, yp, 1);
+        const int ok = call(-1, &s, s.dr, rows3, s.xh, m, yp, 1);
         CU(cudaDeviceSynchronize());
         int same = 1;
         int64_t r0 = 0;
@@ -258,8 +229,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     }
     if (s.wsn) {
         float *const ya[3] = {dym, dym, dym};
-        quant_m(&s, 0, 4);
-        CHECK(call(-1, -1, -1, &s, s.dr, rows1, 4, ya, 0) == 0, "%lldx%lld: a split call without its workspace ran",
+        CHECK(call(-1, &s, s.dr, rows1, s.xh, 4, ya, 0) == 0, "%lldx%lld: a split call without its workspace ran",
               (long long)n_in, (long long)n_out);
     }
     CU(cudaFree(dy1));
@@ -271,8 +241,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
 
 /* us a call: best of 10 timed rounds of 20 calls over 4 copies of the weights (kind 0: hm arm, 1: v2 arm, 2: the
  * one-column dp4a GEMV in the chunk order, 3: the x16 -> f16 conversion) */
-static float time_call(int kind, int arm, int kg, int xc, const shape_t *s, void **dw, int m, float *dy, void *v2ws,
-                       size_t v2wsn) {
+static float time_call(int kind, int arm, const shape_t *s, void **dw, int m, float *dy, void *v2ws, size_t v2wsn) {
     cudaEvent_t e0, e1;
     CU(cudaEventCreate(&e0));
     CU(cudaEventCreate(&e1));
@@ -284,11 +253,11 @@ static float time_call(int kind, int arm, int kg, int xc, const shape_t *s, void
         CU(cudaEventRecord(e0, 0));
         for (int i = 0; i < 20; i++) {
             void *w = dw[(r * 20 + i) % 4];
-            if (kind == 0) ok &= call(arm, kg, xc, s, w, rows1, m, ya, 1);
+            if (kind == 0) ok &= call(arm, s, w, rows1, s->xh, m, ya, 1);
             else if (kind == 1)
-                ok &= tcu_gemm_mma_v2_arm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, v2ws, v2wsn, 0);
-            else if (kind == 2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xqm, 1, dy, 0);
-            else tcu_x16_to_f16(s->xqm, m, s->n_in, s->xs, 0);
+                ok &= tcu_gemm_mma_v2_arm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, m, dy, v2ws, v2wsn, 0);
+            else if (kind == 2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, 1, dy, 0);
+            else tcu_x16_to_f16(s->xq, m, s->n_in, s->xh, 0);
         }
         CU(cudaEventRecord(e1, 0));
         CU(cudaEventSynchronize(e1));
@@ -317,26 +286,17 @@ static void sweep(int64_t n_in, int64_t n_out) {
     const size_t v2n = tcu_gemm_mma_v2_ws_floats(n_in, n_out, MMAX);
     CU(cudaMalloc((void **)&v2ws, sizeof(float) * (v2n ? v2n : 1)));
     tcu_gemv_order_set(1);
-    quant_m(&s, 0, 1);
-    const int S = tcu_gemm_hm_splits(n_in, n_out);
-    printf("sweep Q4_0 %lldx%lld (%.1f MB, %d K splits): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 "
-           "chooser, hm chooser, hm arms 0..%d (RT,W,KB = 141 142 241 242 122 144; chooser kg, xc), then the chooser's "
-           "arm at kg = 1..S with xc = 0 | xc = 1\n",
-           (long long)n_in, (long long)n_out, wb / 1e6, S, time_call(2, 0, 0, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1);
+    printf("sweep Q4_0 %lldx%lld (%.1f MB): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 chooser, hm chooser, "
+           "hm arms 0..%d (RT,W,KB = 141 142 241 242 122 144)\n",
+           (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1);
     static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
     for (int i = 0; i < 10; i++) {
         const int m = ms[i];
-        quant_m(&s, 0, m);
-        const float best = time_call(0, -1, -1, -1, &s, dw, m, dy, NULL, 0);
-        printf("  m=%2d  cvt %5.1f  v2 %7.1f  hm %7.1f (%4.0f GB/s) |", m, time_call(3, 0, 0, 0, &s, dw, m, dy, NULL, 0),
-               time_call(1, -1, 0, 0, &s, dw, m, dy, v2ws, v2n), best, wb / best * 1e-3);
-        for (int a = 0; a < ARMS; a++) printf(" %6.1f", time_call(0, a, -1, -1, &s, dw, m, dy, NULL, 0));
-        printf(" | kg");
-        for (int xc = 0; xc <= (m <= 16); xc++) {
-            for (int kg = 1; kg <= S; kg *= 2) printf(" %6.1f", time_call(0, -1, kg, xc, &s, dw, m, dy, NULL, 0));
-            if (xc == 0 && m <= 16) printf(" |");
-        }
-        printf("\n");
+        printf("  m=%2d  cvt %5.1f  v2 %7.1f  hm %7.1f |", m, time_call(3, 0, &s, dw, m, dy, NULL, 0),
+               time_call(1, -1, &s, dw, m, dy, v2ws, v2n), time_call(0, -1, &s, dw, m, dy, NULL, 0));
+        for (int a = 0; a < ARMS; a++) printf(" %7.1f", time_call(0, a, &s, dw, m, dy, NULL, 0));
+        const float best = time_call(0, -1, &s, dw, m, dy, NULL, 0);
+        printf("   (chooser %.0f GB/s of weights)\n", wb / best * 1e-3);
     }
     for (int c = 1; c < 4; c++) CU(cudaFree(dw[c]));
     CU(cudaFree(dy));

@@ -64,9 +64,9 @@ static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
  * q|k|v or gate|up one launch with each part into its own buffer: tcu_gemm_mma_v2_split, every output the bits of the
  * per-part calls). For a pass that v2_runs. */
 static int matmul_v2(crank *g, const dweight *w, int n, const void *xq, const int64_t rows[3], float *const y[3]) {
-    if (g->gemv_ord == 2 && xq) { /* the f16 order (gemm_hmma.cu; g->x16 its f16 scratch where it converts first) */
-        if (!tcu_gemm_hm(-1, -1, -1, w->type, w->d, w->stride, w->n_in, rows, xq, g->x16, n, y, g->mmws, g->mmws_n,
-                         g->st)) {
+    if (g->gemv_ord == 2 && xq) { /* the f16 order (gemm_hmma.cu): the x16 input as f16 in x16, then the f16 MMA GEMM */
+        tcu_x16_to_f16(xq, n, w->n_in, g->x16, g->st);
+        if (!tcu_gemm_hm(-1, w->type, w->d, w->stride, w->n_in, rows, g->x16, n, y, g->mmws, g->mmws_n, g->st)) {
             tern_set_error("internal: a %d-token pass reached a matrix (%lld rows, type %d) the f16-order GEMM refused",
                            n, (long long)w->n_out, w->type);
             return -1;

@@ -140,34 +140,20 @@ static __device__ __forceinline__ void hm_wload(hm_wregs<RT> &r, const uint8_t *
     }
 }
 
-/* The activations: f16 (m, n_in) row-major (f), or the x16 planes (h, l, ds: tcu_quantize_x16's layout for m columns),
- * converted while staged (XC): f16(d·q) by the same two roundings as x16_to_f16_k, so the same bits either way. */
-typedef struct {
-    const __half *f;
-    const int8_t *h, *l;
-    const int2 *ds;
-} hm_x;
-
 /* CTA: W warps, each RT row tiles of 16 rows and all NT column tiles of 8; KB 4-block steps a pipeline stage. Grid
- * (row tiles, G). K is cut into S segments (hm_splits: the bits); CTA j of G runs segments [j·S/G, (j+1)·S/G), each
- * segment's chain of MMAs from +0. The sums are added in segment order, v = s_0, v = v + s_q: CTA 0 folds its own
- * segments so (in the workspace's slot 0; with G = 1 straight into y at its last segment), the others write one slot
- * a segment, and the last CTA of a row tile to finish adds the slots. G is a choice of speed (by m), S of bits (by
- * shape). The stage's x goes to shared memory one stage ahead: by cp.async (f16) or through registers (XC, x16);
- * the weights go to registers one stage ahead. */
-template <int NT, int RT, int W, int KB, int XC>
-__global__ void __launch_bounds__(32 * W, NT <= 2 ? 384 / (32 * W) : 1) /* small m: 12 warps an SM (<= 168 registers) */
-gemm_hm_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const hm_x x, int m, int S,
+ * (row tiles, S). x: f16 (m, n_in). The stage's x is copied to shared memory by cp.async one stage ahead; the weights
+ * go to registers one stage ahead. */
+template <int NT, int RT, int W, int KB>
+__global__ void __launch_bounds__(32 * W, 1)
+gemm_hm_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const __half *__restrict__ x, int m,
           const hm_out yo, float *__restrict__ ws) {
     constexpr int NC = NT * 8, PCS = KB * NC * 16; /* columns; 16-byte pieces of x a stage */
-    constexpr int NPT = PCS / (32 * W) + (PCS % (32 * W) ? 1 : 0); /* pieces a thread */
     extern __shared__ __align__(16) uint4 hm_sm[];
     uint4(*xs)[KB][NC][16] = reinterpret_cast<uint4(*)[KB][NC][16]>(hm_sm); /* [2][KB][NC][16] */
     const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int r0 = (int)blockIdx.x * (16 * RT * W) + warp * 16 * RT;
-    const int G = (int)gridDim.y, nst = (nb + 3) / 4, per = (nst + S - 1) / S;
-    const int q0 = (int)blockIdx.y * (S / G), q1 = q0 + S / G; /* this CTA's segments [q0, q1) */
-    const int sb = min(nst, q0 * per), se = min(nst, q1 * per);   /* and 4-block steps [sb, se) */
+    const int S = (int)gridDim.y, nst = (nb + 3) / 4, per = (nst + S - 1) / S;
+    const int sb = (int)blockIdx.y * per, se = min(nst, sb + per); /* this CTA's 4-block steps [sb, se) */
     const uint8_t *ra[RT], *rb[RT];
 #pragma unroll
     for (int i = 0; i < RT; i++) {
@@ -179,100 +165,46 @@ gemm_hm_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     for (int i = 0; i < RT; i++)
 #pragma unroll
         for (int j = 0; j < NT; j++) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
-    const size_t ps = (size_t)m * (size_t)n_out;
-    float *const slots = ws + HM_CNT;
-    /* segment q's sum is in acc: into the workspace or y, acc back to +0 */
-    auto flush = [&](int q) {
-        const int lastq = G == 1 && q == S - 1;
-#pragma unroll
-        for (int i = 0; i < RT; i++)
-#pragma unroll
-            for (int j = 0; j < NT; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int r = r0 + 16 * i + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
-                    if (r < n_out && c < m) {
-                        const size_t o = (size_t)c * n_out + r;
-                        float v = acc[i][j][e];
-                        if (q > 0 && q < q1 && blockIdx.y == 0) v = __ldcg(slots + o) + v; /* CTA 0: v = v + s_q */
-                        if (S == 1 || lastq) hm_store(yo, n_out, r, c, v);
-                        else if (blockIdx.y == 0) slots[o] = v;
-                        else slots[(size_t)q * ps + o] = v;
-                    }
-                    acc[i][j][e] = 0.0f;
-                }
-    };
 
     pdl_wait();
-    uint2 rh[NPT], rl[NPT];
-    float rd[NPT];
-    /* a stage: steps [s0, e) (at most KB, never across a segment's end) into xs[bf]: by cp.async, or into registers
-     * (XC, then xstore) */
-    auto xcopy = [&](int s0, int e, int bf) {
+    /* stage s (KB steps from sb + KB·s): x pieces into xs[s & 1] */
+    auto xcopy = [&](int st) {
+        const int s0 = sb + KB * st;
 #pragma unroll
-        for (int k = 0; k < NPT; k++) {
+        for (int k = 0; k < PCS / (32 * W) + (PCS % (32 * W) ? 1 : 0); k++) {
             const int i = (int)threadIdx.x + k * 32 * W;
             if (PCS % (32 * W) && i >= PCS) break;
             const int sub = i / (NC * 16), col = (i / 16) % NC, c = i % 16;
             const int blk = 4 * (s0 + sub) + (c >> 2);
-            const int ok = col < m && blk < nb && s0 + sub < e;
-            const size_t o = ok ? (size_t)col * (size_t)nb * 32 + (size_t)blk * 32 + 8 * (c & 3) : 0;
-            if (XC) {
-                rh[k] = ok ? __ldg((const uint2 *)(x.h + o)) : make_uint2(0, 0);
-                rl[k] = ok ? __ldg((const uint2 *)(x.l + o)) : make_uint2(0, 0);
-                rd[k] = ok ? __int_as_float(__ldg(&x.ds[o >> 5]).x) : 0.0f;
-            } else {
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(hm_smem(&xs[bf][sub][col][hm_swz(c, col)])),
-                             "l"(x.f + o), "r"(ok ? 16 : 0)
-                             : "memory");
-            }
+            const int ok = col < m && blk < nb && s0 + sub < se;
+            const __half *src = x + (ok ? (size_t)col * (size_t)nb * 32 + (size_t)blk * 32 + 8 * (c & 3) : 0);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(hm_smem(&xs[st & 1][sub][col][hm_swz(c, col)])),
+                         "l"(src), "r"(ok ? 16 : 0)
+                         : "memory");
         }
-        if (!XC) asm volatile("cp.async.commit_group;\n" ::: "memory");
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
     };
-    /* XC: the registers converted into xs[bf] */
-    auto xstore = [&](int bf) {
-#pragma unroll
-        for (int k = 0; k < NPT; k++) {
-            const int i = (int)threadIdx.x + k * 32 * W;
-            if (PCS % (32 * W) && i >= PCS) break;
-            const int sub = i / (NC * 16), col = (i / 16) % NC, c = i % 16;
-            uint32_t o[4];
-#pragma unroll
-            for (int h = 0; h < 4; h++) {
-                const uint32_t hw = h < 2 ? rh[k].x : rh[k].y, lw = h < 2 ? rl[k].x : rl[k].y;
-                const int sh = 16 * (h & 1);
-                const int qa = 256 * (int)(int8_t)(hw >> sh) + (int)(int8_t)(lw >> sh);
-                const int qb = 256 * (int)(int8_t)(hw >> (sh + 8)) + (int)(int8_t)(lw >> (sh + 8));
-                o[h] = hm_h2u(__halves2half2(__float2half_rn(__fmul_rn(rd[k], (float)qa)),
-                                             __float2half_rn(__fmul_rn(rd[k], (float)qb))));
-            }
-            xs[bf][sub][col][hm_swz(c, col)] = make_uint4(o[0], o[1], o[2], o[3]);
-        }
-    };
-    auto stage_end = [&](int s0) { return min(min(s0 + KB, (s0 / per + 1) * per), se); };
+    const int nsg = (se - sb + KB - 1) / KB; /* stages */
     hm_wregs<RT> cur[KB], nxt[KB];
-    int a0 = sb, a1 = sb < se ? stage_end(sb) : sb; /* this stage's steps */
-    if (a0 < a1) {
-        xcopy(a0, a1, 0);
-        if (XC) xstore(0);
+    if (nsg > 0) {
+        xcopy(0);
 #pragma unroll
-        for (int k = 0; k < KB; k++) hm_wload<RT>(cur[k], ra, rb, a0 + k < a1 ? 4 * (a0 + k) + t : nb, nb);
+        for (int k = 0; k < KB; k++) hm_wload<RT>(cur[k], ra, rb, sb + k < se ? 4 * (sb + k) + t : nb, nb);
     }
-    int q = q0; /* the next segment to flush */
-    for (int bf = 0; a0 < a1; bf ^= 1) {
-        const int n0 = a1, n1 = a1 < se ? stage_end(a1) : a1; /* the next stage's */
-        if (n0 < n1) {
-            xcopy(n0, n1, bf ^ 1);
+    for (int st = 0; st < nsg; st++) {
+        const int s0 = sb + KB * st;
+        if (st + 1 < nsg) {
+            xcopy(st + 1);
 #pragma unroll
-            for (int k = 0; k < KB; k++) hm_wload<RT>(nxt[k], ra, rb, n0 + k < n1 ? 4 * (n0 + k) + t : nb, nb);
-            if (!XC) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-        } else if (!XC) {
+            for (int k = 0; k < KB; k++) hm_wload<RT>(nxt[k], ra, rb, s0 + KB + k < se ? 4 * (s0 + KB + k) + t : nb, nb);
+            asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+        } else {
             asm volatile("cp.async.wait_group 0;\n" ::: "memory");
         }
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < KB; k++) {
-            if (a0 + k >= a1) break; /* uniform: a stage may hold fewer steps */
+            if (s0 + k >= se) break; /* uniform: the segment's last stage may hold one step */
             __half2 da[RT], db[RT];
 #pragma unroll
             for (int i = 0; i < RT; i++) {
@@ -283,7 +215,7 @@ gemm_hm_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
             for (int p = 0; p < 4; p++) {
                 uint4 bx[NT];
 #pragma unroll
-                for (int j = 0; j < NT; j++) bx[j] = xs[bf][k][8 * j + g][hm_swz(4 * t + p, 8 * j + g)];
+                for (int j = 0; j < NT; j++) bx[j] = xs[st & 1][k][8 * j + g][hm_swz(4 * t + p, 8 * j + g)];
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     const int u = 2 * p + h;
@@ -297,29 +229,37 @@ gemm_hm_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
                 }
             }
         }
-        if (a1 == se || a1 % per == 0) flush(q++); /* a segment ends with this stage */
-        if (XC) {
-            if (n0 < n1) xstore(bf ^ 1); /* xs[bf ^ 1] was last read a stage ago, before this stage's barrier */
-        } else {
-            __syncthreads(); /* xs[bf] is refilled by the stage after next */
-        }
+        __syncthreads(); /* xs[st & 1] is refilled at stage st + 2 */
 #pragma unroll
         for (int k = 0; k < KB; k++) cur[k] = nxt[k];
-        a0 = n0, a1 = n1;
     }
     pdl_trigger();
-    while (q < q1) flush(q++); /* segments with no steps: their sums +0 */
-    if (G == 1 || S == 1) return;
-    /* the last CTA of a row tile to finish adds the slots in segment order: slot 0 (CTA 0's fold), then the rest */
+
+    const int S1 = S > 1;
+    float *part = S1 ? ws + HM_CNT + (size_t)blockIdx.y * (size_t)m * (size_t)n_out : nullptr;
+#pragma unroll
+    for (int i = 0; i < RT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int r = r0 + 16 * i + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
+                if (r >= n_out || c >= m) continue;
+                if (S1) part[(size_t)c * n_out + r] = acc[i][j][e];
+                else hm_store(yo, n_out, r, c, acc[i][j][e]);
+            }
+    if (!S1) return;
+    /* the split: the last CTA of a row tile to finish adds the S partial sums in segment order */
     __shared__ int last;
     __threadfence();
     __syncthreads();
     int *cnt = (int *)ws;
-    if (threadIdx.x == 0) last = atomicAdd(&cnt[blockIdx.x], 1) == G - 1;
+    if (threadIdx.x == 0) last = atomicAdd(&cnt[blockIdx.x], 1) == S - 1;
     __syncthreads();
     if (!last) return;
     __threadfence();
-    const int qf = S / G; /* the first segment past CTA 0's */
+    const float *p0 = ws + HM_CNT;
+    const size_t ps = (size_t)m * (size_t)n_out;
 #pragma unroll
     for (int i = 0; i < RT; i++)
 #pragma unroll
@@ -329,8 +269,8 @@ gemm_hm_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
                 const int r = r0 + 16 * i + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
                 if (r >= n_out || c >= m) continue;
                 const size_t o = (size_t)c * n_out + r;
-                float v = __ldcg(slots + o);
-                for (int k = qf; k < S; k++) v = v + __ldcg(slots + (size_t)k * ps + o);
+                float v = __ldcg(p0 + o);
+                for (int q = 1; q < S; q++) v = v + __ldcg(p0 + (size_t)q * ps + o);
                 hm_store(yo, n_out, r, c, v);
             }
     if (threadIdx.x == 0) cnt[blockIdx.x] = 0;
@@ -340,30 +280,30 @@ gemm_hm_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 #define HM_ARMS 6
 static const int hm_arm_cfg[HM_ARMS][3] = {{1, 4, 1}, {1, 4, 2}, {2, 4, 1}, {2, 4, 2}, {1, 2, 2}, {1, 4, 4}};
 
-template <int NT, int RT, int W, int KB, int XC>
-static void hm_launch(const uint8_t *w, size_t stride, int nb, int n_out, const hm_x &x, int m, int S, int G,
-                      const hm_out &o, float *ws, cudaStream_t st) {
+template <int NT, int RT, int W, int KB>
+static void hm_launch(const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
+                      float *ws, cudaStream_t st) {
     const int rows = 16 * RT * W;
     const int smem = 2 * KB * NT * 8 * 16 * 16;
     static int set = 0; /* above 48 KiB a kernel must ask for its dynamic shared memory (once a process) */
     if (!set) {
-        cudaFuncSetAttribute(gemm_hm_k<NT, RT, W, KB, XC>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        cudaFuncSetAttribute(gemm_hm_k<NT, RT, W, KB>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         set = 1;
     }
-    const dim3 grid((unsigned)((n_out + rows - 1) / rows), (unsigned)G);
-    PDL_LAUNCH((gemm_hm_k<NT, RT, W, KB, XC>), grid, dim3(32 * W), smem, st, w, stride, nb, n_out, x, m, S, o, ws);
+    const dim3 grid((unsigned)((n_out + rows - 1) / rows), (unsigned)hm_splits(nb, n_out));
+    PDL_LAUNCH((gemm_hm_k<NT, RT, W, KB>), grid, dim3(32 * W), smem, st, w, stride, nb, n_out, x, m, o, ws);
 }
 
-template <int NT, int XC>
-static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const hm_x &x, int m, int S, int G,
-                   const hm_out &o, float *ws, cudaStream_t st) {
+template <int NT>
+static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
+                   float *ws, cudaStream_t st) {
     switch (arm) {
-    case 0: hm_launch<NT, 1, 4, 1, XC>(w, stride, nb, n_out, x, m, S, G, o, ws, st); break;
-    case 1: hm_launch<NT, 1, 4, 2, XC>(w, stride, nb, n_out, x, m, S, G, o, ws, st); break;
-    case 2: hm_launch<NT, 2, 4, 1, XC>(w, stride, nb, n_out, x, m, S, G, o, ws, st); break;
-    case 3: hm_launch<NT, 2, 4, 2, XC>(w, stride, nb, n_out, x, m, S, G, o, ws, st); break;
-    case 4: hm_launch<NT, 1, 2, 2, XC>(w, stride, nb, n_out, x, m, S, G, o, ws, st); break;
-    default: hm_launch<NT, 1, 4, 4, XC>(w, stride, nb, n_out, x, m, S, G, o, ws, st); break;
+    case 0: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 1: hm_launch<NT, 1, 4, 2>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 2: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 3: hm_launch<NT, 2, 4, 2>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 4: hm_launch<NT, 1, 2, 2>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    default: hm_launch<NT, 1, 4, 4>(w, stride, nb, n_out, x, m, o, ws, st); break;
     }
 }
 
@@ -376,20 +316,6 @@ static int hm_pick(int nb, int n_out, int m) {
     return n_out > 16384 || m > 16 ? 3 : 1;
 }
 
-/* The CTAs along K (G, a power of two dividing S): a choice of speed only. S up to m = 16; past it (the kernel bound by
- * its MMAs, not by the stream) fewer, each CTA at least 24 steps of K and ~1024 warps in all: at m = 64 the first
- * rule's splits (1 on q|k|v and o, 4 on down) beat 4 and 8 (bench/gpu/s24-hmma/hmma-sweep*.txt). */
-static int hm_pick_g(int S, int nb, int64_t n_out, int m) {
-    if (m <= 16) return S;
-    const int64_t warps = (n_out + 15) / 16;
-    const int nst = (nb + 3) / 4;
-    int g = 1;
-    while (2 * g <= S && nst / (2 * g) >= 24 && warps * 2 * g <= 1024) g *= 2;
-    return g;
-}
-
-#define HM_XC_MAX 16 /* the kernel reads x16 itself up to this many columns (its NT <= 2 instances) */
-
 extern "C" int tcu_gemm_hm_supported(int t) { return t == TCU_TYPE_Q4_0R; }
 
 extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) {
@@ -398,45 +324,29 @@ extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) 
     return S > 1 ? (size_t)HM_CNT + (size_t)S * (size_t)m_max * (size_t)n_out : 0;
 }
 
-extern "C" int tcu_gemm_hm_splits(int64_t n_in, int64_t n_out) {
-    return n_in >= 32 && n_out >= 1 ? hm_splits((int)(n_in / 32), n_out) : 0;
-}
-
-extern "C" int tcu_gemm_hm(int arm, int kg, int xc, int t, const void *w, size_t row_bytes, int64_t n_in,
-                           const int64_t rows[3], const void *xq, uint16_t *xh, int m, float *const y[3], float *ws,
-                           size_t ws_floats, cudaStream_t st) {
+extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
+                           const uint16_t *x, int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st) {
     const int64_t n_out = rows[0] + rows[1] + rows[2];
     if (t != TCU_TYPE_Q4_0R || m < 1 || m > TCU_PASS_MAX || n_in < 32 || n_in % 32 || rows[0] < 1 || rows[1] < 0 ||
-        rows[2] < 0 || n_out > INT32_MAX || arm < -1 || arm >= HM_ARMS || xc < -1 || xc > 1 || !xq)
+        rows[2] < 0 || n_out > INT32_MAX || arm < -1 || arm >= HM_ARMS)
         return 0;
-    const int nb = (int)(n_in / 32), S = hm_splits(nb, n_out);
+    const int nb = (int)(n_in / 32);
     if (arm < 0) arm = hm_pick(nb, (int)n_out, m);
-    if (kg < 0) kg = hm_pick_g(S, nb, n_out, m);
-    if (xc < 0) xc = m <= HM_XC_MAX || !xh;
-    if (kg < 1 || kg > S || S % kg || (xc && m > HM_XC_MAX) || (!xc && !xh)) return 0;
     const int tile = 16 * hm_arm_cfg[arm][0] * hm_arm_cfg[arm][1];
-    if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
+    if (hm_splits(nb, n_out) > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;
     const hm_out o = {{y[0], y[1], y[2]}, (int)rows[0], (int)(rows[0] + rows[1])};
     const uint8_t *wb = (const uint8_t *)w;
-    const size_t plane = x16_plane_bytes(m, n_in);
-    const int8_t *h = (const int8_t *)xq;
-    const hm_x x = {(const __half *)xh, h, h + plane, (const int2 *)((const char *)xq + 2 * plane)};
-    if (xc) {
-        if (m <= 8) hm_arm<1, 1>(arm, wb, row_bytes, nb, (int)n_out, x, m, S, kg, o, ws, st);
-        else hm_arm<2, 1>(arm, wb, row_bytes, nb, (int)n_out, x, m, S, kg, o, ws, st);
-        return 1;
-    }
-    tcu_x16_to_f16(xq, m, n_in, xh, st);
+    const __half *xh = (const __half *)x;
     switch ((m + 7) / 8) {
-    case 1: hm_arm<1, 0>(arm, wb, row_bytes, nb, (int)n_out, x, m, S, kg, o, ws, st); break;
-    case 2: hm_arm<2, 0>(arm, wb, row_bytes, nb, (int)n_out, x, m, S, kg, o, ws, st); break;
-    case 3: hm_arm<3, 0>(arm, wb, row_bytes, nb, (int)n_out, x, m, S, kg, o, ws, st); break;
-    case 4: hm_arm<4, 0>(arm, wb, row_bytes, nb, (int)n_out, x, m, S, kg, o, ws, st); break;
-    case 5: hm_arm<5, 0>(arm, wb, row_bytes, nb, (int)n_out, x, m, S, kg, o, ws, st); break;
-    case 6: hm_arm<6, 0>(arm, wb, row_bytes, nb, (int)n_out, x, m, S, kg, o, ws, st); break;
-    case 7: hm_arm<7, 0>(arm, wb, row_bytes, nb, (int)n_out, x, m, S, kg, o, ws, st); break;
-    default: hm_arm<8, 0>(arm, wb, row_bytes, nb, (int)n_out, x, m, S, kg, o, ws, st); break;
+    case 1: hm_arm<1>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, st); break;
+    case 2: hm_arm<2>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, st); break;
+    case 3: hm_arm<3>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, st); break;
+    case 4: hm_arm<4>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, st); break;
+    case 5: hm_arm<5>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, st); break;
+    case 6: hm_arm<6>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, st); break;
+    case 7: hm_arm<7>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, st); break;
+    default: hm_arm<8>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, st); break;
     }
     return 1;
 }

@@ -166,22 +166,19 @@ int tcu_gemm_mma_v2_split(int arm, int t, const void *w, size_t row_bytes, int64
 size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 
 /* ---- the f16 order of batched decode (src/backend/cuda/gemm_hmma.cu; tern_config.gemv_chunk = 2, issue 26) --------
- * y (m, n_out) = W · x_c for 1 <= m <= TCU_PASS_MAX columns of activations xq (tcu_quantize_x16's layout for m
- * columns, each value taken as f16(d·q)), the weights dequantized to f16 (the bits tcu_dequant_f16 gives) and multiplied
- * on the tensor cores with an f32 accumulator in a K order fixed by the launch's shape (tcu_gemm_hm_splits segments,
- * added in order): column c has the bits of the one-column call on x_c, for every arm, kg, xc and m. Repacked Q4_0R
- * only. arm: the tiling (0..5; -1 the chooser); kg: CTAs along K (a power of two dividing the splits; -1 the
- * chooser); xc: 1 the kernel converts x16 as it stages it (m <= 16), 0 tcu_x16_to_f16 into xh (m·n_in halves) first;
- * -1 the chooser. None of the three changes a bit. Returns 0 (nothing launched) for another type, a shape or choice
- * it does not take, else 1. The K order depends on n_in and the launch's total rows: a fused matrix's outputs have
- * the bits of the fused launch, which is the only form exec.c runs. A call with more than one split needs ws:
- * tcu_gemm_hm_ws_floats floats, zeroed before its first use (the split's tickets live there and are left zero), one
- * stream at a time. rows as tcu_gemm_mma_v2_split's (a fused matrix's parts into their own buffers). */
+ * y (m, n_out) = W · x_c for 1 <= m <= TCU_PASS_MAX columns of f16 activations x (m, n_in), the weights dequantized
+ * to f16 (the bits tcu_dequant_f16 gives) and multiplied on the tensor cores with an f32 accumulator in a K order
+ * fixed by the launch's shape: column c has the bits of the one-column call on x_c, for every arm and m. Repacked Q4_0R only;
+ * returns 0 (nothing launched) for another type, a shape it does not take or an arm out of range (arms 0..5;
+ * -1 the chooser), else 1. The K order depends on the launch's shape (n_in and its total rows: a fused matrix's
+ * outputs have the bits of the fused launch, which is the only form exec.c runs). A call whose K is split (fewer
+ * than ~24000 rows; tcu_gemm_hm_ws_floats > 0) needs ws: tcu_gemm_hm_ws_floats floats, zeroed
+ * before its first use (the split's tickets live there and are left zero), one stream at a time. rows as
+ * tcu_gemm_mma_v2_split's (a fused matrix's parts into their own buffers). */
 int tcu_gemm_hm_supported(int t);
-int tcu_gemm_hm_splits(int64_t n_in, int64_t n_out);
 size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
-int tcu_gemm_hm(int arm, int kg, int xc, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
-                const void *xq, uint16_t *xh, int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st);
+int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3], const uint16_t *x,
+                int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st);
 /* out (m, n_in) f16 = the x16 activations xq (tcu_quantize_x16's layout) as f16(d·q). */
 void tcu_x16_to_f16(const void *xq, int m, int64_t n_in, uint16_t *out, cudaStream_t st);
 
