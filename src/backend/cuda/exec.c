@@ -466,7 +466,8 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 const size_t at = (size_t)(n - 1) * E;
                 xq = want_x16(g, 1, wo, NULL, NULL);
                 add_norm(xc + at, xo + at, r ? r + at : NULL, pn, pe, on, eps, 1, E, g->xn, NULL, xq, 1, st);
-                if (xq && g->gemv_ord == 2 && v2_runs(g, wo, 1, xq)) { /* the f16 order: its GEMM at one token too */
+                const int hm = xq && g->gemv_ord == 2 && v2_runs(g, wo, 1, xq);
+                if (hm) { /* the f16 order: its GEMM at one token too (matmul_v2 counts TR_HM) */
                     const int64_t rows[3] = {W->nv, 0, 0};
                     float *const ys[3] = {g->logits, g->logits, g->logits};
                     if (matmul_v2(g, wo, 1, xq, rows, ys)) return -1;
@@ -479,7 +480,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                     tern_set_error("internal: the f32 GEMV got a repacked output head");
                     return -1;
                 }
-                g->tr[xq ? TR_DP4A_ROW : TR_F32_ROW]++;
+                if (!hm) g->tr[xq ? TR_DP4A_ROW : TR_F32_ROW]++;
                 if (cap > 0.0f) tcu_softcap(g->logits, ld, cap, st);
                 if (gather_logits(g, 1)) return -1;
                 if (g->rank == 0) tcu_argmax(g->lg, V, g->ids, g->amkeys, st);
