@@ -11,7 +11,9 @@
  * a last step of one block, a partial repacked group; no split), 800 x 7 (no split). Weights: random GGUF Q4_0 blocks, repacked by tcu_repack as
  * the upload does, the bytes it leaves unwritten NaN halves.
  * --sweep: times (us, best of 10 rounds of 20 calls, weights rotated over 4 copies) of the arms against v2's chooser
- * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box. */
+ * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box.
+ * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV) on one shape, for ncu
+ * (bench/gpu_check.sh hmprof); prints its time as the sweep takes it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,6 +306,40 @@ static void sweep(int64_t n_in, int64_t n_out) {
     release(&s);
 }
 
+static int one(int argc, char **argv) {
+    if (argc < 6) {
+        fprintf(stderr, "usage: gpu_hmma --one N_IN N_OUT M ARM\n");
+        return 2;
+    }
+    const int64_t n_in = atoll(argv[2]), n_out = atoll(argv[3]);
+    const int m = atoi(argv[4]), arm = atoi(argv[5]);
+    if (n_in < 32 || n_in % 32 || n_out < 1 || m < 1 || m > MMAX || arm < -2 || arm >= ARMS) {
+        fprintf(stderr, "gpu_hmma --one: bad shape, m or arm\n");
+        return 2;
+    }
+    shape_t s;
+    setup(&s, n_in, n_out);
+    float *dy;
+    CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
+    void *dw[4] = {s.dr, s.dr, s.dr, s.dr};
+    tcu_gemv_order_set(1);
+    for (int i = 0; i < 30; i++) {
+        const int64_t rows1[3] = {n_out, 0, 0};
+        float *const ya[3] = {dy, dy, dy};
+        if (arm == -2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, s.dr, s.rstride, n_in, n_out, s.xq, 1, dy, 0);
+        else if (!call(arm, &s, s.dr, rows1, s.xh, m, ya, 1)) {
+            fprintf(stderr, "gpu_hmma --one: the call did not run\n");
+            return 1;
+        }
+    }
+    CU(cudaDeviceSynchronize());
+    printf("one %lldx%lld m %d arm %d: %.1f us (one copy of the weights)\n", (long long)n_in, (long long)n_out, m, arm,
+           time_call(arm == -2 ? 2 : 0, arm, &s, dw, m, dy, NULL, 0));
+    CU(cudaFree(dy));
+    release(&s);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int dev_n = 0;
     if (cudaGetDeviceCount(&dev_n) != cudaSuccess || dev_n < 1) {
@@ -313,6 +349,7 @@ int main(int argc, char **argv) {
     const char *se = getenv("GPU_TEST_SEED");
     rs = se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL) * 2654435761ull + 7;
     printf("gpu_hmma: seed %llu\n", (unsigned long long)rs);
+    if (argc > 1 && !strcmp(argv[1], "--one")) return one(argc, argv);
     const int sweep_only = argc > 1 && !strcmp(argv[1], "--sweep-only");
     if (!sweep_only) {
         check_shape(4096, 1000);

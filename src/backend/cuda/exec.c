@@ -53,9 +53,13 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
  * and v2's best arms at 24.9 / 23.9 / 32.1 (14336x4096: 22.7 / 34.2 / 72.2 against 34.3 / 33.5 / 41.8). */
 #define V2_FROM 8
 
+/* 1 when an n-token pass runs the f16 order (gemm_hmma.cu): every matrix of it reads f16 activations in g->x16, written
+ * by their producers (the norms and the GLU as f16(v), the attention output by one conversion), and no x16 input. */
+static int f16_pass(const crank *g, int n) { return g->gemv_ord == 2 && n <= g->gemv_max; }
+
 /* 1 when matmul runs v2 for w at n tokens. */
 static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
-    if (g->gemv_ord == 2) return n <= g->gemv_max && xq && tcu_gemm_hm_supported(w->type); /* the f16 order: all n */
+    if (g->gemv_ord == 2) return n <= g->gemv_max && tcu_gemm_hm_supported(w->type); /* the f16 order: all n */
     return n <= g->gemv_max &&
            (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= V2_FROM && xq && tcu_gemm_mma_supported(w->type)));
 }
@@ -64,8 +68,7 @@ static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
  * q|k|v or gate|up one launch with each part into its own buffer: tcu_gemm_mma_v2_split, every output the bits of the
  * per-part calls). For a pass that v2_runs. */
 static int matmul_v2(crank *g, const dweight *w, int n, const void *xq, const int64_t rows[3], float *const y[3]) {
-    if (g->gemv_ord == 2 && xq) { /* the f16 order (gemm_hmma.cu): the x16 input as f16 in x16, then the f16 MMA GEMM */
-        tcu_x16_to_f16(xq, n, w->n_in, g->x16, g->st);
+    if (f16_pass(g, n)) { /* the f16 order (gemm_hmma.cu): the f16 input its producer wrote in x16 */
         if (!tcu_gemm_hm(-1, w->type, w->d, w->stride, w->n_in, rows, g->x16, n, y, g->mmws, g->mmws_n, g->st)) {
             tern_set_error("internal: a %d-token pass reached a matrix (%lld rows, type %d) the f16-order GEMM refused",
                            n, (long long)w->n_out, w->type);
@@ -166,7 +169,7 @@ static int gather_logits(crank *g, int n) {
 /* g->xq when a GEMV-path pass (n <= gemv_max) runs one of a, b, c (NULL: none) with the dp4a kernel: its input's
  * producer writes it in the x16 format too; else NULL. */
 static void *want_x16(const crank *g, int n, const dweight *a, const dweight *b, const dweight *c) {
-    if (n > g->gemv_max) return NULL;
+    if (n > g->gemv_max || f16_pass(g, n)) return NULL;
     const int any = (a && tcu_gemv_dp4a_supported(a->type)) || (b && tcu_gemv_dp4a_supported(b->type)) ||
                     (c && tcu_gemv_dp4a_supported(c->type));
     return any ? g->xq : NULL;
@@ -315,7 +318,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             xq = want_x16(g, n, cw[0], cw[1], cw[2]);
             float *xo = pending ? other_x(g, xc) : xc;
             add_norm(xc, xo, pending ? g->tmp : NULL, pn, pe, node_vec(W, nd), nd->f, n, E, one ? g->xn : NULL,
-                     one ? NULL : g->x16, xq, dec, st);
+                     one && !f16_pass(g, n) ? NULL : g->x16, xq, dec, st);
             pn = NULL;
             xc = xo;
             pending = 0;
@@ -425,7 +428,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             }
             g->tr[dec && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
             g->tr[TR_ATT_Q8W] += tcu_attention_q8w_count() - q8w0;
-            if (!one) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
+            if (!one || f16_pass(g, n)) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
             if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
             if (matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
             if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
@@ -441,7 +444,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             const int act = nd->act == TERN_ACT_GELU_TANH;
             if (gu_rows) tcu_glu_rows(act, g->g, n, F, g->x16, st); /* the down GEMM reads x16 only */
             else if (xq) tcu_glu_x16(act, bg, bu, n, F, xq, st);
-            else tcu_glu(act, bg, bu, (int64_t)n * F, one ? NULL : g->x16, st);
+            else tcu_glu(act, bg, bu, (int64_t)n * F, one && !f16_pass(g, n) ? NULL : g->x16, st);
             if (matmul(g, l->down, n, bg, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
             gu_rows = 0;
             i += 2;
@@ -465,8 +468,9 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             if (P->kind == OUT_LAST) {
                 const size_t at = (size_t)(n - 1) * E;
                 xq = want_x16(g, 1, wo, NULL, NULL);
-                add_norm(xc + at, xo + at, r ? r + at : NULL, pn, pe, on, eps, 1, E, g->xn, NULL, xq, 1, st);
-                const int hm = xq && g->gemv_ord == 2 && v2_runs(g, wo, 1, xq);
+                add_norm(xc + at, xo + at, r ? r + at : NULL, pn, pe, on, eps, 1, E, g->xn, f16_pass(g, 1) ? g->x16 : NULL,
+                         xq, 1, st);
+                const int hm = f16_pass(g, 1) && v2_runs(g, wo, 1, xq);
                 if (hm) { /* the f16 order: its GEMM at one token too (matmul_v2 counts TR_HM) */
                     const int64_t rows[3] = {W->nv, 0, 0};
                     float *const ys[3] = {g->logits, g->logits, g->logits};
@@ -486,7 +490,8 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 if (g->rank == 0) tcu_argmax(g->lg, V, g->ids, g->amkeys, st);
             } else if (P->kind == OUT_ALL) {
                 xq = want_x16(g, n, wo, NULL, NULL);
-                add_norm(xc, xo, r, pn, pe, on, eps, n, E, one ? g->xn : NULL, one ? NULL : g->x16, xq, dec, st);
+                add_norm(xc, xo, r, pn, pe, on, eps, n, E, one ? g->xn : NULL, one && !f16_pass(g, n) ? NULL : g->x16, xq,
+                         dec, st);
                 if (matmul(g, wo, n, g->xn, xq, g->x16, g->logits)) return -1;
                 if (cap > 0.0f) tcu_softcap(g->logits, n * ld, cap, st);
                 if (gather_logits(g, n)) return -1;
@@ -501,7 +506,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 }
                 xq = want_x16(g, no, wo, NULL, NULL);
                 if (xq) tcu_quantize_x16(g->xn, no, E, xq, st);
-                if (no > g->gemv_max) tcu_f32_to_f16(g->xn, g->x16, (int64_t)no * E, st);
+                if (no > g->gemv_max || f16_pass(g, no)) tcu_f32_to_f16(g->xn, g->x16, (int64_t)no * E, st);
                 if (matmul(g, wo, no, g->xn, xq, g->x16, g->logits)) return -1;
                 if (cap > 0.0f) tcu_softcap(g->logits, no * ld, cap, st);
                 if (gather_logits(g, no)) return -1;

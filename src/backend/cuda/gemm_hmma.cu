@@ -17,8 +17,10 @@
  * a lane's A is one 16-byte load of its block's quants (Q4_0R: byte i holds element i low, i + 16 high) and its B one
  * 16-byte shared-memory load for two MMAs.
  *
- * Types: the repacked Q4_0R (tcu.h). Activations: f16 (m, n_in) row-major, from the x16 format by tcu_x16_to_f16
- * (each value f16(d·q), q = 256·hi + lo: the same number the dp4a GEMV multiplies, rounded to f16). */
+ * Types: the repacked Q4_0R (tcu.h). Activations: f16 (m, n_in) row-major, each value f16(v) of the f32 activation,
+ * written by its producer (exec.c f16_pass: the norms, the GLU, the attention output's conversion). tcu_x16_to_f16
+ * (f16(d·q) of the x16 format) makes the tests' inputs; until 2026-12-04 the engine converted every matrix's x16
+ * input with it (129 launches a Llama-3-8B step). */
 #include <cuda_fp16.h>
 #include <stdint.h>
 

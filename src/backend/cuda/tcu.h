@@ -179,7 +179,7 @@ int tcu_gemm_hm_supported(int t);
 size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3], const uint16_t *x,
                 int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st);
-/* out (m, n_in) f16 = the x16 activations xq (tcu_quantize_x16's layout) as f16(d·q). */
+/* out (m, n_in) f16 = the x16 activations xq (tcu_quantize_x16's layout) as f16(d·q) (tests/gpu/gpu_hmma.c's inputs). */
 void tcu_x16_to_f16(const void *xq, int m, int64_t n_in, uint16_t *out, cudaStream_t st);
 
 /* ---- GEMM, prefill (src/backend/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
