@@ -48,10 +48,13 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
 /* y (n, n_out) = x · Wᵀ: the GEMV for up to gemv_max tokens (the dp4a kernel on xq for its types when xq is
  * given, else f32 x32; each row the bits of a one-row call), beyond it cuBLASLt on f16 tiles (x16) with the next
  * matrix dequantized on a side stream meanwhile (docs/ledger.md "dequant prefetch": +3% pp512). */
-/* In the chunk order v2 gives the twins' bits, so from V2_FROM tokens on the faster one runs: the first sweep
+/* In the chunk order v2 gives the twins' bits, so from v2_from tokens on the faster one runs: the first sweep
  * (bench/gpu/s18-9363872/mma-sweep.md, H200, Q4_0 4096x14336) has the twins at 22.0 / 33.1 / 58.3 us for m = 4 / 8 / 16
- * and v2's best arms at 24.9 / 23.9 / 32.1 (14336x4096: 22.7 / 34.2 / 72.2 against 34.3 / 33.5 / 41.8). */
-#define V2_FROM 8
+ * and v2's best arms at 24.9 / 23.9 / 32.1 (14336x4096: 22.7 / 34.2 / 72.2 against 34.3 / 33.5 / 41.8). Q8_0 from 4:
+ * bench/gpu/s23-split/mma-sweep.txt has its twins at m = 4 at 42.6 us on 14336x4096 against v2 arm 18's 33.4 (29.5
+ * against the chooser's 30.6 on 4096x14336; at m = 2 the twins win, 28.5 against 33.5), where Q4_0 and Q4_K keep
+ * the twins (22.8 against 29.0, 24.8 against 32.2). */
+static int v2_from(int t) { return t == TCU_TYPE_Q8_0R ? 4 : 8; }
 
 /* 1 when an n-token pass runs the f16 order (gemm_hmma.cu): every matrix of it reads f16 activations in g->x16, written
  * by their producers (the norms and the GLU as f16(v), the attention output by one conversion), and no x16 input. */
@@ -61,7 +64,7 @@ static int f16_pass(const crank *g, int n) { return g->gemv_ord == 2 && n <= g->
 static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
     if (g->gemv_ord == 2) return n <= g->gemv_max && tcu_gemm_hm_supported(w->type); /* the f16 order: all n */
     return n <= g->gemv_max &&
-           (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= V2_FROM && xq && tcu_gemm_mma_supported(w->type)));
+           (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= v2_from(w->type) && xq && tcu_gemm_mma_supported(w->type)));
 }
 
 /* v2 over w's rows in parts (rows[0..2], part j into y[j] as (n, rows[j]); a plain matrix is one part, and the fused
