@@ -457,6 +457,10 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
             for (int ib = 0; ib < o->n_par; ib++) {
                 par_row *r = &rows[n_rows++];
                 r->pp = o->pp[ip], r->tg = o->tg[it], r->b = o->par[ib];
+                /* each B's first decode steps outside the timer too: two steps of B tokens, so the B-token pass's
+                 * one-time costs (its CUDA graph's capture, the first launch of kernels no earlier B ran, which the
+                 * driver loads lazily) do not land in T_TG (docs/ledger.md 2026-12-04 "v2 from 4 or 5 tokens") */
+                if (ip == 0 && it == 0 && ib > 0) par_once(e, b, 0, ep.ctx.n_ctx < 2 ? 1 : 2, r->b, toks, n_vocab, &w0, &w1);
                 double *tot = tern_xmalloc(sizeof(double) * (size_t)o->reps);
                 for (int k = 0; k < o->reps; k++) {
                     par_once(e, b, r->pp, r->tg, r->b, toks, n_vocab, &tp_s[k], &tg_s[k]);
@@ -512,7 +516,8 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
                            "sum of the TG decode steps' floors, TG_share = that sum / T_TG (PP alike, one step); *_bound: "
                            "the side that decides (TG: the deepest step)");
         fprintf(rf, "},\n  \"repetitions\": %d,\n  \"timer\": \"wall clock around tern_engine_decode: the prefill step "
-                    "(every sequence's prompt) and the tg decode steps; the repetition with the median T\",\n  \"results\": [\n",
+                    "(every sequence's prompt) and the tg decode steps; the repetition with the median T; untimed before: one "
+                    "warm-up of the first B, two decode steps of each further B\",\n  \"results\": [\n",
                 o->reps);
         for (int i = 0; i < n_rows; i++) {
             const par_row *r = &rows[i];
@@ -542,7 +547,7 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
     }
     if (md)
         printf("\n%s on %s (%s); B sequences, prompt PP and TG generated tokens each; median of %d repetitions by T after "
-               "1 warm-up; commit %.12s%s\n", tern_model_desc(m), on_cuda ? tern_cuda_name() : o->cpu_name,
+               "1 warm-up (each further B: 2 untimed decode steps first); commit %.12s%s\n", tern_model_desc(m), on_cuda ? tern_cuda_name() : o->cpu_name,
                tern_engine_device(e), o->reps, o->commit, o->dirty > 0 ? " (dirty)" : "");
     if (md)
         printf("floor of a step: max(bytes / %.4g B/s, FLOPs / %.4g FLOP/s) (--read-bw, --matrix-peak); the matrices' %.3f GB "

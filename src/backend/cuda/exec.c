@@ -48,13 +48,13 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
 /* y (n, n_out) = x · Wᵀ: the GEMV for up to gemv_max tokens (the dp4a kernel on xq for its types when xq is
  * given, else f32 x32; each row the bits of a one-row call), beyond it cuBLASLt on f16 tiles (x16) with the next
  * matrix dequantized on a side stream meanwhile (docs/ledger.md "dequant prefetch": +3% pp512). */
-/* In the chunk order v2 gives the twins' bits, so from v2_from tokens on the faster one runs: the first sweep
- * (bench/gpu/s18-9363872/mma-sweep.md, H200, Q4_0 4096x14336) has the twins at 22.0 / 33.1 / 58.3 us for m = 4 / 8 / 16
- * and v2's best arms at 24.9 / 23.9 / 32.1 (14336x4096: 22.7 / 34.2 / 72.2 against 34.3 / 33.5 / 41.8). Q8_0 from 4:
- * bench/gpu/s23-split/mma-sweep.txt has its twins at m = 4 at 42.6 us on 14336x4096 against v2 arm 18's 33.4 (29.5
- * against the chooser's 30.6 on 4096x14336; at m = 2 the twins win, 28.5 against 33.5), where Q4_0 and Q4_K keep
- * the twins (22.8 against 29.0, 24.8 against 32.2). */
-static int v2_from(int t) { return t == TCU_TYPE_Q8_0R ? 4 : 8; }
+/* In the chunk order v2 gives the twins' bits, so from v2_from tokens on the faster one runs (one launch over the fused
+ * q|k|v and gate|up rows, where the twins take one a matrix). By S_TG end to end (bench/gpu/s26-v2from, H200, synthetic
+ * Llama-3-8B, v2 from 4 against the twins up to 7): Q8_0 from 4 (B = 4 856 / 828 against 630 / 630, B = 6 1,328 against
+ * 843); Q4_0 and Q4_K from 5 (B = 4 913 against 1,046 and 939 against 997: the twins; B = 5 1,166 against 991 and
+ * 1,162 against 1,066, B = 6 1,369 against 970 and 1,357 against 1,114: v2). The single-matrix sweeps
+ * (bench/gpu/s23-split/mma-sweep.txt) had put the crossing at 8 for all three. */
+static int v2_from(int t) { return t == TCU_TYPE_Q8_0R ? 4 : 5; }
 
 /* 1 when an n-token pass runs the f16 order (gemm_hmma.cu): every matrix of it reads f16 activations in g->x16, written
  * by their producers (the norms and the GLU as f16(v), the attention output by one conversion), and no x16 input. */
