@@ -170,7 +170,7 @@ static int gather_logits(crank *g, int n) {
 }
 
 /* g->xq when a GEMV-path pass (n <= gemv_max) runs one of a, b, c (NULL: none) with the dp4a kernel: its input's
- * producer writes it in the x16 format too; else NULL. */
+ * producer writes it in the x16 format too; else NULL (and in an f16-order pass, whose producers write f16 instead). */
 static void *want_x16(const crank *g, int n, const dweight *a, const dweight *b, const dweight *c) {
     if (n > g->gemv_max || f16_pass(g, n)) return NULL;
     const int any = (a && tcu_gemv_dp4a_supported(a->type)) || (b && tcu_gemv_dp4a_supported(b->type)) ||
