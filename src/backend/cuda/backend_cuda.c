@@ -672,9 +672,11 @@ static void cuda_free(tern_backend *be_) {
     if (!be) return;
     crank *g = be->rk[0];
     if (g && g->timing)
-        fprintf(stderr, "cuda timing: decode %ld passes, %.4f ms/pass device time (%s); prefill %ld tokens, %.4f ms/token\n",
+        fprintf(stderr, "cuda timing: decode %ld passes, %.4f ms/pass device time (%s; GEMV-path passes of 1..%d tokens, "
+                        "%.1f tokens each); prefill %ld tokens, %.4f ms/token\n",
                 g->n_dec, g->n_dec ? g->t_dec_ms / g->n_dec : 0.0, g->use_graph ? "graph replay" : "un-captured launches",
-                g->n_pre_tok, g->n_pre_tok ? g->t_pre_ms / g->n_pre_tok : 0.0);
+                g->gemv_max, g->n_dec ? (double)g->n_dec_tok / (double)g->n_dec : 0.0, g->n_pre_tok,
+                g->n_pre_tok ? g->t_pre_ms / g->n_pre_tok : 0.0);
     if (g && g->trace) cuda_rank_trace_print(g);
     if (be->pool) tern_pool_free(be->pool);
     for (int r = be->n_rank - 1; r >= 0; r--) crank_free(be->rk[r]);

@@ -145,7 +145,7 @@ struct crank {
     int trace, timing;
     cudaEvent_t ev0, ev1;
     double t_dec_ms, t_pre_ms;
-    long n_dec, n_pre_tok;
+    long n_dec, n_dec_tok, n_pre_tok;
     ncclComm_t comm;
     uint64_t b_kv, b_scratch;
     char errmsg[512];

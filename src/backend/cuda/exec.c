@@ -758,7 +758,7 @@ int cuda_exec(tern_backend *be_, const tern_graph *G, const tern_ubatch *ub) {
     if (timed) {
         float ms = 0;
         CU(cudaEventElapsedTime(&ms, g->ev0, g->ev1));
-        if (n == 1) { g->t_dec_ms += ms; g->n_dec++; }
+        if (n <= g->gemv_max) { g->t_dec_ms += ms; g->n_dec++; g->n_dec_tok += n; } /* a GEMV-path (decode) pass */
         else { g->t_pre_ms += ms; g->n_pre_tok += n; }
     }
     for (int o = 0; o < ub->n_out; o++) {
