@@ -329,6 +329,8 @@ static int one(int argc, char **argv) {
         if (arm == -2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, s.dr, s.rstride, n_in, n_out, s.xq, 1, dy, 0);
         else if (!call(arm, &s, s.dr, rows1, s.xh, m, ya, 1)) {
             fprintf(stderr, "gpu_hmma --one: the call did not run\n");
+            CU(cudaFree(dy));
+            release(&s);
             return 1;
         }
     }

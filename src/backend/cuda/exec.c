@@ -274,6 +274,8 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
     const int n = P->n, E = m->n_embd, hd = m->head_dim, Hq = W->nh * hd, Hkv = W->nkv * hd, F = W->nf, V = m->n_vocab;
     const int one = n <= g->gemv_max; /* the GEMV path: every token's bits as in its own one-token pass */
     const int dec = n <= dec_max(g);  /* the decode configuration of the norms, RoPE tables, attention and argmaxes */
+    /* where the producers also write the matrices' f16 input: the GEMM path (cuBLASLt) and the f16 order */
+    uint16_t *const h16 = one && !f16_pass(g, n) ? NULL : g->x16;
     const tg_node *N = G->nodes;
     const int nn = G->n_nodes;
     cudaStream_t st = g->st;
@@ -321,7 +323,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             xq = want_x16(g, n, cw[0], cw[1], cw[2]);
             float *xo = pending ? other_x(g, xc) : xc;
             add_norm(xc, xo, pending ? g->tmp : NULL, pn, pe, node_vec(W, nd), nd->f, n, E, one ? g->xn : NULL,
-                     one && !f16_pass(g, n) ? NULL : g->x16, xq, dec, st);
+                     h16, xq, dec, st);
             pn = NULL;
             xc = xo;
             pending = 0;
@@ -431,7 +433,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             }
             g->tr[dec && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
             g->tr[TR_ATT_Q8W] += tcu_attention_q8w_count() - q8w0;
-            if (!one || f16_pass(g, n)) tcu_f32_to_f16(g->att, g->x16, (int64_t)n * Hq, st);
+            if (h16) tcu_f32_to_f16(g->att, h16, (int64_t)n * Hq, st);
             if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
             if (matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
             if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);
@@ -447,7 +449,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             const int act = nd->act == TERN_ACT_GELU_TANH;
             if (gu_rows) tcu_glu_rows(act, g->g, n, F, g->x16, st); /* the down GEMM reads x16 only */
             else if (xq) tcu_glu_x16(act, bg, bu, n, F, xq, st);
-            else tcu_glu(act, bg, bu, (int64_t)n * F, one && !f16_pass(g, n) ? NULL : g->x16, st);
+            else tcu_glu(act, bg, bu, (int64_t)n * F, h16, st);
             if (matmul(g, l->down, n, bg, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
             gu_rows = 0;
             i += 2;
@@ -493,8 +495,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 if (g->rank == 0) tcu_argmax(g->lg, V, g->ids, g->amkeys, st);
             } else if (P->kind == OUT_ALL) {
                 xq = want_x16(g, n, wo, NULL, NULL);
-                add_norm(xc, xo, r, pn, pe, on, eps, n, E, one ? g->xn : NULL, one && !f16_pass(g, n) ? NULL : g->x16, xq,
-                         dec, st);
+                add_norm(xc, xo, r, pn, pe, on, eps, n, E, one ? g->xn : NULL, h16, xq, dec, st);
                 if (matmul(g, wo, n, g->xn, xq, g->x16, g->logits)) return -1;
                 if (cap > 0.0f) tcu_softcap(g->logits, n * ld, cap, st);
                 if (gather_logits(g, n)) return -1;
