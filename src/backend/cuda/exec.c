@@ -51,10 +51,11 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
 /* In the chunk order v2 gives the twins' bits, so from v2_from tokens on the faster one runs (one launch over the fused
  * q|k|v and gate|up rows, where the twins take one a matrix). By S_TG end to end (bench/gpu/s26-v2from, H200, synthetic
  * Llama-3-8B, v2 from 4 against the twins up to 7): Q8_0 from 4 (B = 4 856 / 828 against 630 / 630, B = 6 1,328 against
- * 843); Q4_0 and Q4_K from 5 (B = 4 913 against 1,046 and 939 against 997: the twins; B = 5 1,166 against 991 and
- * 1,162 against 1,066, B = 6 1,369 against 970 and 1,357 against 1,114: v2). The single-matrix sweeps
+ * 843), then from 2 (bench/gpu/s27-v2from2: B = 2 424 / 424 against 416 / 418, B = 3 645 / 646 against 544 / 543);
+ * Q4_0 and Q4_K from 5 (B = 4 913 against 1,046 and 939 against 997: the twins; B = 5 1,166 against 991 and 1,162
+ * against 1,066, B = 6 1,369 against 970 and 1,357 against 1,114: v2). The single-matrix sweeps
  * (bench/gpu/s23-split/mma-sweep.txt) had put the crossing at 8 for all three. */
-static int v2_from(int t) { return t == TCU_TYPE_Q8_0R ? 4 : 5; }
+static int v2_from(int t) { return t == TCU_TYPE_Q8_0R ? 2 : 5; }
 
 /* 1 when an n-token pass runs the f16 order (gemm_hmma.cu): every matrix of it reads f16 activations in g->x16, written
  * by their producers (the norms and the GLU as f16(v), the attention output by one conversion), and no x16 input. */
