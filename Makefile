@@ -58,10 +58,10 @@ $(BUILD)/%.o: src/%.cu $(CU_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) $(CUDA_ARCHS) -std=c++17 $(INCS) -c $< -o $@
 
-# wgmma (attention_wgmma.cu) exists on sm_90a only: that file is built for it whatever CUDA_ARCHS says (its
-# launcher runs the sm_80+ kernels on any other device).
+# wgmma (attention_wgmma.cu, gemm_hmma.cu) exists on sm_90a only: those files are built for it whatever CUDA_ARCHS
+# says (the attention's launcher runs the sm_80+ kernels on any other device; the f16 order is Hopper's alone).
 WG_ARCHS ?= -gencode=arch=compute_90a,code=sm_90a
-$(BUILD)/backend/cuda/attention_wgmma.o: src/backend/cuda/attention_wgmma.cu $(CU_HDRS) | $(BUILD)
+$(BUILD)/backend/cuda/attention_wgmma.o $(BUILD)/backend/cuda/gemm_hmma.o: $(BUILD)/backend/cuda/%.o: src/backend/cuda/%.cu $(CU_HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) $(WG_ARCHS) -std=c++17 $(INCS) -c $< -o $@
 

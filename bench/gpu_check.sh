@@ -24,7 +24,7 @@
 #   memory, compute; $OUT/mmaprof-*.txt and one line a case of time, DRAM throughput, occupancy, warps a scheduler,
 #   issue slots busy and cycles an issued instruction (the stall reasons are in the .txt)
 #   hmprof (not in the default list): the same for the f16 order, gpu_hmma --one, each HMPROF case (N_IN:N_OUT:M:ARM, arm
-#   -2 the one-column dp4a GEMV; default 4096x14336: the GEMV and arm 1 at m = 1, arm 1 at 16, arm 3 at 64); $OUT/hmprof.md
+#   -2 the one-column dp4a GEMV; default 4096x14336: the GEMV and arm 4 at m = 1, arm 4 at 16, arm 1 at 64); $OUT/hmprof.md
 #   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "48 64") at
 #   tern bench --parallel PDL_B (48,56,64) -p 512 -n 128, chunk order, two rounds interleaved ($OUT/pdl.md)
 #   gap (not in the default list): a B = GAP_B (64) step's wall time, device time (TERN_CUDA_TIMING) and ncu kernel sum at
@@ -214,11 +214,11 @@ for s in $steps; do
     note mmaprof "$([ -s "$OUT/mmaprof.md" ] && echo DONE || echo FAIL)" "$(wc -l <"$OUT/mmaprof.md") cases in mmaprof.md" ;;
   hmprof) # (not in the default list) what bounds the f16 order's GEMM at small m: ncu's sections of one launch a case
     : >"$OUT/hmprof.md"
-    for c in ${HMPROF:-4096:14336:1:-2 4096:14336:1:1 4096:14336:16:1 4096:14336:64:3}; do
+    for c in ${HMPROF:-4096:14336:1:-2 4096:14336:1:4 4096:14336:16:4 4096:14336:64:1}; do
       IFS=: read -r ni no mm arm <<<"$c"
       line=$(build-cuda/gpu/gpu_hmma --one "$ni" "$no" "$mm" "$arm" | grep '^one ')
       f="$OUT/hmprof-$ni-$no-m$mm-a$arm.txt"
-      ncu -k regex:'gemm_hm|gemv_' --launch-skip 20 --launch-count 1 --section SpeedOfLight --section Occupancy \
+      ncu -k regex:'gemm_h|gemv_' --launch-skip 20 --launch-count 1 --section SpeedOfLight --section Occupancy \
         --section LaunchStats --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
         build-cuda/gpu/gpu_hmma --one "$ni" "$no" "$mm" "$arm" >"$f" 2>&1
       echo "$line | $(grep -E '^ +Duration|^ +DRAM Throughput|^ +Achieved Occupancy|^ +Registers Per Thread|^ +Active Warps Per Scheduler|^ +Issue Slots Busy|^ +Warp Cycles Per Issued Instruction' "$f" |

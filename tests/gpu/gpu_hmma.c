@@ -1,15 +1,18 @@
 /* gpu_hmma: the f16 order of batched decode (gemm_hmma.cu, tcu_gemm_hm; issue 26, tern_config.gemv_chunk = 2).
  * - tcu_x16_to_f16: every value equals f16(d·q) of the x16 bytes, computed here (round to nearest even);
+ * - the producers in the f16 order's layout (tcu_set_hm_layout(1)): the RMSNorms (rmsnorm_k and the cluster kernel),
+ *   the GLU and tcu_f32_to_f16 write value i at tcu_hm_pos(i), the bits they write row-major with it off;
  * - values: every output of the one-column call is within (K/16 + 32)·2^-22·Σ|w_k·x_k| of the float64 sum of the
  *   f16 products w_k·x_k, w_k = f16(d·(q - 8)) from the GGUF Q4_0 block (computed here from the bytes), x_k the
  *   f16 activation: a wrong element, block, scale or row would be off by a whole term;
- * - batch invariance: for every arm (-1 the chooser, 0..5) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the
+ * - batch invariance: for every arm (-1 the chooser, 0..TCU_HM_ARMS-1) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the
  *   m-column call equals the one-column call on x_c by memcmp, columns past m untouched; the fused form (rows in
  *   three parts into three buffers) gives each output the bits of the plain call;
  * - a call whose K split needs a workspace refuses to run without one.
- * Shapes: 4096 x 1000 (K split in 4), 14336 x 33 (in 8), 6144 x 70 (in 4), 2048 x 100 (in 2), 1056 x 45 (33 blocks:
- * a last step of one block, a partial repacked group; no split), 800 x 7 (no split). Weights: random GGUF Q4_0 blocks, repacked by tcu_repack as
- * the upload does, the bytes it leaves unwritten NaN halves.
+ * The GEMM's inputs are the f16 columns permuted here by tcu_hm_pos (the layout the producers write).
+ * Shapes: 4096 x 1000 (K split in 4), 14336 x 33 (in 8), 6144 x 70 (in 4), 2048 x 100 (in 2), 384 x 130 (3 steps, a
+ * partial row tile; no split), 128 x 9 (one step); 1056 x 45 and 800 x 7 (n_in not a multiple of 128) refused.
+ * Weights: random GGUF Q4_0 blocks, repacked by tcu_repack as the upload does, the bytes it leaves unwritten NaN halves.
  * --sweep: times (us, best of 10 rounds of 20 calls, weights rotated over 4 copies) of the arms against v2's chooser
  * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box.
  * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV) on one shape, for ncu
@@ -37,7 +40,7 @@
     } while (0)
 
 #define MMAX 64
-#define ARMS 6
+#define ARMS TCU_HM_ARMS
 
 static uint64_t rs;
 static uint32_t rnd(void) {
@@ -54,8 +57,9 @@ typedef struct {
     uint8_t *hw;      /* GGUF Q4_0 rows on the host */
     void *dr;         /* repacked on the device */
     void *xq;         /* MMAX columns in x16 */
-    uint16_t *xh;     /* the same as f16, (MMAX, n_in) */
+    uint16_t *xh;     /* the same as f16, (MMAX, n_in), row-major */
     uint16_t *hx;     /* xh on the host */
+    uint16_t *xp;     /* xh in the f16 order's layout (each column's n_in values at tcu_hm_pos), the GEMM's input */
     float *ws;        /* the K split's workspace, zeroed once */
     size_t wsn;
 } shape_t;
@@ -94,6 +98,15 @@ static void setup(shape_t *s, int64_t n_in, int64_t n_out) {
     CU(cudaGetLastError());
     s->hx = malloc(sizeof(uint16_t) * (size_t)n_in * MMAX);
     CU(cudaMemcpy(s->hx, s->xh, sizeof(uint16_t) * (size_t)n_in * MMAX, cudaMemcpyDeviceToHost));
+    s->xp = NULL;
+    if (n_in % 128 == 0) {
+        uint16_t *hp = malloc(sizeof(uint16_t) * (size_t)n_in * MMAX);
+        for (int c = 0; c < MMAX; c++)
+            for (int64_t k = 0; k < n_in; k++) hp[(size_t)c * n_in + tcu_hm_pos(k)] = s->hx[(size_t)c * n_in + k];
+        CU(cudaMalloc((void **)&s->xp, sizeof(uint16_t) * (size_t)n_in * MMAX));
+        CU(cudaMemcpy(s->xp, hp, sizeof(uint16_t) * (size_t)n_in * MMAX, cudaMemcpyHostToDevice));
+        free(hp);
+    }
     s->wsn = tcu_gemm_hm_ws_floats(n_in, n_out, MMAX);
     s->ws = NULL;
     if (s->wsn) {
@@ -106,6 +119,7 @@ static void release(shape_t *s) {
     CU(cudaFree(s->dr));
     CU(cudaFree(s->xq));
     CU(cudaFree(s->xh));
+    if (s->xp) CU(cudaFree(s->xp));
     if (s->ws) CU(cudaFree(s->ws));
     free(s->hw);
     free(s->hx);
@@ -142,6 +156,17 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     shape_t s;
     setup(&s, n_in, n_out);
     check_x16(&s);
+    if (n_in % 128) { /* the f16 order's layout needs whole 4-block steps: refused, nothing written */
+        float *dy;
+        CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out));
+        const int64_t rows1[3] = {n_out, 0, 0};
+        float *const ya[3] = {dy, dy, dy};
+        CHECK(!tcu_gemm_hm_supported(TCU_TYPE_Q4_0R, n_in) && !call(-1, &s, s.dr, rows1, s.xh, 1, ya, 1),
+              "%lldx%lld: n_in not a multiple of 128 refused", (long long)n_in, (long long)n_out);
+        CU(cudaFree(dy));
+        release(&s);
+        return;
+    }
     const size_t ny = (size_t)n_out * MMAX;
     float *dy1, *dym, *y1 = malloc(sizeof(float) * ny), *ym = malloc(sizeof(float) * ny);
     CU(cudaMalloc((void **)&dy1, sizeof(float) * ny));
@@ -151,7 +176,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     int ran = 1;
     for (int c = 0; c < MMAX; c++) {
         float *const yc[3] = {dy1 + (size_t)c * n_out, dy1, dy1};
-        ran &= call(-1, &s, s.dr, rows1, s.xh + (size_t)c * n_in, 1, yc, 1);
+        ran &= call(-1, &s, s.dr, rows1, s.xp + (size_t)c * n_in, 1, yc, 1);
     }
     CU(cudaDeviceSynchronize());
     CHECK(ran, "%lldx%lld: the one-column call did not run", (long long)n_in, (long long)n_out);
@@ -198,7 +223,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
             const int m = ms[i];
             CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
             float *const ya[3] = {dym, dym, dym};
-            const int ok = call(arm, &s, s.dr, rows1, s.xh, m, ya, 1);
+            const int ok = call(arm, &s, s.dr, rows1, s.xp, m, ya, 1);
             CU(cudaDeviceSynchronize());
             CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
             int same = memcmp(ym, y1, sizeof(float) * (size_t)m * n_out) == 0, untouched = 1;
@@ -213,7 +238,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
         float *dp[3];
         for (int j = 0; j < 3; j++) CU(cudaMalloc((void **)&dp[j], sizeof(float) * (size_t)rows3[j] * m));
         float *const yp[3] = {dp[0], dp[1], dp[2]};
-        const int ok = call(-1, &s, s.dr, rows3, s.xh, m, yp, 1);
+        const int ok = call(-1, &s, s.dr, rows3, s.xp, m, yp, 1);
         CU(cudaDeviceSynchronize());
         int same = 1;
         int64_t r0 = 0;
@@ -231,7 +256,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     }
     if (s.wsn) {
         float *const ya[3] = {dym, dym, dym};
-        CHECK(call(-1, &s, s.dr, rows1, s.xh, 4, ya, 0) == 0, "%lldx%lld: a split call without its workspace ran",
+        CHECK(call(-1, &s, s.dr, rows1, s.xp, 4, ya, 0) == 0, "%lldx%lld: a split call without its workspace ran",
               (long long)n_in, (long long)n_out);
     }
     CU(cudaFree(dy1));
@@ -239,6 +264,71 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     free(y1);
     free(ym);
     release(&s);
+}
+
+/* The producers' f16 outputs with tcu_set_hm_layout(1): value i at tcu_hm_pos(i), the row-major run's bits. */
+static int same_permuted(const uint16_t *d0, const uint16_t *d1, int64_t n) {
+    uint16_t *a = malloc(sizeof(uint16_t) * (size_t)n), *b = malloc(sizeof(uint16_t) * (size_t)n);
+    CU(cudaMemcpy(a, d0, sizeof(uint16_t) * (size_t)n, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(b, d1, sizeof(uint16_t) * (size_t)n, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) bad += b[tcu_hm_pos(i)] != a[i];
+    free(a);
+    free(b);
+    return bad;
+}
+
+static void check_layout(void) {
+    const int n = 3, dim = 4096;
+    const int64_t tot = (int64_t)n * dim;
+    float *h = malloc(sizeof(float) * (size_t)tot), *x, *xo, *g, *u, *gc;
+    uint16_t *y0, *y1;
+    for (int64_t i = 0; i < tot; i++) h[i] = frnd(3.0f);
+    CU(cudaMalloc((void **)&x, sizeof(float) * (size_t)tot));
+    CU(cudaMalloc((void **)&xo, sizeof(float) * (size_t)tot));
+    CU(cudaMalloc((void **)&g, sizeof(float) * (size_t)tot));
+    CU(cudaMalloc((void **)&u, sizeof(float) * (size_t)tot));
+    CU(cudaMalloc((void **)&gc, sizeof(float) * (size_t)tot));
+    CU(cudaMalloc((void **)&y0, sizeof(uint16_t) * (size_t)tot));
+    CU(cudaMalloc((void **)&y1, sizeof(uint16_t) * (size_t)tot));
+    CU(cudaMemcpy(x, h, sizeof(float) * (size_t)tot, cudaMemcpyHostToDevice));
+    for (int64_t i = 0; i < tot; i++) h[i] = frnd(1.5f);
+    CU(cudaMemcpy(g, h, sizeof(float) * (size_t)tot, cudaMemcpyHostToDevice));
+    for (int64_t i = 0; i < tot; i++) h[i] = frnd(2.0f);
+    CU(cudaMemcpy(u, h, sizeof(float) * (size_t)tot, cudaMemcpyHostToDevice));
+    for (int dec = 0; dec < 2; dec++) { /* dec 1: the cluster kernel on sm_90 (or rmsnorm_k's 8 CTAs a row) */
+        for (int on = 0; on < 2; on++) {
+            tcu_set_hm_layout(on);
+            tcu_add_rmsnorm_dec_to(x, xo, NULL, g, 1e-5f, n, dim, NULL, on ? y1 : y0, NULL, dec, 0);
+        }
+        CU(cudaDeviceSynchronize());
+        const int bad = same_permuted(y0, y1, tot);
+        CHECK(bad == 0, "RMSNorm (dec %d) in the f16 order's layout: %d of %lld values misplaced", dec, bad, (long long)tot);
+    }
+    for (int on = 0; on < 2; on++) {
+        tcu_set_hm_layout(on);
+        CU(cudaMemcpy(gc, g, sizeof(float) * (size_t)tot, cudaMemcpyDeviceToDevice)); /* the GLU writes its gate */
+        tcu_glu(0, gc, u, tot, on ? y1 : y0, 0);
+    }
+    CU(cudaDeviceSynchronize());
+    int bad = same_permuted(y0, y1, tot);
+    CHECK(bad == 0, "SwiGLU's g16 in the f16 order's layout: %d of %lld values misplaced", bad, (long long)tot);
+    for (int on = 0; on < 2; on++) {
+        tcu_set_hm_layout(on);
+        tcu_f32_to_f16(x, on ? y1 : y0, tot, 0);
+    }
+    CU(cudaDeviceSynchronize());
+    bad = same_permuted(y0, y1, tot);
+    CHECK(bad == 0, "tcu_f32_to_f16 in the f16 order's layout: %d of %lld values misplaced", bad, (long long)tot);
+    tcu_set_hm_layout(0);
+    CU(cudaFree(x));
+    CU(cudaFree(xo));
+    CU(cudaFree(g));
+    CU(cudaFree(u));
+    CU(cudaFree(gc));
+    CU(cudaFree(y0));
+    CU(cudaFree(y1));
+    free(h);
 }
 
 /* us a call: best of 10 timed rounds of 20 calls over 4 copies of the weights (kind 0: hm arm, 1: v2 arm, 2: the
@@ -255,7 +345,7 @@ static float time_call(int kind, int arm, const shape_t *s, void **dw, int m, fl
         CU(cudaEventRecord(e0, 0));
         for (int i = 0; i < 20; i++) {
             void *w = dw[(r * 20 + i) % 4];
-            if (kind == 0) ok &= call(arm, s, w, rows1, s->xh, m, ya, 1);
+            if (kind == 0) ok &= call(arm, s, w, rows1, s->xp, m, ya, 1);
             else if (kind == 1)
                 ok &= tcu_gemm_mma_v2_arm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, m, dy, v2ws, v2wsn, 0);
             else if (kind == 2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, 1, dy, 0);
@@ -289,7 +379,7 @@ static void sweep(int64_t n_in, int64_t n_out) {
     CU(cudaMalloc((void **)&v2ws, sizeof(float) * (v2n ? v2n : 1)));
     tcu_gemv_order_set(1);
     printf("sweep Q4_0 %lldx%lld (%.1f MB): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 chooser, hm chooser, "
-           "hm arms 0..%d (RT,W,KB = 141 142 241 242 122 144)\n",
+           "hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241)\n",
            (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1);
     static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
     for (int i = 0; i < 10; i++) {
@@ -327,7 +417,7 @@ static int one(int argc, char **argv) {
         const int64_t rows1[3] = {n_out, 0, 0};
         float *const ya[3] = {dy, dy, dy};
         if (arm == -2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, s.dr, s.rstride, n_in, n_out, s.xq, 1, dy, 0);
-        else if (!call(arm, &s, s.dr, rows1, s.xh, m, ya, 1)) {
+        else if (!call(arm, &s, s.dr, rows1, s.xp, m, ya, 1)) {
             fprintf(stderr, "gpu_hmma --one: the call did not run\n");
             CU(cudaFree(dy));
             release(&s);
@@ -351,6 +441,10 @@ int main(int argc, char **argv) {
     const char *se = getenv("GPU_TEST_SEED");
     rs = se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL) * 2654435761ull + 7;
     printf("gpu_hmma: seed %llu\n", (unsigned long long)rs);
+    if (!tcu_gemm_hm_supported(TCU_TYPE_Q4_0R, 4096)) {
+        printf("gpu_hmma: no sm_90 device with the sm_90a code (the f16 order is Hopper's), skipped\ngpu_hmma: 0 passed, 0 failed\n");
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "--one")) return one(argc, argv);
     const int sweep_only = argc > 1 && !strcmp(argv[1], "--sweep-only");
     if (!sweep_only) {
@@ -358,8 +452,11 @@ int main(int argc, char **argv) {
         check_shape(14336, 33);
         check_shape(6144, 70);
         check_shape(2048, 100);
+        check_shape(384, 130);
+        check_shape(128, 9);
         check_shape(1056, 45);
         check_shape(800, 7);
+        check_layout();
     }
     if (argc > 1 && (!strcmp(argv[1], "--sweep") || sweep_only)) {
         sweep(4096, 14336);

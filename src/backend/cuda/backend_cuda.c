@@ -459,15 +459,16 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * TERN_GEMV_CHUNK=1: an arm under measurement, issue 26) and every matrix is Q4_0, Q8_0 or Q4_K (uploaded repacked,
  * which v2 reads);
  * else TCU_MULTI_MAX (the twins' columns). */
-/* 1 when every matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0). */
+/* 1 when every matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0 with n_in a multiple of 128,
+ * on Hopper). */
 static int hm_all(const tern_model *m) {
     for (int l = 0; l < m->n_layer; l++) {
         const tern_layer *L = &m->layers[l];
         const tern_weight *w[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (int i = 0; i < 7; i++)
-            if (!tcu_gemm_hm_supported(tcu_repack_type(w[i]->type))) return 0;
+            if (!tcu_gemm_hm_supported(tcu_repack_type(w[i]->type), w[i]->n_in)) return 0;
     }
-    return tcu_gemm_hm_supported(tcu_repack_type(m->output.type));
+    return tcu_gemm_hm_supported(tcu_repack_type(m->output.type), m->output.n_in);
 }
 
 static int pass_limit(const tern_model *m, int ord, int n_dev) {

@@ -15,6 +15,11 @@
  * without it, docs/ledger.md "programmatic dependent launch + RMSNorm in registers") */
 int g_tcu_pdl = 0;
 extern "C" void tcu_set_pdl(int on) { g_tcu_pdl = on != 0; }
+/* the f16 outputs (y16, g16, tcu_f32_to_f16) in the f16 order's layout (tcu_hm_pos): set by exec.c for each pass */
+static int g_tcu_hm = 0;
+extern "C" void tcu_set_hm_layout(int on) { g_tcu_hm = on != 0; }
+/* where value i of an f16 output goes: row-major, or the f16 order's layout (hm) */
+static __device__ __forceinline__ int64_t f16_at(int64_t i, int hm) { return hm ? tcu_hm_pos(i) : i; }
 
 /* One CTA per row; sum of squares in double, fixed order (thread-strided partials, an xor-butterfly in each
  * warp, then the warps' sums by warp 0's butterfly: two barriers, where a shared-memory tree over 1024
@@ -33,7 +38,7 @@ template <int RT, int EPT>
 __global__ void __launch_bounds__(RT)
 rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
           const float *__restrict__ r, const float *__restrict__ g, float eps,
-          int dim, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane) {
+          int dim, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane, int hm) {
     __shared__ double red[RT / 32];
     __shared__ float s_sc;
     pdl_trigger();
@@ -96,7 +101,7 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
             if (i < dim && i >= s0 && i < s1) { /* warp-uniform when dim is a multiple of 32 (the x16 case) */
                 const float v = __fmul_rn(__fmul_rn(xv[k], sc), gv[k]);
                 if (y32) y32[(size_t)t * dim + i] = v;
-                if (y16) y16[(size_t)t * dim + i] = __half_as_ushort(__float2half_rn(v));
+                if (y16) y16[f16_at((int64_t)t * dim + i, hm)] = __half_as_ushort(__float2half_rn(v));
                 if (xq) x16_put(v, lane, ((int64_t)t * dim + i) / 32, xq, plane);
             }
         }
@@ -106,7 +111,7 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
     for (int i = threadIdx.x; i < dim; i += blockDim.x) {
         const float v = __fmul_rn(__fmul_rn(xn[i], sc), g[i]);
         if (y32) y32[(size_t)t * dim + i] = v;
-        if (y16) y16[(size_t)t * dim + i] = __half_as_ushort(__float2half_rn(v));
+        if (y16) y16[f16_at((int64_t)t * dim + i, hm)] = __half_as_ushort(__float2half_rn(v));
         if (xq) x16_put(v, threadIdx.x & 31, ((int64_t)t * dim + i) / 32, xq, plane);
     }
 }
@@ -132,7 +137,7 @@ template <int POST>
 __global__ void __launch_bounds__(1024)
 rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float *__restrict__ g, float eps,
              int dim, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane,
-             const float *__restrict__ pg, float peps) {
+             const float *__restrict__ pg, float peps, int hm) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     __shared__ double red[32];
     __shared__ double part[RMS_CL_MAX];
@@ -194,11 +199,11 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
     const float sc = (float)(1.0 / sqrt(S / dim + (double)eps));
     const float y = __fmul_rn(__fmul_rn(v, sc), gv);
     if (y32) y32[i] = y;
-    if (y16) y16[i] = __half_as_ushort(__float2half_rn(y));
+    if (y16) y16[f16_at((int64_t)i, hm)] = __half_as_ushort(__float2half_rn(y));
     if (xq) x16_put(y, lane, (int64_t)(i / 32), xq, plane);
 #else
     (void)x; (void)xo; (void)r; (void)g; (void)eps; (void)dim; (void)y32; (void)y16; (void)xq; (void)plane; (void)pg;
-    (void)peps;
+    (void)peps; (void)hm;
     __trap(); /* never launched below sm_90 (rms_cl_ok) */
 #endif
 }
@@ -259,9 +264,10 @@ static int rms_cl_launch(const float *x, float *xo, const float *r, const float 
     cfg.stream = st;
     cfg.attrs = at;
     cfg.numAttrs = (unsigned)na;
-    const cudaError_t le = pg ? cudaLaunchKernelEx(&cfg, rmsnorm_cl_k<1>, x, xo, r, g, eps, dim, y32, y16, xq, plane, pg, peps)
+    const cudaError_t le = pg ? cudaLaunchKernelEx(&cfg, rmsnorm_cl_k<1>, x, xo, r, g, eps, dim, y32, y16, xq, plane, pg, peps,
+                                                   g_tcu_hm)
                               : cudaLaunchKernelEx(&cfg, rmsnorm_cl_k<0>, x, xo, r, g, eps, dim, y32, y16, xq, plane,
-                                                   (const float *)NULL, 0.0f);
+                                                   (const float *)NULL, 0.0f, g_tcu_hm);
     if (le == cudaSuccess) TCU_CHECK_LAUNCH(st);
     if (le != cudaSuccess) {
         /* the caller runs rmsnorm_k instead, and so does every later call on this device (tcu_rms_cluster_ctas
@@ -277,13 +283,13 @@ static int rms_cl_launch(const float *x, float *xo, const float *r, const float 
 }
 
 typedef void (*rms_fn)(const float *, float *, const float *, const float *, float, int, float *, uint16_t *, void *,
-                       size_t);
+                       size_t, int);
 
 extern "C" void tcu_rmsnorm(const float *x, const float *g, float eps, int n, int dim, float *y32, uint16_t *y16,
                             cudaStream_t st) {
     rms_fn kf = rmsnorm_k<RMS_T, RMS_EPT>;
     PDL_LAUNCH(kf, dim3(n), dim3(RMS_T), 0, st, x, (float *)x, (const float *)NULL, g, eps, dim, y32, y16,
-               (void *)NULL, (size_t)0);
+               (void *)NULL, (size_t)0, g_tcu_hm);
 }
 
 extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n, int dim, float *y32,
@@ -291,7 +297,7 @@ extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float 
     if (dim % 32) xq = NULL; /* the caller then quantizes (tcu_quantize_x16 needs whole blocks too) */
     rms_fn kf = rmsnorm_k<RMS_T, RMS_EPT>;
     PDL_LAUNCH(kf, dim3(n), dim3(RMS_T), 0, st, (const float *)x, x, r, g, eps, dim, y32, y16, xq,
-               x16_plane_bytes(n, dim));
+               x16_plane_bytes(n, dim), g_tcu_hm);
 }
 
 /* CTAs a row of rmsnorm_k for n <= TCU_MULTI_MAX where the cluster kernel does not run: 8, each reducing the whole
@@ -318,7 +324,7 @@ extern "C" void tcu_add_rmsnorm_dec_to(const float *x, float *xo, const float *r
     int c = dec ? RMS_SPLIT : 1;
     while (c > 1 && (dim > RMS_EPT * RMS_T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
     rms_fn kf = rmsnorm_k<RMS_T, RMS_EPT>;
-    PDL_LAUNCH(kf, dim3(n, c), dim3(RMS_T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, pl);
+    PDL_LAUNCH(kf, dim3(n, c), dim3(RMS_T), 0, st, x, xo, r, g, eps, dim, y32, y16, xq, pl, g_tcu_hm);
 }
 
 extern "C" void tcu_add_rmsnorm_to(const float *x, float *xo, const float *r, const float *g, float eps, int n, int dim,
@@ -585,14 +591,14 @@ template <int ACT> static __device__ __forceinline__ float glu_act(float a) {
 /* With xq (n a multiple of 32, rows of a multiple of 32): the output also in the x16 format (a warp holds
  * one 32-element block in every pass: the stride is a multiple of 32). */
 template <int ACT>
-__global__ void swiglu_k(float *g, const float *u, int64_t n, uint16_t *g16, void *xq, size_t plane) {
+__global__ void swiglu_k(float *g, const float *u, int64_t n, uint16_t *g16, void *xq, size_t plane, int hm) {
     pdl_trigger();
     pdl_wait();
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         const float a = g[i];
         const float v = __fmul_rn(glu_act<ACT>(a), u[i]);
         g[i] = v;
-        if (g16) g16[i] = __half_as_ushort(__float2half_rn(v));
+        if (g16) g16[f16_at(i, hm)] = __half_as_ushort(__float2half_rn(v));
         if (xq) x16_put(v, threadIdx.x & 31, i / 32, xq, plane);
     }
 }
@@ -602,16 +608,16 @@ static unsigned ew_grid(int64_t n) {
     return (unsigned)(b < 65536 ? (b > 0 ? b : 1) : 65536);
 }
 
-typedef void (*glu_fn)(float *, const float *, int64_t, uint16_t *, void *, size_t);
+typedef void (*glu_fn)(float *, const float *, int64_t, uint16_t *, void *, size_t, int);
 extern "C" void tcu_glu(int act, float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st) {
     const glu_fn kf = act ? swiglu_k<1> : swiglu_k<0>;
-    PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, g16, (void *)NULL, (size_t)0);
+    PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, g16, (void *)NULL, (size_t)0, g_tcu_hm);
 }
 
 extern "C" void tcu_glu_x16(int act, float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st) {
     const int64_t n = (int64_t)rows * dim;
     const glu_fn kf = act ? swiglu_k<1> : swiglu_k<0>;
-    PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, (uint16_t *)NULL, xq, x16_plane_bytes(rows, dim));
+    PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, (uint16_t *)NULL, xq, x16_plane_bytes(rows, dim), 0);
 }
 
 /* The fused gate|up GEMM's rows (rows, 2 * dim: gate then up) to g16 (rows, dim) f16: swiglu_k's operations on
@@ -733,13 +739,13 @@ extern "C" void tcu_add_bias(float *y, const float *b, int n, int dim, cudaStrea
     TCU_CHECK_LAUNCH(st);
 }
 
-__global__ void f32_to_f16_k(const float *x, uint16_t *y, int64_t n) {
+__global__ void f32_to_f16_k(const float *x, uint16_t *y, int64_t n, int hm) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        y[i] = __half_as_ushort(__float2half_rn(x[i]));
+        y[f16_at(i, hm)] = __half_as_ushort(__float2half_rn(x[i]));
 }
 
 extern "C" void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStream_t st) {
-    f32_to_f16_k<<<ew_grid(n), 256, 0, st>>>(x, y, n);
+    f32_to_f16_k<<<ew_grid(n), 256, 0, st>>>(x, y, n, g_tcu_hm);
     TCU_CHECK_LAUNCH(st);
 }
 

@@ -63,7 +63,7 @@ static int f16_pass(const crank *g, int n) { return g->gemv_ord == 2 && n <= g->
 
 /* 1 when matmul runs v2 for w at n tokens. */
 static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
-    if (g->gemv_ord == 2) return n <= g->gemv_max && tcu_gemm_hm_supported(w->type); /* the f16 order: all n */
+    if (g->gemv_ord == 2) return n <= g->gemv_max && tcu_gemm_hm_supported(w->type, w->n_in); /* the f16 order: all n */
     return n <= g->gemv_max &&
            (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= v2_from(w->type) && xq && tcu_gemm_mma_supported(w->type)));
 }
@@ -275,8 +275,10 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
     const int n = P->n, E = m->n_embd, hd = m->head_dim, Hq = W->nh * hd, Hkv = W->nkv * hd, F = W->nf, V = m->n_vocab;
     const int one = n <= g->gemv_max; /* the GEMV path: every token's bits as in its own one-token pass */
     const int dec = n <= dec_max(g);  /* the decode configuration of the norms, RoPE tables, attention and argmaxes */
-    /* where the producers also write the matrices' f16 input: the GEMM path (cuBLASLt) and the f16 order */
+    /* where the producers also write the matrices' f16 input: the GEMM path (cuBLASLt, row-major) and the f16 order (in
+     * its layout, tcu_hm_pos) */
     uint16_t *const h16 = one && !f16_pass(g, n) ? NULL : g->x16;
+    tcu_set_hm_layout(f16_pass(g, n));
     const tg_node *N = G->nodes;
     const int nn = G->n_nodes;
     cudaStream_t st = g->st;
@@ -474,6 +476,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             if (P->kind == OUT_LAST) {
                 const size_t at = (size_t)(n - 1) * E;
                 xq = want_x16(g, 1, wo, NULL, NULL);
+                tcu_set_hm_layout(f16_pass(g, 1)); /* the head's one row: the f16 order's layout even after a prefill */
                 add_norm(xc + at, xo + at, r ? r + at : NULL, pn, pe, on, eps, 1, E, g->xn, f16_pass(g, 1) ? g->x16 : NULL,
                          xq, 1, st);
                 const int hm = f16_pass(g, 1) && v2_runs(g, wo, 1, xq);
@@ -511,6 +514,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 }
                 xq = want_x16(g, no, wo, NULL, NULL);
                 if (xq) tcu_quantize_x16(g->xn, no, E, xq, st);
+                tcu_set_hm_layout(f16_pass(g, no));
                 if (no > g->gemv_max || f16_pass(g, no)) tcu_f32_to_f16(g->xn, g->x16, (int64_t)no * E, st);
                 if (matmul(g, wo, no, g->xn, xq, g->x16, g->logits)) return -1;
                 if (cap > 0.0f) tcu_softcap(g->logits, no * ld, cap, st);

@@ -1,26 +1,29 @@
 /* gemm_hmma.cu: the f16 order of batched decode (issue 26; tern_config.gemv_chunk = 2, an arm under measurement):
  * y (m, n_out) = W · x_c for 1..TCU_PASS_MAX columns, the weights dequantized to f16 in registers (each value
  * f16(d·(q - 8)), rounded once: the bits tcu_dequant_f16 gives the prefill GEMM) and multiplied with the f16
- * activations on the tensor cores (mma.sync m16n8k16, f32 accumulator). No per-block float work is left to the
- * ALUs: the tensor core's accumulator is the sum. v2 (gemm_mma.cu) keeps an exact int32 dot a block and adds
- * dw·dx·isum in f32 by the ALUs, 5-6 instructions an output and block (docs/ledger.md 2026-12-02); here it is none.
+ * activations by Hopper's warpgroup MMA (wgmma.mma_async m64nNk16, A from registers, B from shared memory, f32
+ * accumulator; N = 8 ceil(m / 8)). No per-block float work is left to the ALUs. v2 (gemm_mma.cu) keeps an exact int32
+ * dot a block and adds dw·dx·isum in f32 by the ALUs, 5-6 instructions an output and block (docs/ledger.md 2026-12-02).
+ * Until 2026-12-04 this file ran mma.sync m16n8k16 with x fragments loaded from shared memory by each warp (ncu at
+ * m = 64: 9.2 instructions an MMA, 1.5 warps a scheduler, the tensor pipe 13-38% busy; docs/ledger.md).
  *
- * Batch invariance: every output (row r, column c) is one chain of MMAs over K in a fixed order (steps of 4 blocks,
- * in each step the 8 MMAs u = 0..7), from +0, in K segments fixed by the matrix's shape alone (hm_splits: n_in and
- * the rows of the launch, a fused matrix's total), the segments' sums added in segment order. Nothing in that depends
- * on m, on the column's place in its tile, on the tiling (the arm) or on the other columns: an MMA's output element reads only its row of A and its column of B. So column c of an
+ * Batch invariance: every output (row r, column c) is one chain of wgmmas over K in a fixed order (steps of 4 blocks,
+ * in each step the 8 slabs u = 0..7 of 16), from +0, in K segments fixed by the matrix's shape alone (hm_splits: n_in
+ * and the rows of the launch, a fused matrix's total), the segments' sums added in segment order. Nothing in that
+ * depends on m, on the column's place in its tile, on the arm or on the other columns: an MMA's output element reads
+ * only its row of A and its column of B, and N only sets how many columns one instruction carries. So column c of an
  * m-column call has the bits of the one-column call on x_c, for every arm; tests/gpu/gpu_hmma.c checks it (memcmp)
  * and checks the values against a float64 sum of the same f16 products.
  *
- * The K order inside a step: lane quad t (lane % 4) owns block 4s + t of the step. MMA u takes elements 4u..4u+3 of
- * each quad lane's block (A's k slots 2t, 2t+1 <- elements 4u, 4u+1 and 2t+8, 2t+9 <- 4u+2, 4u+3; B's the same), so
- * a lane's A is one 16-byte load of its block's quants (Q4_0R: byte i holds element i low, i + 16 high) and its B one
- * 16-byte shared-memory load for two MMAs.
+ * The K order inside a step: lane quad t (lane % 4) owns block 4s + t, one 16-byte load of its quants (Q4_0R: byte i
+ * holds element i low, i + 16 high) a row. Slab u takes word w = u % 4 of it, low nibbles for u < 4, high for u >= 4:
+ * A's k slots 2t, 2t+1 <- bytes 4w, 4w+2 and 2t+8, 2t+9 <- bytes 4w+1, 4w+3, so a fragment register is the word (or
+ * the word >> 8) masked to two nibbles, no byte permute. The activations are laid out to match by their producers
+ * (tcu_hm_pos, tcu.h): a step's 128 values are 8 slabs of 16 in k-slot order, copied to shared memory as they are.
  *
- * Types: the repacked Q4_0R (tcu.h). Activations: f16 (m, n_in) row-major, each value f16(v) of the f32 activation,
- * written by its producer (exec.c f16_pass: the norms, the GLU, the attention output's conversion). tcu_x16_to_f16
- * (f16(d·q) of the x16 format) makes the tests' inputs; until 2026-12-04 the engine converted every matrix's x16
- * input with it (129 launches a Llama-3-8B step). */
+ * Types: the repacked Q4_0R (tcu.h), n_in a multiple of 128. Activations: f16 (m, n_in), each value f16(v) of the f32
+ * activation at tcu_hm_pos of its index, written by its producer (exec.c f16_pass: the norms, the GLU, the attention
+ * output's conversion). tcu_x16_to_f16 (f16(d·q) of the x16 format, row-major) makes the tests' inputs. */
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -29,6 +32,12 @@
 #include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
+
+/* wgmma exists on sm_90a only: the Makefile builds this file for it alone (attention_wgmma.cu's rule); the launcher
+ * checks compute capability 9.0 and binaryVersion 90 before it runs anything (tcu_gemm_hm_supported). */
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "gemm_hmma.cu needs -gencode=arch=compute_90a,code=sm_90a (the Makefile's WG_ARCHS)"
+#endif
 
 #define HM_CNT 8192 /* ints at the workspace's head: the split's tickets, one a row tile (kept zero between calls) */
 
@@ -54,20 +63,99 @@ extern "C" void tcu_x16_to_f16(const void *xq, int m, int64_t n_in, uint16_t *ou
 
 /* ---- the GEMM ---- */
 
-/* d += a (16x16 f16, row) · b (16x8 f16, col); PTX ISA "mma.m16n8k16" fragments. */
-static __device__ __forceinline__ void hm_mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
+/* D (64 x 8NT f32) += A (64 x 16 f16 in registers: each warp's 16 rows as the m16n8k16 A fragment) · B (16 x 8NT,
+ * shared-memory descriptor db, K-major); PTX ISA "wgmma.mma_async", register fragments as mma.m16n8k16's per warp. */
+template <int NT> struct hw_mma;
+template <> struct hw_mma<1> {
+    static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4], uint64_t db) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+    }
+};
+template <> struct hw_mma<2> {
+    static __device__ __forceinline__ void run(float (&d)[8], const uint32_t (&a)[4], uint64_t db) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+    }
+};
+template <> struct hw_mma<3> {
+    static __device__ __forceinline__ void run(float (&d)[12], const uint32_t (&a)[4], uint64_t db) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %17, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n24k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, %16, p, 1, 1, 0;\n}\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+    }
+};
+template <> struct hw_mma<4> {
+    static __device__ __forceinline__ void run(float (&d)[16], const uint32_t (&a)[4], uint64_t db) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+    }
+};
+template <> struct hw_mma<5> {
+    static __device__ __forceinline__ void run(float (&d)[20], const uint32_t (&a)[4], uint64_t db) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %25, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n40k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19}, {%20, %21, %22, %23}, %24, p, 1, 1, 0;\n}\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+    }
+};
+template <> struct hw_mma<6> {
+    static __device__ __forceinline__ void run(float (&d)[24], const uint32_t (&a)[4], uint64_t db) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, {%24, %25, %26, %27}, %28, p, 1, 1, 0;\n}\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+    }
+};
+template <> struct hw_mma<7> {
+    static __device__ __forceinline__ void run(float (&d)[28], const uint32_t (&a)[4], uint64_t db) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %33, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n56k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, {%28, %29, %30, %31}, %32, p, 1, 1, 0;\n}\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+    }
+};
+template <> struct hw_mma<8> {
+    static __device__ __forceinline__ void run(float (&d)[32], const uint32_t (&a)[4], uint64_t db) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+    }
+};
+
+static __device__ __forceinline__ void hw_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+static __device__ __forceinline__ void hw_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> static __device__ __forceinline__ void hw_wait(void) {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* shared-memory writes of the generic proxy (cp.async) made visible to wgmma's async proxy */
+static __device__ __forceinline__ void hw_fence_proxy(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* the compiler must not move reads of an accumulator across the asynchronous MMA's wait */
+template <int N> static __device__ __forceinline__ void hw_touch(float (&d)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+static __device__ __forceinline__ unsigned hm_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+/* Shared-memory matrix descriptor (PTX ISA 9.7.15.5.1.2.2; attention_wgmma.cu's wg_desc): start address, leading
+ * and stride byte offsets (each >> 4), 128-byte swizzle; the swizzle atoms start at 1024-byte boundaries. */
+static __device__ __forceinline__ uint64_t hw_desc(uint32_t saddr) {
+    return (uint64_t)((saddr & 0x3FFFF) >> 4) | (uint64_t)(16 >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 |
+           (uint64_t)1 << 62;
 }
 
 static __device__ __forceinline__ uint32_t hm_h2u(__half2 h) { return *reinterpret_cast<uint32_t *>(&h); }
 static __device__ __forceinline__ __half2 hm_u2h(uint32_t u) { return *reinterpret_cast<__half2 *>(&u); }
 
-/* Two weights f16(d·(n - 8)) from p = bytes [b0, 0, b1, 0]: the low nibbles (hi = 0) or the high ones (hi = 1).
+/* Two weights f16(d·(n - 8)) from the nibbles of bytes 0 and 2 of p: the low ones (hi = 0) or the high ones (hi = 1).
  * 0x6400 | n is 1024 + n in f16, 0x6400 | 16n is 1024 + 16n: n - 8 exactly, then one rounding by the multiply. */
 static __device__ __forceinline__ uint32_t hm_w2(uint32_t p, int hi, __half2 d) {
     if (!hi) return hm_h2u(__hmul2(__hsub2(hm_u2h((p & 0x000F000Fu) | 0x64006400u), __float2half2_rn(1032.0f)), d));
@@ -76,29 +164,35 @@ static __device__ __forceinline__ uint32_t hm_w2(uint32_t p, int hi, __half2 d) 
                           d));
 }
 
-/* MMA u's A fragment of one row tile from its rows' words: qa (row g) and qb (row g + 8), each the lane's block. */
-static __device__ __forceinline__ void hm_afrag(const uint4 &qa, const uint4 &qb, __half2 da, __half2 db, int u,
-                                                uint32_t (&a)[4]) {
-    const int wi = u & 3, hi = u >> 2;
-    const uint32_t wa = wi == 0 ? qa.x : wi == 1 ? qa.y : wi == 2 ? qa.z : qa.w;
-    const uint32_t wb = wi == 0 ? qb.x : wi == 1 ? qb.y : wi == 2 ? qb.z : qb.w;
-    a[0] = hm_w2(__byte_perm(wa, 0u, 0x4140), hi, da); /* row g, elements 4u, 4u+1 */
-    a[1] = hm_w2(__byte_perm(wb, 0u, 0x4140), hi, db); /* row g+8 */
-    a[2] = hm_w2(__byte_perm(wa, 0u, 0x4342), hi, da); /* row g, elements 4u+2, 4u+3 */
-    a[3] = hm_w2(__byte_perm(wb, 0u, 0x4342), hi, db);
+/* A lane's weights of one step: rows g and g + 8, block 4s + t. */
+struct hm_wregs {
+    uint4 qa, qb;
+    uint16_t da, db;
+};
+
+static __device__ __forceinline__ void hm_wload(hm_wregs &r, const uint8_t *ra, const uint8_t *rb, int b) {
+    const size_t go = (size_t)(b >> 3) * RQ40_GROUP;
+    r.qa = __ldg((const uint4 *)(ra + go + 16 + 16 * (b & 7)));
+    r.qb = __ldg((const uint4 *)(rb + go + 16 + 16 * (b & 7)));
+    r.da = __ldg((const unsigned short *)(ra + go + 2 * (b & 7)));
+    r.db = __ldg((const unsigned short *)(rb + go + 2 * (b & 7)));
 }
 
-static __device__ __forceinline__ unsigned hm_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-/* A column's 16 pieces of 16 bytes a 4-block step (piece c = block c/4, elements 8(c%4)..+7) sit at c ^ sw(c, col):
- * the 8 lanes of a shared-memory phase (2 columns x 4 blocks, one piece index) then hit 8 different bank groups. */
-static __device__ __forceinline__ int hm_swz(int c, int col) { return c ^ (((c >> 3) & 1) << 1) ^ (col & 1); }
+/* Slab u's A fragment (rows g, g + 8; k slots 2t, 2t+1, 2t+8, 2t+9) from the step's weights. */
+static __device__ __forceinline__ void hm_afrag(const hm_wregs &r, __half2 da, __half2 db, int u, uint32_t (&a)[4]) {
+    const int wi = u & 3, hi = u >> 2;
+    const uint32_t wa = wi == 0 ? r.qa.x : wi == 1 ? r.qa.y : wi == 2 ? r.qa.z : r.qa.w;
+    const uint32_t wb = wi == 0 ? r.qb.x : wi == 1 ? r.qb.y : wi == 2 ? r.qb.z : r.qb.w;
+    a[0] = hm_w2(wa, hi, da);      /* row g: bytes 4w, 4w+2 */
+    a[1] = hm_w2(wb, hi, db);      /* row g + 8 */
+    a[2] = hm_w2(wa >> 8, hi, da); /* row g: bytes 4w+1, 4w+3 */
+    a[3] = hm_w2(wb >> 8, hi, db);
+}
 
 /* The K split: S segments of K fixed by the launch's shape alone (every output's bits depend on it, not on m or the
  * arm): enough warps (16 rows each) for ~12 an SM of 132, S a power of two up to 8, segments of at least 8 steps.
- * Llama-3-8B: q|k|v (6144 rows) and o 4 segments, down (4096 rows of 14336) 8, gate|up and the head 1. The first rule
- * (4 at 14336 inputs, else 1) left q|k|v and o at 2-3 warps an SM: 2x the one-column GEMV's time at m = 1
- * (bench/gpu/s24-hmma/hmma-sweep.txt). */
+ * Llama-3-8B: q|k|v (6144 rows) and o 4 segments, down (4096 rows of 14336) 8, gate|up and the head 1
+ * (bench/gpu/s24-hmma/hmma-sweep.txt, the mma.sync form's sweep). */
 static int hm_splits(int nb, int64_t n_out) {
     const int64_t warps = (n_out + 15) / 16;
     const int nst = (nb + 3) / 4;
@@ -118,138 +212,107 @@ static __device__ __forceinline__ void hm_store(const hm_out &o, int n_out, int 
     else o.y[2][(size_t)c * (n_out - o.r2) + (r - o.r2)] = v;
 }
 
-/* A lane's weights of one step: for each row tile, rows g and g + 8, block 4s + t (zero past nb). */
-template <int RT> struct hm_wregs {
-    uint4 qa[RT], qb[RT];
-    uint16_t da[RT], db[RT];
-};
-
-template <int RT>
-static __device__ __forceinline__ void hm_wload(hm_wregs<RT> &r, const uint8_t *const (&ra)[RT],
-                                                const uint8_t *const (&rb)[RT], int b, int nb) {
-#pragma unroll
-    for (int i = 0; i < RT; i++) {
-        if (b < nb) {
-            const size_t go = (size_t)(b >> 3) * RQ40_GROUP;
-            r.qa[i] = __ldg((const uint4 *)(ra[i] + go + 16 + 16 * (b & 7)));
-            r.qb[i] = __ldg((const uint4 *)(rb[i] + go + 16 + 16 * (b & 7)));
-            r.da[i] = __ldg((const unsigned short *)(ra[i] + go + 2 * (b & 7)));
-            r.db[i] = __ldg((const unsigned short *)(rb[i] + go + 2 * (b & 7)));
-        } else {
-            r.qa[i] = r.qb[i] = make_uint4(0, 0, 0, 0);
-            r.da[i] = r.db[i] = 0;
-        }
-    }
-}
-
-/* CTA: W warps, each RT row tiles of 16 rows and all NT column tiles of 8; KB 4-block steps a pipeline stage. Grid
- * (row tiles, S). x: f16 (m, n_in). The stage's x is copied to shared memory by cp.async one stage ahead; the weights
- * go to registers one stage ahead. */
-template <int NT, int RT, int W, int KB>
-__global__ void __launch_bounds__(32 * W, 1)
-gemm_hm_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const __half *__restrict__ x, int m,
+/* CTA: WG warpgroups, each 64 rows (a warp 16) and all 8NT columns; grid (row tiles, S). x: f16 (m, n_in) in the f16
+ * order's layout. A 4-block step's x (8NT rows of 256 bytes: two 64-element swizzle atoms) goes to shared memory by
+ * cp.async NS - 2 steps ahead into a ring of NS stages; the weights to registers two steps ahead. Each slab's wgmma is
+ * its own commit group: before slab u's fragment registers are rewritten the group that read them (8 back) is waited
+ * for, so the dequantization of slab u + 1 runs while slab u's MMA does. A stage is refilled two steps after its
+ * last read (every warp has waited for that step's groups at the barrier before the copy). */
+template <int NT, int WG, int NS, int BAT>
+__global__ void __launch_bounds__(128 * WG)
+gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const __half *__restrict__ x, int m,
           const hm_out yo, float *__restrict__ ws) {
-    constexpr int NC = NT * 8, PCS = KB * NC * 16; /* columns; 16-byte pieces of x a stage */
-    extern __shared__ __align__(16) uint4 hm_sm[];
-    uint4(*xs)[KB][NC][16] = reinterpret_cast<uint4(*)[KB][NC][16]>(hm_sm); /* [2][KB][NC][16] */
-    const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int r0 = (int)blockIdx.x * (16 * RT * W) + warp * 16 * RT;
-    const int S = (int)gridDim.y, nst = (nb + 3) / 4, per = (nst + S - 1) / S;
+    constexpr int R = 8 * NT, SB = R * 256, TH = 128 * WG, CS = TH / 16, NCH = (R + CS - 1) / CS;
+    extern __shared__ __align__(16) uint8_t hw_sm[];
+    const uint32_t sbase = (hm_smem(hw_sm) + 1023u) & ~1023u;
+    const int tid = (int)threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int r0 = (int)blockIdx.x * (64 * WG) + warp * 16;
+    const int S = (int)gridDim.y, nst = nb / 4, per = (nst + S - 1) / S;
     const int sb = (int)blockIdx.y * per, se = min(nst, sb + per); /* this CTA's 4-block steps [sb, se) */
-    const uint8_t *ra[RT], *rb[RT];
+    const uint8_t *ra = w + (size_t)min(r0 + g, n_out - 1) * stride, *rb = w + (size_t)min(r0 + g + 8, n_out - 1) * stride;
+    const size_t ldx = (size_t)nb * 32;
+    /* the thread's x pieces: piece q of columns c0 + CS i (i < NCH), at a fixed offset in every stage. Columns past m
+     * are not copied: their stale shared memory only reaches the MMA's output columns past m, never stored. */
+    const int q = tid & 15, c0 = tid >> 4;
+    const __half *xs0 = x + (size_t)c0 * ldx + 8 * q;
+    const size_t xcs = (size_t)CS * ldx;
+    const uint32_t dofs = (uint32_t)((q >> 3) * (R * 128) + c0 * 128 + (((q & 7) ^ (c0 & 7)) << 4));
+    const uint64_t desc0 = hw_desc(sbase);
+    float acc[4 * NT];
 #pragma unroll
-    for (int i = 0; i < RT; i++) {
-        ra[i] = w + (size_t)min(r0 + 16 * i + g, n_out - 1) * stride;
-        rb[i] = w + (size_t)min(r0 + 16 * i + g + 8, n_out - 1) * stride;
-    }
-    float acc[RT][NT][4];
-#pragma unroll
-    for (int i = 0; i < RT; i++)
-#pragma unroll
-        for (int j = 0; j < NT; j++) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
-
+    for (int i = 0; i < 4 * NT; i++) acc[i] = 0.0f;
+    hm_wregs cur, nx1;
+    uint32_t af[8][4]; /* slab u's fragment, read by its wgmma until that group is waited for */
+    if (sb < se) hm_wload(cur, ra, rb, 4 * sb + t); /* the weights are constant: before the wait */
+    if (sb + 1 < se) hm_wload(nx1, ra, rb, 4 * (sb + 1) + t);
     pdl_wait();
-    /* stage s (KB steps from sb + KB·s): x pieces into xs[s & 1] */
-    auto xcopy = [&](int st) {
-        const int s0 = sb + KB * st;
+    auto xcopy = [&](int s, int stg) { /* step s's x into stage stg; one commit group a call, empty past the segment */
+        if (s < se) {
+            const uint32_t d = sbase + (uint32_t)stg * SB + dofs;
+            const __half *src = xs0 + (size_t)s * 128;
 #pragma unroll
-        for (int k = 0; k < PCS / (32 * W) + (PCS % (32 * W) ? 1 : 0); k++) {
-            const int i = (int)threadIdx.x + k * 32 * W;
-            if (PCS % (32 * W) && i >= PCS) break;
-            const int sub = i / (NC * 16), col = (i / 16) % NC, c = i % 16;
-            const int blk = 4 * (s0 + sub) + (c >> 2);
-            const int ok = col < m && blk < nb && s0 + sub < se;
-            const __half *src = x + (ok ? (size_t)col * (size_t)nb * 32 + (size_t)blk * 32 + 8 * (c & 3) : 0);
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(hm_smem(&xs[st & 1][sub][col][hm_swz(c, col)])),
-                         "l"(src), "r"(ok ? 16 : 0)
-                         : "memory");
+            for (int i = 0; i < NCH; i++)
+                if (c0 + CS * i < R && c0 + CS * i < m)
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d + (uint32_t)(i * CS * 128)),
+                                 "l"(src + (size_t)i * xcs)
+                                 : "memory");
         }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     };
-    const int nsg = (se - sb + KB - 1) / KB; /* stages */
-    hm_wregs<RT> cur[KB], nxt[KB];
-    if (nsg > 0) {
-        xcopy(0);
 #pragma unroll
-        for (int k = 0; k < KB; k++) hm_wload<RT>(cur[k], ra, rb, sb + k < se ? 4 * (sb + k) + t : nb, nb);
-    }
-    for (int st = 0; st < nsg; st++) {
-        const int s0 = sb + KB * st;
-        if (st + 1 < nsg) {
-            xcopy(st + 1);
-#pragma unroll
-            for (int k = 0; k < KB; k++) hm_wload<RT>(nxt[k], ra, rb, s0 + KB + k < se ? 4 * (s0 + KB + k) + t : nb, nb);
-            asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-        } else {
-            asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    for (int i = 0; i < NS - 2; i++) xcopy(sb + i, i);
+    int stg = 0, cst = NS - 2; /* step s's stage, and the stage step s + NS - 2 is copied into */
+    for (int s = sb; s < se; s++) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(NS - 3) : "memory"); /* step s's copies (this thread's) */
+        if (BAT) hw_wait<0>(); /* BAT: the step's 8 wgmmas one group, all waited for here */
+        else hw_wait<7>();     /* step s - 2's MMAs (and s - 1's first) are done: its stage is free */
+        hw_fence_proxy();  /* this thread's copies, visible to the async proxy */
+        __syncthreads();   /* every thread's copies of step s; every warp past its wait */
+        xcopy(s + NS - 2, cst); /* into step s - 2's stage */
+        if (s + 4 < se) { /* the weights of 4 steps on into L2 (the registers hold the next one) */
+            const int bp = 4 * (s + 4) + t;
+            pdl_prefetch_l2(ra + (size_t)(bp >> 3) * RQ40_GROUP + 16 + 16 * (bp & 7));
+            pdl_prefetch_l2(rb + (size_t)(bp >> 3) * RQ40_GROUP + 16 + 16 * (bp & 7));
         }
-        __syncthreads();
+        const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * SB) >> 4);
+        const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
+        if (BAT) {
 #pragma unroll
-        for (int k = 0; k < KB; k++) {
-            if (s0 + k >= se) break; /* uniform: the segment's last stage may hold one step */
-            __half2 da[RT], db[RT];
+            for (int u = 0; u < 8; u++) hm_afrag(cur, da, db, u, af[u]);
+            hw_fence();
 #pragma unroll
-            for (int i = 0; i < RT; i++) {
-                da[i] = __half2half2(__ushort_as_half(cur[k].da[i]));
-                db[i] = __half2half2(__ushort_as_half(cur[k].db[i]));
-            }
-#pragma unroll
-            for (int p = 0; p < 4; p++) {
-                uint4 bx[NT];
-#pragma unroll
-                for (int j = 0; j < NT; j++) bx[j] = xs[st & 1][k][8 * j + g][hm_swz(4 * t + p, 8 * j + g)];
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int u = 2 * p + h;
-#pragma unroll
-                    for (int i = 0; i < RT; i++) {
-                        uint32_t a[4];
-                        hm_afrag(cur[k].qa[i], cur[k].qb[i], da[i], db[i], u, a);
-#pragma unroll
-                        for (int j = 0; j < NT; j++) hm_mma(acc[i][j], a, h ? bx[j].z : bx[j].x, h ? bx[j].w : bx[j].y);
-                    }
-                }
-            }
+            for (int u = 0; u < 8; u++) hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
+            hw_commit();
         }
-        __syncthreads(); /* xs[st & 1] is refilled at stage st + 2 */
 #pragma unroll
-        for (int k = 0; k < KB; k++) cur[k] = nxt[k];
+        for (int u = 0; u < 8 && !BAT; u++) {
+            if (u) hw_wait<7>(); /* the group that last read af[u] (8 back) */
+            hm_afrag(cur, da, db, u, af[u]);
+            hw_fence();
+            hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
+            hw_commit();
+        }
+        cur = nx1;
+        if (s + 2 < se) hm_wload(nx1, ra, rb, 4 * (s + 2) + t);
+        stg = stg + 1 == NS ? 0 : stg + 1;
+        cst = cst + 1 == NS ? 0 : cst + 1;
     }
+    hw_wait<0>();
+    hw_touch(acc);
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
     pdl_trigger();
 
     const int S1 = S > 1;
     float *part = S1 ? ws + HM_CNT + (size_t)blockIdx.y * (size_t)m * (size_t)n_out : nullptr;
 #pragma unroll
-    for (int i = 0; i < RT; i++)
+    for (int j = 0; j < NT; j++)
 #pragma unroll
-        for (int j = 0; j < NT; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int r = r0 + 16 * i + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
-                if (r >= n_out || c >= m) continue;
-                if (S1) part[(size_t)c * n_out + r] = acc[i][j][e];
-                else hm_store(yo, n_out, r, c, acc[i][j][e]);
-            }
+        for (int e = 0; e < 4; e++) {
+            const int r = r0 + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
+            if (r >= n_out || c >= m) continue;
+            if (S1) part[(size_t)c * n_out + r] = acc[4 * j + e];
+            else hm_store(yo, n_out, r, c, acc[4 * j + e]);
+        }
     if (!S1) return;
     /* the split: the last CTA of a row tile to finish adds the S partial sums in segment order */
     __shared__ int last;
@@ -263,62 +326,91 @@ gemm_hm_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     const float *p0 = ws + HM_CNT;
     const size_t ps = (size_t)m * (size_t)n_out;
 #pragma unroll
-    for (int i = 0; i < RT; i++)
+    for (int j = 0; j < NT; j++)
 #pragma unroll
-        for (int j = 0; j < NT; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int r = r0 + 16 * i + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
-                if (r >= n_out || c >= m) continue;
-                const size_t o = (size_t)c * n_out + r;
-                float v = __ldcg(p0 + o);
-                for (int q = 1; q < S; q++) v = v + __ldcg(p0 + (size_t)q * ps + o);
-                hm_store(yo, n_out, r, c, v);
-            }
+        for (int e = 0; e < 4; e++) {
+            const int r = r0 + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
+            if (r >= n_out || c >= m) continue;
+            const size_t o = (size_t)c * n_out + r;
+            float v = __ldcg(p0 + o);
+            for (int q = 1; q < S; q++) v = v + __ldcg(p0 + (size_t)q * ps + o);
+            hm_store(yo, n_out, r, c, v);
+        }
     if (threadIdx.x == 0) cnt[blockIdx.x] = 0;
 }
 
-/* Arms: (RT, W, KB). Every arm the same bits. */
-#define HM_ARMS 6
-static const int hm_arm_cfg[HM_ARMS][3] = {{1, 4, 1}, {1, 4, 2}, {2, 4, 1}, {2, 4, 2}, {1, 2, 2}, {1, 4, 4}};
+/* Arms: (WG, NS, BAT). Every arm the same bits. */
+static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, {2, 6, 0}, {1, 4, 1}, {2, 4, 1}};
 
-template <int NT, int RT, int W, int KB>
+static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * nt) * 256 + 1024; }
+
+template <int NT, int WG, int NS, int BAT>
 static void hm_launch(const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
                       float *ws, cudaStream_t st) {
-    const int rows = 16 * RT * W;
-    const int smem = 2 * KB * NT * 8 * 16 * 16;
+    const int rows = 64 * WG;
+    const int smem = (int)hw_smem_bytes(NT, NS);
     static int set = 0; /* above 48 KiB a kernel must ask for its dynamic shared memory (once a process) */
     if (!set) {
-        cudaFuncSetAttribute(gemm_hm_k<NT, RT, W, KB>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        cudaFuncSetAttribute(gemm_hw_k<NT, WG, NS, BAT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         set = 1;
     }
     const dim3 grid((unsigned)((n_out + rows - 1) / rows), (unsigned)hm_splits(nb, n_out));
-    PDL_LAUNCH((gemm_hm_k<NT, RT, W, KB>), grid, dim3(32 * W), smem, st, w, stride, nb, n_out, x, m, o, ws);
+    PDL_LAUNCH((gemm_hw_k<NT, WG, NS, BAT>), grid, dim3(128 * WG), smem, st, w, stride, nb, n_out, x, m, o, ws);
 }
 
 template <int NT>
 static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
                    float *ws, cudaStream_t st) {
     switch (arm) {
-    case 0: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
-    case 1: hm_launch<NT, 1, 4, 2>(w, stride, nb, n_out, x, m, o, ws, st); break;
-    case 2: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
-    case 3: hm_launch<NT, 2, 4, 2>(w, stride, nb, n_out, x, m, o, ws, st); break;
-    case 4: hm_launch<NT, 1, 2, 2>(w, stride, nb, n_out, x, m, o, ws, st); break;
-    default: hm_launch<NT, 1, 4, 4>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 0: hm_launch<NT, 1, 4, 0>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 1: hm_launch<NT, 2, 4, 0>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 2: hm_launch<NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 3: hm_launch<NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 4: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    default: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
     }
 }
 
-/* The chooser, from the first sweep (bench/gpu/s24-hmma/hmma-sweep.txt, H200, Q4_0, m = 1..64): arm 1 (16 rows a
- * warp, 4 warps, 8 blocks a stage) fastest at every m on 4096, 6144 and (4096 inputs) 14336 rows up to m = 16, arm 3
- * (32 rows a warp) on 28672 rows and on 14336 past m = 16. */
+/* The chooser, from the first sweep (bench/gpu/s27-wgmma/hmma-sweep.txt, H200, Q4_0, m = 1..64, Llama-3-8B's shapes):
+ * arm 4 (one warpgroup, the step's 8 wgmmas one group) fastest or within 2% up to m = 24 on every shape; past it two
+ * warpgroups a CTA (arm 1: x staged once for 128 rows) on the matrices with 14336 rows or inputs (gate|up at m = 64 50.5
+ * us against arm 0's 70.6, down 70.4 against 76.8), arm 0 on q|k|v and o. */
 static int hm_pick(int nb, int n_out, int m) {
-    (void)nb;
-    if (n_out <= 8192) return 1;
-    return n_out > 16384 || m > 16 ? 3 : 1;
+    if (m <= 24) return 4;
+    return n_out >= 8192 || nb * 32 >= 8192 ? 1 : 0;
 }
 
-extern "C" int tcu_gemm_hm_supported(int t) { return t == TCU_TYPE_Q4_0R; }
+/* 1 when this device runs the wgmma kernels: compute capability 9.0 and their sm_90a code loaded (per device, once). */
+static int hm_device_ok(void) {
+    static unsigned ok_dev, no_dev;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 32) return 0;
+    const unsigned bit = 1u << dev;
+    if (__atomic_load_n(&no_dev, __ATOMIC_RELAXED) & bit) return 0;
+    if (__atomic_load_n(&ok_dev, __ATOMIC_RELAXED) & bit) return 1;
+    int major = 0, minor = 0, ok = 1;
+    cudaFuncAttributes fa;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        ok = -1;
+    else if (major != 9 || minor != 0)
+        ok = 0;
+    else if (cudaFuncGetAttributes(&fa, gemm_hw_k<1, 1, 4, 0>) != cudaSuccess)
+        ok = -1;
+    else if (fa.binaryVersion != 90)
+        ok = 0;
+    if (ok <= 0) {
+        if (ok < 0) (void)cudaGetLastError();
+        __atomic_fetch_or(&no_dev, bit, __ATOMIC_RELAXED);
+        return 0;
+    }
+    __atomic_fetch_or(&ok_dev, bit, __ATOMIC_RELAXED);
+    return 1;
+}
+
+extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
+    return t == TCU_TYPE_Q4_0R && n_in >= 128 && n_in % 128 == 0 && hm_device_ok();
+}
 
 extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) {
     if (n_in < 32 || n_out < 1 || m_max < 1) return 0;
@@ -329,12 +421,12 @@ extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) 
 extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
                            const uint16_t *x, int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st) {
     const int64_t n_out = rows[0] + rows[1] + rows[2];
-    if (t != TCU_TYPE_Q4_0R || m < 1 || m > TCU_PASS_MAX || n_in < 32 || n_in % 32 || rows[0] < 1 || rows[1] < 0 ||
-        rows[2] < 0 || n_out > INT32_MAX || arm < -1 || arm >= HM_ARMS)
+    if (m < 1 || m > TCU_PASS_MAX || rows[0] < 1 || rows[1] < 0 || rows[2] < 0 || n_out > INT32_MAX || arm < -1 ||
+        arm >= TCU_HM_ARMS || !tcu_gemm_hm_supported(t, n_in))
         return 0;
     const int nb = (int)(n_in / 32);
     if (arm < 0) arm = hm_pick(nb, (int)n_out, m);
-    const int tile = 16 * hm_arm_cfg[arm][0] * hm_arm_cfg[arm][1];
+    const int tile = 64 * hm_arm_cfg[arm][0];
     if (hm_splits(nb, n_out) > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;
     const hm_out o = {{y[0], y[1], y[2]}, (int)rows[0], (int)(rows[0] + rows[1])};

@@ -167,19 +167,41 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 
 /* ---- the f16 order of batched decode (src/backend/cuda/gemm_hmma.cu; tern_config.gemv_chunk = 2, issue 26) --------
  * y (m, n_out) = W · x_c for 1 <= m <= TCU_PASS_MAX columns of f16 activations x (m, n_in), the weights dequantized
- * to f16 (the bits tcu_dequant_f16 gives) and multiplied on the tensor cores with an f32 accumulator in a K order
- * fixed by the launch's shape: column c has the bits of the one-column call on x_c, for every arm and m. Repacked Q4_0R only;
- * returns 0 (nothing launched) for another type, a shape it does not take or an arm out of range (arms 0..5;
- * -1 the chooser), else 1. The K order depends on the launch's shape (n_in and its total rows: a fused matrix's
- * outputs have the bits of the fused launch, which is the only form exec.c runs). A call whose K is split (fewer
- * than ~24000 rows; tcu_gemm_hm_ws_floats > 0) needs ws: tcu_gemm_hm_ws_floats floats, zeroed
- * before its first use (the split's tickets live there and are left zero), one stream at a time. rows as
- * tcu_gemm_mma_v2_split's (a fused matrix's parts into their own buffers). */
-int tcu_gemm_hm_supported(int t);
+ * to f16 (the bits tcu_dequant_f16 gives) and multiplied on Hopper's warpgroup MMA (wgmma) with an f32 accumulator in
+ * a K order fixed by the launch's shape: column c has the bits of the one-column call on x_c, for every arm and m.
+ * x is in the f16 order's layout: element i of a row at tcu_hm_pos(i) (a permutation inside each 128 elements, so a
+ * lane's 16-byte weight load feeds its MMA fragments without byte shuffles; the producers write it so). Repacked Q4_0R
+ * with n_in a multiple of 128 on an sm_90 device with the sm_90a code (tcu_gemm_hm_supported) only; returns 0
+ * (nothing launched) for another type, a shape it does not take or an arm out of range (arms 0..TCU_HM_ARMS-1; -1 the
+ * chooser), else 1. The K order depends on the launch's shape (n_in and its total rows: a fused matrix's outputs have
+ * the bits of the fused launch, which is the only form exec.c runs). A call whose K is split (fewer than ~24000 rows;
+ * tcu_gemm_hm_ws_floats > 0) needs ws: tcu_gemm_hm_ws_floats floats, zeroed before its first use (the split's tickets
+ * live there and are left zero), one stream at a time. rows as tcu_gemm_mma_v2_split's (a fused matrix's parts into
+ * their own buffers). */
+#define TCU_HM_ARMS 6
+#ifdef __CUDACC__
+#define TCU_HD __host__ __device__
+#else
+#define TCU_HD
+#endif
+/* Where element i of an activation row sits in the f16 order's layout (rows of a multiple of 128 elements): in each
+ * 128 elements (4 blocks of 32, t = 0..3), element E of block t goes to slab u (16 positions) and slot
+ * 8 (j & 1) + 2 t + (j >> 1), where u = (E % 16) / 4 + 4 (E / 16) and j = E % 4: slab u is what MMA u of the 4-block
+ * step multiplies, slot the MMA's k (gemm_hmma.cu: lane quad t holds block t's quant bytes, byte 4w + j). */
+static inline TCU_HD int64_t tcu_hm_pos(int64_t i) {
+    const int e = (int)(i & 127), t = e >> 5, E = e & 31, j = E & 3;
+    const int u = ((E & 15) >> 2) + 4 * (E >> 4);
+    return (i & ~(int64_t)127) + 16 * u + 8 * (j & 1) + 2 * t + (j >> 1);
+}
+int tcu_gemm_hm_supported(int t, int64_t n_in);
 size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3], const uint16_t *x,
                 int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st);
-/* out (m, n_in) f16 = the x16 activations xq (tcu_quantize_x16's layout) as f16(d·q) (tests/gpu/gpu_hmma.c's inputs). */
+/* The producers' f16 outputs (the norms' y16, the GLU's g16, tcu_f32_to_f16) in the f16 order's layout (on) or
+ * row-major (off, the prefill GEMM's input): set by exec.c for each pass, read by those launchers (like tcu_set_pdl). */
+void tcu_set_hm_layout(int on);
+/* out (m, n_in) f16 = the x16 activations xq (tcu_quantize_x16's layout) as f16(d·q), row-major (tests/gpu/gpu_hmma.c's
+ * inputs). */
 void tcu_x16_to_f16(const void *xq, int m, int64_t n_in, uint16_t *out, cudaStream_t st);
 
 /* ---- GEMM, prefill (src/backend/cuda/gemm.cu): cuBLASLt on f16 tiles ------------------------------------ */
