@@ -391,6 +391,7 @@ gemm_hs_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
           const hm_out yo, float *__restrict__ ws) {
     using C = hs_cfg<NT, WG, NS>;
     constexpr int R = C::R;
+    static_assert(NS >= 2, "a stage is released one step after its use: one stage would deadlock");
     extern __shared__ __align__(16) uint8_t hw_sm[];
     const uint32_t sbase = (hm_smem(hw_sm) + 1023u) & ~1023u;
     const uint32_t bfull = sbase + NS * C::SBA, bempty = bfull + 8 * NS; /* stage i's barriers at + 8 i */
@@ -441,7 +442,7 @@ gemm_hs_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
             }
             hs_cp_arrive(bfull + 8 * stg);
         }
-        if (sb >= se) pdl_wait();
+        asm volatile("cp.async.wait_all;\n" ::: "memory"); /* nothing in flight when the warp leaves */
         return;
     }
     /* the consumers: warp w (of 4 WG) owns rows 16 w .. 16 w + 15 of the CTA's 64 WG */
@@ -474,7 +475,10 @@ gemm_hs_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 #pragma unroll
         for (int u = 0; u < 8; u++) {
             hw_wait<7>(); /* the group that last read af[u] (8 back) is done */
-            if (u == 7 && k > 0 && lane == 0) hs_mbar_arrive(bempty + 8 * ((k - 1) % NS)); /* step s - 1's wgmmas all done */
+            if (u == 7 && k > 0) { /* step s - 1's wgmmas all done (and this warp's loads of its weights) */
+                __syncwarp();
+                if (lane == 0) hs_mbar_arrive(bempty + 8 * ((k - 1) % NS));
+            }
             hm_afrag(cur, da, db, u, af[u]);
             hw_fence();
             hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
