@@ -409,6 +409,11 @@ gemm_hs_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     }
     __syncthreads();
     if (warp == 4 * WG) { /* the producer warp (loops not unrolled: its registers count against the consumers') */
+        /* running source pointers (a copy is an add and the cp.async); rows past n_out (the last row tile) clamped */
+        const int full = row0 + 64 * WG <= n_out;
+        const int rq = lane >> 2, q = lane & 3; /* quants: rows rq + 8 j, piece q (block 4s + q) */
+        const uint8_t *wq0 = w + (size_t)min(row0 + rq, n_out - 1) * stride + 16 + 16 * q;
+        const uint8_t *ws0 = w + (size_t)min(row0 + lane, n_out - 1) * stride; /* scales: rows lane + 32 j */
         const int xq = lane & 15, xc0 = lane >> 4; /* x: piece xq of columns xc0 + 2 j */
         const __half *xs0 = x + (size_t)xc0 * ldx + 8 * xq;
         const int nxc = m < R ? m : R; /* columns to copy */
@@ -417,29 +422,24 @@ gemm_hs_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
             const int stg = k % NS;
             if (k >= NS) hs_mbar_wait(bempty + 8 * stg, (uint32_t)((k / NS - 1) & 1));
             const uint32_t st = sbase + (uint32_t)stg * C::SBA;
+            const size_t so = (size_t)(s >> 1) * RQ40_GROUP; /* the step's group: blocks 4s..4s+3 are its half s & 1 */
+            const uint8_t *pq = wq0 + so + 64 * (s & 1);
+            uint32_t dq = st + C::XB + (uint32_t)(rq * 64 + 16 * q);
 #pragma unroll 1
-            for (int j = 0; j < 8 * WG; j++) { /* quants: 64 WG rows x 4 pieces of 16 bytes */
-                const int c = lane + 32 * j, r = c >> 2, q = c & 3, b = 4 * s + q;
-                const uint8_t *src = w + (size_t)min(row0 + r, n_out - 1) * stride + (size_t)(b >> 3) * RQ40_GROUP + 16 +
-                                     16 * (b & 7);
-                hs_cp16(st + C::XB + (uint32_t)(r * 64 + 16 * q), src);
-            }
+            for (int j = 0; j < 8 * WG; j++, pq += 8 * stride, dq += 8 * 64) /* quants: 64 WG rows x 4 pieces of 16 bytes */
+                hs_cp16(dq, full ? pq : w + (size_t)min(row0 + rq + 8 * j, n_out - 1) * stride + 16 + 16 * q + so + 64 * (s & 1));
+            const uint8_t *ps = ws0 + so + 8 * (s & 1);
+            uint32_t ds = st + C::XB + C::WQ + (uint32_t)(lane * 8);
 #pragma unroll 1
-            for (int j = 0; j < 2 * WG; j++) { /* scales: blocks 4s..4s+3 are 8 bytes of their group's head */
-                const int r = lane + 32 * j;
-                const uint8_t *src = w + (size_t)min(row0 + r, n_out - 1) * stride + (size_t)(s >> 1) * RQ40_GROUP + 8 * (s & 1);
-                hs_cp8(st + C::XB + C::WQ + (uint32_t)(r * 8), src);
-            }
+            for (int j = 0; j < 2 * WG; j++, ps += 32 * stride, ds += 32 * 8) /* scales: 8 bytes of the group's head */
+                hs_cp8(ds, full ? ps : w + (size_t)min(row0 + lane + 32 * j, n_out - 1) * stride + so + 8 * (s & 1));
             if (k == 0) pdl_wait(); /* x is the previous kernel's output (the weights were free to go first) */
             /* x: R columns x 16 pieces, column xc0 + 2 j (its swizzle row xc0 + 2 j mod 8); columns past m not copied
              * (gemm_hw_k's note) */
-            const __half *xs = xs0 + (size_t)s * 128;
+            const __half *px = xs0 + (size_t)s * 128;
 #pragma unroll 1
-            for (int j = 0; xc0 + 2 * j < nxc; j++) {
-                const int col = xc0 + 2 * j;
-                hs_cp16(st + (uint32_t)((xq >> 3) * (R * 128) + col * 128 + (((xq & 7) ^ (col & 7)) << 4)),
-                        xs + (size_t)(2 * j) * ldx);
-            }
+            for (int col = xc0; col < nxc; col += 2, px += 2 * ldx)
+                hs_cp16(st + (uint32_t)((xq >> 3) * (R * 128) + col * 128 + (((xq & 7) ^ (col & 7)) << 4)), px);
             hs_cp_arrive(bfull + 8 * stg);
         }
         asm volatile("cp.async.wait_all;\n" ::: "memory"); /* nothing in flight when the warp leaves */
