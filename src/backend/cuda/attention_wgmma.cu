@@ -33,6 +33,7 @@
 #include "cuda/check.cuh"
 #include "cuda/kv.cuh"
 #include "cuda/tcu.h"
+#include "cuda/wgmma.cuh"
 
 #define WG_BM 128 /* query tokens a CTA (2 warpgroups x 64) */
 #define WG_BN 128 /* keys a K/V block */
@@ -95,13 +96,6 @@ __device__ __forceinline__ void wg_mma_rs_n64_t(float (&d)[32], const uint32_t (
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
 }
 
-/* Shared-memory matrix descriptor (PTX ISA 9.7.15.5.1.2.2): start address, leading and stride byte offsets
- * (each >> 4), 128-byte swizzle (mode 1 in bits 62-63); the swizzle pattern starts at a 1024-byte boundary
- * (base offset 0: every region below is 1024-aligned and a k-step's offset stays inside a 128-byte row). */
-__device__ __forceinline__ uint64_t wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
-    return (uint64_t)((saddr & 0x3FFFF) >> 4) | (uint64_t)((lbo & 0x3FFFF) >> 4) << 16 |
-           (uint64_t)((sbo & 0x3FFFF) >> 4) << 32 | (uint64_t)1 << 62;
-}
 
 /* Byte offset of element (row r, column c) of an R-row, 16-bit tile in the 128-byte-swizzled layout: the
  * columns in atoms of 64 (a region of R rows x 128 bytes each), in a row the 16-byte chunk k stored at
@@ -115,16 +109,6 @@ __device__ __forceinline__ void wg_cp16(uint32_t dst, const void *src, int src_b
 }
 __device__ __forceinline__ void wg_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void wg_wait_cp(void) { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-/* shared-memory writes of the generic proxy (st.shared, cp.async) made visible to wgmma's async proxy */
-__device__ __forceinline__ void wg_fence_proxy(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_commit_mma(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_wait_mma(void) { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-/* the compiler must not move reads or writes of an accumulator across the asynchronous MMA's issue/wait */
-template <int N> __device__ __forceinline__ void wg_touch(float (&d)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
 
 __device__ __forceinline__ uint32_t wg_pack(float lo, float hi) {
     const __half2 h = __floats2half2_rn(lo, hi);
@@ -297,9 +281,6 @@ template <int HD> __device__ __forceinline__ void wg_scale_o(float (&o)[HD / 2],
         o[4 * d + 2] *= c1; o[4 * d + 3] *= c1;
     }
 }
-template <int N> __device__ __forceinline__ void wg_wait_mma_n(void) {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
 
 /* The largest position of each MMA warp's 32 x 2 rows into sm[warp] (-1: none), before a CTA barrier; after
  * it, wg_block_max gives the CTA's largest (cmax) and warpgroup wg's (gmax). */
@@ -438,24 +419,6 @@ flash_wgmma_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
  * box of BN rows gives). A piece at or past kv_rows (no table entry) is copied from row -PR: wholly out of bounds,
  * zeros, its bytes counted as any box's. Rows of a last page past kv_rows hold the pool's finite values (masked, P
  * = 0) where the identity's map reads zeros. */
-__device__ __forceinline__ void wg_mbar_init(uint32_t b, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
-}
-__device__ __forceinline__ void wg_mbar_expect_tx(uint32_t b, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void wg_mbar_arrive(uint32_t b) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
-}
-__device__ __forceinline__ void wg_mbar_wait(uint32_t b, uint32_t parity) {
-    uint32_t ok;
-    do {
-        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}\n"
-                     : "=r"(ok)
-                     : "r"(b), "r"(parity)
-                     : "memory");
-    } while (!ok);
-}
 /* box (64 columns, 1 head, BN rows) of the 3-D tensor map at (c0, c1, c2) into shared memory at dst */
 __device__ __forceinline__ void wg_tma3(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"

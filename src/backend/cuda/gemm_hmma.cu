@@ -35,6 +35,7 @@
 #include "cuda/dequant.cuh"
 #include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
+#include "cuda/wgmma.cuh"
 #include "cuda/x16.cuh"
 
 /* wgmma exists on sm_90a only: the Makefile builds this file for it alone (attention_wgmma.cu's rule); the launcher
@@ -135,26 +136,10 @@ template <> struct hw_mma<8> {
     }
 };
 
-static __device__ __forceinline__ void hw_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-static __device__ __forceinline__ void hw_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> static __device__ __forceinline__ void hw_wait(void) {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-/* shared-memory writes of the generic proxy (cp.async) made visible to wgmma's async proxy */
-static __device__ __forceinline__ void hw_fence_proxy(void) { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-/* the compiler must not move reads of an accumulator across the asynchronous MMA's wait */
-template <int N> static __device__ __forceinline__ void hw_touch(float (&d)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
 static __device__ __forceinline__ unsigned hm_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
-/* Shared-memory matrix descriptor (PTX ISA 9.7.15.5.1.2.2; attention_wgmma.cu's wg_desc): start address, leading
- * and stride byte offsets (each >> 4), 128-byte swizzle; the swizzle atoms start at 1024-byte boundaries. */
-static __device__ __forceinline__ uint64_t hw_desc(uint32_t saddr) {
-    return (uint64_t)((saddr & 0x3FFFF) >> 4) | (uint64_t)(16 >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 |
-           (uint64_t)1 << 62;
-}
+/* x's descriptor (wgmma.cuh's wg_desc): 128-byte swizzle, rows of 128 bytes in 8-row groups 1024 apart */
+static __device__ __forceinline__ uint64_t hw_desc(uint32_t saddr) { return wg_desc(saddr, 16, 1024); }
 
 static __device__ __forceinline__ uint32_t hm_h2u(__half2 h) { return *reinterpret_cast<uint32_t *>(&h); }
 static __device__ __forceinline__ __half2 hm_u2h(uint32_t u) { return *reinterpret_cast<__half2 *>(&u); }
@@ -216,6 +201,56 @@ static __device__ __forceinline__ void hm_store(const hm_out &o, int n_out, int 
     else o.y[2][(size_t)c * (n_out - o.r2) + (r - o.r2)] = v;
 }
 
+/* The CTA's outputs, acc (rows r0 + g and r0 + g + 8, columns 8j + 2t and + 1): into y (S = 1), or its segment's
+ * partial sums into ws, the last CTA of the row tile to finish adding the S partials in segment order (the bits depend
+ * on S alone). BAR: the barrier of the threads that run this, 0 the CTA's (__syncthreads), else named barrier 1 of BAR
+ * threads (the streamed form's consumers: its producer warp has left). */
+template <int BAR> static __device__ __forceinline__ void hm_bar(void) {
+    if (BAR) asm volatile("bar.sync 1, %0;\n" ::"n"(BAR) : "memory");
+    else __syncthreads();
+}
+
+template <int NT, int BAR>
+static __device__ __forceinline__ void hm_epilogue(const float (&acc)[4 * NT], int r0, int g, int t, int m, int n_out,
+                                                   const hm_out &yo, float *__restrict__ ws, int &last) {
+    const int S = (int)gridDim.y;
+    const int S1 = S > 1;
+    float *part = S1 ? ws + HM_CNT + (size_t)blockIdx.y * (size_t)m * (size_t)n_out : nullptr;
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int r = r0 + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
+            if (r >= n_out || c >= m) continue;
+            if (S1) part[(size_t)c * n_out + r] = acc[4 * j + e];
+            else hm_store(yo, n_out, r, c, acc[4 * j + e]);
+        }
+    if (!S1) return;
+    /* the split: the last CTA of a row tile to finish adds the S partial sums in segment order (last: a __shared__ int
+     * of the kernel's) */
+    __threadfence();
+    hm_bar<BAR>();
+    int *cnt = (int *)ws;
+    if (threadIdx.x == 0) last = atomicAdd(&cnt[blockIdx.x], 1) == S - 1;
+    hm_bar<BAR>();
+    if (!last) return;
+    __threadfence();
+    const float *p0 = ws + HM_CNT;
+    const size_t ps = (size_t)m * (size_t)n_out;
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int r = r0 + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
+            if (r >= n_out || c >= m) continue;
+            const size_t o = (size_t)c * n_out + r;
+            float v = __ldcg(p0 + o);
+            for (int q = 1; q < S; q++) v = v + __ldcg(p0 + (size_t)q * ps + o);
+            hm_store(yo, n_out, r, c, v);
+        }
+    if (threadIdx.x == 0) cnt[blockIdx.x] = 0;
+}
+
 /* CTA: WG warpgroups, each 64 rows (a warp 16) and all 8NT columns; grid (row tiles, S). x: f16 (m, n_in) in the f16
  * order's layout. A 4-block step's x (8NT rows of 256 bytes: two 64-element swizzle atoms) goes to shared memory by
  * cp.async NS - 2 steps ahead into a ring of NS stages; the weights to registers two steps ahead. Each slab's wgmma is
@@ -268,9 +303,9 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     int stg = 0, cst = NS - 2; /* step s's stage, and the stage step s + NS - 2 is copied into */
     for (int s = sb; s < se; s++) {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(NS - 3) : "memory"); /* step s's copies (this thread's) */
-        if (BAT) hw_wait<0>(); /* BAT: the step's 8 wgmmas one group, all waited for here */
-        else hw_wait<7>();     /* step s - 2's MMAs (and s - 1's first) are done: its stage is free */
-        hw_fence_proxy();  /* this thread's copies, visible to the async proxy */
+        if (BAT) wg_wait_mma_n<0>(); /* BAT: the step's 8 wgmmas one group, all waited for here */
+        else wg_wait_mma_n<7>();     /* step s - 2's MMAs (and s - 1's first) are done: its stage is free */
+        wg_fence_proxy();  /* this thread's copies, visible to the async proxy */
         __syncthreads();   /* every thread's copies of step s; every warp past its wait */
         xcopy(s + NS - 2, cst); /* into step s - 2's stage */
         if (s + 4 < se) { /* the weights of 4 steps on into L2 (the registers hold the next one) */
@@ -283,64 +318,31 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
         if (BAT) {
 #pragma unroll
             for (int u = 0; u < 8; u++) hm_afrag(cur, da, db, u, af[u]);
-            hw_fence();
+            wg_fence();
 #pragma unroll
             for (int u = 0; u < 8; u++) hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
-            hw_commit();
+            wg_commit_mma();
         }
 #pragma unroll
         for (int u = 0; u < 8 && !BAT; u++) {
-            if (u) hw_wait<7>(); /* the group that last read af[u] (8 back) */
+            if (u) wg_wait_mma_n<7>(); /* the group that last read af[u] (8 back) */
             hm_afrag(cur, da, db, u, af[u]);
-            hw_fence();
+            wg_fence();
             hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
-            hw_commit();
+            wg_commit_mma();
         }
         cur = nx1;
         if (s + 2 < se) hm_wload(nx1, ra, rb, 4 * (s + 2) + t);
         stg = stg + 1 == NS ? 0 : stg + 1;
         cst = cst + 1 == NS ? 0 : cst + 1;
     }
-    hw_wait<0>();
-    hw_touch(acc);
+    wg_wait_mma_n<0>();
+    wg_touch(acc);
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
     pdl_trigger();
 
-    const int S1 = S > 1;
-    float *part = S1 ? ws + HM_CNT + (size_t)blockIdx.y * (size_t)m * (size_t)n_out : nullptr;
-#pragma unroll
-    for (int j = 0; j < NT; j++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int r = r0 + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
-            if (r >= n_out || c >= m) continue;
-            if (S1) part[(size_t)c * n_out + r] = acc[4 * j + e];
-            else hm_store(yo, n_out, r, c, acc[4 * j + e]);
-        }
-    if (!S1) return;
-    /* the split: the last CTA of a row tile to finish adds the S partial sums in segment order */
     __shared__ int last;
-    __threadfence();
-    __syncthreads();
-    int *cnt = (int *)ws;
-    if (threadIdx.x == 0) last = atomicAdd(&cnt[blockIdx.x], 1) == S - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    const float *p0 = ws + HM_CNT;
-    const size_t ps = (size_t)m * (size_t)n_out;
-#pragma unroll
-    for (int j = 0; j < NT; j++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int r = r0 + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
-            if (r >= n_out || c >= m) continue;
-            const size_t o = (size_t)c * n_out + r;
-            float v = __ldcg(p0 + o);
-            for (int q = 1; q < S; q++) v = v + __ldcg(p0 + (size_t)q * ps + o);
-            hm_store(yo, n_out, r, c, v);
-        }
-    if (threadIdx.x == 0) cnt[blockIdx.x] = 0;
+    hm_epilogue<NT, 0>(acc, r0, g, t, m, n_out, yo, ws, last);
 }
 
 /* ---- the streamed form (arms 6, 7; built 2026-12-04, not yet run on a GPU) ----
@@ -353,21 +355,6 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
  * Motive (bench/gpu/s27-wgmma/ncu-14336-4096-m1-a4.txt): gemm_hw_k waits on its weight registers (25% of the stall
  * samples at m = 1, DRAM 27.6%) and deeper register prefetch did not cure it (prefetch3.patch); here NS steps of weights
  * are in flight a CTA without registers, and no CTA-wide barrier a step. */
-static __device__ __forceinline__ void hs_mbar_init(uint32_t b, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
-}
-static __device__ __forceinline__ void hs_mbar_arrive(uint32_t b) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
-}
-static __device__ __forceinline__ void hs_mbar_wait(uint32_t b, uint32_t parity) {
-    uint32_t ok;
-    do {
-        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}\n"
-                     : "=r"(ok)
-                     : "r"(b), "r"(parity)
-                     : "memory");
-    } while (!ok);
-}
 /* the stage's "full" barrier completes when every cp.async this thread issued so far has landed */
 static __device__ __forceinline__ void hs_cp_arrive(uint32_t b) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(b) : "memory");
@@ -402,8 +389,8 @@ gemm_hs_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     const size_t ldx = (size_t)nb * 32;
     if (tid == 0) {
         for (int i = 0; i < NS; i++) {
-            hs_mbar_init(bfull + 8 * i, 32);
-            hs_mbar_init(bempty + 8 * i, 4 * WG);
+            wg_mbar_init(bfull + 8 * i, 32);
+            wg_mbar_init(bempty + 8 * i, 4 * WG);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -420,7 +407,7 @@ gemm_hs_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 #pragma unroll 1
         for (int s = sb, k = 0; s < se; s++, k++) {
             const int stg = k % NS;
-            if (k >= NS) hs_mbar_wait(bempty + 8 * stg, (uint32_t)((k / NS - 1) & 1));
+            if (k >= NS) wg_mbar_wait(bempty + 8 * stg, (uint32_t)((k / NS - 1) & 1));
             const uint32_t st = sbase + (uint32_t)stg * C::SBA;
             const size_t so = (size_t)(s >> 1) * RQ40_GROUP; /* the step's group: blocks 4s..4s+3 are its half s & 1 */
             const uint8_t *pq = wq0 + so + 64 * (s & 1);
@@ -456,8 +443,8 @@ gemm_hs_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     pdl_wait();
     for (int s = sb, k = 0; s < se; s++, k++) {
         const int stg = k % NS;
-        hs_mbar_wait(bfull + 8 * stg, (uint32_t)((k / NS) & 1));
-        hw_fence_proxy(); /* the producer's cp.async writes (generic proxy), seen through the barrier, before wgmma's reads */
+        wg_mbar_wait(bfull + 8 * stg, (uint32_t)((k / NS) & 1));
+        wg_fence_proxy(); /* the producer's cp.async writes (generic proxy), seen through the barrier, before wgmma's reads */
         const uint32_t st = sbase + (uint32_t)stg * C::SBA;
         hm_wregs cur;
         const uint32_t qa = st + C::XB + (uint32_t)((warp * 16 + g) * 64 + 16 * t), qb = qa + 8 * 64;
@@ -474,56 +461,23 @@ gemm_hs_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
         const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * C::SBA) >> 4);
 #pragma unroll
         for (int u = 0; u < 8; u++) {
-            hw_wait<7>(); /* the group that last read af[u] (8 back) is done */
+            wg_wait_mma_n<7>(); /* the group that last read af[u] (8 back) is done */
             if (u == 7 && k > 0) { /* step s - 1's wgmmas all done (and this warp's loads of its weights) */
                 __syncwarp();
-                if (lane == 0) hs_mbar_arrive(bempty + 8 * ((k - 1) % NS));
+                if (lane == 0) wg_mbar_arrive(bempty + 8 * ((k - 1) % NS));
             }
             hm_afrag(cur, da, db, u, af[u]);
-            hw_fence();
+            wg_fence();
             hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
-            hw_commit();
+            wg_commit_mma();
         }
     }
-    hw_wait<0>();
-    hw_touch(acc);
+    wg_wait_mma_n<0>();
+    wg_touch(acc);
     pdl_trigger();
 
-    const int S1 = S > 1;
-    float *part = S1 ? ws + HM_CNT + (size_t)blockIdx.y * (size_t)m * (size_t)n_out : nullptr;
-#pragma unroll
-    for (int j = 0; j < NT; j++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int r = r0 + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
-            if (r >= n_out || c >= m) continue;
-            if (S1) part[(size_t)c * n_out + r] = acc[4 * j + e];
-            else hm_store(yo, n_out, r, c, acc[4 * j + e]);
-        }
-    if (!S1) return;
-    /* the split, as gemm_hw_k's; the consumers' own barrier (the producer warp has left) */
     __shared__ int last;
-    __threadfence();
-    asm volatile("bar.sync 1, %0;\n" ::"n"(128 * WG) : "memory");
-    int *cnt = (int *)ws;
-    if (threadIdx.x == 0) last = atomicAdd(&cnt[blockIdx.x], 1) == S - 1;
-    asm volatile("bar.sync 1, %0;\n" ::"n"(128 * WG) : "memory");
-    if (!last) return;
-    __threadfence();
-    const float *p0 = ws + HM_CNT;
-    const size_t ps = (size_t)m * (size_t)n_out;
-#pragma unroll
-    for (int j = 0; j < NT; j++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int r = r0 + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
-            if (r >= n_out || c >= m) continue;
-            const size_t o = (size_t)c * n_out + r;
-            float v = __ldcg(p0 + o);
-            for (int q = 1; q < S; q++) v = v + __ldcg(p0 + (size_t)q * ps + o);
-            hm_store(yo, n_out, r, c, v);
-        }
-    if (threadIdx.x == 0) cnt[blockIdx.x] = 0;
+    hm_epilogue<NT, 128 * WG>(acc, r0, g, t, m, n_out, yo, ws, last);
 }
 
 template <int NT, int WG, int NS>
