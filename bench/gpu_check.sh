@@ -118,7 +118,7 @@ for s in $steps; do
     note mma "$(status_of "$OUT/mma.log")" "$(counts "$OUT/mma.log")" ;;
   hmma) # the f16 order's GEMM (gemm_hmma.cu): values against float64, every arm's columns against the one-column call;
     # HMMA_SWEEP=1 adds the sweep against v2 and the one-column GEMV
-    # (bounded: the streamed form's mbarrier ring, arms 6-7, was first run here; a protocol bug would hang, not fail)
+    # (bounded: a kernel waiting on a barrier that never completes would hang, not fail)
     timeout "${HMMA_TIMEOUT:-600}" build-cuda/gpu/gpu_hmma ${HMMA_SWEEP:+--sweep} >"$OUT/hmma.log" 2>&1 ||
       echo "gpu_hmma: exit $? (124: timed out after ${HMMA_TIMEOUT:-600} s)" >>"$OUT/hmma.log"
     note hmma "$(status_of "$OUT/hmma.log")" "$(counts "$OUT/hmma.log")" ;;

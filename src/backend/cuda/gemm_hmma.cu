@@ -21,9 +21,10 @@
  * the word >> 8) masked to two nibbles, no byte permute. The activations are laid out to match by their producers
  * (tcu_hm_pos, tcu.h): a step's 128 values are 8 slabs of 16 in k-slot order, copied to shared memory as they are.
  *
- * Forms: gemm_hw_k (arms 0-5: each warp loads its weights from global memory into registers, the CTA copies x by
- * cp.async) and gemm_hs_k (arms 6, 7, the streamed form: a producer warp copies weights and x into a shared-memory ring
- * behind mbarriers; built 2026-12-04, not yet run, not chosen).
+ * Form: gemm_hw_k (each warp loads its weights from global memory into registers, the CTA copies x by cp.async); the
+ * arms are its warpgroups a CTA (1, 2), x stages (4, 6) and MMA groups a step. Lost and deleted (docs/ledger.md
+ * 2026-12-04 "the streamed form and four warpgroups on the H200"): the streamed form (a producer warp filling a
+ * shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four warpgroups a CTA.
  *
  * Types: the repacked Q4_0R (tcu.h), n_in a multiple of 128. Activations: f16 (m, n_in), each value f16(v) of the f32
  * activation at tcu_hm_pos of its index, written by its producer (exec.c f16_pass: the norms, the GLU, the attention
@@ -203,14 +204,8 @@ static __device__ __forceinline__ void hm_store(const hm_out &o, int n_out, int 
 
 /* The CTA's outputs, acc (rows r0 + g and r0 + g + 8, columns 8j + 2t and + 1): into y (S = 1), or its segment's
  * partial sums into ws, the last CTA of the row tile to finish adding the S partials in segment order (the bits depend
- * on S alone). BAR: the barrier of the threads that run this, 0 the CTA's (__syncthreads), else named barrier 1 of BAR
- * threads (the streamed form's consumers: its producer warp has left). */
-template <int BAR> static __device__ __forceinline__ void hm_bar(void) {
-    if (BAR) asm volatile("bar.sync 1, %0;\n" ::"n"(BAR) : "memory");
-    else __syncthreads();
-}
-
-template <int NT, int BAR>
+ * on S alone). */
+template <int NT>
 static __device__ __forceinline__ void hm_epilogue(const float (&acc)[4 * NT], int r0, int g, int t, int m, int n_out,
                                                    const hm_out &yo, float *__restrict__ ws, int &last) {
     const int S = (int)gridDim.y;
@@ -229,10 +224,10 @@ static __device__ __forceinline__ void hm_epilogue(const float (&acc)[4 * NT], i
     /* the split: the last CTA of a row tile to finish adds the S partial sums in segment order (last: a __shared__ int
      * of the kernel's) */
     __threadfence();
-    hm_bar<BAR>();
+    __syncthreads();
     int *cnt = (int *)ws;
     if (threadIdx.x == 0) last = atomicAdd(&cnt[blockIdx.x], 1) == S - 1;
-    hm_bar<BAR>();
+    __syncthreads();
     if (!last) return;
     __threadfence();
     const float *p0 = ws + HM_CNT;
@@ -342,160 +337,11 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     pdl_trigger();
 
     __shared__ int last;
-    hm_epilogue<NT, 0>(acc, r0, g, t, m, n_out, yo, ws, last);
+    hm_epilogue<NT>(acc, r0, g, t, m, n_out, yo, ws, last);
 }
 
-/* ---- the streamed form (arms 6, 7; built 2026-12-04, not yet run on a GPU) ----
- * The same K order, wgmmas and split as gemm_hw_k (so the same bits), but every step's operands reach the consumers
- * through shared memory, copied by one producer warp: a ring of NS stages, each holding a step's x (the swizzled layout
- * above), the CTA's 64 WG rows' quants ([row][64 bytes]: blocks 4s..4s+3) and scales ([row][8 bytes]). The producer
- * issues a stage's cp.asyncs and then cp.async.mbarrier.arrive.noinc on the stage's "full" barrier (32 arrivals);
- * a consumer warp waits on it, reads its weights by LDS, and arrives on the stage's "empty" barrier (4 WG arrivals) once
- * its wgmmas of that step are done (the wait before the next step's last slab), which lets the producer refill it.
- * Motive (bench/gpu/s27-wgmma/ncu-14336-4096-m1-a4.txt): gemm_hw_k waits on its weight registers (25% of the stall
- * samples at m = 1, DRAM 27.6%) and deeper register prefetch did not cure it (prefetch3.patch); here NS steps of weights
- * are in flight a CTA without registers, and no CTA-wide barrier a step. */
-/* the stage's "full" barrier completes when every cp.async this thread issued so far has landed */
-static __device__ __forceinline__ void hs_cp_arrive(uint32_t b) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(b) : "memory");
-}
-static __device__ __forceinline__ void hs_cp16(uint32_t dst, const void *src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-static __device__ __forceinline__ void hs_cp8(uint32_t dst, const void *src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src) : "memory");
-}
-
-template <int NT, int WG, int NS> struct hs_cfg {
-    static constexpr int R = 8 * NT, XB = R * 256, WQ = 64 * WG * 64, WS = 64 * WG * 8;
-    static constexpr int SBA = (XB + WQ + WS + 1023) & ~1023; /* a stage, 1024-aligned (the x swizzle atoms) */
-    static constexpr size_t SMEM = (size_t)NS * SBA + 1024 + 16 * NS;
-};
-
-template <int NT, int WG, int NS>
-__global__ void __launch_bounds__(128 * WG + 32)
-gemm_hs_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const __half *__restrict__ x, int m,
-          const hm_out yo, float *__restrict__ ws) {
-    using C = hs_cfg<NT, WG, NS>;
-    constexpr int R = C::R;
-    static_assert(NS >= 2, "a stage is released one step after its use: one stage would deadlock");
-    extern __shared__ __align__(16) uint8_t hw_sm[];
-    const uint32_t sbase = (hm_smem(hw_sm) + 1023u) & ~1023u;
-    const uint32_t bfull = sbase + NS * C::SBA, bempty = bfull + 8 * NS; /* stage i's barriers at + 8 i */
-    const int tid = (int)threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const int S = (int)gridDim.y, nst = nb / 4, per = (nst + S - 1) / S;
-    const int sb = (int)blockIdx.y * per, se = min(nst, sb + per); /* this CTA's 4-block steps [sb, se) */
-    const int row0 = (int)blockIdx.x * (64 * WG);
-    const size_t ldx = (size_t)nb * 32;
-    if (tid == 0) {
-        for (int i = 0; i < NS; i++) {
-            wg_mbar_init(bfull + 8 * i, 32);
-            wg_mbar_init(bempty + 8 * i, 4 * WG);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (warp == 4 * WG) { /* the producer warp (loops not unrolled: its registers count against the consumers') */
-        /* running source pointers (a copy is an add and the cp.async); rows past n_out (the last row tile) clamped */
-        const int full = row0 + 64 * WG <= n_out;
-        const int rq = lane >> 2, q = lane & 3; /* quants: rows rq + 8 j, piece q (block 4s + q) */
-        const uint8_t *wq0 = w + (size_t)min(row0 + rq, n_out - 1) * stride + 16 + 16 * q;
-        const uint8_t *ws0 = w + (size_t)min(row0 + lane, n_out - 1) * stride; /* scales: rows lane + 32 j */
-        const int xq = lane & 15, xc0 = lane >> 4; /* x: piece xq of columns xc0 + 2 j */
-        const __half *xs0 = x + (size_t)xc0 * ldx + 8 * xq;
-        const int nxc = m < R ? m : R; /* columns to copy */
-#pragma unroll 1
-        for (int s = sb, k = 0; s < se; s++, k++) {
-            const int stg = k % NS;
-            if (k >= NS) wg_mbar_wait(bempty + 8 * stg, (uint32_t)((k / NS - 1) & 1));
-            const uint32_t st = sbase + (uint32_t)stg * C::SBA;
-            const size_t so = (size_t)(s >> 1) * RQ40_GROUP; /* the step's group: blocks 4s..4s+3 are its half s & 1 */
-            const uint8_t *pq = wq0 + so + 64 * (s & 1);
-            uint32_t dq = st + C::XB + (uint32_t)(rq * 64 + 16 * q);
-#pragma unroll 1
-            for (int j = 0; j < 8 * WG; j++, pq += 8 * stride, dq += 8 * 64) /* quants: 64 WG rows x 4 pieces of 16 bytes */
-                hs_cp16(dq, full ? pq : w + (size_t)min(row0 + rq + 8 * j, n_out - 1) * stride + 16 + 16 * q + so + 64 * (s & 1));
-            const uint8_t *ps = ws0 + so + 8 * (s & 1);
-            uint32_t ds = st + C::XB + C::WQ + (uint32_t)(lane * 8);
-#pragma unroll 1
-            for (int j = 0; j < 2 * WG; j++, ps += 32 * stride, ds += 32 * 8) /* scales: 8 bytes of the group's head */
-                hs_cp8(ds, full ? ps : w + (size_t)min(row0 + lane + 32 * j, n_out - 1) * stride + so + 8 * (s & 1));
-            if (k == 0) pdl_wait(); /* x is the previous kernel's output (the weights were free to go first) */
-            /* x: R columns x 16 pieces, column xc0 + 2 j (its swizzle row xc0 + 2 j mod 8); columns past m not copied
-             * (gemm_hw_k's note) */
-            const __half *px = xs0 + (size_t)s * 128;
-#pragma unroll 1
-            for (int col = xc0; col < nxc; col += 2, px += 2 * ldx)
-                hs_cp16(st + (uint32_t)((xq >> 3) * (R * 128) + col * 128 + (((xq & 7) ^ (col & 7)) << 4)), px);
-            hs_cp_arrive(bfull + 8 * stg);
-        }
-        asm volatile("cp.async.wait_all;\n" ::: "memory"); /* nothing in flight when the warp leaves */
-        return;
-    }
-    /* the consumers: warp w (of 4 WG) owns rows 16 w .. 16 w + 15 of the CTA's 64 WG */
-    const int g = lane >> 2, t = lane & 3;
-    const int r0 = row0 + warp * 16;
-    const uint64_t desc0 = hw_desc(sbase);
-    float acc[4 * NT];
-#pragma unroll
-    for (int i = 0; i < 4 * NT; i++) acc[i] = 0.0f;
-    uint32_t af[8][4];
-    pdl_wait();
-    for (int s = sb, k = 0; s < se; s++, k++) {
-        const int stg = k % NS;
-        wg_mbar_wait(bfull + 8 * stg, (uint32_t)((k / NS) & 1));
-        wg_fence_proxy(); /* the producer's cp.async writes (generic proxy), seen through the barrier, before wgmma's reads */
-        const uint32_t st = sbase + (uint32_t)stg * C::SBA;
-        hm_wregs cur;
-        const uint32_t qa = st + C::XB + (uint32_t)((warp * 16 + g) * 64 + 16 * t), qb = qa + 8 * 64;
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(cur.qa.x), "=r"(cur.qa.y), "=r"(cur.qa.z), "=r"(cur.qa.w)
-                     : "r"(qa));
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(cur.qb.x), "=r"(cur.qb.y), "=r"(cur.qb.z), "=r"(cur.qb.w)
-                     : "r"(qb));
-        const uint32_t sa = st + C::XB + C::WQ + (uint32_t)((warp * 16 + g) * 8 + 2 * t);
-        asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(cur.da) : "r"(sa));
-        asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(cur.db) : "r"(sa + 8 * 8));
-        const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
-        const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * C::SBA) >> 4);
-#pragma unroll
-        for (int u = 0; u < 8; u++) {
-            wg_wait_mma_n<7>(); /* the group that last read af[u] (8 back) is done */
-            if (u == 7 && k > 0) { /* step s - 1's wgmmas all done (and this warp's loads of its weights) */
-                __syncwarp();
-                if (lane == 0) wg_mbar_arrive(bempty + 8 * ((k - 1) % NS));
-            }
-            hm_afrag(cur, da, db, u, af[u]);
-            wg_fence();
-            hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
-            wg_commit_mma();
-        }
-    }
-    wg_wait_mma_n<0>();
-    wg_touch(acc);
-    pdl_trigger();
-
-    __shared__ int last;
-    hm_epilogue<NT, 128 * WG>(acc, r0, g, t, m, n_out, yo, ws, last);
-}
-
-template <int NT, int WG, int NS>
-static void hs_launch(const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
-                      float *ws, cudaStream_t st) {
-    const int smem = (int)hs_cfg<NT, WG, NS>::SMEM;
-    static int set = 0;
-    if (!set) {
-        cudaFuncSetAttribute(gemm_hs_k<NT, WG, NS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        set = 1;
-    }
-    const dim3 grid((unsigned)((n_out + 64 * WG - 1) / (64 * WG)), (unsigned)hm_splits(nb, n_out));
-    PDL_LAUNCH((gemm_hs_k<NT, WG, NS>), grid, dim3(128 * WG + 32), smem, st, w, stride, nb, n_out, x, m, o, ws);
-}
-
-/* Arms: (WG, NS, BAT); 6 and 7 the streamed form (WG, NS, -). Every arm the same bits. */
-static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, {2, 6, 0}, {1, 4, 1}, {2, 4, 1},
-                                               {1, 6, -1}, {2, 4, -1}};
+/* Arms: (WG, NS, BAT). Every arm the same bits. */
+static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, {2, 6, 0}, {1, 4, 1}, {2, 4, 1}};
 
 static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * nt) * 256 + 1024; }
 
@@ -522,9 +368,7 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
     case 2: hm_launch<NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, st); break;
     case 3: hm_launch<NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, st); break;
     case 4: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
-    case 5: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
-    case 6: hs_launch<NT, 1, 6>(w, stride, nb, n_out, x, m, o, ws, st); break;
-    default: hs_launch<NT, 2, 4>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    default: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
     }
 }
 

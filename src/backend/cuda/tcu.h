@@ -178,7 +178,7 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * tcu_gemm_hm_ws_floats > 0) needs ws: tcu_gemm_hm_ws_floats floats, zeroed before its first use (the split's tickets
  * live there and are left zero), one stream at a time. rows as tcu_gemm_mma_v2_split's (a fused matrix's parts into
  * their own buffers). */
-#define TCU_HM_ARMS 8
+#define TCU_HM_ARMS 6
 #ifdef __CUDACC__
 #define TCU_HD __host__ __device__
 #else
