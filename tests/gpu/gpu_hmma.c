@@ -56,6 +56,7 @@ typedef struct {
     size_t gstride, rstride;
     uint8_t *hw;      /* GGUF Q4_0 rows on the host */
     void *dr;         /* repacked on the device */
+    void *dt[4];      /* dr in the tiled layout (arms >= TCU_HM_TILED; tcu_hm_tile), dt[0] by setup, 1..3 the sweep's copies */
     void *xq;         /* MMAX columns in x16 */
     uint16_t *xh;     /* the same as f16, (MMAX, n_in), row-major */
     uint16_t *hx;     /* xh on the host */
@@ -99,7 +100,11 @@ static void setup(shape_t *s, int64_t n_in, int64_t n_out) {
     s->hx = malloc(sizeof(uint16_t) * (size_t)n_in * MMAX);
     CU(cudaMemcpy(s->hx, s->xh, sizeof(uint16_t) * (size_t)n_in * MMAX, cudaMemcpyDeviceToHost));
     s->xp = NULL;
+    memset(s->dt, 0, sizeof s->dt);
     if (n_in % 128 == 0) {
+        CU(cudaMalloc(&s->dt[0], tcu_hm_tile_bytes(n_in, n_out)));
+        tcu_hm_tile(s->dr, s->rstride, n_in, n_out, s->dt[0], 0);
+        CU(cudaGetLastError());
         uint16_t *hp = malloc(sizeof(uint16_t) * (size_t)n_in * MMAX);
         for (int c = 0; c < MMAX; c++)
             for (int64_t k = 0; k < n_in; k++) hp[(size_t)c * n_in + tcu_hm_pos(k)] = s->hx[(size_t)c * n_in + k];
@@ -120,6 +125,7 @@ static void release(shape_t *s) {
     CU(cudaFree(s->xq));
     CU(cudaFree(s->xh));
     if (s->xp) CU(cudaFree(s->xp));
+    if (s->dt[0]) CU(cudaFree(s->dt[0]));
     if (s->ws) CU(cudaFree(s->ws));
     free(s->hw);
     free(s->hx);
@@ -223,7 +229,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
             const int m = ms[i];
             CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
             float *const ya[3] = {dym, dym, dym};
-            const int ok = call(arm, &s, s.dr, rows1, s.xp, m, ya, 1);
+            const int ok = call(arm, &s, arm >= TCU_HM_TILED ? s.dt[0] : s.dr, rows1, s.xp, m, ya, 1);
             CU(cudaDeviceSynchronize());
             CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
             int same = memcmp(ym, y1, sizeof(float) * (size_t)m * n_out) == 0, untouched = 1;
@@ -345,7 +351,7 @@ static float time_call(int kind, int arm, const shape_t *s, void **dw, int m, fl
         CU(cudaEventRecord(e0, 0));
         for (int i = 0; i < 20; i++) {
             void *w = dw[(r * 20 + i) % 4];
-            if (kind == 0) ok &= call(arm, s, w, rows1, s->xp, m, ya, 1);
+            if (kind == 0) ok &= call(arm, s, arm >= TCU_HM_TILED ? s->dt[(r * 20 + i) % 4] : w, rows1, s->xp, m, ya, 1);
             else if (kind == 1)
                 ok &= tcu_gemm_mma_v2_arm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, m, dy, v2ws, v2wsn, 0);
             else if (kind == 2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, 1, dy, 0);
@@ -372,6 +378,8 @@ static void sweep(int64_t n_in, int64_t n_out) {
     for (int c = 1; c < 4; c++) {
         CU(cudaMalloc(&dw[c], wb));
         CU(cudaMemcpy(dw[c], s.dr, wb, cudaMemcpyDeviceToDevice));
+        CU(cudaMalloc(&s.dt[c], tcu_hm_tile_bytes(n_in, n_out)));
+        CU(cudaMemcpy(s.dt[c], s.dt[0], tcu_hm_tile_bytes(n_in, n_out), cudaMemcpyDeviceToDevice));
     }
     float *dy, *v2ws;
     CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
@@ -379,7 +387,7 @@ static void sweep(int64_t n_in, int64_t n_out) {
     CU(cudaMalloc((void **)&v2ws, sizeof(float) * (v2n ? v2n : 1)));
     tcu_gemv_order_set(1);
     printf("sweep Q4_0 %lldx%lld (%.1f MB): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 chooser, hm chooser, "
-           "hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241)\n",
+           "hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241; tiled layout 141 240)\n",
            (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1);
     static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
     for (int i = 0; i < 10; i++) {
@@ -390,7 +398,10 @@ static void sweep(int64_t n_in, int64_t n_out) {
         const float best = time_call(0, -1, &s, dw, m, dy, NULL, 0);
         printf("   (chooser %.0f GB/s of weights)\n", wb / best * 1e-3);
     }
-    for (int c = 1; c < 4; c++) CU(cudaFree(dw[c]));
+    for (int c = 1; c < 4; c++) {
+        CU(cudaFree(dw[c]));
+        CU(cudaFree(s.dt[c]));
+    }
     CU(cudaFree(dy));
     CU(cudaFree(v2ws));
     release(&s);
@@ -412,12 +423,13 @@ static int one(int argc, char **argv) {
     float *dy;
     CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
     void *dw[4] = {s.dr, s.dr, s.dr, s.dr};
+    for (int c = 1; c < 4; c++) s.dt[c] = s.dt[0]; /* one copy (release frees dt[0] alone) */
     tcu_gemv_order_set(1);
     for (int i = 0; i < 30; i++) {
         const int64_t rows1[3] = {n_out, 0, 0};
         float *const ya[3] = {dy, dy, dy};
         if (arm == -2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, s.dr, s.rstride, n_in, n_out, s.xq, 1, dy, 0);
-        else if (!call(arm, &s, s.dr, rows1, s.xp, m, ya, 1)) {
+        else if (!call(arm, &s, arm >= TCU_HM_TILED ? s.dt[0] : s.dr, rows1, s.xp, m, ya, 1)) {
             fprintf(stderr, "gpu_hmma --one: the call did not run\n");
             CU(cudaFree(dy));
             release(&s);

@@ -22,7 +22,10 @@
  * (tcu_hm_pos, tcu.h): a step's 128 values are 8 slabs of 16 in k-slot order, copied to shared memory as they are.
  *
  * Form: gemm_hw_k (each warp loads its weights from global memory into registers, the CTA copies x by cp.async); the
- * arms are its warpgroups a CTA (1, 2), x stages (4, 6) and MMA groups a step. Lost and deleted (docs/ledger.md
+ * arms are its warpgroups a CTA (1, 2), x stages (4, 6) and MMA groups a step. Arms 6, 7 (TCU_HM_TILED) are arms 4 and 1
+ * over a tiled copy of the weights (tcu_hm_tile: a 64-row tile's step one contiguous chunk): a measurement of the
+ * access pattern for gpu_hmma, never chosen (the engine uploads the row layout; docs/ledger.md 2026-12-04 "a tiled
+ * weight layout"). Lost and deleted (docs/ledger.md
  * 2026-12-04 "the streamed form and four warpgroups on the H200"): the streamed form (a producer warp filling a
  * shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four warpgroups a CTA.
  *
@@ -168,6 +171,18 @@ static __device__ __forceinline__ void hm_wload(hm_wregs &r, const uint8_t *ra, 
     r.db = __ldg((const unsigned short *)(rb + go + 2 * (b & 7)));
 }
 
+/* The tiled layout (arms >= TCU_HM_TILED, tcu_hm_tile; a measurement): for each 64-row tile and 4-block step s one
+ * contiguous HM_TCH-byte chunk, the 64 rows' quants [row][64] (blocks 4s..4s+3), then their scales [row][8]; tb the
+ * tile's first chunk, rt the lane's row in the tile (g or g + 16 w), rt + 8 its second. */
+#define HM_TCH 4608
+static __device__ __forceinline__ void hm_wload_tl(hm_wregs &r, const uint8_t *tb, int s, int rt, int t) {
+    const uint8_t *c = tb + (size_t)s * HM_TCH;
+    r.qa = __ldg((const uint4 *)(c + rt * 64 + 16 * t));
+    r.qb = __ldg((const uint4 *)(c + (rt + 8) * 64 + 16 * t));
+    r.da = __ldg((const unsigned short *)(c + 4096 + rt * 8 + 2 * t));
+    r.db = __ldg((const unsigned short *)(c + 4096 + (rt + 8) * 8 + 2 * t));
+}
+
 /* Slab u's A fragment (rows g, g + 8; k slots 2t, 2t+1, 2t+8, 2t+9) from the step's weights. */
 static __device__ __forceinline__ void hm_afrag(const hm_wregs &r, __half2 da, __half2 db, int u, uint32_t (&a)[4]) {
     const int wi = u & 3, hi = u >> 2;
@@ -252,7 +267,7 @@ static __device__ __forceinline__ void hm_epilogue(const float (&acc)[4 * NT], i
  * its own commit group: before slab u's fragment registers are rewritten the group that read them (8 back) is waited
  * for, so the dequantization of slab u + 1 runs while slab u's MMA does. A stage is refilled two steps after its
  * last read (every warp has waited for that step's groups at the barrier before the copy). */
-template <int NT, int WG, int NS, int BAT>
+template <int NT, int WG, int NS, int BAT, int TL>
 __global__ void __launch_bounds__(128 * WG)
 gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const __half *__restrict__ x, int m,
           const hm_out yo, float *__restrict__ ws) {
@@ -264,6 +279,12 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     const int S = (int)gridDim.y, nst = nb / 4, per = (nst + S - 1) / S;
     const int sb = (int)blockIdx.y * per, se = min(nst, sb + per); /* this CTA's 4-block steps [sb, se) */
     const uint8_t *ra = w + (size_t)min(r0 + g, n_out - 1) * stride, *rb = w + (size_t)min(r0 + g + 8, n_out - 1) * stride;
+    const uint8_t *tb = w + (size_t)(r0 >> 6) * (size_t)nst * HM_TCH; /* TL: the tile's chunks */
+    const int rt = (r0 & 63) + g;
+    auto wload = [&](hm_wregs &r, int s) {
+        if (TL) hm_wload_tl(r, tb, s, rt, t);
+        else hm_wload(r, ra, rb, 4 * s + t);
+    };
     const size_t ldx = (size_t)nb * 32;
     /* the thread's x pieces: piece q of columns c0 + CS i (i < NCH), at a fixed offset in every stage. Columns past m
      * are not copied: their stale shared memory only reaches the MMA's output columns past m, never stored. */
@@ -277,8 +298,8 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     for (int i = 0; i < 4 * NT; i++) acc[i] = 0.0f;
     hm_wregs cur, nx1;
     uint32_t af[8][4]; /* slab u's fragment, read by its wgmma until that group is waited for */
-    if (sb < se) hm_wload(cur, ra, rb, 4 * sb + t); /* the weights are constant: before the wait */
-    if (sb + 1 < se) hm_wload(nx1, ra, rb, 4 * (sb + 1) + t);
+    if (sb < se) wload(cur, sb); /* the weights are constant: before the wait */
+    if (sb + 1 < se) wload(nx1, sb + 1);
     pdl_wait();
     auto xcopy = [&](int s, int stg) { /* step s's x into stage stg; one commit group a call, empty past the segment */
         if (s < se) {
@@ -304,9 +325,15 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
         __syncthreads();   /* every thread's copies of step s; every warp past its wait */
         xcopy(s + NS - 2, cst); /* into step s - 2's stage */
         if (s + 4 < se) { /* the weights of 4 steps on into L2 (the registers hold the next one) */
-            const int bp = 4 * (s + 4) + t;
-            pdl_prefetch_l2(ra + (size_t)(bp >> 3) * RQ40_GROUP + 16 + 16 * (bp & 7));
-            pdl_prefetch_l2(rb + (size_t)(bp >> 3) * RQ40_GROUP + 16 + 16 * (bp & 7));
+            if (TL) {
+                const uint8_t *c = tb + (size_t)(s + 4) * HM_TCH;
+                pdl_prefetch_l2(c + rt * 64 + 16 * t);
+                pdl_prefetch_l2(lane < 16 ? c + (rt + 8) * 64 + 16 * t : c + 4096 + rt * 8);
+            } else {
+                const int bp = 4 * (s + 4) + t;
+                pdl_prefetch_l2(ra + (size_t)(bp >> 3) * RQ40_GROUP + 16 + 16 * (bp & 7));
+                pdl_prefetch_l2(rb + (size_t)(bp >> 3) * RQ40_GROUP + 16 + 16 * (bp & 7));
+            }
         }
         const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * SB) >> 4);
         const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
@@ -327,7 +354,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
             wg_commit_mma();
         }
         cur = nx1;
-        if (s + 2 < se) hm_wload(nx1, ra, rb, 4 * (s + 2) + t);
+        if (s + 2 < se) wload(nx1, s + 2);
         stg = stg + 1 == NS ? 0 : stg + 1;
         cst = cst + 1 == NS ? 0 : cst + 1;
     }
@@ -341,22 +368,23 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 }
 
 /* Arms: (WG, NS, BAT). Every arm the same bits. */
-static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, {2, 6, 0}, {1, 4, 1}, {2, 4, 1}};
+static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, {2, 6, 0}, {1, 4, 1}, {2, 4, 1},
+                                               {1, 4, 1}, {2, 4, 0}}; /* 6, 7: arms 4, 1 over the tiled layout */
 
 static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * nt) * 256 + 1024; }
 
-template <int NT, int WG, int NS, int BAT>
+template <int NT, int WG, int NS, int BAT, int TL = 0>
 static void hm_launch(const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
                       float *ws, cudaStream_t st) {
     const int rows = 64 * WG;
     const int smem = (int)hw_smem_bytes(NT, NS);
     static int set = 0; /* above 48 KiB a kernel must ask for its dynamic shared memory (once a process) */
     if (!set) {
-        cudaFuncSetAttribute(gemm_hw_k<NT, WG, NS, BAT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        cudaFuncSetAttribute(gemm_hw_k<NT, WG, NS, BAT, TL>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         set = 1;
     }
     const dim3 grid((unsigned)((n_out + rows - 1) / rows), (unsigned)hm_splits(nb, n_out));
-    PDL_LAUNCH((gemm_hw_k<NT, WG, NS, BAT>), grid, dim3(128 * WG), smem, st, w, stride, nb, n_out, x, m, o, ws);
+    PDL_LAUNCH((gemm_hw_k<NT, WG, NS, BAT, TL>), grid, dim3(128 * WG), smem, st, w, stride, nb, n_out, x, m, o, ws);
 }
 
 template <int NT>
@@ -368,7 +396,9 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
     case 2: hm_launch<NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, st); break;
     case 3: hm_launch<NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, st); break;
     case 4: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
-    default: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 5: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    case 6: hm_launch<NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
+    default: hm_launch<NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, st); break;
     }
 }
 
@@ -396,7 +426,7 @@ static int hm_device_ok(void) {
         ok = -1;
     else if (major != 9 || minor != 0)
         ok = 0;
-    else if (cudaFuncGetAttributes(&fa, gemm_hw_k<1, 1, 4, 0>) != cudaSuccess)
+    else if (cudaFuncGetAttributes(&fa, gemm_hw_k<1, 1, 4, 0, 0>) != cudaSuccess)
         ok = -1;
     else if (fa.binaryVersion != 90)
         ok = 0;
@@ -444,4 +474,30 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
     default: hm_arm<8>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, st); break;
     }
     return 1;
+}
+
+/* tcu.h: the tiled layout of a Q4_0R matrix (see HM_TCH): chunk (tile, s) row rt = row 64 tile + rt of w (clamped to the
+ * last row), its blocks 4s..4s+3's quants then scales; one thread a (tile, step, row). */
+__global__ void hm_tile_k(const uint8_t *__restrict__ w, size_t stride, int nst, int n_out, int tiles,
+                          uint8_t *__restrict__ dst) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (int64_t)tiles * nst * 64) return;
+    const int rt = (int)(i & 63), s = (int)((i >> 6) % nst), tile = (int)((i >> 6) / nst);
+    const uint8_t *row = w + (size_t)min(64 * tile + rt, n_out - 1) * stride + (size_t)(s >> 1) * RQ40_GROUP;
+    uint8_t *c = dst + ((size_t)tile * nst + s) * HM_TCH;
+    const uint4 *q = (const uint4 *)(row + 16 + 64 * (s & 1));
+    uint4 *qd = (uint4 *)(c + rt * 64);
+    for (int j = 0; j < 4; j++) qd[j] = q[j];
+    *(uint2 *)(c + 4096 + rt * 8) = *(const uint2 *)(row + 8 * (s & 1));
+}
+
+extern "C" size_t tcu_hm_tile_bytes(int64_t n_in, int64_t n_out) {
+    return (size_t)((n_out + 63) / 64) * (size_t)(n_in / 128) * HM_TCH;
+}
+
+extern "C" void tcu_hm_tile(const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, void *dst, cudaStream_t st) {
+    const int nst = (int)(n_in / 128), tiles = (int)((n_out + 63) / 64);
+    const int64_t n = (int64_t)tiles * nst * 64;
+    hm_tile_k<<<(unsigned)((n + 255) / 256), 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles,
+                                                          (uint8_t *)dst);
 }

@@ -178,7 +178,13 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * tcu_gemm_hm_ws_floats > 0) needs ws: tcu_gemm_hm_ws_floats floats, zeroed before its first use (the split's tickets
  * live there and are left zero), one stream at a time. rows as tcu_gemm_mma_v2_split's (a fused matrix's parts into
  * their own buffers). */
-#define TCU_HM_ARMS 6
+#define TCU_HM_ARMS 8
+/* Arms >= TCU_HM_TILED read the tiled layout (tcu_hm_tile: a 64-row tile's 4-block step one contiguous 4608-byte
+ * chunk, quants then scales) and are otherwise arms 4 and 1: a measurement of the weights' access pattern (gpu_hmma),
+ * never chosen, w is the tiled copy. */
+#define TCU_HM_TILED 6
+size_t tcu_hm_tile_bytes(int64_t n_in, int64_t n_out);
+void tcu_hm_tile(const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, void *dst, cudaStream_t st);
 #ifdef __CUDACC__
 #define TCU_HD __host__ __device__
 #else
