@@ -15,6 +15,8 @@
  * Weights: random GGUF Q4_0 blocks, repacked by tcu_repack as the upload does, the bytes it leaves unwritten NaN halves.
  * --sweep: times (us, best of 10 rounds of 20 calls, weights rotated over 4 copies) of the arms against v2's chooser
  * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box.
+ * `--sweep-only --splits S` (or `--sweep --splits S`, the checks too): every shape's K split forced to S segments
+ * (tcu_gemm_hm_splits_set), the split rule's measurement.
  * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV) on one shape, for ncu
  * (bench/gpu_check.sh hmprof); prints its time as the sweep takes it. */
 #include <math.h>
@@ -459,6 +461,10 @@ int main(int argc, char **argv) {
     }
     if (argc > 1 && !strcmp(argv[1], "--one")) return one(argc, argv);
     const int sweep_only = argc > 1 && !strcmp(argv[1], "--sweep-only");
+    if (argc > 3 && !strcmp(argv[2], "--splits")) { /* the K split forced for every shape (a measurement) */
+        tcu_gemm_hm_splits_set(atoi(argv[3]));
+        printf("gpu_hmma: K split forced to %d segments (fewer where a segment would have < 4 steps)\n", atoi(argv[3]));
+    }
     if (!sweep_only) {
         check_shape(4096, 1000);
         check_shape(14336, 33);

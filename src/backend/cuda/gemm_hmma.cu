@@ -198,9 +198,16 @@ static __device__ __forceinline__ void hm_afrag(const hm_wregs &r, __half2 da, _
  * arm): enough warps (16 rows each) for ~12 an SM of 132, S a power of two up to 8, segments of at least 8 steps.
  * Llama-3-8B: q|k|v (6144 rows) and o 4 segments, down (4096 rows of 14336) 8, gate|up and the head 1
  * (bench/gpu/s24-hmma/hmma-sweep.txt, the mma.sync form's sweep). */
+static int g_hm_splits; /* tcu_gemm_hm_splits_set: 0 the rule */
+extern "C" void tcu_gemm_hm_splits_set(int s) { g_hm_splits = s > 0 && s <= 16 ? s : 0; }
 static int hm_splits(int nb, int64_t n_out) {
     const int64_t warps = (n_out + 15) / 16;
     const int nst = (nb + 3) / 4;
+    if (g_hm_splits) { /* the measurement's count, halved until a segment has at least 4 steps */
+        int s = g_hm_splits;
+        while (s > 1 && nst < 4 * s) s >>= 1;
+        return s;
+    }
     int s = 1;
     while (s < 8 && warps * s < 1536 && nst >= 16 * s) s *= 2;
     return s;
