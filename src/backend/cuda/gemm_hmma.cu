@@ -416,7 +416,7 @@ static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * n
 
 template <int NT, int WG, int NS, int BAT, int TL, int FOLD>
 static void hm_launch_f(const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
-                      float *ws, int F, cudaStream_t st) {
+                        float *ws, int S, int F, cudaStream_t st) {
     const int rows = 64 * WG;
     const int smem = (int)hw_smem_bytes(NT, NS);
     static int set = 0; /* above 48 KiB a kernel must ask for its dynamic shared memory (once a process) */
@@ -424,7 +424,7 @@ static void hm_launch_f(const uint8_t *w, size_t stride, int nb, int n_out, cons
         cudaFuncSetAttribute(gemm_hw_k<NT, WG, NS, BAT, TL, FOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         set = 1;
     }
-    const dim3 grid((unsigned)((n_out + rows - 1) / rows), (unsigned)(hm_splits(nb, n_out) / F));
+    const dim3 grid((unsigned)((n_out + rows - 1) / rows), (unsigned)(S / F));
     PDL_LAUNCH((gemm_hw_k<NT, WG, NS, BAT, TL, FOLD>), grid, dim3(128 * WG), smem, st, w, stride, nb, n_out, x, m, o, ws, F);
 }
 
@@ -432,23 +432,23 @@ static void hm_launch_f(const uint8_t *w, size_t stride, int nb, int n_out, cons
  * to 34 registers a thread, arm 1 at 64 columns 126 -> 140, one CTA an SM instead of two); the tiled arms unfolded. */
 template <int NT, int WG, int NS, int BAT, int TL = 0>
 static void hm_launch(const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
-                      float *ws, int F, cudaStream_t st) {
-    if (F > 1 && !TL) hm_launch_f<NT, WG, NS, BAT, TL, 1>(w, stride, nb, n_out, x, m, o, ws, F, st);
-    else hm_launch_f<NT, WG, NS, BAT, TL, 0>(w, stride, nb, n_out, x, m, o, ws, 1, st);
+                      float *ws, int S, int F, cudaStream_t st) {
+    if (F > 1 && !TL) hm_launch_f<NT, WG, NS, BAT, TL, 1>(w, stride, nb, n_out, x, m, o, ws, S, F, st);
+    else hm_launch_f<NT, WG, NS, BAT, TL, 0>(w, stride, nb, n_out, x, m, o, ws, S, 1, st);
 }
 
 template <int NT>
 static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
-                   float *ws, int F, cudaStream_t st) {
+                   float *ws, int S, int F, cudaStream_t st) {
     switch (arm) {
-    case 0: hm_launch<NT, 1, 4, 0>(w, stride, nb, n_out, x, m, o, ws, F, st); break;
-    case 1: hm_launch<NT, 2, 4, 0>(w, stride, nb, n_out, x, m, o, ws, F, st); break;
-    case 2: hm_launch<NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, F, st); break;
-    case 3: hm_launch<NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, F, st); break;
-    case 4: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, F, st); break;
-    case 5: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, F, st); break;
-    case 6: hm_launch<NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, F, st); break;
-    default: hm_launch<NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, F, st); break;
+    case 0: hm_launch<NT, 1, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
+    case 1: hm_launch<NT, 2, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
+    case 2: hm_launch<NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
+    case 3: hm_launch<NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
+    case 4: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
+    case 5: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
+    case 6: hm_launch<NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
+    default: hm_launch<NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
     }
 }
 
@@ -475,8 +475,8 @@ static int hm_fold(int nb, int n_out, int m, int S) {
         const int se = nb * 32 >= 8192 ? 4 : m >= 64 && n_out >= 6144 ? 1 : 2;
         f = S > se ? S / se : 1;
     }
-    while (f > 1 && S % f) f >>= 1;
-    return f > S ? S : f;
+    while (f > 1 && S % f) f >>= 1; /* ends on a divisor of S, so f <= S */
+    return f;
 }
 
 /* 1 when this device runs the wgmma kernels: compute capability 9.0 and their sm_90a code loaded (per device, once). */
@@ -525,22 +525,22 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
         return 0;
     const int nb = (int)(n_in / 32);
     if (arm < 0) arm = hm_pick(nb, (int)n_out, m);
-    const int tile = 64 * hm_arm_cfg[arm][0];
-    if (hm_splits(nb, n_out) > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
+    const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid, the fold, the check */
+    if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;
     const hm_out o = {{y[0], y[1], y[2]}, (int)rows[0], (int)(rows[0] + rows[1])};
-    const int F = hm_fold(nb, (int)n_out, m, hm_splits(nb, n_out));
+    const int F = hm_fold(nb, (int)n_out, m, S);
     const uint8_t *wb = (const uint8_t *)w;
     const __half *xh = (const __half *)x;
     switch ((m + 7) / 8) {
-    case 1: hm_arm<1>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, F, st); break;
-    case 2: hm_arm<2>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, F, st); break;
-    case 3: hm_arm<3>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, F, st); break;
-    case 4: hm_arm<4>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, F, st); break;
-    case 5: hm_arm<5>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, F, st); break;
-    case 6: hm_arm<6>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, F, st); break;
-    case 7: hm_arm<7>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, F, st); break;
-    default: hm_arm<8>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, F, st); break;
+    case 1: hm_arm<1>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
+    case 2: hm_arm<2>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
+    case 3: hm_arm<3>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
+    case 4: hm_arm<4>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
+    case 5: hm_arm<5>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
+    case 6: hm_arm<6>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
+    case 7: hm_arm<7>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
+    default: hm_arm<8>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
     }
     return 1;
 }
@@ -565,6 +565,7 @@ extern "C" size_t tcu_hm_tile_bytes(int64_t n_in, int64_t n_out) {
 }
 
 extern "C" void tcu_hm_tile(const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, void *dst, cudaStream_t st) {
+    if (n_in < 128 || n_in % 128 || n_out < 1 || n_out > INT32_MAX) return; /* not a shape the f16 order takes */
     const int nst = (int)(n_in / 128), tiles = (int)((n_out + 63) / 64);
     const int64_t n = (int64_t)tiles * nst * 64;
     hm_tile_k<<<(unsigned)((n + 255) / 256), 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles,

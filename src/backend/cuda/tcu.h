@@ -183,6 +183,10 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * chunk, quants then scales) and are otherwise arms 4 and 1: a measurement of the weights' access pattern (gpu_hmma),
  * never chosen, w is the tiled copy. */
 #define TCU_HM_TILED 6
+/* The tiled copy's bytes for a Q4_0R matrix (n_out rows of n_in, n_in a multiple of 128): ceil(n_out / 64) tiles x
+ * n_in / 128 steps x 4608 bytes. tcu_hm_tile writes it on st from the repacked rows w (row_bytes apart, tcu_repack's
+ * layout, dequant.cuh RQ40_GROUP): tile rows past n_out copy the last row; a shape the f16 order does not take (n_in
+ * not a positive multiple of 128) writes nothing. Layout: gemm_hmma.cu HM_TCH. */
 size_t tcu_hm_tile_bytes(int64_t n_in, int64_t n_out);
 void tcu_hm_tile(const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, void *dst, cudaStream_t st);
 #ifdef __CUDACC__
@@ -205,7 +209,8 @@ size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * count changes every output's bits), set before any call and any workspace sizing; the engine never sets it. */
 void tcu_gemm_hm_splits_set(int s);
 /* The fold under measurement (gemm_hmma.cu hm_fold: a CTA runs F of the S segments one after another, the same bits):
- * 0 none (the engine's), -1 the sweep's rule, F > 0 that fold wherever it divides S. For gpu_hmma. */
+ * 0 none (the engine's), -1 the sweep's rule, F in 1..16 that fold, halved until it divides S; other values 0. For
+ * gpu_hmma. */
 void tcu_gemm_hm_fold_set(int f);
 int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3], const uint16_t *x,
                 int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st);
