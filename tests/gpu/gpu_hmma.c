@@ -16,9 +16,7 @@
  * --sweep: times (us, best of 10 rounds of 20 calls, weights rotated over 4 copies) of the arms against v2's chooser
  * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box.
  * `--sweep-only --splits S` (or `--sweep --splits S`, the checks too): every shape's K split forced to S segments
- * (tcu_gemm_hm_splits_set), the split rule's measurement. `--fold F` (after --sweep/--sweep-only, or with the checks
- * alone as `gpu_hmma --checks --fold F`): the arms' calls folded (tcu_gemm_hm_fold_set; -1 the rule), every column
- * still memcmp-equal to the unfolded one-column call.
+ * (tcu_gemm_hm_splits_set), the split rule's measurement.
  * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV) on one shape, for ncu
  * (bench/gpu_check.sh hmprof); prints its time as the sweep takes it. */
 #include <math.h>
@@ -47,7 +45,6 @@
 #define ARMS TCU_HM_ARMS
 
 static uint64_t rs;
-static int g_fold; /* --fold: tcu_gemm_hm_fold_set's value for the arms' calls (the one-column references run unfolded) */
 static uint32_t rnd(void) {
     rs ^= rs << 13;
     rs ^= rs >> 7;
@@ -185,12 +182,10 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     const int64_t rows1[3] = {n_out, 0, 0};
     /* the one-column calls (the chooser), column c from x_c alone */
     int ran = 1;
-    tcu_gemm_hm_fold_set(0);
     for (int c = 0; c < MMAX; c++) {
         float *const yc[3] = {dy1 + (size_t)c * n_out, dy1, dy1};
         ran &= call(-1, &s, s.dr, rows1, s.xp + (size_t)c * n_in, 1, yc, 1);
     }
-    tcu_gemm_hm_fold_set(g_fold);
     CU(cudaDeviceSynchronize());
     CHECK(ran, "%lldx%lld: the one-column call did not run", (long long)n_in, (long long)n_out);
     CU(cudaMemcpy(y1, dy1, sizeof(float) * ny, cudaMemcpyDeviceToHost));
@@ -470,10 +465,6 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--splits")) { /* the K split forced for every shape (a measurement) */
             tcu_gemm_hm_splits_set(atoi(argv[i + 1]));
             printf("gpu_hmma: K split forced to %d segments (fewer where a segment would have < 4 steps)\n", atoi(argv[i + 1]));
-        } else if (!strcmp(argv[i], "--fold")) { /* the fold under measurement (-1 the rule); references unfolded */
-            g_fold = atoi(argv[i + 1]);
-            tcu_gemm_hm_fold_set(g_fold);
-            printf("gpu_hmma: fold %d (-1: hm_fold's rule); the one-column references unfolded\n", g_fold);
         }
     }
     if (!sweep_only) {

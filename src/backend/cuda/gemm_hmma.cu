@@ -226,34 +226,19 @@ static __device__ __forceinline__ void hm_store(const hm_out &o, int n_out, int 
 
 /* The CTA's outputs, acc (rows r0 + g and r0 + g + 8, columns 8j + 2t and + 1): into y (S = 1), or its segment's
  * partial sums into ws, the last CTA of the row tile to finish adding the S partials in segment order (the bits depend
- * on S alone, not on the fold). hm_part: segment z's partial sums. */
-template <int NT>
-static __device__ __forceinline__ void hm_part(const float (&acc)[4 * NT], int r0, int g, int t, int m, int n_out,
-                                               float *__restrict__ ws, int z) {
-    float *part = ws + HM_CNT + (size_t)z * (size_t)m * (size_t)n_out;
-#pragma unroll
-    for (int j = 0; j < NT; j++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int r = r0 + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
-            if (r < n_out && c < m) part[(size_t)c * n_out + r] = acc[4 * j + e];
-        }
-}
-
-/* S segments, this CTA's last one z (and, folded, the empty ones after it up to zl: zero partials, as an unfolded CTA
- * with no steps writes) */
-template <int NT>
+ * on S alone). The partials are the CTA's own: segment z (blockIdx.y) of row tile x at ws + HM_CNT +
+ * (z gridDim.x + x) 4NT TH floats, acc[i] of thread tid at i TH + tid (every store and load of a warp one 128-byte
+ * line, each address an immediate offset of one pointer); rows past n_out and columns past m are written too, never
+ * stored to y. */
+template <int NT, int TH>
 static __device__ __forceinline__ void hm_epilogue(const float (&acc)[4 * NT], int r0, int g, int t, int m, int n_out,
-                                                   const hm_out &yo, float *__restrict__ ws, int &last, int S, int z,
-                                                   int zl) {
+                                                   const hm_out &yo, float *__restrict__ ws, int &last) {
+    const int S = (int)gridDim.y;
+    const size_t ps = (size_t)gridDim.x * (size_t)(4 * NT * TH); /* a segment's partials */
+    float *part = ws + HM_CNT + (size_t)blockIdx.x * (size_t)(4 * NT * TH) + threadIdx.x;
     if (S > 1) {
-        hm_part<NT>(acc, r0, g, t, m, n_out, ws, z);
-        if (z < zl) {
-            float zero[4 * NT];
 #pragma unroll
-            for (int i = 0; i < 4 * NT; i++) zero[i] = 0.0f;
-            for (int q = z + 1; q <= zl; q++) hm_part<NT>(zero, r0, g, t, m, n_out, ws, q);
-        }
+        for (int i = 0; i < 4 * NT; i++) __stcg(part + (size_t)blockIdx.y * ps + i * TH, acc[i]);
     } else {
 #pragma unroll
         for (int j = 0; j < NT; j++)
@@ -264,27 +249,30 @@ static __device__ __forceinline__ void hm_epilogue(const float (&acc)[4 * NT], i
             }
         return;
     }
-    /* the split: the last CTA of a row tile to finish (of gridDim.y; each wrote its segments' partials) adds the S
-     * partial sums in segment order (last: a __shared__ int of the kernel's) */
+    /* the split: the last CTA of a row tile to finish adds the S partial sums in segment order (last: a __shared__ int
+     * of the kernel's), a segment's 4NT loads issued together */
     __threadfence();
     __syncthreads();
     int *cnt = (int *)ws;
-    if (threadIdx.x == 0) last = atomicAdd(&cnt[blockIdx.x], 1) == (int)gridDim.y - 1;
+    if (threadIdx.x == 0) last = atomicAdd(&cnt[blockIdx.x], 1) == S - 1;
     __syncthreads();
     if (!last) return;
     __threadfence();
-    const float *p0 = ws + HM_CNT;
-    const size_t ps = (size_t)m * (size_t)n_out;
+    const float *p = part;
+    float v[4 * NT];
+#pragma unroll
+    for (int i = 0; i < 4 * NT; i++) v[i] = __ldcg(p + i * TH);
+    for (int q = 1; q < S; q++) {
+        p += ps;
+#pragma unroll
+        for (int i = 0; i < 4 * NT; i++) v[i] = v[i] + __ldcg(p + i * TH);
+    }
 #pragma unroll
     for (int j = 0; j < NT; j++)
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             const int r = r0 + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
-            if (r >= n_out || c >= m) continue;
-            const size_t o = (size_t)c * n_out + r;
-            float v = __ldcg(p0 + o);
-            for (int q = 1; q < S; q++) v = v + __ldcg(p0 + (size_t)q * ps + o);
-            hm_store(yo, n_out, r, c, v);
+            if (r < n_out && c < m) hm_store(yo, n_out, r, c, v[4 * j + e]);
         }
     if (threadIdx.x == 0) cnt[blockIdx.x] = 0;
 }
@@ -295,21 +283,17 @@ static __device__ __forceinline__ void hm_epilogue(const float (&acc)[4 * NT], i
  * its own commit group: before slab u's fragment registers are rewritten the group that read them (8 back) is waited
  * for, so the dequantization of slab u + 1 runs while slab u's MMA does. A stage is refilled two steps after its
  * last read (every warp has waited for that step's groups at the barrier before the copy). */
-template <int NT, int WG, int NS, int BAT, int TL, int FOLD>
+template <int NT, int WG, int NS, int BAT, int TL>
 __global__ void __launch_bounds__(128 * WG)
 gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const __half *__restrict__ x, int m,
-          const hm_out yo, float *__restrict__ ws, int F) {
+          const hm_out yo, float *__restrict__ ws) {
     constexpr int R = 8 * NT, SB = R * 256, TH = 128 * WG, CS = TH / 16, NCH = (R + CS - 1) / CS;
     extern __shared__ __align__(16) uint8_t hw_sm[];
     const uint32_t sbase = (hm_smem(hw_sm) + 1023u) & ~1023u;
     const int tid = (int)threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int r0 = (int)blockIdx.x * (64 * WG) + warp * 16;
-    /* S segments of K (the bits); the CTA runs F consecutive ones (the fold: F = 1 but where hm_fold says), each one's
-     * partial sums written at its end and its accumulator restarted from zero */
-    const int Fc = FOLD ? F : 1; /* unfolded: the constant, so that instantiation is the kernel before the fold */
-    const int S = (int)gridDim.y * Fc, nst = nb / 4, per = (nst + S - 1) / S, z0 = (int)blockIdx.y * Fc;
-    const int sb = z0 * per, se = min(nst, sb + Fc * per); /* this CTA's 4-block steps [sb, se) */
-    int z = z0, zend = min(nst, sb + per); /* the segment being summed and its end */
+    const int S = (int)gridDim.y, nst = nb / 4, per = (nst + S - 1) / S;
+    const int sb = (int)blockIdx.y * per, se = min(nst, sb + per); /* this CTA's 4-block steps [sb, se) */
     const uint8_t *ra = w + (size_t)min(r0 + g, n_out - 1) * stride, *rb = w + (size_t)min(r0 + g + 8, n_out - 1) * stride;
     const uint8_t *tb = w + (size_t)(r0 >> 6) * (size_t)nst * HM_TCH; /* TL: the tile's chunks */
     const int rt = (r0 & 63) + g;
@@ -385,15 +369,6 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
             hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
             wg_commit_mma();
         }
-        if (FOLD && s + 1 == zend && s + 1 < se) { /* segment z ends inside the fold */
-            wg_wait_mma_n<0>();
-            wg_touch(acc);
-            hm_part<NT>(acc, r0, g, t, m, n_out, ws, z);
-#pragma unroll
-            for (int i = 0; i < 4 * NT; i++) acc[i] = 0.0f;
-            z++;
-            zend = min(nst, zend + per);
-        }
         cur = nx1;
         if (s + 2 < se) wload(nx1, s + 2);
         stg = stg + 1 == NS ? 0 : stg + 1;
@@ -405,7 +380,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     pdl_trigger();
 
     __shared__ int last;
-    hm_epilogue<NT>(acc, r0, g, t, m, n_out, yo, ws, last, S, z, FOLD ? z0 + Fc - 1 : z);
+    hm_epilogue<NT, TH>(acc, r0, g, t, m, n_out, yo, ws, last);
 }
 
 /* Arms: (WG, NS, BAT). Every arm the same bits. */
@@ -414,41 +389,32 @@ static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, 
 
 static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * nt) * 256 + 1024; }
 
-template <int NT, int WG, int NS, int BAT, int TL, int FOLD>
-static void hm_launch_f(const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
-                        float *ws, int S, int F, cudaStream_t st) {
+template <int NT, int WG, int NS, int BAT, int TL = 0>
+static void hm_launch(const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
+                      float *ws, int S, cudaStream_t st) {
     const int rows = 64 * WG;
     const int smem = (int)hw_smem_bytes(NT, NS);
     static int set = 0; /* above 48 KiB a kernel must ask for its dynamic shared memory (once a process) */
     if (!set) {
-        cudaFuncSetAttribute(gemm_hw_k<NT, WG, NS, BAT, TL, FOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        cudaFuncSetAttribute(gemm_hw_k<NT, WG, NS, BAT, TL>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         set = 1;
     }
-    const dim3 grid((unsigned)((n_out + rows - 1) / rows), (unsigned)(S / F));
-    PDL_LAUNCH((gemm_hw_k<NT, WG, NS, BAT, TL, FOLD>), grid, dim3(128 * WG), smem, st, w, stride, nb, n_out, x, m, o, ws, F);
-}
-
-/* F > 1: the folded kernel (its own instantiation: the fold's partial stores inside the loop cost the unfolded one up
- * to 34 registers a thread, arm 1 at 64 columns 126 -> 140, one CTA an SM instead of two); the tiled arms unfolded. */
-template <int NT, int WG, int NS, int BAT, int TL = 0>
-static void hm_launch(const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
-                      float *ws, int S, int F, cudaStream_t st) {
-    if (F > 1 && !TL) hm_launch_f<NT, WG, NS, BAT, TL, 1>(w, stride, nb, n_out, x, m, o, ws, S, F, st);
-    else hm_launch_f<NT, WG, NS, BAT, TL, 0>(w, stride, nb, n_out, x, m, o, ws, S, 1, st);
+    const dim3 grid((unsigned)((n_out + rows - 1) / rows), (unsigned)S);
+    PDL_LAUNCH((gemm_hw_k<NT, WG, NS, BAT, TL>), grid, dim3(128 * WG), smem, st, w, stride, nb, n_out, x, m, o, ws);
 }
 
 template <int NT>
 static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
-                   float *ws, int S, int F, cudaStream_t st) {
+                   float *ws, int S, cudaStream_t st) {
     switch (arm) {
-    case 0: hm_launch<NT, 1, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
-    case 1: hm_launch<NT, 2, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
-    case 2: hm_launch<NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
-    case 3: hm_launch<NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
-    case 4: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
-    case 5: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
-    case 6: hm_launch<NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
-    default: hm_launch<NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, F, st); break;
+    case 0: hm_launch<NT, 1, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 1: hm_launch<NT, 2, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 2: hm_launch<NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 3: hm_launch<NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 4: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 5: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 6: hm_launch<NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    default: hm_launch<NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
     }
 }
 
@@ -459,24 +425,6 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
 static int hm_pick(int nb, int n_out, int m) {
     if (m <= 24) return 4;
     return n_out >= 8192 || nb * 32 >= 8192 ? 1 : 0;
-}
-
-/* The fold (segments a CTA runs one after another; the bits are the segments', so F may follow m): 1, or from the K
- * split's sweep (bench/gpu/s28-hmma/h-splits-sweep.txt, H200: the count best at m = 48 and 64 against the rule's
- * 8 / 4 / 2 / 1) under measurement by tcu_gemm_hm_fold_set (-1 this rule, F > 0 that fold, 0 none: the engine's, until
- * the fold has run on a GPU). Rule: at m >= 48 down's shape (n_in >= 8192) 4 segments a launch's K, others 2, and at
- * m = 64 with 6144 rows or more 1. F a power of two dividing S. */
-static int g_hm_fold;
-extern "C" void tcu_gemm_hm_fold_set(int f) { g_hm_fold = f >= -1 && f <= 16 ? f : 0; }
-static int hm_fold(int nb, int n_out, int m, int S) {
-    int f = 1;
-    if (g_hm_fold > 0) f = g_hm_fold;
-    else if (g_hm_fold < 0 && m >= 48) {
-        const int se = nb * 32 >= 8192 ? 4 : m >= 64 && n_out >= 6144 ? 1 : 2;
-        f = S > se ? S / se : 1;
-    }
-    while (f > 1 && S % f) f >>= 1; /* ends on a divisor of S, so f <= S */
-    return f;
 }
 
 /* 1 when this device runs the wgmma kernels: compute capability 9.0 and their sm_90a code loaded (per device, once). */
@@ -494,7 +442,7 @@ static int hm_device_ok(void) {
         ok = -1;
     else if (major != 9 || minor != 0)
         ok = 0;
-    else if (cudaFuncGetAttributes(&fa, gemm_hw_k<1, 1, 4, 0, 0, 0>) != cudaSuccess)
+    else if (cudaFuncGetAttributes(&fa, gemm_hw_k<1, 1, 4, 0, 0>) != cudaSuccess)
         ok = -1;
     else if (fa.binaryVersion != 90)
         ok = 0;
@@ -514,7 +462,8 @@ extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
 extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) {
     if (n_in < 32 || n_out < 1 || m_max < 1) return 0;
     const int S = hm_splits((int)(n_in / 32), n_out);
-    return S > 1 ? (size_t)HM_CNT + (size_t)S * (size_t)m_max * (size_t)n_out : 0;
+    /* S segments of the row tiles' partials (hm_epilogue): rows to a multiple of 128 (two warpgroups' tiles), columns to 8 */
+    return S > 1 ? (size_t)HM_CNT + (size_t)S * (size_t)((n_out + 127) / 128 * 128) * (size_t)((m_max + 7) / 8 * 8) : 0;
 }
 
 extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
@@ -525,22 +474,21 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
         return 0;
     const int nb = (int)(n_in / 32);
     if (arm < 0) arm = hm_pick(nb, (int)n_out, m);
-    const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid, the fold, the check */
+    const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;
     const hm_out o = {{y[0], y[1], y[2]}, (int)rows[0], (int)(rows[0] + rows[1])};
-    const int F = hm_fold(nb, (int)n_out, m, S);
     const uint8_t *wb = (const uint8_t *)w;
     const __half *xh = (const __half *)x;
     switch ((m + 7) / 8) {
-    case 1: hm_arm<1>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
-    case 2: hm_arm<2>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
-    case 3: hm_arm<3>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
-    case 4: hm_arm<4>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
-    case 5: hm_arm<5>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
-    case 6: hm_arm<6>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
-    case 7: hm_arm<7>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
-    default: hm_arm<8>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, F, st); break;
+    case 1: hm_arm<1>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
+    case 2: hm_arm<2>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
+    case 3: hm_arm<3>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
+    case 4: hm_arm<4>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
+    case 5: hm_arm<5>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
+    case 6: hm_arm<6>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
+    case 7: hm_arm<7>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
+    default: hm_arm<8>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
     }
     return 1;
 }

@@ -208,10 +208,6 @@ size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 /* The K split's segment count for every shape (1..16; 0 the rule hm_splits): a measurement for gpu_hmma's sweep (a
  * count changes every output's bits), set before any call and any workspace sizing; the engine never sets it. */
 void tcu_gemm_hm_splits_set(int s);
-/* The fold under measurement (gemm_hmma.cu hm_fold: a CTA runs F of the S segments one after another, the same bits):
- * 0 none (the engine's), -1 the sweep's rule, F in 1..16 that fold, halved until it divides S; other values 0. For
- * gpu_hmma. */
-void tcu_gemm_hm_fold_set(int f);
 int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3], const uint16_t *x,
                 int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st);
 /* The producers' f16 outputs (the norms' y16, the GLU's g16, tcu_f32_to_f16) in the f16 order's layout (on) or
