@@ -17,6 +17,7 @@
  *   (the CPU's rule, src/backend/cpu/quant.c) of the rotated k and of v, byte for byte (scales and int8), rows at pos;
  *   tcu_kv_dequant_q8 == f16(q * d) of those bytes;
  * - tcu_attention_decode_x16 == tcu_attention_split (or _q8) then tcu_quantize_x16: out and the x16 bytes
+ *   (and tcu_attention_decode_h16 == the same then tcu_f32_to_f16_layout in the f16 order's layout)
  *   (f16 and Q8_0 caches; hd 64, 128; 1 and 4 splits; n = 1, 3, 16; GQA 32/8 and 4/4 heads). */
 #include <math.h>
 #include <stdio.h>
@@ -626,6 +627,25 @@ int main(void) {
                         CHECK(dev_eq(oa, ob, sizeof(float) * n * Hq) && dev_eq(xa, xb, tcu_x16_bytes(n, Hq)),
                               "attention_decode_x16 hd=%d heads=%d/%d splits=%d n=%d %s: out or x16 differs from "
                               "attention + quantize_x16", hd, nh, nkv, S, n, q8 ? "q8_0" : "f16");
+                        { /* the f16 order's O input: decode_h16's out and f16 bytes == the attention's out, then
+                           * tcu_f32_to_f16_layout with the layout on */
+                            uint16_t *ha, *hb;
+                            float *oc;
+                            const size_t nh16 = sizeof(uint16_t) * (size_t)n * Hq;
+                            CU(cudaMalloc((void **)&ha, nh16)); CU(cudaMalloc((void **)&hb, nh16));
+                            CU(cudaMalloc((void **)&oc, sizeof(float) * n * Hq));
+                            CU(cudaMemset(ha, 0x5A, nh16)); CU(cudaMemset(hb, 0x5A, nh16));
+                            CU(cudaMemset(oc, 0x55, sizeof(float) * n * Hq));
+                            tcu_f32_to_f16_layout(oa, ha, (int64_t)n * Hq, 1, 0);
+                            tcu_attention_decode_h16(q, q8 ? (const void *)kq : (const void *)kc,
+                                                     q8 ? (const void *)vq : (const void *)vc, q8 ? ks : NULL,
+                                                     q8 ? vs : NULL, n, pos, NULL, NULL, 0, 0, nh, nkv, hd, sc, oc, ws, S, hb, 0);
+                            CU(cudaDeviceSynchronize());
+                            CHECK(dev_eq(oa, oc, sizeof(float) * n * Hq) && dev_eq(ha, hb, nh16),
+                                  "attention_decode_h16 hd=%d heads=%d/%d splits=%d n=%d %s: out or f16 bytes differ from "
+                                  "attention + f32_to_f16 (f16 order layout)", hd, nh, nkv, S, n, q8 ? "q8_0" : "f16");
+                            cudaFree(ha); cudaFree(hb); cudaFree(oc);
+                        }
                         if (n > 16) { /* each token alone: out into oa's row, x16 into a one-row buffer vs xb's planes */
                             int bad = 0;
                             float *h1 = malloc(sizeof(float) * Hq), *hn = malloc(sizeof(float) * (size_t)n * Hq);

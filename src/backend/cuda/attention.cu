@@ -69,6 +69,14 @@
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
 
+/* The O GEMM's input, written beside out by the kernel that writes out (element e of (n, n_head * hd)): the dp4a
+ * GEMV's x16 format (plane > 0: x16_put, a warp's 32 values one block), or with plane 0 the f16 order's input, f16
+ * bits at tcu_hm_pos(e) (tcu_attention_decode_h16: tcu_f32_to_f16's bytes with the layout on). */
+static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, void *xq, size_t plane) {
+    if (plane) x16_put(v, lane, e / 32, xq, plane);
+    else ((uint16_t *)xq)[tcu_hm_pos(e)] = __half_as_ushort(__float2half_rn(v));
+}
+
 #define ATT_MAX_WARPS 16   /* decode CTA: 512 threads; __launch_bounds__ caps registers at 128 */
 #define ATT_RED_SLOTS 8    /* shared-memory partial slots; NW must be a multiple of this */
 #define ATT_MAX_QH 4       /* query heads per CTA (registers: QH * EPL accumulators per lane) */
@@ -398,7 +406,7 @@ __device__ __forceinline__ void att_cta_out(const float (&red)[NSLOT][QH][HD], f
         else {
             const size_t e = ((size_t)t * n_head + (size_t)(h0 + g)) * HD + d;
             out[e] = o;
-            if (xq) x16_put(o, lane, (int64_t)(e / 32), xq, plane);
+            if (xq) att_put(o, lane, (int64_t)e, xq, plane);
         }
     }
 }
@@ -632,7 +640,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         else {
             const size_t e = ((size_t)t * n_head + (size_t)(h0 + g)) * HD + d;
             out[e] = o;
-            if (xq) x16_put(o, lane, (int64_t)(e / 32), xq, plane);
+            if (xq) att_put(o, lane, (int64_t)e, xq, plane);
         }
     }
 }
@@ -934,7 +942,7 @@ __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, in
         const float r = L == 0.0f ? 0.0f : o / L;
         out[th * hd + d] = r;
         /* blockDim and hd multiples of 32: a warp holds one whole 32-element block */
-        if (xq) x16_put(r, (int)threadIdx.x & 31, (int64_t)((th * hd + d) / 32), xq, plane);
+        if (xq) att_put(r, (int)threadIdx.x & 31, (int64_t)(th * hd + d), xq, plane);
     }
 }
 
@@ -1107,9 +1115,10 @@ static int att_phys_warps(int ctas) {
  * (n, n_head * hd) by the kernel that writes out. */
 static void att_split_launch(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
                              int n, const int32_t *pos, att_pages pg, int n_head, int n_head_kv, int hd, float scale,
-                             float *out, float *ws, int splits, int qh, void *xq, cudaStream_t st, int dec, int no_v5 = 0) {
+                             float *out, float *ws, int splits, int qh, void *xq, cudaStream_t st, int dec, int no_v5 = 0,
+                             int h16 = 0) {
     pg.rps = tcu_attention_rps(); /* once: the split kernel and the combine must agree */
-    const size_t plane = x16_plane_bytes(n, (int64_t)n_head * hd);
+    const size_t plane = h16 ? 0 : x16_plane_bytes(n, (int64_t)n_head * hd); /* 0: xq is f16 in the f16 order's layout */
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
     const int S = ws && splits > 1 && dec ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
     const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)S);
@@ -1219,6 +1228,27 @@ extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const v
     }
     att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq,
                      st, 1);
+}
+
+/* tcu.h: tcu_attention_decode_x16 with out also written as f16 bits in the f16 order's layout (tcu_hm_pos) into h16,
+ * by the kernel that writes out (the split kernel, v5, or the combine): the bytes tcu_f32_to_f16 gives with the layout
+ * on, without its launch. */
+extern "C" void tcu_attention_decode_h16(const float *q, const void *kc, const void *vc, const uint16_t *ks,
+                                         const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
+                                         const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,
+                                         float scale, float *out, float *ws, int splits, uint16_t *h16, cudaStream_t st) {
+    if (n <= 0 || n > TCU_PASS_MAX || n_head <= 0) return;
+    const int qh = att_choose_qh(n_head, n_head_kv, hd);
+    if (ks && (hd != 64 && hd != 128 && hd != 256)) return; /* as tcu_attention_split_q8 */
+    if (!qh) {
+        if (ks) return;
+        tcu_attention_ref(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd,
+                          scale, out, st);
+        if (h16) tcu_f32_to_f16_layout(out, h16, (int64_t)n * n_head * hd, 1, st);
+        return;
+    }
+    att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh, h16,
+                     st, 1, 0, 1);
 }
 
 extern "C" void tcu_attention_decode(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,

@@ -749,6 +749,11 @@ extern "C" void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStrea
     TCU_CHECK_LAUNCH(st);
 }
 
+extern "C" void tcu_f32_to_f16_layout(const float *x, uint16_t *y, int64_t n, int hm, cudaStream_t st) {
+    f32_to_f16_k<<<ew_grid(n), 256, 0, st>>>(x, y, n, hm != 0);
+    TCU_CHECK_LAUNCH(st);
+}
+
 __global__ void pos_add_k(int32_t *pos, int n, int delta) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) pos[i] += delta;

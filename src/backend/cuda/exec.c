@@ -403,6 +403,8 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             /* the O GEMV's x16 input written by the attention kernel itself (+1.4% Q4_0 tg128, docs/ledger.md) */
             xq = want_x16(g, n, l->wo, NULL, NULL);
             const int att_x16 = xq && dec;
+            /* the f16 order's O input from the attention kernels (its layout is on in an f16 pass) */
+            const int att_h16 = h16 && dec && f16_pass(g, n);
             const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
             if (!g->kv_q8)
                 tcu_rope_kv(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, kslot, g->freq[tb],
@@ -412,7 +414,12 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                                g->freq[tb], cs, hq, hk, heps, L.kq, L.ks, L.vq, L.vs, st);
             hq = hk = NULL;
             if (qt) tcu_attn_temp(bq, n, Hq, g->pos, N[i + 2].f, N[i + 2].window, st);
-            if (dec) { /* decode configuration, per-token tables; with xq the O GEMV's x16 input written by it too */
+            if (dec && att_h16) {
+                tcu_attention_decode_h16(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
+                                         g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
+                                         g->kv_q8 ? L.vs : NULL, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd, sc,
+                                         g->att, g->attws, g->att_splits, h16, st);
+            } else if (dec) { /* decode configuration, per-token tables; with xq the O GEMV's x16 input written by it too */
                 tcu_attention_decode_x16(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
                                          g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
                                          g->kv_q8 ? L.vs : NULL, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd, sc,
@@ -436,7 +443,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             }
             g->tr[dec && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
             g->tr[TR_ATT_Q8W] += tcu_attention_q8w_count() - q8w0;
-            if (h16) tcu_f32_to_f16(g->att, h16, (int64_t)n * Hq, st);
+            if (h16 && !att_h16) tcu_f32_to_f16(g->att, h16, (int64_t)n * Hq, st);
             if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
             if (matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
             if (l->bo) tcu_add_bias(g->tmp, l->bo, n, E, st);

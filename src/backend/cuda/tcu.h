@@ -335,8 +335,9 @@ void tcu_kv_dequant_q8(const int8_t *q, const uint16_t *s, const int32_t *bt, in
                        cudaStream_t st);
 /* y (n, dim) += b (dim) per row. */
 void tcu_add_bias(float *y, const float *b, int n, int dim, cudaStream_t st);
-/* y = f16(x), n elements. */
+/* y = f16(x), n elements, value i at i or, under tcu_set_hm_layout(1), at tcu_hm_pos(i); _layout: hm given. */
 void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStream_t st);
+void tcu_f32_to_f16_layout(const float *x, uint16_t *y, int64_t n, int hm, cudaStream_t st);
 /* pos[i] = pos[i] + delta for i < n (advances the device-side position of a captured decode step). */
 void tcu_pos_add(int32_t *pos, int n, int delta, cudaStream_t st);
 /* Programmatic dependent launch (src/backend/cuda/pdl.cuh) for the decode kernels (RMSNorm, RoPE+KV, attention,
@@ -397,6 +398,13 @@ void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, co
                               int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int win,
                               int n_head, int n_head_kv, int hd, float scale, float *out, float *ws, int splits, void *xq,
                               cudaStream_t st);
+/* The same with out also written as f16 bits in the f16 order's layout into h16 (n x n_head * hd halves at
+ * tcu_hm_pos; n_head * hd a multiple of 128): tcu_f32_to_f16_layout(out, h16, n * n_head * hd, 1)'s bytes, by the
+ * kernel that writes out (the f16 order's O GEMM input without a conversion launch). */
+void tcu_attention_decode_h16(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,
+                              int n, const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int win,
+                              int n_head, int n_head_kv, int hd, float scale, float *out, float *ws, int splits,
+                              uint16_t *h16, cudaStream_t st);
 /* The decode configuration for a pass of n <= TCU_PASS_MAX tokens of any sequences (ks NULL: the f16 cache; else kc,
  * vc the Q8_0 planes, hd 64/128/256), each token the bits of its one-token call: tcu_attention_split's and
  * tcu_attention_split_q8's kernels at n <= TCU_MULTI_MAX, the same configuration above it (tcu_attention_split would
