@@ -282,9 +282,11 @@ static __device__ __forceinline__ void hm_epilogue(const float (&acc)[4 * NT], i
  * cp.async NS - 2 steps ahead into a ring of NS stages; the weights to registers two steps ahead. Each slab's wgmma is
  * its own commit group: before slab u's fragment registers are rewritten the group that read them (8 back) is waited
  * for, so the dequantization of slab u + 1 runs while slab u's MMA does. A stage is refilled two steps after its
- * last read (every warp has waited for that step's groups at the barrier before the copy). */
+ * last read (every warp has waited for that step's groups at the barrier before the copy). The tiled arms at two
+ * warpgroups ask for two CTAs an SM (<= 128 registers): unbounded, arm 7 at 64 columns took 130 and one CTA an SM, and
+ * lost 51.5 -> 81.6 us on 4096x28672 (bench/gpu/s29-hmma/c-splits-sweep.txt); bounded 124, no spills (built, not run). */
 template <int NT, int WG, int NS, int BAT, int TL>
-__global__ void __launch_bounds__(128 * WG)
+__global__ void __launch_bounds__(128 * WG, TL && WG == 2 ? 2 : 0)
 gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const __half *__restrict__ x, int m,
           const hm_out yo, float *__restrict__ ws) {
     constexpr int R = 8 * NT, SB = R * 256, TH = 128 * WG, CS = TH / 16, NCH = (R + CS - 1) / CS;
