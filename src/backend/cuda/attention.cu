@@ -1208,47 +1208,46 @@ extern "C" void tcu_attention_split_q8_v2(const float *q, const int8_t *kq, cons
                      NULL, st, 1, 1);
 }
 
-/* tcu.h: the decode configuration for a pass of up to TCU_PASS_MAX tokens of any sequences (f16 cache: ks NULL; Q8_0:
- * kc, vc the int8 planes), each token the bits of its one-token call; xq != NULL: out also written as the dp4a GEMV's
- * x16 activations of (n, n_head * hd) by the kernel that writes out (tcu_quantize_x16's bytes: x16_put on the same f32
- * values). Shapes the fused kernels do not take (the ref kernel's) run the ref kernel, then tcu_quantize_x16. */
+/* The decode configuration for a pass of up to TCU_PASS_MAX tokens of any sequences (f16 cache: ks NULL; Q8_0: kc, vc
+ * the int8 planes), each token the bits of its one-token call; xo != NULL: out also written by the kernel that writes
+ * out, as the dp4a GEMV's x16 activations of (n, n_head * hd) (h16 0: tcu_quantize_x16's bytes, x16_put on the same f32
+ * values) or as f16 in the f16 order's layout (h16 1: tcu_f32_to_f16_layout's bytes). Shapes the fused kernels do not
+ * take (the ref kernel's) run the ref kernel, then the conversion. */
+static void att_decode(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
+                       const int32_t *pos, const int32_t *bt, const int32_t *bt_off, int lbs, int win, int n_head,
+                       int n_head_kv, int hd, float scale, float *out, float *ws, int splits, void *xo, int h16,
+                       cudaStream_t st) {
+    if (n <= 0 || n > TCU_PASS_MAX || n_head <= 0) return;
+    const int qh = att_choose_qh(n_head, n_head_kv, hd);
+    if (ks && (hd != 64 && hd != 128 && hd != 256)) return; /* as tcu_attention_split_q8 */
+    if (!qh) {
+        if (ks) return;
+        tcu_attention_ref(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd,
+                          scale, out, st);
+        if (xo && h16) tcu_f32_to_f16_layout(out, (uint16_t *)xo, (int64_t)n * n_head * hd, 1, st);
+        else if (xo) tcu_quantize_x16(out, n, (int64_t)n_head * hd, xo, st);
+        return;
+    }
+    att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xo,
+                     st, 1, 0, h16);
+}
+
+/* tcu.h: the decode configuration; xq != NULL: out also as the dp4a GEMV's x16 activations */
 extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const void *vc, const uint16_t *ks,
                                          const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
                                          const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,
                                          float scale, float *out, float *ws, int splits, void *xq, cudaStream_t st) {
-    if (n <= 0 || n > TCU_PASS_MAX || n_head <= 0) return;
-    const int qh = att_choose_qh(n_head, n_head_kv, hd);
-    if (ks && (hd != 64 && hd != 128 && hd != 256)) return; /* as tcu_attention_split_q8 */
-    if (!qh) {
-        if (ks) return;
-        tcu_attention_ref(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd,
-                          scale, out, st);
-        if (xq) tcu_quantize_x16(out, n, (int64_t)n_head * hd, xq, st);
-        return;
-    }
-    att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh, xq,
-                     st, 1);
+    att_decode(q, kc, vc, ks, vs, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd, scale, out, ws, splits, xq, 0, st);
 }
 
-/* tcu.h: tcu_attention_decode_x16 with out also written as f16 bits in the f16 order's layout (tcu_hm_pos) into h16,
- * by the kernel that writes out (the split kernel, v5, or the combine): the bytes tcu_f32_to_f16 gives with the layout
- * on, without its launch. */
+/* tcu.h: the same with out also written as f16 bits in the f16 order's layout (tcu_hm_pos) into h16, by the kernel
+ * that writes out (the split kernel, v5, or the combine): the f16 order's O input without a conversion launch. */
 extern "C" void tcu_attention_decode_h16(const float *q, const void *kc, const void *vc, const uint16_t *ks,
                                          const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
                                          const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,
                                          float scale, float *out, float *ws, int splits, uint16_t *h16, cudaStream_t st) {
-    if (n <= 0 || n > TCU_PASS_MAX || n_head <= 0) return;
-    const int qh = att_choose_qh(n_head, n_head_kv, hd);
-    if (ks && (hd != 64 && hd != 128 && hd != 256)) return; /* as tcu_attention_split_q8 */
-    if (!qh) {
-        if (ks) return;
-        tcu_attention_ref(q, (const uint16_t *)kc, (const uint16_t *)vc, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd,
-                          scale, out, st);
-        if (h16) tcu_f32_to_f16_layout(out, h16, (int64_t)n * n_head * hd, 1, st);
-        return;
-    }
-    att_split_launch(q, kc, vc, ks, vs, n, pos, {bt, bt_off, lbs, win}, n_head, n_head_kv, hd, scale, out, ws, splits, qh, h16,
-                     st, 1, 0, 1);
+    att_decode(q, kc, vc, ks, vs, n, pos, bt, bt_off, lbs, win, n_head, n_head_kv, hd, scale, out, ws, splits, h16, h16 != NULL,
+               st);
 }
 
 extern "C" void tcu_attention_decode(const float *q, const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs,

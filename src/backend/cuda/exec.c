@@ -58,7 +58,8 @@ static uint16_t *dq_slot(crank *g, int s) { return s ? g->dq1 : g->dq; }
 static int v2_from(int t) { return t == TCU_TYPE_Q8_0R ? 2 : 5; }
 
 /* 1 when an n-token pass runs the f16 order (gemm_hmma.cu): every matrix of it reads f16 activations in g->x16, written
- * by their producers (the norms and the GLU as f16(v), the attention output by one conversion), and no x16 input. */
+ * by their producers (the norms and the GLU as f16(v), the decode attention by its own kernels, a prefill chunk's
+ * attention output by one conversion), and no x16 input. */
 static int f16_pass(const crank *g, int n) { return g->gemv_ord == 2 && n <= g->gemv_max; }
 
 /* 1 when matmul runs v2 for w at n tokens. */
@@ -414,7 +415,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                                g->freq[tb], cs, hq, hk, heps, L.kq, L.ks, L.vq, L.vs, st);
             hq = hk = NULL;
             if (qt) tcu_attn_temp(bq, n, Hq, g->pos, N[i + 2].f, N[i + 2].window, st);
-            if (dec && att_h16) {
+            if (att_h16) { /* (implies dec) */
                 tcu_attention_decode_h16(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
                                          g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
                                          g->kv_q8 ? L.vs : NULL, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd, sc,

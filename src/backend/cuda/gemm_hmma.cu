@@ -30,8 +30,8 @@
  * shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four warpgroups a CTA.
  *
  * Types: the repacked Q4_0R (tcu.h), n_in a multiple of 128. Activations: f16 (m, n_in), each value f16(v) of the f32
- * activation at tcu_hm_pos of its index, written by its producer (exec.c f16_pass: the norms, the GLU, the attention
- * output's conversion). tcu_x16_to_f16 (f16(d·q) of the x16 format, row-major) makes the tests' inputs. */
+ * activation at tcu_hm_pos of its index, written by its producer (exec.c f16_pass: the norms, the GLU, the decode
+ * attention's kernels). tcu_x16_to_f16 (f16(d·q) of the x16 format, row-major) makes the tests' inputs. */
 #include <cuda_fp16.h>
 #include <stdint.h>
 
