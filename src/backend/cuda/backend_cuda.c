@@ -460,13 +460,16 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * which v2 reads);
  * else TCU_MULTI_MAX (the twins' columns). */
 /* 1 when every matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0 with n_in a multiple of 128,
- * on Hopper). */
-static int hm_all(const tern_model *m) {
+ * on Hopper), as each of n_tp ranks holds it: o and down have their inputs split over the ranks (wrank_plan), so
+ * 14 heads of 64 at TP 2 give o 448 inputs a rank, which the f16 order does not take. */
+static int hm_all(const tern_model *m, int n_tp) {
     for (int l = 0; l < m->n_layer; l++) {
         const tern_layer *L = &m->layers[l];
         const tern_weight *w[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
-        for (int i = 0; i < 7; i++)
-            if (!tcu_gemm_hm_supported(tcu_repack_type(w[i]->type), w[i]->n_in)) return 0;
+        for (int i = 0; i < 7; i++) {
+            const int64_t n_in = i == 3 || i == 6 ? w[i]->n_in / n_tp : w[i]->n_in;
+            if (!tcu_gemm_hm_supported(tcu_repack_type(w[i]->type), n_in)) return 0;
+        }
     }
     return tcu_gemm_hm_supported(tcu_repack_type(m->output.type), m->output.n_in);
 }
@@ -775,7 +778,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
     /* the GEMVs' float order (0 today's, 1 the chunk order, 2 the f16 order where every matrix has it): set process-wide
      * once this engine stands */
-    const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
+    const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m, n_tp) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
     be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast || n_tp > 2 ? 1 : plim, 1};
     be->m = m;
