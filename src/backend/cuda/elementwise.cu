@@ -744,14 +744,13 @@ __global__ void f32_to_f16_k(const float *x, uint16_t *y, int64_t n, int hm) {
         y[f16_at(i, hm)] = __half_as_ushort(__float2half_rn(x[i]));
 }
 
-extern "C" void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStream_t st) {
-    f32_to_f16_k<<<ew_grid(n), 256, 0, st>>>(x, y, n, g_tcu_hm);
-    TCU_CHECK_LAUNCH(st);
-}
-
 extern "C" void tcu_f32_to_f16_layout(const float *x, uint16_t *y, int64_t n, int hm, cudaStream_t st) {
     f32_to_f16_k<<<ew_grid(n), 256, 0, st>>>(x, y, n, hm != 0);
     TCU_CHECK_LAUNCH(st);
+}
+
+extern "C" void tcu_f32_to_f16(const float *x, uint16_t *y, int64_t n, cudaStream_t st) {
+    tcu_f32_to_f16_layout(x, y, n, g_tcu_hm, st);
 }
 
 __global__ void pos_add_k(int32_t *pos, int n, int delta) {

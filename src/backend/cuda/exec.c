@@ -415,16 +415,17 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                                g->freq[tb], cs, hq, hk, heps, L.kq, L.ks, L.vq, L.vs, st);
             hq = hk = NULL;
             if (qt) tcu_attn_temp(bq, n, Hq, g->pos, N[i + 2].f, N[i + 2].window, st);
-            if (att_h16) { /* (implies dec) */
-                tcu_attention_decode_h16(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
-                                         g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
-                                         g->kv_q8 ? L.vs : NULL, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd, sc,
-                                         g->att, g->attws, g->att_splits, h16, st);
-            } else if (dec) { /* decode configuration, per-token tables; with xq the O GEMV's x16 input written by it too */
-                tcu_attention_decode_x16(bq, g->kv_q8 ? (const void *)L.kq : (const void *)L.kc,
-                                         g->kv_q8 ? (const void *)L.vq : (const void *)L.vc, g->kv_q8 ? L.ks : NULL,
-                                         g->kv_q8 ? L.vs : NULL, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd, sc,
-                                         g->att, g->attws, g->att_splits, att_x16 ? xq : NULL, st);
+            if (dec) { /* decode configuration, per-token tables; the O GEMM's input written by it too: the f16 order's
+                        * f16 (att_h16), else with xq the O GEMV's x16 */
+                const void *kd = g->kv_q8 ? (const void *)L.kq : (const void *)L.kc;
+                const void *vd = g->kv_q8 ? (const void *)L.vq : (const void *)L.vc;
+                const uint16_t *ksd = g->kv_q8 ? L.ks : NULL, *vsd = g->kv_q8 ? L.vs : NULL;
+                if (att_h16)
+                    tcu_attention_decode_h16(bq, kd, vd, ksd, vsd, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd,
+                                             sc, g->att, g->attws, g->att_splits, h16, st);
+                else
+                    tcu_attention_decode_x16(bq, kd, vd, ksd, vsd, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd,
+                                             sc, g->att, g->attws, g->att_splits, att_x16 ? xq : NULL, st);
             } else { /* a prefill chunk of one sequence: its table is bt (offset 0) */
                 const uint16_t *kc = L.kc, *vc = L.vc;
                 const int32_t *pbt = lbt;
