@@ -159,7 +159,8 @@ int main(void) {
      * and the launch counted (tcu_rms_cluster_count); dims 4096 (C 8 CTAs of 512), 576 (C 6 of 96), 8192 (C 8
      * of 1024), 5120 (C 8 of 640), 96 (C 3 of 32); 16384 fits no C (rmsnorm_k runs: not counted); n 1, 3, 16 and 40
      * (tcu_add_rmsnorm_dec_to with dec = 1, a GEMV-path pass longer than TCU_MULTI_MAX; the same call as
-     * tcu_add_rmsnorm_to at n <= 16) */
+     * tcu_add_rmsnorm_to at n <= 16); from 8 rows the order runs on a CTA a row (rmsnorm_cs_k): each call is also made
+     * on the order's other kernel (tcu_rms_cs_min_set) and must give the same bytes */
     {
         int major = 0;
         CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
@@ -187,6 +188,25 @@ int main(void) {
                     const int want = major >= 9 && dim != 16384;
                     CHECK(c1 - c0 == (uint64_t)want, "rms cluster dim=%d n=%d: %llu launches counted, want %d", dim, n,
                           (unsigned long long)(c1 - c0), want);
+                    if (want) { /* the order's other kernel (rmsnorm_cs_k below 8 rows, the cluster from 8): the same bytes */
+                        float *y2, *xo2;
+                        uint16_t *h2;
+                        void *q2;
+                        CU(cudaMalloc((void **)&y2, sizeof(float) * nb)); CU(cudaMalloc((void **)&xo2, sizeof(float) * nb));
+                        CU(cudaMalloc((void **)&h2, 2 * nb)); CU(cudaMalloc(&q2, xb));
+                        CU(cudaMemset(q2, 0x5A, xb)); CU(cudaMemset(xo2, 0x7F, sizeof(float) * nb));
+                        tcu_rms_cs_min_set(n >= 8 ? 1 << 30 : 1);
+                        const uint64_t c2 = tcu_rms_cluster_count();
+                        tcu_add_rmsnorm_dec_to(x, xo2, withr ? r : NULL, g, eps, n, dim, y2, h2, q2, 1, 0);
+                        const uint64_t c3 = tcu_rms_cluster_count();
+                        tcu_rms_cs_min_set(0);
+                        CU(cudaDeviceSynchronize());
+                        CHECK(c3 - c2 == 1 && dev_eq(y, y2, sizeof(float) * nb) && dev_eq(h, h2, 2 * nb) && dev_eq(q, q2, xb) &&
+                                  dev_eq(xo, xo2, sizeof(float) * nb),
+                              "rms dim=%d n=%d r=%d: rmsnorm_cs_k and rmsnorm_cl_k differ (%llu launches counted)", dim, n,
+                              withr, (unsigned long long)(c3 - c2));
+                        cudaFree(y2); cudaFree(xo2); cudaFree(h2); cudaFree(q2);
+                    }
                     tcu_quantize_x16(y, n, dim, qc, 0);
                     tcu_f32_to_f16(y, hc, (int64_t)nb, 0);
                     CU(cudaDeviceSynchronize());

@@ -208,7 +208,71 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
 #endif
 }
 
-/* rmsnorm_cl_k launches issued by this host thread (tcu_rms_cluster_count: the trace and the tests count what ran) */
+/* rmsnorm_cl_k's order (POST = 0) on one CTA a row, for passes of many rows (n >= RMS_CS_MIN) and where a cluster launch
+ * is refused: T = dim / C threads, thread i owning elements kT + i of the row (k = 0..C-1, C = rms_cl_ctas(dim)). Slice
+ * k's partial is each warp's xor butterfly over its 32 squares, then warp k's butterfly over the T / 32 warp sums (lanes
+ * past them 0): rmsnorm_cl_k's CTA k, operation for operation; the C partials summed in slice order from 0, the same
+ * scale expression. So every row gets rmsnorm_cl_k's bits (gpu_fused: an n-row call's rows against 1-row calls), without
+ * a cluster's C CTAs a row and its two cluster barriers (ncu, a B = 64 decode step: rmsnorm_cl_k 6.7 us a launch over
+ * 8 x 64 CTAs of 512 threads, 65 launches a step). x and xo may be the same buffer (a thread reads, then writes, its
+ * own elements). g is constant (a weight): loaded before the PDL wait. */
+__global__ void __launch_bounds__(1024)
+rmsnorm_cs_k(const float *x, float *xo, const float *__restrict__ r, const float *__restrict__ g, float eps, int dim,
+             int C, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane, int hm) {
+    __shared__ double red[RMS_CL_MAX][32];
+    __shared__ double part[RMS_CL_MAX];
+    const int T = (int)blockDim.x, tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5, nw = T >> 5;
+    float gv[RMS_CL_MAX], v[RMS_CL_MAX];
+#pragma unroll
+    for (int k = 0; k < RMS_CL_MAX; k++) gv[k] = k < C ? g[k * T + tid] : 0.0f;
+    pdl_trigger();
+    pdl_wait();
+    const size_t row = (size_t)blockIdx.x * dim + (size_t)tid;
+#pragma unroll
+    for (int k = 0; k < RMS_CL_MAX; k++) v[k] = k < C ? x[row + (size_t)k * T] : 0.0f;
+    if (r) {
+        float rv[RMS_CL_MAX];
+#pragma unroll
+        for (int k = 0; k < RMS_CL_MAX; k++) rv[k] = k < C ? r[row + (size_t)k * T] : 0.0f;
+#pragma unroll
+        for (int k = 0; k < RMS_CL_MAX; k++)
+            if (k < C) {
+                v[k] = __fadd_rn(v[k], rv[k]);
+                xo[row + (size_t)k * T] = v[k];
+            }
+    }
+#pragma unroll
+    for (int k = 0; k < RMS_CL_MAX; k++) {
+        if (k >= C) break;
+        double ss = (double)v[k] * (double)v[k];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+        if (lane == 0) red[k][w] = ss;
+    }
+    __syncthreads();
+    if (w < C) { /* warp k: slice k's partial, as rmsnorm_cl_k's warp 0 of CTA k */
+        double s = lane < nw ? red[w][lane] : 0.0;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) part[w] = s;
+    }
+    __syncthreads();
+    double S = 0.0;
+    for (int j = 0; j < C; j++) S += part[j];
+    const float sc = (float)(1.0 / sqrt(S / dim + (double)eps));
+#pragma unroll
+    for (int k = 0; k < RMS_CL_MAX; k++) {
+        if (k >= C) break;
+        const size_t i = row + (size_t)k * T;
+        const float y = __fmul_rn(__fmul_rn(v[k], sc), gv[k]);
+        if (y32) y32[i] = y;
+        if (y16) y16[f16_at((int64_t)i, hm)] = __half_as_ushort(__float2half_rn(y));
+        if (xq) x16_put(y, lane, (int64_t)(i / 32), xq, plane); /* kT + 32w .. + 31: one block a warp */
+    }
+}
+
+/* launches in rmsnorm_cl_k's order (rmsnorm_cl_k or rmsnorm_cs_k) issued by this host thread (tcu_rms_cluster_count:
+ * the trace and the tests count what ran) */
 static thread_local uint64_t g_rms_cl_launches;
 extern "C" uint64_t tcu_rms_cluster_count(void) { return g_rms_cl_launches; }
 
@@ -305,6 +369,12 @@ extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float 
  * 8 CTAs a row"). 512- and 256-thread CTAs lost ("... the RMSNorm's CTA size (TERN_CUDA_RMS_T): LOST"). */
 #define RMS_SPLIT 8
 
+/* Rows from which a decode pass's RMSNorm in the cluster's order runs rmsnorm_cs_k (a CTA a row) instead of the
+ * cluster kernel (the same bits; tcu_rms_cs_min_set: the tests' hook, 0 the rule) */
+#define RMS_CS_MIN 8
+static int g_rms_cs_min = RMS_CS_MIN;
+extern "C" void tcu_rms_cs_min_set(int n) { g_rms_cs_min = n > 0 ? n : RMS_CS_MIN; }
+
 extern "C" int tcu_rms_cluster_ctas(int dim) {
     if (dim % 32) return 0;
     const int C = rms_cl_ctas(dim);
@@ -319,6 +389,12 @@ extern "C" void tcu_add_rmsnorm_dec_to(const float *x, float *xo, const float *r
     const size_t pl = x16_plane_bytes(n, dim);
     if (dec) {
         const int C = rms_cl_ctas(dim);
+        if (C && rms_cl_ok() && n >= g_rms_cs_min) { /* the cluster's order on a CTA a row */
+            PDL_LAUNCH(rmsnorm_cs_k, dim3((unsigned)n), dim3((unsigned)(dim / C)), 0, st, x, xo, r, g, eps, dim, C, y32, y16,
+                       xq, pl, g_tcu_hm);
+            g_rms_cl_launches++;
+            return;
+        }
         if (C && rms_cl_ok() && rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, pl, NULL, 0.0f, st)) return;
     }
     int c = dec ? RMS_SPLIT : 1;
