@@ -250,11 +250,11 @@ rmsnorm_cs_k(const float *x, float *xo, const float *__restrict__ r, const float
         if (lane == 0) red[k][w] = ss;
     }
     __syncthreads();
-    if (w < C) { /* warp k: slice k's partial, as rmsnorm_cl_k's warp 0 of CTA k */
-        double s = lane < nw ? red[w][lane] : 0.0;
+    for (int k = w; k < C; k += nw) { /* slice k's partial by warp k mod nw, as rmsnorm_cl_k's warp 0 of CTA k */
+        double s = lane < nw ? red[k][lane] : 0.0;
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (lane == 0) part[w] = s;
+        if (lane == 0) part[k] = s;
     }
     __syncthreads();
     double S = 0.0;
