@@ -413,8 +413,8 @@ __device__ __forceinline__ void att_cta_out(const float (&red)[NSLOT][QH][HD], f
 
 /* The split merge (S > 1), by the token's last split CTA to finish: each split CTA of (token t, grid row y = KV head
  * and query-head chunk) writes its heads' unnormalised partial (M, L, acc) to its workspace slot z, then takes a
- * ticket (an int a (t, y) in the TCU_PASS_MAX n_head ints before ws, the workspace's head: at an offset no call's n
- * moves, kept zero between calls; the caller zeroes the workspace once when it allocates it); the CTA whose ticket is S - 1 merges the S partials of each of its heads in split order z = 0..S-1
+ * ticket (an int a (t, y) after the partials, kept zero between calls; the caller zeroes the workspace once when it
+ * allocates it); the CTA whose ticket is S - 1 merges the S partials of each of its heads in split order z = 0..S-1
  * into out (and xq) and puts the ticket back to zero. The merge's operations are those of the separate combine kernel
  * it replaces (deleted; docs/ledger.md 2026-12-04 "the decode attention's split merge in the split kernel"):
  * M = max m_z, e_z = e^(m_z - M) (0 for an empty split), L = L + l_z e_z (two roundings) and o = fma(acc_z, e_z, o)
@@ -426,7 +426,7 @@ __device__ __forceinline__ void att_merge_last(const float *__restrict__ ws, flo
     __shared__ int s_last;
     __shared__ float s_m[QH][ATT_MAX_SPLITS], s_e[QH][ATT_MAX_SPLITS], s_L[QH];
     const float *ml = ws + (size_t)n * n_head * SZ * HD;
-    int *tk = (int *)ws - (size_t)TCU_PASS_MAX * n_head + (size_t)t * gridDim.y + blockIdx.y;
+    int *tk = (int *)(ml + (size_t)n * n_head * SZ * 2) + (size_t)t * gridDim.y + blockIdx.y;
     __threadfence(); /* this thread's partial stores, device-visible before the CTA's ticket */
     __syncthreads();
     if (threadIdx.x == 0) s_last = atomicAdd(tk, 1) == S - 1;
@@ -1097,10 +1097,8 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
         break;
 
 extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) {
-    /* the merge's tickets (att_merge_last: TCU_PASS_MAX n_head ints, whatever the call's n), then the partials (acc, then
-     * (M, L)) */
-    return splits > 1 ? sizeof(int) * (size_t)TCU_PASS_MAX * n_head + sizeof(float) * (size_t)n * n_head * splits * (hd + 2)
-                      : 0;
+    /* the partials (acc, then (M, L)), then the merge's tickets (att_merge_last: at most n * n_head) */
+    return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) + sizeof(int) * (size_t)n * n_head : 0;
 }
 
 /* Physical warps of a decode CTA (the arm TERN_ATT_WARPS, else the rule): the bits are the 16 virtual warps' whatever
@@ -1141,7 +1139,6 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     const size_t plane = h16 ? 0 : x16_plane_bytes(n, (int64_t)n_head * hd); /* 0: xq is f16 in the f16 order's layout */
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
     const int S = ws && splits > 1 && dec ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
-    if (S > 1) ws += (size_t)TCU_PASS_MAX * n_head; /* past the merge's tickets: the kernels' partials (n <= TCU_PASS_MAX) */
     const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)S);
     /* the decode configuration (passes of up to TCU_PASS_MAX tokens): a token's keys are split over the same warps
      * and combined in the same order as in a one-token call, so a token of a batched step or of a speculative verify

@@ -582,7 +582,7 @@ static int crank_setup(crank *g) {
         g->qkv1 = dalloc(sizeof(float) * (size_t)(Hq + 2 * Hkv), &fail);
         g->gu1 = dalloc(sizeof(float) * 2 * (size_t)F, &fail);
         g->attws = dalloc(tcu_attention_ws_bytes(pass_rows(g), W->nh, hd, g->att_splits), &fail);
-        /* the split decode attention's merge keeps its tickets at the workspace's head, zero between calls (attention.cu
+        /* the split decode attention's merge keeps its tickets at the workspace's tail, zero between calls (attention.cu
          * att_merge_last) */
         if (g->attws && cudaMemset(g->attws, 0, tcu_attention_ws_bytes(pass_rows(g), W->nh, hd, g->att_splits)) != cudaSuccess)
             fail = 1;
