@@ -190,10 +190,7 @@ static void paged_case(int hd, int n_head, int n_head_kv, int n, int pos0, const
     float *d_out, *d_ws = NULL, *a = malloc(sizeof(float) * nq), *b = malloc(sizeof(float) * nq);
     uint16_t *d_k, *d_v;
     CK(cudaMalloc((void **)&d_out, sizeof(float) * nq));
-    if (tcu_attention_ws_bytes(n, n_head, hd, S)) {
-        CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, S)));
-        CK(cudaMemset(d_ws, 0, tcu_attention_ws_bytes(n, n_head, hd, S))); /* the merge's tickets start at zero */
-    }
+    if (tcu_attention_ws_bytes(n, n_head, hd, S)) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, S)));
     CK(cudaMalloc((void **)&d_k, 2 * nkv));
     CK(cudaMalloc((void **)&d_v, 2 * nkv));
     CK(cudaMemcpy(d_k, kc, 2 * nkv, cudaMemcpyHostToDevice));
@@ -266,10 +263,7 @@ static void paged_case_q8(int hd, int n_head, int n_head_kv, int n, int S, const
     uint16_t *d_ks, *d_vs;
     CK(cudaMalloc((void **)&d_out, sizeof(float) * nq));
     CK(cudaMalloc(&d_xq, xb));
-    if (tcu_attention_ws_bytes(n, n_head, hd, S)) {
-        CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, S)));
-        CK(cudaMemset(d_ws, 0, tcu_attention_ws_bytes(n, n_head, hd, S))); /* the merge's tickets start at zero */
-    }
+    if (tcu_attention_ws_bytes(n, n_head, hd, S)) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, S)));
     CK(cudaMalloc((void **)&d_kq, nkv)); CK(cudaMalloc((void **)&d_vq, nkv));
     CK(cudaMalloc((void **)&d_ks, 2 * (nkv / 32))); CK(cudaMalloc((void **)&d_vs, 2 * (nkv / 32)));
     CK(cudaMemcpy(d_kq, kq, nkv, cudaMemcpyHostToDevice)); CK(cudaMemcpy(d_vq, vq, nkv, cudaMemcpyHostToDevice));
@@ -441,7 +435,6 @@ static void run_case(tern_pool *pool, int hd, int n_head, int n_head_kv, int n, 
         const int S = 1 + (pos0 + n) % 17; /* 1..17 splits: empty splits happen when S > the rows */
         const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
         if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
-        if (wsb) CK(cudaMemset(d_ws, 0, wsb)); /* the merge's tickets start at zero */
         CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
         if (n <= 16)
             tcu_attention_split(d_q, d_k, d_v, n, d_pos, NULL, NULL, 0, 0, n_head, n_head_kv, hd, scale, d_out, d_ws, S, 0);
@@ -536,7 +529,6 @@ static void run_case_q8(int hd, int n_head, int n_head_kv, int n, int pos0, int 
     const int S = S0 > 0 ? S0 : 1 + (pos0 + n) % 17; /* S0: the grid's splits (16 as the backend's at depth) */
     const size_t wsb = tcu_attention_ws_bytes(n, n_head, hd, S);
     if (wsb) CK(cudaMalloc((void **)&d_ws, wsb));
-        if (wsb) CK(cudaMemset(d_ws, 0, wsb)); /* the merge's tickets start at zero */
     const size_t qrow = (size_t)n_head * hd;
     /* the chooser's kernel (v5, 16 int8 a lane, where the device grants its shared memory) and v2 (the kernel of
      * devices that refuse it): each against float64, 1 and S splits, and each token's row equal to its one-token call */
@@ -609,7 +601,6 @@ static void bench(const char *label, int hd, int n_head, int n_head_kv, int n, i
     const float scale = 1.0f / sqrtf((float)hd);
     float *d_ws = NULL;
     if (split) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, split)));
-    if (split) CK(cudaMemset(d_ws, 0, tcu_attention_ws_bytes(n, n_head, hd, split))); /* the merge's tickets */
     /* a prefill chunk through the flash kernels as the backend calls them (the cache's rows known: v6b) */
 #define BENCH_CALL()                                                                                              \
     do {                                                                                                          \
@@ -673,7 +664,6 @@ static void bench_q8(const char *label, int hd, int n_head, int n_head_kv, int p
     CK(cudaMalloc((void **)&d_vs, 2 * (nkv / 32)));
     CK(cudaMalloc((void **)&d_pos, sizeof(int32_t)));
     CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(1, n_head, hd, splits)));
-    CK(cudaMemset(d_ws, 0, tcu_attention_ws_bytes(1, n_head, hd, splits))); /* the merge's tickets */
     CK(cudaMemcpy(d_pos, &pos, sizeof(int32_t), cudaMemcpyHostToDevice));
     /* random operands, never zeros: int8 planes from random f16 bits' bytes, scales f16 in [-1, 1) */
     tcu_fill_uniform(d_q, nq, TCU_FILL_F32, 4, 0);
@@ -760,10 +750,7 @@ static void window_case(int hd, int n_head, int n_head_kv, int n, int pos0, int 
     CK(cudaMalloc((void **)&d_ks, 2 * (nkv / 32))); CK(cudaMalloc((void **)&d_vs, 2 * (nkv / 32)));
     CK(cudaMalloc((void **)&d_pos, sizeof(int32_t) * n));
     CK(cudaMalloc(&d_xq, tcu_x16_bytes(n, (int64_t)n_head * hd)));
-    if (tcu_attention_ws_bytes(n, n_head, hd, S)) {
-        CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, S)));
-        CK(cudaMemset(d_ws, 0, tcu_attention_ws_bytes(n, n_head, hd, S))); /* the merge's tickets start at zero */
-    }
+    if (tcu_attention_ws_bytes(n, n_head, hd, S)) CK(cudaMalloc((void **)&d_ws, tcu_attention_ws_bytes(n, n_head, hd, S)));
     CK(cudaMemcpy(d_q, q, sizeof(float) * nq, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(d_k, kc, 2 * nkv, cudaMemcpyHostToDevice)); CK(cudaMemcpy(d_v, vc, 2 * nkv, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(d_kq, kq, nkv, cudaMemcpyHostToDevice)); CK(cudaMemcpy(d_vq, vq, nkv, cudaMemcpyHostToDevice));

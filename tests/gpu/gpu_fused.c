@@ -629,7 +629,6 @@ int main(void) {
                         void *xa, *xb;
                         CU(cudaMalloc((void **)&oa, sizeof(float) * n * Hq)); CU(cudaMalloc((void **)&ob, sizeof(float) * n * Hq));
                         CU(cudaMalloc((void **)&ws, tcu_attention_ws_bytes(n, nh, hd, 4) + 16));
-                        CU(cudaMemset(ws, 0, tcu_attention_ws_bytes(n, nh, hd, 4) + 16)); /* the merge's tickets */
                         CU(cudaMalloc(&xa, tcu_x16_bytes(n, Hq))); CU(cudaMalloc(&xb, tcu_x16_bytes(n, Hq)));
                         CU(cudaMemset(xa, 0x5A, tcu_x16_bytes(n, Hq))); CU(cudaMemset(xb, 0x5A, tcu_x16_bytes(n, Hq)));
                         CU(cudaMemset(oa, 0x33, sizeof(float) * n * Hq)); CU(cudaMemset(ob, 0x44, sizeof(float) * n * Hq));

@@ -48,8 +48,8 @@
  *         from n_ctx, never from n or pos, so a graph can replay it); a token at position p with n_kv keys
  *         (p + 1 - jw) uses S = att_active_splits(n_kv, SZ, rps) of them (one per rps = 256 keys, at most SZ),
  *         split z taking rows jw + [n_kv*z/S, n_kv*(z+1)/S); a CTA writes its unnormalised (M, L, Σ acc e^(m_w - M)) to a
- *         workspace, and the token's last split CTA to finish merges the S partials in order z = 0..S-1
- *         (att_merge_last; S = 1: the split kernel writes the output itself). S depends on the token's position only, so a verify chunk of k
+ *         workspace and attention_combine_kernel merges the S partials in order z = 0..S-1 (S = 1: the split
+ *         kernel writes the output itself). S depends on the token's position only, so a verify chunk of k
  *         tokens still gives each token the bits of its decode step.
  *
  * Numerics: f32 scores (fmaf over the lane's EPL elements, then a warp sum: TR = 1, one transposing
@@ -81,7 +81,7 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
 #define ATT_RED_SLOTS 8    /* shared-memory partial slots; NW must be a multiple of this */
 #define ATT_MAX_QH 4       /* query heads per CTA (registers: QH * EPL accumulators per lane) */
 #define ATT_PREFILL_WARPS 8
-#define ATT_MAX_SPLITS 64 /* split-K CTAs a head at most (att_merge_last's shared weights) */
+#define ATT_MAX_SPLITS 64 /* split-K CTAs a head at most (the combine kernel's shared weights) */
 #define ATT_DECODE_WARPS 16 /* 8 lost by 4-19% at depth 8192/32768, also with 32 splits: bench/sweeps/att_cta.md */
 #define ATT_Q8_U 8 /* rows a warp batch of v2 over a Q8_0 cache at hd 128 (4: spill-free, never measured) */
 /* attention_split_kernel's cfg argument: the virtual warps NV (8 or 16), which fix the bits; the CTA's physical warps
@@ -92,7 +92,7 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
  * tg128 in an 8192-position context +6.7% over every split of the grid, depth 1024 neutral, depth 8192 -0.7%. */
 /* (tcu.h TCU_ATT_RPS, 256) The keys a split under measurement (tcu_attention_rps_set, from tern_config.att_rps:
  * TERN_ATT_RPS): process-wide, set when an engine is made; att_split_launch reads it once (att_pages.rps) for the split
- * kernel and its merge, so a token's splits (and bits) are a function of its position alone within an engine. Short
+ * kernel and the combine, so a token's splits (and bits) are a function of its position alone within an engine. Short
  * contexts use 1 split of 256 keys: 8 CTAs for Llama-3-8B's 8 KV heads, ncu 7.3 us a layer at ~64 positions
  * (bench/gpu/s18-9363872/stepprof-chunk0). */
 static int g_att_rps = TCU_ATT_RPS;
@@ -351,7 +351,7 @@ template <int N> __device__ __forceinline__ void att_wait(void) {
  * att_cta_ml: lane 0 of warp w puts its heads' running (m, l) in sm_m[w], sm_l[w]; after a barrier thread g < QH
  * folds the nw warps in warp order into (M, L) = (sm_ML[0][g], sm_ML[1][g]) (max, then sum of l e^(m - M),
  * empty warps skipped), once a CTA; a second barrier publishes them. With S > 1 splits thread 0 also writes
- * (M, L) of the CTA's real heads to the workspace slot the merge reads (att_merge_last). */
+ * (M, L) of the CTA's real heads to the workspace slot the combine kernel reads. */
 template <int QH, int NWM>
 __device__ __forceinline__ void att_cta_ml(float (&sm_m)[NWM][QH], float (&sm_l)[NWM][QH], float (&sm_ML)[2][QH],
                                            const float (&m)[QH], const float (&l)[QH], int nw, int w, int lane,
@@ -409,59 +409,6 @@ __device__ __forceinline__ void att_cta_out(const float (&red)[NSLOT][QH][HD], f
             if (xq) att_put(o, lane, (int64_t)e, xq, plane);
         }
     }
-}
-
-/* The split merge (S > 1), by the token's last split CTA to finish: each split CTA of (token t, grid row y = KV head
- * and query-head chunk) writes its heads' unnormalised partial (M, L, acc) to its workspace slot z, then takes a
- * ticket (an int a (t, y) after the partials, kept zero between calls; the caller zeroes the workspace once when it
- * allocates it); the CTA whose ticket is S - 1 merges the S partials of each of its heads in split order z = 0..S-1
- * into out (and xq) and puts the ticket back to zero. The merge's operations are those of the separate combine kernel
- * it replaces (deleted; docs/ledger.md 2026-12-04 "the decode attention's split merge in the split kernel"):
- * M = max m_z, e_z = e^(m_z - M) (0 for an empty split), L = L + l_z e_z (two roundings) and o = fma(acc_z, e_z, o)
- * over the non-empty splits, out = o / L (0 when L = 0). Called by every thread of a CTA with S > 1. */
-template <int QH, int HD>
-__device__ __forceinline__ void att_merge_last(const float *__restrict__ ws, float *__restrict__ out,
-                                               void *__restrict__ xq, size_t plane, int n, int n_head, int SZ, int t,
-                                               int h0, int n_real, int S, int lane) {
-    __shared__ int s_last;
-    __shared__ float s_m[QH][ATT_MAX_SPLITS], s_e[QH][ATT_MAX_SPLITS], s_L[QH];
-    const float *ml = ws + (size_t)n * n_head * SZ * HD;
-    int *tk = (int *)(ml + (size_t)n * n_head * SZ * 2) + (size_t)t * gridDim.y + blockIdx.y;
-    __threadfence(); /* this thread's partial stores, device-visible before the CTA's ticket */
-    __syncthreads();
-    if (threadIdx.x == 0) s_last = atomicAdd(tk, 1) == S - 1;
-    __syncthreads();
-    if (!s_last) return;
-    __threadfence(); /* the other splits' partials, seen after their tickets */
-    if ((int)threadIdx.x < n_real) {
-        const int g = (int)threadIdx.x;
-        const float *mlh = ml + ((size_t)t * n_head + (size_t)(h0 + g)) * SZ * 2;
-        float M = -INFINITY;
-        for (int z = 0; z < S; z++) {
-            s_m[g][z] = __ldcg(mlh + 2 * z);
-            M = fmaxf(M, s_m[g][z]);
-        }
-        float L = 0.0f;
-        for (int z = 0; z < S; z++) {
-            const float e = s_m[g][z] == -INFINITY ? 0.0f : expf(s_m[g][z] - M);
-            s_e[g][z] = e;
-            if (s_m[g][z] != -INFINITY) L = __fadd_rn(L, __fmul_rn(__ldcg(mlh + 2 * z + 1), e));
-        }
-        s_L[g] = L;
-    }
-    __syncthreads();
-    for (int i = (int)threadIdx.x; i < QH * HD; i += (int)blockDim.x) {
-        const int g = i / HD, d = i % HD;
-        if (g >= n_real) continue;
-        const size_t th = (size_t)t * n_head + (size_t)(h0 + g);
-        float o = 0.0f;
-        for (int z = 0; z < S; z++)
-            if (s_m[g][z] != -INFINITY) o = fmaf(__ldcg(ws + (th * SZ + z) * HD + d), s_e[g][z], o);
-        const float r = s_L[g] == 0.0f ? 0.0f : __fdiv_rn(o, s_L[g]);
-        out[th * HD + d] = r;
-        if (xq) att_put(r, lane, (int64_t)(th * HD + d), xq, plane); /* a warp's 32 values: one block of one head */
-    }
-    if (threadIdx.x == 0) *tk = 0;
 }
 
 /* PF = 1: the K/V prefetch ring (over a Q8_0 cache only: it lost over f16, docs/ledger.md). PG = 1: rows through
@@ -696,7 +643,6 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
             if (xq) att_put(o, lane, (int64_t)e, xq, plane);
         }
     }
-    if (S > 1) att_merge_last<QH, HD>(ws, out, xq, plane, n, n_head, SZ, t, h0, n_real, S, lane);
 }
 
 /* ---- v5: the Q8_0-cache decode kernel with 16-byte lane slices ------------------------------------
@@ -717,7 +663,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
  * what it copied (no barrier). At the end the RW row groups of a warp are summed by xor shuffles (lanes of
  * one orbit get the same bits: IEEE addition commutes), then the NW warps in order w = 0..NW-1. 8 warps a
  * CTA: q and the accumulators take 2 x QH x 16 registers a lane (128 at QH 4), so __launch_bounds__(256, 1)
- * lets a lane have up to 255. The same splits, workspace and merge as v2: a token's bits do not depend on
+ * lets a lane have up to 255. The same splits, workspace and combine as v2: a token's bits do not depend on
  * the call (the verify property). v2 (other bits) runs where a device refuses v5's shared memory.
  * Measured (H200, Llama-3-8B shape 32/8 heads hd 128, bench/gpu/att-q8w-a7ea0ef/): one launch at pos 32767 with
  * 16 splits 50.3 us against v2's 85.6 in gpu_attention's harness (ncu: 41.0 us against 76.3), pos 8191 24.2 vs
@@ -960,7 +906,44 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
     }
     __syncthreads();
     att_cta_out<NW, QH, HD>(red, out, ws, xq, plane, n_head, SZ, t, h0, n_real, S, z, lane);
-    if (S > 1) att_merge_last<QH, HD>(ws, out, xq, plane, n, n_head, SZ, t, h0, n_real, S, lane);
+}
+
+/* v2's merge: block per (token, head), thread per element; partials in split order. SZ: the grid's splits
+ * (the workspace's stride); a token whose att_active_splits is 1 was written by the split kernel itself. */
+__global__ void attention_combine_kernel(const float *__restrict__ ws, int n, int n_head, int hd, int SZ,
+                                         float *__restrict__ out, void *__restrict__ xq, size_t plane,
+                                         const int32_t *__restrict__ pos, int rps, int win) {
+    pdl_trigger();
+    pdl_wait();
+    const size_t th = blockIdx.x; /* t * n_head + h */
+    const int p = pos[th / (size_t)n_head], S = att_active_splits(p + 1 - att_first(p, win), SZ, rps);
+    if (S <= 1) return;
+    const float *ml = ws + (size_t)n * n_head * SZ * hd + th * SZ * 2;
+    /* the splits' weights e^(m_z - M) (0 for an empty split) and L once, by thread 0, in split order (every
+     * thread computed them before: 2S expf a thread; the same operations, so the same bits) */
+    __shared__ float s_e[ATT_MAX_SPLITS], s_L;
+    if (threadIdx.x == 0) {
+        float M = -INFINITY;
+        for (int z = 0; z < S; z++) M = fmaxf(M, ml[2 * z]);
+        float L = 0.0f;
+        for (int z = 0; z < S; z++) {
+            const float e = ml[2 * z] == -INFINITY ? 0.0f : expf(ml[2 * z] - M);
+            s_e[z] = e;
+            L += ml[2 * z] == -INFINITY ? 0.0f : ml[2 * z + 1] * e;
+        }
+        s_L = L;
+    }
+    __syncthreads();
+    const float L = s_L;
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float o = 0.0f;
+        for (int z = 0; z < S; z++)
+            if (ml[2 * z] != -INFINITY) o = fmaf(ws[(th * SZ + z) * hd + d], s_e[z], o);
+        const float r = L == 0.0f ? 0.0f : o / L;
+        out[th * hd + d] = r;
+        /* blockDim and hd multiples of 32: a warp holds one whole 32-element block */
+        if (xq) att_put(r, (int)threadIdx.x & 31, (int64_t)(th * hd + d), xq, plane);
+    }
 }
 
 /* ---- the chooser and the public launcher ---------------------------------------------------------- */
@@ -982,7 +965,7 @@ typedef void (*att_kernel_fn)(const float *, const void *, const void *, const u
 typedef struct {
     const int32_t *bt, *bt_off;
     int lbs, win; /* win: the sliding window (keys a query sees), 0 none */
-    int rps;      /* keys a split: att_split_launch reads tcu_attention_rps() once a launch */
+    int rps;      /* keys a split: att_split_launch reads tcu_attention_rps() once for the kernel and the combine */
     int cfg;      /* attention_split_kernel's virtual warps (ATT_CFG_NV) */
 } att_pages;
 static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, cudaStream_t st, const float *q,
@@ -1097,8 +1080,7 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
         break;
 
 extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) {
-    /* the partials (acc, then (M, L)), then the merge's tickets (att_merge_last: at most n * n_head) */
-    return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) + sizeof(int) * (size_t)n * n_head : 0;
+    return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) : 0;
 }
 
 /* Physical warps of a decode CTA (the arm TERN_ATT_WARPS, else the rule): the bits are the 16 virtual warps' whatever
@@ -1135,7 +1117,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
                              int n, const int32_t *pos, att_pages pg, int n_head, int n_head_kv, int hd, float scale,
                              float *out, float *ws, int splits, int qh, void *xq, cudaStream_t st, int dec, int no_v5 = 0,
                              int h16 = 0) {
-    pg.rps = tcu_attention_rps(); /* once a launch */
+    pg.rps = tcu_attention_rps(); /* once: the split kernel and the combine must agree */
     const size_t plane = h16 ? 0 : x16_plane_bytes(n, (int64_t)n_head * hd); /* 0: xq is f16 in the f16 order's layout */
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
     const int S = ws && splits > 1 && dec ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
@@ -1170,6 +1152,9 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
             ATT_CASE_QH(8, 0)
         }
     }
+    if (S > 1)
+        PDL_LAUNCH(attention_combine_kernel, dim3((unsigned)(n * n_head)), dim3(hd < 256 ? hd : 256), 0, st,
+                   (const float *)ws, n, n_head, hd, S, out, xq, plane, pos, pg.rps, pg.win);
 }
 
 /* tcu.h: causal GQA attention, q (n, n_head, hd) f32, kc/vc (n_rows, n_head_kv, hd) f16, pos (n) on the
@@ -1256,7 +1241,7 @@ extern "C" void tcu_attention_decode_x16(const float *q, const void *kc, const v
 }
 
 /* tcu.h: the same with out also written as f16 bits in the f16 order's layout (tcu_hm_pos) into h16, by the kernel
- * that writes out (the split kernel or v5, or the last split's merge): the f16 order's O input without a conversion launch. */
+ * that writes out (the split kernel, v5, or the combine): the f16 order's O input without a conversion launch. */
 extern "C" void tcu_attention_decode_h16(const float *q, const void *kc, const void *vc, const uint16_t *ks,
                                          const uint16_t *vs, int n, const int32_t *pos, const int32_t *bt,
                                          const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,

@@ -582,10 +582,6 @@ static int crank_setup(crank *g) {
         g->qkv1 = dalloc(sizeof(float) * (size_t)(Hq + 2 * Hkv), &fail);
         g->gu1 = dalloc(sizeof(float) * 2 * (size_t)F, &fail);
         g->attws = dalloc(tcu_attention_ws_bytes(pass_rows(g), W->nh, hd, g->att_splits), &fail);
-        /* the split decode attention's merge keeps its tickets at the workspace's tail, zero between calls (attention.cu
-         * att_merge_last) */
-        if (g->attws && cudaMemset(g->attws, 0, tcu_attention_ws_bytes(pass_rows(g), W->nh, hd, g->att_splits)) != cudaSuccess)
-            fail = 1;
         g->logits = dalloc(sizeof(float) * (size_t)B * (g->n_rank > 1 ? W->vpad : W->nv), &fail);
         g->x16 = dalloc(sizeof(uint16_t) * (size_t)B * W->maxin, &fail);
         g->dq = dalloc(sizeof(uint16_t) * (size_t)W->max_mat, &fail);

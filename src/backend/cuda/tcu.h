@@ -369,8 +369,7 @@ void tcu_attention(const float *q, const uint16_t *kc, const uint16_t *vc, int n
  * ("flash-decoding", attention.cu v2) through ws (tcu_attention_ws_bytes(n, n_head, hd, splits) bytes);
  * splits <= 1 or ws NULL: tcu_attention. A token at position p uses min(splits, ceil((p + 1) / 256)) of the
  * grid's splits (a function of its position only), so every token gets the same bits in any call of n <= 16,
- * whichever sequences the other tokens belong to. The token's last split CTA to finish merges the splits; ws ends with
- * the merge's tickets, kept zero between calls: zero the workspace once when it is allocated. */
+ * whichever sequences the other tokens belong to. */
 void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc, int n, const int32_t *pos,
                          const int32_t *bt, const int32_t *bt_off, int lbs, int win, int n_head, int n_head_kv, int hd,
                          float scale, float *out, float *ws, int splits, cudaStream_t st);
