@@ -159,8 +159,8 @@ int main(void) {
      * and the launch counted (tcu_rms_cluster_count); dims 4096 (C 8 CTAs of 512), 576 (C 6 of 96), 8192 (C 8
      * of 1024), 5120 (C 8 of 640), 96 (C 3 of 32); 16384 fits no C (rmsnorm_k runs: not counted); n 1, 3, 16 and 40
      * (tcu_add_rmsnorm_dec_to with dec = 1, a GEMV-path pass longer than TCU_MULTI_MAX; the same call as
-     * tcu_add_rmsnorm_to at n <= 16); from 8 rows the order runs on a CTA a row (rmsnorm_cs_k): each call is also made
-     * on the order's other kernel (tcu_rms_cs_min_set) and must give the same bytes */
+     * tcu_add_rmsnorm_to at n <= 16); the order's other kernel (rmsnorm_cs_k, a CTA a row; the rule's in f16-order passes
+     * of >= 8 rows): each call is also made on each kernel forced (tcu_rms_cs_min_set) and must give the same bytes */
     {
         int major = 0;
         CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
@@ -188,14 +188,14 @@ int main(void) {
                     const int want = major >= 9 && dim != 16384;
                     CHECK(c1 - c0 == (uint64_t)want, "rms cluster dim=%d n=%d: %llu launches counted, want %d", dim, n,
                           (unsigned long long)(c1 - c0), want);
-                    if (want) { /* the order's other kernel (rmsnorm_cs_k below 8 rows, the cluster from 8): the same bytes */
+                    for (int k = 0; k < 2 && want; k++) { /* the order's two kernels (rmsnorm_cs_k, rmsnorm_cl_k) forced: the same bytes */
                         float *y2, *xo2;
                         uint16_t *h2;
                         void *q2;
                         CU(cudaMalloc((void **)&y2, sizeof(float) * nb)); CU(cudaMalloc((void **)&xo2, sizeof(float) * nb));
                         CU(cudaMalloc((void **)&h2, 2 * nb)); CU(cudaMalloc(&q2, xb));
                         CU(cudaMemset(q2, 0x5A, xb)); CU(cudaMemset(xo2, 0x7F, sizeof(float) * nb));
-                        tcu_rms_cs_min_set(n >= 8 ? 1 << 30 : 1);
+                        tcu_rms_cs_min_set(k == 0 ? 1 : 1 << 30);
                         const uint64_t c2 = tcu_rms_cluster_count();
                         tcu_add_rmsnorm_dec_to(x, xo2, withr ? r : NULL, g, eps, n, dim, y2, h2, q2, 1, 0);
                         const uint64_t c3 = tcu_rms_cluster_count();
@@ -203,8 +203,8 @@ int main(void) {
                         CU(cudaDeviceSynchronize());
                         CHECK(c3 - c2 == 1 && dev_eq(y, y2, sizeof(float) * nb) && dev_eq(h, h2, 2 * nb) && dev_eq(q, q2, xb) &&
                                   dev_eq(xo, xo2, sizeof(float) * nb),
-                              "rms dim=%d n=%d r=%d: rmsnorm_cs_k and rmsnorm_cl_k differ (%llu launches counted)", dim, n,
-                              withr, (unsigned long long)(c3 - c2));
+                              "rms dim=%d n=%d r=%d: %s forced differs from the rule's kernel (%llu launches counted)", dim,
+                              n, withr, k == 0 ? "rmsnorm_cs_k" : "rmsnorm_cl_k", (unsigned long long)(c3 - c2));
                         cudaFree(y2); cudaFree(xo2); cudaFree(h2); cudaFree(q2);
                     }
                     tcu_quantize_x16(y, n, dim, qc, 0);
