@@ -160,7 +160,7 @@ int main(void) {
      * of 1024), 5120 (C 8 of 640), 96 (C 3 of 32); 16384 fits no C (rmsnorm_k runs: not counted); n 1, 3, 16 and 40
      * (tcu_add_rmsnorm_dec_to with dec = 1, a GEMV-path pass longer than TCU_MULTI_MAX; the same call as
      * tcu_add_rmsnorm_to at n <= 16); the order's other kernel (rmsnorm_cs_k, a CTA a row; the rule's in f16-order passes
-     * of >= 8 rows): each call is also made on each kernel forced (tcu_rms_cs_min_set) and must give the same bytes */
+     * of 8..16 rows): each call is also made on each kernel forced (tcu_rms_cs_min_set) and must give the same bytes */
     {
         int major = 0;
         CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));

@@ -370,12 +370,13 @@ extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float 
 #define RMS_SPLIT 8
 
 /* Where a decode pass's RMSNorm in the cluster's order runs rmsnorm_cs_k (a CTA a row) instead of the cluster kernel:
- * the same bits, so the choice is free. The rule: passes of the f16 order (g_tcu_hm) of >= RMS_CS_MIN rows. H200,
- * synthetic Llama-3-8B Q4_0, S_TG two rounds (bench/gpu/s30-rms/, cs from 8 rows in both orders against the cluster):
- * the f16 order B = 16 3,381 -> 3,655 (+8.1%), B = 64 level (9,192 -> 9,208); the chunk order B = 16 2,808 -> 2,733
- * (-2.7%), B = 64 level; B = 1, 4 untouched. Why the orders differ is not measured (docs/ledger.md 2026-12-04).
- * tcu_rms_cs_min_set: the tests' hook (n > 0: rmsnorm_cs_k from n rows in every pass; 0 the rule). */
+ * the same bits, so the choice is free. The rule: passes of the f16 order (g_tcu_hm) of RMS_CS_MIN..RMS_CS_MAX rows.
+ * H200, synthetic Llama-3-8B Q4_0, S_TG two rounds (bench/gpu/s30-rms/ calls d, e; cs from 8 rows against the cluster):
+ * the f16 order B = 8 1,884 -> 2,076 (+10%), B = 16 3,366 -> 3,609 (+7%), B = 32 5,949 -> 5,836 (-1.9%), B = 64 level;
+ * the chunk order B = 16 2,808 -> 2,733 (-2.7%), B = 64 level; B = 1, 4 untouched. Why is not measured (docs/ledger.md
+ * 2026-12-04). tcu_rms_cs_min_set: the tests' hook (n > 0: rmsnorm_cs_k from n rows in every pass; 0 the rule). */
 #define RMS_CS_MIN 8
+#define RMS_CS_MAX 16
 static int g_rms_cs_min = 0;
 extern "C" void tcu_rms_cs_min_set(int n) { g_rms_cs_min = n > 0 ? n : 0; }
 
@@ -393,7 +394,7 @@ extern "C" void tcu_add_rmsnorm_dec_to(const float *x, float *xo, const float *r
     const size_t pl = x16_plane_bytes(n, dim);
     if (dec) {
         const int C = rms_cl_ctas(dim);
-        if (C && rms_cl_ok() && (g_rms_cs_min ? n >= g_rms_cs_min : g_tcu_hm && n >= RMS_CS_MIN)) { /* a CTA a row */
+        if (C && rms_cl_ok() && (g_rms_cs_min ? n >= g_rms_cs_min : g_tcu_hm && n >= RMS_CS_MIN && n <= RMS_CS_MAX)) { /* a CTA a row */
             PDL_LAUNCH(rmsnorm_cs_k, dim3((unsigned)n), dim3((unsigned)(dim / C)), 0, st, x, xo, r, g, eps, dim, C, y32, y16,
                        xq, pl, g_tcu_hm);
             g_rms_cl_launches++;
