@@ -208,8 +208,8 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
 #endif
 }
 
-/* rmsnorm_cl_k's order (POST = 0) on one CTA a row, for passes of many rows (n >= RMS_CS_MIN) and where a cluster launch
- * is refused: T = dim / C threads, thread i owning elements kT + i of the row (k = 0..C-1, C = rms_cl_ctas(dim)). Slice
+/* rmsnorm_cl_k's order (POST = 0) on one CTA a row, where the rule takes it (tcu_add_rmsnorm_dec_to: f16-order passes of
+ * RMS_CS_MIN..RMS_CS_MAX rows): T = dim / C threads, thread i owning elements kT + i of the row (k = 0..C-1, C = rms_cl_ctas(dim)). Slice
  * k's partial is each warp's xor butterfly over its 32 squares, then warp k's butterfly over the T / 32 warp sums (lanes
  * past them 0): rmsnorm_cl_k's CTA k, operation for operation; the C partials summed in slice order from 0, the same
  * scale expression. So every row gets rmsnorm_cl_k's bits (gpu_fused: an n-row call's rows against 1-row calls), without
@@ -275,6 +275,9 @@ rmsnorm_cs_k(const float *x, float *xo, const float *__restrict__ r, const float
  * the trace and the tests count what ran) */
 static thread_local uint64_t g_rms_cl_launches;
 extern "C" uint64_t tcu_rms_cluster_count(void) { return g_rms_cl_launches; }
+/* of them, rmsnorm_cs_k's (tcu_rms_cs_count: the tests tell the two kernels apart) */
+static thread_local uint64_t g_rms_cs_launches;
+extern "C" uint64_t tcu_rms_cs_count(void) { return g_rms_cs_launches; }
 
 /* CTAs a row of rmsnorm_cl_k for dim: the largest C <= RMS_CL_MAX with dim % (32 C) == 0 and dim / C <= 1024;
  * 0 when none (C = 1 is rmsnorm_k's case). */
@@ -398,6 +401,7 @@ extern "C" void tcu_add_rmsnorm_dec_to(const float *x, float *xo, const float *r
             PDL_LAUNCH(rmsnorm_cs_k, dim3((unsigned)n), dim3((unsigned)(dim / C)), 0, st, x, xo, r, g, eps, dim, C, y32, y16,
                        xq, pl, g_tcu_hm);
             g_rms_cl_launches++;
+            g_rms_cs_launches++;
             return;
         }
         if (C && rms_cl_ok() && rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, pl, NULL, 0.0f, st)) return;

@@ -267,6 +267,8 @@ void tcu_add_rmsnorm_post_to(const float *x, float *xo, float *r, const float *p
 /* launches in rmsnorm_cl_k's order (rmsnorm_cl_k, rmsnorm_cs_k) issued by the calling host thread so far (a count, for
  * the trace and the tests). */
 uint64_t tcu_rms_cluster_count(void);
+/* of them, rmsnorm_cs_k's (one CTA a row) */
+uint64_t tcu_rms_cs_count(void);
 /* the tests' hook: rows from which that order runs on a CTA a row (rmsnorm_cs_k) in every pass; 0 the rule (f16-order
  * passes of 8..16 rows) */
 void tcu_rms_cs_min_set(int n);
