@@ -208,11 +208,11 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
 #endif
 }
 
-/* rmsnorm_cl_k's order (POST = 0) on one CTA a row, where the rule takes it (tcu_add_rmsnorm_dec_to: f16-order passes of
- * RMS_CS_MIN..RMS_CS_MAX rows): T = dim / C threads, thread i owning elements kT + i of the row (k = 0..C-1, C = rms_cl_ctas(dim)). Slice
- * k's partial is each warp's xor butterfly over its 32 squares, then warp k's butterfly over the T / 32 warp sums (lanes
+/* rmsnorm_cl_k's order (POST = 0) on one CTA a row, where the rule takes it (rms_cs_takes: f16-order passes of 8..16
+ * rows): T = dim / C threads, thread i owning elements kT + i of the row (k = 0..C-1, C = rms_cl_ctas(dim)). Slice k's
+ * partial is each warp's xor butterfly over its 32 squares, then warp k's butterfly over the T / 32 warp sums (lanes
  * past them 0): rmsnorm_cl_k's CTA k, operation for operation; the C partials summed in slice order from 0, the same
- * scale expression. So every row gets rmsnorm_cl_k's bits (gpu_fused: an n-row call's rows against 1-row calls), without
+ * scale expression. So every row gets rmsnorm_cl_k's bits (gpu_fused: each kernel forced, the same bytes), without
  * a cluster's C CTAs a row and its two cluster barriers (ncu, a B = 64 decode step: rmsnorm_cl_k 6.7 us a launch over
  * 8 x 64 CTAs of 512 threads, 65 launches a step). x and xo may be the same buffer (a thread reads, then writes, its
  * own elements). g is constant (a weight): loaded before the PDL wait. */
@@ -382,6 +382,9 @@ extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float 
 #define RMS_CS_MAX 16
 static int g_rms_cs_min = 0;
 extern "C" void tcu_rms_cs_min_set(int n) { g_rms_cs_min = n > 0 ? n : 0; }
+static int rms_cs_takes(int n) {
+    return g_rms_cs_min ? n >= g_rms_cs_min : g_tcu_hm && n >= RMS_CS_MIN && n <= RMS_CS_MAX;
+}
 
 extern "C" int tcu_rms_cluster_ctas(int dim) {
     if (dim % 32) return 0;
@@ -397,14 +400,16 @@ extern "C" void tcu_add_rmsnorm_dec_to(const float *x, float *xo, const float *r
     const size_t pl = x16_plane_bytes(n, dim);
     if (dec) {
         const int C = rms_cl_ctas(dim);
-        if (C && rms_cl_ok() && (g_rms_cs_min ? n >= g_rms_cs_min : g_tcu_hm && n >= RMS_CS_MIN && n <= RMS_CS_MAX)) { /* a CTA a row */
-            PDL_LAUNCH(rmsnorm_cs_k, dim3((unsigned)n), dim3((unsigned)(dim / C)), 0, st, x, xo, r, g, eps, dim, C, y32, y16,
-                       xq, pl, g_tcu_hm);
-            g_rms_cl_launches++;
-            g_rms_cs_launches++;
-            return;
+        if (C && rms_cl_ok()) { /* the cluster's order: on a CTA a row where the rule says, else the cluster */
+            if (rms_cs_takes(n)) {
+                PDL_LAUNCH(rmsnorm_cs_k, dim3((unsigned)n), dim3((unsigned)(dim / C)), 0, st, x, xo, r, g, eps, dim, C,
+                           y32, y16, xq, pl, g_tcu_hm);
+                g_rms_cl_launches++;
+                g_rms_cs_launches++;
+                return;
+            }
+            if (rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, pl, NULL, 0.0f, st)) return;
         }
-        if (C && rms_cl_ok() && rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, pl, NULL, 0.0f, st)) return;
     }
     int c = dec ? RMS_SPLIT : 1;
     while (c > 1 && (dim > RMS_EPT * RMS_T || dim % (32 * c))) c >>= 1; /* whole blocks a slice; the fast path */
