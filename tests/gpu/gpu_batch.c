@@ -1,12 +1,13 @@
 /* gpu_batch: the engine's batch on the GPU (run by bench/gpu_check.sh on a GPU box, not in CI).
  *
- *   gpu_batch MODEL [chunk | f16]
+ *   gpu_batch MODEL [chunk | f16 | f16t]
  *
  * chunk: everything below with tern_config.gemv_chunk = 1 (the chunk-major GEMV order; on a model whose matrices are
  * all Q4_0, Q8_0 or Q4_K the 64 sequences' decode steps are single passes of up to 64 tokens through gemm_mma v2) and
  * the trace on, so the engines' trace lines on stderr show gemm_mma_v2= (bench/gpu_check.sh step batch checks it).
  * f16: the same with tern_config.gemv_chunk = 2 (the f16 order, gemm_hmma.cu, on a Q4_0 model: every matrix of a pass
- * of up to 64 tokens, one token too; the trace's gemm_hm=).
+ * of up to 64 tokens, one token too; the trace's gemm_hm=). f16t: f16 with tern_config.hm_tiled (TERN_HM_TILED: the
+ * matrices' tiled copy; the trace's gemm_hm_tiled=), and 5. below.
  *
  * 1. Batch invariance (tests/batch_invariance.h) on CUDA: 64 sequences of 3..93 prompt tokens, 12 greedy tokens
  *    each, joining at steps 0..3 of one engine (prefills mixed with other sequences' decode tokens, KV blocks of 16
@@ -21,7 +22,9 @@
  *    bits of one pool over 300 tokens fed as one step (prefill chunks of 64: the flash / v3 kernels and, with a Q8_0
  *    cache, its dequantization read the window tables, released blocks as block 0), in chunks of 7 and token by token
  *    (the decode kernels); batch invariance with it on, batched bits equal to it off; a fork continued apart; a
- *    prefix-cache hit (48 of 64 tokens) continued, the same bits as the hit without the window pool. */
+ *    prefix-cache hit (48 of 64 tokens) continued, the same bits as the hit without the window pool.
+ * 5. (f16t) The tiled copy gives the rows' bits: 40 tokens fed in steps of 7 and of 1, every row's logits, through the
+ *    model with its tiled copy and through a second load of it without one (hm_tiled 0). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +94,33 @@ static int swa_feed(tern_model *m, tern_engine_params p, const int32_t *toks, in
     tern_batch_free(b);
     tern_engine_free(e);
     return rc;
+}
+
+static void tiled_check(const char *path, tern_model *m) {
+    tern_config c = tern_config_get();
+    c.hm_tiled = 0;
+    tern_config_set(&c);
+    tern_model *m0 = tern_model_load(path, 0);
+    CHECK(m0 != NULL, "tiled: a second load: %s", tern_last_error());
+    const int V = tern_model_n_vocab(m), N = 40;
+    int32_t toks[40];
+    uint64_t h0[40], h1[40];
+    for (int i = 0; i < N; i++) toks[i] = 1 + (int32_t)(((uint64_t)i * 2654435761u + 777u) % (uint64_t)(V - 1));
+    static const int chunks[2] = {7, 1};
+    for (int k = 0; k < 2 && m0; k++) {
+        c.hm_tiled = 0;
+        tern_config_set(&c);
+        const int r0 = swa_feed(m0, params(TERN_DEVICE_CUDA, 1, 0), toks, N, chunks[k], h0);
+        c.hm_tiled = 1;
+        tern_config_set(&c);
+        const int r1 = swa_feed(m, params(TERN_DEVICE_CUDA, 1, 0), toks, N, chunks[k], h1);
+        CHECK(r0 == 0 && r1 == 0 && !memcmp(h0, h1, sizeof h0),
+              "tiled: %d tokens in steps of %d: ran %d %d, every row's logits the rows' bits %d", N, chunks[k], r0, r1,
+              r0 == 0 && r1 == 0 && !memcmp(h0, h1, sizeof h0));
+    }
+    c.hm_tiled = 1;
+    tern_config_set(&c);
+    if (m0) tern_model_free(m0);
 }
 
 static void swa_check(tern_model *m, int kv_q8) {
@@ -209,13 +239,15 @@ static void guard_check(tern_model *m, int which) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && strcmp(argv[2], "f16"))) {
-        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16]\n");
+    const int tiled = argc > 2 && !strcmp(argv[2], "f16t");
+    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && strcmp(argv[2], "f16") && !tiled)) {
+        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16 | f16t]\n");
         return 2;
     }
     if (argc > 2) {
         tern_config c = tern_config_get();
-        c.gemv_chunk = strcmp(argv[2], "f16") ? 1 : 2;
+        c.gemv_chunk = strcmp(argv[2], "chunk") ? 2 : 1;
+        c.hm_tiled = tiled;
         c.trace = 1;
         tern_config_set(&c);
     }
@@ -272,6 +304,7 @@ int main(int argc, char **argv) {
     }
     free(lg);
     free(lc);
+    if (tiled) tiled_check(argv[1], m);
     guard_check(m, 0);
     guard_check(m, 1);
     swa_check(m, 0); /* new engines: the process-wide values back to this run's */

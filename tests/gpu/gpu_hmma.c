@@ -5,9 +5,10 @@
  * - values: every output of the one-column call is within (K/16 + 32)·2^-22·Σ|w_k·x_k| of the float64 sum of the
  *   f16 products w_k·x_k, w_k = f16(d·(q - 8)) from the GGUF Q4_0 block (computed here from the bytes), x_k the
  *   f16 activation: a wrong element, block, scale or row would be off by a whole term;
- * - batch invariance: for every arm (-1 the chooser, 0..TCU_HM_ARMS-1) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the
- *   m-column call equals the one-column call on x_c by memcmp, columns past m untouched; the fused form (rows in
- *   three parts into three buffers) gives each output the bits of the plain call;
+ * - batch invariance: for every arm (-1 the chooser, TCU_HM_PICK_TILED the chooser over the tiled copy,
+ *   0..TCU_HM_ARMS-1; arms >= TCU_HM_TILED over the tiled copy) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the
+ *   m-column call equals the row layout's one-column call on x_c by memcmp, columns past m untouched; the fused form
+ *   (rows in three parts into three buffers, rows and tiled) gives each output the bits of the plain call;
  * - a call whose K split needs a workspace refuses to run without one.
  * The GEMM's inputs are the f16 columns permuted here by tcu_hm_pos (the layout the producers write).
  * Shapes: 4096 x 1000 (K split in 4), 14336 x 33 (in 8), 6144 x 70 (in 4), 2048 x 100 (in 2), 384 x 130 (3 steps, a
@@ -17,7 +18,8 @@
  * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box.
  * `--sweep-only --splits S` (or `--sweep --splits S`, the checks too): every shape's K split forced to S segments
  * (tcu_gemm_hm_splits_set), the split rule's measurement.
- * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV) on one shape, for ncu
+ * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV; -3 the tiled chooser) on
+ * one shape, for ncu
  * (bench/gpu_check.sh hmprof); prints its time as the sweep takes it. */
 #include <math.h>
 #include <stdio.h>
@@ -154,6 +156,9 @@ static void check_x16(const shape_t *s) {
     free(q);
 }
 
+/* 1 when arm reads the tiled copy */
+static int tiled(int arm) { return arm >= TCU_HM_TILED || arm == TCU_HM_PICK_TILED; }
+
 static int call(int arm, const shape_t *s, const void *w, const int64_t rows[3], const uint16_t *x, int m,
                 float *const y[3], int with_ws) {
     return tcu_gemm_hm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, rows, x, m, y, with_ws ? s->ws : NULL,
@@ -226,12 +231,12 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     free(wr);
     /* every arm, every m: column c the one-column bits, past m untouched */
     static const int ms[9] = {1, 2, 7, 8, 9, 16, 17, 33, 64};
-    for (int arm = -1; arm < ARMS; arm++)
-        for (int i = 0; i < 9; i++) {
+    for (int arm = TCU_HM_PICK_TILED; arm < ARMS; arm++)
+        for (int i = 0; i < 9 && arm != -2; i++) {
             const int m = ms[i];
             CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
             float *const ya[3] = {dym, dym, dym};
-            const int ok = call(arm, &s, arm >= TCU_HM_TILED ? s.dt[0] : s.dr, rows1, s.xp, m, ya, 1);
+            const int ok = call(arm, &s, tiled(arm) ? s.dt[0] : s.dr, rows1, s.xp, m, ya, 1);
             CU(cudaDeviceSynchronize());
             CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
             int same = memcmp(ym, y1, sizeof(float) * (size_t)m * n_out) == 0, untouched = 1;
@@ -240,13 +245,13 @@ static void check_shape(int64_t n_in, int64_t n_out) {
                   "past m untouched %d", (long long)n_in, (long long)n_out, arm, m, ok, same, untouched);
         }
     /* fused: three parts into three buffers */
-    if (n_out >= 30) {
+    for (int tl = 0; tl < 2 && n_out >= 30; tl++) {
         const int64_t rows3[3] = {n_out / 2, n_out / 3, n_out - n_out / 2 - n_out / 3};
         const int m = 17;
         float *dp[3];
         for (int j = 0; j < 3; j++) CU(cudaMalloc((void **)&dp[j], sizeof(float) * (size_t)rows3[j] * m));
         float *const yp[3] = {dp[0], dp[1], dp[2]};
-        const int ok = call(-1, &s, s.dr, rows3, s.xp, m, yp, 1);
+        const int ok = call(tl ? TCU_HM_PICK_TILED : -1, &s, tl ? s.dt[0] : s.dr, rows3, s.xp, m, yp, 1);
         CU(cudaDeviceSynchronize());
         int same = 1;
         int64_t r0 = 0;
@@ -259,8 +264,8 @@ static void check_shape(int64_t n_in, int64_t n_out) {
             free(h);
             CU(cudaFree(dp[j]));
         }
-        CHECK(ok && same, "%lldx%lld fused in three parts: ran %d, the plain call's bits %d", (long long)n_in,
-              (long long)n_out, ok, same);
+        CHECK(ok && same, "%lldx%lld fused in three parts%s: ran %d, the plain call's bits %d", (long long)n_in,
+              (long long)n_out, tl ? " (tiled)" : "", ok, same);
     }
     if (s.wsn) {
         float *const ya[3] = {dym, dym, dym};
@@ -353,7 +358,7 @@ static float time_call(int kind, int arm, const shape_t *s, void **dw, int m, fl
         CU(cudaEventRecord(e0, 0));
         for (int i = 0; i < 20; i++) {
             void *w = dw[(r * 20 + i) % 4];
-            if (kind == 0) ok &= call(arm, s, arm >= TCU_HM_TILED ? s->dt[(r * 20 + i) % 4] : w, rows1, s->xp, m, ya, 1);
+            if (kind == 0) ok &= call(arm, s, tiled(arm) ? s->dt[(r * 20 + i) % 4] : w, rows1, s->xp, m, ya, 1);
             else if (kind == 1)
                 ok &= tcu_gemm_mma_v2_arm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, m, dy, v2ws, v2wsn, 0);
             else if (kind == 2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, 1, dy, 0);
@@ -389,13 +394,14 @@ static void sweep(int64_t n_in, int64_t n_out) {
     CU(cudaMalloc((void **)&v2ws, sizeof(float) * (v2n ? v2n : 1)));
     tcu_gemv_order_set(1);
     printf("sweep Q4_0 %lldx%lld (%.1f MB): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 chooser, hm chooser, "
-           "hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241; tiled layout 141 240)\n",
+           "hm tiled chooser, hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241; tiled layout 141 240 140)\n",
            (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1);
     static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
     for (int i = 0; i < 10; i++) {
         const int m = ms[i];
-        printf("  m=%2d  cvt %5.1f  v2 %7.1f  hm %7.1f |", m, time_call(3, 0, &s, dw, m, dy, NULL, 0),
-               time_call(1, -1, &s, dw, m, dy, v2ws, v2n), time_call(0, -1, &s, dw, m, dy, NULL, 0));
+        printf("  m=%2d  cvt %5.1f  v2 %7.1f  hm %7.1f  hmT %7.1f |", m, time_call(3, 0, &s, dw, m, dy, NULL, 0),
+               time_call(1, -1, &s, dw, m, dy, v2ws, v2n), time_call(0, -1, &s, dw, m, dy, NULL, 0),
+               time_call(0, TCU_HM_PICK_TILED, &s, dw, m, dy, NULL, 0));
         for (int a = 0; a < ARMS; a++) printf(" %7.1f", time_call(0, a, &s, dw, m, dy, NULL, 0));
         const float best = time_call(0, -1, &s, dw, m, dy, NULL, 0);
         printf("   (chooser %.0f GB/s of weights)\n", wb / best * 1e-3);
@@ -416,7 +422,7 @@ static int one(int argc, char **argv) {
     }
     const int64_t n_in = atoll(argv[2]), n_out = atoll(argv[3]);
     const int m = atoi(argv[4]), arm = atoi(argv[5]);
-    if (n_in < 32 || n_in % 32 || n_out < 1 || m < 1 || m > MMAX || arm < -2 || arm >= ARMS) {
+    if (n_in < 32 || n_in % 32 || n_out < 1 || m < 1 || m > MMAX || arm < TCU_HM_PICK_TILED || arm >= ARMS) {
         fprintf(stderr, "gpu_hmma --one: bad shape, m or arm\n");
         return 2;
     }
@@ -431,7 +437,7 @@ static int one(int argc, char **argv) {
         const int64_t rows1[3] = {n_out, 0, 0};
         float *const ya[3] = {dy, dy, dy};
         if (arm == -2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, s.dr, s.rstride, n_in, n_out, s.xq, 1, dy, 0);
-        else if (!call(arm, &s, arm >= TCU_HM_TILED ? s.dt[0] : s.dr, rows1, s.xp, m, ya, 1)) {
+        else if (!call(arm, &s, tiled(arm) ? s.dt[0] : s.dr, rows1, s.xp, m, ya, 1)) {
             fprintf(stderr, "gpu_hmma --one: the call did not run\n");
             CU(cudaFree(dy));
             release(&s);

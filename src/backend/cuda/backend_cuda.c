@@ -408,8 +408,10 @@ static int wrank_upload(cuda_wrank *W) {
 static void wrank_free(cuda_wrank *W) {
     cudaSetDevice(W->dev);
     if (W->w)
-        for (int i = 0; i < W->n_w; i++)
+        for (int i = 0; i < W->n_w; i++) {
             if (W->w[i].own) cudaFree(W->w[i].d);
+            if (W->w[i].tl_own) cudaFree(W->w[i].tl);
+        }
     if (W->layers)
         for (int il = 0; il < W->m->n_layer; il++) {
             dlayer *d = &W->layers[il];
@@ -472,6 +474,52 @@ static int hm_all(const tern_model *m, int n_tp) {
         }
     }
     return tcu_gemm_hm_supported(tcu_repack_type(m->output.type), m->output.n_in);
+}
+
+/* TERN_HM_TILED (tern_config.hm_tiled, an arm under measurement, issue 26): the matrices an f16-order pass reads get a
+ * copy in the tiled layout (tcu_hm_tile, gemm_hmma.cu's tiled arms: the same bits) beside their rows, which prefill and
+ * the other orders keep reading: the fused q|k|v and gate|up (their parts views into it where a part starts at a
+ * multiple of 64 rows; else the part keeps the rows), the other layer matrices and the head. Once per model (the
+ * weights are shared by its engines), one GPU; the memory plan counts the rows' bytes for it (the tiled copy has
+ * a row's bytes, its last tile rounded to 64 rows). wrank_tile: 0 or -1. */
+static int wrank_tile(cuda_wrank *W) {
+    if (W->tl_bytes) return 0;
+    cudaSetDevice(W->dev);
+    /* every own matrix the f16 order takes but the embeddings (unless they are the tied head: the head reads them) */
+    for (int i = 0; i < W->n_w; i++) {
+        dweight *w = &W->w[i];
+        if (!w->own || !tcu_gemm_hm_supported(w->type, w->n_in) || w->n_out < 1 || (w == W->tok_embd && w != W->output))
+            continue;
+        const size_t b = tcu_hm_tile_bytes(w->n_in, w->n_out);
+        if (cudaMalloc(&w->tl, b) != cudaSuccess) {
+            (void)cudaGetLastError();
+            w->tl = NULL;
+            tern_set_error("TERN_HM_TILED: no room on GPU %d for the weights' tiled copy", W->dev);
+            return -1;
+        }
+        w->tl_own = 1;
+        W->tl_bytes += b;
+        tcu_hm_tile(w->d, w->stride, w->n_in, w->n_out, w->tl, 0);
+    }
+    /* a fused matrix's parts: views into its tiles */
+    for (int il = 0; il < W->m->n_layer; il++) {
+        dlayer *d = &W->layers[il];
+        dweight *fu[2] = {d->qkv, d->gu}, *parts[2][3] = {{d->wq, d->wk, d->wv}, {d->gate, d->up, NULL}};
+        for (int k = 0; k < 2; k++) {
+            if (!fu[k] || !fu[k]->tl) continue;
+            for (int j = 0; j < 3; j++) {
+                dweight *p = parts[k][j];
+                if (!p || p->own || p->stride != fu[k]->stride) continue;
+                const size_t off = (size_t)((const char *)p->d - (const char *)fu[k]->d) / fu[k]->stride;
+                if (off % 64 == 0) p->tl = (char *)fu[k]->tl + tcu_hm_tile_bytes(p->n_in, (int64_t)off);
+            }
+        }
+    }
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+        tern_set_error("TERN_HM_TILED: tiling the weights on GPU %d failed: %s", W->dev, cudaGetErrorString(cudaGetLastError()));
+        return -1;
+    }
+    return 0;
 }
 
 static int pass_limit(const tern_model *m, int ord, int n_dev) {
@@ -780,6 +828,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
      * once this engine stands */
     const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m, n_tp) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
+    const int tile = ord == 2 && tern_cfg()->hm_tiled && n_tp == 1; /* TERN_HM_TILED: wrank_tile */
     be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast || n_tp > 2 ? 1 : plim, 1};
     be->m = m;
     be->n_rank = n_tp;
@@ -812,7 +861,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     }
     for (int r = 0; r < n_tp && !refuse; r++) {
         const crank *g = be->rk[r];
-        const uint64_t wb = have_weights ? 0 : g->W->bytes;
+        const uint64_t wb = (have_weights ? 0 : g->W->bytes) + (tile && !g->W->tl_bytes ? g->W->bytes : 0);
         size_t free_b = 0, total_b = 0;
         if (cudaSetDevice(r) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
             (void)cudaGetLastError();
@@ -830,10 +879,10 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         }
         if (p->verbose)
             fprintf(stderr,
-                    "tern: cuda memory plan on GPU %d (%s)%s: weights %.2f GiB%s + KV cache %.2f GiB (%lld rows in blocks of "
+                    "tern: cuda memory plan on GPU %d (%s)%s: weights %.2f GiB%s%s + KV cache %.2f GiB (%lld rows in blocks of "
                     "%d, %s%s) + scratch %.2f GiB (ubatch %d) = %.2f GiB of %.2f GiB free\n",
                     r, g_name, n_tp > 1 ? ", tensor-parallel shard" : "", gib(g->W->bytes),
-                    have_weights ? " (uploaded already)" : "", gib(g->b_kv), (long long)p->kv_rows, bs,
+                    have_weights ? " (uploaded already)" : "", tile ? " (and their tiled copy, TERN_HM_TILED)" : "", gib(g->b_kv), (long long)p->kv_rows, bs,
                     p->kv_q8 ? "q8_0" : "f16", wpool, gib(g->b_scratch), p->max_rows, gib(need), gib(free_b));
         if (need + reserve > free_b) {
             tern_set_error("the model does not fit on GPU %d (%s): it needs %.2f GiB (weights %.2f + KV cache %.2f for %lld "
@@ -871,6 +920,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     }
     if (!fail)
         for (int r = 0; r < n_tp; r++) be->rk[r]->W = &cw->r[r];
+    if (!fail && tile && wrank_tile(&cw->r[0]) != 0) fail = 1;
     if (!fail) {
         if (n_tp > 1) tern_pool_run(be->pool, setup_job, be->rk);
         else (void)crank_setup(be->rk[0]);

@@ -34,6 +34,9 @@ typedef struct dweight {
     int own;            /* d is this matrix's allocation (else a view into a fused one) */
     const struct dweight *pf_next; /* the matrix the prefill GEMM path reads next (dequant prefetch), or NULL */
     int fam;            /* the dp4a GEMV family (tcu_gemv_dp4a_family): a fused matrix's, for its parts too */
+    void *tl;           /* TERN_HM_TILED: the rows in the f16 order's tiled layout (tcu_hm_tile), read by f16 passes;
+                         * a part of a fused matrix a view into the fused one's tiles; NULL: none */
+    int tl_own;         /* tl is this matrix's allocation */
 } dweight;
 
 typedef struct {
@@ -56,7 +59,8 @@ typedef struct {
     dweight *tok_embd, *output;
     float *output_norm;        /* (n_embd) */
     int pf_gu;                 /* one GPU, every layer's gate|up fused: prefill chunks run gate|up as one GEMM */
-    uint64_t bytes;            /* device bytes of all of it */
+    uint64_t bytes;            /* device bytes of all of it (the tiled copies not counted) */
+    uint64_t tl_bytes;         /* TERN_HM_TILED: device bytes of the tiled copies (0: none made) */
     uint64_t max_mat, max_layer_mat; /* elements of the largest matrix the GEMM path dequantizes; of a layer's */
     int maxin;                 /* the widest matmul input */
     void *stage, *dstage;      /* upload staging (freed after the upload) */
@@ -70,7 +74,7 @@ typedef struct {
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
 enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ATT_Q8W,
-       TR_RMS_CL, TR_MMA_V2, TR_HM, TR_N };
+       TR_RMS_CL, TR_MMA_V2, TR_HM, TR_HM_TL, TR_N };
 
 /* What a captured pass computes at its end: nothing, the last row's logits and argmax, every row's. */
 enum { OUT_NONE = 0, OUT_LAST = 1, OUT_ALL = 2, OUT_KINDS = 3 };

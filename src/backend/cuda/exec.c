@@ -73,13 +73,15 @@ static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
  * q|k|v or gate|up one launch with each part into its own buffer: tcu_gemm_mma_v2_split, every output the bits of the
  * per-part calls). For a pass that v2_runs. */
 static int matmul_v2(crank *g, const dweight *w, int n, const void *xq, const int64_t rows[3], float *const y[3]) {
-    if (f16_pass(g, n)) { /* the f16 order (gemm_hmma.cu): the f16 input its producer wrote in x16 */
-        if (!tcu_gemm_hm(-1, w->type, w->d, w->stride, w->n_in, rows, g->x16, n, y, g->mmws, g->mmws_n, g->st)) {
+    if (f16_pass(g, n)) { /* the f16 order (gemm_hmma.cu): the f16 input its producer wrote in x16; the tiled copy
+                           * where TERN_HM_TILED made one (the same bits) */
+        if (!tcu_gemm_hm(w->tl ? TCU_HM_PICK_TILED : -1, w->type, w->tl ? w->tl : w->d, w->stride, w->n_in, rows,
+                         g->x16, n, y, g->mmws, g->mmws_n, g->st)) {
             tern_set_error("internal: a %d-token pass reached a matrix (%lld rows, type %d) the f16-order GEMM refused",
                            n, (long long)w->n_out, w->type);
             return -1;
         }
-        g->tr[TR_HM]++;
+        g->tr[w->tl ? TR_HM_TL : TR_HM]++;
         return 0;
     }
     if (!xq || !tcu_gemm_mma_v2_split(-1, w->type, w->d, w->stride, w->n_in, rows, xq, n, y, g->mmws, g->mmws_n, g->st)) {
@@ -805,13 +807,14 @@ int cuda_prepare(tern_backend *be_, const tern_graph *G, int max_rows) {
 void cuda_rank_trace_print(const crank *g) {
     fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
                     "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu attention_q8w=%llu "
-                    "rmsnorm_cluster=%llu gemm_mma_v2=%llu gemm_hm=%llu graphs=%d (rows <= %d: GEMV)\n",
+                    "rmsnorm_cluster=%llu gemm_mma_v2=%llu gemm_hm=%llu gemm_hm_tiled=%llu graphs=%d (rows <= %d: GEMV)\n",
             (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
             (unsigned long long)g->tr[TR_DP4A_TMA], (unsigned long long)g->tr[TR_F32_ROW],
             (unsigned long long)g->tr[TR_F32_ROWS], (unsigned long long)g->tr[TR_GEMM],
             (unsigned long long)g->tr[TR_ATT_SPLIT], (unsigned long long)g->tr[TR_ATT],
             (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_RMS_CL],
-            (unsigned long long)g->tr[TR_MMA_V2], (unsigned long long)g->tr[TR_HM], g->n_graphs, g->gemv_max);
+            (unsigned long long)g->tr[TR_MMA_V2], (unsigned long long)g->tr[TR_HM], (unsigned long long)g->tr[TR_HM_TL],
+            g->n_graphs, g->gemv_max);
 }
 
 #endif

@@ -22,10 +22,10 @@
  * (tcu_hm_pos, tcu.h): a step's 128 values are 8 slabs of 16 in k-slot order, copied to shared memory as they are.
  *
  * Form: gemm_hw_k (each warp loads its weights from global memory into registers, the CTA copies x by cp.async); the
- * arms are its warpgroups a CTA (1, 2), x stages (4, 6) and MMA groups a step. Arms 6, 7 (TCU_HM_TILED) are arms 4 and 1
- * over a tiled copy of the weights (tcu_hm_tile: a 64-row tile's step one contiguous chunk): a measurement of the
- * access pattern for gpu_hmma, never chosen (the engine uploads the row layout; docs/ledger.md 2026-12-04 "a tiled
- * weight layout"). Lost and deleted (docs/ledger.md
+ * arms are its warpgroups a CTA (1, 2), x stages (4, 6) and MMA groups a step. Arms 6, 7, 8 (TCU_HM_TILED) are arms 4,
+ * 1 and 0 over a tiled copy of the weights (tcu_hm_tile: a 64-row tile's step one contiguous chunk; docs/ledger.md
+ * 2026-12-04 "a tiled weight layout"), chosen by arm TCU_HM_PICK_TILED: the engine's arm TERN_HM_TILED, which keeps a
+ * tiled copy of every matrix an f16 pass reads beside the rows. Lost and deleted (docs/ledger.md
  * 2026-12-04 "the streamed form and four warpgroups on the H200"): the streamed form (a producer warp filling a
  * shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four warpgroups a CTA.
  *
@@ -297,7 +297,8 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     const int S = (int)gridDim.y, nst = nb / 4, per = (nst + S - 1) / S;
     const int sb = (int)blockIdx.y * per, se = min(nst, sb + per); /* this CTA's 4-block steps [sb, se) */
     const uint8_t *ra = w + (size_t)min(r0 + g, n_out - 1) * stride, *rb = w + (size_t)min(r0 + g + 8, n_out - 1) * stride;
-    const uint8_t *tb = w + (size_t)(r0 >> 6) * (size_t)nst * HM_TCH; /* TL: the tile's chunks */
+    /* TL: the tile's chunks (a second warpgroup past the last tile reads the last one: its rows are never stored) */
+    const uint8_t *tb = w + (size_t)min(r0 >> 6, (n_out - 1) >> 6) * (size_t)nst * HM_TCH;
     const int rt = (r0 & 63) + g;
     auto wload = [&](hm_wregs &r, int s) {
         if (TL) hm_wload_tl(r, tb, s, rt, t);
@@ -387,7 +388,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 
 /* Arms: (WG, NS, BAT). Every arm the same bits. */
 static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, {2, 6, 0}, {1, 4, 1}, {2, 4, 1},
-                                               {1, 4, 1}, {2, 4, 0}}; /* 6, 7: arms 4, 1 over the tiled layout */
+                                               {1, 4, 1}, {2, 4, 0}, {1, 4, 0}}; /* 6, 7, 8: arms 4, 1, 0 tiled */
 
 static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * nt) * 256 + 1024; }
 
@@ -416,7 +417,8 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
     case 4: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
     case 5: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
     case 6: hm_launch<NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    default: hm_launch<NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 7: hm_launch<NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    default: hm_launch<NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
     }
 }
 
@@ -427,6 +429,11 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
 static int hm_pick(int nb, int n_out, int m) {
     if (m <= 24) return 4;
     return n_out >= 8192 || nb * 32 >= 8192 ? 1 : 0;
+}
+/* Over the tiled layout (arm TCU_HM_PICK_TILED): the same rule on the tiled twins of arms 4, 1 and 0. */
+static int hm_pick_tl(int nb, int n_out, int m) {
+    const int a = hm_pick(nb, n_out, m);
+    return a == 4 ? 6 : a == 1 ? 7 : 8;
 }
 
 /* 1 when this device runs the wgmma kernels: compute capability 9.0 and their sm_90a code loaded (per device, once). */
@@ -471,11 +478,12 @@ extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) 
 extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
                            const uint16_t *x, int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st) {
     const int64_t n_out = rows[0] + rows[1] + rows[2];
-    if (m < 1 || m > TCU_PASS_MAX || rows[0] < 1 || rows[1] < 0 || rows[2] < 0 || n_out > INT32_MAX || arm < -1 ||
-        arm >= TCU_HM_ARMS || !tcu_gemm_hm_supported(t, n_in))
+    if (m < 1 || m > TCU_PASS_MAX || rows[0] < 1 || rows[1] < 0 || rows[2] < 0 || n_out > INT32_MAX ||
+        arm < TCU_HM_PICK_TILED || arm >= TCU_HM_ARMS || !tcu_gemm_hm_supported(t, n_in))
         return 0;
     const int nb = (int)(n_in / 32);
-    if (arm < 0) arm = hm_pick(nb, (int)n_out, m);
+    if (arm == TCU_HM_PICK_TILED) arm = hm_pick_tl(nb, (int)n_out, m);
+    else if (arm < 0) arm = hm_pick(nb, (int)n_out, m);
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;
