@@ -142,14 +142,9 @@ for s in $steps; do
     for mf in "$f" "$fg"; do
       lg="$OUT/batch-f16-$(basename "$mf" .gguf).log"
       build-cuda/gpu/gpu_batch "$mf" f16 >"$lg" 2>&1
-      st=$(status_of "$lg"); grep -q 'gemm_hm=[1-9]' "$lg" || st=FAIL
-      note "batch f16 $(basename "$mf" .gguf)" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) hm calls: $(grep -o 'gemm_hm=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
-    done
-    # the f16 order over the weights' tiled copy (TERN_HM_TILED): the same checks, and its bits against the rows'
-    lg="$OUT/batch-f16t-$(basename "$f" .gguf).log"
-    build-cuda/gpu/gpu_batch "$f" f16t >"$lg" 2>&1
-    st=$(status_of "$lg"); grep -q 'gemm_hm_tiled=[1-9]' "$lg" || st=FAIL
-    note "batch f16t $(basename "$f" .gguf)" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) tiled calls: $(grep -o 'gemm_hm_tiled=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)" ;;
+      st=$(status_of "$lg"); grep -q 'gemm_hm_tiled=[1-9]' "$lg" || st=FAIL
+      note "batch f16 $(basename "$mf" .gguf)" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) hm calls (tiled): $(grep -o 'gemm_hm_tiled=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
+    done ;;
   parallel)
     OUT="$OUT" SYNTH_DIR="$SYNTH_DIR" LCPP_BIN="$LCPP_BIN" bench/parallel_peer.sh >"$OUT/parallel.log" 2>"$OUT/parallel.err"
     cat "$OUT/parallel_peer.md" 2>/dev/null

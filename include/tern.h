@@ -39,9 +39,6 @@ typedef struct {
                            * another value makes the earlier engines' passes fail (their bits would change) */
     int att_warps;        /* CUDA decode attention: physical warps a CTA, 4, 8 or 16 (0: the rule by the grid); the
                            * bits do not depend on it (16 virtual warps). An arm under measurement */
-    int hm_tiled;         /* CUDA, the f16 order (gemv_chunk 2): 1 keeps a tiled copy of every matrix an f16 pass reads
-                           * (gemm_hmma.cu's tiled arms: a 64-row tile's 4-block step one contiguous chunk) beside
-                           * the rows, which prefill reads; the same bits. An arm under measurement (issue 26) */
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
                            * 1..64 (0: 48, the rule; prefill passes keep it). No bit depends on it. An arm under
                            * measurement; process-wide, read when an engine is made */

@@ -1,13 +1,13 @@
 /* gpu_batch: the engine's batch on the GPU (run by bench/gpu_check.sh on a GPU box, not in CI).
  *
- *   gpu_batch MODEL [chunk | f16 | f16t]
+ *   gpu_batch MODEL [chunk | f16]
  *
  * chunk: everything below with tern_config.gemv_chunk = 1 (the chunk-major GEMV order; on a model whose matrices are
  * all Q4_0, Q8_0 or Q4_K the 64 sequences' decode steps are single passes of up to 64 tokens through gemm_mma v2) and
  * the trace on, so the engines' trace lines on stderr show gemm_mma_v2= (bench/gpu_check.sh step batch checks it).
  * f16: the same with tern_config.gemv_chunk = 2 (the f16 order, gemm_hmma.cu, on a Q4_0 model: every matrix of a pass
- * of up to 64 tokens, one token too; the trace's gemm_hm=). f16t: f16 with tern_config.hm_tiled (TERN_HM_TILED: the
- * matrices' tiled copy; the trace's gemm_hm_tiled=), and 5. below.
+ * of up to 64 tokens, one token too, over the matrices the engine converted to the tiled layout: the trace's
+ * gemm_hm_tiled=), and 5. below.
  *
  * 1. Batch invariance (tests/batch_invariance.h) on CUDA: 64 sequences of 3..93 prompt tokens, 12 greedy tokens
  *    each, joining at steps 0..3 of one engine (prefills mixed with other sequences' decode tokens, KV blocks of 16
@@ -23,14 +23,17 @@
  *    cache, its dequantization read the window tables, released blocks as block 0), in chunks of 7 and token by token
  *    (the decode kernels); batch invariance with it on, batched bits equal to it off; a fork continued apart; a
  *    prefix-cache hit (48 of 64 tokens) continued, the same bits as the hit without the window pool.
- * 5. (f16t) The tiled copy gives the rows' bits: 40 tokens fed in steps of 7 and of 1, every row's logits, through the
- *    model with its tiled copy and through a second load of it without one (hm_tiled 0). */
+ * 5. (f16) The tiled layout gives the rows' bits: 100 tokens fed in one step (the prefill GEMM over the tiles'
+ *    dequantization), in steps of 7 and of 1, every row's logits, through the model its engines converted and through
+ *    a second load kept in rows (cuda_hm_tiling_set(0)); an engine in another order is refused on the converted model
+ *    (the guard's check then runs on a second load). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend_cpu.h"
+#include "backend_cuda.h"
 #include "check.h"
 #include "batch_invariance.h"
 #include "tern.h"
@@ -97,29 +100,22 @@ static int swa_feed(tern_model *m, tern_engine_params p, const int32_t *toks, in
 }
 
 static void tiled_check(const char *path, tern_model *m) {
-    tern_config c = tern_config_get();
-    c.hm_tiled = 0;
-    tern_config_set(&c);
     tern_model *m0 = tern_model_load(path, 0);
     CHECK(m0 != NULL, "tiled: a second load: %s", tern_last_error());
-    const int V = tern_model_n_vocab(m), N = 40;
-    int32_t toks[40];
-    uint64_t h0[40], h1[40];
+    const int V = tern_model_n_vocab(m), N = 100;
+    int32_t toks[100];
+    uint64_t h0[100], h1[100];
     for (int i = 0; i < N; i++) toks[i] = 1 + (int32_t)(((uint64_t)i * 2654435761u + 777u) % (uint64_t)(V - 1));
-    static const int chunks[2] = {7, 1};
-    for (int k = 0; k < 2 && m0; k++) {
-        c.hm_tiled = 0;
-        tern_config_set(&c);
+    static const int chunks[3] = {100, 7, 1};
+    for (int k = 0; k < 3 && m0; k++) {
+        cuda_hm_tiling_set(0);
         const int r0 = swa_feed(m0, params(TERN_DEVICE_CUDA, 1, 0), toks, N, chunks[k], h0);
-        c.hm_tiled = 1;
-        tern_config_set(&c);
+        cuda_hm_tiling_set(1);
         const int r1 = swa_feed(m, params(TERN_DEVICE_CUDA, 1, 0), toks, N, chunks[k], h1);
         CHECK(r0 == 0 && r1 == 0 && !memcmp(h0, h1, sizeof h0),
               "tiled: %d tokens in steps of %d: ran %d %d, every row's logits the rows' bits %d", N, chunks[k], r0, r1,
               r0 == 0 && r1 == 0 && !memcmp(h0, h1, sizeof h0));
     }
-    c.hm_tiled = 1;
-    tern_config_set(&c);
     if (m0) tern_model_free(m0);
 }
 
@@ -208,7 +204,7 @@ static void swa_check(tern_model *m, int kv_q8) {
 /* The process-wide arms' guards (exec.c): an engine made under another tern_config.att_rps or gemv_chunk sets the
  * kernels' value for the process, so an earlier engine's passes must be refused (an error naming the setting), never
  * run with other bits; the later engine runs. which: 0 att_rps (64 against the first engine's), 1 gemv_chunk. */
-static void guard_check(tern_model *m, int which) {
+static void guard_check(tern_model *m, int which, const char *path) {
     const tern_config c0 = tern_config_get();
     tern_config c1 = c0;
     if (which) c1.gemv_chunk = !c0.gemv_chunk;
@@ -217,6 +213,12 @@ static void guard_check(tern_model *m, int which) {
     tern_engine *e1 = tern_engine_new(m, &p);
     tern_config_set(&c1);
     tern_engine *e2 = tern_engine_new(m, &p);
+    tern_model *m2 = NULL;
+    if (which && c0.gemv_chunk == 2) { /* f16: m's matrices are tiles now; another order is refused on them */
+        CHECK(!e2 && strstr(tern_last_error(), "tiled layout"), "guard: an engine in another order on the tiled "
+              "weights made (%d) or its error does not say why: %s", e2 != NULL, e2 ? "" : tern_last_error());
+        if (!e2 && (m2 = tern_model_load(path, 0)) != NULL) e2 = tern_engine_new(m2, &p);
+    }
     tern_config_set(&c0);
     CHECK(e1 && e2, "guard %d: engines: %s", which, tern_last_error());
     if (e1 && e2) {
@@ -236,18 +238,18 @@ static void guard_check(tern_model *m, int which) {
     }
     if (e1) tern_engine_free(e1);
     if (e2) tern_engine_free(e2);
+    if (m2) tern_model_free(m2);
 }
 
 int main(int argc, char **argv) {
-    const int tiled = argc > 2 && !strcmp(argv[2], "f16t");
-    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && strcmp(argv[2], "f16") && !tiled)) {
-        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16 | f16t]\n");
+    const int f16 = argc > 2 && !strcmp(argv[2], "f16");
+    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && !f16)) {
+        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16]\n");
         return 2;
     }
     if (argc > 2) {
         tern_config c = tern_config_get();
-        c.gemv_chunk = strcmp(argv[2], "chunk") ? 2 : 1;
-        c.hm_tiled = tiled;
+        c.gemv_chunk = f16 ? 2 : 1;
         c.trace = 1;
         tern_config_set(&c);
     }
@@ -304,9 +306,9 @@ int main(int argc, char **argv) {
     }
     free(lg);
     free(lc);
-    if (tiled) tiled_check(argv[1], m);
-    guard_check(m, 0);
-    guard_check(m, 1);
+    if (f16) tiled_check(argv[1], m);
+    guard_check(m, 0, argv[1]);
+    guard_check(m, 1, argv[1]);
     swa_check(m, 0); /* new engines: the process-wide values back to this run's */
     swa_check(m, 1);
     tern_model_free(m);

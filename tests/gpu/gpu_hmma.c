@@ -5,10 +5,11 @@
  * - values: every output of the one-column call is within (K/16 + 32)·2^-22·Σ|w_k·x_k| of the float64 sum of the
  *   f16 products w_k·x_k, w_k = f16(d·(q - 8)) from the GGUF Q4_0 block (computed here from the bytes), x_k the
  *   f16 activation: a wrong element, block, scale or row would be off by a whole term;
- * - batch invariance: for every arm (-1 the chooser, TCU_HM_PICK_TILED the chooser over the tiled copy,
- *   0..TCU_HM_ARMS-1; arms >= TCU_HM_TILED over the tiled copy) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the
- *   m-column call equals the row layout's one-column call on x_c by memcmp, columns past m untouched; the fused form
- *   (rows in three parts into three buffers, rows and tiled) gives each output the bits of the plain call;
+ * - batch invariance: for every arm (-1 the chooser on rows and on the tiled layout TCU_TYPE_Q4_0T, 0..TCU_HM_ARMS-1;
+ *   arms >= TCU_HM_TILED on the tiled layout) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the m-column call
+ *   equals the rows' one-column call on x_c by memcmp, columns past m untouched; the fused form (rows in three parts
+ *   into three buffers, rows and tiled) gives each output the bits of the plain call; an arm of the other layout is
+ *   refused; tcu_dequant_f16 of the tiled layout gives the rows' bytes (the prefill's weights in a tiled engine);
  * - a call whose K split needs a workspace refuses to run without one.
  * The GEMM's inputs are the f16 columns permuted here by tcu_hm_pos (the layout the producers write).
  * Shapes: 4096 x 1000 (K split in 4), 14336 x 33 (in 8), 6144 x 70 (in 4), 2048 x 100 (in 2), 384 x 130 (3 steps, a
@@ -18,8 +19,8 @@
  * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box.
  * `--sweep-only --splits S` (or `--sweep --splits S`, the checks too): every shape's K split forced to S segments
  * (tcu_gemm_hm_splits_set), the split rule's measurement.
- * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV; -3 the tiled chooser) on
- * one shape, for ncu
+ * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV; -3 the chooser on the tiled
+ * layout) on one shape, for ncu
  * (bench/gpu_check.sh hmprof); prints its time as the sweep takes it. */
 #include <math.h>
 #include <stdio.h>
@@ -156,13 +157,15 @@ static void check_x16(const shape_t *s) {
     free(q);
 }
 
-/* 1 when arm reads the tiled copy */
-static int tiled(int arm) { return arm >= TCU_HM_TILED || arm == TCU_HM_PICK_TILED; }
+/* arm TL_PICK: the chooser on the tiled layout */
+#define TL_PICK (-3)
+/* 1 when arm reads the tiled layout */
+static int tiled(int arm) { return arm >= TCU_HM_TILED || arm == TL_PICK; }
 
 static int call(int arm, const shape_t *s, const void *w, const int64_t rows[3], const uint16_t *x, int m,
                 float *const y[3], int with_ws) {
-    return tcu_gemm_hm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, rows, x, m, y, with_ws ? s->ws : NULL,
-                       with_ws ? s->wsn : 0, 0);
+    return tcu_gemm_hm(arm == TL_PICK ? -1 : arm, tiled(arm) ? TCU_TYPE_Q4_0T : TCU_TYPE_Q4_0R, w, s->rstride, s->n_in,
+                       rows, x, m, y, with_ws ? s->ws : NULL, with_ws ? s->wsn : 0, 0);
 }
 
 static void check_shape(int64_t n_in, int64_t n_out) {
@@ -231,7 +234,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     free(wr);
     /* every arm, every m: column c the one-column bits, past m untouched */
     static const int ms[9] = {1, 2, 7, 8, 9, 16, 17, 33, 64};
-    for (int arm = TCU_HM_PICK_TILED; arm < ARMS; arm++)
+    for (int arm = TL_PICK; arm < ARMS; arm++)
         for (int i = 0; i < 9 && arm != -2; i++) {
             const int m = ms[i];
             CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
@@ -251,7 +254,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
         float *dp[3];
         for (int j = 0; j < 3; j++) CU(cudaMalloc((void **)&dp[j], sizeof(float) * (size_t)rows3[j] * m));
         float *const yp[3] = {dp[0], dp[1], dp[2]};
-        const int ok = call(tl ? TCU_HM_PICK_TILED : -1, &s, tl ? s.dt[0] : s.dr, rows3, s.xp, m, yp, 1);
+        const int ok = call(tl ? TL_PICK : -1, &s, tl ? s.dt[0] : s.dr, rows3, s.xp, m, yp, 1);
         CU(cudaDeviceSynchronize());
         int same = 1;
         int64_t r0 = 0;
@@ -266,6 +269,30 @@ static void check_shape(int64_t n_in, int64_t n_out) {
         }
         CHECK(ok && same, "%lldx%lld fused in three parts%s: ran %d, the plain call's bits %d", (long long)n_in,
               (long long)n_out, tl ? " (tiled)" : "", ok, same);
+    }
+    { /* an arm of the other layout refused; the tiled layout's dequantization the rows' bytes */
+        float *const ya[3] = {dym, dym, dym};
+        const int r0 = tcu_gemm_hm(0, TCU_TYPE_Q4_0T, s.dt[0], s.rstride, n_in, rows1, s.xp, 4, ya, s.ws, s.wsn, 0);
+        const int r6 = tcu_gemm_hm(TCU_HM_TILED, TCU_TYPE_Q4_0R, s.dr, s.rstride, n_in, rows1, s.xp, 4, ya, s.ws, s.wsn, 0);
+        CHECK(!r0 && !r6, "%lldx%lld: an arm of the other layout refused (row arm on tiles %d, tiled arm on rows %d)",
+              (long long)n_in, (long long)n_out, r0, r6);
+        uint16_t *q0, *q1;
+        const size_t nw = (size_t)n_in * (size_t)n_out;
+        CU(cudaMalloc((void **)&q0, sizeof(uint16_t) * nw));
+        CU(cudaMalloc((void **)&q1, sizeof(uint16_t) * nw));
+        CU(cudaMemset(q1, 0xFF, sizeof(uint16_t) * nw));
+        tcu_dequant_f16(TCU_TYPE_Q4_0R, s.dr, s.rstride, n_in, n_out, q0, 0);
+        tcu_dequant_f16(TCU_TYPE_Q4_0T, s.dt[0], s.rstride, n_in, n_out, q1, 0);
+        CU(cudaDeviceSynchronize());
+        uint16_t *h0 = malloc(sizeof(uint16_t) * nw), *h1 = malloc(sizeof(uint16_t) * nw);
+        CU(cudaMemcpy(h0, q0, sizeof(uint16_t) * nw, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(h1, q1, sizeof(uint16_t) * nw, cudaMemcpyDeviceToHost));
+        CHECK(!memcmp(h0, h1, sizeof(uint16_t) * nw), "%lldx%lld: tcu_dequant_f16 of the tiled layout = the rows'",
+              (long long)n_in, (long long)n_out);
+        free(h0);
+        free(h1);
+        CU(cudaFree(q0));
+        CU(cudaFree(q1));
     }
     if (s.wsn) {
         float *const ya[3] = {dym, dym, dym};
@@ -401,7 +428,7 @@ static void sweep(int64_t n_in, int64_t n_out) {
         const int m = ms[i];
         printf("  m=%2d  cvt %5.1f  v2 %7.1f  hm %7.1f  hmT %7.1f |", m, time_call(3, 0, &s, dw, m, dy, NULL, 0),
                time_call(1, -1, &s, dw, m, dy, v2ws, v2n), time_call(0, -1, &s, dw, m, dy, NULL, 0),
-               time_call(0, TCU_HM_PICK_TILED, &s, dw, m, dy, NULL, 0));
+               time_call(0, TL_PICK, &s, dw, m, dy, NULL, 0));
         for (int a = 0; a < ARMS; a++) printf(" %7.1f", time_call(0, a, &s, dw, m, dy, NULL, 0));
         const float best = time_call(0, -1, &s, dw, m, dy, NULL, 0);
         printf("   (chooser %.0f GB/s of weights)\n", wb / best * 1e-3);
@@ -422,7 +449,7 @@ static int one(int argc, char **argv) {
     }
     const int64_t n_in = atoll(argv[2]), n_out = atoll(argv[3]);
     const int m = atoi(argv[4]), arm = atoi(argv[5]);
-    if (n_in < 32 || n_in % 32 || n_out < 1 || m < 1 || m > MMAX || arm < TCU_HM_PICK_TILED || arm >= ARMS) {
+    if (n_in < 32 || n_in % 32 || n_out < 1 || m < 1 || m > MMAX || arm < TL_PICK || arm >= ARMS) {
         fprintf(stderr, "gpu_hmma --one: bad shape, m or arm\n");
         return 2;
     }

@@ -49,6 +49,7 @@ int tern_tp_check(const tern_model *m, int n, char *why, size_t nwhy) {
 int tern_cuda_available(void) { return 0; }
 int tern_cuda_device_count(void) { return 0; }
 const char *tern_cuda_device_name(void) { return ""; }
+void cuda_hm_tiling_set(int on) { (void)on; }
 tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_params *p) {
     (void)m; (void)p;
     tern_set_error("this tern was built without CUDA (build with make CUDA=1)");
@@ -410,7 +411,6 @@ static void wrank_free(cuda_wrank *W) {
     if (W->w)
         for (int i = 0; i < W->n_w; i++) {
             if (W->w[i].own) cudaFree(W->w[i].d);
-            if (W->w[i].tl_own) cudaFree(W->w[i].tl);
         }
     if (W->layers)
         for (int il = 0; il < W->m->n_layer; il++) {
@@ -476,48 +476,74 @@ static int hm_all(const tern_model *m, int n_tp) {
     return tcu_gemm_hm_supported(tcu_repack_type(m->output.type), m->output.n_in);
 }
 
-/* TERN_HM_TILED (tern_config.hm_tiled, an arm under measurement, issue 26): the matrices an f16-order pass reads get a
- * copy in the tiled layout (tcu_hm_tile, gemm_hmma.cu's tiled arms: the same bits) beside their rows, which prefill and
- * the other orders keep reading: the fused q|k|v and gate|up (their parts views into it where a part starts at a
- * multiple of 64 rows; else the part keeps the rows), the other layer matrices and the head. Once per model (the
- * weights are shared by its engines), one GPU; the memory plan counts the rows' bytes for it (the tiled copy has
- * a row's bytes, its last tile rounded to 64 rows). wrank_tile: 0 or -1. */
-static int wrank_tile(cuda_wrank *W) {
-    if (W->tl_bytes) return 0;
-    cudaSetDevice(W->dev);
-    /* every own matrix the f16 order takes but the embeddings (unless they are the tied head: the head reads them) */
-    for (int i = 0; i < W->n_w; i++) {
-        dweight *w = &W->w[i];
-        if (!w->own || !tcu_gemm_hm_supported(w->type, w->n_in) || w->n_out < 1 || (w == W->tok_embd && w != W->output))
-            continue;
-        const size_t b = tcu_hm_tile_bytes(w->n_in, w->n_out);
-        if (cudaMalloc(&w->tl, b) != cudaSuccess) {
-            (void)cudaGetLastError();
-            w->tl = NULL;
-            tern_set_error("TERN_HM_TILED: no room on GPU %d for the weights' tiled copy", W->dev);
-            return -1;
-        }
-        w->tl_own = 1;
-        W->tl_bytes += b;
-        tcu_hm_tile(w->d, w->stride, w->n_in, w->n_out, w->tl, 0);
+/* The f16 order's weights (issue 26): an engine in the f16 order on one GPU converts the matrices its passes read from
+ * rows to the tiled layout (TCU_TYPE_Q4_0T, tcu_hm_tile: a 64-row tile's 4-block step one contiguous 4608-byte chunk),
+ * which gemm_hmma.cu's tiled arms and the prefill's tcu_dequant_f16 read; the rows are freed. The same bits as the
+ * rows (gpu_batch's tiled check); docs/ledger.md 2026-12-04 "the f16 order over the tiled layout in the engine". Every
+ * layer matrix and the head, not the token embeddings (a row lookup) nor a head tied to them (the f16 order reads
+ * rows too); a fused q|k|v or gate|up with a part starting off a 64-row boundary keeps its rows. Once per model (its
+ * engines share the weights; an engine in another order or over several GPUs is refused on it afterwards).
+ * cuda_hm_tiling_set(0), a test hook, keeps the rows. 0 or -1 (the error set; the weights stay usable). */
+static int g_hm_tiling = 1;
+void cuda_hm_tiling_set(int on) { g_hm_tiling = on != 0; }
+
+/* w's rows to tiles (w->d then the tiles, w->type TCU_TYPE_Q4_0T); 0 or -1 */
+static int tile_one(cuda_wrank *W, dweight *w) {
+    void *t = NULL;
+    if (cudaMalloc(&t, tcu_hm_tile_bytes(w->n_in, w->n_out)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        tern_set_error("no room on GPU %d to convert a %lldx%lld matrix to the f16 order's tiled layout", W->dev,
+                       (long long)w->n_out, (long long)w->n_in);
+        return -1;
     }
-    /* a fused matrix's parts: views into its tiles */
-    for (int il = 0; il < W->m->n_layer; il++) {
+    tcu_hm_tile(w->d, w->stride, w->n_in, w->n_out, t, 0);
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+        tern_set_error("converting the weights on GPU %d to the tiled layout failed: %s", W->dev,
+                       cudaGetErrorString(cudaGetLastError()));
+        cudaFree(t);
+        return -1;
+    }
+    cudaFree(w->d);
+    w->d = t;
+    w->type = TCU_TYPE_Q4_0T;
+    return 0;
+}
+
+static int wrank_tile(cuda_wrank *W) {
+    if (W->tiled) return 0;
+    cudaSetDevice(W->dev);
+    W->tiled = 1;
+    for (int il = 0; il < W->m->n_layer; il++) { /* a fused matrix with its parts (views into it) */
         dlayer *d = &W->layers[il];
         dweight *fu[2] = {d->qkv, d->gu}, *parts[2][3] = {{d->wq, d->wk, d->wv}, {d->gate, d->up, NULL}};
         for (int k = 0; k < 2; k++) {
-            if (!fu[k] || !fu[k]->tl) continue;
+            dweight *f = fu[k];
+            if (!f || !f->own || f->type != TCU_TYPE_Q4_0R || !tcu_gemm_hm_supported(f->type, f->n_in)) continue;
+            int64_t off[3] = {0, 0, 0};
+            int ok = 1;
             for (int j = 0; j < 3; j++) {
-                dweight *p = parts[k][j];
-                if (!p || p->own || p->stride != fu[k]->stride) continue;
-                const size_t off = (size_t)((const char *)p->d - (const char *)fu[k]->d) / fu[k]->stride;
-                if (off % 64 == 0) p->tl = (char *)fu[k]->tl + tcu_hm_tile_bytes(p->n_in, (int64_t)off);
+                const dweight *p = parts[k][j];
+                if (!p) continue;
+                off[j] = (int64_t)(((const char *)p->d - (const char *)f->d) / (ptrdiff_t)f->stride);
+                ok &= !p->own && p->stride == f->stride && p->n_in == f->n_in && off[j] % 64 == 0;
             }
+            if (!ok) continue;
+            if (tile_one(W, f) != 0) return -1;
+            for (int j = 0; j < 3; j++)
+                if (parts[k][j]) {
+                    parts[k][j]->d = (char *)f->d + tcu_hm_tile_bytes(f->n_in, off[j]);
+                    parts[k][j]->type = TCU_TYPE_Q4_0T;
+                }
         }
     }
-    if (cudaDeviceSynchronize() != cudaSuccess) {
-        tern_set_error("TERN_HM_TILED: tiling the weights on GPU %d failed: %s", W->dev, cudaGetErrorString(cudaGetLastError()));
-        return -1;
+    for (int i = 0; i < W->n_w; i++) { /* the other matrices with their own rows, but the embeddings */
+        dweight *w = &W->w[i];
+        if (!w->own || w->type != TCU_TYPE_Q4_0R || w == W->tok_embd || w->n_out < 1 ||
+            !tcu_gemm_hm_supported(w->type, w->n_in))
+            continue;
+        int part = 0; /* a fused matrix left in rows (a part off a 64-row boundary) keeps its rows */
+        for (int il = 0; il < W->m->n_layer && !part; il++) part = w == W->layers[il].qkv || w == W->layers[il].gu;
+        if (!part && tile_one(W, w) != 0) return -1;
     }
     return 0;
 }
@@ -828,7 +854,12 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
      * once this engine stands */
     const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m, n_tp) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
-    const int tile = ord == 2 && tern_cfg()->hm_tiled && n_tp == 1; /* TERN_HM_TILED: wrank_tile */
+    const int tile = ord == 2 && n_tp == 1 && g_hm_tiling; /* the f16 order's tiled layout: wrank_tile */
+    if (cw && cw->r[0].tiled && (ord != 2 || n_tp != 1)) {
+        tern_set_error("this model's weights are in the f16 order's tiled layout (an engine with TERN_GEMV_CHUNK=2 made "
+                       "them so): an engine in another order or over several GPUs needs the model loaded again");
+        return NULL;
+    }
     be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast || n_tp > 2 ? 1 : plim, 1};
     be->m = m;
     be->n_rank = n_tp;
@@ -861,7 +892,8 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     }
     for (int r = 0; r < n_tp && !refuse; r++) {
         const crank *g = be->rk[r];
-        const uint64_t wb = (have_weights ? 0 : g->W->bytes) + (tile && !g->W->tl_bytes ? g->W->bytes : 0);
+        /* converting to tiles holds one matrix twice at a time (wrank_tile, before the KV pool and scratch) */
+        const uint64_t wb = (have_weights ? 0 : g->W->bytes) + (tile && !g->W->tiled ? g->W->max_mat / 32 * 18 : 0);
         size_t free_b = 0, total_b = 0;
         if (cudaSetDevice(r) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
             (void)cudaGetLastError();
@@ -882,7 +914,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
                     "tern: cuda memory plan on GPU %d (%s)%s: weights %.2f GiB%s%s + KV cache %.2f GiB (%lld rows in blocks of "
                     "%d, %s%s) + scratch %.2f GiB (ubatch %d) = %.2f GiB of %.2f GiB free\n",
                     r, g_name, n_tp > 1 ? ", tensor-parallel shard" : "", gib(g->W->bytes),
-                    have_weights ? " (uploaded already)" : "", tile ? " (and their tiled copy, TERN_HM_TILED)" : "", gib(g->b_kv), (long long)p->kv_rows, bs,
+                    have_weights ? " (uploaded already)" : "", tile ? ", f16 order's tiled layout" : "", gib(g->b_kv), (long long)p->kv_rows, bs,
                     p->kv_q8 ? "q8_0" : "f16", wpool, gib(g->b_scratch), p->max_rows, gib(need), gib(free_b));
         if (need + reserve > free_b) {
             tern_set_error("the model does not fit on GPU %d (%s): it needs %.2f GiB (weights %.2f + KV cache %.2f for %lld "

@@ -36,6 +36,10 @@ const char *tern_cuda_device_name(void);
  * with a one-line reason in why. Pure (no GPU needed; also in a CPU build). */
 int tern_tp_check(const tern_model *m, int n, char *why, size_t nwhy);
 
+/* Tests: 0 keeps an f16-order engine's matrices in rows instead of converting them to the tiled layout (wrank_tile in
+ * backend_cuda.c), for a model none of whose engines converted it yet; read when an engine is made. */
+void cuda_hm_tiling_set(int on);
+
 /* The device sampler's top_k limit (src/backend/cuda/sample.cu): temp > 0 and 0 < top_k <= this (top_k < n_vocab)
  * run the whole chain on the device and copy back one id. */
 #define TERN_CUDA_SAMPLE_KMAX 1024

@@ -23,7 +23,8 @@
     } while (0)
 
 /* A matrix on one GPU: a rank's slice of a model weight, rows in the stored GGUF block type (Q4_0/Q8_0/Q4_K in
- * tcu.h's repacked layouts), each row padded to 16 bytes. */
+ * tcu.h's repacked layouts), each row padded to 16 bytes; or, once an f16-order engine converted it, Q4_0 in the
+ * tiled layout (type TCU_TYPE_Q4_0T, d the tiles, stride the rows' as before: backend_cuda.c wrank_tile). */
 typedef struct dweight {
     void *d;           /* device rows, stride bytes apart */
     int type;
@@ -34,9 +35,6 @@ typedef struct dweight {
     int own;            /* d is this matrix's allocation (else a view into a fused one) */
     const struct dweight *pf_next; /* the matrix the prefill GEMM path reads next (dequant prefetch), or NULL */
     int fam;            /* the dp4a GEMV family (tcu_gemv_dp4a_family): a fused matrix's, for its parts too */
-    void *tl;           /* TERN_HM_TILED: the rows in the f16 order's tiled layout (tcu_hm_tile), read by f16 passes;
-                         * a part of a fused matrix a view into the fused one's tiles; NULL: none */
-    int tl_own;         /* tl is this matrix's allocation */
 } dweight;
 
 typedef struct {
@@ -59,8 +57,8 @@ typedef struct {
     dweight *tok_embd, *output;
     float *output_norm;        /* (n_embd) */
     int pf_gu;                 /* one GPU, every layer's gate|up fused: prefill chunks run gate|up as one GEMM */
-    uint64_t bytes;            /* device bytes of all of it (the tiled copies not counted) */
-    uint64_t tl_bytes;         /* TERN_HM_TILED: device bytes of the tiled copies (0: none made) */
+    uint64_t bytes;            /* device bytes of all of it */
+    int tiled;                 /* an f16-order engine converted its matrices to the tiled layout (wrank_tile) */
     uint64_t max_mat, max_layer_mat; /* elements of the largest matrix the GEMM path dequantizes; of a layer's */
     int maxin;                 /* the widest matmul input */
     void *stage, *dstage;      /* upload staging (freed after the upload) */

@@ -60,11 +60,38 @@ __global__ void dequant_f16_k(const uint8_t *w, size_t stride, int n_in, int64_t
     *(uint4 *)(out + (size_t)r * n_in + e0) = o;
 }
 
+/* The f16 order's tiled Q4_0 (tcu.h TCU_TYPE_Q4_0T): row r's 8 elements e0.. of step s = e0 / 128, block t of it, in
+ * chunk (r / 64, s): quants at 64 (r % 64) + 16 t (Q4_0R's in-block order), the scale at 4096 + 8 (r % 64) + 2 t; the
+ * operations of dequant8<TCU_TYPE_Q4_0R>, so the same bits. */
+__global__ void dequant_f16_tl_k(const uint8_t *w, int n_in, int64_t n_out, uint16_t *out) {
+    const int64_t r = blockIdx.y + (int64_t)blockIdx.z * gridDim.y;
+    const int e0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    if (r >= n_out || e0 >= n_in) return;
+    const int s = e0 >> 7, tb = (e0 >> 5) & 3, j = e0 & 31, sh = j >= 16 ? 4 : 0, rt = (int)(r & 63);
+    const uint8_t *c = w + ((size_t)(r >> 6) * (size_t)(n_in >> 7) + (size_t)s) * TCU_HM_TCH;
+    const float d = dq_h2f(dq_ld16(c + 4096 + 8 * rt + 2 * tb));
+    const uint2 q = *(const uint2 *)(c + 64 * rt + 16 * tb + (j & 15)); /* 8-byte aligned */
+    float v[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) v[i] = __fmul_rn(d, (float)(((dq_byte(q.x, q.y, i) >> sh) & 0xF) - 8));
+    uint4 o;
+    o.x = (uint32_t)__half_as_ushort(__float2half_rn(v[0])) | (uint32_t)__half_as_ushort(__float2half_rn(v[1])) << 16;
+    o.y = (uint32_t)__half_as_ushort(__float2half_rn(v[2])) | (uint32_t)__half_as_ushort(__float2half_rn(v[3])) << 16;
+    o.z = (uint32_t)__half_as_ushort(__float2half_rn(v[4])) | (uint32_t)__half_as_ushort(__float2half_rn(v[5])) << 16;
+    o.w = (uint32_t)__half_as_ushort(__float2half_rn(v[6])) | (uint32_t)__half_as_ushort(__float2half_rn(v[7])) << 16;
+    *(uint4 *)(out + (size_t)r * n_in + e0) = o;
+}
+
 extern "C" void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, uint16_t *out,
                                 cudaStream_t st) {
     /* rows over grid.y (≤ 65535) and grid.z */
     const unsigned gy = n_out < 65535 ? (unsigned)n_out : 65535u;
     dim3 grid((unsigned)((n_in / 8 + 127) / 128), gy, (unsigned)((n_out + gy - 1) / gy));
+    if (t == TCU_TYPE_Q4_0T) { /* n_in a multiple of 128 (what the conversion takes) */
+        if (n_in % 128 == 0) dequant_f16_tl_k<<<grid, 128, 0, st>>>((const uint8_t *)w, (int)n_in, n_out, out);
+        TCU_CHECK_LAUNCH(st);
+        return;
+    }
     switch (t) {
 #define X(T) \
     case T: dequant_f16_k<T><<<grid, 128, 0, st>>>((const uint8_t *)w, row_bytes, (int)n_in, n_out, out); TCU_CHECK_LAUNCH(st); break;

@@ -73,15 +73,14 @@ static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
  * q|k|v or gate|up one launch with each part into its own buffer: tcu_gemm_mma_v2_split, every output the bits of the
  * per-part calls). For a pass that v2_runs. */
 static int matmul_v2(crank *g, const dweight *w, int n, const void *xq, const int64_t rows[3], float *const y[3]) {
-    if (f16_pass(g, n)) { /* the f16 order (gemm_hmma.cu): the f16 input its producer wrote in x16; the tiled copy
-                           * where TERN_HM_TILED made one (the same bits) */
-        if (!tcu_gemm_hm(w->tl ? TCU_HM_PICK_TILED : -1, w->type, w->tl ? w->tl : w->d, w->stride, w->n_in, rows,
-                         g->x16, n, y, g->mmws, g->mmws_n, g->st)) {
+    if (f16_pass(g, n)) { /* the f16 order (gemm_hmma.cu): the f16 input its producer wrote in x16; w in rows or, as
+                           * wrank_tile converts them, tiles (the type says; the same bits) */
+        if (!tcu_gemm_hm(-1, w->type, w->d, w->stride, w->n_in, rows, g->x16, n, y, g->mmws, g->mmws_n, g->st)) {
             tern_set_error("internal: a %d-token pass reached a matrix (%lld rows, type %d) the f16-order GEMM refused",
                            n, (long long)w->n_out, w->type);
             return -1;
         }
-        g->tr[w->tl ? TR_HM_TL : TR_HM]++;
+        g->tr[w->type == TCU_TYPE_Q4_0T ? TR_HM_TL : TR_HM]++;
         return 0;
     }
     if (!xq || !tcu_gemm_mma_v2_split(-1, w->type, w->d, w->stride, w->n_in, rows, xq, n, y, g->mmws, g->mmws_n, g->st)) {

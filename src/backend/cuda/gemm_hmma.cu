@@ -23,9 +23,10 @@
  *
  * Form: gemm_hw_k (each warp loads its weights from global memory into registers, the CTA copies x by cp.async); the
  * arms are its warpgroups a CTA (1, 2), x stages (4, 6) and MMA groups a step. Arms 6, 7, 8 (TCU_HM_TILED) are arms 4,
- * 1 and 0 over a tiled copy of the weights (tcu_hm_tile: a 64-row tile's step one contiguous chunk; docs/ledger.md
- * 2026-12-04 "a tiled weight layout"), chosen by arm TCU_HM_PICK_TILED: the engine's arm TERN_HM_TILED, which keeps a
- * tiled copy of every matrix an f16 pass reads beside the rows. Lost and deleted (docs/ledger.md
+ * 1 and 0 over the tiled layout (TCU_TYPE_Q4_0T, tcu_hm_tile: a 64-row tile's step one contiguous chunk), which the
+ * engine converts an f16-order model's matrices to (docs/ledger.md 2026-12-04 "a tiled weight layout" and "the f16
+ * order over the tiled layout in the engine"); the rows' arms stay for gpu_hmma and for tensor parallelism. Lost and
+ * deleted (docs/ledger.md
  * 2026-12-04 "the streamed form and four warpgroups on the H200"): the streamed form (a producer warp filling a
  * shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four warpgroups a CTA.
  *
@@ -174,7 +175,7 @@ static __device__ __forceinline__ void hm_wload(hm_wregs &r, const uint8_t *ra, 
 /* The tiled layout (arms >= TCU_HM_TILED, tcu_hm_tile; a measurement): for each 64-row tile and 4-block step s one
  * contiguous HM_TCH-byte chunk, the 64 rows' quants [row][64] (blocks 4s..4s+3), then their scales [row][8]; tb the
  * tile's first chunk, rt the lane's row in the tile (g or g + 16 w), rt + 8 its second. */
-#define HM_TCH 4608
+#define HM_TCH TCU_HM_TCH
 static __device__ __forceinline__ void hm_wload_tl(hm_wregs &r, const uint8_t *tb, int s, int rt, int t) {
     const uint8_t *c = tb + (size_t)s * HM_TCH;
     r.qa = __ldg((const uint4 *)(c + rt * 64 + 16 * t));
@@ -430,10 +431,12 @@ static int hm_pick(int nb, int n_out, int m) {
     if (m <= 24) return 4;
     return n_out >= 8192 || nb * 32 >= 8192 ? 1 : 0;
 }
-/* Over the tiled layout (arm TCU_HM_PICK_TILED): the same rule on the tiled twins of arms 4, 1 and 0. */
+/* Over the tiled layout: the same rule on the tiled twins of arms 4, 1 and 0, and arm 8 (arm 0's twin) up to m = 8,
+ * where it led arm 6 by 1-3% on every shape (bench/gpu/s31-tiled/a-hmma-sweep.txt: 4096x28672 m = 4 32.4 against 33.3
+ * us, 14336x4096 18.8 against 19.1; level at m = 16). */
 static int hm_pick_tl(int nb, int n_out, int m) {
     const int a = hm_pick(nb, n_out, m);
-    return a == 4 ? 6 : a == 1 ? 7 : 8;
+    return m <= 8 ? 8 : a == 4 ? 6 : a == 1 ? 7 : 8;
 }
 
 /* 1 when this device runs the wgmma kernels: compute capability 9.0 and their sm_90a code loaded (per device, once). */
@@ -465,7 +468,7 @@ static int hm_device_ok(void) {
 }
 
 extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
-    return t == TCU_TYPE_Q4_0R && n_in >= 128 && n_in % 128 == 0 && hm_device_ok();
+    return (t == TCU_TYPE_Q4_0R || t == TCU_TYPE_Q4_0T) && n_in >= 128 && n_in % 128 == 0 && hm_device_ok();
 }
 
 extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) {
@@ -478,12 +481,12 @@ extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) 
 extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
                            const uint16_t *x, int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st) {
     const int64_t n_out = rows[0] + rows[1] + rows[2];
-    if (m < 1 || m > TCU_PASS_MAX || rows[0] < 1 || rows[1] < 0 || rows[2] < 0 || n_out > INT32_MAX ||
-        arm < TCU_HM_PICK_TILED || arm >= TCU_HM_ARMS || !tcu_gemm_hm_supported(t, n_in))
+    const int tl = t == TCU_TYPE_Q4_0T; /* the layout: rows' arms or the tiled ones */
+    if (m < 1 || m > TCU_PASS_MAX || rows[0] < 1 || rows[1] < 0 || rows[2] < 0 || n_out > INT32_MAX || arm < -1 ||
+        arm >= TCU_HM_ARMS || (arm >= 0 && (arm >= TCU_HM_TILED) != tl) || !tcu_gemm_hm_supported(t, n_in))
         return 0;
     const int nb = (int)(n_in / 32);
-    if (arm == TCU_HM_PICK_TILED) arm = hm_pick_tl(nb, (int)n_out, m);
-    else if (arm < 0) arm = hm_pick(nb, (int)n_out, m);
+    if (arm < 0) arm = tl ? hm_pick_tl(nb, (int)n_out, m) : hm_pick(nb, (int)n_out, m);
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;

@@ -172,18 +172,22 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * x is in the f16 order's layout: element i of a row at tcu_hm_pos(i) (a permutation inside each 128 elements, so a
  * lane's 16-byte weight load feeds its MMA fragments without byte shuffles; the producers write it so). Repacked Q4_0R
  * with n_in a multiple of 128 on an sm_90 device with the sm_90a code (tcu_gemm_hm_supported) only; returns 0
- * (nothing launched) for another type, a shape it does not take or an arm out of range (arms 0..TCU_HM_ARMS-1; -1 the
- * chooser; TCU_HM_PICK_TILED the chooser over the tiled layout, w the tiled copy), else 1. The K order depends on the launch's shape (n_in and its total rows: a fused matrix's outputs have
+ * (nothing launched) for another type, a shape it does not take or an arm out of range or of the other layout (arms
+ * 0..TCU_HM_ARMS-1; -1 the chooser), else 1. t: TCU_TYPE_Q4_0R (rows, arms below TCU_HM_TILED) or TCU_TYPE_Q4_0T (the
+ * tiled layout, arms from TCU_HM_TILED). The K order depends on the launch's shape (n_in and its total rows: a fused matrix's outputs have
  * the bits of the fused launch, which is the only form exec.c runs). A call whose K is split (fewer than ~24000 rows;
  * tcu_gemm_hm_ws_floats > 0) needs ws: tcu_gemm_hm_ws_floats floats, zeroed before its first use (the split's tickets
  * live there and are left zero), one stream at a time. rows as tcu_gemm_mma_v2_split's (a fused matrix's parts into
  * their own buffers). */
 #define TCU_HM_ARMS 9
-/* Arms >= TCU_HM_TILED read the tiled layout (tcu_hm_tile: a 64-row tile's 4-block step one contiguous 4608-byte
- * chunk, quants then scales) and are otherwise arms 4, 1 and 0, w the tiled copy; TCU_HM_PICK_TILED takes them by the
- * chooser's rule (the engine under TERN_HM_TILED, an arm under measurement). The same bits as the row layout's arms. */
+/* Arms >= TCU_HM_TILED read the tiled layout (TCU_TYPE_Q4_0T) and are otherwise arms 4, 1 and 0: the same bits. */
 #define TCU_HM_TILED 6
-#define TCU_HM_PICK_TILED (-3)
+/* Q4_0 in the f16 order's tiled layout (tcu_hm_tile: for each 64-row tile and 4-block step one contiguous 4608-byte
+ * chunk, the 64 rows' quants [row][64] in Q4_0R's in-block order, then their f16 scales [row][8]; tiles in row order,
+ * a tile's steps in K order): what an f16-order engine converts its matrices to (backend_cuda.c wrank_tile). Read by
+ * tcu_gemm_hm and tcu_dequant_f16 (the same values as the rows it was made from); no other kernel takes it. */
+#define TCU_TYPE_Q4_0T 1003
+#define TCU_HM_TCH 4608 /* bytes of a tile's step: 64 rows x (64 quant + 8 scale bytes) */
 /* The tiled copy's bytes for a Q4_0R matrix (n_out rows of n_in, n_in a multiple of 128): ceil(n_out / 64) tiles x
  * n_in / 128 steps x 4608 bytes. tcu_hm_tile writes it on st from the repacked rows w (row_bytes apart, tcu_repack's
  * layout, dequant.cuh RQ40_GROUP): tile rows past n_out copy the last row; a shape the f16 order does not take (n_in
