@@ -421,7 +421,7 @@ static void sweep(int64_t n_in, int64_t n_out) {
     CU(cudaMalloc((void **)&v2ws, sizeof(float) * (v2n ? v2n : 1)));
     tcu_gemv_order_set(1);
     printf("sweep Q4_0 %lldx%lld (%.1f MB): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 chooser, hm chooser, "
-           "hm tiled chooser, hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241; tiled layout 141 240 140)\n",
+           "hm tiled chooser, hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241; tiled layout 141 240 140; bulk-copied weights 4, 2 stages)\n",
            (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1);
     static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
     for (int i = 0; i < 10; i++) {

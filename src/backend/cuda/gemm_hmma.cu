@@ -23,7 +23,7 @@
  *
  * Form: gemm_hw_k (each warp loads its weights from global memory into registers, the CTA copies x by cp.async); the
  * arms are its warpgroups a CTA (1, 2), x stages (4, 6) and MMA groups a step. Arms 6, 7, 8 (TCU_HM_TILED) are arms 4,
- * 1 and 0 over the tiled layout (TCU_TYPE_Q4_0T, tcu_hm_tile: a 64-row tile's step one contiguous chunk), which the
+ * 1 and 0 over the tiled layout (9, 10: gemm_hb_k, arm 6 with the weights by bulk copies) (TCU_TYPE_Q4_0T, tcu_hm_tile: a 64-row tile's step one contiguous chunk), which the
  * engine converts an f16-order model's matrices to (docs/ledger.md 2026-12-04 "a tiled weight layout" and "the f16
  * order over the tiled layout in the engine"); the rows' arms stay for gpu_hmma and for tensor parallelism. Lost and
  * deleted (docs/ledger.md
@@ -387,9 +387,114 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     hm_epilogue<NT, TH>(acc, r0, g, t, m, n_out, yo, ws, last);
 }
 
+/* Arms 9, 10 (the tiled layout; NW 4, 2): arm 6's schedule (one warpgroup, x by cp.async NS - 2 steps ahead, the step's 8
+ * wgmmas one group waited for at the next step's top) with the weights streamed into shared memory by bulk copies:
+ * thread 0 copies a step's 4608-byte chunk (cp.async.bulk, completion in bytes on the stage's mbarrier) NW steps
+ * ahead, the first NW before the PDL wait (the weights are constant); each lane reads its 16-byte quant words and its
+ * scales from the stage (LDS) where arm 6 loads them from global memory one step ahead. A stage is refilled at the top
+ * of the step after its use, past the CTA barrier every thread crosses after reading it (no proxy fence between those
+ * reads and the copy: gemv_dp4a.cu's TMA form and CUTLASS's pipelines omit it too). The same operations on the same
+ * values as arm 6, so the same bits. In gpu_hmma's sweep ~10% ahead of arm 6 at 8, 16 and 32 columns; in the engine
+ * ahead at one column and at 9..16 and 25..32, behind at 2..8 (docs/ledger.md 2026-12-04 "the f16 order's weights
+ * by bulk copies"; hm_pick_tl). */
+template <int NT, int NW>
+__global__ void __launch_bounds__(128)
+gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__restrict__ x, int m, const hm_out yo,
+          float *__restrict__ ws) {
+    constexpr int NS = 4, R = 8 * NT, SB = R * 256, TH = 128, CS = TH / 16, NCH = (R + CS - 1) / CS;
+    extern __shared__ __align__(16) uint8_t hw_sm[];
+    __shared__ __align__(8) uint64_t hb_bar[NW];
+    const uint32_t sbase = (hm_smem(hw_sm) + 1023u) & ~1023u, wbase = sbase + NS * SB;
+    const uint8_t *wsm = hw_sm + (wbase - hm_smem(hw_sm)); /* the weight stages, generic */
+    const int tid = (int)threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int r0 = (int)blockIdx.x * 64 + warp * 16;
+    const int S = (int)gridDim.y, nst = nb / 4, per = (nst + S - 1) / S;
+    const int sb = (int)blockIdx.y * per, se = min(nst, sb + per);
+    const uint8_t *tb = w + (size_t)blockIdx.x * (size_t)nst * HM_TCH;
+    const int rt = warp * 16 + g;
+    if (tid == 0) {
+#pragma unroll
+        for (int k = 0; k < NW; k++) wg_mbar_init(hm_smem(&hb_bar[k]), 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    auto wissue = [&](int s, int k) { /* thread 0: step s's chunk into stage k */
+        const uint32_t b = hm_smem(&hb_bar[k]);
+        wg_mbar_expect_tx(b, HM_TCH);
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                         wbase + (uint32_t)(k * HM_TCH)),
+                     "l"(tb + (size_t)s * HM_TCH), "n"(HM_TCH), "r"(b)
+                     : "memory");
+    };
+    if (tid == 0)
+        for (int i = 0; i < NW && sb + i < se; i++) wissue(sb + i, i);
+    pdl_wait();
+    const size_t ldx = (size_t)nb * 32;
+    const int q = tid & 15, c0 = tid >> 4;
+    const __half *xs0 = x + (size_t)c0 * ldx + 8 * q;
+    const size_t xcs = (size_t)CS * ldx;
+    const uint32_t dofs = (uint32_t)((q >> 3) * (R * 128) + c0 * 128 + (((q & 7) ^ (c0 & 7)) << 4));
+    const uint64_t desc0 = hw_desc(sbase);
+    float acc[4 * NT];
+#pragma unroll
+    for (int i = 0; i < 4 * NT; i++) acc[i] = 0.0f;
+    uint32_t af[8][4];
+    auto xcopy = [&](int s, int stg) {
+        if (s < se) {
+            const uint32_t d = sbase + (uint32_t)stg * SB + dofs;
+            const __half *src = xs0 + (size_t)s * 128;
+#pragma unroll
+            for (int i = 0; i < NCH; i++)
+                if (c0 + CS * i < R && c0 + CS * i < m)
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d + (uint32_t)(i * CS * 128)),
+                                 "l"(src + (size_t)i * xcs)
+                                 : "memory");
+        }
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    };
+#pragma unroll
+    for (int i = 0; i < NS - 2; i++) xcopy(sb + i, i);
+    int stg = 0, cst = NS - 2, wk = 0;
+    uint32_t ph = 0;
+    for (int s = sb; s < se; s++) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(NS - 3) : "memory");
+        wg_wait_mma_n<0>();
+        wg_fence_proxy();
+        __syncthreads(); /* every thread's x copies of step s; every thread past step s - 1's weight reads */
+        xcopy(s + NS - 2, cst);
+        if (tid == 0 && s > sb && s - 1 + NW < se) wissue(s - 1 + NW, wk == 0 ? NW - 1 : wk - 1);
+        wg_mbar_wait(hm_smem(&hb_bar[wk]), ph);
+        const uint8_t *c = wsm + wk * HM_TCH;
+        hm_wregs cur;
+        cur.qa = *(const uint4 *)(c + rt * 64 + 16 * t);
+        cur.qb = *(const uint4 *)(c + (rt + 8) * 64 + 16 * t);
+        cur.da = *(const unsigned short *)(c + 4096 + rt * 8 + 2 * t);
+        cur.db = *(const unsigned short *)(c + 4096 + (rt + 8) * 8 + 2 * t);
+        const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * SB) >> 4);
+        const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
+#pragma unroll
+        for (int u = 0; u < 8; u++) hm_afrag(cur, da, db, u, af[u]);
+        wg_fence();
+#pragma unroll
+        for (int u = 0; u < 8; u++) hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
+        wg_commit_mma();
+        stg = stg + 1 == NS ? 0 : stg + 1;
+        cst = cst + 1 == NS ? 0 : cst + 1;
+        if (++wk == NW) { wk = 0; ph ^= 1u; }
+    }
+    wg_wait_mma_n<0>();
+    wg_touch(acc);
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    pdl_trigger();
+
+    __shared__ int last;
+    hm_epilogue<NT, TH>(acc, r0, g, t, m, n_out, yo, ws, last);
+}
+
 /* Arms: (WG, NS, BAT). Every arm the same bits. */
 static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, {2, 6, 0}, {1, 4, 1}, {2, 4, 1},
-                                               {1, 4, 1}, {2, 4, 0}, {1, 4, 0}}; /* 6, 7, 8: arms 4, 1, 0 tiled */
+                                               {1, 4, 1}, {2, 4, 0}, {1, 4, 0},  /* 6, 7, 8: arms 4, 1, 0 tiled */
+                                               {1, 4, 1}, {1, 4, 1}}; /* 9, 10: arm 6, weights by bulk copies */
 
 static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * nt) * 256 + 1024; }
 
@@ -407,6 +512,19 @@ static void hm_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
     PDL_LAUNCH((gemm_hw_k<NT, WG, NS, BAT, TL>), grid, dim3(128 * WG), smem, st, w, stride, nb, n_out, x, m, o, ws);
 }
 
+template <int NT, int NW>
+static void hb_launch(const uint8_t *w, int nb, int n_out, const __half *x, int m, const hm_out &o, float *ws, int S,
+                      cudaStream_t st) {
+    const int smem = (int)hw_smem_bytes(NT, 4) + NW * HM_TCH;
+    static int set = 0;
+    if (!set) {
+        cudaFuncSetAttribute(gemm_hb_k<NT, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        set = 1;
+    }
+    const dim3 grid((unsigned)((n_out + 63) / 64), (unsigned)S);
+    PDL_LAUNCH((gemm_hb_k<NT, NW>), grid, dim3(128), smem, st, w, nb, n_out, x, m, o, ws);
+}
+
 template <int NT>
 static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
                    float *ws, int S, cudaStream_t st) {
@@ -419,7 +537,9 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
     case 5: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
     case 6: hm_launch<NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
     case 7: hm_launch<NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    default: hm_launch<NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 8: hm_launch<NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 9: hb_launch<NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
+    default: hb_launch<NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
     }
 }
 
@@ -431,12 +551,15 @@ static int hm_pick(int nb, int n_out, int m) {
     if (m <= 24) return 4;
     return n_out >= 8192 || nb * 32 >= 8192 ? 1 : 0;
 }
-/* Over the tiled layout: the same rule on the tiled twins of arms 4, 1 and 0, and arm 8 (arm 0's twin) up to m = 8,
- * where it led arm 6 by 1-3% on every shape (bench/gpu/s31-tiled/a-hmma-sweep.txt: 4096x28672 m = 4 32.4 against 33.3
- * us, 14336x4096 18.8 against 19.1; level at m = 16). */
+/* Over the tiled layout, by end-to-end S_TG (bench/gpu/s31-tiled call e; docs/ledger.md 2026-12-04 "the f16 order's
+ * weights by bulk copies"): one column arm 10 (bulk copies, 2 stages: B = 1 380 against arm 6's 360); 2..8 columns arm 6
+ * (the bulk arms lost 5-9% at B = 4 and 8 in the engine though they led by ~10% in gpu_hmma's sweep, and arm 8 lost to
+ * arm 6 by ~3% at B = 4 though it led in the sweep); 16 and 32 columns (NT 2, 4) arm 9 (bulk copies, 4 stages: B = 16
+ * +2-3%, B = 32 +16%); 24 columns (NT 3) and past 32 the rows' rule on the tiled twins of arms 4, 1 and 0 (the sweep: the
+ * bulk arms 10-20% behind there). */
 static int hm_pick_tl(int nb, int n_out, int m) {
-    const int a = hm_pick(nb, n_out, m);
-    return m <= 8 ? 8 : a == 4 ? 6 : a == 1 ? 7 : 8;
+    const int nt = (m + 7) / 8, a = hm_pick(nb, n_out, m);
+    return m == 1 ? 10 : nt == 2 || nt == 4 ? 9 : a == 4 ? 6 : a == 1 ? 7 : 8;
 }
 
 /* 1 when this device runs the wgmma kernels: compute capability 9.0 and their sm_90a code loaded (per device, once). */

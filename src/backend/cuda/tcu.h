@@ -179,8 +179,9 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * tcu_gemm_hm_ws_floats > 0) needs ws: tcu_gemm_hm_ws_floats floats, zeroed before its first use (the split's tickets
  * live there and are left zero), one stream at a time. rows as tcu_gemm_mma_v2_split's (a fused matrix's parts into
  * their own buffers). */
-#define TCU_HM_ARMS 9
-/* Arms >= TCU_HM_TILED read the tiled layout (TCU_TYPE_Q4_0T) and are otherwise arms 4, 1 and 0: the same bits. */
+#define TCU_HM_ARMS 11
+/* Arms >= TCU_HM_TILED read the tiled layout (TCU_TYPE_Q4_0T): 6, 7, 8 are otherwise arms 4, 1 and 0, 9 and 10 arm 6
+ * with the weights streamed by bulk copies 4 or 2 steps ahead; the same bits. */
 #define TCU_HM_TILED 6
 /* Q4_0 in the f16 order's tiled layout (tcu_hm_tile: for each 64-row tile and 4-block step one contiguous 4608-byte
  * chunk, the 64 rows' quants [row][64] in Q4_0R's in-block order, then their f16 scales [row][8]; tiles in row order,
