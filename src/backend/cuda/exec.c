@@ -264,14 +264,23 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
  * 16 2,595.5 / 2,573.9, 64 3,677.2 / 4,493.2; S_PP (the prefill passes, which keep it) level. Then TERN_PDL_MAX 64 /
  * 16, two rounds (bench/gpu/s23-split/pdl.md): B = 24 2,984 / 2,916 and 2,965 / 2,917, 32 3,843 / 3,742 and
  * 3,845 / 3,736, 48 3,935 / 3,840 and 3,920 / 3,860, 64 4,176 / 4,516 and 4,182 / 4,565: the crossing lies in (48,
- * 64], unmeasured inside it; no bit depends on it (pdl.cuh's contract holds either way). */
+ * 64], unmeasured inside it; no bit depends on it (pdl.cuh's contract holds either way).
+ * In the chunk order, also none in passes of PDL_OFF_LO..PDL_OFF_HI tokens (v2's passes from 5 tokens; 2026-12-04, this
+ * tree with TERN_PDL_MAX 4 against 48, two rounds, bench/gpu/s31-tiled calls g, h): B = 5 1,234.5 / 1,229.7 against
+ * 1,155.2 / 1,151.3, 6 1,507.4 / 1,455.3 against 1,385.8 / 1,387.1, 8 1,952.3 / 1,943.2 against 1,823.0 / 1,821.9, 10
+ * 1,870.3 / 1,870.2 against 1,834.5 / 1,856.1, 12 2,201.0 / 2,206.3 against 2,136.5 / 2,127.1, 16 2,902.1 / 2,889.8
+ * against 2,823.6 / 2,812.0; but B = 20 2,538.5 / 2,531.9 against 2,634.9 / 2,613.3, 24 -3%, 32 -1..-3%, 48 -2%, and
+ * B = 4 (the GEMV twins) -4.5% without it (call c). The f16 order keeps PDL there (not measured in this window). */
 #define PDL_MAX 48
+#define PDL_OFF_LO 5
+#define PDL_OFF_HI 16
 
 /* The graph's ops over the pass's tokens (already in g->tok, g->pos, g->slot, g->bt_off, g->bt). Launched or
  * captured: a graph keeps the PDL setting it was captured with, and the outputs after a pass launch with it too. */
 static int forward(crank *g, const tern_graph *G, const pass_t *P) {
     const int pmax = g->pdl_max > 0 ? g->pdl_max : PDL_MAX; /* TERN_PDL_MAX, under measurement */
-    tcu_set_pdl(g->pdl && (P->n <= pmax || P->n > g->gemv_max));
+    const int off = g->pdl_max <= 0 && g->gemv_ord == 1 && P->n >= PDL_OFF_LO && P->n <= PDL_OFF_HI; /* the rule's window */
+    tcu_set_pdl(g->pdl && !off && (P->n <= pmax || P->n > g->gemv_max));
     const tern_model *m = g->m;
     const cuda_wrank *W = g->W;
     const int n = P->n, E = m->n_embd, hd = m->head_dim, Hq = W->nh * hd, Hkv = W->nkv * hd, F = W->nf, V = m->n_vocab;
