@@ -107,6 +107,7 @@ static void tiled_check(const char *path, tern_model *m) {
     uint64_t h0[100], h1[100];
     for (int i = 0; i < N; i++) toks[i] = 1 + (int32_t)(((uint64_t)i * 2654435761u + 777u) % (uint64_t)(V - 1));
     static const int chunks[3] = {100, 7, 1};
+    CHECK(cuda_model_tiled(m) == 1, "tiled: the f16 engines converted the model's matrices");
     for (int k = 0; k < 3 && m0; k++) {
         cuda_hm_tiling_set(0);
         const int r0 = swa_feed(m0, params(TERN_DEVICE_CUDA, 1, 0), toks, N, chunks[k], h0);
@@ -116,6 +117,7 @@ static void tiled_check(const char *path, tern_model *m) {
               "tiled: %d tokens in steps of %d: ran %d %d, every row's logits the rows' bits %d", N, chunks[k], r0, r1,
               r0 == 0 && r1 == 0 && !memcmp(h0, h1, sizeof h0));
     }
+    CHECK(!m0 || cuda_model_tiled(m0) == 0, "tiled: the load kept in rows was not converted");
     if (m0) tern_model_free(m0);
 }
 

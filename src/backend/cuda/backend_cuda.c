@@ -50,6 +50,7 @@ int tern_cuda_available(void) { return 0; }
 int tern_cuda_device_count(void) { return 0; }
 const char *tern_cuda_device_name(void) { return ""; }
 void cuda_hm_tiling_set(int on) { (void)on; }
+int cuda_model_tiled(const tern_model *m) { (void)m; return 0; }
 tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_params *p) {
     (void)m; (void)p;
     tern_set_error("this tern was built without CUDA (build with make CUDA=1)");
@@ -486,6 +487,10 @@ static int hm_all(const tern_model *m, int n_tp) {
  * cuda_hm_tiling_set(0), a test hook, keeps the rows. 0 or -1 (the error set; the weights stay usable). */
 static int g_hm_tiling = 1;
 void cuda_hm_tiling_set(int on) { g_hm_tiling = on != 0; }
+int cuda_model_tiled(const tern_model *m) {
+    const cuda_weights *cw = m ? m->dev_weights : NULL;
+    return cw && cw->r[0].tiled;
+}
 
 /* w's rows to tiles (w->d then the tiles, w->type TCU_TYPE_Q4_0T); 0 or -1 */
 static int tile_one(cuda_wrank *W, dweight *w) {
@@ -509,10 +514,8 @@ static int tile_one(cuda_wrank *W, dweight *w) {
     return 0;
 }
 
-static int wrank_tile(cuda_wrank *W) {
-    if (W->tiled) return 0;
+static int wrank_tile(cuda_wrank *W) { /* converts what is still in rows (a retry after a failure continues) */
     cudaSetDevice(W->dev);
-    W->tiled = 1;
     for (int il = 0; il < W->m->n_layer; il++) { /* a fused matrix with its parts (views into it) */
         dlayer *d = &W->layers[il];
         dweight *fu[2] = {d->qkv, d->gu}, *parts[2][3] = {{d->wq, d->wk, d->wv}, {d->gate, d->up, NULL}};
@@ -529,6 +532,7 @@ static int wrank_tile(cuda_wrank *W) {
             }
             if (!ok) continue;
             if (tile_one(W, f) != 0) return -1;
+            W->tiled = 1; /* from the first matrix converted: engines in another order are refused on these weights */
             for (int j = 0; j < 3; j++)
                 if (parts[k][j]) {
                     parts[k][j]->d = (char *)f->d + tcu_hm_tile_bytes(f->n_in, off[j]);
@@ -543,7 +547,9 @@ static int wrank_tile(cuda_wrank *W) {
             continue;
         int part = 0; /* a fused matrix left in rows (a part off a 64-row boundary) keeps its rows */
         for (int il = 0; il < W->m->n_layer && !part; il++) part = w == W->layers[il].qkv || w == W->layers[il].gu;
-        if (!part && tile_one(W, w) != 0) return -1;
+        if (part) continue;
+        if (tile_one(W, w) != 0) return -1;
+        W->tiled = 1;
     }
     return 0;
 }
@@ -858,6 +864,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     if (cw && cw->r[0].tiled && (ord != 2 || n_tp != 1)) {
         tern_set_error("this model's weights are in the f16 order's tiled layout (an engine with TERN_GEMV_CHUNK=2 made "
                        "them so): an engine in another order or over several GPUs needs the model loaded again");
+        free(be);
         return NULL;
     }
     be->base = (tern_backend){&CUDA_OPS, "cuda", p->max_rows, p->verify_fast || n_tp > 2 ? 1 : plim, 1};
@@ -952,7 +959,6 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     }
     if (!fail)
         for (int r = 0; r < n_tp; r++) be->rk[r]->W = &cw->r[r];
-    if (!fail && tile && wrank_tile(&cw->r[0]) != 0) fail = 1;
     if (!fail) {
         if (n_tp > 1) tern_pool_run(be->pool, setup_job, be->rk);
         else (void)crank_setup(be->rk[0]);
@@ -971,6 +977,13 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
             for (int r = 0; r < n_tp; r++) be->rk[r]->comm = comms[r];
         }
         cudaSetDevice(0);
+    }
+    /* the f16 order's tiled layout, last (nothing of this engine can fail after it but the conversion itself), with the
+     * order set first: an engine made earlier in another order is refused from here on, even if the conversion fails
+     * midway, since its graphs and passes read the rows this frees */
+    if (!fail && tile) {
+        tcu_gemv_order_set(ord);
+        if (wrank_tile(&cw->r[0]) != 0) fail = 1;
     }
     if (fail) {
         cuda_free(&be->base);

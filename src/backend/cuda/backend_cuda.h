@@ -39,6 +39,8 @@ int tern_tp_check(const tern_model *m, int n, char *why, size_t nwhy);
 /* Tests: 0 keeps an f16-order engine's matrices in rows instead of converting them to the tiled layout (wrank_tile in
  * backend_cuda.c), for a model none of whose engines converted it yet; read when an engine is made. */
 void cuda_hm_tiling_set(int on);
+/* Tests: 1 when an f16-order engine converted (some of) m's matrices to the tiled layout. */
+int cuda_model_tiled(const tern_model *m);
 
 /* The device sampler's top_k limit (src/backend/cuda/sample.cu): temp > 0 and 0 < top_k <= this (top_k < n_vocab)
  * run the whole chain on the device and copy back one id. */
