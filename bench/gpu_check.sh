@@ -23,6 +23,8 @@
 #   default q4_0 4096x14336 at m = 4, 8, 16, 64 with the chooser's arm): speed of light, occupancy, warp states,
 #   memory, compute; $OUT/mmaprof-*.txt and one line a case of time, DRAM throughput, occupancy, warps a scheduler,
 #   issue slots busy and cycles an issued instruction (the stall reasons are in the .txt)
+#   timeline (not in the default list): TERN_TIMELINE's kernel records of a B = TIMELINE_B (4) decode run, TIMELINE_ENV
+#   (e.g. TERN_GEMV_CHUNK=2), summed by bench/timeline.py into $OUT/timeline.md (overlaps under PDL; ncu serialises)
 #   hmprof (not in the default list): the same for the f16 order, gpu_hmma --one, each HMPROF case (N_IN:N_OUT:M:ARM, arm
 #   -2 the one-column dp4a GEMV; default 4096x14336: the GEMV and arm 4 at m = 1, arm 4 at 16, arm 1 at 64); $OUT/hmprof.md
 #   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "48 64") at
@@ -214,6 +216,16 @@ for s in $steps; do
     done
     cat "$OUT/mmaprof.md"
     note mmaprof "$([ -s "$OUT/mmaprof.md" ] && echo DONE || echo FAIL)" "$(wc -l <"$OUT/mmaprof.md") cases in mmaprof.md" ;;
+  timeline) # (not in the default list) a decode step's kernels on the device (TERN_TIMELINE: CUPTI's kernel records, kernels
+    # inside graphs too): `tern bench --parallel TIMELINE_B (4) -p 512 -n 16` on the synthetic Llama-3-8B Q4_0 with TIMELINE_ENV
+    # (e.g. TERN_GEMV_CHUNK=2), then bench/timeline.py: each pass's span, kernel sum, busy time and overlap, and each
+    # kernel's mean duration and gap from the previous one's end ($OUT/timeline.md; the rows in $OUT/timeline.csv)
+    f=$(synth llama3-8b q4_0 32)
+    env ${TIMELINE_ENV:-} TERN_TIMELINE="$OUT/timeline.csv" ./tern bench -m "$f" --device cuda --parallel "${TIMELINE_B:-4}" \
+      -p 512 -n 16 -r 1 >"$OUT/timeline.log" 2>&1
+    python3 bench/timeline.py "$OUT/timeline.csv" >"$OUT/timeline.md" 2>>"$OUT/timeline.log"
+    head -40 "$OUT/timeline.md"
+    note timeline "$([ -s "$OUT/timeline.md" ] && echo DONE || echo FAIL)" "$(tail -1 "$OUT/timeline.log" | cut -c1-100)" ;;
   hmprof) # (not in the default list) what bounds the f16 order's GEMM at small m: ncu's sections of one launch a case
     : >"$OUT/hmprof.md"
     for c in ${HMPROF:-4096:14336:1:-2 4096:14336:1:4 4096:14336:16:4 4096:14336:64:1}; do

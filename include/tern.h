@@ -135,6 +135,10 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p);
 const char *tern_context_device(const tern_context *c);
 /* Name of the CUDA device (e.g. "NVIDIA H200"), or "" if none is usable or the build has no CUDA. */
 const char *tern_cuda_name(void);
+/* A measurement instrument (TERN_TIMELINE): from now to the process's exit, every kernel's device start and end (CUDA
+ * graphs' kernels too) as CSV rows in path, through CUPTI opened at run time (src/backend/cuda/timeline.c). 0, or -1
+ * with the reason (no CUDA build, no CUPTI, an unwritable path). */
+int tern_cuda_timeline(const char *path);
 void tern_context_free(tern_context *c);
 int tern_context_n_ctx(const tern_context *c);
 /* Tokens already in the KV cache. */
