@@ -4,8 +4,9 @@
     TERN_TIMELINE=/tmp/t.csv TERN_GEMV_CHUNK=2 ./tern bench -m FILE --device cuda --parallel 4 -p 512 -n 16
     python3 bench/timeline.py /tmp/t.csv [--min-kernels 50] [--last 8] [--top 25]
 
-A graph launch's kernels share the launch's correlation id: each such group with at least --min-kernels kernels is a
-pass (a decode step). For the last --last passes of the most common size (the steady state of the largest B run last,
+A graph launch's kernels share the launch's correlation id (and each runs a graph node once: a repeated node starts
+the next group, should CUPTI give launches one id): each group with at least --min-kernels kernels is a pass (a decode
+step). For the last --last passes of the most common size (the steady state of the largest B run last,
 unless the run had one B), it prints each pass's span (first start to last end), the sum of its kernels' durations, the
 time at least one kernel ran (busy) and the overlap (sum - busy: kernels running at once, e.g. under programmatic
 dependent launch), then by kernel (in launch order within a pass): launches a pass, mean duration, and mean gap from the
@@ -41,12 +42,21 @@ def main():
 
     groups = collections.defaultdict(list)
     order = []
+    seen = {}  # a group's (graph, node) pairs: a repeat starts a new group (one launch runs each node once)
     with open(a.csv, newline="") as f:
-        for r in csv.DictReader(f):
-            c = int(r["correlation"])
-            if c not in groups:
-                order.append(c)
-            groups[c].append((int(r["start_ns"]), int(r["end_ns"]), short(r["name"]), r["grid"], r["block"]))
+        rows = sorted(csv.DictReader(f), key=lambda r: int(r["start_ns"]))
+    sub = collections.Counter()
+    for r in rows:
+        c0 = int(r["correlation"])
+        node = (r["graph"], r["graph_node"])
+        c = (c0, sub[c0])
+        if r["graph"] != "0" and node in seen.setdefault(c, set()):
+            sub[c0] += 1
+            c = (c0, sub[c0])
+        seen.setdefault(c, set()).add(node)
+        if c not in groups:
+            order.append(c)
+        groups[c].append((int(r["start_ns"]), int(r["end_ns"]), short(r["name"]), r["grid"], r["block"]))
     passes = [c for c in order if len(groups[c]) >= a.min_kernels]
     if not passes:
         sys.exit(f"timeline: no group of >= {a.min_kernels} kernels in {a.csv} (a graph launch's kernels share one)")
