@@ -221,8 +221,13 @@ for s in $steps; do
     # (e.g. TERN_GEMV_CHUNK=2), then bench/timeline.py: each pass's span, kernel sum, busy time and overlap, and each
     # kernel's mean duration and gap from the previous one's end ($OUT/timeline.md; the rows in $OUT/timeline.csv)
     f=$(synth llama3-8b q4_0 32)
+    # libcupti: the toolkit's, else a pip wheel's (nvidia-cuda-cupti), unless TERN_CUPTI_LIB says
+    [ -n "${TERN_CUPTI_LIB:-}" ] || export TERN_CUPTI_LIB="$(ls /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* \
+      /usr/local/cuda/lib64/libcupti.so* 2>/dev/null | head -1)"
+    [ -n "$TERN_CUPTI_LIB" ] || export TERN_CUPTI_LIB="$(find / -name 'libcupti.so*' -path '*cupti*' 2>/dev/null | head -1)"
+    echo "timeline: libcupti ${TERN_CUPTI_LIB:-not found}" >"$OUT/timeline.log"
     env ${TIMELINE_ENV:-} TERN_TIMELINE="$OUT/timeline.csv" ./tern bench -m "$f" --device cuda --parallel "${TIMELINE_B:-4}" \
-      -p 512 -n 16 -r 1 >"$OUT/timeline.log" 2>&1
+      -p 512 -n 16 -r 1 >>"$OUT/timeline.log" 2>&1
     python3 bench/timeline.py "$OUT/timeline.csv" >"$OUT/timeline.md" 2>>"$OUT/timeline.log"
     head -40 "$OUT/timeline.md"
     note timeline "$([ -s "$OUT/timeline.md" ] && echo DONE || echo FAIL)" "$(tail -1 "$OUT/timeline.log" | cut -c1-100)" ;;
