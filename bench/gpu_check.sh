@@ -224,7 +224,7 @@ for s in $steps; do
     # libcupti: the toolkit's, else a pip wheel's (nvidia-cuda-cupti), unless TERN_CUPTI_LIB says
     [ -n "${TERN_CUPTI_LIB:-}" ] || export TERN_CUPTI_LIB="$(ls /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* \
       /usr/local/cuda/lib64/libcupti.so* 2>/dev/null | head -1)"
-    [ -n "$TERN_CUPTI_LIB" ] || export TERN_CUPTI_LIB="$(find / -name 'libcupti.so*' -path '*cupti*' 2>/dev/null | head -1)"
+    [ -n "$TERN_CUPTI_LIB" ] || export TERN_CUPTI_LIB="$(find /usr /opt -name 'libcupti.so*' 2>/dev/null | head -1)"
     echo "timeline: libcupti ${TERN_CUPTI_LIB:-not found}" >"$OUT/timeline.log"
     env ${TIMELINE_ENV:-} TERN_TIMELINE="$OUT/timeline.csv" ./tern bench -m "$f" --device cuda --parallel "${TIMELINE_B:-4}" \
       -p 512 -n 16 -r 1 >>"$OUT/timeline.log" 2>&1
