@@ -23,12 +23,13 @@
  *
  * Form: gemm_hw_k (each warp loads its weights from global memory into registers, the CTA copies x by cp.async); the
  * arms are its warpgroups a CTA (1, 2), x stages (4, 6) and MMA groups a step. Arms 6, 7, 8 (TCU_HM_TILED) are arms 4,
- * 1 and 0 over the tiled layout (9, 10: gemm_hb_k, arm 6 with the weights by bulk copies) (TCU_TYPE_Q4_0T, tcu_hm_tile: a 64-row tile's step one contiguous chunk), which the
+ * 1 and 0 over the tiled layout (TCU_TYPE_Q4_0T, tcu_hm_tile: a 64-row tile's step one contiguous chunk), which the
  * engine converts an f16-order model's matrices to (docs/ledger.md 2026-12-04 "a tiled weight layout" and "the f16
- * order over the tiled layout in the engine"); the rows' arms stay for gpu_hmma and for tensor parallelism. Lost and
- * deleted (docs/ledger.md
- * 2026-12-04 "the streamed form and four warpgroups on the H200"): the streamed form (a producer warp filling a
- * shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four warpgroups a CTA.
+ * order over the tiled layout in the engine"); arms 9, 10 (gemm_hb_k) are arm 6 with the weights by bulk copies
+ * ("the f16 order's weights by bulk copies"); the rows' arms stay for gpu_hmma and for tensor parallelism. Lost and
+ * deleted (docs/ledger.md 2026-12-04 "the streamed form and four warpgroups on the H200"): the streamed form (a
+ * producer warp filling a shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four
+ * warpgroups a CTA.
  *
  * Types: the repacked Q4_0R (tcu.h), n_in a multiple of 128. Activations: f16 (m, n_in), each value f16(v) of the f32
  * activation at tcu_hm_pos of its index, written by its producer (exec.c f16_pass: the norms, the GLU, the decode

@@ -170,11 +170,11 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * to f16 (the bits tcu_dequant_f16 gives) and multiplied on Hopper's warpgroup MMA (wgmma) with an f32 accumulator in
  * a K order fixed by the launch's shape: column c has the bits of the one-column call on x_c, for every arm and m.
  * x is in the f16 order's layout: element i of a row at tcu_hm_pos(i) (a permutation inside each 128 elements, so a
- * lane's 16-byte weight load feeds its MMA fragments without byte shuffles; the producers write it so). Repacked Q4_0R
- * with n_in a multiple of 128 on an sm_90 device with the sm_90a code (tcu_gemm_hm_supported) only; returns 0
- * (nothing launched) for another type, a shape it does not take or an arm out of range or of the other layout (arms
- * 0..TCU_HM_ARMS-1; -1 the chooser), else 1. t: TCU_TYPE_Q4_0R (rows, arms below TCU_HM_TILED) or TCU_TYPE_Q4_0T (the
- * tiled layout, arms from TCU_HM_TILED). The K order depends on the launch's shape (n_in and its total rows: a fused matrix's outputs have
+ * lane's 16-byte weight load feeds its MMA fragments without byte shuffles; the producers write it so). t: repacked
+ * Q4_0R (rows, arms below TCU_HM_TILED) or TCU_TYPE_Q4_0T (the tiled layout, arms from TCU_HM_TILED), n_in a multiple
+ * of 128, on an sm_90 device with the sm_90a code (tcu_gemm_hm_supported) only; returns 0 (nothing launched) for
+ * another type, a shape it does not take or an arm out of range or of the other layout (arms 0..TCU_HM_ARMS-1; -1 the
+ * chooser), else 1. The K order depends on the launch's shape (n_in and its total rows: a fused matrix's outputs have
  * the bits of the fused launch, which is the only form exec.c runs). A call whose K is split (fewer than ~24000 rows;
  * tcu_gemm_hm_ws_floats > 0) needs ws: tcu_gemm_hm_ws_floats floats, zeroed before its first use (the split's tickets
  * live there and are left zero), one stream at a time. rows as tcu_gemm_mma_v2_split's (a fused matrix's parts into
