@@ -136,9 +136,10 @@ const char *tern_context_device(const tern_context *c);
 /* Name of the CUDA device (e.g. "NVIDIA H200"), or "" if none is usable or the build has no CUDA. */
 const char *tern_cuda_name(void);
 /* A measurement instrument (TERN_TIMELINE): from now to the process's exit, every kernel's device start and end (CUDA
- * graphs' kernels too) as CSV rows in path, through CUPTI opened at run time (src/backend/cuda/timeline.c). 0, or -1
- * with the reason (no CUDA build, no CUPTI, an unwritable path). */
-int tern_cuda_timeline(const char *path);
+ * graphs' kernels too; ns of CUPTI's clock) as CSV rows in path (columns: src/backend/cuda/timeline.c), through CUPTI
+ * opened at run time from lib (a path; NULL or "": libcupti.so.13 and the toolkit's folders). 0, or -1 with the reason
+ * (no CUDA build, no CUPTI, an unwritable path). */
+int tern_cuda_timeline(const char *path, const char *lib);
 void tern_context_free(tern_context *c);
 int tern_context_n_ctx(const tern_context *c);
 /* Tokens already in the KV cache. */

@@ -410,9 +410,8 @@ static int wrank_upload(cuda_wrank *W) {
 static void wrank_free(cuda_wrank *W) {
     cudaSetDevice(W->dev);
     if (W->w)
-        for (int i = 0; i < W->n_w; i++) {
+        for (int i = 0; i < W->n_w; i++)
             if (W->w[i].own) cudaFree(W->w[i].d);
-        }
     if (W->layers)
         for (int il = 0; il < W->m->n_layer; il++) {
             dlayer *d = &W->layers[il];
@@ -900,7 +899,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     }
     for (int r = 0; r < n_tp && !refuse; r++) {
         const crank *g = be->rk[r];
-        /* converting to tiles holds one matrix twice at a time (wrank_tile, before the KV pool and scratch) */
+        /* converting to tiles holds one matrix twice at a time (wrank_tile, once the KV pool and scratch stand) */
         const uint64_t wb = (have_weights ? 0 : g->W->bytes) + (tile && !g->W->tiled ? g->W->max_mat / 32 * 18 : 0);
         size_t free_b = 0, total_b = 0;
         if (cudaSetDevice(r) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {

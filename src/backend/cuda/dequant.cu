@@ -45,6 +45,16 @@ extern "C" void tcu_get_rows(int t, const void *w, size_t row_bytes, int64_t n_i
     }
 }
 
+/* 8 values rounded to f16, one 16-byte store */
+static __device__ __forceinline__ void dq_store_f16x8(uint16_t *out, const float *v) {
+    uint4 o;
+    o.x = (uint32_t)__half_as_ushort(__float2half_rn(v[0])) | (uint32_t)__half_as_ushort(__float2half_rn(v[1])) << 16;
+    o.y = (uint32_t)__half_as_ushort(__float2half_rn(v[2])) | (uint32_t)__half_as_ushort(__float2half_rn(v[3])) << 16;
+    o.z = (uint32_t)__half_as_ushort(__float2half_rn(v[4])) | (uint32_t)__half_as_ushort(__float2half_rn(v[5])) << 16;
+    o.w = (uint32_t)__half_as_ushort(__float2half_rn(v[6])) | (uint32_t)__half_as_ushort(__float2half_rn(v[7])) << 16;
+    *(uint4 *)out = o;
+}
+
 template <int T>
 __global__ void dequant_f16_k(const uint8_t *w, size_t stride, int n_in, int64_t n_out, uint16_t *out) {
     const int64_t r = blockIdx.y + (int64_t)blockIdx.z * gridDim.y;
@@ -52,17 +62,12 @@ __global__ void dequant_f16_k(const uint8_t *w, size_t stride, int n_in, int64_t
     if (r >= n_out || e0 >= n_in) return;
     float v[8];
     dequant8<T>(w + (size_t)r * stride, e0, v);
-    uint4 o;
-    o.x = (uint32_t)__half_as_ushort(__float2half_rn(v[0])) | (uint32_t)__half_as_ushort(__float2half_rn(v[1])) << 16;
-    o.y = (uint32_t)__half_as_ushort(__float2half_rn(v[2])) | (uint32_t)__half_as_ushort(__float2half_rn(v[3])) << 16;
-    o.z = (uint32_t)__half_as_ushort(__float2half_rn(v[4])) | (uint32_t)__half_as_ushort(__float2half_rn(v[5])) << 16;
-    o.w = (uint32_t)__half_as_ushort(__float2half_rn(v[6])) | (uint32_t)__half_as_ushort(__float2half_rn(v[7])) << 16;
-    *(uint4 *)(out + (size_t)r * n_in + e0) = o;
+    dq_store_f16x8(out + (size_t)r * n_in + e0, v);
 }
 
 /* The f16 order's tiled Q4_0 (tcu.h TCU_TYPE_Q4_0T): row r's 8 elements e0.. of step s = e0 / 128, block t of it, in
  * chunk (r / 64, s): quants at 64 (r % 64) + 16 t (Q4_0R's in-block order), the scale at 4096 + 8 (r % 64) + 2 t; the
- * operations of dequant8<TCU_TYPE_Q4_0R>, so the same bits. */
+ * arithmetic of dequant8<TCU_TYPE_Q4_0R> (dq_q40_8), so the same bits. */
 __global__ void dequant_f16_tl_k(const uint8_t *w, int n_in, int64_t n_out, uint16_t *out) {
     const int64_t r = blockIdx.y + (int64_t)blockIdx.z * gridDim.y;
     const int e0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
@@ -70,16 +75,9 @@ __global__ void dequant_f16_tl_k(const uint8_t *w, int n_in, int64_t n_out, uint
     const int s = e0 >> 7, tb = (e0 >> 5) & 3, j = e0 & 31, sh = j >= 16 ? 4 : 0, rt = (int)(r & 63);
     const uint8_t *c = w + ((size_t)(r >> 6) * (size_t)(n_in >> 7) + (size_t)s) * TCU_HM_TCH;
     const float d = dq_h2f(dq_ld16(c + 4096 + 8 * rt + 2 * tb));
-    const uint2 q = *(const uint2 *)(c + 64 * rt + 16 * tb + (j & 15)); /* 8-byte aligned */
     float v[8];
-#pragma unroll
-    for (int i = 0; i < 8; i++) v[i] = __fmul_rn(d, (float)(((dq_byte(q.x, q.y, i) >> sh) & 0xF) - 8));
-    uint4 o;
-    o.x = (uint32_t)__half_as_ushort(__float2half_rn(v[0])) | (uint32_t)__half_as_ushort(__float2half_rn(v[1])) << 16;
-    o.y = (uint32_t)__half_as_ushort(__float2half_rn(v[2])) | (uint32_t)__half_as_ushort(__float2half_rn(v[3])) << 16;
-    o.z = (uint32_t)__half_as_ushort(__float2half_rn(v[4])) | (uint32_t)__half_as_ushort(__float2half_rn(v[5])) << 16;
-    o.w = (uint32_t)__half_as_ushort(__float2half_rn(v[6])) | (uint32_t)__half_as_ushort(__float2half_rn(v[7])) << 16;
-    *(uint4 *)(out + (size_t)r * n_in + e0) = o;
+    dq_q40_8(d, *(const uint2 *)(c + 64 * rt + 16 * tb + (j & 15)), sh, v); /* 8-byte aligned */
+    dq_store_f16x8(out + (size_t)r * n_in + e0, v);
 }
 
 extern "C" void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, uint16_t *out,

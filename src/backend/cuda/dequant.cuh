@@ -125,13 +125,18 @@ static __device__ __forceinline__ void k4_header(const uint8_t *p, int j, float 
  * block, so the same operations give the same bits. */
 #define RQ40_GROUP 144
 #define RQ80_GROUP 272
+/* 8 Q4_0 values d·(n - 8) from the nibbles (low: sh 0, high: sh 4) of 8 quant bytes q: the repacked rows' and the f16
+ * order's tiled layout's (dequant.cu dequant_f16_tl_k) one arithmetic. */
+static __device__ __forceinline__ void dq_q40_8(float d, uint2 q, int sh, float *w) {
+#pragma unroll
+    for (int i = 0; i < 8; i++) w[i] = __fmul_rn(d, (float)(((dq_byte(q.x, q.y, i) >> sh) & 0xF) - 8));
+}
+
 template <> __device__ __forceinline__ void dequant8<TCU_TYPE_Q4_0R>(const uint8_t *row, int e0, float *w) {
     const int b = e0 >> 5, j = e0 & 31, sh = j >= 16 ? 4 : 0;
     const uint8_t *g = row + (size_t)(b >> 3) * RQ40_GROUP;
     const float d = dq_h2f(dq_ld16(g + 2 * (b & 7)));
-    const uint2 q = *(const uint2 *)(g + 16 + 16 * (b & 7) + (j & 15)); /* 8-byte aligned */
-#pragma unroll
-    for (int i = 0; i < 8; i++) w[i] = __fmul_rn(d, (float)(((dq_byte(q.x, q.y, i) >> sh) & 0xF) - 8));
+    dq_q40_8(d, *(const uint2 *)(g + 16 + 16 * (b & 7) + (j & 15)), sh, w); /* 8-byte aligned */
 }
 
 template <> __device__ __forceinline__ void dequant8<TCU_TYPE_Q8_0R>(const uint8_t *row, int e0, float *w) {

@@ -4,8 +4,8 @@
  * kernel alone and serialised, and the GPU box has no nsys (docs/ledger.md 2026-12-04: the engine reversed gpu_hmma's
  * sweep at 2..8 columns, and the step's timeline is the missing measurement). bench/timeline.py reads the file.
  *
- * libcupti is opened at run time (dlopen), never linked: TERN_CUPTI_LIB, else libcupti.so.13, libcupti.so and the
- * toolkit's folders. CUPTI hands over records from its own thread in buffers this file allocates; rows are written as
+ * libcupti is opened at run time (dlopen), never linked: the caller's path (TERN_CUPTI_LIB), else libcupti.so.13,
+ * libcupti.so and the toolkit's folders. CUPTI hands over records from its own thread in buffers this file allocates; rows are written as
  * buffers complete and at exit (cuptiActivityFlushAll). The row layout is CUpti_ActivityKernel10's (CUDA 13's
  * cupti_activity.h, read at build time); a build whose toolkit lacks the header says so when asked.
  *
@@ -27,8 +27,8 @@
 
 #ifndef TERN_HAVE_CUPTI
 
-int tern_cuda_timeline(const char *path) {
-    (void)path;
+int tern_cuda_timeline(const char *path, const char *lib) {
+    (void)path, (void)lib;
 #ifdef TERN_CUDA
     tern_set_error("TERN_TIMELINE: this tern was built without CUPTI's headers (cupti_activity.h)");
 #else
@@ -52,7 +52,7 @@ static struct {
     CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
     FILE *f;
     pthread_mutex_t mu;
-    unsigned long long rows, dropped;
+    unsigned long long rows;
 } tl = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 #define TL_BUF (8u << 20)
@@ -94,10 +94,9 @@ static void tl_close(void) {
     pthread_mutex_unlock(&tl.mu);
 }
 
-int tern_cuda_timeline(const char *path) {
+int tern_cuda_timeline(const char *path, const char *lib) {
     if (tl.f) return 0;
-    const char *env = getenv("TERN_CUPTI_LIB");
-    const char *names[] = {env && *env ? env : "libcupti.so.13", "libcupti.so.13", "libcupti.so",
+    const char *names[] = {lib && *lib ? lib : "libcupti.so.13", "libcupti.so.13", "libcupti.so",
                            "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so", "/usr/local/cuda/lib64/libcupti.so",
                            "/usr/local/cuda/lib/libcupti.so"};
     void *h = NULL;
