@@ -1,8 +1,9 @@
 /* test_backend: the CPU ops against references.
  *  - cpu_matmul_n: every output equals tern_vec_dot of its row and column bit for bit (the ops only
  *    split work, they never change numerics), for row counts that are not multiples of the work-item
- *    size, several weights of different types in one dispatch, decode (n = 1) and prefill (n = 13)
- *    columns, 1..3 threads; and within quantization error of a double-precision reference.
+ *    size, several weights of different types in one dispatch, one token (n = 1), a decode pass of 13
+ *    (long work items, MM_DECODE_COLS) and a prefill pass of 21 columns, 1..3 threads; and within quantization
+ *    error of a double-precision reference.
  *  - cpu_attention: against a double-precision causal GQA softmax(q·kᵀ/√d)·v over the same f16 cache.
  *  - cpu_rmsnorm, cpu_rope: against the formulas in double. */
 #include <math.h>
@@ -50,8 +51,8 @@ static void test_matmul(void) {
     tern_weight w[3];
     void *mem[3];
     for (int i = 0; i < 3; i++) mem[i] = make_weight(types[i], n_in, outs[i], &w[i]);
-    const int ncols[2] = {1, 13};
-    for (int ci = 0; ci < 2; ci++) {
+    const int ncols[3] = {1, 13, 21}; /* one token, a decode pass of 13 (long work items), a prefill pass (16 rows) */
+    for (int ci = 0; ci < 3; ci++) {
         int n = ncols[ci];
         float *x = malloc(sizeof(float) * n * n_in);
         for (int i = 0; i < n * n_in; i++) x[i] = frand();

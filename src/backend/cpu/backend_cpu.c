@@ -144,6 +144,10 @@ size_t cpu_matmul_scratch(enum tern_type t, int64_t n_in, int n) { return act_ro
 
 #define MM_ROW_CHUNK 16 /* rows of W per work item: small enough to balance 2..16 threads */
 #define MM_COLS 8       /* activation columns per tern_vec_dot_multi call */
+/* Passes of up to this many tokens (one decode step of up to 16 sequences) take decode_chunk_div's long work items,
+ * and every row the decode_prefetch: each column's row bits are unchanged (docs/ledger.md 2026-12-04 "the CPU's
+ * decode of many sequences"). Longer passes (prefill) keep 16-row items. */
+#define MM_DECODE_COLS 16
 
 /* Decode kernel: per-row tern_vec_dot (docs/ledger.md "decode matmul": 4 rows a call (tern_vec_dot_rows) was
  * 1.3x faster with L2-hot rows but 0.63x end to end, and its dispatch arm is gone). tern_config.decode_prefetch:
@@ -221,21 +225,23 @@ static void mm_segment_ref(const mm_job *a, const tern_weight *w, float *y, int6
     free(row);
 }
 
-/* Rows [r0, r1) of one weight against the n activation columns. */
+/* Rows [r0, r1) of one weight against the n activation columns; in a decode pass (n <= MM_DECODE_COLS) each row
+ * first prefetches the bytes decode_prefetch ahead. */
 static void mm_segment(const mm_job *a, const tern_weight *w, float *y, int64_t r0, int64_t r1) {
     const int64_t n_out = w->n_out;
     if (g_matmul_ref) { mm_segment_ref(a, w, y, r0, r1); return; }
+    const size_t pf = a->n <= MM_DECODE_COLS ? (size_t)g_prefetch : 0, end = (size_t)n_out * w->row_bytes;
     float tmp[MM_COLS];
     for (int c0 = 0; c0 < a->n; c0 += MM_COLS) {
         int nc = a->n - c0 < MM_COLS ? a->n - c0 : MM_COLS;
         const uint8_t *xq = a->xq + (size_t)c0 * a->xq_row;
         for (int64_t r = r0; r < r1; r++) {
             const void *wr = (const uint8_t *)w->data + (size_t)r * w->row_bytes;
+            if (pf && (size_t)(r + 1) * w->row_bytes + pf <= end) {
+                const char *p = (const char *)wr + pf;
+                for (size_t off = 0; off < w->row_bytes; off += 64) __builtin_prefetch(p + off, 0, 0);
+            }
             if (nc == 1) {
-                if (g_prefetch && (size_t)(r + 1) * w->row_bytes + (size_t)g_prefetch <= (size_t)n_out * w->row_bytes) {
-                    const char *pf = (const char *)wr + (size_t)g_prefetch;
-                    for (size_t off = 0; off < w->row_bytes; off += 64) __builtin_prefetch(pf + off, 0, 0);
-                }
                 y[(size_t)c0 * n_out + r] = tern_vec_dot(w->type, w->n_in, wr, xq);
                 continue;
             }
@@ -333,7 +339,7 @@ static void cpu_matmul_n_(tern_pool *p, int n_w, const tern_weight *const *w, co
     }
     atomic_init(&a.next, 0);
     a.chunk = MM_ROW_CHUNK;
-    if (n == 1 && g_decode_chunk_div > 0) { /* decode: long sequential streams per thread */
+    if (n <= MM_DECODE_COLS && g_decode_chunk_div > 0) { /* decode: long sequential streams per thread */
         int64_t c = rows / ((int64_t)tern_pool_size(p) * g_decode_chunk_div);
         a.chunk = c > MM_ROW_CHUNK ? c : MM_ROW_CHUNK;
     }

@@ -31,11 +31,12 @@
  *
  * ---- Kernel variants and what they measured ----------------------------------------------------
  *  dot*_scalar        reference for every type; mirrors the contract with fmaf. Slow on purpose.
- *  dot32_avx2_nc      32-blocks, NC columns (1..4) per pass: the weight block is unpacked once
+ *  dot32_avx2_nc      32-blocks, NC columns (1..8) per pass: the weight block is unpacked once
  *                     (nibbles -> bytes, Q5 fifth bit via pshufb/cmpeq, IQ4_NL via pshufb lookup),
  *                     maddubs/madd int8 dot (sign trick for signed weights), one fmadd chain per
  *                     column. vec_dot uses its NC=1 instance through a single-column entry (name##1);
- *                     vec_dot_multi runs groups of 4 columns.
+ *                     vec_dot_multi runs groups of 8 columns, then 4, then the rest (8 over 4: +1-3% S_TG at
+ *                     B = 8, 16 on SmolLM2, ledger 2026-12-04 "the CPU's decode of many sequences").
  *    v1: scale pairs through F16C (movd + vcvtph2ps per side). v2 (kept): fp16 -> f32 table g_h2f
  *        (256 KB, filled once from tern_fp16_to_fp32, exact like F16C). A/B in one session, min of 21
  *        interleaved rounds, ns/row: Q4_1 576: v1 45.9, v2 39.6; Q4_1 1536: v1 106.8, v2 94.6;
@@ -48,7 +49,10 @@
  *                     quants unpacked per 32-chunk in registers (v2 stored 256 bytes and reloaded
  *                     them: Q4_K 1536 ~100 -> ~71 ns), maddubs against Q8_K, madd against per-16
  *                     int16 scales picked by one in-lane pshufb, offsets/mins from the Q8_K bsums.
- *  dotf_avx2          F32/F16/BF16: 4 ymm accumulators (the 32 lanes), 2 columns per pass in multi.
+ *                     Multi (dotk_avx2_nc, groups of 8, 4, rest): each 32-chunk's quants and scales unpacked
+ *                     once for the NC columns (v1 unpacked them again a column: Qwen2.5-1.5B Q4_K_M S_TG
+ *                     at B = 2 24 -> 51 tok/s with the decode-pass work items; 8 over 4 columns +4-5% at
+ *                     B = 8, 16; ledger 2026-12-04 "the CPU's decode of many sequences"). *  dotf_avx2          F32/F16/BF16: 4 ymm accumulators (the 32 lanes), 2 columns per pass in multi.
  *  quantize_q8_32_avx2  Q8_0/Q8_1 activation quantizer, same bytes as the scalar one.
  *
  *  Measured on the dev box: 2-core AMD EPYC (Zen 3, family 25 model 1, AVX2+FMA+F16C, no AVX-512),
@@ -944,9 +948,9 @@ TERN_AVX2_INLINE void dot32_avx2_nc(enum tern_type t, int64_t nb, const uint8_t 
     const size_t wbs = k_traits[t].size, xbs = has_min ? sizeof(block_q8_1) : sizeof(block_q8_0);
     const size_t xoff = has_min ? 4 : 2;
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[4];
-    float summs[4];
-#pragma GCC unroll 4
+    __m256 acc[8];
+    float summs[8];
+#pragma GCC unroll 8
     for (int c = 0; c < NC; c++) {
         acc[c] = _mm256_setzero_ps();
         summs[c] = 0.0f;
@@ -956,7 +960,7 @@ TERN_AVX2_INLINE void dot32_avx2_nc(enum tern_type t, int64_t nb, const uint8_t 
         const __m256i qw = unpack32_avx2(t, wb);
         const __m256i aw = is_signed ? _mm256_sign_epi8(qw, qw) : qw;
         const float dw = h2f_t(wb), mw = has_min ? h2f_t(wb + 2) : 0.0f;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int c = 0; c < NC; c++) {
             const uint8_t *xb = x + (size_t)c * xs + (size_t)ib * xbs;
             if (has_min) summs[c] = summs[c] + mw * h2f_t(xb + 2);
@@ -967,7 +971,7 @@ TERN_AVX2_INLINE void dot32_avx2_nc(enum tern_type t, int64_t nb, const uint8_t 
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f_t(xb)), p, acc[c]);
         }
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int c = 0; c < NC; c++) {
         const float h = hsum8_avx2(acc[c]);
         out[c] = has_min ? h + summs[c] : h;
@@ -1019,7 +1023,8 @@ TERN_AVX2_INLINE void dot32_avx2_rows(enum tern_type t, int64_t nb, const uint8_
         const uint8_t *x = xq;                                                                        \
         const int64_t nb = n / QK32;                                                                  \
         int c = 0;                                                                                    \
-        for (; c + 4 <= nc; c += 4) dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 4, o + c);      \
+        for (; c + 8 <= nc; c += 8) dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 8, o + c);      \
+        if (c + 4 <= nc) { dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 4, o + c); c += 4; }       \
         switch (nc - c) {                                                                             \
         case 3: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 3, o + c); break;                    \
         case 2: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 2, o + c); break;                    \
@@ -1203,17 +1208,20 @@ TERN_AVX2_INLINE void kscales_avx2(enum tern_type t, const uint8_t *b, __m128i *
     }
 }
 
-/* isum and imin of the ksum contract for one column, exact: maddubs pairs <= 2*63*127 (qu <= 63);
- * madd against the int16 scales of the two groups in each 32-chunk (pshufb picks bytes 2c, 2c+1
- * eight times each, cvtepi8_epi16 sign-extends them into the low / high 128-bit lane); the offset
- * and min terms are madds of the scales / mins against the Q8_K bsums. */
-TERN_AVX2_INLINE void kdot_avx2(enum tern_type t, const uint8_t *b, __m256i s_lo, __m256i s_hi, __m256i sc16,
-                                __m256i mn16, const block_q8_K *x, int32_t *isum, int32_t *imin) {
-    __m256i acc = _mm256_setzero_si256();
+/* isum and imin of the ksum contract for NC columns (NC a compile-time constant after inlining; column j's Q8_K
+ * block at x + j * xs), exact: maddubs pairs <= 2*63*127 (qu <= 63); madd against the int16 scales of the two
+ * groups in each 32-chunk (pshufb picks bytes 2c, 2c+1 eight times each, cvtepi8_epi16 sign-extends them into the
+ * low / high 128-bit lane); the offset and min terms are madds of the scales / mins against the Q8_K bsums. Each
+ * 32-chunk's quants and group scales are unpacked once for the NC columns; integers, so a column's sums do not
+ * depend on NC. */
+TERN_AVX2_INLINE void kdot_avx2_nc(enum tern_type t, const uint8_t *b, __m256i s_lo, __m256i s_hi, __m256i sc16,
+                                   __m256i mn16, const uint8_t *x, size_t xs, const int NC, int32_t *isum,
+                                   int32_t *imin) {
+    __m256i acc[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < NC; j++) acc[j] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int c = 0; c < 8; c++) {
-        /* int16 scale of group 2c in the low lane, of group 2c+1 in the high lane: one in-lane
-         * pshufb of the groups' int16 scales, broadcast to both lanes (s_lo: groups 0..7). */
         const int g = (2 * c) & 7;
         const __m256i pick = _mm256_setr_epi8(2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
                                               2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
@@ -1221,41 +1229,68 @@ TERN_AVX2_INLINE void kdot_avx2(enum tern_type t, const uint8_t *b, __m256i s_lo
                                               2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3,
                                               2 * g + 2, 2 * g + 3);
         const __m256i s16 = _mm256_shuffle_epi8(c < 4 ? s_lo : s_hi, pick);
-        const __m256i p16 = _mm256_maddubs_epi16(kchunk_avx2(t, b, c), _mm256_loadu_si256((const __m256i *)(x->qs + 32 * c)));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p16, s16));
+        const __m256i q = kchunk_avx2(t, b, c);
+#pragma GCC unroll 8
+        for (int j = 0; j < NC; j++) {
+            const block_q8_K *xj = (const block_q8_K *)(const void *)(x + (size_t)j * xs);
+            const __m256i p16 = _mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)(xj->qs + 32 * c)));
+            acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(p16, s16));
+        }
     }
-    const __m256i bs = _mm256_loadu_si256((const __m256i *)x->bsums);
-    if (t == TERN_TYPE_Q3_K) acc = _mm256_sub_epi32(acc, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 2));  /* off 4 */
-    if (t == TERN_TYPE_Q6_K) acc = _mm256_sub_epi32(acc, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));  /* off 32 */
-    *isum = hsum_i32_avx2(acc);
-    *imin = (t == TERN_TYPE_Q3_K || t == TERN_TYPE_Q6_K) ? 0 : hsum_i32_avx2(_mm256_madd_epi16(mn16, bs));
+#pragma GCC unroll 8
+    for (int j = 0; j < NC; j++) {
+        const block_q8_K *xj = (const block_q8_K *)(const void *)(x + (size_t)j * xs);
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)xj->bsums);
+        __m256i a = acc[j];
+        if (t == TERN_TYPE_Q3_K) a = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 2));
+        if (t == TERN_TYPE_Q6_K) a = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));
+        isum[j] = hsum_i32_avx2(a);
+        imin[j] = (t == TERN_TYPE_Q3_K || t == TERN_TYPE_Q6_K) ? 0 : hsum_i32_avx2(_mm256_madd_epi16(mn16, bs));
+    }
 }
 
-TERN_AVX2_INLINE void dotk_avx2(enum tern_type t, int64_t n, const void *w, const void *xq, size_t xs, int nc,
-                                float *out) {
+/* NC (1..4) columns of one weight row: per super-block the scales are unpacked once, each 32-chunk's quants once
+ * (kdot_avx2_nc), then each column's float step (ksum_float) in block order: column c's value is the one-column
+ * call's, bit for bit. */
+TERN_AVX2_INLINE void dotk_avx2_nc(enum tern_type t, int64_t n, const void *w, const uint8_t *xq, size_t xs,
+                                   const int NC, float *out) {
     const int has_min = t == TERN_TYPE_Q2_K || t == TERN_TYPE_Q4_K || t == TERN_TYPE_Q5_K;
     const int64_t nb = n / QK_K;
     const size_t wbs = k_traits[t].size;
     float acc[8];
-    for (int c0 = 0; c0 < nc; c0 += 8) {
-        const int m = nc - c0 < 8 ? nc - c0 : 8;
-        for (int c = 0; c < m; c++) acc[c] = 0.0f;
-        for (int64_t ib = 0; ib < nb; ib++) {
-            const uint8_t *b = (const uint8_t *)w + (size_t)ib * wbs;
-            __m128i sc, mn;
-            float d, dmin;
-            kscales_avx2(t, b, &sc, &mn, &d, &dmin);
-            const __m256i sc16 = _mm256_cvtepi8_epi16(sc), mn16 = _mm256_cvtepu8_epi16(mn);
-            const __m256i s_lo = _mm256_permute2x128_si256(sc16, sc16, 0x00);
-            const __m256i s_hi = _mm256_permute2x128_si256(sc16, sc16, 0x11);
-            for (int c = 0; c < m; c++) {
-                const block_q8_K *x = (const block_q8_K *)(const void *)((const uint8_t *)xq + (size_t)(c0 + c) * xs) + ib;
-                int32_t isum, imin;
-                kdot_avx2(t, b, s_lo, s_hi, sc16, mn16, x, &isum, &imin);
-                acc[c] = ksum_float(acc[c], x->d, d, dmin, isum, imin, has_min);
-            }
+#pragma GCC unroll 8
+    for (int j = 0; j < NC; j++) acc[j] = 0.0f;
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const uint8_t *b = (const uint8_t *)w + (size_t)ib * wbs;
+        __m128i sc, mn;
+        float d, dmin;
+        kscales_avx2(t, b, &sc, &mn, &d, &dmin);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(sc), mn16 = _mm256_cvtepu8_epi16(mn);
+        const __m256i s_lo = _mm256_permute2x128_si256(sc16, sc16, 0x00);
+        const __m256i s_hi = _mm256_permute2x128_si256(sc16, sc16, 0x11);
+        int32_t isum[8], imin[8];
+        kdot_avx2_nc(t, b, s_lo, s_hi, sc16, mn16, xq + (size_t)ib * sizeof(block_q8_K), xs, NC, isum, imin);
+#pragma GCC unroll 8
+        for (int j = 0; j < NC; j++) {
+            const block_q8_K *x = (const block_q8_K *)(const void *)(xq + (size_t)j * xs) + ib;
+            acc[j] = ksum_float(acc[j], x->d, d, dmin, isum[j], imin[j], has_min);
         }
-        for (int c = 0; c < m; c++) out[c0 + c] = acc[c];
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NC; j++) out[j] = acc[j];
+}
+
+TERN_AVX2_INLINE void dotk_avx2(enum tern_type t, int64_t n, const void *w, const void *xq, size_t xs, int nc,
+                                float *out) {
+    const uint8_t *x = xq;
+    int c = 0;
+    for (; c + 8 <= nc; c += 8) dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 8, out + c);
+    if (c + 4 <= nc) { dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 4, out + c); c += 4; }
+    switch (nc - c) {
+    case 3: dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 3, out + c); break;
+    case 2: dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 2, out + c); break;
+    case 1: dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 1, out + c); break;
+    default: break;
     }
 }
 #define DOTK_AVX2(name, T)                                                                                   \
