@@ -28,7 +28,7 @@ NVFLAGS ?= -O3 -lineinfo
 ifeq ($(CUDA_DEBUG),1)
 override NVFLAGS += -DTERN_CUDA_DEBUG
 endif
-override CFLAGS += -DTERN_CUDA -I$(CUDA_HOME)/include
+override CFLAGS += -DTERN_CUDA -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include # (CUPTI: TERN_TIMELINE)
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcublasLt -lcudart_static -ldl -lrt -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
 CU_SRCS := $(wildcard src/backend/cuda/*.cu)
 GPU_TESTS := $(patsubst tests/gpu/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/*.c))

@@ -221,9 +221,11 @@ for s in $steps; do
     # (e.g. TERN_GEMV_CHUNK=2), then bench/timeline.py: each pass's span, kernel sum, busy time and overlap, and each
     # kernel's mean duration and gap from the previous one's end ($OUT/timeline.md; the rows in $OUT/timeline.csv)
     f=$(synth llama3-8b q4_0 32)
-    # libcupti: the toolkit's, else a pip wheel's (nvidia-cuda-cupti), unless TERN_CUPTI_LIB says
+    # libcupti: the toolkit's, else one under /usr or /opt (CUDA 13's first: a pip wheel may hold 12's), unless
+    # TERN_CUPTI_LIB says
     [ -n "${TERN_CUPTI_LIB:-}" ] || export TERN_CUPTI_LIB="$(ls /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* \
       /usr/local/cuda/lib64/libcupti.so* 2>/dev/null | head -1)"
+    [ -n "$TERN_CUPTI_LIB" ] || export TERN_CUPTI_LIB="$(find /usr /opt -name 'libcupti.so.13*' 2>/dev/null | head -1)"
     [ -n "$TERN_CUPTI_LIB" ] || export TERN_CUPTI_LIB="$(find /usr /opt -name 'libcupti.so*' 2>/dev/null | head -1)"
     echo "timeline: libcupti ${TERN_CUPTI_LIB:-not found}" >"$OUT/timeline.log"
     env ${TIMELINE_ENV:-} TERN_TIMELINE="$OUT/timeline.csv" ./tern bench -m "$f" --device cuda --parallel "${TIMELINE_B:-4}" \

@@ -44,7 +44,12 @@ def main():
     order = []
     seen = {}  # a group's (graph, node) pairs: a repeat starts a new group (one launch runs each node once)
     with open(a.csv, newline="") as f:
-        rows = sorted(csv.DictReader(f), key=lambda r: int(r["start_ns"]))
+        allrows = list(csv.DictReader(f))
+    # CUPTI may give a kernel record no timestamps (0) or an end before its start: such a row would move its pass's
+    # span and gaps, so it is left out and counted
+    rows = sorted((r for r in allrows if int(r["start_ns"]) > 0 and int(r["end_ns"]) > int(r["start_ns"])),
+                  key=lambda r: int(r["start_ns"]))
+    bad = len(allrows) - len(rows)
     sub = collections.Counter()
     for r in rows:
         c0 = int(r["correlation"])
@@ -64,7 +69,8 @@ def main():
     passes = [c for c in passes if len(groups[c]) == size]
     passes.sort(key=lambda c: min(k[0] for k in groups[c]))
     sel = passes[-a.last:]
-    print(f"# {a.csv}: {len(passes)} passes of {size} kernels; the last {len(sel)}\n")
+    print(f"# {a.csv}: {len(passes)} passes of {size} kernels; the last {len(sel)}"
+          + (f"; {bad} records without valid timestamps left out (their passes have fewer kernels)" if bad else "") + "\n")
     print("| pass | span us | kernel sum us | busy us | overlap us | idle us |")
     print("|---:|---:|---:|---:|---:|---:|")
     by = collections.OrderedDict()

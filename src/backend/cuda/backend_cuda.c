@@ -761,7 +761,12 @@ static void cuda_free(tern_backend *be_) {
                 g->gemv_max, g->n_dec ? (double)g->n_dec_tok / (double)g->n_dec : 0.0, g->n_pre_tok,
                 g->n_pre_tok ? g->t_pre_ms / g->n_pre_tok : 0.0);
     if (g && g->trace) cuda_rank_trace_print(g);
-    cuda_timeline_flush(); /* TERN_TIMELINE's records while the context stands (timeline.c) */
+    if (cuda_timeline_on()) { /* TERN_TIMELINE's records while the context stands, every kernel finished first (a
+                               * forced flush hands over incomplete records, which end a buffer's walk: timeline.c) */
+        for (int r = 0; r < be->n_rank; r++)
+            if (be->rk[r]) { cudaSetDevice(be->rk[r]->dev); cudaDeviceSynchronize(); }
+        cuda_timeline_flush();
+    }
     if (be->pool) tern_pool_free(be->pool);
     for (int r = be->n_rank - 1; r >= 0; r--) crank_free(be->rk[r]);
     cudaSetDevice(0);

@@ -39,7 +39,9 @@ int tern_tp_check(const tern_model *m, int n, char *why, size_t nwhy);
 /* Tests: 0 keeps an f16-order engine's matrices in rows instead of converting them to the tiled layout (wrank_tile in
  * backend_cuda.c), for a model none of whose engines converted it yet; read when an engine is made. */
 void cuda_hm_tiling_set(int on);
-/* TERN_TIMELINE (timeline.c): the kernel records CUPTI holds, written now (an engine's free calls it); no-op when off. */
+/* TERN_TIMELINE (timeline.c): 1 while recording; the kernel records CUPTI holds, written now (an engine's free calls it
+ * after synchronising its devices); no-op when off. */
+int cuda_timeline_on(void);
 void cuda_timeline_flush(void);
 
 /* Tests: 1 when an f16-order engine converted (some of) m's matrices to the tiled layout. */

@@ -6,8 +6,11 @@
  *
  * libcupti is opened at run time (dlopen), never linked: the caller's path (TERN_CUPTI_LIB), else libcupti.so.13,
  * libcupti.so and the toolkit's folders. CUPTI hands over records from its own thread in buffers this file allocates; rows are written as
- * buffers complete and at exit (cuptiActivityFlushAll). The row layout is CUpti_ActivityKernel10's (CUDA 13's
- * cupti_activity.h, read at build time); a build whose toolkit lacks the header says so when asked.
+ * buffers complete and when an engine is freed (its devices synchronised, then cuptiActivityFlushAll; the file
+ * flushed), else at exit. Records lost (dropped by CUPTI, or a walk ended by an incomplete record) are said on stderr.
+ * The row layout is CUpti_ActivityKernel10's (CUDA 13's cupti_activity.h, read at build time; the fields used sit at
+ * the same offsets in CUDA 12's Kernel9); a build whose toolkit lacks the header says so when asked. On Hopper CUPTI
+ * times kernels by instrumenting them, so gaps include its overhead; under PDL a kernel's span includes its wait.
  *
  * Columns: start_ns,end_ns,stream,correlation,graph,graph_node,grid,block,dyn_smem,regs,name (grid and block as XxYxZ;
  * correlation is the launching API call's, shared by every kernel of one graph launch). */
@@ -36,6 +39,7 @@ int tern_cuda_timeline(const char *path, const char *lib) {
 #endif
     return -1;
 }
+int cuda_timeline_on(void) { return 0; }
 void cuda_timeline_flush(void) {}
 
 #else
@@ -50,9 +54,11 @@ static struct {
     CUptiResult (*enable)(CUpti_ActivityKind);
     CUptiResult (*flush)(uint32_t);
     CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
+    CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
     FILE *f;
     pthread_mutex_t mu;
-    unsigned long long rows;
+    unsigned long long rows, lost; /* rows written; records CUPTI dropped (buffers full) or a buffer's walk skipped */
+    int flushed;                   /* an engine's free flushed (then the exit does not: CUDA may be torn down by then) */
 } tl = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 #define TL_BUF (8u << 20)
@@ -63,11 +69,16 @@ static void CUPTIAPI tl_request(uint8_t **buffer, size_t *size, size_t *max_reco
     *max_records = 0;
 }
 
+/* A buffer's records (CUPTI's thread, or a flush's caller). The walk ends at MAX_LIMIT_REACHED; any other status
+ * (an incomplete record, which a forced flush without a device synchronisation can hand over) ends it early and is
+ * counted and said once, as are the records CUPTI dropped. */
 static void CUPTIAPI tl_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid) {
-    (void)ctx, (void)stream, (void)size;
+    (void)size;
     CUpti_Activity *r = NULL;
+    CUptiResult st = CUPTI_ERROR_MAX_LIMIT_REACHED;
+    size_t drop = 0;
     pthread_mutex_lock(&tl.mu);
-    while (tl.f && valid && tl.next(buffer, valid, &r) == CUPTI_SUCCESS) {
+    while (tl.f && valid && (st = tl.next(buffer, valid, &r)) == CUPTI_SUCCESS) {
         if (r->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && r->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
         fprintf(tl.f, "%llu,%llu,%u,%u,%u,%llu,%dx%dx%d,%dx%dx%d,%d,%u,\"%s\"\n", (unsigned long long)k->start,
@@ -76,21 +87,38 @@ static void CUPTIAPI tl_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer
                 (unsigned)k->registersPerThread, k->name ? k->name : "?");
         tl.rows++;
     }
+    if (tl.f && valid && st != CUPTI_ERROR_MAX_LIMIT_REACHED) {
+        if (!tl.lost) fprintf(stderr, "tern: timeline: a buffer's records ended early (CUPTI status %d)\n", (int)st);
+        tl.lost++;
+    }
+    if (tl.f && tl.dropped(ctx, stream, &drop) == CUPTI_SUCCESS && drop) {
+        fprintf(stderr, "tern: timeline: CUPTI dropped %zu records\n", drop);
+        tl.lost += drop;
+    }
     pthread_mutex_unlock(&tl.mu);
     free(buffer);
 }
 
-void cuda_timeline_flush(void) {
-    if (tl.f) tl.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-}
+int cuda_timeline_on(void) { return tl.f != NULL; }
 
-static void tl_close(void) {
+void cuda_timeline_flush(void) {
     if (!tl.f) return;
     tl.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     pthread_mutex_lock(&tl.mu);
+    tl.flushed = 1;
+    if (tl.f) fflush(tl.f); /* on disk now: the exit's handler may run after CUDA's own teardown */
+    pthread_mutex_unlock(&tl.mu);
+}
+
+/* At exit: CUDA's and libcuda's handlers, registered after this one, have run by now, so CUPTI is flushed here only
+ * when no engine's free did (a process that exits with an engine alive). */
+static void tl_close(void) {
+    if (!tl.f) return;
+    if (!tl.flushed) tl.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    pthread_mutex_lock(&tl.mu);
     fclose(tl.f);
     tl.f = NULL;
-    fprintf(stderr, "tern: timeline: %llu kernels written\n", tl.rows);
+    fprintf(stderr, "tern: timeline: %llu kernels written%s\n", tl.rows, tl.lost ? " (some records lost: see above)" : "");
     pthread_mutex_unlock(&tl.mu);
 }
 
@@ -108,7 +136,8 @@ int tern_cuda_timeline(const char *path, const char *lib) {
     if (!(*(void **)&tl.reg = dlsym(h, "cuptiActivityRegisterCallbacks")) ||
         !(*(void **)&tl.enable = dlsym(h, "cuptiActivityEnable")) ||
         !(*(void **)&tl.flush = dlsym(h, "cuptiActivityFlushAll")) ||
-        !(*(void **)&tl.next = dlsym(h, "cuptiActivityGetNextRecord"))) {
+        !(*(void **)&tl.next = dlsym(h, "cuptiActivityGetNextRecord")) ||
+        !(*(void **)&tl.dropped = dlsym(h, "cuptiActivityGetNumDroppedRecords"))) {
         tern_set_error("TERN_TIMELINE: libcupti lacks a symbol tern needs");
         return -1;
     }
