@@ -219,7 +219,8 @@ for s in $steps; do
   timeline) # (not in the default list) a decode step's kernels on the device (TERN_TIMELINE: CUPTI's kernel records, kernels
     # inside graphs too): `tern bench --parallel TIMELINE_B (4) -p 512 -n 16` on the synthetic Llama-3-8B Q4_0 with TIMELINE_ENV
     # (e.g. TERN_GEMV_CHUNK=2), then bench/timeline.py: each pass's span, kernel sum, busy time and overlap, and each
-    # kernel's mean duration and gap from the previous one's end ($OUT/timeline.md; the rows in $OUT/timeline.csv)
+    # kernel's mean duration and gap from the previous one's end ($OUT/timeline.md; the rows in $OUT/timeline.csv); last,
+    # the control: TERN_CUDA_TIMING's device ms a pass of the same run without CUPTI
     f=$(synth llama3-8b q4_0 32)
     # libcupti: the toolkit's, else one under /usr or /opt (CUDA 13's first: a pip wheel may hold 12's), unless
     # TERN_CUPTI_LIB says
@@ -231,7 +232,10 @@ for s in $steps; do
     env ${TIMELINE_ENV:-} TERN_TIMELINE="$OUT/timeline.csv" ./tern bench -m "$f" --device cuda --parallel "${TIMELINE_B:-4}" \
       -p 512 -n 16 -r 1 >>"$OUT/timeline.log" 2>&1
     python3 bench/timeline.py "$OUT/timeline.csv" >"$OUT/timeline.md" 2>>"$OUT/timeline.log"
-    head -40 "$OUT/timeline.md"
+    # the control: the same run without CUPTI, its passes' device time by events (CUPTI instruments kernels on Hopper)
+    env ${TIMELINE_ENV:-} TERN_CUDA_TIMING=1 ./tern bench -m "$f" --device cuda --parallel "${TIMELINE_B:-4}" -p 512 -n 16 \
+      -r 1 2>&1 | grep -E '^cuda timing' | sed 's/^/control (no CUPTI): /' >>"$OUT/timeline.md"
+    head -40 "$OUT/timeline.md"; tail -1 "$OUT/timeline.md"
     note timeline "$([ -s "$OUT/timeline.md" ] && echo DONE || echo FAIL)" "$(tail -1 "$OUT/timeline.log" | cut -c1-100)" ;;
   hmprof) # (not in the default list) what bounds the f16 order's GEMM at small m: ncu's sections of one launch a case
     : >"$OUT/hmprof.md"
