@@ -158,7 +158,7 @@ static double time_cpu(rf_fn fn, void *arg, int reps, double target_s) {
 
 #define TARGET_AVX2 __attribute__((target("avx2,fma")))
 
-static int g_avx2; /* tern's SIMD choice (quant.c): "avx2" needs AVX2+FMA+F16C; TERN_SIMD=scalar turns it off */
+static int g_avx2; /* tern's SIMD choice (quant.c): "avx2" or "avx512" (AVX2+FMA+F16C); TERN_SIMD=scalar turns it off */
 
 TARGET_AVX2 static float sum_avx2(const float *p, size_t n) { /* n a multiple of 64, p 32-byte aligned */
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
@@ -386,7 +386,7 @@ static void cpu_model_name(char *buf, size_t n) {
 }
 
 static void run_cpu(rf_report *r, tern_model *m) {
-    g_avx2 = !strcmp(tern_simd_name(), "avx2");
+    g_avx2 = tern_simd_level() >= 1;
     r->backend = "cpu";
     cpu_model_name(r->dev_name, sizeof r->dev_name);
     r->cores = tern_n_cores();

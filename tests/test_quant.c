@@ -101,6 +101,16 @@ static int have_avx2(void) {
     return ok;
 }
 
+/* the AVX-512 path (its multi-column dots of >= 4 columns), checked beside scalar and avx2 where the CPU has it */
+static int g_avx512;
+static int have_avx512(void) {
+    const char *cur = tern_simd_name();
+    int ok = tern_simd_set("avx512") == 0;
+    tern_simd_set(cur);
+    return ok;
+}
+static const char *const k_paths[3] = {"scalar", "avx2", "avx512"};
+
 static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
 /* ---- 1. traits ---- */
@@ -303,7 +313,7 @@ static void test_activations(int avx2) {
  *  - vec_dot against a double dot of dequantized w and dequantized activations;
  *  - vec_dot_multi (1..MAXC columns, stride > row size) bit-equal to vec_dot per column,
  *    not writing past ncols;
- *  - scalar and avx2 results bit-equal. */
+ *  - scalar, avx2 and avx512 results bit-equal. */
 static void check_dot_case(enum tern_type t, int64_t n, const void *w, int avx2, const char *what) {
     const enum tern_type vt = tern_type_vec_dot_type(t);
     const size_t xs = tern_type_row_size(vt, n) + 64;
@@ -340,10 +350,10 @@ static void check_dot_case(enum tern_type t, int64_t n, const void *w, int avx2,
         ref[c] = s;
         tol[c] = t_ + 1e-30;
     }
-    float res[2][MAXC];
-    int npath = avx2 ? 2 : 1;
+    float res[3][MAXC];
+    int npath = avx2 ? (g_avx512 ? 3 : 2) : 1;
     for (int p = 0; p < npath; p++) {
-        tern_simd_set(p == 0 ? "scalar" : "avx2");
+        tern_simd_set(k_paths[p]);
         for (int c = 0; c < MAXC; c++) {
             res[p][c] = tern_vec_dot(t, n, w, xq + c * xs);
             CHECK_NEAR(res[p][c], ref[c], tol[c], 0.0, "%s %s n=%lld col %d (%s): %.9g vs ref %.9g", tern_type_name(t),
@@ -360,11 +370,11 @@ static void check_dot_case(enum tern_type t, int64_t n, const void *w, int avx2,
             CHECK(out[nc] == -4242.0f && out[nc + 3] == -4242.0f, "%s multi nc=%d wrote past ncols", tern_type_name(t), nc);
         }
     }
-    if (avx2) {
+    for (int p = 1; p < npath; p++) {
         int bad = 0;
-        for (int c = 0; c < MAXC; c++) bad += !same_bits(res[0][c], res[1][c]);
-        CHECK(bad == 0, "%s %s n=%lld: scalar and avx2 differ in %d columns (e.g. %.9g vs %.9g)", tern_type_name(t),
-              what, (long long)n, bad, res[0][0], res[1][0]);
+        for (int c = 0; c < MAXC; c++) bad += !same_bits(res[0][c], res[p][c]);
+        CHECK(bad == 0, "%s %s n=%lld: scalar and %s differ in %d columns (e.g. %.9g vs %.9g)", tern_type_name(t),
+              what, (long long)n, k_paths[p], bad, res[0][0], res[p][0]);
     }
     free(x);
     free(wd);
@@ -447,14 +457,17 @@ static void test_dots(int avx2) {
 
 int main(void) {
     const int avx2 = have_avx2();
+    g_avx512 = have_avx512();
     /* the settings table's scalar switch (the CLI's TERN_SIMD=scalar) forces the scalar path, and only while set */
     tern_config c = tern_config_get(), c0 = c;
     c.simd_scalar = 1;
     tern_config_set(&c);
     CHECK(strcmp(tern_simd_name(), "scalar") == 0, "tern_config.simd_scalar honoured");
     tern_config_set(&c0);
-    CHECK(strcmp(tern_simd_name(), avx2 ? "avx2" : "scalar") == 0, "the best path back: %s", tern_simd_name());
+    CHECK(strcmp(tern_simd_name(), g_avx512 ? "avx512" : avx2 ? "avx2" : "scalar") == 0, "the best path back: %s",
+          tern_simd_name());
     if (!avx2) printf("test_quant: note: this CPU has no AVX2+FMA+F16C, the avx2 arm is skipped\n");
+    if (!g_avx512) printf("test_quant: note: this CPU has no AVX-512 F/BW/VL/DQ, the avx512 arm is skipped\n");
     CHECK(tern_simd_set("nonsense") == -1, "unknown simd name refused");
     test_traits();
     test_dequant_fixtures();

@@ -518,7 +518,7 @@ ATTN_AVX2 static void f32_to_f16_avx2(const float *x, uint16_t *y, int64_t n) {
 }
 #endif
 
-static int use_avx2(void) { return !strcmp(tern_simd_name(), "avx2"); }
+static int use_avx2(void) { return tern_simd_level() >= 1; }
 
 void cpu_f32_to_f16(const float *x, uint16_t *y, int64_t n) {
 #if defined(__x86_64__) || defined(__i386__)

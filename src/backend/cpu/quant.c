@@ -53,6 +53,9 @@
  *                     once for the NC columns (v1 unpacked them again a column: Qwen2.5-1.5B Q4_K_M S_TG
  *                     at B = 2 24 -> 51 tok/s with the decode-pass work items; 8 over 4 columns +4-5% at
  *                     B = 8, 16; ledger 2026-12-04 "the CPU's decode of many sequences"). *  dotf_avx2          F32/F16/BF16: 4 ymm accumulators (the 32 lanes), 2 columns per pass in multi.
+ *  *_avx512_np        the quantized types' multi-column dots from 4 columns on AVX-512 F/BW/VL/DQ (the "avx512"
+ *                     path): a column pair in one zmm, each half the AVX2 kernel's lanes, so the same bits
+ *                     (ledger 2026-12-04 "the CPU's multi-column dots on AVX-512").
  *  quantize_q8_32_avx2  Q8_0/Q8_1 activation quantizer, same bytes as the scalar one.
  *
  *  Measured on the dev box: 2-core AMD EPYC (Zen 3, family 25 model 1, AVX2+FMA+F16C, no AVX-512),
@@ -376,7 +379,7 @@ static inline float h2f_t(const uint8_t *p) {
 
 /* ---- SIMD path selection (the one chooser) ---------------------------------------------------- */
 
-enum { SIMD_UNSET = -1, SIMD_SCALAR = 0, SIMD_AVX2 = 1 };
+enum { SIMD_UNSET = -1, SIMD_SCALAR = 0, SIMD_AVX2 = 1, SIMD_AVX512 = 2 };
 static _Atomic int g_simd = SIMD_UNSET;
 
 static int cpu_has_avx2(void) {
@@ -388,20 +391,36 @@ static int cpu_has_avx2(void) {
 #endif
 }
 
+/* AVX-512 F/BW/VL/DQ besides AVX2 (libgcc's check includes the OS's zmm state) */
+static int cpu_has_avx512(void) {
+#ifdef TERN_X86
+    return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+#else
+    return 0;
+#endif
+}
+
 /* The path every entry point uses: the scalar one when the settings ask for it (tern_config.simd_scalar; the CLI's
- * TERN_SIMD=scalar) or tern_simd_set chose it, otherwise AVX2 when the CPU has AVX2+FMA+F16C. */
+ * TERN_SIMD=scalar) or tern_simd_set chose it, otherwise AVX-512 when the CPU has it, else AVX2 when it has
+ * AVX2+FMA+F16C. */
 static int simd_path(void) {
     int s = atomic_load_explicit(&g_simd, memory_order_acquire);
     if (s != SIMD_UNSET) return tern_cfg()->simd_scalar ? SIMD_SCALAR : s;
     pthread_once(&g_h2f_once, h2f_table_init); /* before any path is published (release below) */
-    s = cpu_has_avx2() ? SIMD_AVX2 : SIMD_SCALAR;
+    s = cpu_has_avx512() ? SIMD_AVX512 : cpu_has_avx2() ? SIMD_AVX2 : SIMD_SCALAR;
     if (tern_cfg()->simd_scalar) s = SIMD_SCALAR;
     int expect = SIMD_UNSET;
     atomic_compare_exchange_strong_explicit(&g_simd, &expect, s, memory_order_release, memory_order_acquire);
     return atomic_load_explicit(&g_simd, memory_order_acquire);
 }
 
-const char *tern_simd_name(void) { return simd_path() == SIMD_AVX2 ? "avx2" : "scalar"; }
+int tern_simd_level(void) { return simd_path(); }
+
+const char *tern_simd_name(void) {
+    const int s = simd_path();
+    return s == SIMD_AVX512 ? "avx512" : s == SIMD_AVX2 ? "avx2" : "scalar";
+}
 
 int tern_simd_set(const char *name) {
     pthread_once(&g_h2f_once, h2f_table_init);
@@ -413,8 +432,12 @@ int tern_simd_set(const char *name) {
         atomic_store(&g_simd, SIMD_AVX2);
         return 0;
     }
-    tern_set_error("SIMD path '%s' is not available on this CPU (have: scalar%s)", name ? name : "(null)",
-                   cpu_has_avx2() ? ", avx2" : "");
+    if (name && strcmp(name, "avx512") == 0 && cpu_has_avx512()) {
+        atomic_store(&g_simd, SIMD_AVX512);
+        return 0;
+    }
+    tern_set_error("SIMD path '%s' is not available on this CPU (have: scalar%s%s)", name ? name : "(null)",
+                   cpu_has_avx2() ? ", avx2" : "", cpu_has_avx512() ? ", avx512" : "");
     return -1;
 }
 
@@ -539,7 +562,7 @@ void tern_quantize_activation(enum tern_type vt, const float *x, void *y, int64_
     case TERN_TYPE_Q8_1: {
         const int with_sum = vt == TERN_TYPE_Q8_1;
 #ifdef TERN_X86
-        if (simd_path() == SIMD_AVX2) {
+        if (simd_path() >= SIMD_AVX2) {
             quantize_q8_32_avx2(x, y, n / QK32, with_sum);
             return;
         }
@@ -1308,6 +1331,163 @@ DOTK_AVX2(dot_q4_K_avx2, TERN_TYPE_Q4_K)
 DOTK_AVX2(dot_q5_K_avx2, TERN_TYPE_Q5_K)
 DOTK_AVX2(dot_q6_K_avx2, TERN_TYPE_Q6_K)
 
+/* ---- AVX-512 multi-column kernels (AVX-512 F/BW/VL/DQ): two columns a zmm ------------------------------------
+ * The multi-column dots (tern_vec_dot_multi, nc >= 2) on 512-bit vectors: column pair (2j, 2j+1) in the low and high
+ * 256 bits of one zmm, the weights unpacked once (the AVX2 kernels' ymm, broadcast to both halves). Each half computes
+ * its column's operations of the AVX2 kernel lane for lane (the same integer products and sums, the same f32 fmadd a
+ * block, the same hsum8 at the end), so every column's bits are the one-column call's. AVX-512 has no vpsignb: a signed
+ * type's activations are negated where the weight is negative (a masked 0 - x, which wraps -128 as vpsignb does); where
+ * the weight is 0 vpsignb gives 0 and this keeps x, but |w| = 0 makes that product 0 either way. */
+#define TERN_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"), always_inline)) static inline
+#define TERN_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+
+TERN_AVX512_INLINE __m512i bcast256_avx512(__m256i v) { return _mm512_inserti64x4(_mm512_castsi256_si512(v), v, 1); }
+TERN_AVX512_INLINE __m512i load2_avx512(const uint8_t *a, const uint8_t *b) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
+                              _mm256_loadu_si256((const __m256i *)b), 1);
+}
+
+/* dot32_avx2_nc for NP column pairs. */
+TERN_AVX512_INLINE void dot32_avx512_np(enum tern_type t, int64_t nb, const uint8_t *w, const uint8_t *x, size_t xs,
+                                        const int NP, float *out) {
+    const int has_min = t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q5_1;
+    const int is_signed = !has_min;
+    const size_t wbs = k_traits[t].size, xbs = has_min ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    const size_t xoff = has_min ? 4 : 2;
+    const __m512i ones = _mm512_set1_epi16(1), zero = _mm512_setzero_si512();
+    __m512 acc[4];
+    float summs[8];
+#pragma GCC unroll 4
+    for (int j = 0; j < NP; j++) acc[j] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int c = 0; c < 2 * NP; c++) summs[c] = 0.0f;
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const uint8_t *wb = w + (size_t)ib * wbs;
+        const __m256i qw = unpack32_avx2(t, wb);
+        const __m512i QW = bcast256_avx512(is_signed ? _mm256_sign_epi8(qw, qw) : qw);
+        const __mmask64 neg = is_signed ? _mm512_movepi8_mask(bcast256_avx512(qw)) : 0;
+        const float dw = h2f_t(wb), mw = has_min ? h2f_t(wb + 2) : 0.0f;
+#pragma GCC unroll 4
+        for (int j = 0; j < NP; j++) {
+            const uint8_t *x0 = x + (size_t)(2 * j) * xs + (size_t)ib * xbs, *x1 = x0 + xs;
+            if (has_min) {
+                summs[2 * j] = summs[2 * j] + mw * h2f_t(x0 + 2);
+                summs[2 * j + 1] = summs[2 * j + 1] + mw * h2f_t(x1 + 2);
+            }
+            __m512i qx = load2_avx512(x0 + xoff, x1 + xoff);
+            if (is_signed) qx = _mm512_mask_sub_epi8(qx, neg, zero, qx);
+            const __m512 pf = _mm512_cvtepi32_ps(_mm512_madd_epi16(_mm512_maddubs_epi16(QW, qx), ones));
+            const __m512 sc = _mm512_insertf32x8(_mm512_set1_ps(dw * h2f_t(x0)), _mm256_set1_ps(dw * h2f_t(x1)), 1);
+            acc[j] = _mm512_fmadd_ps(sc, pf, acc[j]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < NP; j++) {
+        const float h0 = hsum8_avx2(_mm512_castps512_ps256(acc[j])), h1 = hsum8_avx2(_mm512_extractf32x8_ps(acc[j], 1));
+        out[2 * j] = has_min ? h0 + summs[2 * j] : h0;
+        out[2 * j + 1] = has_min ? h1 + summs[2 * j + 1] : h1;
+    }
+}
+
+/* kdot_avx2_nc for NP column pairs (column c's Q8_K block at x + c * xs): the int32 sums. */
+TERN_AVX512_INLINE void kdot_avx512_np(enum tern_type t, const uint8_t *b, __m256i s_lo, __m256i s_hi, __m256i sc16,
+                                       __m256i mn16, const uint8_t *x, size_t xs, const int NP, int32_t *isum,
+                                       int32_t *imin) {
+    __m512i acc[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < NP; j++) acc[j] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; c++) {
+        const int g = (2 * c) & 7;
+        const __m256i pick = _mm256_setr_epi8(2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
+                                              2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
+                                              2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2,
+                                              2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3,
+                                              2 * g + 2, 2 * g + 3);
+        const __m512i S16 = bcast256_avx512(_mm256_shuffle_epi8(c < 4 ? s_lo : s_hi, pick));
+        const __m512i Q = bcast256_avx512(kchunk_avx2(t, b, c));
+#pragma GCC unroll 4
+        for (int j = 0; j < NP; j++) {
+            const block_q8_K *x0 = (const block_q8_K *)(const void *)(x + (size_t)(2 * j) * xs);
+            const block_q8_K *x1 = (const block_q8_K *)(const void *)(x + (size_t)(2 * j + 1) * xs);
+            const __m512i p16 = _mm512_maddubs_epi16(Q, load2_avx512((const uint8_t *)x0->qs + 32 * c, (const uint8_t *)x1->qs + 32 * c));
+            acc[j] = _mm512_add_epi32(acc[j], _mm512_madd_epi16(p16, S16));
+        }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < 2 * NP; c++) {
+        const block_q8_K *xc = (const block_q8_K *)(const void *)(x + (size_t)c * xs);
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)xc->bsums);
+        __m256i a = c & 1 ? _mm512_extracti64x4_epi64(acc[c / 2], 1) : _mm512_castsi512_si256(acc[c / 2]);
+        if (t == TERN_TYPE_Q3_K) a = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 2));
+        if (t == TERN_TYPE_Q6_K) a = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));
+        isum[c] = hsum_i32_avx2(a);
+        imin[c] = (t == TERN_TYPE_Q3_K || t == TERN_TYPE_Q6_K) ? 0 : hsum_i32_avx2(_mm256_madd_epi16(mn16, bs));
+    }
+}
+
+TERN_AVX512_INLINE void dotk_avx512_np(enum tern_type t, int64_t n, const void *w, const uint8_t *xq, size_t xs,
+                                       const int NP, float *out) {
+    const int has_min = t == TERN_TYPE_Q2_K || t == TERN_TYPE_Q4_K || t == TERN_TYPE_Q5_K;
+    const int64_t nb = n / QK_K;
+    const size_t wbs = k_traits[t].size;
+    float acc[8];
+#pragma GCC unroll 8
+    for (int c = 0; c < 2 * NP; c++) acc[c] = 0.0f;
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const uint8_t *b = (const uint8_t *)w + (size_t)ib * wbs;
+        __m128i sc, mn;
+        float d, dmin;
+        kscales_avx2(t, b, &sc, &mn, &d, &dmin);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(sc), mn16 = _mm256_cvtepu8_epi16(mn);
+        const __m256i s_lo = _mm256_permute2x128_si256(sc16, sc16, 0x00);
+        const __m256i s_hi = _mm256_permute2x128_si256(sc16, sc16, 0x11);
+        int32_t isum[8], imin[8];
+        kdot_avx512_np(t, b, s_lo, s_hi, sc16, mn16, xq + (size_t)ib * sizeof(block_q8_K), xs, NP, isum, imin);
+#pragma GCC unroll 8
+        for (int c = 0; c < 2 * NP; c++) {
+            const block_q8_K *x = (const block_q8_K *)(const void *)(xq + (size_t)c * xs) + ib;
+            acc[c] = ksum_float(acc[c], x->d, d, dmin, isum[c], imin[c], has_min);
+        }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < 2 * NP; c++) out[c] = acc[c];
+}
+
+/* nc columns: pairs in groups of 4, 2, 1 pairs on AVX-512, an odd last column on the AVX2 kernel (the same bits). */
+#define DOT_AVX512(name, T, NPFN, ONE)                                                                       \
+    TERN_AVX512 static void name(int64_t n, const void *w, const void *xq, size_t xs, int nc, float *o) {     \
+        const uint8_t *x = xq;                                                                               \
+        int c = 0;                                                                                           \
+        for (; c + 8 <= nc; c += 8) NPFN(T, n, w, x + (size_t)c * xs, xs, 4, o + c);                         \
+        if (c + 4 <= nc) { NPFN(T, n, w, x + (size_t)c * xs, xs, 2, o + c); c += 4; }                        \
+        if (c + 2 <= nc) { NPFN(T, n, w, x + (size_t)c * xs, xs, 1, o + c); c += 2; }                        \
+        if (c < nc) ONE(n, w, x + (size_t)c * xs, 0, 1, o + c);                                              \
+    }
+#define DOT32_NP(T, n, w, x, xs, NP, o) dot32_avx512_np(T, (n) / QK32, w, x, xs, NP, o)
+#define DOTK_NP(T, n, w, x, xs, NP, o) dotk_avx512_np(T, n, w, x, xs, NP, o)
+DOT_AVX512(dot_q4_0_avx512, TERN_TYPE_Q4_0, DOT32_NP, dot_q4_0_avx2)
+DOT_AVX512(dot_q4_1_avx512, TERN_TYPE_Q4_1, DOT32_NP, dot_q4_1_avx2)
+DOT_AVX512(dot_q5_0_avx512, TERN_TYPE_Q5_0, DOT32_NP, dot_q5_0_avx2)
+DOT_AVX512(dot_q5_1_avx512, TERN_TYPE_Q5_1, DOT32_NP, dot_q5_1_avx2)
+DOT_AVX512(dot_q8_0_avx512, TERN_TYPE_Q8_0, DOT32_NP, dot_q8_0_avx2)
+DOT_AVX512(dot_iq4_nl_avx512, TERN_TYPE_IQ4_NL, DOT32_NP, dot_iq4_nl_avx2)
+DOT_AVX512(dot_q2_K_avx512, TERN_TYPE_Q2_K, DOTK_NP, dot_q2_K_avx2)
+DOT_AVX512(dot_q3_K_avx512, TERN_TYPE_Q3_K, DOTK_NP, dot_q3_K_avx2)
+DOT_AVX512(dot_q4_K_avx512, TERN_TYPE_Q4_K, DOTK_NP, dot_q4_K_avx2)
+DOT_AVX512(dot_q5_K_avx512, TERN_TYPE_Q5_K, DOTK_NP, dot_q5_K_avx2)
+DOT_AVX512(dot_q6_K_avx512, TERN_TYPE_Q6_K, DOTK_NP, dot_q6_K_avx2)
+
+/* The multi-column kernels on AVX-512 (the types above; the float types keep AVX2's), from AVX512_MIN_COLS columns: at
+ * 2 they lost 2-5% S_TG at B = 2 on the 32-block types (ledger 2026-12-04 "the CPU's multi-column dots on AVX-512"). */
+#define AVX512_MIN_COLS 4
+static const dot_fn k_dot_avx512[TERN_TYPE_COUNT] = {
+    [TERN_TYPE_Q4_0] = dot_q4_0_avx512, [TERN_TYPE_Q4_1] = dot_q4_1_avx512, [TERN_TYPE_Q5_0] = dot_q5_0_avx512,
+    [TERN_TYPE_Q5_1] = dot_q5_1_avx512, [TERN_TYPE_Q8_0] = dot_q8_0_avx512, [TERN_TYPE_IQ4_NL] = dot_iq4_nl_avx512,
+    [TERN_TYPE_Q2_K] = dot_q2_K_avx512, [TERN_TYPE_Q3_K] = dot_q3_K_avx512, [TERN_TYPE_Q4_K] = dot_q4_K_avx512,
+    [TERN_TYPE_Q5_K] = dot_q5_K_avx512, [TERN_TYPE_Q6_K] = dot_q6_K_avx512,
+};
+
 static const dot_fn k_dot_avx2[TERN_TYPE_COUNT] = {
     [TERN_TYPE_F32] = dot_f32_avx2,   [TERN_TYPE_F16] = dot_f16_avx2,   [TERN_TYPE_BF16] = dot_bf16_avx2,
     [TERN_TYPE_Q4_0] = dot_q4_0_avx2, [TERN_TYPE_Q4_1] = dot_q4_1_avx2, [TERN_TYPE_Q5_0] = dot_q5_0_avx2,
@@ -1348,7 +1528,7 @@ static inline int dot_args_ok(enum tern_type t, int64_t n) {
 float tern_vec_dot(enum tern_type t, int64_t n, const void *w, const void *xq) {
     if (!dot_args_ok(t, n)) return NAN;
 #ifdef TERN_X86
-    if (simd_path() == SIMD_AVX2) return k_dot1_avx2[t](n, w, xq);
+    if (simd_path() >= SIMD_AVX2) return k_dot1_avx2[t](n, w, xq);
 #endif
     float r;
     k_dot_scalar[t](n, w, xq, 0, 1, &r);
@@ -1363,7 +1543,12 @@ void tern_vec_dot_multi(enum tern_type t, int64_t n, const void *w, const void *
     }
     if (ncols <= 0) return;
 #ifdef TERN_X86
-    if (simd_path() == SIMD_AVX2) {
+    const int sp = simd_path();
+    if (sp == SIMD_AVX512 && ncols >= AVX512_MIN_COLS && k_dot_avx512[t]) {
+        k_dot_avx512[t](n, w, xq, xq_stride, ncols, out);
+        return;
+    }
+    if (sp >= SIMD_AVX2) {
         k_dot_avx2[t](n, w, xq, xq_stride, ncols, out);
         return;
     }
@@ -1379,7 +1564,7 @@ void tern_vec_dot_rows(enum tern_type t, int64_t n, const void *w, size_t w_stri
     }
     const uint8_t *wr = w;
 #ifdef TERN_X86
-    if (simd_path() == SIMD_AVX2) {
+    if (simd_path() >= SIMD_AVX2) {
         if (k_dotr_avx2[t]) {
             if (nrows > 0) k_dotr_avx2[t](n, w, w_stride, xq, nrows, out);
         } else {

@@ -84,10 +84,12 @@ void tern_vec_dot_multi(enum tern_type t, int64_t n, const void *w, const void *
 void tern_vec_dot_rows(enum tern_type t, int64_t n, const void *w, size_t w_stride, const void *xq, int nrows,
                        float *out);
 
-/* SIMD path selection: "avx2" (AVX2+FMA+F16C, if the CPU has it) or "scalar".
- * Default: best available; the env var TERN_SIMD=scalar forces the scalar path.
+/* SIMD path selection: "avx512" (the AVX2 kernels, and the multi-column dots of 4 or more columns on AVX-512
+ * F/BW/VL/DQ, if the CPU has it), "avx2" (AVX2+FMA+F16C) or "scalar"; every path gives the same bits.
+ * Default: best available; the env var TERN_SIMD forces one. tern_simd_level: 0 scalar, 1 avx2, 2 avx512.
  * tern_simd_set returns 0 on success, -1 if the path is not available on this CPU. */
 const char *tern_simd_name(void);
+int tern_simd_level(void);
 int tern_simd_set(const char *name);
 
 #endif
