@@ -52,7 +52,8 @@
  *                     Multi (dotk_avx2_nc, groups of 8, 4, rest): each 32-chunk's quants and scales unpacked
  *                     once for the NC columns (v1 unpacked them again a column: Qwen2.5-1.5B Q4_K_M S_TG
  *                     at B = 2 24 -> 51 tok/s with the decode-pass work items; 8 over 4 columns +4-5% at
- *                     B = 8, 16; ledger 2026-12-04 "the CPU's decode of many sequences"). *  dotf_avx2          F32/F16/BF16: 4 ymm accumulators (the 32 lanes), 2 columns per pass in multi.
+ *                     B = 8, 16; ledger 2026-12-04 "the CPU's decode of many sequences").
+ *  dotf_avx2          F32/F16/BF16: 4 ymm accumulators (the 32 lanes), 2 columns per pass in multi.
  *  *_avx512_np        the quantized types' multi-column dots from 4 columns on AVX-512 F/BW/VL/DQ (the "avx512"
  *                     path): a column pair in one zmm, each half the AVX2 kernel's lanes, so the same bits
  *                     (ledger 2026-12-04 "the CPU's multi-column dots on AVX-512").
