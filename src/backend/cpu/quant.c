@@ -1232,27 +1232,59 @@ TERN_AVX2_INLINE void kscales_avx2(enum tern_type t, const uint8_t *b, __m128i *
     }
 }
 
+/* A super-block's scales in the forms the K dots use (kscales_avx2): the int16 scales and mins of the 16 groups, the
+ * scales broadcast per 128-bit lane (groups 0..7 in lo, 8..15 in hi), d and dmin. */
+typedef struct {
+    __m256i sc16, mn16, s_lo, s_hi;
+    float d, dmin;
+} kblock_avx2;
+
+TERN_AVX2_INLINE kblock_avx2 kblock_load_avx2(enum tern_type t, const uint8_t *b) {
+    __m128i sc, mn;
+    kblock_avx2 k;
+    kscales_avx2(t, b, &sc, &mn, &k.d, &k.dmin);
+    k.sc16 = _mm256_cvtepi8_epi16(sc);
+    k.mn16 = _mm256_cvtepu8_epi16(mn);
+    k.s_lo = _mm256_permute2x128_si256(k.sc16, k.sc16, 0x00);
+    k.s_hi = _mm256_permute2x128_si256(k.sc16, k.sc16, 0x11);
+    return k;
+}
+
+/* 32-chunk c's int16 scales: group 2c's in the low lane, group 2c+1's in the high lane (one in-lane pshufb). */
+TERN_AVX2_INLINE __m256i kchunk_scales_avx2(const kblock_avx2 *k, const int c) {
+    const int g = (2 * c) & 7;
+    const __m256i pick = _mm256_setr_epi8(2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
+                                          2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
+                                          2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2,
+                                          2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3,
+                                          2 * g + 2, 2 * g + 3);
+    return _mm256_shuffle_epi8(c < 4 ? k->s_lo : k->s_hi, pick);
+}
+
+/* One column's isum and imin from its chunk sums acc and its Q8_K block x: the offset and min terms. */
+TERN_AVX2_INLINE void kfinish_avx2(enum tern_type t, const kblock_avx2 *k, __m256i acc, const block_q8_K *x,
+                                   int32_t *isum, int32_t *imin) {
+    const __m256i bs = _mm256_loadu_si256((const __m256i *)x->bsums);
+    if (t == TERN_TYPE_Q3_K) acc = _mm256_sub_epi32(acc, _mm256_slli_epi32(_mm256_madd_epi16(k->sc16, bs), 2));
+    if (t == TERN_TYPE_Q6_K) acc = _mm256_sub_epi32(acc, _mm256_slli_epi32(_mm256_madd_epi16(k->sc16, bs), 5));
+    *isum = hsum_i32_avx2(acc);
+    *imin = (t == TERN_TYPE_Q3_K || t == TERN_TYPE_Q6_K) ? 0 : hsum_i32_avx2(_mm256_madd_epi16(k->mn16, bs));
+}
+
 /* isum and imin of the ksum contract for NC columns (NC a compile-time constant after inlining; column j's Q8_K
  * block at x + j * xs), exact: maddubs pairs <= 2*63*127 (qu <= 63); madd against the int16 scales of the two
  * groups in each 32-chunk (pshufb picks bytes 2c, 2c+1 eight times each, cvtepi8_epi16 sign-extends them into the
  * low / high 128-bit lane); the offset and min terms are madds of the scales / mins against the Q8_K bsums. Each
  * 32-chunk's quants and group scales are unpacked once for the NC columns; integers, so a column's sums do not
  * depend on NC. */
-TERN_AVX2_INLINE void kdot_avx2_nc(enum tern_type t, const uint8_t *b, __m256i s_lo, __m256i s_hi, __m256i sc16,
-                                   __m256i mn16, const uint8_t *x, size_t xs, const int NC, int32_t *isum,
-                                   int32_t *imin) {
+TERN_AVX2_INLINE void kdot_avx2_nc(enum tern_type t, const uint8_t *b, const kblock_avx2 *k, const uint8_t *x,
+                                   size_t xs, const int NC, int32_t *isum, int32_t *imin) {
     __m256i acc[8];
 #pragma GCC unroll 8
     for (int j = 0; j < NC; j++) acc[j] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int c = 0; c < 8; c++) {
-        const int g = (2 * c) & 7;
-        const __m256i pick = _mm256_setr_epi8(2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
-                                              2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
-                                              2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2,
-                                              2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3,
-                                              2 * g + 2, 2 * g + 3);
-        const __m256i s16 = _mm256_shuffle_epi8(c < 4 ? s_lo : s_hi, pick);
+        const __m256i s16 = kchunk_scales_avx2(k, c);
         const __m256i q = kchunk_avx2(t, b, c);
 #pragma GCC unroll 8
         for (int j = 0; j < NC; j++) {
@@ -1262,15 +1294,8 @@ TERN_AVX2_INLINE void kdot_avx2_nc(enum tern_type t, const uint8_t *b, __m256i s
         }
     }
 #pragma GCC unroll 8
-    for (int j = 0; j < NC; j++) {
-        const block_q8_K *xj = (const block_q8_K *)(const void *)(x + (size_t)j * xs);
-        const __m256i bs = _mm256_loadu_si256((const __m256i *)xj->bsums);
-        __m256i a = acc[j];
-        if (t == TERN_TYPE_Q3_K) a = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 2));
-        if (t == TERN_TYPE_Q6_K) a = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));
-        isum[j] = hsum_i32_avx2(a);
-        imin[j] = (t == TERN_TYPE_Q3_K || t == TERN_TYPE_Q6_K) ? 0 : hsum_i32_avx2(_mm256_madd_epi16(mn16, bs));
-    }
+    for (int j = 0; j < NC; j++)
+        kfinish_avx2(t, k, acc[j], (const block_q8_K *)(const void *)(x + (size_t)j * xs), &isum[j], &imin[j]);
 }
 
 /* NC (1..4) columns of one weight row: per super-block the scales are unpacked once, each 32-chunk's quants once
@@ -1286,18 +1311,13 @@ TERN_AVX2_INLINE void dotk_avx2_nc(enum tern_type t, int64_t n, const void *w, c
     for (int j = 0; j < NC; j++) acc[j] = 0.0f;
     for (int64_t ib = 0; ib < nb; ib++) {
         const uint8_t *b = (const uint8_t *)w + (size_t)ib * wbs;
-        __m128i sc, mn;
-        float d, dmin;
-        kscales_avx2(t, b, &sc, &mn, &d, &dmin);
-        const __m256i sc16 = _mm256_cvtepi8_epi16(sc), mn16 = _mm256_cvtepu8_epi16(mn);
-        const __m256i s_lo = _mm256_permute2x128_si256(sc16, sc16, 0x00);
-        const __m256i s_hi = _mm256_permute2x128_si256(sc16, sc16, 0x11);
+        const kblock_avx2 k = kblock_load_avx2(t, b);
         int32_t isum[8], imin[8];
-        kdot_avx2_nc(t, b, s_lo, s_hi, sc16, mn16, xq + (size_t)ib * sizeof(block_q8_K), xs, NC, isum, imin);
+        kdot_avx2_nc(t, b, &k, xq + (size_t)ib * sizeof(block_q8_K), xs, NC, isum, imin);
 #pragma GCC unroll 8
         for (int j = 0; j < NC; j++) {
             const block_q8_K *x = (const block_q8_K *)(const void *)(xq + (size_t)j * xs) + ib;
-            acc[j] = ksum_float(acc[j], x->d, d, dmin, isum[j], imin[j], has_min);
+            acc[j] = ksum_float(acc[j], x->d, k.d, k.dmin, isum[j], imin[j], has_min);
         }
     }
 #pragma GCC unroll 8
@@ -1391,21 +1411,14 @@ TERN_AVX512_INLINE void dot32_avx512_np(enum tern_type t, int64_t nb, const uint
 }
 
 /* kdot_avx2_nc for NP column pairs (column c's Q8_K block at x + c * xs): the int32 sums. */
-TERN_AVX512_INLINE void kdot_avx512_np(enum tern_type t, const uint8_t *b, __m256i s_lo, __m256i s_hi, __m256i sc16,
-                                       __m256i mn16, const uint8_t *x, size_t xs, const int NP, int32_t *isum,
-                                       int32_t *imin) {
+TERN_AVX512_INLINE void kdot_avx512_np(enum tern_type t, const uint8_t *b, const kblock_avx2 *k, const uint8_t *x,
+                                       size_t xs, const int NP, int32_t *isum, int32_t *imin) {
     __m512i acc[4];
 #pragma GCC unroll 4
     for (int j = 0; j < NP; j++) acc[j] = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int c = 0; c < 8; c++) {
-        const int g = (2 * c) & 7;
-        const __m256i pick = _mm256_setr_epi8(2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
-                                              2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1, 2 * g, 2 * g + 1,
-                                              2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2,
-                                              2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3, 2 * g + 2, 2 * g + 3,
-                                              2 * g + 2, 2 * g + 3);
-        const __m512i S16 = bcast256_avx512(_mm256_shuffle_epi8(c < 4 ? s_lo : s_hi, pick));
+        const __m512i S16 = bcast256_avx512(kchunk_scales_avx2(k, c));
         const __m512i Q = bcast256_avx512(kchunk_avx2(t, b, c));
 #pragma GCC unroll 4
         for (int j = 0; j < NP; j++) {
@@ -1416,15 +1429,9 @@ TERN_AVX512_INLINE void kdot_avx512_np(enum tern_type t, const uint8_t *b, __m25
         }
     }
 #pragma GCC unroll 8
-    for (int c = 0; c < 2 * NP; c++) {
-        const block_q8_K *xc = (const block_q8_K *)(const void *)(x + (size_t)c * xs);
-        const __m256i bs = _mm256_loadu_si256((const __m256i *)xc->bsums);
-        __m256i a = c & 1 ? _mm512_extracti64x4_epi64(acc[c / 2], 1) : _mm512_castsi512_si256(acc[c / 2]);
-        if (t == TERN_TYPE_Q3_K) a = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 2));
-        if (t == TERN_TYPE_Q6_K) a = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));
-        isum[c] = hsum_i32_avx2(a);
-        imin[c] = (t == TERN_TYPE_Q3_K || t == TERN_TYPE_Q6_K) ? 0 : hsum_i32_avx2(_mm256_madd_epi16(mn16, bs));
-    }
+    for (int c = 0; c < 2 * NP; c++)
+        kfinish_avx2(t, k, c & 1 ? _mm512_extracti64x4_epi64(acc[c / 2], 1) : _mm512_castsi512_si256(acc[c / 2]),
+                     (const block_q8_K *)(const void *)(x + (size_t)c * xs), &isum[c], &imin[c]);
 }
 
 TERN_AVX512_INLINE void dotk_avx512_np(enum tern_type t, int64_t n, const void *w, const uint8_t *xq, size_t xs,
@@ -1437,18 +1444,13 @@ TERN_AVX512_INLINE void dotk_avx512_np(enum tern_type t, int64_t n, const void *
     for (int c = 0; c < 2 * NP; c++) acc[c] = 0.0f;
     for (int64_t ib = 0; ib < nb; ib++) {
         const uint8_t *b = (const uint8_t *)w + (size_t)ib * wbs;
-        __m128i sc, mn;
-        float d, dmin;
-        kscales_avx2(t, b, &sc, &mn, &d, &dmin);
-        const __m256i sc16 = _mm256_cvtepi8_epi16(sc), mn16 = _mm256_cvtepu8_epi16(mn);
-        const __m256i s_lo = _mm256_permute2x128_si256(sc16, sc16, 0x00);
-        const __m256i s_hi = _mm256_permute2x128_si256(sc16, sc16, 0x11);
+        const kblock_avx2 k = kblock_load_avx2(t, b);
         int32_t isum[8], imin[8];
-        kdot_avx512_np(t, b, s_lo, s_hi, sc16, mn16, xq + (size_t)ib * sizeof(block_q8_K), xs, NP, isum, imin);
+        kdot_avx512_np(t, b, &k, xq + (size_t)ib * sizeof(block_q8_K), xs, NP, isum, imin);
 #pragma GCC unroll 8
         for (int c = 0; c < 2 * NP; c++) {
             const block_q8_K *x = (const block_q8_K *)(const void *)(xq + (size_t)c * xs) + ib;
-            acc[c] = ksum_float(acc[c], x->d, d, dmin, isum[c], imin[c], has_min);
+            acc[c] = ksum_float(acc[c], x->d, k.d, k.dmin, isum[c], imin[c], has_min);
         }
     }
 #pragma GCC unroll 8
