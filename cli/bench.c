@@ -263,11 +263,13 @@ static void fmt_params(char *buf, size_t n, uint64_t p) {
  *   FLOPs: 2 a matrix element a token (the matrices' elements, not tern_model_n_params, which counts the
  *          embedding table), plus attention, 4 n_head head_dim a query and key a layer (q.k and p.v), causal in a
  *          prompt; a sliding-window layer reads at most its window of keys.
- * Defaults (the H200's, the box this floor is meant for; --read-bw, --matrix-peak give another device's, which
- * `tern roofline` measures): read 4.15e12 B/s, the read-only stream the issue and bench/perf_table.sh use; peak
- * 989e12 FLOP/s, the H200's dense FP16/BF16 tensor rate. Not INT8's 1979e12: the decode GEMM (gemm_mma.cu) runs
- * the int8 MMA twice a block, once for each byte plane of its 16-bit activations, so its multiply-adds cost two
- * int8 ones and its ceiling is 1979 / 2; prefill's GEMM and attention run on f16 tensor cores. */
+ * Ceilings: --read-bw and --matrix-peak where given; else on CUDA the H200's (the box this floor is meant for):
+ * read 4.15e12 B/s, the read-only stream the issue and bench/perf_table.sh use; peak 989e12 FLOP/s, the H200's
+ * dense FP16/BF16 tensor rate. Not INT8's 1979e12: the decode GEMM (gemm_mma.cu) runs the int8 MMA twice a block,
+ * once for each byte plane of its 16-bit activations, so its multiply-adds cost two int8 ones and its ceiling is
+ * 1979 / 2; prefill's GEMM and attention run on f16 tensor cores. On the CPU they are measured at the start, on the
+ * bench's threads (roofline_cpu_ceilings: `tern roofline --device cpu --quick`'s read and, for quantized matrices,
+ * int8 rows; fma for float ones): the H200's numbers there gave %fl columns of nothing. */
 #define PAR_READ_BW 4.15e12
 #define PAR_MATRIX_PEAK 989e12
 
@@ -449,7 +451,23 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
                "------------|--------|------------|--------|\n");
         fflush(stdout);
     }
-    const par_floor fl = par_floor_of(m, o->kv_type, o->read_bw, o->peak);
+    /* the ceilings (par_floor's comment): given, the H200's on CUDA, measured on the CPU */
+    double read_bw = o->read_bw, peak = o->peak;
+    const char *ceil_src = read_bw > 0 && peak > 0 ? "given" : on_cuda ? "the H200's (defaults)" : "measured";
+    if (!on_cuda && (read_bw <= 0 || peak <= 0)) {
+        double rd, fm, i8;
+        roofline_cpu_ceilings(o->n_threads, &rd, &fm, &i8);
+        const char *wt = tern_model_weight_type(m); /* the type of most matrix bytes */
+        const int fl_w = !strcmp(wt, "F32") || !strcmp(wt, "F16") || !strcmp(wt, "BF16");
+        if (read_bw <= 0) read_bw = rd;
+        if (peak <= 0) peak = fl_w ? fm : i8;
+        if (o->read_bw > 0 || o->peak > 0) ceil_src = "given and measured";
+    } else {
+        if (read_bw <= 0) read_bw = PAR_READ_BW;
+        if (peak <= 0) peak = PAR_MATRIX_PEAK;
+        if (on_cuda && (o->read_bw > 0) != (o->peak > 0)) ceil_src = "given and the H200's";
+    }
+    const par_floor fl = par_floor_of(m, o->kv_type, read_bw, peak);
     double w0, w1;
     par_once(e, b, o->pp[0], o->tg[0] > 4 ? 4 : o->tg[0], o->par[0], toks, n_vocab, &w0, &w1); /* warm-up */
     for (int ip = 0; ip < o->n_pp; ip++)
@@ -508,8 +526,8 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
         fprintf(rf, ", \"n_layer\": %d, \"n_head\": %d, \"n_head_kv\": %d, \"head_dim\": %d},\n", m->n_layer, m->n_head,
                 m->n_head_kv, m->head_dim);
         fprintf(rf, "  \"floor\": {\"read_bw\": %.6g, \"matrix_peak\": %.6g, \"weight_bytes\": %.0f, \"weight_params\": %.0f, "
-                    "\"kv_bytes_layer_position\": %.4f, \"attn_flops_layer_key\": %.0f,\n    \"rule\": ",
-                fl.read_bw, fl.peak, fl.w_bytes, fl.w_params, fl.kv_layer_pos, fl.attn_layer_key);
+                    "\"kv_bytes_layer_position\": %.4f, \"attn_flops_layer_key\": %.0f,\n    \"ceilings\": \"%s\", \"rule\": ",
+                fl.read_bw, fl.peak, fl.w_bytes, fl.w_params, fl.kv_layer_pos, fl.attn_layer_key, ceil_src);
         bench_json_str(rf, "a step's floor = max(bytes / read_bw, FLOPs / matrix_peak); bytes = weight_bytes (every matrix "
                            "once a step, the embedding table left out) + the KV cache (decode: read, each sequence at its "
                            "depth; prefill: written), FLOPs = 2 weight_params a token + attention; S_TG_floor = B TG / the "
@@ -550,10 +568,12 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
                "1 warm-up (each further B: 2 untimed decode steps first); commit %.12s%s\n", tern_model_desc(m), on_cuda ? tern_cuda_name() : o->cpu_name,
                tern_engine_device(e), o->reps, o->commit, o->dirty > 0 ? " (dirty)" : "");
     if (md)
-        printf("floor of a step: max(bytes / %.4g B/s, FLOPs / %.4g FLOP/s) (--read-bw, --matrix-peak); the matrices' %.3f GB "
-               "once a step plus each sequence's KV cache (%.0f bytes a position), 2 x %.3g FLOPs a token plus attention; "
-               "%%fl = the floor's time / the measured time\n",
-               fl.read_bw, fl.peak, fl.w_bytes / 1e9, fl.kv_layer_pos * m->n_layer, fl.w_params);
+        printf("floor of a step: max(bytes / %.4g B/s, FLOPs / %.4g FLOP/s) (%s%s; --read-bw, --matrix-peak); the "
+               "matrices' %.3f GB once a step plus each sequence's KV cache (%.0f bytes a position), 2 x %.3g FLOPs a "
+               "token plus attention; %%fl = the floor's time / the measured time\n",
+               fl.read_bw, fl.peak, ceil_src, strcmp(ceil_src, "measured") ? "" : " at the start: tern roofline --quick's "
+               "read and int8 (fma for float matrices) probes on the bench's threads", fl.w_bytes / 1e9,
+               fl.kv_layer_pos * m->n_layer, fl.w_params);
     free(tp_s); free(tg_s); free(rows); free(toks);
     tern_batch_free(b);
     tern_engine_free(e);
@@ -567,7 +587,7 @@ int cmd_bench(int argc, char **argv) {
     const char *synthetic = NULL, *syn_type = "q4_0";
     int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
     int vr[MAX_TESTS] = {0}, n_vr = 0, par[MAX_TESTS] = {0}, n_par = 0, block = 0;
-    double read_bw = PAR_READ_BW, peak = PAR_MATRIX_PEAK;
+    double read_bw = 0, peak = 0; /* 0: not given (bench_parallel picks) */
     cli_args it = cli_args_begin(argc, argv);
     while (cli_args_next(&it)) {
         const char *a = it.opt;
@@ -614,8 +634,8 @@ int cmd_bench(int argc, char **argv) {
                  "  --parallel 1,4,16,64: llama-batched-bench's table instead: B sequences at once, each a prompt of -p\n"
                  "  tokens (all B prompts in one step) then -n decode steps of B tokens (one a sequence); --block-size N:\n"
                  "  rows a KV block (a power of two, 16..256; default 16 on the CPU, 128 on CUDA); each row adds its\n"
-                 "  floor, max(bytes / --read-bw, FLOPs / --matrix-peak) a step (defaults the H200's: 4.15e12 B/s,\n"
-                 "  989e12 FLOP/s), and the share of it reached\n"
+                 "  floor, max(bytes / --read-bw, FLOPs / --matrix-peak) a step (defaults: on CUDA the H200's, 4.15e12\n"
+                 "  B/s and 989e12 FLOP/s; on the CPU measured at the start, ~1 s), and the share of it reached\n"
                  "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -v: rows of a speculative verify\n"
                  "  pass (1..16; vrN: 32 tern_eval_argmax passes of N tokens at one position, t/s = rows a second,\n"
                  "  the receipt adds ms a pass); -r: timed repetitions after one\n"

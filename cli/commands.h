@@ -13,6 +13,9 @@ int cmd_ab(int argc, char **argv);
 /* tern roofline [--device cuda|cpu] [-m MODEL] [-o md|json] [-t THREADS] [--quick] [--receipt FILE]
  * (cli/roofline.c) */
 int cmd_roofline(int argc, char **argv);
+/* The CPU's ceilings as `tern roofline --device cpu --quick` measures them on n_threads threads: read bandwidth
+ * (B/s), FMA peak (FLOP/s), the quantized dots' int8 multiply peak (op/s, 2 a byte product); about a second. */
+void roofline_cpu_ceilings(int n_threads, double *read_bps, double *fma_flops, double *int8_ops);
 /* tern serve [-m MODEL] [--host ADDR] [--port N] [--parallel N] [-c CTX] [--api-key KEY] ... (cli/serve.c) */
 int cmd_serve(int argc, char **argv);
 

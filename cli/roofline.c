@@ -7,6 +7,8 @@
  *   cpu:  read   all threads sum a buffer (1 GiB; --quick 256 MiB) with AVX2 loads      GB/s
  *         copy   memcpy of one chunk per thread (512 MiB -> 512 MiB), bytes read + written  GB/s
  *         fma    per thread 12 independent _mm256_fmadd_ps chains, 2 flops per lane       GFLOP/s
+ *         int8   per thread 12 independent vpmaddubsw chains (the quantized dots' multiply; zmm where tern's SIMD
+ *                is avx512), 2 ops per byte product                                         Gop/s
  *   cuda: read   tcu_read_stream over 4 GiB (less if memory is short), 16-byte loads       GB/s
  *         copy   tcu_copy_stream 1 GiB -> 1 GiB, bytes read + written                      GB/s
  *         boundary  288 dependent steps in one CUDA graph: a kernel a step (tcu_boundary_chain, with and
@@ -17,7 +19,7 @@
  * Kernels (-m MODEL; each distinct (type, n_in, n_out) among layer 0's wq wk wv wo w_gate w_up w_down
  * and the output head):
  *   cpu:  cpu_matmul n = 1   floor = bytes / read                       (bw)
- *         cpu_matmul n = 64  floor = max(flops / fma, bytes / read)
+ *         cpu_matmul n = 64  floor = max(flops / int8 (a quantized type; fma: f32, f16, bf16), bytes / read)
  *   cuda: tcu_gemv_dp4a (Q4_0, Q8_0) / tcu_gemv, the decode GEMV   floor = bytes / read   (bw)
  *         tcu_dequant_f16 + tcu_gemm_f16, n = --prefill-n: floor = max(flops / f16 matmul at that shape,
  *         bytes / read); then tcu_gemm_f16 alone on that dequantized weight (the same operand data)
@@ -191,7 +193,8 @@ typedef struct {
     float *buf;           /* read: (n) floats; copy: src */
     char *dst;            /* copy */
     size_t n;             /* read: floats (multiple of 64 * threads); copy: bytes */
-    long iters;           /* fma: iterations per thread */
+    long iters;           /* fma, int8: iterations per thread */
+    int int8;             /* with iters: the int8 probe, not fma */
     float part[1024];     /* per-thread results (keep the work alive) */
 } cpu_probe;
 
@@ -258,9 +261,60 @@ static void fma_chunk(void *arg, int ith, int nth) {
     p->part[ith] = g_avx2 ? fma_avx2(p->iters, (float)(ith + 1)) : fma_scalar(p->iters, (float)(ith + 1));
 }
 
+/* The quantized dots' multiply (quant.c: every Q4/Q5/Q8 and K-quant dot multiplies its bytes with vpmaddubsw, u8 x s8
+ * pairs summed into s16): INT8_CHAINS independent chains of it a thread, each result fed back as the next unsigned
+ * operand (saturating, never constant: nothing for the compiler to fold or hoist). 32 byte products an AVX2
+ * instruction, 64 an AVX-512 one (tern_simd_level() 2, the width the dots run at); a product counts 2 ops, a multiply
+ * and an add, as a matrix's 2 FLOPs an element do. The dots spend more instructions a product than this (unpacking,
+ * the s16 -> s32 sum, the scale's FMA), so it is a ceiling they stay under, not a rate they reach. */
+#define INT8_CHAINS 12
+#define TARGET_AVX512 __attribute__((target("avx2,fma,avx512f,avx512bw")))
+
+TARGET_AVX2 static int int8_avx2(long iters, int seed) {
+    const __m256i b = _mm256_set1_epi8((char)(3 + seed));
+    __m256i x[INT8_CHAINS];
+    for (int k = 0; k < INT8_CHAINS; k++) x[k] = _mm256_set1_epi8((char)(seed + k + 1));
+    for (long i = 0; i < iters; i++)
+        for (int k = 0; k < INT8_CHAINS; k++) x[k] = _mm256_maddubs_epi16(x[k], b);
+    __m256i s = x[0];
+    for (int k = 1; k < INT8_CHAINS; k++) s = _mm256_xor_si256(s, x[k]);
+    return _mm256_extract_epi32(s, 0) ^ _mm256_extract_epi32(s, 7);
+}
+
+TARGET_AVX512 static int int8_avx512(long iters, int seed) {
+    const __m512i b = _mm512_set1_epi8((char)(3 + seed));
+    __m512i x[INT8_CHAINS];
+    for (int k = 0; k < INT8_CHAINS; k++) x[k] = _mm512_set1_epi8((char)(seed + k + 1));
+    for (long i = 0; i < iters; i++)
+        for (int k = 0; k < INT8_CHAINS; k++) x[k] = _mm512_maddubs_epi16(x[k], b);
+    __m512i s = x[0];
+    for (int k = 1; k < INT8_CHAINS; k++) s = _mm512_xor_si512(s, x[k]);
+    return _mm512_reduce_add_epi32(s);
+}
+
+/* Without AVX2 the dots are scalar C: a multiply and an add an element, as fma_scalar's chains. */
+static int int8_scalar(long iters, int seed) {
+    int32_t x[INT8_CHAINS * 4];
+    for (int k = 0; k < INT8_CHAINS * 4; k++) x[k] = seed + k;
+    for (long i = 0; i < iters; i++)
+        for (int k = 0; k < INT8_CHAINS * 4; k++) x[k] = (int32_t)((int8_t)x[k] * 3 + 1);
+    int32_t s = 0;
+    for (int k = 0; k < INT8_CHAINS * 4; k++) s ^= x[k];
+    return s;
+}
+
+/* products an instruction of the probe (2 ops each) */
+static int int8_lanes(void) { return tern_simd_level() >= 2 ? 64 : g_avx2 ? 32 : 1; }
+
+static void int8_chunk(void *arg, int ith, int nth) {
+    cpu_probe *p = arg;
+    const int l = int8_lanes();
+    p->part[ith] = (float)(l == 64 ? int8_avx512(p->iters, ith) : l == 32 ? int8_avx2(p->iters, ith) : int8_scalar(p->iters, ith));
+}
+
 static void probe_run(void *arg, long i) {
     cpu_probe *p = arg;
-    tern_pool_run(p->pool, p->iters ? fma_chunk : p->dst ? copy_chunk : read_chunk, p);
+    tern_pool_run(p->pool, p->iters ? (p->int8 ? int8_chunk : fma_chunk) : p->dst ? copy_chunk : read_chunk, p);
 }
 
 /* ---- cpu matmul at the model's shapes -------------------------------------------------------- */
@@ -315,7 +369,8 @@ static long long cpu_llc_bytes(void) {
     return v > 0 ? v : 32ll << 20;
 }
 
-static void cpu_kernels(rf_report *r, tern_model *m, tern_pool *pool, double read_gbs, double fma_gflops) {
+static void cpu_kernels(rf_report *r, tern_model *m, tern_pool *pool, double read_gbs, double fma_gflops,
+                        double int8_gops) {
     rf_shape shapes[RF_MAX_SHAPES];
     const int n_shapes = model_shapes(m, shapes);
     /* working set of the rotated weight copies: 2x L3, capped (a 2-vCPU VM reports the whole socket's L3) */
@@ -355,7 +410,9 @@ static void cpu_kernels(rf_report *r, tern_model *m, tern_pool *pool, double rea
             k->bytes = (double)wb + 4.0 * n * (double)(w->n_in + w->n_out);
             k->flops = 2.0 * n * (double)w->n_in * (double)w->n_out;
             k->time_us = sec * 1e6;
-            set_floor(k, read_gbs, n > 1 ? fma_gflops : 0);
+            /* a quantized matrix multiplies bytes (the int8 ceiling), a float one floats (the FMA ceiling) */
+            const int fl = w->type == TERN_TYPE_F32 || w->type == TERN_TYPE_F16 || w->type == TERN_TYPE_BF16;
+            set_floor(k, read_gbs, n > 1 ? (fl ? fma_gflops : int8_gops) : 0);
             snprintf(k->note, sizeof k->note, "%ld rotated copies, %.0f MiB", n_copies,
                      (double)n_copies * (double)wb / 1048576.0);
             free(scratch);
@@ -385,14 +442,10 @@ static void cpu_model_name(char *buf, size_t n) {
     fclose(f);
 }
 
-static void run_cpu(rf_report *r, tern_model *m) {
+/* The ceilings (read, copy unless !with_copy, fma, int8) as rows of r; their values in GB/s, GFLOP/s, Gop/s. */
+static void cpu_ceilings(rf_report *r, tern_pool *pool, int with_copy, double *read_gbs, double *fma_gflops,
+                         double *int8_gops) {
     g_avx2 = tern_simd_level() >= 1;
-    r->backend = "cpu";
-    cpu_model_name(r->dev_name, sizeof r->dev_name);
-    r->cores = tern_n_cores();
-    r->llc_bytes = cpu_llc_bytes();
-    tern_pool *pool = tern_pool_new(r->threads);
-    if (!pool) cli_die("cannot start %d threads", r->threads);
     const int reps = r->quick ? 5 : 10;
 
     /* (1) read-only bandwidth */
@@ -404,42 +457,77 @@ static void run_cpu(rf_report *r, tern_model *m) {
     p->n = bytes / sizeof(float);
     tern_pool_run(pool, fill_chunk, p);
     double sec = time_cpu(probe_run, p, reps, 0);
-    const double read_gbs = (double)bytes / sec / 1e9;
-    snprintf(add_ceiling(r, "read", read_gbs, "GB/s")->how, sizeof r->ceil[0].how,
+    *read_gbs = (double)bytes / sec / 1e9;
+    snprintf(add_ceiling(r, "read", *read_gbs, "GB/s")->how, sizeof r->ceil[0].how,
              "%d threads sum %zu MiB (%s loads), median of %d", r->threads, bytes >> 20, g_avx2 ? "AVX2" : "scalar",
              reps);
     free(p->buf);
+    p->buf = NULL;
 
     /* (2) copy bandwidth: bytes read + written */
-    bytes = r->quick ? (size_t)128 << 20 : (size_t)512 << 20;
-    p->buf = aligned_alloc(64, bytes);
-    p->dst = aligned_alloc(64, bytes);
-    if (!p->buf || !p->dst) cli_die("out of memory for %zu MiB copy buffers", bytes >> 20);
-    p->n = bytes;
-    tern_pool_run(pool, fill_chunk, p);
-    sec = time_cpu(probe_run, p, reps, 0);
-    if (memcmp(p->dst, p->buf, 4096) || memcmp(p->dst + bytes - 4096, (char *)p->buf + bytes - 4096, 4096))
-        cli_die("roofline: the copy probe's destination differs from its source");
-    snprintf(add_ceiling(r, "copy", 2.0 * (double)bytes / sec / 1e9, "GB/s")->how, sizeof r->ceil[0].how,
-             "%d threads memcpy %zu MiB -> %zu MiB, bytes read + written, median of %d", r->threads, bytes >> 20,
-             bytes >> 20, reps);
-    free(p->buf);
-    free(p->dst);
-    p->buf = NULL;
-    p->dst = NULL;
+    if (with_copy) {
+        bytes = r->quick ? (size_t)128 << 20 : (size_t)512 << 20;
+        p->buf = aligned_alloc(64, bytes);
+        p->dst = aligned_alloc(64, bytes);
+        if (!p->buf || !p->dst) cli_die("out of memory for %zu MiB copy buffers", bytes >> 20);
+        p->n = bytes;
+        tern_pool_run(pool, fill_chunk, p);
+        sec = time_cpu(probe_run, p, reps, 0);
+        if (memcmp(p->dst, p->buf, 4096) || memcmp(p->dst + bytes - 4096, (char *)p->buf + bytes - 4096, 4096))
+            cli_die("roofline: the copy probe's destination differs from its source");
+        snprintf(add_ceiling(r, "copy", 2.0 * (double)bytes / sec / 1e9, "GB/s")->how, sizeof r->ceil[0].how,
+                 "%d threads memcpy %zu MiB -> %zu MiB, bytes read + written, median of %d", r->threads, bytes >> 20,
+                 bytes >> 20, reps);
+        free(p->buf);
+        free(p->dst);
+        p->buf = NULL;
+        p->dst = NULL;
+    }
 
     /* (3) FMA peak */
     p->iters = r->quick ? 2000000 : 10000000;
     sec = time_cpu(probe_run, p, reps, 0);
     const double flops_per = g_avx2 ? FMA_CHAINS * 8 * 2 : FMA_CHAINS * 4 * 2;
-    const double fma_gflops = (double)r->threads * (double)p->iters * flops_per / sec / 1e9;
-    snprintf(add_ceiling(r, "fma", fma_gflops, "GFLOP/s")->how, sizeof r->ceil[0].how,
+    *fma_gflops = (double)r->threads * (double)p->iters * flops_per / sec / 1e9;
+    snprintf(add_ceiling(r, "fma", *fma_gflops, "GFLOP/s")->how, sizeof r->ceil[0].how,
              "%d threads x %d independent %s chains, 2 flops per lane, median of %d", r->threads, FMA_CHAINS,
              g_avx2 ? "_mm256_fmadd_ps" : "scalar mul+add (no AVX2)", reps);
-    free(p);
 
-    if (m) cpu_kernels(r, m, pool, read_gbs, fma_gflops);
+    /* (4) int8 peak: the quantized dots' multiply */
+    p->int8 = 1;
+    sec = time_cpu(probe_run, p, reps, 0);
+    const int lanes = int8_lanes();
+    *int8_gops = (double)r->threads * (double)p->iters * (lanes == 1 ? INT8_CHAINS * 4 : INT8_CHAINS * lanes) * 2.0 / sec / 1e9;
+    snprintf(add_ceiling(r, "int8", *int8_gops, "Gop/s")->how, sizeof r->ceil[0].how,
+             "%d threads x %d independent %s chains, 2 ops per byte product, median of %d", r->threads, INT8_CHAINS,
+             lanes == 64 ? "_mm512_maddubs_epi16" : lanes == 32 ? "_mm256_maddubs_epi16" : "scalar int8 mul+add", reps);
+    free(p);
+}
+
+static void run_cpu(rf_report *r, tern_model *m) {
+    r->backend = "cpu";
+    cpu_model_name(r->dev_name, sizeof r->dev_name);
+    r->cores = tern_n_cores();
+    r->llc_bytes = cpu_llc_bytes();
+    tern_pool *pool = tern_pool_new(r->threads);
+    if (!pool) cli_die("cannot start %d threads", r->threads);
+    double read_gbs, fma_gflops, int8_gops;
+    cpu_ceilings(r, pool, 1, &read_gbs, &fma_gflops, &int8_gops);
+    if (m) cpu_kernels(r, m, pool, read_gbs, fma_gflops, int8_gops);
     tern_pool_free(pool);
+}
+
+void roofline_cpu_ceilings(int n_threads, double *read_bps, double *fma_flops, double *int8_ops) {
+    rf_report *r = tern_xcalloc(1, sizeof *r);
+    r->threads = n_threads;
+    r->quick = 1;
+    tern_pool *pool = tern_pool_new(n_threads);
+    if (!pool) cli_die("cannot start %d threads", n_threads);
+    double rd, fm, i8;
+    cpu_ceilings(r, pool, 0, &rd, &fm, &i8);
+    tern_pool_free(pool);
+    free(r);
+    *read_bps = rd * 1e9, *fma_flops = fm * 1e9, *int8_ops = i8 * 1e9;
 }
 
 /* ---- cuda ------------------------------------------------------------------------------------ */

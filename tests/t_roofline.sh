@@ -20,7 +20,7 @@ expect_err() {
   else bad "$name: rc=$rc lines=$lines stderr: $(head -c 300 "$T/err")"; fi
 }
 
-# markdown: the ceilings table, read/copy in GB/s and fma in GFLOP/s, positive and finite
+# markdown: the ceilings table, read/copy in GB/s, fma in GFLOP/s and int8 in Gop/s, positive and finite
 ./tern roofline --device cpu -t 2 --quick >"$T/r.md" 2>"$T/r.err"; rc=$?
 if [ $rc -eq 0 ] && grep -q '^### ceilings' "$T/r.md" && ! grep -q '^### kernels' "$T/r.md" &&
    python3 - "$T/r.md" <<'PY'
@@ -28,10 +28,11 @@ import math, sys
 rows = {}
 for line in open(sys.argv[1]):
     c = [x.strip() for x in line.strip().strip("|").split("|")]
-    if len(c) == 4 and c[0] in ("read", "copy", "fma"):
+    if len(c) == 4 and c[0] in ("read", "copy", "fma", "int8"):
         rows[c[0]] = (float(c[1]), c[2])
-assert set(rows) == {"read", "copy", "fma"}, rows
+assert set(rows) == {"read", "copy", "fma", "int8"}, rows
 assert rows["read"][1] == "GB/s" and rows["copy"][1] == "GB/s" and rows["fma"][1] == "GFLOP/s", rows
+assert rows["int8"][1] == "Gop/s", rows
 for k, (v, u) in rows.items():
     assert math.isfinite(v) and v > 0, (k, v)
 PY
@@ -49,7 +50,7 @@ for k in ("commit", "build", "device", "threads", "ceilings", "kernels", "model"
     assert k in d, k
 assert d["threads"] == 2 and d["device"]["backend"] == "cpu" and d["device"]["name"]
 c = {x["name"]: x for x in d["ceilings"]}
-assert c["read"]["unit"] == "GB/s" and c["fma"]["unit"] == "GFLOP/s", c
+assert c["read"]["unit"] == "GB/s" and c["fma"]["unit"] == "GFLOP/s" and c["int8"]["unit"] == "Gop/s", c
 for x in d["ceilings"]:
     assert isinstance(x["value"], (int, float)) and math.isfinite(x["value"]) and x["value"] > 0, x
 ks = d["kernels"]
