@@ -195,7 +195,7 @@ else bad "ab identical rc=$rc ratio=$ratio: $(cat "$T/ab1") $(tail -c 300 "$T/ab
 ta=$(grep '^A trace:' "$T/ab2"); tb=$(grep '^B trace:' "$T/ab2")
 if [ $rc -eq 0 ] && grep -q '^tokens: MATCH' "$T/ab2" &&
    [[ "$ta" == *"simd=scalar "* ]] && [[ "$ta" =~ decode_row=[1-9] ]] &&
-   { [[ "$tb" == *"simd=avx2 "* ]] || [[ "$tb" == *"simd=avx512 "* ]] || ! grep -q avx2 /proc/cpuinfo; } &&
+   { [[ "$tb" == *"simd=avx2 "* ]] || [[ "$tb" == *"simd=avx512 "* ]] || [[ "$tb" == *"simd=avx512vnni "* ]] || ! grep -q avx2 /proc/cpuinfo; } &&
    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tokens_match"] and len(d["arms"][1]["decode_tok_s"]) == 2 and "simd=scalar" in d["arms"][0]["trace"]' "$T/ab2.json"; then ok
 else bad "ab decode rows rc=$rc: $(cat "$T/ab2") $(tail -c 300 "$T/ab2.err")"; fi
 

@@ -134,7 +134,7 @@ expect_err "roofline --quick=1" "--quick takes no value" -- ./tern roofline --de
 printf 'Once upon a time' >"$T/eqab.txt"
 ./tern ab --model="$MODEL" --a= --b=TERN_SIMD=scalar --rounds=1 --n-predict=2 --threads=1 --prompt-file="$T/eqab.txt" >"$T/eqa" 2>/dev/null
 grep -q "^ab: $MODEL, prompt $T/eqab.txt, n 2, threads 1, 1 rounds " "$T/eqa" && grep -q '^B trace: simd=scalar ' "$T/eqa" \
-  && grep -q '^A trace: simd=avx2 \|^A trace: simd=avx512 \|^A trace: simd=scalar ' "$T/eqa" && grep -q '^tokens: MATCH' "$T/eqa" \
+  && grep -q '^A trace: simd=avx2 \|^A trace: simd=avx512 \|^A trace: simd=avx512vnni \|^A trace: simd=scalar ' "$T/eqa" && grep -q '^tokens: MATCH' "$T/eqa" \
   && ok || bad "ab --opt=value: $(head -c 400 "$T/eqa")"
 expect_err "ab --rounds=0" "--rounds expects an integer in \[1, 1000\], got '0'" -- ./tern ab -m "$MODEL" --a "" --b "" --rounds=0
 # serve: the values in its start-up line and on /v1/models; a flag with a value and a bad port refused before it listens

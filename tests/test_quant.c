@@ -109,7 +109,15 @@ static int have_avx512(void) {
     tern_simd_set(cur);
     return ok;
 }
-static const char *const k_paths[3] = {"scalar", "avx2", "avx512"};
+/* and its VNNI copies (vpdpbusd, vpdpwssd) where the CPU has AVX512_VNNI */
+static int g_vnni;
+static int have_vnni(void) {
+    const char *cur = tern_simd_name();
+    int ok = tern_simd_set("avx512vnni") == 0;
+    tern_simd_set(cur);
+    return ok;
+}
+static const char *const k_paths[4] = {"scalar", "avx2", "avx512", "avx512vnni"};
 
 static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
@@ -313,7 +321,7 @@ static void test_activations(int avx2) {
  *  - vec_dot against a double dot of dequantized w and dequantized activations;
  *  - vec_dot_multi (1..MAXC columns, stride > row size) bit-equal to vec_dot per column,
  *    not writing past ncols;
- *  - scalar, avx2 and avx512 results bit-equal. */
+ *  - scalar, avx2, avx512 and avx512vnni results bit-equal. */
 static void check_dot_case(enum tern_type t, int64_t n, const void *w, int avx2, const char *what) {
     const enum tern_type vt = tern_type_vec_dot_type(t);
     const size_t xs = tern_type_row_size(vt, n) + 64;
@@ -350,8 +358,8 @@ static void check_dot_case(enum tern_type t, int64_t n, const void *w, int avx2,
         ref[c] = s;
         tol[c] = t_ + 1e-30;
     }
-    float res[3][MAXC];
-    int npath = avx2 ? (g_avx512 ? 3 : 2) : 1;
+    float res[4][MAXC];
+    int npath = avx2 ? (g_avx512 ? (g_vnni ? 4 : 3) : 2) : 1;
     for (int p = 0; p < npath; p++) {
         tern_simd_set(k_paths[p]);
         for (int c = 0; c < MAXC; c++) {
@@ -458,16 +466,18 @@ static void test_dots(int avx2) {
 int main(void) {
     const int avx2 = have_avx2();
     g_avx512 = have_avx512();
+    g_vnni = have_vnni();
     /* the settings table's scalar switch (the CLI's TERN_SIMD=scalar) forces the scalar path, and only while set */
     tern_config c = tern_config_get(), c0 = c;
     c.simd_scalar = 1;
     tern_config_set(&c);
     CHECK(strcmp(tern_simd_name(), "scalar") == 0, "tern_config.simd_scalar honoured");
     tern_config_set(&c0);
-    CHECK(strcmp(tern_simd_name(), g_avx512 ? "avx512" : avx2 ? "avx2" : "scalar") == 0, "the best path back: %s",
+    CHECK(strcmp(tern_simd_name(), g_vnni ? "avx512vnni" : g_avx512 ? "avx512" : avx2 ? "avx2" : "scalar") == 0, "the best path back: %s",
           tern_simd_name());
     if (!avx2) printf("test_quant: note: this CPU has no AVX2+FMA+F16C, the avx2 arm is skipped\n");
     if (!g_avx512) printf("test_quant: note: this CPU has no AVX-512 F/BW/VL/DQ, the avx512 arm is skipped\n");
+    if (!g_vnni) printf("test_quant: note: this CPU has no AVX512_VNNI, the avx512vnni arm is skipped\n");
     CHECK(tern_simd_set("nonsense") == -1, "unknown simd name refused");
     test_traits();
     test_dequant_fixtures();

@@ -56,7 +56,8 @@
  *  dotf_avx2          F32/F16/BF16: 4 ymm accumulators (the 32 lanes), 2 columns per pass in multi.
  *  *_avx512_np        the quantized types' multi-column dots from 4 columns on AVX-512 F/BW/VL/DQ (the "avx512"
  *                     path): a column pair in one zmm, each half the AVX2 kernel's lanes, so the same bits
- *                     (ledger 2026-12-04 "the CPU's multi-column dots on AVX-512").
+ *                     (ledger 2026-12-04 "the CPU's multi-column dots on AVX-512"); their _vnni copies (the
+ *                     "avx512vnni" path) sum the byte products with vpdpbusd / vpdpwssd, the same int32.
  *  quantize_q8_32_avx2  Q8_0/Q8_1 activation quantizer, same bytes as the scalar one.
  *
  *  Measured on the dev box: 2-core AMD EPYC (Zen 3, family 25 model 1, AVX2+FMA+F16C, no AVX-512),
@@ -380,7 +381,7 @@ static inline float h2f_t(const uint8_t *p) {
 
 /* ---- SIMD path selection (the one chooser) ---------------------------------------------------- */
 
-enum { SIMD_UNSET = -1, SIMD_SCALAR = 0, SIMD_AVX2 = 1, SIMD_AVX512 = 2 };
+enum { SIMD_UNSET = -1, SIMD_SCALAR = 0, SIMD_AVX2 = 1, SIMD_AVX512 = 2, SIMD_AVX512_VNNI = 3 };
 static _Atomic int g_simd = SIMD_UNSET;
 
 static int cpu_has_avx2(void) {
@@ -402,6 +403,15 @@ static int cpu_has_avx512(void) {
 #endif
 }
 
+/* and AVX512_VNNI (vpdpbusd, vpdpwssd) */
+static int cpu_has_avx512vnni(void) {
+#ifdef TERN_X86
+    return cpu_has_avx512() && __builtin_cpu_supports("avx512vnni");
+#else
+    return 0;
+#endif
+}
+
 /* The path every entry point uses: the scalar one when the settings ask for it (tern_config.simd_scalar; the CLI's
  * TERN_SIMD=scalar) or tern_simd_set chose it, otherwise AVX-512 when the CPU has it, else AVX2 when it has
  * AVX2+FMA+F16C. */
@@ -409,7 +419,7 @@ static int simd_path(void) {
     int s = atomic_load_explicit(&g_simd, memory_order_acquire);
     if (s != SIMD_UNSET) return tern_cfg()->simd_scalar ? SIMD_SCALAR : s;
     pthread_once(&g_h2f_once, h2f_table_init); /* before any path is published (release below) */
-    s = cpu_has_avx512() ? SIMD_AVX512 : cpu_has_avx2() ? SIMD_AVX2 : SIMD_SCALAR;
+    s = cpu_has_avx512vnni() ? SIMD_AVX512_VNNI : cpu_has_avx512() ? SIMD_AVX512 : cpu_has_avx2() ? SIMD_AVX2 : SIMD_SCALAR;
     if (tern_cfg()->simd_scalar) s = SIMD_SCALAR;
     int expect = SIMD_UNSET;
     atomic_compare_exchange_strong_explicit(&g_simd, &expect, s, memory_order_release, memory_order_acquire);
@@ -420,7 +430,7 @@ int tern_simd_level(void) { return simd_path(); }
 
 const char *tern_simd_name(void) {
     const int s = simd_path();
-    return s == SIMD_AVX512 ? "avx512" : s == SIMD_AVX2 ? "avx2" : "scalar";
+    return s == SIMD_AVX512_VNNI ? "avx512vnni" : s == SIMD_AVX512 ? "avx512" : s == SIMD_AVX2 ? "avx2" : "scalar";
 }
 
 int tern_simd_set(const char *name) {
@@ -437,8 +447,13 @@ int tern_simd_set(const char *name) {
         atomic_store(&g_simd, SIMD_AVX512);
         return 0;
     }
-    tern_set_error("SIMD path '%s' is not available on this CPU (have: scalar%s%s)", name ? name : "(null)",
-                   cpu_has_avx2() ? ", avx2" : "", cpu_has_avx512() ? ", avx512" : "");
+    if (name && strcmp(name, "avx512vnni") == 0 && cpu_has_avx512vnni()) {
+        atomic_store(&g_simd, SIMD_AVX512_VNNI);
+        return 0;
+    }
+    tern_set_error("SIMD path '%s' is not available on this CPU (have: scalar%s%s%s)", name ? name : "(null)",
+                   cpu_has_avx2() ? ", avx2" : "", cpu_has_avx512() ? ", avx512" : "",
+                   cpu_has_avx512vnni() ? ", avx512vnni" : "");
     return -1;
 }
 
@@ -1362,15 +1377,29 @@ DOTK_AVX2(dot_q6_K_avx2, TERN_TYPE_Q6_K)
 #define TERN_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"), always_inline)) static inline
 #define TERN_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 
+/* AVX512_VNNI's vpdpbusd and vpdpwssd, as asm: the kernels below are compiled once for F/BW/VL/DQ and take VNNI as a
+ * compile-time 0 / 1 (two copies of each, the "avx512vnni" path's run only where cpu_has_avx512vnni()); an intrinsic
+ * would need the vnni target on every function it is inlined into, the non-VNNI copies too. dpbusd: acc + the sum of 4
+ * adjacent u8 x s8 products in each int32, without saturation, so the int32 of madd(maddubs(a, b), ones) wherever
+ * maddubs does not saturate (the bounds at each use); dpwssd: acc + madd(a, b), the same int32 (both wrap). */
+TERN_AVX512_INLINE __m512i dpbusd_avx512(__m512i acc, __m512i a, __m512i b) {
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+    return acc;
+}
+TERN_AVX512_INLINE __m512i dpwssd_avx512(__m512i acc, __m512i a, __m512i b) {
+    __asm__("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+    return acc;
+}
+
 TERN_AVX512_INLINE __m512i bcast256_avx512(__m256i v) { return _mm512_inserti64x4(_mm512_castsi256_si512(v), v, 1); }
 TERN_AVX512_INLINE __m512i load2_avx512(const uint8_t *a, const uint8_t *b) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
                               _mm256_loadu_si256((const __m256i *)b), 1);
 }
 
-/* dot32_avx2_nc for NP column pairs. */
+/* dot32_avx2_nc for NP column pairs (VNNI: the block's int32 sums by dpbusd; maddubs pairs <= 2*128*127, as above). */
 TERN_AVX512_INLINE void dot32_avx512_np(enum tern_type t, int64_t nb, const uint8_t *w, const uint8_t *x, size_t xs,
-                                        const int NP, float *out) {
+                                        const int NP, const int VNNI, float *out) {
     const int has_min = t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q5_1;
     const int is_signed = !has_min;
     const size_t wbs = k_traits[t].size, xbs = has_min ? sizeof(block_q8_1) : sizeof(block_q8_0);
@@ -1397,7 +1426,8 @@ TERN_AVX512_INLINE void dot32_avx512_np(enum tern_type t, int64_t nb, const uint
             }
             __m512i qx = load2_avx512(x0 + xoff, x1 + xoff);
             if (is_signed) qx = _mm512_mask_sub_epi8(qx, neg, zero, qx);
-            const __m512 pf = _mm512_cvtepi32_ps(_mm512_madd_epi16(_mm512_maddubs_epi16(QW, qx), ones));
+            const __m512 pf = _mm512_cvtepi32_ps(VNNI ? dpbusd_avx512(zero, QW, qx)
+                                                      : _mm512_madd_epi16(_mm512_maddubs_epi16(QW, qx), ones));
             const __m512 sc = _mm512_insertf32x8(_mm512_set1_ps(dw * h2f_t(x0)), _mm256_set1_ps(dw * h2f_t(x1)), 1);
             acc[j] = _mm512_fmadd_ps(sc, pf, acc[j]);
         }
@@ -1410,9 +1440,10 @@ TERN_AVX512_INLINE void dot32_avx512_np(enum tern_type t, int64_t nb, const uint
     }
 }
 
-/* kdot_avx2_nc for NP column pairs (column c's Q8_K block at x + c * xs): the int32 sums. */
+/* kdot_avx2_nc for NP column pairs (column c's Q8_K block at x + c * xs): the int32 sums (VNNI: the scales' madd and
+ * the add as one dpwssd). */
 TERN_AVX512_INLINE void kdot_avx512_np(enum tern_type t, const uint8_t *b, const kblock_avx2 *k, const uint8_t *x,
-                                       size_t xs, const int NP, int32_t *isum, int32_t *imin) {
+                                       size_t xs, const int NP, const int VNNI, int32_t *isum, int32_t *imin) {
     __m512i acc[4];
 #pragma GCC unroll 4
     for (int j = 0; j < NP; j++) acc[j] = _mm512_setzero_si512();
@@ -1425,7 +1456,7 @@ TERN_AVX512_INLINE void kdot_avx512_np(enum tern_type t, const uint8_t *b, const
             const block_q8_K *x0 = (const block_q8_K *)(const void *)(x + (size_t)(2 * j) * xs);
             const block_q8_K *x1 = (const block_q8_K *)(const void *)(x + (size_t)(2 * j + 1) * xs);
             const __m512i p16 = _mm512_maddubs_epi16(Q, load2_avx512((const uint8_t *)x0->qs + 32 * c, (const uint8_t *)x1->qs + 32 * c));
-            acc[j] = _mm512_add_epi32(acc[j], _mm512_madd_epi16(p16, S16));
+            acc[j] = VNNI ? dpwssd_avx512(acc[j], p16, S16) : _mm512_add_epi32(acc[j], _mm512_madd_epi16(p16, S16));
         }
     }
 #pragma GCC unroll 8
@@ -1435,7 +1466,7 @@ TERN_AVX512_INLINE void kdot_avx512_np(enum tern_type t, const uint8_t *b, const
 }
 
 TERN_AVX512_INLINE void dotk_avx512_np(enum tern_type t, int64_t n, const void *w, const uint8_t *xq, size_t xs,
-                                       const int NP, float *out) {
+                                       const int NP, const int VNNI, float *out) {
     const int has_min = t == TERN_TYPE_Q2_K || t == TERN_TYPE_Q4_K || t == TERN_TYPE_Q5_K;
     const int64_t nb = n / QK_K;
     const size_t wbs = k_traits[t].size;
@@ -1446,7 +1477,7 @@ TERN_AVX512_INLINE void dotk_avx512_np(enum tern_type t, int64_t n, const void *
         const uint8_t *b = (const uint8_t *)w + (size_t)ib * wbs;
         const kblock_avx2 k = kblock_load_avx2(t, b);
         int32_t isum[8], imin[8];
-        kdot_avx512_np(t, b, &k, xq + (size_t)ib * sizeof(block_q8_K), xs, NP, isum, imin);
+        kdot_avx512_np(t, b, &k, xq + (size_t)ib * sizeof(block_q8_K), xs, NP, VNNI, isum, imin);
 #pragma GCC unroll 8
         for (int c = 0; c < 2 * NP; c++) {
             const block_q8_K *x = (const block_q8_K *)(const void *)(xq + (size_t)c * xs) + ib;
@@ -1458,38 +1489,44 @@ TERN_AVX512_INLINE void dotk_avx512_np(enum tern_type t, int64_t n, const void *
 }
 
 /* nc columns: pairs in groups of 4, 2, 1 pairs on AVX-512, an odd last column on the AVX2 kernel (the same bits). */
-#define DOT_AVX512(name, T, NPFN, ONE)                                                                       \
+#define DOT_AVX512(name, T, NPFN, ONE, VNNI)                                                                 \
     TERN_AVX512 static void name(int64_t n, const void *w, const void *xq, size_t xs, int nc, float *o) {     \
         const uint8_t *x = xq;                                                                               \
         int c = 0;                                                                                           \
-        for (; c + 8 <= nc; c += 8) NPFN(T, n, w, x + (size_t)c * xs, xs, 4, o + c);                         \
-        if (c + 4 <= nc) { NPFN(T, n, w, x + (size_t)c * xs, xs, 2, o + c); c += 4; }                        \
-        if (c + 2 <= nc) { NPFN(T, n, w, x + (size_t)c * xs, xs, 1, o + c); c += 2; }                        \
+        for (; c + 8 <= nc; c += 8) NPFN(T, n, w, x + (size_t)c * xs, xs, 4, VNNI, o + c);                   \
+        if (c + 4 <= nc) { NPFN(T, n, w, x + (size_t)c * xs, xs, 2, VNNI, o + c); c += 4; }                  \
+        if (c + 2 <= nc) { NPFN(T, n, w, x + (size_t)c * xs, xs, 1, VNNI, o + c); c += 2; }                  \
         if (c < nc) ONE(n, w, x + (size_t)c * xs, 0, 1, o + c);                                              \
     }
-#define DOT32_NP(T, n, w, x, xs, NP, o) dot32_avx512_np(T, (n) / QK32, w, x, xs, NP, o)
-#define DOTK_NP(T, n, w, x, xs, NP, o) dotk_avx512_np(T, n, w, x, xs, NP, o)
-DOT_AVX512(dot_q4_0_avx512, TERN_TYPE_Q4_0, DOT32_NP, dot_q4_0_avx2)
-DOT_AVX512(dot_q4_1_avx512, TERN_TYPE_Q4_1, DOT32_NP, dot_q4_1_avx2)
-DOT_AVX512(dot_q5_0_avx512, TERN_TYPE_Q5_0, DOT32_NP, dot_q5_0_avx2)
-DOT_AVX512(dot_q5_1_avx512, TERN_TYPE_Q5_1, DOT32_NP, dot_q5_1_avx2)
-DOT_AVX512(dot_q8_0_avx512, TERN_TYPE_Q8_0, DOT32_NP, dot_q8_0_avx2)
-DOT_AVX512(dot_iq4_nl_avx512, TERN_TYPE_IQ4_NL, DOT32_NP, dot_iq4_nl_avx2)
-DOT_AVX512(dot_q2_K_avx512, TERN_TYPE_Q2_K, DOTK_NP, dot_q2_K_avx2)
-DOT_AVX512(dot_q3_K_avx512, TERN_TYPE_Q3_K, DOTK_NP, dot_q3_K_avx2)
-DOT_AVX512(dot_q4_K_avx512, TERN_TYPE_Q4_K, DOTK_NP, dot_q4_K_avx2)
-DOT_AVX512(dot_q5_K_avx512, TERN_TYPE_Q5_K, DOTK_NP, dot_q5_K_avx2)
-DOT_AVX512(dot_q6_K_avx512, TERN_TYPE_Q6_K, DOTK_NP, dot_q6_K_avx2)
+#define DOT32_NP(T, n, w, x, xs, NP, V, o) dot32_avx512_np(T, (n) / QK32, w, x, xs, NP, V, o)
+#define DOTK_NP(T, n, w, x, xs, NP, V, o) dotk_avx512_np(T, n, w, x, xs, NP, V, o)
+/* each type's kernel without and with VNNI */
+#define DOT_AVX512_2(name, T, NPFN, ONE) DOT_AVX512(name, T, NPFN, ONE, 0) DOT_AVX512(name##_vnni, T, NPFN, ONE, 1)
+DOT_AVX512_2(dot_q4_0_avx512, TERN_TYPE_Q4_0, DOT32_NP, dot_q4_0_avx2)
+DOT_AVX512_2(dot_q4_1_avx512, TERN_TYPE_Q4_1, DOT32_NP, dot_q4_1_avx2)
+DOT_AVX512_2(dot_q5_0_avx512, TERN_TYPE_Q5_0, DOT32_NP, dot_q5_0_avx2)
+DOT_AVX512_2(dot_q5_1_avx512, TERN_TYPE_Q5_1, DOT32_NP, dot_q5_1_avx2)
+DOT_AVX512_2(dot_q8_0_avx512, TERN_TYPE_Q8_0, DOT32_NP, dot_q8_0_avx2)
+DOT_AVX512_2(dot_iq4_nl_avx512, TERN_TYPE_IQ4_NL, DOT32_NP, dot_iq4_nl_avx2)
+DOT_AVX512_2(dot_q2_K_avx512, TERN_TYPE_Q2_K, DOTK_NP, dot_q2_K_avx2)
+DOT_AVX512_2(dot_q3_K_avx512, TERN_TYPE_Q3_K, DOTK_NP, dot_q3_K_avx2)
+DOT_AVX512_2(dot_q4_K_avx512, TERN_TYPE_Q4_K, DOTK_NP, dot_q4_K_avx2)
+DOT_AVX512_2(dot_q5_K_avx512, TERN_TYPE_Q5_K, DOTK_NP, dot_q5_K_avx2)
+DOT_AVX512_2(dot_q6_K_avx512, TERN_TYPE_Q6_K, DOTK_NP, dot_q6_K_avx2)
 
 /* The multi-column kernels on AVX-512 (the types above; the float types keep AVX2's), from AVX512_MIN_COLS columns: at
  * 2 they lost 2-5% S_TG at B = 2 on the 32-block types (ledger 2026-12-04 "the CPU's multi-column dots on AVX-512"). */
 #define AVX512_MIN_COLS 4
-static const dot_fn k_dot_avx512[TERN_TYPE_COUNT] = {
-    [TERN_TYPE_Q4_0] = dot_q4_0_avx512, [TERN_TYPE_Q4_1] = dot_q4_1_avx512, [TERN_TYPE_Q5_0] = dot_q5_0_avx512,
-    [TERN_TYPE_Q5_1] = dot_q5_1_avx512, [TERN_TYPE_Q8_0] = dot_q8_0_avx512, [TERN_TYPE_IQ4_NL] = dot_iq4_nl_avx512,
-    [TERN_TYPE_Q2_K] = dot_q2_K_avx512, [TERN_TYPE_Q3_K] = dot_q3_K_avx512, [TERN_TYPE_Q4_K] = dot_q4_K_avx512,
-    [TERN_TYPE_Q5_K] = dot_q5_K_avx512, [TERN_TYPE_Q6_K] = dot_q6_K_avx512,
-};
+#define K_DOT_AVX512(S)                                                                                                  \
+    {                                                                                                                    \
+        [TERN_TYPE_Q4_0] = dot_q4_0_avx512##S, [TERN_TYPE_Q4_1] = dot_q4_1_avx512##S, [TERN_TYPE_Q5_0] = dot_q5_0_avx512##S, \
+        [TERN_TYPE_Q5_1] = dot_q5_1_avx512##S, [TERN_TYPE_Q8_0] = dot_q8_0_avx512##S,                                    \
+        [TERN_TYPE_IQ4_NL] = dot_iq4_nl_avx512##S, [TERN_TYPE_Q2_K] = dot_q2_K_avx512##S,                                \
+        [TERN_TYPE_Q3_K] = dot_q3_K_avx512##S, [TERN_TYPE_Q4_K] = dot_q4_K_avx512##S,                                    \
+        [TERN_TYPE_Q5_K] = dot_q5_K_avx512##S, [TERN_TYPE_Q6_K] = dot_q6_K_avx512##S,                                    \
+    }
+static const dot_fn k_dot_avx512[TERN_TYPE_COUNT] = K_DOT_AVX512();
+static const dot_fn k_dot_avx512vnni[TERN_TYPE_COUNT] = K_DOT_AVX512(_vnni);
 
 static const dot_fn k_dot_avx2[TERN_TYPE_COUNT] = {
     [TERN_TYPE_F32] = dot_f32_avx2,   [TERN_TYPE_F16] = dot_f16_avx2,   [TERN_TYPE_BF16] = dot_bf16_avx2,
@@ -1547,8 +1584,8 @@ void tern_vec_dot_multi(enum tern_type t, int64_t n, const void *w, const void *
     if (ncols <= 0) return;
 #ifdef TERN_X86
     const int sp = simd_path();
-    if (sp == SIMD_AVX512 && ncols >= AVX512_MIN_COLS && k_dot_avx512[t]) {
-        k_dot_avx512[t](n, w, xq, xq_stride, ncols, out);
+    if (sp >= SIMD_AVX512 && ncols >= AVX512_MIN_COLS && k_dot_avx512[t]) {
+        (sp == SIMD_AVX512_VNNI ? k_dot_avx512vnni : k_dot_avx512)[t](n, w, xq, xq_stride, ncols, out);
         return;
     }
     if (sp >= SIMD_AVX2) {
