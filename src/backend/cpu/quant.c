@@ -977,11 +977,28 @@ TERN_AVX2_INLINE __m256i unpack32_avx2(enum tern_type t, const uint8_t *b) {
     }
 }
 
-/* dot32_avx2 (lanes8 contract) for NC columns at once; t and NC are compile-time constants
+/* AVX512_VNNI's vpdpbusd / vpdpwssd on ymm (EVEX, so AVX512_VL + AVX512_VNNI: GNU as encodes these EVEX unless told
+ * {vex}; objdump shows the 62 prefix), as asm so that the AVX2 kernels stay compiled for AVX2 and take VNNI as a
+ * compile-time 0 / 1: their VNNI copies run only on the "avx512vnni" path (cpu_has_avx512vnni). dpbusd(a, b): the sums
+ * of 4 adjacent u8 x s8 products in int32, no saturation: madd(maddubs(a, b), ones) wherever maddubs does not saturate
+ * (the bounds at each use); dpwssd(acc, a, b) = acc + madd(a, b) (both wrap). */
+TERN_AVX2_INLINE __m256i dpbusd_avx2(__m256i a, __m256i b) {
+    __m256i acc = _mm256_setzero_si256();
+    __asm__("vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+    return acc;
+}
+TERN_AVX2_INLINE __m256i dpwssd_avx2(__m256i acc, __m256i a, __m256i b) {
+    __asm__("vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+    return acc;
+}
+/* the int32 sums of 4 adjacent u8 x s8 products: VNNI's one instruction or maddubs + madd */
+#define I8DOT_AVX2(VNNI, a, b, ones) ((VNNI) ? dpbusd_avx2(a, b) : _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones))
+
+/* dot32_avx2 (lanes8 contract) for NC columns at once; t, NC and VNNI are compile-time constants
  * after inlining. Int8 bounds: maddubs pairs <= 2*128*127 = 32512 < 2^15 (no saturation), so
- * madd(., 1) gives the exact p_k of the contract. */
+ * madd(., 1) (or dpbusd) gives the exact p_k of the contract. */
 TERN_AVX2_INLINE void dot32_avx2_nc(enum tern_type t, int64_t nb, const uint8_t *w, const uint8_t *x, size_t xs,
-                                    const int NC, float *out) {
+                                    const int NC, const int VNNI, float *out) {
     const int has_min = t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q5_1;
     const int is_signed = !has_min;
     const size_t wbs = k_traits[t].size, xbs = has_min ? sizeof(block_q8_1) : sizeof(block_q8_0);
@@ -1004,9 +1021,8 @@ TERN_AVX2_INLINE void dot32_avx2_nc(enum tern_type t, int64_t nb, const uint8_t 
             const uint8_t *xb = x + (size_t)c * xs + (size_t)ib * xbs;
             if (has_min) summs[c] = summs[c] + mw * h2f_t(xb + 2);
             const __m256i qx = _mm256_loadu_si256((const __m256i *)(xb + xoff));
-            const __m256i p16 = is_signed ? _mm256_maddubs_epi16(aw, _mm256_sign_epi8(qx, qw))
-                                          : _mm256_maddubs_epi16(qw, qx);
-            const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
+            const __m256 p = _mm256_cvtepi32_ps(is_signed ? I8DOT_AVX2(VNNI, aw, _mm256_sign_epi8(qx, qw), ones)
+                                                          : I8DOT_AVX2(VNNI, qw, qx, ones));
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f_t(xb)), p, acc[c]);
         }
     }
@@ -1022,7 +1038,7 @@ TERN_AVX2_INLINE void dot32_avx2_nc(enum tern_type t, int64_t nb, const uint8_t 
  * they overlap (the single-row kernel waits on its one chain: fmadd latency 4 per block on Zen 3).
  * Per row the operations and their order are those of dot32_avx2_nc: bit-identical results. */
 TERN_AVX2_INLINE void dot32_avx2_rows(enum tern_type t, int64_t nb, const uint8_t *w, size_t ws, const uint8_t *x,
-                                      const int NR, float *out) {
+                                      const int NR, const int VNNI, float *out) {
     const int has_min = t == TERN_TYPE_Q4_1 || t == TERN_TYPE_Q5_1;
     const int is_signed = !has_min;
     const size_t wbs = k_traits[t].size, xbs = has_min ? sizeof(block_q8_1) : sizeof(block_q8_0);
@@ -1043,9 +1059,8 @@ TERN_AVX2_INLINE void dot32_avx2_rows(enum tern_type t, int64_t nb, const uint8_
         for (int r = 0; r < NR; r++) {
             const uint8_t *wb = w + (size_t)r * ws + (size_t)ib * wbs;
             const __m256i qw = unpack32_avx2(t, wb);
-            const __m256i p16 = is_signed ? _mm256_maddubs_epi16(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qx, qw))
-                                          : _mm256_maddubs_epi16(qw, qx);
-            const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
+            const __m256 p = _mm256_cvtepi32_ps(is_signed ? I8DOT_AVX2(VNNI, _mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qx, qw), ones)
+                                                          : I8DOT_AVX2(VNNI, qw, qx, ones));
             if (has_min) summs[r] = summs[r] + h2f_t(wb + 2) * sx;
             acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(h2f_t(wb) * dx), p, acc[r]);
         }
@@ -1057,43 +1072,45 @@ TERN_AVX2_INLINE void dot32_avx2_rows(enum tern_type t, int64_t nb, const uint8_
     }
 }
 
-#define DOT32_AVX2(name, T)                                                                           \
+#define DOT32_AVX2(name, T, V)                                                                        \
     TERN_AVX2 static void name(int64_t n, const void *w, const void *xq, size_t xs, int nc, float *o) { \
         const uint8_t *x = xq;                                                                        \
         const int64_t nb = n / QK32;                                                                  \
         int c = 0;                                                                                    \
-        for (; c + 8 <= nc; c += 8) dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 8, o + c);      \
-        if (c + 4 <= nc) { dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 4, o + c); c += 4; }       \
+        for (; c + 8 <= nc; c += 8) dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 8, V, o + c);      \
+        if (c + 4 <= nc) { dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 4, V, o + c); c += 4; }       \
         switch (nc - c) {                                                                             \
-        case 3: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 3, o + c); break;                    \
-        case 2: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 2, o + c); break;                    \
-        case 1: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 1, o + c); break;                    \
+        case 3: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 3, V, o + c); break;                    \
+        case 2: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 2, V, o + c); break;                    \
+        case 1: dot32_avx2_nc(T, nb, w, x + (size_t)c * xs, xs, 1, V, o + c); break;                    \
         default: break;                                                                               \
         }                                                                                             \
     }                                                                                                 \
     TERN_AVX2 static float name##1(int64_t n, const void *w, const void *xq) {                       \
         float r;                                                                                      \
-        dot32_avx2_nc(T, n / QK32, w, xq, 0, 1, &r);                                                  \
+        dot32_avx2_nc(T, n / QK32, w, xq, 0, 1, V, &r);                                                  \
         return r;                                                                                     \
     }                                                                                                 \
     TERN_AVX2 static void name##r(int64_t n, const void *w, size_t ws, const void *xq, int nr, float *o) { \
         const uint8_t *wr = w;                                                                        \
         const int64_t nb = n / QK32;                                                                  \
         int r = 0;                                                                                    \
-        for (; r + 4 <= nr; r += 4) dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 4, o + r);   \
+        for (; r + 4 <= nr; r += 4) dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 4, V, o + r);   \
         switch (nr - r) {                                                                             \
-        case 3: dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 3, o + r); break;                \
-        case 2: dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 2, o + r); break;                \
-        case 1: dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 1, o + r); break;                \
+        case 3: dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 3, V, o + r); break;                \
+        case 2: dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 2, V, o + r); break;                \
+        case 1: dot32_avx2_rows(T, nb, wr + (size_t)r * ws, ws, xq, 1, V, o + r); break;                \
         default: break;                                                                               \
         }                                                                                             \
     }
-DOT32_AVX2(dot_q4_0_avx2, TERN_TYPE_Q4_0)
-DOT32_AVX2(dot_q4_1_avx2, TERN_TYPE_Q4_1)
-DOT32_AVX2(dot_q5_0_avx2, TERN_TYPE_Q5_0)
-DOT32_AVX2(dot_q5_1_avx2, TERN_TYPE_Q5_1)
-DOT32_AVX2(dot_q8_0_avx2, TERN_TYPE_Q8_0)
-DOT32_AVX2(dot_iq4_nl_avx2, TERN_TYPE_IQ4_NL)
+/* each type's kernels without and with VNNI (name##_vnni, name##_vnni1, name##_vnnir) */
+#define DOT32_AVX2_2(name, T) DOT32_AVX2(name, T, 0) DOT32_AVX2(name##_vnni, T, 1)
+DOT32_AVX2_2(dot_q4_0_avx2, TERN_TYPE_Q4_0)
+DOT32_AVX2_2(dot_q4_1_avx2, TERN_TYPE_Q4_1)
+DOT32_AVX2_2(dot_q5_0_avx2, TERN_TYPE_Q5_0)
+DOT32_AVX2_2(dot_q5_1_avx2, TERN_TYPE_Q5_1)
+DOT32_AVX2_2(dot_q8_0_avx2, TERN_TYPE_Q8_0)
+DOT32_AVX2_2(dot_iq4_nl_avx2, TERN_TYPE_IQ4_NL)
 
 /* F32/F16/BF16: 8 weights at element i as floats (all three conversions are exact). */
 TERN_AVX2_INLINE __m256 wload8_avx2(enum tern_type t, const uint8_t *w, int64_t i) {
@@ -1293,7 +1310,7 @@ TERN_AVX2_INLINE void kfinish_avx2(enum tern_type t, const kblock_avx2 *k, __m25
  * 32-chunk's quants and group scales are unpacked once for the NC columns; integers, so a column's sums do not
  * depend on NC. */
 TERN_AVX2_INLINE void kdot_avx2_nc(enum tern_type t, const uint8_t *b, const kblock_avx2 *k, const uint8_t *x,
-                                   size_t xs, const int NC, int32_t *isum, int32_t *imin) {
+                                   size_t xs, const int NC, const int VNNI, int32_t *isum, int32_t *imin) {
     __m256i acc[8];
 #pragma GCC unroll 8
     for (int j = 0; j < NC; j++) acc[j] = _mm256_setzero_si256();
@@ -1305,7 +1322,7 @@ TERN_AVX2_INLINE void kdot_avx2_nc(enum tern_type t, const uint8_t *b, const kbl
         for (int j = 0; j < NC; j++) {
             const block_q8_K *xj = (const block_q8_K *)(const void *)(x + (size_t)j * xs);
             const __m256i p16 = _mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)(xj->qs + 32 * c)));
-            acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(p16, s16));
+            acc[j] = VNNI ? dpwssd_avx2(acc[j], p16, s16) : _mm256_add_epi32(acc[j], _mm256_madd_epi16(p16, s16));
         }
     }
 #pragma GCC unroll 8
@@ -1317,7 +1334,7 @@ TERN_AVX2_INLINE void kdot_avx2_nc(enum tern_type t, const uint8_t *b, const kbl
  * (kdot_avx2_nc), then each column's float step (ksum_float) in block order: column c's value is the one-column
  * call's, bit for bit. */
 TERN_AVX2_INLINE void dotk_avx2_nc(enum tern_type t, int64_t n, const void *w, const uint8_t *xq, size_t xs,
-                                   const int NC, float *out) {
+                                   const int NC, const int VNNI, float *out) {
     const int has_min = t == TERN_TYPE_Q2_K || t == TERN_TYPE_Q4_K || t == TERN_TYPE_Q5_K;
     const int64_t nb = n / QK_K;
     const size_t wbs = k_traits[t].size;
@@ -1328,7 +1345,7 @@ TERN_AVX2_INLINE void dotk_avx2_nc(enum tern_type t, int64_t n, const void *w, c
         const uint8_t *b = (const uint8_t *)w + (size_t)ib * wbs;
         const kblock_avx2 k = kblock_load_avx2(t, b);
         int32_t isum[8], imin[8];
-        kdot_avx2_nc(t, b, &k, xq + (size_t)ib * sizeof(block_q8_K), xs, NC, isum, imin);
+        kdot_avx2_nc(t, b, &k, xq + (size_t)ib * sizeof(block_q8_K), xs, NC, VNNI, isum, imin);
 #pragma GCC unroll 8
         for (int j = 0; j < NC; j++) {
             const block_q8_K *x = (const block_q8_K *)(const void *)(xq + (size_t)j * xs) + ib;
@@ -1340,32 +1357,33 @@ TERN_AVX2_INLINE void dotk_avx2_nc(enum tern_type t, int64_t n, const void *w, c
 }
 
 TERN_AVX2_INLINE void dotk_avx2(enum tern_type t, int64_t n, const void *w, const void *xq, size_t xs, int nc,
-                                float *out) {
+                                const int VNNI, float *out) {
     const uint8_t *x = xq;
     int c = 0;
-    for (; c + 8 <= nc; c += 8) dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 8, out + c);
-    if (c + 4 <= nc) { dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 4, out + c); c += 4; }
+    for (; c + 8 <= nc; c += 8) dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 8, VNNI, out + c);
+    if (c + 4 <= nc) { dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 4, VNNI, out + c); c += 4; }
     switch (nc - c) {
-    case 3: dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 3, out + c); break;
-    case 2: dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 2, out + c); break;
-    case 1: dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 1, out + c); break;
+    case 3: dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 3, VNNI, out + c); break;
+    case 2: dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 2, VNNI, out + c); break;
+    case 1: dotk_avx2_nc(t, n, w, x + (size_t)c * xs, xs, 1, VNNI, out + c); break;
     default: break;
     }
 }
-#define DOTK_AVX2(name, T)                                                                                   \
+#define DOTK_AVX2(name, T, V)                                                                                \
     TERN_AVX2 static void name(int64_t n, const void *w, const void *x, size_t xs, int nc, float *o) {        \
-        dotk_avx2(T, n, w, x, xs, nc, o);                                                                    \
+        dotk_avx2(T, n, w, x, xs, nc, V, o);                                                                 \
     }                                                                                                        \
     TERN_AVX2 static float name##1(int64_t n, const void *w, const void *x) {                                \
         float r;                                                                                             \
-        dotk_avx2(T, n, w, x, 0, 1, &r);                                                                     \
+        dotk_avx2(T, n, w, x, 0, 1, V, &r);                                                                  \
         return r;                                                                                            \
     }
-DOTK_AVX2(dot_q2_K_avx2, TERN_TYPE_Q2_K)
-DOTK_AVX2(dot_q3_K_avx2, TERN_TYPE_Q3_K)
-DOTK_AVX2(dot_q4_K_avx2, TERN_TYPE_Q4_K)
-DOTK_AVX2(dot_q5_K_avx2, TERN_TYPE_Q5_K)
-DOTK_AVX2(dot_q6_K_avx2, TERN_TYPE_Q6_K)
+#define DOTK_AVX2_2(name, T) DOTK_AVX2(name, T, 0) DOTK_AVX2(name##_vnni, T, 1)
+DOTK_AVX2_2(dot_q2_K_avx2, TERN_TYPE_Q2_K)
+DOTK_AVX2_2(dot_q3_K_avx2, TERN_TYPE_Q3_K)
+DOTK_AVX2_2(dot_q4_K_avx2, TERN_TYPE_Q4_K)
+DOTK_AVX2_2(dot_q5_K_avx2, TERN_TYPE_Q5_K)
+DOTK_AVX2_2(dot_q6_K_avx2, TERN_TYPE_Q6_K)
 
 /* ---- AVX-512 multi-column kernels (AVX-512 F/BW/VL/DQ): two columns a zmm ------------------------------------
  * The multi-column dots (tern_vec_dot_multi, nc >= 2) on 512-bit vectors: column pair (2j, 2j+1) in the low and high
@@ -1501,7 +1519,7 @@ TERN_AVX512_INLINE void dotk_avx512_np(enum tern_type t, int64_t n, const void *
 #define DOT32_NP(T, n, w, x, xs, NP, V, o) dot32_avx512_np(T, (n) / QK32, w, x, xs, NP, V, o)
 #define DOTK_NP(T, n, w, x, xs, NP, V, o) dotk_avx512_np(T, n, w, x, xs, NP, V, o)
 /* each type's kernel without and with VNNI */
-#define DOT_AVX512_2(name, T, NPFN, ONE) DOT_AVX512(name, T, NPFN, ONE, 0) DOT_AVX512(name##_vnni, T, NPFN, ONE, 1)
+#define DOT_AVX512_2(name, T, NPFN, ONE) DOT_AVX512(name, T, NPFN, ONE, 0) DOT_AVX512(name##_vnni, T, NPFN, ONE##_vnni, 1)
 DOT_AVX512_2(dot_q4_0_avx512, TERN_TYPE_Q4_0, DOT32_NP, dot_q4_0_avx2)
 DOT_AVX512_2(dot_q4_1_avx512, TERN_TYPE_Q4_1, DOT32_NP, dot_q4_1_avx2)
 DOT_AVX512_2(dot_q5_0_avx512, TERN_TYPE_Q5_0, DOT32_NP, dot_q5_0_avx2)
@@ -1528,25 +1546,30 @@ DOT_AVX512_2(dot_q6_K_avx512, TERN_TYPE_Q6_K, DOTK_NP, dot_q6_K_avx2)
 static const dot_fn k_dot_avx512[TERN_TYPE_COUNT] = K_DOT_AVX512();
 static const dot_fn k_dot_avx512vnni[TERN_TYPE_COUNT] = K_DOT_AVX512(_vnni);
 
-static const dot_fn k_dot_avx2[TERN_TYPE_COUNT] = {
-    [TERN_TYPE_F32] = dot_f32_avx2,   [TERN_TYPE_F16] = dot_f16_avx2,   [TERN_TYPE_BF16] = dot_bf16_avx2,
-    [TERN_TYPE_Q4_0] = dot_q4_0_avx2, [TERN_TYPE_Q4_1] = dot_q4_1_avx2, [TERN_TYPE_Q5_0] = dot_q5_0_avx2,
-    [TERN_TYPE_Q5_1] = dot_q5_1_avx2, [TERN_TYPE_Q8_0] = dot_q8_0_avx2, [TERN_TYPE_IQ4_NL] = dot_iq4_nl_avx2,
-    [TERN_TYPE_Q2_K] = dot_q2_K_avx2, [TERN_TYPE_Q3_K] = dot_q3_K_avx2, [TERN_TYPE_Q4_K] = dot_q4_K_avx2,
-    [TERN_TYPE_Q5_K] = dot_q5_K_avx2, [TERN_TYPE_Q6_K] = dot_q6_K_avx2,
-};
-static const dot1_fn k_dot1_avx2[TERN_TYPE_COUNT] = {
-    [TERN_TYPE_F32] = dot_f32_avx21,   [TERN_TYPE_F16] = dot_f16_avx21,   [TERN_TYPE_BF16] = dot_bf16_avx21,
-    [TERN_TYPE_Q4_0] = dot_q4_0_avx21, [TERN_TYPE_Q4_1] = dot_q4_1_avx21, [TERN_TYPE_Q5_0] = dot_q5_0_avx21,
-    [TERN_TYPE_Q5_1] = dot_q5_1_avx21, [TERN_TYPE_Q8_0] = dot_q8_0_avx21, [TERN_TYPE_IQ4_NL] = dot_iq4_nl_avx21,
-    [TERN_TYPE_Q2_K] = dot_q2_K_avx21, [TERN_TYPE_Q3_K] = dot_q3_K_avx21, [TERN_TYPE_Q4_K] = dot_q4_K_avx21,
-    [TERN_TYPE_Q5_K] = dot_q5_K_avx21, [TERN_TYPE_Q6_K] = dot_q6_K_avx21,
-};
+/* The AVX2 kernels' tables, S = "" or _vnni (the float types have one kernel for both), R = "" (multi-column) or 1 */
+#define K_DOT_AVX2(S, R)                                                                                                 \
+    {                                                                                                                    \
+        [TERN_TYPE_F32] = dot_f32_avx2##R, [TERN_TYPE_F16] = dot_f16_avx2##R, [TERN_TYPE_BF16] = dot_bf16_avx2##R,       \
+        [TERN_TYPE_Q4_0] = dot_q4_0_avx2##S##R, [TERN_TYPE_Q4_1] = dot_q4_1_avx2##S##R,                                  \
+        [TERN_TYPE_Q5_0] = dot_q5_0_avx2##S##R, [TERN_TYPE_Q5_1] = dot_q5_1_avx2##S##R,                                  \
+        [TERN_TYPE_Q8_0] = dot_q8_0_avx2##S##R, [TERN_TYPE_IQ4_NL] = dot_iq4_nl_avx2##S##R,                              \
+        [TERN_TYPE_Q2_K] = dot_q2_K_avx2##S##R, [TERN_TYPE_Q3_K] = dot_q3_K_avx2##S##R,                                  \
+        [TERN_TYPE_Q4_K] = dot_q4_K_avx2##S##R, [TERN_TYPE_Q5_K] = dot_q5_K_avx2##S##R,                                  \
+        [TERN_TYPE_Q6_K] = dot_q6_K_avx2##S##R,                                                                          \
+    }
+static const dot_fn k_dot_avx2[TERN_TYPE_COUNT] = K_DOT_AVX2(, );
+static const dot_fn k_dot_avx2vnni[TERN_TYPE_COUNT] = K_DOT_AVX2(_vnni, );
+static const dot1_fn k_dot1_avx2[TERN_TYPE_COUNT] = K_DOT_AVX2(, 1);
+static const dot1_fn k_dot1_avx2vnni[TERN_TYPE_COUNT] = K_DOT_AVX2(_vnni, 1);
 /* Multi-row kernels where interleaving rows pays (the 32-block types); others loop over rows. */
-static const dotr_fn k_dotr_avx2[TERN_TYPE_COUNT] = {
-    [TERN_TYPE_Q4_0] = dot_q4_0_avx2r, [TERN_TYPE_Q4_1] = dot_q4_1_avx2r, [TERN_TYPE_Q5_0] = dot_q5_0_avx2r,
-    [TERN_TYPE_Q5_1] = dot_q5_1_avx2r, [TERN_TYPE_Q8_0] = dot_q8_0_avx2r, [TERN_TYPE_IQ4_NL] = dot_iq4_nl_avx2r,
-};
+#define K_DOTR_AVX2(S)                                                                                                   \
+    {                                                                                                                    \
+        [TERN_TYPE_Q4_0] = dot_q4_0_avx2##S##r, [TERN_TYPE_Q4_1] = dot_q4_1_avx2##S##r,                                  \
+        [TERN_TYPE_Q5_0] = dot_q5_0_avx2##S##r, [TERN_TYPE_Q5_1] = dot_q5_1_avx2##S##r,                                  \
+        [TERN_TYPE_Q8_0] = dot_q8_0_avx2##S##r, [TERN_TYPE_IQ4_NL] = dot_iq4_nl_avx2##S##r,                              \
+    }
+static const dotr_fn k_dotr_avx2[TERN_TYPE_COUNT] = K_DOTR_AVX2();
+static const dotr_fn k_dotr_avx2vnni[TERN_TYPE_COUNT] = K_DOTR_AVX2(_vnni);
 #endif /* TERN_X86 */
 
 /* ---- public dot entry points ------------------------------------------------------------------ */
@@ -1568,7 +1591,8 @@ static inline int dot_args_ok(enum tern_type t, int64_t n) {
 float tern_vec_dot(enum tern_type t, int64_t n, const void *w, const void *xq) {
     if (!dot_args_ok(t, n)) return NAN;
 #ifdef TERN_X86
-    if (simd_path() >= SIMD_AVX2) return k_dot1_avx2[t](n, w, xq);
+    const int sp = simd_path();
+    if (sp >= SIMD_AVX2) return (sp == SIMD_AVX512_VNNI ? k_dot1_avx2vnni : k_dot1_avx2)[t](n, w, xq);
 #endif
     float r;
     k_dot_scalar[t](n, w, xq, 0, 1, &r);
@@ -1589,7 +1613,7 @@ void tern_vec_dot_multi(enum tern_type t, int64_t n, const void *w, const void *
         return;
     }
     if (sp >= SIMD_AVX2) {
-        k_dot_avx2[t](n, w, xq, xq_stride, ncols, out);
+        (sp == SIMD_AVX512_VNNI ? k_dot_avx2vnni : k_dot_avx2)[t](n, w, xq, xq_stride, ncols, out);
         return;
     }
 #endif
@@ -1604,11 +1628,15 @@ void tern_vec_dot_rows(enum tern_type t, int64_t n, const void *w, size_t w_stri
     }
     const uint8_t *wr = w;
 #ifdef TERN_X86
-    if (simd_path() >= SIMD_AVX2) {
-        if (k_dotr_avx2[t]) {
-            if (nrows > 0) k_dotr_avx2[t](n, w, w_stride, xq, nrows, out);
+    const int sp = simd_path();
+    if (sp >= SIMD_AVX2) {
+        const int v = sp == SIMD_AVX512_VNNI;
+        const dotr_fn fr = (v ? k_dotr_avx2vnni : k_dotr_avx2)[t];
+        const dot1_fn f1 = (v ? k_dot1_avx2vnni : k_dot1_avx2)[t];
+        if (fr) {
+            if (nrows > 0) fr(n, w, w_stride, xq, nrows, out);
         } else {
-            for (int r = 0; r < nrows; r++) out[r] = k_dot1_avx2[t](n, wr + (size_t)r * w_stride, xq);
+            for (int r = 0; r < nrows; r++) out[r] = f1(n, wr + (size_t)r * w_stride, xq);
         }
         return;
     }
