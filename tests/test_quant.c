@@ -431,6 +431,58 @@ static void check_rows_case(enum tern_type t, int64_t n, int avx2) {
     free(xq);
 }
 
+/* The int16 edge of the byte products (review of the VNNI copies): Q8_0 weights of -128 (|w| = 128 on the unsigned
+ * side) against activations of +-127 (the quantizer's range: pairs of +-32512, every path, scalar too, must agree) and
+ * of -128 (the sign trick's wrap, pairs of -32768: the SIMD paths agree with each other, scalar does not, as NaN input
+ * is unspecified), at 1..9 columns and through the rows kernels. */
+static void test_dot_edges(int avx2) {
+    enum { NB = 4, N = 32 * NB };
+    uint8_t w[NB * 34], x[MAXC][NB * 34];
+    for (int b = 0; b < NB; b++) {
+        const uint16_t d = tern_fp32_to_fp16(0.01f * (float)(b + 1));
+        memcpy(w + 34 * b, &d, 2);
+        for (int i = 0; i < 32; i++) w[34 * b + 2 + i] = (uint8_t)(i % 5 == 4 ? 127 : 0x80); /* mostly -128 */
+    }
+    for (int wrap = 0; wrap < 2; wrap++) {
+        for (int c = 0; c < MAXC; c++)
+            for (int b = 0; b < NB; b++) {
+                const uint16_t d = tern_fp32_to_fp16(0.02f * (float)(c + b + 1));
+                memcpy(x[c] + 34 * b, &d, 2);
+                for (int i = 0; i < 32; i++) {
+                    const int v = (i + c + b) % 3 == 0 ? 127 : wrap ? -128 : -127;
+                    x[c][34 * b + 2 + i] = (uint8_t)(int8_t)v;
+                }
+            }
+        float res[4][MAXC];
+        const int npath = avx2 ? (g_avx512 ? (g_vnni ? 4 : 3) : 2) : 1;
+        for (int p = 0; p < npath; p++) {
+            tern_simd_set(k_paths[p]);
+            for (int c = 0; c < MAXC; c++) res[p][c] = tern_vec_dot(TERN_TYPE_Q8_0, N, w, x[c]);
+            for (int nc = 1; nc <= MAXC; nc++) {
+                float out[MAXC];
+                tern_vec_dot_multi(TERN_TYPE_Q8_0, N, w, x, sizeof x[0], nc, out);
+                int bad = 0;
+                for (int c = 0; c < nc; c++) bad += !same_bits(out[c], res[p][c]);
+                CHECK(bad == 0, "q8_0 edges (%s) multi nc=%d (%s): %d columns differ from vec_dot",
+                      wrap ? "-128" : "+-127", nc, k_paths[p], bad);
+            }
+            uint8_t rows[5][NB * 34];
+            for (int r = 0; r < 5; r++) memcpy(rows[r], w, sizeof w);
+            float ro[5];
+            tern_vec_dot_rows(TERN_TYPE_Q8_0, N, rows, sizeof rows[0], x[0], 5, ro);
+            int bad = 0;
+            for (int r = 0; r < 5; r++) bad += !same_bits(ro[r], res[p][0]);
+            CHECK(bad == 0, "q8_0 edges (%s) rows (%s): %d rows differ", wrap ? "-128" : "+-127", k_paths[p], bad);
+        }
+        for (int p = wrap ? 2 : 1; p < npath; p++) {
+            int bad = 0;
+            for (int c = 0; c < MAXC; c++) bad += !same_bits(res[wrap ? 1 : 0][c], res[p][c]);
+            CHECK(bad == 0, "q8_0 edges (%s): %s and %s differ in %d columns", wrap ? "-128" : "+-127",
+                  k_paths[wrap ? 1 : 0], k_paths[p], bad);
+        }
+    }
+}
+
 static void test_dots(int avx2) {
     static const int64_t n32[] = {32, 96, 576, 1536};
     static const int64_t nK[] = {256, 768, 1536};
@@ -484,5 +536,6 @@ int main(void) {
     test_dequant_fixtures();
     test_activations(avx2);
     test_dots(avx2);
+    test_dot_edges(avx2);
     return check_summary("test_quant");
 }

@@ -413,8 +413,8 @@ static int cpu_has_avx512vnni(void) {
 }
 
 /* The path every entry point uses: the scalar one when the settings ask for it (tern_config.simd_scalar; the CLI's
- * TERN_SIMD=scalar) or tern_simd_set chose it, otherwise AVX-512 when the CPU has it, else AVX2 when it has
- * AVX2+FMA+F16C. */
+ * TERN_SIMD=scalar) or tern_simd_set chose it, otherwise AVX-512 with VNNI when the CPU has AVX512_VNNI besides
+ * AVX-512 F/BW/VL/DQ, else AVX-512, else AVX2 when it has AVX2+FMA+F16C. */
 static int simd_path(void) {
     int s = atomic_load_explicit(&g_simd, memory_order_acquire);
     if (s != SIMD_UNSET) return tern_cfg()->simd_scalar ? SIMD_SCALAR : s;
@@ -977,18 +977,18 @@ TERN_AVX2_INLINE __m256i unpack32_avx2(enum tern_type t, const uint8_t *b) {
     }
 }
 
-/* AVX512_VNNI's vpdpbusd / vpdpwssd on ymm (EVEX, so AVX512_VL + AVX512_VNNI: GNU as encodes these EVEX unless told
- * {vex}; objdump shows the 62 prefix), as asm so that the AVX2 kernels stay compiled for AVX2 and take VNNI as a
+/* AVX512_VNNI's vpdpbusd / vpdpwssd on ymm (EVEX, written {evex}: the VEX form is AVX-VNNI, which CPUs with AVX512_VNNI
+ * before Alder Lake / Zen 5 lack; so AVX512_VL + AVX512_VNNI), as asm so that the AVX2 kernels stay compiled for AVX2 and take VNNI as a
  * compile-time 0 / 1: their VNNI copies run only on the "avx512vnni" path (cpu_has_avx512vnni). dpbusd(a, b): the sums
  * of 4 adjacent u8 x s8 products in int32, no saturation: madd(maddubs(a, b), ones) wherever maddubs does not saturate
  * (the bounds at each use); dpwssd(acc, a, b) = acc + madd(a, b) (both wrap). */
 TERN_AVX2_INLINE __m256i dpbusd_avx2(__m256i a, __m256i b) {
     __m256i acc = _mm256_setzero_si256();
-    __asm__("vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+    __asm__("%{evex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
     return acc;
 }
 TERN_AVX2_INLINE __m256i dpwssd_avx2(__m256i acc, __m256i a, __m256i b) {
-    __asm__("vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+    __asm__("%{evex%} vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
     return acc;
 }
 /* the int32 sums of 4 adjacent u8 x s8 products: VNNI's one instruction or maddubs + madd */
@@ -1401,11 +1401,11 @@ DOTK_AVX2_2(dot_q6_K_avx2, TERN_TYPE_Q6_K)
  * adjacent u8 x s8 products in each int32, without saturation, so the int32 of madd(maddubs(a, b), ones) wherever
  * maddubs does not saturate (the bounds at each use); dpwssd: acc + madd(a, b), the same int32 (both wrap). */
 TERN_AVX512_INLINE __m512i dpbusd_avx512(__m512i acc, __m512i a, __m512i b) {
-    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+    __asm__("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
     return acc;
 }
 TERN_AVX512_INLINE __m512i dpwssd_avx512(__m512i acc, __m512i a, __m512i b) {
-    __asm__("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+    __asm__("%{evex%} vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
     return acc;
 }
 
@@ -1608,8 +1608,9 @@ void tern_vec_dot_multi(enum tern_type t, int64_t n, const void *w, const void *
     if (ncols <= 0) return;
 #ifdef TERN_X86
     const int sp = simd_path();
-    if (sp >= SIMD_AVX512 && ncols >= AVX512_MIN_COLS && k_dot_avx512[t]) {
-        (sp == SIMD_AVX512_VNNI ? k_dot_avx512vnni : k_dot_avx512)[t](n, w, xq, xq_stride, ncols, out);
+    const dot_fn f512 = sp >= SIMD_AVX512 ? (sp == SIMD_AVX512_VNNI ? k_dot_avx512vnni : k_dot_avx512)[t] : NULL;
+    if (f512 && ncols >= AVX512_MIN_COLS) {
+        f512(n, w, xq, xq_stride, ncols, out);
         return;
     }
     if (sp >= SIMD_AVX2) {
