@@ -148,9 +148,9 @@ tern_device cli_default_device(void) {
 static void cli_config_from_env(void) {
     tern_config c = tern_config_get();
     const char *simd = getenv("TERN_SIMD");
-    if (simd && strcmp(simd, "scalar") != 0 && strcmp(simd, "avx2") != 0 && strcmp(simd, "avx512") != 0 &&
-        strcmp(simd, "avx512vnni") != 0)
-        cli_die("TERN_SIMD=%s is not a SIMD path (scalar, avx2, avx512, avx512vnni)", simd);
+    if (simd && strcmp(simd, "scalar") != 0 && strcmp(simd, "avx2") != 0 && strcmp(simd, "avxvnni") != 0 &&
+        strcmp(simd, "avx512") != 0 && strcmp(simd, "avx512vnni") != 0)
+        cli_die("TERN_SIMD=%s is not a SIMD path (scalar, avx2, avxvnni, avx512, avx512vnni)", simd);
     if (simd && tern_simd_set(simd) != 0) cli_die("TERN_SIMD=%s is not available on this CPU", simd);
     c.simd_scalar = simd && !strcmp(simd, "scalar");
     static const struct { const char *name; size_t off; } flags[] = {

@@ -109,15 +109,26 @@ static int have_avx512(void) {
     tern_simd_set(cur);
     return ok;
 }
-/* and its VNNI copies (vpdpbusd, vpdpwssd) where the CPU has AVX512_VNNI */
+/* The paths this CPU has, scalar first: avx2, avxvnni (the AVX2 kernels with AVX-VNNI's VEX vpdpbusd / vpdpwssd),
+ * avx512, avx512vnni (AVX512_VNNI's EVEX forms in the AVX2 and AVX-512 kernels), each where the CPU has it. */
 static int g_vnni;
-static int have_vnni(void) {
+static const char *k_paths[5];
+static int g_npath;
+static void find_paths(void) {
+    static const char *const all[5] = {"scalar", "avx2", "avxvnni", "avx512", "avx512vnni"};
     const char *cur = tern_simd_name();
-    int ok = tern_simd_set("avx512vnni") == 0;
+    g_npath = 0;
+    for (int i = 0; i < 5; i++)
+        if (tern_simd_set(all[i]) == 0) k_paths[g_npath++] = all[i];
     tern_simd_set(cur);
-    return ok;
+    g_vnni = tern_simd_set("avx512vnni") == 0;
+    tern_simd_set(cur);
+    for (int i = 0; i < 5; i++) {
+        int have = 0;
+        for (int j = 0; j < g_npath; j++) have |= !strcmp(k_paths[j], all[i]);
+        if (!have) printf("test_quant: note: this CPU has no %s path, its arm is skipped\n", all[i]);
+    }
 }
-static const char *const k_paths[4] = {"scalar", "avx2", "avx512", "avx512vnni"};
 
 static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
@@ -321,7 +332,7 @@ static void test_activations(int avx2) {
  *  - vec_dot against a double dot of dequantized w and dequantized activations;
  *  - vec_dot_multi (1..MAXC columns, stride > row size) bit-equal to vec_dot per column,
  *    not writing past ncols;
- *  - scalar, avx2, avx512 and avx512vnni results bit-equal. */
+ *  - every path's results (scalar, avx2, avxvnni, avx512, avx512vnni, those the CPU has) bit-equal. */
 static void check_dot_case(enum tern_type t, int64_t n, const void *w, int avx2, const char *what) {
     const enum tern_type vt = tern_type_vec_dot_type(t);
     const size_t xs = tern_type_row_size(vt, n) + 64;
@@ -358,8 +369,8 @@ static void check_dot_case(enum tern_type t, int64_t n, const void *w, int avx2,
         ref[c] = s;
         tol[c] = t_ + 1e-30;
     }
-    float res[4][MAXC];
-    int npath = avx2 ? (g_avx512 ? (g_vnni ? 4 : 3) : 2) : 1;
+    float res[5][MAXC];
+    const int npath = g_npath;
     for (int p = 0; p < npath; p++) {
         tern_simd_set(k_paths[p]);
         for (int c = 0; c < MAXC; c++) {
@@ -407,7 +418,7 @@ static void check_rows_case(enum tern_type t, int64_t n, int avx2) {
     random_act(x, n);
     tern_quantize_activation(vt, x, xq, n);
     float first[R];
-    const int npath = avx2 ? (g_avx512 ? (g_vnni ? 4 : 3) : 2) : 1; /* the rows kernels differ on avx512vnni */
+    const int npath = g_npath; /* the rows kernels differ on the VNNI paths */
     for (int p = 0; p < npath; p++) {
         tern_simd_set(k_paths[p]);
         for (int nr = 1; nr <= R; nr++) {
@@ -453,8 +464,8 @@ static void test_dot_edges(int avx2) {
                     x[c][34 * b + 2 + i] = (uint8_t)(int8_t)v;
                 }
             }
-        float res[4][MAXC];
-        const int npath = avx2 ? (g_avx512 ? (g_vnni ? 4 : 3) : 2) : 1;
+        float res[5][MAXC];
+        const int npath = g_npath;
         for (int p = 0; p < npath; p++) {
             tern_simd_set(k_paths[p]);
             for (int c = 0; c < MAXC; c++) res[p][c] = tern_vec_dot(TERN_TYPE_Q8_0, N, w, x[c]);
@@ -519,18 +530,16 @@ static void test_dots(int avx2) {
 int main(void) {
     const int avx2 = have_avx2();
     g_avx512 = have_avx512();
-    g_vnni = have_vnni();
+    find_paths();
     /* the settings table's scalar switch (the CLI's TERN_SIMD=scalar) forces the scalar path, and only while set */
     tern_config c = tern_config_get(), c0 = c;
     c.simd_scalar = 1;
     tern_config_set(&c);
     CHECK(strcmp(tern_simd_name(), "scalar") == 0, "tern_config.simd_scalar honoured");
     tern_config_set(&c0);
-    CHECK(strcmp(tern_simd_name(), g_vnni ? "avx512vnni" : g_avx512 ? "avx512" : avx2 ? "avx2" : "scalar") == 0, "the best path back: %s",
-          tern_simd_name());
+    CHECK(strcmp(tern_simd_name(), k_paths[g_npath - 1]) == 0, "the best path back: %s, want %s", tern_simd_name(),
+          k_paths[g_npath - 1]);
     if (!avx2) printf("test_quant: note: this CPU has no AVX2+FMA+F16C, the avx2 arm is skipped\n");
-    if (!g_avx512) printf("test_quant: note: this CPU has no AVX-512 F/BW/VL/DQ, the avx512 arm is skipped\n");
-    if (!g_vnni) printf("test_quant: note: this CPU has no AVX512_VNNI, the avx512vnni arm is skipped\n");
     CHECK(tern_simd_set("nonsense") == -1, "unknown simd name refused");
     test_traits();
     test_dequant_fixtures();

@@ -381,7 +381,9 @@ static inline float h2f_t(const uint8_t *p) {
 
 /* ---- SIMD path selection (the one chooser) ---------------------------------------------------- */
 
-enum { SIMD_UNSET = -1, SIMD_SCALAR = 0, SIMD_AVX2 = 1, SIMD_AVX512 = 2, SIMD_AVX512_VNNI = 3 };
+/* ordered by what they use: >= SIMD_AVX2 the AVX2 kernels, >= SIMD_AVX512 the AVX-512 multi-column ones; tern_simd_level
+ * reports 0 scalar, 1 avx2 / avxvnni, 2 avx512, 3 avx512vnni */
+enum { SIMD_UNSET = -1, SIMD_SCALAR = 0, SIMD_AVX2 = 1, SIMD_AVX2_VNNI = 2, SIMD_AVX512 = 3, SIMD_AVX512_VNNI = 4 };
 static _Atomic int g_simd = SIMD_UNSET;
 
 static int cpu_has_avx2(void) {
@@ -412,25 +414,45 @@ static int cpu_has_avx512vnni(void) {
 #endif
 }
 
+/* AVX-VNNI (the VEX vpdpbusd / vpdpwssd on ymm: Alder Lake and later Intel client CPUs, Zen 5) besides AVX2 */
+static int cpu_has_avxvnni(void) {
+#ifdef TERN_X86
+    return cpu_has_avx2() && __builtin_cpu_supports("avxvnni");
+#else
+    return 0;
+#endif
+}
+
 /* The path every entry point uses: the scalar one when the settings ask for it (tern_config.simd_scalar; the CLI's
  * TERN_SIMD=scalar) or tern_simd_set chose it, otherwise AVX-512 with VNNI when the CPU has AVX512_VNNI besides
- * AVX-512 F/BW/VL/DQ, else AVX-512, else AVX2 when it has AVX2+FMA+F16C. */
+ * AVX-512 F/BW/VL/DQ, else AVX-512, else AVX2 with AVX-VNNI, else AVX2 when it has AVX2+FMA+F16C. */
 static int simd_path(void) {
     int s = atomic_load_explicit(&g_simd, memory_order_acquire);
     if (s != SIMD_UNSET) return tern_cfg()->simd_scalar ? SIMD_SCALAR : s;
     pthread_once(&g_h2f_once, h2f_table_init); /* before any path is published (release below) */
-    s = cpu_has_avx512vnni() ? SIMD_AVX512_VNNI : cpu_has_avx512() ? SIMD_AVX512 : cpu_has_avx2() ? SIMD_AVX2 : SIMD_SCALAR;
+    s = cpu_has_avx512vnni() ? SIMD_AVX512_VNNI
+        : cpu_has_avx512()   ? SIMD_AVX512
+        : cpu_has_avxvnni()  ? SIMD_AVX2_VNNI
+        : cpu_has_avx2()     ? SIMD_AVX2
+                             : SIMD_SCALAR;
     if (tern_cfg()->simd_scalar) s = SIMD_SCALAR;
     int expect = SIMD_UNSET;
     atomic_compare_exchange_strong_explicit(&g_simd, &expect, s, memory_order_release, memory_order_acquire);
     return atomic_load_explicit(&g_simd, memory_order_acquire);
 }
 
-int tern_simd_level(void) { return simd_path(); }
+int tern_simd_level(void) {
+    const int s = simd_path();
+    return s == SIMD_AVX512_VNNI ? 3 : s == SIMD_AVX512 ? 2 : s >= SIMD_AVX2 ? 1 : 0;
+}
 
 const char *tern_simd_name(void) {
     const int s = simd_path();
-    return s == SIMD_AVX512_VNNI ? "avx512vnni" : s == SIMD_AVX512 ? "avx512" : s == SIMD_AVX2 ? "avx2" : "scalar";
+    return s == SIMD_AVX512_VNNI ? "avx512vnni"
+         : s == SIMD_AVX512      ? "avx512"
+         : s == SIMD_AVX2_VNNI   ? "avxvnni"
+         : s == SIMD_AVX2        ? "avx2"
+                                 : "scalar";
 }
 
 int tern_simd_set(const char *name) {
@@ -451,9 +473,13 @@ int tern_simd_set(const char *name) {
         atomic_store(&g_simd, SIMD_AVX512_VNNI);
         return 0;
     }
-    tern_set_error("SIMD path '%s' is not available on this CPU (have: scalar%s%s%s)", name ? name : "(null)",
-                   cpu_has_avx2() ? ", avx2" : "", cpu_has_avx512() ? ", avx512" : "",
-                   cpu_has_avx512vnni() ? ", avx512vnni" : "");
+    if (name && strcmp(name, "avxvnni") == 0 && cpu_has_avxvnni()) {
+        atomic_store(&g_simd, SIMD_AVX2_VNNI);
+        return 0;
+    }
+    tern_set_error("SIMD path '%s' is not available on this CPU (have: scalar%s%s%s%s)", name ? name : "(null)",
+                   cpu_has_avx2() ? ", avx2" : "", cpu_has_avxvnni() ? ", avxvnni" : "",
+                   cpu_has_avx512() ? ", avx512" : "", cpu_has_avx512vnni() ? ", avx512vnni" : "");
     return -1;
 }
 
@@ -977,22 +1003,25 @@ TERN_AVX2_INLINE __m256i unpack32_avx2(enum tern_type t, const uint8_t *b) {
     }
 }
 
-/* AVX512_VNNI's vpdpbusd / vpdpwssd on ymm (EVEX, written {evex}: the VEX form is AVX-VNNI, which CPUs with AVX512_VNNI
- * before Alder Lake / Zen 5 lack; so AVX512_VL + AVX512_VNNI), as asm so that the AVX2 kernels stay compiled for AVX2 and take VNNI as a
+/* vpdpbusd / vpdpwssd on ymm, VNNI = 1: EVEX (written {evex}; AVX512_VL + AVX512_VNNI, the avx512vnni path), VNNI = 2:
+ * VEX (written {vex}; AVX-VNNI, the avxvnni path: Intel client CPUs from Alder Lake have it without AVX-512; the
+ * EVEX form would fault there, the VEX one on AVX512_VNNI CPUs before Alder Lake / Zen 5), as asm so that the AVX2 kernels stay compiled for AVX2 and take VNNI as a
  * compile-time 0 / 1: their VNNI copies run only on the "avx512vnni" path (cpu_has_avx512vnni). dpbusd(a, b): the sums
  * of 4 adjacent u8 x s8 products in int32, no saturation: madd(maddubs(a, b), ones) wherever maddubs does not saturate
  * (the bounds at each use); dpwssd(acc, a, b) = acc + madd(a, b) (both wrap). */
-TERN_AVX2_INLINE __m256i dpbusd_avx2(__m256i a, __m256i b) {
+TERN_AVX2_INLINE __m256i dpbusd_avx2(const int VNNI, __m256i a, __m256i b) {
     __m256i acc = _mm256_setzero_si256();
-    __asm__("%{evex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+    if (VNNI == 2) __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+    else __asm__("%{evex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
     return acc;
 }
-TERN_AVX2_INLINE __m256i dpwssd_avx2(__m256i acc, __m256i a, __m256i b) {
-    __asm__("%{evex%} vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+TERN_AVX2_INLINE __m256i dpwssd_avx2(const int VNNI, __m256i acc, __m256i a, __m256i b) {
+    if (VNNI == 2) __asm__("%{vex%} vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+    else __asm__("%{evex%} vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
     return acc;
 }
 /* the int32 sums of 4 adjacent u8 x s8 products: VNNI's one instruction or maddubs + madd */
-#define I8DOT_AVX2(VNNI, a, b, ones) ((VNNI) ? dpbusd_avx2(a, b) : _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones))
+#define I8DOT_AVX2(VNNI, a, b, ones) ((VNNI) ? dpbusd_avx2(VNNI, a, b) : _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones))
 
 /* dot32_avx2 (lanes8 contract) for NC columns at once; t, NC and VNNI are compile-time constants
  * after inlining. Int8 bounds: maddubs pairs <= 2*128*127 = 32512 < 2^15 (no saturation), so
@@ -1103,8 +1132,9 @@ TERN_AVX2_INLINE void dot32_avx2_rows(enum tern_type t, int64_t nb, const uint8_
         default: break;                                                                               \
         }                                                                                             \
     }
-/* each type's kernels without and with VNNI (name##_vnni, name##_vnni1, name##_vnnir) */
-#define DOT32_AVX2_2(name, T) DOT32_AVX2(name, T, 0) DOT32_AVX2(name##_vnni, T, 1)
+/* each type's kernels without VNNI, with AVX512_VNNI's EVEX form (name##_vnni, name##_vnni1, name##_vnnir) and
+ * with AVX-VNNI's VEX form (name##_vex...) */
+#define DOT32_AVX2_2(name, T) DOT32_AVX2(name, T, 0) DOT32_AVX2(name##_vnni, T, 1) DOT32_AVX2(name##_vex, T, 2)
 DOT32_AVX2_2(dot_q4_0_avx2, TERN_TYPE_Q4_0)
 DOT32_AVX2_2(dot_q4_1_avx2, TERN_TYPE_Q4_1)
 DOT32_AVX2_2(dot_q5_0_avx2, TERN_TYPE_Q5_0)
@@ -1322,7 +1352,7 @@ TERN_AVX2_INLINE void kdot_avx2_nc(enum tern_type t, const uint8_t *b, const kbl
         for (int j = 0; j < NC; j++) {
             const block_q8_K *xj = (const block_q8_K *)(const void *)(x + (size_t)j * xs);
             const __m256i p16 = _mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)(xj->qs + 32 * c)));
-            acc[j] = VNNI ? dpwssd_avx2(acc[j], p16, s16) : _mm256_add_epi32(acc[j], _mm256_madd_epi16(p16, s16));
+            acc[j] = VNNI ? dpwssd_avx2(VNNI, acc[j], p16, s16) : _mm256_add_epi32(acc[j], _mm256_madd_epi16(p16, s16));
         }
     }
 #pragma GCC unroll 8
@@ -1378,7 +1408,7 @@ TERN_AVX2_INLINE void dotk_avx2(enum tern_type t, int64_t n, const void *w, cons
         dotk_avx2(T, n, w, x, 0, 1, V, &r);                                                                  \
         return r;                                                                                            \
     }
-#define DOTK_AVX2_2(name, T) DOTK_AVX2(name, T, 0) DOTK_AVX2(name##_vnni, T, 1)
+#define DOTK_AVX2_2(name, T) DOTK_AVX2(name, T, 0) DOTK_AVX2(name##_vnni, T, 1) DOTK_AVX2(name##_vex, T, 2)
 DOTK_AVX2_2(dot_q2_K_avx2, TERN_TYPE_Q2_K)
 DOTK_AVX2_2(dot_q3_K_avx2, TERN_TYPE_Q3_K)
 DOTK_AVX2_2(dot_q4_K_avx2, TERN_TYPE_Q4_K)
@@ -1546,7 +1576,7 @@ DOT_AVX512_2(dot_q6_K_avx512, TERN_TYPE_Q6_K, DOTK_NP, dot_q6_K_avx2)
 static const dot_fn k_dot_avx512[TERN_TYPE_COUNT] = K_DOT_AVX512();
 static const dot_fn k_dot_avx512vnni[TERN_TYPE_COUNT] = K_DOT_AVX512(_vnni);
 
-/* The AVX2 kernels' tables, S = "" or _vnni (the float types have one kernel for both), R = "" (multi-column) or 1 */
+/* The AVX2 kernels' tables, S = "", _vnni or _vex (the float types have one kernel for all), R = "" (multi-column) or 1 */
 #define K_DOT_AVX2(S, R)                                                                                                 \
     {                                                                                                                    \
         [TERN_TYPE_F32] = dot_f32_avx2##R, [TERN_TYPE_F16] = dot_f16_avx2##R, [TERN_TYPE_BF16] = dot_bf16_avx2##R,       \
@@ -1561,6 +1591,8 @@ static const dot_fn k_dot_avx2[TERN_TYPE_COUNT] = K_DOT_AVX2(, );
 static const dot_fn k_dot_avx2vnni[TERN_TYPE_COUNT] = K_DOT_AVX2(_vnni, );
 static const dot1_fn k_dot1_avx2[TERN_TYPE_COUNT] = K_DOT_AVX2(, 1);
 static const dot1_fn k_dot1_avx2vnni[TERN_TYPE_COUNT] = K_DOT_AVX2(_vnni, 1);
+static const dot_fn k_dot_avx2vex[TERN_TYPE_COUNT] = K_DOT_AVX2(_vex, );
+static const dot1_fn k_dot1_avx2vex[TERN_TYPE_COUNT] = K_DOT_AVX2(_vex, 1);
 /* Multi-row kernels where interleaving rows pays (the 32-block types); others loop over rows. */
 #define K_DOTR_AVX2(S)                                                                                                   \
     {                                                                                                                    \
@@ -1570,6 +1602,7 @@ static const dot1_fn k_dot1_avx2vnni[TERN_TYPE_COUNT] = K_DOT_AVX2(_vnni, 1);
     }
 static const dotr_fn k_dotr_avx2[TERN_TYPE_COUNT] = K_DOTR_AVX2();
 static const dotr_fn k_dotr_avx2vnni[TERN_TYPE_COUNT] = K_DOTR_AVX2(_vnni);
+static const dotr_fn k_dotr_avx2vex[TERN_TYPE_COUNT] = K_DOTR_AVX2(_vex);
 #endif /* TERN_X86 */
 
 /* ---- public dot entry points ------------------------------------------------------------------ */
@@ -1592,7 +1625,8 @@ float tern_vec_dot(enum tern_type t, int64_t n, const void *w, const void *xq) {
     if (!dot_args_ok(t, n)) return NAN;
 #ifdef TERN_X86
     const int sp = simd_path();
-    if (sp >= SIMD_AVX2) return (sp == SIMD_AVX512_VNNI ? k_dot1_avx2vnni : k_dot1_avx2)[t](n, w, xq);
+    if (sp >= SIMD_AVX2)
+        return (sp == SIMD_AVX512_VNNI ? k_dot1_avx2vnni : sp == SIMD_AVX2_VNNI ? k_dot1_avx2vex : k_dot1_avx2)[t](n, w, xq);
 #endif
     float r;
     k_dot_scalar[t](n, w, xq, 0, 1, &r);
@@ -1614,7 +1648,7 @@ void tern_vec_dot_multi(enum tern_type t, int64_t n, const void *w, const void *
         return;
     }
     if (sp >= SIMD_AVX2) {
-        (sp == SIMD_AVX512_VNNI ? k_dot_avx2vnni : k_dot_avx2)[t](n, w, xq, xq_stride, ncols, out);
+        (sp == SIMD_AVX512_VNNI ? k_dot_avx2vnni : sp == SIMD_AVX2_VNNI ? k_dot_avx2vex : k_dot_avx2)[t](n, w, xq, xq_stride, ncols, out);
         return;
     }
 #endif
@@ -1631,9 +1665,8 @@ void tern_vec_dot_rows(enum tern_type t, int64_t n, const void *w, size_t w_stri
 #ifdef TERN_X86
     const int sp = simd_path();
     if (sp >= SIMD_AVX2) {
-        const int v = sp == SIMD_AVX512_VNNI;
-        const dotr_fn fr = (v ? k_dotr_avx2vnni : k_dotr_avx2)[t];
-        const dot1_fn f1 = (v ? k_dot1_avx2vnni : k_dot1_avx2)[t];
+        const dotr_fn fr = (sp == SIMD_AVX512_VNNI ? k_dotr_avx2vnni : sp == SIMD_AVX2_VNNI ? k_dotr_avx2vex : k_dotr_avx2)[t];
+        const dot1_fn f1 = (sp == SIMD_AVX512_VNNI ? k_dot1_avx2vnni : sp == SIMD_AVX2_VNNI ? k_dot1_avx2vex : k_dot1_avx2)[t];
         if (fr) {
             if (nrows > 0) fr(n, w, w_stride, xq, nrows, out);
         } else {

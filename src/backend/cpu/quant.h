@@ -86,9 +86,10 @@ void tern_vec_dot_rows(enum tern_type t, int64_t n, const void *w, size_t w_stri
 
 /* SIMD path selection: "avx512vnni" (avx512's kernels, AVX2 and AVX-512 alike, summing their byte products with
  * vpdpbusd / vpdpwssd, if the CPU has AVX512_VNNI), "avx512" (the AVX2 kernels, and the multi-column dots of 4 or more columns on AVX-512 F/BW/VL/DQ, if
- * the CPU has it), "avx2" (AVX2+FMA+F16C) or "scalar"; every path gives the same bits.
- * Default: best available; the env var TERN_SIMD forces one. tern_simd_level: 0 scalar, 1 avx2, 2 avx512,
- * 3 avx512vnni.
+ * the CPU has it), "avxvnni" (the AVX2 kernels with AVX-VNNI's VEX vpdpbusd / vpdpwssd, if the CPU has AVX-VNNI),
+ * "avx2" (AVX2+FMA+F16C) or "scalar"; every path gives the same bits.
+ * Default: best available; the env var TERN_SIMD forces one. tern_simd_level: 0 scalar, 1 avx2 or avxvnni,
+ * 2 avx512, 3 avx512vnni.
  * tern_simd_set returns 0 on success, -1 if the path is not available on this CPU. */
 const char *tern_simd_name(void);
 int tern_simd_level(void);
