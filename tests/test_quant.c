@@ -101,14 +101,6 @@ static int have_avx2(void) {
     return ok;
 }
 
-/* the AVX-512 path (its multi-column dots of >= 4 columns), checked beside scalar and avx2 where the CPU has it */
-static int g_avx512;
-static int have_avx512(void) {
-    const char *cur = tern_simd_name();
-    int ok = tern_simd_set("avx512") == 0;
-    tern_simd_set(cur);
-    return ok;
-}
 /* The paths this CPU has, scalar first: avx2, avxvnni (the AVX2 kernels with AVX-VNNI's VEX vpdpbusd / vpdpwssd),
  * avx512, avx512vnni (AVX512_VNNI's EVEX forms in the AVX2 and AVX-512 kernels), each where the CPU has it. */
 static int g_vnni;
@@ -529,7 +521,6 @@ static void test_dots(int avx2) {
 
 int main(void) {
     const int avx2 = have_avx2();
-    g_avx512 = have_avx512();
     find_paths();
     /* the settings table's scalar switch (the CLI's TERN_SIMD=scalar) forces the scalar path, and only while set */
     tern_config c = tern_config_get(), c0 = c;

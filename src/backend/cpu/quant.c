@@ -87,6 +87,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -423,63 +424,51 @@ static int cpu_has_avxvnni(void) {
 #endif
 }
 
+static int cpu_has_none(void) { return 1; }
+
+/* The paths by SIMD_* value (the order of preference, worst first): name (TERN_SIMD's), the CPU's check, the level
+ * tern_simd_level reports (its width: 1 AVX2, 2-3 AVX-512). */
+static const struct {
+    const char *name;
+    int (*has)(void);
+    int level;
+} k_simd[] = {
+    [SIMD_SCALAR] = {"scalar", cpu_has_none, 0},         [SIMD_AVX2] = {"avx2", cpu_has_avx2, 1},
+    [SIMD_AVX2_VNNI] = {"avxvnni", cpu_has_avxvnni, 1},  [SIMD_AVX512] = {"avx512", cpu_has_avx512, 2},
+    [SIMD_AVX512_VNNI] = {"avx512vnni", cpu_has_avx512vnni, 3},
+};
+#define N_SIMD ((int)(sizeof k_simd / sizeof k_simd[0]))
+
 /* The path every entry point uses: the scalar one when the settings ask for it (tern_config.simd_scalar; the CLI's
- * TERN_SIMD=scalar) or tern_simd_set chose it, otherwise AVX-512 with VNNI when the CPU has AVX512_VNNI besides
- * AVX-512 F/BW/VL/DQ, else AVX-512, else AVX2 with AVX-VNNI, else AVX2 when it has AVX2+FMA+F16C. */
+ * TERN_SIMD=scalar) or tern_simd_set chose it, otherwise the best k_simd path the CPU has (avx512vnni, avx512,
+ * avxvnni, avx2, scalar). */
 static int simd_path(void) {
     int s = atomic_load_explicit(&g_simd, memory_order_acquire);
     if (s != SIMD_UNSET) return tern_cfg()->simd_scalar ? SIMD_SCALAR : s;
     pthread_once(&g_h2f_once, h2f_table_init); /* before any path is published (release below) */
-    s = cpu_has_avx512vnni() ? SIMD_AVX512_VNNI
-        : cpu_has_avx512()   ? SIMD_AVX512
-        : cpu_has_avxvnni()  ? SIMD_AVX2_VNNI
-        : cpu_has_avx2()     ? SIMD_AVX2
-                             : SIMD_SCALAR;
+    for (s = N_SIMD - 1; s > SIMD_SCALAR && !k_simd[s].has(); s--) {}
     if (tern_cfg()->simd_scalar) s = SIMD_SCALAR;
     int expect = SIMD_UNSET;
     atomic_compare_exchange_strong_explicit(&g_simd, &expect, s, memory_order_release, memory_order_acquire);
     return atomic_load_explicit(&g_simd, memory_order_acquire);
 }
 
-int tern_simd_level(void) {
-    const int s = simd_path();
-    return s == SIMD_AVX512_VNNI ? 3 : s == SIMD_AVX512 ? 2 : s >= SIMD_AVX2 ? 1 : 0;
-}
+int tern_simd_level(void) { return k_simd[simd_path()].level; }
 
-const char *tern_simd_name(void) {
-    const int s = simd_path();
-    return s == SIMD_AVX512_VNNI ? "avx512vnni"
-         : s == SIMD_AVX512      ? "avx512"
-         : s == SIMD_AVX2_VNNI   ? "avxvnni"
-         : s == SIMD_AVX2        ? "avx2"
-                                 : "scalar";
-}
+const char *tern_simd_name(void) { return k_simd[simd_path()].name; }
 
 int tern_simd_set(const char *name) {
     pthread_once(&g_h2f_once, h2f_table_init);
-    if (name && strcmp(name, "scalar") == 0) {
-        atomic_store(&g_simd, SIMD_SCALAR);
-        return 0;
+    char have[96] = "";
+    for (int i = 0; i < N_SIMD; i++) {
+        if (!k_simd[i].has()) continue;
+        if (name && strcmp(name, k_simd[i].name) == 0) {
+            atomic_store(&g_simd, i);
+            return 0;
+        }
+        snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", i ? ", " : "", k_simd[i].name);
     }
-    if (name && strcmp(name, "avx2") == 0 && cpu_has_avx2()) {
-        atomic_store(&g_simd, SIMD_AVX2);
-        return 0;
-    }
-    if (name && strcmp(name, "avx512") == 0 && cpu_has_avx512()) {
-        atomic_store(&g_simd, SIMD_AVX512);
-        return 0;
-    }
-    if (name && strcmp(name, "avx512vnni") == 0 && cpu_has_avx512vnni()) {
-        atomic_store(&g_simd, SIMD_AVX512_VNNI);
-        return 0;
-    }
-    if (name && strcmp(name, "avxvnni") == 0 && cpu_has_avxvnni()) {
-        atomic_store(&g_simd, SIMD_AVX2_VNNI);
-        return 0;
-    }
-    tern_set_error("SIMD path '%s' is not available on this CPU (have: scalar%s%s%s%s)", name ? name : "(null)",
-                   cpu_has_avx2() ? ", avx2" : "", cpu_has_avxvnni() ? ", avxvnni" : "",
-                   cpu_has_avx512() ? ", avx512" : "", cpu_has_avx512vnni() ? ", avx512vnni" : "");
+    tern_set_error("SIMD path '%s' is not available on this CPU (have: %s)", name ? name : "(null)", have);
     return -1;
 }
 
