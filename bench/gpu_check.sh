@@ -27,8 +27,9 @@
 #   (e.g. TERN_GEMV_CHUNK=2), summed by bench/timeline.py into $OUT/timeline.md (overlaps under PDL; ncu serialises)
 #   hmprof (not in the default list): the same for the f16 order, gpu_hmma --one, each HMPROF case (N_IN:N_OUT:M:ARM, arm
 #   -2 the one-column dp4a GEMV; default 4096x14336: the GEMV and arm 4 at m = 1, arm 4 at 16, arm 1 at 64); $OUT/hmprof.md
-#   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "48 64") at
-#   tern bench --parallel PDL_B (48,56,64) -p 512 -n 128, chunk order, two rounds interleaved ($OUT/pdl.md)
+#   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "48 64"; 0 is
+#   the rule, exec.c's window included) at tern bench --parallel PDL_B (48,56,64) -p 512 -n 128, in the order PDL_ORDER
+#   (TERN_GEMV_CHUNK: 1, the chunk order, by default; 2 the f16 order), two rounds interleaved ($OUT/pdl.md)
 #   gap (not in the default list): a B = GAP_B (64) step's wall time, device time (TERN_CUDA_TIMING) and ncu kernel sum at
 #   base clocks, nvidia-smi dmon beside the bench (the 2.9 ms question of docs/ledger.md 2026-12-02)
 #   realmodel (not in the default list): tests/test_model_gemma3 and test_model_qwen2 with TERN_TEST_DEVICE=cuda (their
@@ -255,8 +256,8 @@ for s in $steps; do
     f=$(synth llama3-8b q4_0 32)
     : >"$OUT/pdl.md"
     for r in 1 2; do for a in ${PDL_ARMS:-48 64}; do
-      TERN_PDL_MAX=$a TERN_GEMV_CHUNK=1 ./tern bench -m "$f" --device cuda --parallel "${PDL_B:-48,56,64}" -p 512 \
-        -n 128 -r 1 2>&1 | grep -E '^\|  *512 ' | sed "s/^/round $r TERN_PDL_MAX=$a /" >>"$OUT/pdl.md"
+      TERN_PDL_MAX=$a TERN_GEMV_CHUNK=${PDL_ORDER:-1} ./tern bench -m "$f" --device cuda --parallel "${PDL_B:-48,56,64}" -p 512 \
+        -n 128 -r 1 2>&1 | grep -E '^\|  *512 ' | sed "s/^/round $r order ${PDL_ORDER:-1} TERN_PDL_MAX=$a /" >>"$OUT/pdl.md"
     done; done
     cat "$OUT/pdl.md"
     note pdl "$([ -s "$OUT/pdl.md" ] && echo DONE || echo FAIL)" "$(wc -l <"$OUT/pdl.md") rows in pdl.md" ;;
