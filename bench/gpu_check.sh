@@ -254,10 +254,10 @@ for s in $steps; do
     note hmprof "$([ -s "$OUT/hmprof.md" ] && echo DONE || echo FAIL)" "$(wc -l <"$OUT/hmprof.md") cases in hmprof.md" ;;
   pdl) # (not in the default list) S_TG with PDL up to TERN_PDL_MAX tokens a pass, the arms interleaved
     f=$(synth llama3-8b q4_0 32)
-    : >"$OUT/pdl.md"
+    : >"$OUT/pdl.md"; po=${PDL_ORDER:-1}
     for r in 1 2; do for a in ${PDL_ARMS:-48 64}; do
-      TERN_PDL_MAX=$a TERN_GEMV_CHUNK=${PDL_ORDER:-1} ./tern bench -m "$f" --device cuda --parallel "${PDL_B:-48,56,64}" -p 512 \
-        -n 128 -r 1 2>&1 | grep -E '^\|  *512 ' | sed "s/^/round $r order ${PDL_ORDER:-1} TERN_PDL_MAX=$a /" >>"$OUT/pdl.md"
+      TERN_PDL_MAX=$a TERN_GEMV_CHUNK=$po ./tern bench -m "$f" --device cuda --parallel "${PDL_B:-48,56,64}" -p 512 \
+        -n 128 -r 1 2>&1 | grep -E '^\|  *512 ' | sed "s/^/round $r order $po TERN_PDL_MAX=$a /" >>"$OUT/pdl.md"
     done; done
     cat "$OUT/pdl.md"
     note pdl "$([ -s "$OUT/pdl.md" ] && echo DONE || echo FAIL)" "$(wc -l <"$OUT/pdl.md") rows in pdl.md" ;;
