@@ -177,7 +177,7 @@ static void cli_config_from_env(void) {
     const char *tlp = getenv("TERN_TIMELINE"); /* a file: every kernel's device times (CUPTI), bench/timeline.py */
     if (tlp && *tlp && tern_cuda_timeline(tlp, getenv("TERN_CUPTI_LIB")) != 0) cli_die("%s", tern_last_error());
     const char *pm = getenv("TERN_PDL_MAX");
-    if (pm && *pm) c.pdl_max = (int)cli_parse_long("TERN_PDL_MAX", pm, 0, 64);
+    if (pm && *pm) c.pdl_max = (int)cli_parse_long("TERN_PDL_MAX", pm, -1, 64);
     tern_config_set(&c);
 }
 

@@ -40,7 +40,7 @@ typedef struct {
     int att_warps;        /* CUDA decode attention: physical warps a CTA, 4, 8 or 16 (0: the rule by the grid); the
                            * bits do not depend on it (16 virtual warps). An arm under measurement */
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
-                           * 1..64 (0: 48, the rule; prefill passes keep it). No bit depends on it. An arm under
+                           * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm under
                            * measurement; process-wide, read when an engine is made */
 } tern_config;
 tern_config tern_config_get(void);

@@ -270,16 +270,23 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
  * 1,155.2 / 1,151.3, 6 1,507.4 / 1,455.3 against 1,385.8 / 1,387.1, 8 1,952.3 / 1,943.2 against 1,823.0 / 1,821.9, 10
  * 1,870.3 / 1,870.2 against 1,834.5 / 1,856.1, 12 2,201.0 / 2,206.3 against 2,136.5 / 2,127.1, 16 2,902.1 / 2,889.8
  * against 2,823.6 / 2,812.0; but B = 20 2,538.5 / 2,531.9 against 2,634.9 / 2,613.3, 24 -3%, 32 -1..-3%, 48 -2%, and
- * B = 4 (the GEMV twins) -4.5% without it (call c). The f16 order keeps PDL there (not measured in this window). */
+ * B = 4 (the GEMV twins) -4.5% without it (call c).
+ * In the f16 order, none in passes of PDL_OFF_F16_LO..PDL_OFF_HI tokens (its arm 9 at two columns; 2026-12-05, TERN_PDL_MAX
+ * 1 against the rule's 48, two rounds, bench/gpu/s35-pdl): B = 9 2,508 / 2,518 against 2,394 / 2,425, 10 2,770 /
+ * 2,769 against 2,664 / 2,674, 12 3,146 / 3,167 against 2,987 / 2,992, 16 4,137 / 4,131 against 3,843 / 3,863; PDL
+ * ahead at B = 2 (+7%), 4 (+1.5%), 8 (+4%), 20 (+4.5%), 24 (+4%), 32 (+2%) and 48 (+1.3%), level at B = 1. */
 #define PDL_MAX 48
 #define PDL_OFF_LO 5
+#define PDL_OFF_F16_LO 9
 #define PDL_OFF_HI 16
 
 /* The graph's ops over the pass's tokens (already in g->tok, g->pos, g->slot, g->bt_off, g->bt). Launched or
  * captured: a graph keeps the PDL setting it was captured with, and the outputs after a pass launch with it too. */
 static int forward(crank *g, const tern_graph *G, const pass_t *P) {
     const int pmax = g->pdl_max > 0 ? g->pdl_max : PDL_MAX; /* TERN_PDL_MAX, under measurement */
-    const int off = g->pdl_max <= 0 && g->gemv_ord == 1 && P->n >= PDL_OFF_LO && P->n <= PDL_OFF_HI; /* the rule's window */
+    /* TERN_PDL_MAX -1: none in any pass; 0: the rule, its window included */
+    const int lo = g->gemv_ord == 2 ? PDL_OFF_F16_LO : g->gemv_ord == 1 ? PDL_OFF_LO : PDL_MAX + 1;
+    const int off = g->pdl_max < 0 || (g->pdl_max == 0 && P->n >= lo && P->n <= PDL_OFF_HI);
     tcu_set_pdl(g->pdl && !off && (P->n <= pmax || P->n > g->gemv_max));
     const tern_model *m = g->m;
     const cuda_wrank *W = g->W;
