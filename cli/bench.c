@@ -517,8 +517,12 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
         bench_json_str(rf, on_cuda ? tern_cuda_name() : o->cpu_name);
         int bs = 0;
         tern_engine_kv_usage(e, NULL, NULL, &bs);
-        fprintf(rf, ", \"threads\": %d, \"cache_type\": \"%s\", \"kv_block_size\": %d, \"gemv_chunk\": %d},\n  \"model\": {\"path\": ",
-                o->n_threads, o->kv_type == TERN_CACHE_Q8_0 ? "q8_0" : "f16", bs, tern_config_get().gemv_chunk);
+        /* gemv_chunk: the order asked for (tern_config); gemv_order: the one the CUDA engine runs (null on the CPU) */
+        char ord[16] = "null";
+        if (on_cuda) snprintf(ord, sizeof ord, "%d", tern_cuda_order());
+        fprintf(rf, ", \"threads\": %d, \"cache_type\": \"%s\", \"kv_block_size\": %d, \"gemv_chunk\": %d, \"gemv_order\": %s},\n"
+                    "  \"model\": {\"path\": ",
+                o->n_threads, o->kv_type == TERN_CACHE_Q8_0 ? "q8_0" : "f16", bs, tern_config_get().gemv_chunk, ord);
         bench_json_str(rf, o->model);
         fputs(", \"desc\": ", rf);
         bench_json_str(rf, tern_model_desc(m));

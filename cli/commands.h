@@ -65,7 +65,7 @@ char *cli_read_text(const char *path);
 tern_device cli_parse_device(const char *s);
 /* The device when --device is not given: TERN_DEVICE (cpu, cuda, auto; another value dies), else auto. */
 tern_device cli_default_device(void);
-void cli_batch_order(int n_seq); /* n_seq > 1: the chunk order, unless TERN_GEMV_CHUNK is set (tern.c) */
+void cli_batch_order(int n_seq); /* n_seq > 1: the f16 order (else chunk), unless TERN_GEMV_CHUNK is set (tern.c) */
 
 /* Median of v[0..n) (n >= 1; v is not modified), shared by bench and ab (cli/bench.c). */
 double cli_median(const double *v, int n);

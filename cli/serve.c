@@ -182,7 +182,7 @@ int cmd_serve(int argc, char **argv) {
                     "cache %s, chat template %s%s\n", tern_model_desc(m), tern_engine_device(e), parallel, c.n_ctx, total,
             bs, swa_pool, spp.batch_tokens, prefix_cache ? "on" : "off",
             fam == TERN_CHAT_UNKNOWN ? "none" : tern_chat_name(fam),
-            cuda && tern_config_get().gemv_chunk ? ", chunk-order matmuls (TERN_GEMV_CHUNK)" : "");
+            !cuda ? "" : tern_cuda_order() == 2 ? ", f16-order matmuls" : tern_cuda_order() == 1 ? ", chunk-order matmuls" : "");
     fprintf(stderr, "tern serve: listening on http://%s:%d\n", host, srv_http_port(h));
     fflush(stderr);
 

@@ -181,15 +181,17 @@ static void cli_config_from_env(void) {
     tern_config_set(&c);
 }
 
-/* Many sequences at once (tern serve --parallel N > 1, tern bench --parallel with a B > 1) take the chunk order
- * (tern_config.gemv_chunk: CUDA passes of up to 64 tokens through the MMA GEMM, each sequence's bits still its own)
- * unless TERN_GEMV_CHUNK says otherwise: on the H200 it is 1.07x today's order at 4 sequences and 2-4x from 16 on, at
- * -3..-6% for one (docs/gpu.md). One sequence (tern run, tern bench without --parallel) keeps today's order. */
+/* Many sequences at once (tern serve --parallel N > 1, tern bench --parallel with a B > 1) ask for the f16 order
+ * (tern_config.gemv_chunk 2: CUDA passes of up to 64 tokens through the f16 MMA GEMM, each sequence's bits its own at
+ * any B), which an engine takes where every matrix has it (Q4_0 on Hopper) and else runs the chunk order (1), unless
+ * TERN_GEMV_CHUNK says otherwise. H200, synthetic Llama-3-8B Q4_0, S_TG against the chunk order (docs/ledger.md
+ * 2026-12-05 "many sequences take the f16 order"): B = 4 +23%, 8 +24%, 16 +40%, 64 +2.1x, but one sequence in such an
+ * engine -19% (381 against 471). One sequence (tern run, tern bench without --parallel) keeps today's order. */
 void cli_batch_order(int n_seq) {
     const char *v = getenv("TERN_GEMV_CHUNK");
     if (n_seq <= 1 || (v && *v)) return;
     tern_config c = tern_config_get();
-    c.gemv_chunk = 1;
+    c.gemv_chunk = 2;
     tern_config_set(&c);
 }
 

@@ -30,9 +30,9 @@ typedef struct {
     int cuda_graph;       /* 1: passes of up to 16 tokens replay captured CUDA graphs; 0: launched each time */
     int cuda_timing;      /* 1: device time of each pass from events, printed at engine free */
     int gemv_chunk;       /* 1: the CUDA dp4a GEMVs in the chunk-major order, with passes of up to 64 tokens through the
-                           * int8 MMA GEMM (issue 26; an arm under measurement, default 0); 2: the f16 order where
-                           * every matrix is Q4_0 (gemm_hmma.cu: every pass of 1..64 tokens through the f16 MMA GEMM;
-                           * else as 1) */
+                           * int8 MMA GEMM (issue 26); 2: the f16 order where every matrix is Q4_0 (gemm_hmma.cu: every
+                           * pass of 1..64 tokens through the f16 MMA GEMM; else as 1). Default 0 (one sequence); the
+                           * CLI asks for 2 for engines of many sequences (cli_batch_order) */
     int att_rps;          /* CUDA decode attention: keys a split (and the grid's splits: n_ctx / att_rps, at most 16);
                            * 0: 256, other values clamped to 16..4096. An arm under measurement (short contexts run
                            * one split on 8 CTAs); process-wide, set before making engines: an engine made under
@@ -40,8 +40,8 @@ typedef struct {
     int att_warps;        /* CUDA decode attention: physical warps a CTA, 4, 8 or 16 (0: the rule by the grid); the
                            * bits do not depend on it (16 virtual warps). An arm under measurement */
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
-                           * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm under
-                           * measurement; process-wide, read when an engine is made */
+                           * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm
+                           * under measurement; process-wide, read when an engine is made */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);
@@ -135,6 +135,10 @@ tern_context *tern_context_new_ex(tern_model *m, const tern_context_params *p);
 const char *tern_context_device(const tern_context *c);
 /* Name of the CUDA device (e.g. "NVIDIA H200"), or "" if none is usable or the build has no CUDA. */
 const char *tern_cuda_name(void);
+/* The float order the last CUDA engine of this process runs its GEMV-path passes in: 0 today's (one sequence), 1 the
+ * chunk order, 2 the f16 order (tern_config.gemv_chunk asks for one; an engine takes 2 only where every matrix has the
+ * f16 GEMM, else 1). 0 before any CUDA engine and in a CPU build. */
+int tern_cuda_order(void);
 /* A measurement instrument (TERN_TIMELINE): from now to the process's exit, every kernel's device start and end (CUDA
  * graphs' kernels too; ns of CUPTI's clock) as CSV rows in path (columns: src/backend/cuda/timeline.c), through CUPTI
  * opened at run time from lib (a path; NULL or "": libcupti.so.13 and the toolkit's folders). 0, or -1 with the reason

@@ -102,7 +102,8 @@ if [ $rc -eq 0 ] && grep -q '^|    PP |     TG |    B |   N_KV |   T_PP s | S_PP
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["device"]["backend"] == "cpu" and d["device"]["name"] and d["model"]["weight_type"] == "Q4_1", d
-assert d["device"]["gemv_chunk"] == 1, d["device"]  # many sequences: the chunk order (cli_batch_order)
+# many sequences ask for the f16 order (cli_batch_order); the order run is the CUDA engine's alone (null on the CPU)
+assert d["device"]["gemv_chunk"] == 2 and d["device"]["gemv_order"] is None, d["device"]
 # the floor's ceilings on the CPU are this CPU's, measured (roofline_cpu_ceilings), not the H200's defaults
 f = d["floor"]
 assert f["ceilings"] == "measured" and 0 < f["read_bw"] < 4.15e12 and 0 < f["matrix_peak"] < 989e12, f
@@ -116,7 +117,7 @@ for r in rs:
 PY
 then ok; else bad "bench --parallel rc=$rc: $(head -c 400 "$T/par.md") $(head -c 300 "$T/par.err")"; fi
 
-# the chunk order is the batch's default: not for one sequence, and TERN_GEMV_CHUNK overrides it
+# the f16 order is the batch's default: not for one sequence, and TERN_GEMV_CHUNK overrides it
 ./tern bench -m "$MODEL" --parallel 1 -p 4 -n 2 -r 1 -t 2 --receipt "$T/par1.json" >/dev/null 2>&1; rc1=$?
 TERN_GEMV_CHUNK=0 ./tern bench -m "$MODEL" --parallel 1,2 -p 4 -n 2 -r 1 -t 2 --receipt "$T/par0.json" >/dev/null 2>&1; rc0=$?
 if [ $rc1 -eq 0 ] && [ $rc0 -eq 0 ] && python3 - "$T/par1.json" "$T/par0.json" <<'PY'

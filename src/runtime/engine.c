@@ -108,6 +108,7 @@ tern_engine_params tern_engine_default_params(void) {
 }
 
 const char *tern_cuda_name(void) { return tern_cuda_device_name(); }
+int tern_cuda_order(void) { return tern_cuda_gemv_order(); }
 
 int tern_cache_type_parse(const char *s) {
     if (!s) return -1;

@@ -49,6 +49,7 @@ int tern_tp_check(const tern_model *m, int n, char *why, size_t nwhy) {
 int tern_cuda_available(void) { return 0; }
 int tern_cuda_device_count(void) { return 0; }
 const char *tern_cuda_device_name(void) { return ""; }
+int tern_cuda_gemv_order(void) { return 0; }
 void cuda_hm_tiling_set(int on) { (void)on; }
 int cuda_model_tiled(const tern_model *m) { (void)m; return 0; }
 tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_params *p) {
@@ -89,6 +90,7 @@ int tern_cuda_available(void) {
 
 const char *tern_cuda_device_name(void) { return tern_cuda_available() ? g_name : ""; }
 int tern_cuda_device_count(void) { return tern_cuda_available() ? g_ndev : 0; }
+int tern_cuda_gemv_order(void) { return tcu_gemv_order(); }
 
 /* ---- NCCL, loaded at run time (a CUDA build runs without it; --tp > 1 needs it) ---- */
 

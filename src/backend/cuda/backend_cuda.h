@@ -24,6 +24,9 @@ int tern_cuda_available(void);
 int tern_cuda_device_count(void);
 /* Name of device 0 ("NVIDIA H200"), or "" when none. */
 const char *tern_cuda_device_name(void);
+/* The GEMVs' float order of the last CUDA engine made in this process (0 today's, 1 the chunk order, 2 the f16 order);
+ * 0 before one and in a CPU build. */
+int tern_cuda_gemv_order(void);
 
 /* Tensor parallelism (Megatron-LM's split, Shoeybi et al. 2019, sec. 3): GPU r of n holds attention heads
  * [r*H/n, (r+1)*H/n) and their KV heads (Q/K/V rows, O columns, the KV cache), FFN columns
