@@ -14,7 +14,8 @@
 #     logging thread it never joins (common/log.cpp common_log_main: "logs may be lost if not flushed before the
 #     program exits"): the last row was lost in 2 of 12 CPU runs here (B = 4 once, the sentinel once); a row lost
 #     anyway shows as "-" and is named in the last line
-# The table: per type and B, S_TG and S_PP (llama-batched-bench's names: aggregate tok/s of the decode steps and of
+# The table: per type (and the GEMV order tern's CUDA engine ran it in, its receipt's gemv_order: f16 where every
+# matrix has the f16 order, else chunk) and B, S_TG and S_PP (llama-batched-bench's names: aggregate tok/s of the decode steps and of
 # the prefill step) of both rounds for both, the ratios, and the share of the decode floor each reached (the floor
 # from tern's receipt, cli/bench.c par_floor: max(bytes / READ_BW, FLOPs / MATRIX_PEAK) a step, summed over the TG
 # steps). It is rewritten after every run, so a run cut short still leaves the rounds it finished.
@@ -121,9 +122,12 @@ if first:
              " / ".join("r%d" % i for i in range(1, rounds + 1)), fl["read_bw"], fl["matrix_peak"], ntg)]
 L += ["llama.cpp: %s" % (rec["peer"]["version"].splitlines()[0] if peer_present and rec["peer"]["version"]
                          else "skipped (no llama-batched-bench in %s)" % os.path.dirname(lbb)), ""]
-L += ["| type | B | tern S_TG | llama.cpp S_TG | tern / llama.cpp | tern S_PP | llama.cpp S_PP | tern / llama.cpp | "
+L += ["| type | order | B | tern S_TG | llama.cpp S_TG | tern / llama.cpp | tern S_PP | llama.cpp S_PP | tern / llama.cpp | "
       "S_TG floor | tern % floor | llama.cpp % floor | tern % PP floor |" + (" goal S_TG |" if show_goal else ""),
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if show_goal else "")]
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if show_goal else "")]
+# the GEMV order tern's engine ran (its receipt's device.gemv_order: 2 the f16 order, 1 the chunk order, 0 one sequence's;
+# null on the CPU, where there is one order)
+order_name = {0: "one-seq", 1: "chunk", 2: "f16", None: "-"}
 fails, missing, headline = [], [], None
 for ty in types:
     runs = [x for x in rec["runs"] if x["type"] == ty]
@@ -136,6 +140,9 @@ for ty in types:
         if x["llama.cpp"] and "error" not in x["llama.cpp"] and any(B not in got for B in npl):
             missing.append("%s r%d B=%s" % (ty, x["round"], ",".join(str(B) for B in npl if B not in got)))
     T = [by_b(next((x["tern"] for x in runs if x["round"] == r), None), "tern") for r in range(1, rounds + 1)]
+    ords = sorted({order_name.get(x["tern"]["device"].get("gemv_order"), "?") for x in runs
+                   if x["tern"] and "error" not in x["tern"]})
+    ordc = "/".join(ords) or "-"
     P = [by_b(next((x["llama.cpp"] for x in runs if x["round"] == r), None), "lcpp") for r in range(1, rounds + 1)]
     for B in sorted(set().union(*T, *P)):
         tg = [t.get(B, {}).get("S_TG") for t in T]
@@ -146,8 +153,8 @@ for ty in types:
         ppsh = [t.get(B, {}).get("PP_share") for t in T]
         ratio = lambda a, b: [x / y if x and y else None for x, y in zip(a, b)]
         share = lambda v: [100 * x / floor if x and floor else None for x in v]
-        L.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%s" % (
-            ty.upper(), B, rr(tg), rr(lg), rr(ratio(tg, lg), 2), rr(tp), rr(lp), rr(ratio(tp, lp), 2), f0(floor, 0),
+        L.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%s" % (
+            ty.upper(), ordc, B, rr(tg), rr(lg), rr(ratio(tg, lg), 2), rr(tp), rr(lp), rr(ratio(tp, lp), 2), f0(floor, 0),
             rr(share(tg)), rr(share(lg)), rr([100 * x if x is not None else None for x in ppsh]),
             (" %s |" % (goal.get(B, "-") if ty == "q4_0" else "-")) if show_goal else ""))
         if ty == types[0]:
