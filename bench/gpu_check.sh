@@ -25,6 +25,8 @@
 #   issue slots busy and cycles an issued instruction (the stall reasons are in the .txt)
 #   timeline (not in the default list): TERN_TIMELINE's kernel records of a B = TIMELINE_B (4) decode run, TIMELINE_ENV
 #   (e.g. TERN_GEMV_CHUNK=2), summed by bench/timeline.py into $OUT/timeline.md (overlaps under PDL; ncu serialises)
+#   sass (not in the default list): bench/sass_loops.py's loops (instruction counts, opcode histograms) of the functions
+#   of SASS_OBJ (default gemm_hmma.o) matching SASS_KERNEL (default gemm_hb_kILi1ELi2E), $OUT/sass.{md,txt}
 #   hmprof (not in the default list): the same for the f16 order, gpu_hmma --one, each HMPROF case (N_IN:N_OUT:M:ARM, arm
 #   -2 the one-column dp4a GEMV; default 4096x14336: the GEMV and arm 4 at m = 1, arm 4 at 16, arm 1 at 64); $OUT/hmprof.md
 #   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "48 64"; 0 is
@@ -238,6 +240,15 @@ for s in $steps; do
       -r 1 2>&1 | grep -E '^cuda timing' | sed 's/^/control (no CUPTI): /' >>"$OUT/timeline.md"
     head -40 "$OUT/timeline.md"; tail -1 "$OUT/timeline.md"
     note timeline "$([ -s "$OUT/timeline.md" ] && echo DONE || echo FAIL)" "$(tail -1 "$OUT/timeline.log" | cut -c1-100)" ;;
+  sass) # (not in the default list) a kernel's loops in SASS (this machine has no disassembler): cuobjdump of SASS_OBJ
+    # (default build-cuda/backend/cuda/gemm_hmma.o), bench/sass_loops.py on the functions matching SASS_KERNEL (a regex on
+    # the mangled name, default the f16 order's one-column kernel) into $OUT/sass.md, their listings into $OUT/sass.txt
+    o=${SASS_OBJ:-build-cuda/backend/cuda/gemm_hmma.o}; k=${SASS_KERNEL:-gemm_hb_kILi1ELi2E}
+    cuobjdump -sass "$o" >"$OUT/sass-all.txt" 2>&1
+    python3 bench/sass_loops.py "$OUT/sass-all.txt" "$k" >"$OUT/sass.md" 2>&1
+    awk -v k="$k" '/Function : /{p = ($0 ~ k)} p' "$OUT/sass-all.txt" >"$OUT/sass.txt"; rm -f "$OUT/sass-all.txt"
+    cat "$OUT/sass.md"
+    note sass "$(grep -q '^## ' "$OUT/sass.md" && echo DONE || echo FAIL)" "$(grep -c '^loop ' "$OUT/sass.md") loops of $k" ;;
   hmprof) # (not in the default list) what bounds the f16 order's GEMM at small m: ncu's sections of one launch a case
     : >"$OUT/hmprof.md"
     for c in ${HMPROF:-4096:14336:1:-2 4096:14336:1:4 4096:14336:16:4 4096:14336:64:1}; do
