@@ -274,7 +274,7 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
  * In the f16 order, none in passes of PDL_OFF_F16_LO..PDL_OFF_HI tokens (its arm 9 at two columns; 2026-12-05, TERN_PDL_MAX
  * 1 against the rule's 48, two rounds, bench/gpu/s35-pdl): B = 9 2,508 / 2,518 against 2,394 / 2,425, 10 2,770 /
  * 2,769 against 2,664 / 2,674, 12 3,146 / 3,167 against 2,987 / 2,992, 16 4,137 / 4,131 against 3,843 / 3,863; PDL
- * ahead at B = 2 (+7%), 4 (+1.5%), 8 (+4%), 20 (+4.5%), 24 (+4%), 32 (+2%) and 48 (+1.3%), level at B = 1. */
+ * ahead at B = 2 (+8%), 4 (+1.7%), 8 (+4%), 20 (+4.5%), 24 (+4%), 32 (+2%) and 48 (+1.4%), level at B = 1. */
 #define PDL_MAX 48
 #define PDL_OFF_LO 5
 #define PDL_OFF_F16_LO 9
