@@ -15,8 +15,8 @@
 #     program exits"): the last row was lost in 2 of 12 CPU runs here (B = 4 once, the sentinel once); a row lost
 #     anyway shows as "-" and is named in the last line
 # The table: per type (and the GEMV order tern's CUDA engine ran it in, its receipt's gemv_order: f16 where every
-# matrix has the f16 order, else chunk) and B, S_TG and S_PP (llama-batched-bench's names: aggregate tok/s of the decode steps and of
-# the prefill step) of both rounds for both, the ratios, and the share of the decode floor each reached (the floor
+# matrix has the f16 order, else chunk) and B, S_TG and S_PP (llama-batched-bench's names: aggregate tok/s of the
+# decode steps and of the prefill step) of both rounds for both, the ratios, and the share of the decode floor each reached (the floor
 # from tern's receipt, cli/bench.c par_floor: max(bytes / READ_BW, FLOPs / MATRIX_PEAK) a step, summed over the TG
 # steps). It is rewritten after every run, so a run cut short still leaves the rounds it finished.
 #
