@@ -150,11 +150,19 @@ static __device__ __forceinline__ uint64_t hw_desc(uint32_t saddr) { return wg_d
 static __device__ __forceinline__ uint32_t hm_h2u(__half2 h) { return *reinterpret_cast<uint32_t *>(&h); }
 static __device__ __forceinline__ __half2 hm_u2h(uint32_t u) { return *reinterpret_cast<__half2 *>(&u); }
 
+/* (p & M) | 0x64006400 as one LOP3 (0xEA: (a & b) | c). Written in C, nvcc emitted an AND and an OR: 32 of the 236
+ * instructions of gemm_hb_k<1,2>'s step (bench/gpu/s35-arms). The same bits either way. */
+template <uint32_t M> static __device__ __forceinline__ uint32_t hm_lop_or(uint32_t p) {
+    uint32_t r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(r) : "r"(p), "n"(M), "n"(0x64006400));
+    return r;
+}
+
 /* Two weights f16(d·(n - 8)) from the nibbles of bytes 0 and 2 of p: the low ones (hi = 0) or the high ones (hi = 1).
  * 0x6400 | n is 1024 + n in f16, 0x6400 | 16n is 1024 + 16n: n - 8 exactly, then one rounding by the multiply. */
 static __device__ __forceinline__ uint32_t hm_w2(uint32_t p, int hi, __half2 d) {
-    if (!hi) return hm_h2u(__hmul2(__hsub2(hm_u2h((p & 0x000F000Fu) | 0x64006400u), __float2half2_rn(1032.0f)), d));
-    return hm_h2u(__hmul2(__hfma2(hm_u2h((p & 0x00F000F0u) | 0x64006400u), __float2half2_rn(0.0625f),
+    if (!hi) return hm_h2u(__hmul2(__hsub2(hm_u2h(hm_lop_or<0x000F000Fu>(p)), __float2half2_rn(1032.0f)), d));
+    return hm_h2u(__hmul2(__hfma2(hm_u2h(hm_lop_or<0x00F000F0u>(p)), __float2half2_rn(0.0625f),
                                   __float2half2_rn(-72.0f)),
                           d));
 }
