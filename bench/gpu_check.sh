@@ -9,7 +9,8 @@
 #   peer: bench/presets_peer.sh (issue 25's table: the families' presets against llama-bench, two rounds) with its receipts
 #   and table under $OUT/peer; PEER_PRESETS (ARCH:TYPE ..., default the script's four Q4_0 presets), DEPTH, ROUNDS, REPS
 #   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
-#   synthetic 4-layer Llama-3.2-1B; recipes: tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and
+#   synthetic 4-layer Llama-3.2-1B (its orders, the gemma3 fixture, and tern quantize's Q4_K_M and Q4_0 mixes of it:
+#   Q6_K tensors on slices of the twins); recipes: tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and
 #   sliding-window gemma3 fixtures on CUDA against llama.cpp's logits); presets: gpu_model (GPU vs CPU) on each family's
 #   synthetic preset at a few layers; stepprof (not in the default list): ncu's kernel times of un-captured decode steps
 #   of STEPPROF_PRESETS (default gemma3-4b:q4_0:34 qwen2.5-7b:q4_0:28) by bench/ncu_step_sum.py (STEPPROF_PARALLEL=64:
@@ -94,6 +95,12 @@ synth() { # synth ARCH TYPE LAYERS -> path
     [ -s "$f" ] || ./tern synth --arch "$1" --type "$2" --layers "$3" -o "$f" >"$OUT/synth-$1-$2-$3.log" 2>&1
     echo "$f"
 }
+mix() { # mix ARCH LAYERS MIX -> path: llama-quantize's tensor mix MIX (Q4_K_M, Q4_0: a Q6_K head) from a Q8_0 synth
+    local f="$SYNTH_DIR/$1-mix-$3-L$2.gguf" q
+    q=$(synth "$1" q8_0 "$2")
+    [ -s "$f" ] || ./tern quantize "$q" "$f" "$3" --allow-requantize --threads 16 >"$OUT/quantize-$1-$3-$2.log" 2>&1
+    echo "$f"
+}
 
 times=()
 for s in $steps; do
@@ -149,6 +156,15 @@ for s in $steps; do
       build-cuda/gpu/gpu_batch "$mf" f16 >"$lg" 2>&1
       st=$(status_of "$lg"); grep -q 'gemm_hm_tiled=[1-9]' "$lg" || st=FAIL
       note "batch f16 $(basename "$mf" .gguf)" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) hm calls (tiled): $(grep -o 'gemm_hm_tiled=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
+    done
+    # files of mixed types: a Q4_K_M (Q6_K attn_v and ffn_down in some layers, and the head) in the chunk order, and
+    # a Q4_0 with a Q6_K head in the f16 order; the Q6_K matrices of passes over 16 tokens run on slices of the
+    # twins (a PASS needs the trace's gemv_slices=)
+    for mm in "Q4_K_M chunk" "Q4_0 f16"; do
+      set -- $mm; mf=$(mix llama3.2-1b 4 "$1"); lg="$OUT/batch-$2-mix-$1.log"
+      TERN_TRACE=1 build-cuda/gpu/gpu_batch "$mf" "$2" >"$lg" 2>&1
+      st=$(status_of "$lg"); grep -q 'gemv_slices=[1-9]' "$lg" || st=FAIL
+      note "batch $2 mix $1" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) slices: $(grep -o 'gemv_slices=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
     done ;;
   parallel)
     OUT="$OUT" SYNTH_DIR="$SYNTH_DIR" LCPP_BIN="$LCPP_BIN" bench/parallel_peer.sh >"$OUT/parallel.log" 2>"$OUT/parallel.err"

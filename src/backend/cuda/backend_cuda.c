@@ -458,14 +458,14 @@ static int att_splits_rule(int n_ctx, int rps) {
  * path's pass limit, at least TCU_MULTI_MAX (exec.c dec_max). */
 static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->gemv_max : TCU_MULTI_MAX; }
 
-/* The GEMV path's pass limit (exec.c; the engine's exact_rows): TCU_PASS_MAX where v2 (gemm_mma.cu) takes every matrix
- * of a longer pass with each column the bits of its one-column GEMV, i.e. the chunk order is on (tern_config.gemv_chunk,
- * TERN_GEMV_CHUNK=1: an arm under measurement, issue 26) and every matrix is Q4_0, Q8_0 or Q4_K (uploaded repacked,
- * which v2 reads);
- * else TCU_MULTI_MAX (the twins' columns). */
-/* 1 when every matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0 with n_in a multiple of 128,
- * on Hopper), as each of n_tp ranks holds it: o and down have their inputs split over the ranks (wrank_plan), so
- * 14 heads of 64 at TP 2 give o 448 inputs a rank, which the f16 order does not take. */
+/* The GEMV path's pass limit (exec.c; the engine's exact_rows): TCU_PASS_MAX where a longer pass gives each column the
+ * bits of its one-column GEMV, i.e. the chunk or f16 order is on (tern_config.gemv_chunk) on Hopper and every matrix
+ * is Q4_0, Q8_0 or Q4_K (uploaded repacked, which v2 and the f16 order read) or has the dp4a twins (Q6_K, Q4_1: run on
+ * slices of 16 columns, exec.c matmul); else TCU_MULTI_MAX (the twins' columns). */
+/* 1 when every layer matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0 with n_in a multiple
+ * of 128, on Hopper), as each of n_tp ranks holds it: o and down have their inputs split over the ranks (wrank_plan),
+ * so 14 heads of 64 at TP 2 give o 448 inputs a rank, which the f16 order does not take; the head has it or the dp4a
+ * twins. */
 static int hm_all(const tern_model *m, int n_tp) {
     for (int l = 0; l < m->n_layer; l++) {
         const tern_layer *L = &m->layers[l];
@@ -475,7 +475,10 @@ static int hm_all(const tern_model *m, int n_tp) {
             if (!tcu_gemm_hm_supported(tcu_repack_type(w[i]->type), n_in)) return 0;
         }
     }
-    return tcu_gemm_hm_supported(tcu_repack_type(m->output.type), m->output.n_in);
+    /* the head: the f16 order's, or the dp4a twins' (exec.c want_x16: its norm writes x16 activations too), as the
+     * Q6_K head most Q4_0 downloads keep */
+    return tcu_gemm_hm_supported(tcu_repack_type(m->output.type), m->output.n_in) ||
+           tcu_gemv_dp4a_supported(m->output.type);
 }
 
 /* The f16 order's weights (issue 26): an engine in the f16 order on one GPU converts the matrices its passes read from
@@ -564,15 +567,16 @@ static int pass_limit(const tern_model *m, int ord, int n_dev) {
             return TCU_MULTI_MAX;
         }
     }
+    /* every matrix in v2's types (Q4_0, Q8_0, Q4_K) or the dp4a twins' (Q6_K, Q4_1: exec.c matmul runs them on
+     * slices of 16 columns, the matrix read once a slice), so Q4_K_M files and Q4_0 files with a Q6_K head take
+     * 64-token passes too; a matrix of another type (Q5_K, f16) keeps passes to the twins' 16 */
     for (int l = 0; l < m->n_layer; l++) {
         const tern_layer *L = &m->layers[l];
         const tern_weight *w[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (int i = 0; i < 7; i++)
-            if ((w[i]->type != TERN_TYPE_Q4_0 && w[i]->type != TERN_TYPE_Q8_0 && w[i]->type != TERN_TYPE_Q4_K))
-                return TCU_MULTI_MAX;
+            if (!tcu_gemv_dp4a_supported(w[i]->type)) return TCU_MULTI_MAX;
     }
-    const tern_weight *o = &m->output;
-    return o->type == TERN_TYPE_Q4_0 || o->type == TERN_TYPE_Q8_0 || o->type == TERN_TYPE_Q4_K ? TCU_PASS_MAX : TCU_MULTI_MAX;
+    return tcu_gemv_dp4a_supported(m->output.type) ? TCU_PASS_MAX : TCU_MULTI_MAX;
 }
 
 int cuda_kv_layer(const crank *g, int il, uint64_t *off) {

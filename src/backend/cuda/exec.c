@@ -9,7 +9,8 @@
  *   [ADD] GATHER, RMSNORM, MATMUL out     -> the output rows' residual add and norm, the head, the argmax
  * which is the decode step of 9 kernels a layer that the single-sequence engine ran (docs/gpu.md), now for any
  * pass of tokens of several sequences at once. Passes of up to gemv_max tokens take the GEMV twins (16 columns; up to
- * TCU_PASS_MAX = 64 with the chunk order, whose longer passes run gemm_mma v2), so a token's bits do not depend on the
+ * TCU_PASS_MAX = 64 with the chunk or f16 order, whose longer passes run gemm_mma v2 or gemm_hmma, and the twins on
+ * slices of 16 columns for a matrix without them), so a token's bits do not depend on the
  * pass (batch invariance); longer ones (prefill chunks of one sequence) the
  * dequantize + cuBLASLt path and the flash attention. A GEMV-path pass (up to gemv_max tokens) replays a CUDA graph captured at
  * the first pass of its (table kind, output kind, size) (positions, slots and block tables are device data; one
@@ -65,8 +66,8 @@ static int f16_pass(const crank *g, int n) { return g->gemv_ord == 2 && n <= g->
 /* 1 when matmul runs v2 for w at n tokens. */
 static int v2_runs(const crank *g, const dweight *w, int n, const void *xq) {
     if (g->gemv_ord == 2) return n <= g->gemv_max && tcu_gemm_hm_supported(w->type, w->n_in); /* the f16 order: all n */
-    return n <= g->gemv_max &&
-           (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= v2_from(w->type) && xq && tcu_gemm_mma_supported(w->type)));
+    return n <= g->gemv_max && (n > TCU_MULTI_MAX || (g->gemv_ord == 1 && n >= v2_from(w->type))) && xq &&
+           tcu_gemm_mma_supported(w->type);
 }
 
 /* v2 over w's rows in parts (rows[0..2], part j into y[j] as (n, rows[j]); a plain matrix is one part, and the fused
@@ -99,16 +100,26 @@ static int matmul(crank *g, const dweight *w, int n, const float *x32, const voi
         return matmul_v2(g, w, n, xq, rows, ys);
     }
     if (n <= g->gemv_max) {
-        if (xq && tcu_gemv_dp4a_supported(w->type)) {
-            if (tcu_gemv_dp4a_fam(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, y, g->st)) g->tr[TR_DP4A_TMA]++;
-            g->tr[n == 1 ? TR_DP4A_ROW : TR_DP4A_ROWS]++;
-        } else {
-            if (!tcu_type_supported(w->type)) { /* a repacked layout: the dp4a kernels only */
-                tern_set_error("internal: the f32 GEMV got a repacked weight (type %d)", w->type);
-                return -1;
+        /* a pass longer than the twins take (TCU_MULTI_MAX columns) on a matrix without v2 (Q6_K, Q4_1: pass_limit):
+         * the twins on slices of its columns, each column the bits of its one-column call; the matrix is read once a
+         * slice (docs/gpu.md "passes of 17..64 tokens") */
+        for (int c0 = 0; c0 < n; c0 += TCU_MULTI_MAX) {
+            const int k = n - c0 < TCU_MULTI_MAX ? n - c0 : TCU_MULTI_MAX;
+            float *yk = y + (size_t)c0 * (size_t)w->n_out;
+            if (xq && tcu_gemv_dp4a_supported(w->type)) {
+                if (tcu_gemv_dp4a_cols(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, c0, k, yk, g->st))
+                    g->tr[TR_DP4A_TMA]++;
+                g->tr[n == 1 ? TR_DP4A_ROW : TR_DP4A_ROWS]++;
+            } else {
+                if (!tcu_type_supported(w->type)) { /* a repacked layout: the dp4a kernels only */
+                    tern_set_error("internal: the f32 GEMV got a repacked weight (type %d)", w->type);
+                    return -1;
+                }
+                tcu_gemv_multi(w->type, w->d, w->stride, w->n_in, w->n_out, x32 + (size_t)c0 * (size_t)w->n_in, k, yk,
+                               g->st);
+                g->tr[n == 1 ? TR_F32_ROW : TR_F32_ROWS]++;
             }
-            tcu_gemv_multi(w->type, w->d, w->stride, w->n_in, w->n_out, x32, n, y, g->st);
-            g->tr[n == 1 ? TR_F32_ROW : TR_F32_ROWS]++;
+            if (n > TCU_MULTI_MAX) g->tr[TR_SLICE]++;
         }
         return 0;
     }
@@ -172,13 +183,17 @@ static int gather_logits(crank *g, int n) {
     return 0;
 }
 
+/* 1 when a GEMV-path pass of n tokens runs w with the dp4a kernel (on x16 activations): in an f16-order pass only a
+ * matrix the f16 order lacks (a Q6_K head beside Q4_0 layers: backend_cuda.c hm_all). */
+static int dp4a_runs(const crank *g, int n, const dweight *w) {
+    return w && tcu_gemv_dp4a_supported(w->type) && !(f16_pass(g, n) && tcu_gemm_hm_supported(w->type, w->n_in));
+}
+
 /* g->xq when a GEMV-path pass (n <= gemv_max) runs one of a, b, c (NULL: none) with the dp4a kernel: its input's
- * producer writes it in the x16 format too; else NULL (and in an f16-order pass, whose producers write f16 instead). */
+ * producer writes it in the x16 format too (in an f16-order pass beside the f16 its other readers take); else NULL. */
 static void *want_x16(const crank *g, int n, const dweight *a, const dweight *b, const dweight *c) {
-    if (n > g->gemv_max || f16_pass(g, n)) return NULL;
-    const int any = (a && tcu_gemv_dp4a_supported(a->type)) || (b && tcu_gemv_dp4a_supported(b->type)) ||
-                    (c && tcu_gemv_dp4a_supported(c->type));
-    return any ? g->xq : NULL;
+    if (n > g->gemv_max) return NULL;
+    return dp4a_runs(g, n, a) || dp4a_runs(g, n, b) || dp4a_runs(g, n, c) ? g->xq : NULL;
 }
 
 /* The residual buffer a residual add writes when the stream is in xc. */
@@ -822,14 +837,15 @@ int cuda_prepare(tern_backend *be_, const tern_graph *G, int max_rows) {
 void cuda_rank_trace_print(const crank *g) {
     fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
                     "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu attention_q8w=%llu "
-                    "rmsnorm_cluster=%llu gemm_mma_v2=%llu gemm_hm=%llu gemm_hm_tiled=%llu graphs=%d (rows <= %d: GEMV)\n",
+                    "rmsnorm_cluster=%llu gemm_mma_v2=%llu gemm_hm=%llu gemm_hm_tiled=%llu gemv_slices=%llu graphs=%d "
+                    "(rows <= %d: GEMV)\n",
             (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
             (unsigned long long)g->tr[TR_DP4A_TMA], (unsigned long long)g->tr[TR_F32_ROW],
             (unsigned long long)g->tr[TR_F32_ROWS], (unsigned long long)g->tr[TR_GEMM],
             (unsigned long long)g->tr[TR_ATT_SPLIT], (unsigned long long)g->tr[TR_ATT],
             (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_RMS_CL],
             (unsigned long long)g->tr[TR_MMA_V2], (unsigned long long)g->tr[TR_HM], (unsigned long long)g->tr[TR_HM_TL],
-            g->n_graphs, g->gemv_max);
+            (unsigned long long)g->tr[TR_SLICE], g->n_graphs, g->gemv_max);
 }
 
 #endif

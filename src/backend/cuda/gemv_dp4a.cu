@@ -1043,16 +1043,17 @@ template <int T> static int q8_family(size_t stride, int64_t n_in, int64_t n_out
 
 /* Returns 1 when the call ran gemv_q8_tma_k (the trace's count), else 0. CH: the chunk order (reduce.cuh). */
 template <int T, int CH>
-static int q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, int64_t n_out, const void *xq, int m,
-                       float *y, cudaStream_t st) {
+static int q8_dispatch(int fam, const uint8_t *w, size_t stride, int64_t n_in, int64_t n_out, const void *xq, int m_all,
+                       int c0, int m, float *y, cudaStream_t st) {
     const int nb = (int)(n_in / 32);
     if (nb < 1) { /* an empty dot: every output 0 (the kernels' loops would not end a group) */
         cudaMemsetAsync(y, 0, sizeof(float) * (size_t)n_out * (size_t)m, st);
         return 0;
     }
-    const size_t pb = plane_bytes(m, n_in);
-    const int8_t *q = (const int8_t *)xq, *ql = (const int8_t *)xq + pb;
-    const int2 *ds = (const int2 *)((const char *)xq + 2 * pb);
+    /* columns c0 .. c0 + m - 1 of the m_all in xq: each plane's rows are columns, so the slice is an offset in each */
+    const size_t pb = plane_bytes(m_all, n_in);
+    const int8_t *q = (const int8_t *)xq + (size_t)c0 * (size_t)n_in, *ql = (const int8_t *)xq + pb + (size_t)c0 * (size_t)n_in;
+    const int2 *ds = (const int2 *)((const char *)xq + 2 * pb) + (size_t)c0 * (size_t)nb;
     /* a family a caller fixed for the matrix (its bit pattern, one for its 1- and m-column calls), else the rule */
     const int kern = fam == 0 || fam == 1 || fam == 3 ? fam : q8_family<T>(stride, n_in, n_out);
     if (kern == 3 && m == 1) { /* multi-column calls: the warp family's twin (the same bits) */
@@ -1104,28 +1105,33 @@ extern "C" void tcu_gemv_order_set(int ord) {
     __atomic_store_n(&g_gemv_order, ord < 0 ? 0 : ord > 2 ? 2 : ord, __ATOMIC_RELAXED);
 }
 
-extern "C" int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
-                                 const void *xq, int m, float *y, cudaStream_t st) {
-    if (m < 1 || m > TCU_MULTI_MAX) return 0;
+extern "C" int tcu_gemv_dp4a_cols(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                                  const void *xq, int m_all, int c0, int m, float *y, cudaStream_t st) {
+    if (m < 1 || m > TCU_MULTI_MAX || c0 < 0 || c0 + m > m_all) return 0;
     const uint8_t *wb = (const uint8_t *)w;
     const int ch = tcu_gemv_order() != 0; /* 2 (the f16 order) keeps the chunk order for what stays on the GEMV */
     switch (t) {
-    case TERN_TYPE_Q4_0: return q8_dispatch<TERN_TYPE_Q4_0, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q4_1: return q8_dispatch<TERN_TYPE_Q4_1, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q8_0: return q8_dispatch<TERN_TYPE_Q8_0, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q4_K: return q8_dispatch<TERN_TYPE_Q4_K, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
-    case TERN_TYPE_Q6_K: return q8_dispatch<TERN_TYPE_Q6_K, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+    case TERN_TYPE_Q4_0: return q8_dispatch<TERN_TYPE_Q4_0, 0>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st);
+    case TERN_TYPE_Q4_1: return q8_dispatch<TERN_TYPE_Q4_1, 0>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st);
+    case TERN_TYPE_Q8_0: return q8_dispatch<TERN_TYPE_Q8_0, 0>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st);
+    case TERN_TYPE_Q4_K: return q8_dispatch<TERN_TYPE_Q4_K, 0>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st);
+    case TERN_TYPE_Q6_K: return q8_dispatch<TERN_TYPE_Q6_K, 0>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st);
     case TCU_TYPE_Q4_0R:
-        return ch ? q8_dispatch<TCU_TYPE_Q4_0R, 1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st)
-                  : q8_dispatch<TCU_TYPE_Q4_0R, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+        return ch ? q8_dispatch<TCU_TYPE_Q4_0R, 1>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st)
+                  : q8_dispatch<TCU_TYPE_Q4_0R, 0>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st);
     case TCU_TYPE_Q8_0R:
-        return ch ? q8_dispatch<TCU_TYPE_Q8_0R, 1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st)
-                  : q8_dispatch<TCU_TYPE_Q8_0R, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+        return ch ? q8_dispatch<TCU_TYPE_Q8_0R, 1>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st)
+                  : q8_dispatch<TCU_TYPE_Q8_0R, 0>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st);
     case TCU_TYPE_Q4_KR:
-        return ch ? q8_dispatch<TCU_TYPE_Q4_KR, 1>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st)
-                  : q8_dispatch<TCU_TYPE_Q4_KR, 0>(fam, wb, row_bytes, n_in, n_out, xq, m, y, st);
+        return ch ? q8_dispatch<TCU_TYPE_Q4_KR, 1>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st)
+                  : q8_dispatch<TCU_TYPE_Q4_KR, 0>(fam, wb, row_bytes, n_in, n_out, xq, m_all, c0, m, y, st);
     default: return 0;
     }
+}
+
+extern "C" int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                                 const void *xq, int m, float *y, cudaStream_t st) {
+    return tcu_gemv_dp4a_cols(fam, t, w, row_bytes, n_in, n_out, xq, m, 0, m, y, st);
 }
 
 extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,

@@ -86,9 +86,9 @@ void tcu_gemv(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_ou
 #define TCU_MULTI_MAX 16
 /* The longest pass the GEMV path (exec.c: every token the bits of its one-token pass) can take: the decode
  * configuration of the norms, RoPE tables, attention (tcu_attention_decode) and argmaxes handles up to this many
- * tokens; the matmuls of more than TCU_MULTI_MAX columns run v2 (tcu_gemm_mma_v2_split; the chunk order only). The
- * backend's pass limit (crank.gemv_max) is TCU_MULTI_MAX unless the chunk order is on and every matrix has v2
- * (backend_cuda.c). */
+ * tokens; the matmuls of more than TCU_MULTI_MAX columns run v2 (tcu_gemm_mma_v2_split; the chunk order only), the f16
+ * order's GEMM, or the twins on slices (tcu_gemv_dp4a_cols). The backend's pass limit (crank.gemv_max) is
+ * TCU_MULTI_MAX unless the chunk or f16 order is on and every matrix has one of them (backend_cuda.c pass_limit). */
 #define TCU_PASS_MAX 64
 void tcu_gemv_multi(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const float *x, int m,
                     float *y, cudaStream_t st);
@@ -117,6 +117,12 @@ int tcu_gemv_dp4a_family(int t, size_t row_bytes, int64_t n_in, int64_t n_out);
  * bits, where the device or the layout does not allow it, and for m > 1), else 0. */
 int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                       int m, float *y, cudaStream_t st);
+/* tcu_gemv_dp4a_fam on columns c0 .. c0 + m - 1 (m <= TCU_MULTI_MAX) of the m_all columns in xq (tcu_x16_bytes(m_all,
+ * n_in)), y (m, n_out) their rows: each the bits of the one-column call on its column. Passes of more columns than the
+ * twins take run a matrix without v2 (Q6_K, Q4_1) as such slices (exec.c matmul). Returns as tcu_gemv_dp4a_fam (0 with
+ * nothing launched for a slice out of range). */
+int tcu_gemv_dp4a_cols(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
+                       int m_all, int c0, int m, float *y, cudaStream_t st);
 
 /* ---- small-M GEMM of batched decode (src/backend/cuda/gemm_mma.cu): int8 MMA over the x16 activations ---------
  * y (m, n_out) = W · x_c for m >= 1 columns in xq (tcu_x16_bytes(m, n_in)); column c bit-identical to
