@@ -183,7 +183,8 @@ static void cli_config_from_env(void) {
 
 /* Many sequences at once (tern serve --parallel N > 1, tern bench --parallel with a B > 1) ask for the f16 order
  * (tern_config.gemv_chunk 2: CUDA passes of up to 64 tokens through the f16 MMA GEMM, each sequence's bits its own at
- * any B), which an engine takes where every matrix has it (Q4_0 on Hopper) and else runs the chunk order (1), unless
+ * any B), which an engine takes where every layer matrix has it (Q4_0 on Hopper; the head may be Q6_K) and else runs the
+ * chunk order (1), unless
  * TERN_GEMV_CHUNK says otherwise. H200, synthetic Llama-3-8B Q4_0, S_TG against the chunk order (docs/ledger.md
  * 2026-12-05 "many sequences take the f16 order"): B = 4 +23%, 8 +25%, 16 +41%, 64 2.1x, but one sequence in such an
  * engine -19.5% (379 against 471). One sequence (tern run, tern bench without --parallel) keeps today's order. */

@@ -30,8 +30,9 @@ typedef struct {
     int cuda_graph;       /* 1: passes of up to 16 tokens replay captured CUDA graphs; 0: launched each time */
     int cuda_timing;      /* 1: device time of each pass from events, printed at engine free */
     int gemv_chunk;       /* 1: the CUDA dp4a GEMVs in the chunk-major order, with passes of up to 64 tokens through the
-                           * int8 MMA GEMM (issue 26); 2: the f16 order where every matrix is Q4_0 (gemm_hmma.cu: every
-                           * pass of 1..64 tokens through the f16 MMA GEMM; else as 1). Default 0 (one sequence); the
+                           * int8 MMA GEMM (issue 26); 2: the f16 order where every layer matrix is Q4_0 (gemm_hmma.cu:
+                           * every pass of 1..64 tokens through the f16 MMA GEMM; a head in another type on the dp4a
+                           * twins; else as 1). Default 0 (one sequence); the
                            * CLI asks for 2 for engines of many sequences (cli_batch_order) */
     int att_rps;          /* CUDA decode attention: keys a split (and the grid's splits: n_ctx / att_rps, at most 16);
                            * 0: 256, other values clamped to 16..4096. An arm under measurement (short contexts run
@@ -136,8 +137,8 @@ const char *tern_context_device(const tern_context *c);
 /* Name of the CUDA device (e.g. "NVIDIA H200"), or "" if none is usable or the build has no CUDA. */
 const char *tern_cuda_name(void);
 /* The float order the last CUDA engine of this process runs its GEMV-path passes in: 0 today's (one sequence), 1 the
- * chunk order, 2 the f16 order (tern_config.gemv_chunk asks for one; an engine takes 2 only where every matrix has the
- * f16 GEMM, else 1). 0 before any CUDA engine and in a CPU build. */
+ * chunk order, 2 the f16 order (tern_config.gemv_chunk asks for one; an engine takes 2 only where every layer matrix has the
+ * f16 GEMM and the head it or the dp4a twins, else 1). 0 before any CUDA engine and in a CPU build. */
 int tern_cuda_order(void);
 /* A measurement instrument (TERN_TIMELINE): from now to the process's exit, every kernel's device start and end (CUDA
  * graphs' kernels too; ns of CUPTI's clock) as CSV rows in path (columns: src/backend/cuda/timeline.c), through CUPTI

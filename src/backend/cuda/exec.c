@@ -107,8 +107,14 @@ static int matmul(crank *g, const dweight *w, int n, const float *x32, const voi
             const int k = n - c0 < TCU_MULTI_MAX ? n - c0 : TCU_MULTI_MAX;
             float *yk = y + (size_t)c0 * (size_t)w->n_out;
             if (xq && tcu_gemv_dp4a_supported(w->type)) {
-                if (tcu_gemv_dp4a_cols(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, c0, k, yk, g->st))
-                    g->tr[TR_DP4A_TMA]++;
+                const int r = tcu_gemv_dp4a_cols(w->fam, w->type, w->d, w->stride, w->n_in, w->n_out, xq, n, c0, k, yk,
+                                                 g->st);
+                if (r < 0) {
+                    tern_set_error("internal: the dp4a GEMV refused columns %d..%d of %d (type %d)", c0, c0 + k - 1, n,
+                                   w->type);
+                    return -1;
+                }
+                if (r) g->tr[TR_DP4A_TMA]++;
                 g->tr[n == 1 ? TR_DP4A_ROW : TR_DP4A_ROWS]++;
             } else {
                 if (!tcu_type_supported(w->type)) { /* a repacked layout: the dp4a kernels only */
@@ -435,9 +441,10 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             const float *cs = tabled ? g->ropecs[tb] : NULL;
             /* the O GEMV's x16 input written by the attention kernel itself (+1.4% Q4_0 tg128, docs/ledger.md) */
             xq = want_x16(g, n, l->wo, NULL, NULL);
-            const int att_x16 = xq && dec;
             /* the f16 order's O input from the attention kernels (its layout is on in an f16 pass) */
             const int att_h16 = h16 && dec && f16_pass(g, n);
+            /* (an f16 pass's wo has the f16 GEMM (hm_all), so no xq; were it to, the quantize below writes it) */
+            const int att_x16 = xq && dec && !att_h16;
             const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
             if (!g->kv_q8)
                 tcu_rope_kv(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, kslot, g->freq[tb],

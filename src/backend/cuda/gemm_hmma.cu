@@ -150,7 +150,7 @@ static __device__ __forceinline__ uint64_t hw_desc(uint32_t saddr) { return wg_d
 static __device__ __forceinline__ uint32_t hm_h2u(__half2 h) { return *reinterpret_cast<uint32_t *>(&h); }
 static __device__ __forceinline__ __half2 hm_u2h(uint32_t u) { return *reinterpret_cast<__half2 *>(&u); }
 
-/* (p & M) | 0x64006400 as one LOP3 (0xEA: (a & b) | c). Written in C, nvcc emitted an AND and an OR: 32 of the 236
+/* (p & M) | 0x64006400 as one LOP3 (0xEA: (a & b) | c). Written in C, nvcc emitted an AND and an OR: 32 of the 237
  * instructions of gemm_hb_k<1,2>'s step (bench/gpu/s35-arms). The same bits either way. */
 template <uint32_t M> static __device__ __forceinline__ uint32_t hm_lop_or(uint32_t p) {
     uint32_t r;

@@ -1107,7 +1107,7 @@ extern "C" void tcu_gemv_order_set(int ord) {
 
 extern "C" int tcu_gemv_dp4a_cols(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
                                   const void *xq, int m_all, int c0, int m, float *y, cudaStream_t st) {
-    if (m < 1 || m > TCU_MULTI_MAX || c0 < 0 || c0 + m > m_all) return 0;
+    if (m < 1 || m > TCU_MULTI_MAX || c0 < 0 || c0 + m > m_all) return -1;
     const uint8_t *wb = (const uint8_t *)w;
     const int ch = tcu_gemv_order() != 0; /* 2 (the f16 order) keeps the chunk order for what stays on the GEMV */
     switch (t) {
@@ -1131,7 +1131,7 @@ extern "C" int tcu_gemv_dp4a_cols(int fam, int t, const void *w, size_t row_byte
 
 extern "C" int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
                                  const void *xq, int m, float *y, cudaStream_t st) {
-    return tcu_gemv_dp4a_cols(fam, t, w, row_bytes, n_in, n_out, xq, m, 0, m, y, st);
+    return tcu_gemv_dp4a_cols(fam, t, w, row_bytes, n_in, n_out, xq, m, 0, m, y, st) > 0;
 }
 
 extern "C" void tcu_gemv_dp4a(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,

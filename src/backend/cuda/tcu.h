@@ -119,8 +119,8 @@ int tcu_gemv_dp4a_fam(int fam, int t, const void *w, size_t row_bytes, int64_t n
                       int m, float *y, cudaStream_t st);
 /* tcu_gemv_dp4a_fam on columns c0 .. c0 + m - 1 (m <= TCU_MULTI_MAX) of the m_all columns in xq (tcu_x16_bytes(m_all,
  * n_in)), y (m, n_out) their rows: each the bits of the one-column call on its column. Passes of more columns than the
- * twins take run a matrix without v2 (Q6_K, Q4_1) as such slices (exec.c matmul). Returns as tcu_gemv_dp4a_fam (0 with
- * nothing launched for a slice out of range). */
+ * twins take run a matrix without v2 (Q6_K, Q4_1) as such slices (exec.c matmul). Returns as tcu_gemv_dp4a_fam, and -1 with
+ * nothing launched for a slice out of range (tcu_gemv_dp4a_fam gives 0 there). */
 int tcu_gemv_dp4a_cols(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq,
                        int m_all, int c0, int m, float *y, cudaStream_t st);
 
