@@ -102,7 +102,7 @@ static int matmul(crank *g, const dweight *w, int n, const float *x32, const voi
     if (n <= g->gemv_max) {
         /* a pass longer than the twins take (TCU_MULTI_MAX columns) on a matrix without v2 (Q6_K, Q4_1: pass_limit):
          * the twins on slices of its columns, each column the bits of its one-column call; the matrix is read once a
-         * slice (docs/gpu.md "passes of 17..64 tokens") */
+         * slice (docs/gpu.md "Files of mixed types") */
         for (int c0 = 0; c0 < n; c0 += TCU_MULTI_MAX) {
             const int k = n - c0 < TCU_MULTI_MAX ? n - c0 : TCU_MULTI_MAX;
             float *yk = y + (size_t)c0 * (size_t)w->n_out;
@@ -192,7 +192,7 @@ static int gather_logits(crank *g, int n) {
 /* 1 when a GEMV-path pass of n tokens runs w with the dp4a kernel (on x16 activations): in an f16-order pass only a
  * matrix the f16 order lacks (a Q6_K head beside Q4_0 layers: backend_cuda.c hm_all). */
 static int dp4a_runs(const crank *g, int n, const dweight *w) {
-    return w && tcu_gemv_dp4a_supported(w->type) && !(f16_pass(g, n) && tcu_gemm_hm_supported(w->type, w->n_in));
+    return w && tcu_gemv_dp4a_supported(w->type) && !(f16_pass(g, n) && v2_runs(g, w, n, NULL));
 }
 
 /* g->xq when a GEMV-path pass (n <= gemv_max) runs one of a, b, c (NULL: none) with the dp4a kernel: its input's
