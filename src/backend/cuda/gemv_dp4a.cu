@@ -226,18 +226,26 @@ static __device__ __forceinline__ void dot_hl(const int *wq, const int8_t *hi, c
 template <int T>
 static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float mw, const int8_t *hi, const int8_t *lo,
                                                 int2 ds, float acc) {
-    int4 ha, la;
-    int sh, sl;
-    dot_hl(wq, hi, lo, ha, la, sh, sl);
     const float dx = __int_as_float(ds.x);
-    if (T == TERN_TYPE_Q6_K) { /* two 16-element halves with their own scales (dw, mw); each |sum| < 2^24 */
-        int ha0 = 0, la0 = 0;
-        ha0 = __dp4a(wq[0], ha.x, ha0); ha0 = __dp4a(wq[1], ha.y, ha0); ha0 = __dp4a(wq[2], ha.z, ha0); ha0 = __dp4a(wq[3], ha.w, ha0);
-        la0 = __dp4a(wq[0], la.x, la0); la0 = __dp4a(wq[1], la.y, la0); la0 = __dp4a(wq[2], la.z, la0); la0 = __dp4a(wq[3], la.w, la0);
-        const int s0 = ha0 * 256 + la0, s1 = (sh - ha0) * 256 + (sl - la0);
+    if (T == TERN_TYPE_Q6_K) { /* two 16-element halves with their own scales (dw, mw); each |sum| < 2^24. The four
+                                * half-block plane sums straight (16 dp4a; the whole-block sums first, then half 0's,
+                                * took 24): the same integers, so the same bits. Predicted +5-9% at 64 sequences on a
+                                * Q6_K head, measured +0.5-0.8% (docs/ledger.md 2026-12-05 "the Q6_K twin's plane
+                                * sums"): the dp4a count is not what bounds the twin at 16 columns */
+        const int4 ha = __ldg((const int4 *)hi), hb = __ldg((const int4 *)(hi + 16));
+        const int4 la = __ldg((const int4 *)lo), lb = __ldg((const int4 *)(lo + 16));
+        int h0 = 0, h1 = 0, l0 = 0, l1 = 0;
+        h0 = __dp4a(wq[0], ha.x, h0); h0 = __dp4a(wq[1], ha.y, h0); h0 = __dp4a(wq[2], ha.z, h0); h0 = __dp4a(wq[3], ha.w, h0);
+        h1 = __dp4a(wq[4], hb.x, h1); h1 = __dp4a(wq[5], hb.y, h1); h1 = __dp4a(wq[6], hb.z, h1); h1 = __dp4a(wq[7], hb.w, h1);
+        l0 = __dp4a(wq[0], la.x, l0); l0 = __dp4a(wq[1], la.y, l0); l0 = __dp4a(wq[2], la.z, l0); l0 = __dp4a(wq[3], la.w, l0);
+        l1 = __dp4a(wq[4], lb.x, l1); l1 = __dp4a(wq[5], lb.y, l1); l1 = __dp4a(wq[6], lb.z, l1); l1 = __dp4a(wq[7], lb.w, l1);
+        const int s0 = h0 * 256 + l0, s1 = h1 * 256 + l1;
         acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s0), acc);
         return fmaf(__fmul_rn(mw, dx), __int2float_rn(s1), acc);
     }
+    int4 ha, la;
+    int sh, sl;
+    dot_hl(wq, hi, lo, ha, la, sh, sl);
     int s = sh * 256 + sl;
     if (T == TERN_TYPE_Q4_0 || T == TCU_TYPE_Q4_0R) s -= 8 * ds.y;
     acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s), acc);
