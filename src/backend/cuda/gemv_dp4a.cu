@@ -230,8 +230,8 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
     if (T == TERN_TYPE_Q6_K) { /* two 16-element halves with their own scales (dw, mw); each |sum| < 2^24. The four
                                 * half-block plane sums straight (16 dp4a; the whole-block sums first, then half 0's,
                                 * took 24): the same integers, so the same bits. Predicted +5-9% at 64 sequences on a
-                                * Q6_K head, measured +0.5-0.8% (docs/ledger.md 2026-12-05 "the Q6_K twin's plane
-                                * sums"): the dp4a count is not what bounds the twin at 16 columns */
+                                * Q6_K head, measured +0.6% (+0.8% at 16; docs/ledger.md 2026-12-05 "the Q6_K twin's
+                                * plane sums"): the dp4a count is not what bounds the twin at 16 columns */
         const int4 ha = __ldg((const int4 *)hi), hb = __ldg((const int4 *)(hi + 16));
         const int4 la = __ldg((const int4 *)lo), lb = __ldg((const int4 *)(lo + 16));
         int h0 = 0, h1 = 0, l0 = 0, l1 = 0;
