@@ -208,12 +208,11 @@ template <> __device__ __forceinline__ void load_blk<TERN_TYPE_Q6_K>(const uint8
     }
 }
 
-/* The block's two plane sums sh = Σ w·hi, sl = Σ w·lo (the 32 activation bytes of each plane kept in ha/hb, la). */
-static __device__ __forceinline__ void dot_hl(const int *wq, const int8_t *hi, const int8_t *lo, int4 &ha, int4 &la,
-                                              int &sh, int &sl) {
-    ha = __ldg((const int4 *)hi);
+/* The block's two plane sums sh = Σ w·hi, sl = Σ w·lo over its 32 activation bytes of each plane. */
+static __device__ __forceinline__ void dot_hl(const int *wq, const int8_t *hi, const int8_t *lo, int &sh, int &sl) {
+    const int4 ha = __ldg((const int4 *)hi);
     const int4 hb = __ldg((const int4 *)(hi + 16));
-    la = __ldg((const int4 *)lo);
+    const int4 la = __ldg((const int4 *)lo);
     const int4 lb = __ldg((const int4 *)(lo + 16));
     sh = 0, sl = 0;
     sh = __dp4a(wq[0], ha.x, sh); sh = __dp4a(wq[1], ha.y, sh); sh = __dp4a(wq[2], ha.z, sh); sh = __dp4a(wq[3], ha.w, sh);
@@ -243,9 +242,8 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
         acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s0), acc);
         return fmaf(__fmul_rn(mw, dx), __int2float_rn(s1), acc);
     }
-    int4 ha, la;
     int sh, sl;
-    dot_hl(wq, hi, lo, ha, la, sh, sl);
+    dot_hl(wq, hi, lo, sh, sl);
     int s = sh * 256 + sl;
     if (T == TERN_TYPE_Q4_0 || T == TCU_TYPE_Q4_0R) s -= 8 * ds.y;
     acc = fmaf(__fmul_rn(dw, dx), __int2float_rn(s), acc);
@@ -260,9 +258,8 @@ static __device__ __forceinline__ float blk_dot(const int *wq, float dw, float m
 template <int T>
 static __device__ __forceinline__ float blk_leaf(const int *wq, float dw, float mw, const int8_t *hi, const int8_t *lo,
                                                  int2 ds) {
-    int4 ha, la;
     int sh, sl;
-    dot_hl(wq, hi, lo, ha, la, sh, sl);
+    dot_hl(wq, hi, lo, sh, sl);
     int s = sh * 256 + sl;
     if (T == TCU_TYPE_Q4_0R) s -= 8 * ds.y;
     return chunk_leaf(dw, __int_as_float(ds.x), s, mw, ds.y, T == TCU_TYPE_Q4_KR);
