@@ -2,7 +2,7 @@
 # bench/box_sys.sh: the headers and shared libraries the GPU box lacks (PCRE2, libmicrohttpd with gnutls, cJSON,
 # libedit), copied from this machine's Debian packages into .box/sys/ (git-ignored, ~8 MB) to carry to the box:
 #
-#   bench/box_sys.sh                      (needs a CPU build of ./tern here: its ldd closure is what is copied)
+#   bench/box_sys.sh                      (needs a build of ./tern here: its ldd closure but CUDA's is what is copied)
 #   device: carry [".box/sys"], then on the box
 #     PCRE=$PWD/.box/sys bash bench/gpu_check.sh ...     (gpu_check.sh adds -I/-L and LD_LIBRARY_PATH from PCRE)
 #
@@ -19,6 +19,7 @@ done
 # every shared library ./tern needs but libc and libm (the box has those), under its soname
 ldd ./tern | awk '/=> \//{print $1, $3}' | while read -r so path; do
   case $so in libc.so.*|libm.so.*|ld-linux*|linux-vdso*) continue ;; esac
+  case $so in libcu*|libnv*|libstdc++*|libgcc_s*) continue ;; esac # a CUDA build's: the box has its own CUDA and C++ runtime
   cp -L "$path" "$out/lib/$so"
 done
 # the link-time names the Makefile's -l flags look for
