@@ -3,22 +3,25 @@
  * - the producers in the f16 order's layout (tcu_set_hm_layout(1)): the RMSNorms (rmsnorm_k and the cluster kernel),
  *   the GLU and tcu_f32_to_f16 write value i at tcu_hm_pos(i), the bits they write row-major with it off;
  * - values: every output of the one-column call is within (K/16 + 32)·2^-22·Σ|w_k·x_k| of the float64 sum of the
- *   f16 products w_k·x_k, w_k = f16(d·(q - 8)) from the GGUF Q4_0 block (computed here from the bytes), x_k the
- *   f16 activation: a wrong element, block, scale or row would be off by a whole term;
- * - batch invariance: for every arm (-1 the chooser on rows and on the tiled layout TCU_TYPE_Q4_0T, 0..TCU_HM_ARMS-1;
+ *   f16 products w_k·x_k, w_k = f16(d·(q - 8)) from the GGUF Q4_0 block or f16(d·q) from the Q8_0 block (computed
+ *   here from the bytes), x_k the f16 activation: a wrong element, block, scale or row would be off by a whole term;
+ * - batch invariance: for every arm (-1 the chooser on rows and on the tiled layout TCU_TYPE_Q4_0T / Q8_0T, 0..TCU_HM_ARMS-1;
  *   arms >= TCU_HM_TILED on the tiled layout) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the m-column call
  *   equals the rows' one-column call on x_c by memcmp, columns past m untouched; the fused form (rows in three parts
  *   into three buffers, rows and tiled) gives each output the bits of the plain call; an arm of the other layout is
  *   refused; tcu_dequant_f16 of the tiled layout gives the rows' bytes (the prefill's weights in a tiled engine);
+ * - the weights the GEMM multiplies are tcu_dequant_f16's bits (one-hot columns read each weight out; n_in <= 2048);
  * - a call whose K split needs a workspace refuses to run without one.
  * The GEMM's inputs are the f16 columns permuted here by tcu_hm_pos (the layout the producers write).
  * Shapes: 4096 x 1000 (K split in 4), 14336 x 33 (in 8), 6144 x 70 (in 4), 2048 x 100 (in 2), 384 x 130 (3 steps, a
  * partial row tile; no split), 128 x 9 (one step); 1056 x 45 and 800 x 7 (n_in not a multiple of 128) refused.
- * Weights: random GGUF Q4_0 blocks, repacked by tcu_repack as the upload does, the bytes it leaves unwritten NaN halves.
+ * Every check on Q4_0 and on Q8_0 weights: random GGUF blocks (Q8_0 with -128 and 127 in some), repacked by tcu_repack
+ * as the upload does, the bytes it leaves unwritten NaN halves.
  * --sweep: times (us, best of 10 rounds of 20 calls, weights rotated over 4 copies) of the arms against v2's chooser
  * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box.
  * `--sweep-only --splits S` (or `--sweep --splits S`, the checks too): every shape's K split forced to S segments
  * (tcu_gemm_hm_splits_set), the split rule's measurement.
+ * --q8 (after the first argument; last for --one): the sweep's and --one's weights Q8_0 (the checks run both types).
  * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV; -3 the chooser on the tiled
  * layout) on one shape, for ncu
  * (bench/gpu_check.sh hmprof); prints its time as the sweep takes it. */
@@ -48,6 +51,7 @@
 #define ARMS TCU_HM_ARMS
 
 static uint64_t rs;
+static int g_type = TERN_TYPE_Q4_0; /* --sweep's and --one's weights (--q8: Q8_0) */
 static uint32_t rnd(void) {
     rs ^= rs << 13;
     rs ^= rs >> 7;
@@ -58,8 +62,9 @@ static float frnd(float a) { return ((float)(rnd() & 0xFFFFFF) / 16777216.0f * 2
 
 typedef struct {
     int64_t n_in, n_out;
+    int gt, rt, tt;   /* the GGUF type (Q4_0, Q8_0), its repacked rows' and its tiled layout's ids */
     size_t gstride, rstride;
-    uint8_t *hw;      /* GGUF Q4_0 rows on the host */
+    uint8_t *hw;      /* GGUF rows on the host */
     void *dr;         /* repacked on the device */
     void *dt[4];      /* dr in the tiled layout (arms >= TCU_HM_TILED; tcu_hm_tile), dt[0] by setup, 1..3 the sweep's copies */
     void *xq;         /* MMAX columns in x16 */
@@ -70,17 +75,24 @@ typedef struct {
     size_t wsn;
 } shape_t;
 
-static void setup(shape_t *s, int64_t n_in, int64_t n_out) {
+/* bytes of a GGUF block of gt */
+static int gblock(int gt) { return gt == TERN_TYPE_Q8_0 ? 34 : 18; }
+
+static void setup(shape_t *s, int gt, int64_t n_in, int64_t n_out) {
     s->n_in = n_in, s->n_out = n_out;
-    s->gstride = (tern_type_row_size(TERN_TYPE_Q4_0, n_in) + 15) & ~(size_t)15;
-    s->rstride = (tcu_repack_row_bytes(TCU_TYPE_Q4_0R, n_in) + 15) & ~(size_t)15;
+    s->gt = gt, s->rt = tcu_repack_type(gt), s->tt = tcu_hm_tiled_type(s->rt);
+    s->gstride = (tern_type_row_size(gt, n_in) + 15) & ~(size_t)15;
+    s->rstride = (tcu_repack_row_bytes(s->rt, n_in) + 15) & ~(size_t)15;
     s->hw = calloc(s->gstride, (size_t)n_out);
     const int64_t nb = n_in / 32;
+    const int bb = gblock(gt);
     for (int64_t r = 0; r < n_out; r++)
         for (int64_t b = 0; b < nb; b++) {
-            uint8_t *p = s->hw + (size_t)r * s->gstride + (size_t)b * 18;
-            for (int i = 2; i < 18; i++) p[i] = (uint8_t)rnd();
-            const uint16_t d = tern_fp32_to_fp16(frnd(0.02f) + 0.001f);
+            uint8_t *p = s->hw + (size_t)r * s->gstride + (size_t)b * bb;
+            for (int i = 2; i < bb; i++) p[i] = (uint8_t)rnd();
+            /* Q8_0: -128 and 127 in some blocks (the dequantization's ends) */
+            if (gt == TERN_TYPE_Q8_0 && b % 5 == 1) p[2 + (r % 32)] = 0x80, p[2 + ((r + 7) % 32)] = 0x7F;
+            const uint16_t d = tern_fp32_to_fp16((frnd(0.02f) + 0.001f) * (gt == TERN_TYPE_Q8_0 ? 0.125f : 1.0f));
             memcpy(p, &d, 2);
         }
     void *dw;
@@ -88,7 +100,7 @@ static void setup(shape_t *s, int64_t n_in, int64_t n_out) {
     CU(cudaMemcpy(dw, s->hw, s->gstride * (size_t)n_out, cudaMemcpyHostToDevice));
     CU(cudaMalloc(&s->dr, s->rstride * (size_t)n_out));
     CU(cudaMemset(s->dr, 0xFF, s->rstride * (size_t)n_out));
-    tcu_repack(TERN_TYPE_Q4_0, dw, s->gstride, s->dr, s->rstride, n_in, n_out, 0);
+    tcu_repack(gt, dw, s->gstride, s->dr, s->rstride, n_in, n_out, 0);
     CU(cudaFree(dw));
     float *hx = malloc(sizeof(float) * (size_t)n_in * MMAX), *dx;
     for (int64_t i = 0; i < n_in * MMAX; i++) hx[i] = frnd(2.0f) * (i % 97 == 0 ? 40.0f : 1.0f);
@@ -107,8 +119,8 @@ static void setup(shape_t *s, int64_t n_in, int64_t n_out) {
     s->xp = NULL;
     memset(s->dt, 0, sizeof s->dt);
     if (n_in % 128 == 0) {
-        CU(cudaMalloc(&s->dt[0], tcu_hm_tile_bytes(n_in, n_out)));
-        tcu_hm_tile(s->dr, s->rstride, n_in, n_out, s->dt[0], 0);
+        CU(cudaMalloc(&s->dt[0], tcu_hm_tile_bytes(s->rt, n_in, n_out)));
+        tcu_hm_tile(s->rt, s->dr, s->rstride, n_in, n_out, s->dt[0], 0);
         CU(cudaGetLastError());
         uint16_t *hp = malloc(sizeof(uint16_t) * (size_t)n_in * MMAX);
         for (int c = 0; c < MMAX; c++)
@@ -164,20 +176,62 @@ static int tiled(int arm) { return arm >= TCU_HM_TILED || arm == TL_PICK; }
 
 static int call(int arm, const shape_t *s, const void *w, const int64_t rows[3], const uint16_t *x, int m,
                 float *const y[3], int with_ws) {
-    return tcu_gemm_hm(arm == TL_PICK ? -1 : arm, tiled(arm) ? TCU_TYPE_Q4_0T : TCU_TYPE_Q4_0R, w, s->rstride, s->n_in,
+    return tcu_gemm_hm(arm == TL_PICK ? -1 : arm, tiled(arm) ? s->tt : s->rt, w, s->rstride, s->n_in,
                        rows, x, m, y, with_ws ? s->ws : NULL, with_ws ? s->wsn : 0, 0);
 }
 
-static void check_shape(int64_t n_in, int64_t n_out) {
+/* The weights the GEMM multiplies are tcu_dequant_f16's, bit for bit: column c one-hot (1.0) at input k_c, so output
+ * (r, c) is the weight (r, k_c) exactly (one product by 1.0 plus zeros in f32; -0 reads as +0), for every input k
+ * (n_in / 64 calls of 64 columns, the chooser on the tiled layout and on rows) against the rows' dequantization. */
+static void check_weights(const shape_t *s) {
+    const int64_t n_in = s->n_in, n_out = s->n_out;
+    const size_t nw = (size_t)n_in * (size_t)n_out;
+    uint16_t *dq, *hq = malloc(sizeof(uint16_t) * nw), *hx = calloc((size_t)n_in * MMAX, sizeof(uint16_t)), *dx;
+    float *dy, *hy = malloc(sizeof(float) * (size_t)n_out * MMAX);
+    CU(cudaMalloc((void **)&dq, sizeof(uint16_t) * nw));
+    CU(cudaMalloc((void **)&dx, sizeof(uint16_t) * (size_t)n_in * MMAX));
+    CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
+    tcu_dequant_f16(s->rt, s->dr, s->rstride, n_in, n_out, dq, 0);
+    CU(cudaMemcpy(hq, dq, sizeof(uint16_t) * nw, cudaMemcpyDeviceToHost));
+    const int64_t rows1[3] = {n_out, 0, 0};
+    float *const ya[3] = {dy, dy, dy};
+    int bad = 0, ran = 1;
+    for (int tl = 0; tl < 2; tl++)
+        for (int64_t k0 = 0; k0 < n_in; k0 += MMAX) {
+            memset(hx, 0, sizeof(uint16_t) * (size_t)n_in * MMAX);
+            for (int c = 0; c < MMAX; c++) hx[(size_t)c * n_in + tcu_hm_pos(k0 + c)] = 0x3C00; /* 1.0 */
+            CU(cudaMemcpy(dx, hx, sizeof(uint16_t) * (size_t)n_in * MMAX, cudaMemcpyHostToDevice));
+            ran &= call(tl ? TL_PICK : -1, s, tl ? s->dt[0] : s->dr, rows1, dx, MMAX, ya, 1);
+            CU(cudaMemcpy(hy, dy, sizeof(float) * (size_t)n_out * MMAX, cudaMemcpyDeviceToHost));
+            for (int c = 0; c < MMAX; c++)
+                for (int64_t r = 0; r < n_out; r++)
+                    if (hy[(size_t)c * n_out + r] != tern_fp16_to_fp32(hq[(size_t)r * n_in + k0 + c]) && bad++ < 3)
+                        fprintf(stderr, "  %s %lldx%lld%s: weight (%lld, %lld) %.9g, tcu_dequant_f16 %.9g\n",
+                                tern_type_name(s->gt), (long long)n_in, (long long)n_out, tl ? " tiled" : "",
+                                (long long)r, (long long)(k0 + c), hy[(size_t)c * n_out + r],
+                                tern_fp16_to_fp32(hq[(size_t)r * n_in + k0 + c]));
+        }
+    CHECK(ran && bad == 0, "%s %lldx%lld: the GEMM's weights are tcu_dequant_f16's bits (ran %d, %d differ)",
+          tern_type_name(s->gt), (long long)n_in, (long long)n_out, ran, bad);
+    CU(cudaFree(dq));
+    CU(cudaFree(dx));
+    CU(cudaFree(dy));
+    free(hq);
+    free(hx);
+    free(hy);
+}
+
+static void check_shape(int gt, int64_t n_in, int64_t n_out) {
     shape_t s;
-    setup(&s, n_in, n_out);
+    setup(&s, gt, n_in, n_out);
+    printf("  %s %lldx%lld\n", tern_type_name(gt), (long long)n_in, (long long)n_out);
     check_x16(&s);
     if (n_in % 128) { /* the f16 order's layout needs whole 4-block steps: refused, nothing written */
         float *dy;
         CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out));
         const int64_t rows1[3] = {n_out, 0, 0};
         float *const ya[3] = {dy, dy, dy};
-        CHECK(!tcu_gemm_hm_supported(TCU_TYPE_Q4_0R, n_in) && !call(-1, &s, s.dr, rows1, s.xh, 1, ya, 1),
+        CHECK(!tcu_gemm_hm_supported(s.rt, n_in) && !call(-1, &s, s.dr, rows1, s.xh, 1, ya, 1),
               "%lldx%lld: n_in not a multiple of 128 refused", (long long)n_in, (long long)n_out);
         CU(cudaFree(dy));
         release(&s);
@@ -204,13 +258,14 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     double worst = 0;
     for (int64_t r = 0; r < n_out; r++) {
         for (int64_t b = 0; b < nb; b++) {
-            const uint8_t *p = s.hw + (size_t)r * s.gstride + (size_t)b * 18;
+            const uint8_t *p = s.hw + (size_t)r * s.gstride + (size_t)b * gblock(gt);
             uint16_t dh;
             memcpy(&dh, p, 2);
             const float d = tern_fp16_to_fp32(dh);
             for (int j = 0; j < 32; j++) {
-                const int qn = j < 16 ? (p[2 + j] & 15) : (p[2 + j - 16] >> 4);
-                wr[b * 32 + j] = tern_fp16_to_fp32(tern_fp32_to_fp16(d * (float)(qn - 8)));
+                const int q = gt == TERN_TYPE_Q8_0 ? (int)(int8_t)p[2 + j]
+                                                   : (j < 16 ? (p[2 + j] & 15) : (p[2 + j - 16] >> 4)) - 8;
+                wr[b * 32 + j] = tern_fp16_to_fp32(tern_fp32_to_fp16(d * (float)q));
             }
         }
         for (int c = 0; c < MMAX; c++) {
@@ -272,8 +327,8 @@ static void check_shape(int64_t n_in, int64_t n_out) {
     }
     { /* an arm of the other layout refused; the tiled layout's dequantization the rows' bytes */
         float *const ya[3] = {dym, dym, dym};
-        const int r0 = tcu_gemm_hm(0, TCU_TYPE_Q4_0T, s.dt[0], s.rstride, n_in, rows1, s.xp, 4, ya, s.ws, s.wsn, 0);
-        const int r6 = tcu_gemm_hm(TCU_HM_TILED, TCU_TYPE_Q4_0R, s.dr, s.rstride, n_in, rows1, s.xp, 4, ya, s.ws, s.wsn, 0);
+        const int r0 = tcu_gemm_hm(0, s.tt, s.dt[0], s.rstride, n_in, rows1, s.xp, 4, ya, s.ws, s.wsn, 0);
+        const int r6 = tcu_gemm_hm(TCU_HM_TILED, s.rt, s.dr, s.rstride, n_in, rows1, s.xp, 4, ya, s.ws, s.wsn, 0);
         CHECK(!r0 && !r6, "%lldx%lld: an arm of the other layout refused (row arm on tiles %d, tiled arm on rows %d)",
               (long long)n_in, (long long)n_out, r0, r6);
         uint16_t *q0, *q1;
@@ -281,8 +336,8 @@ static void check_shape(int64_t n_in, int64_t n_out) {
         CU(cudaMalloc((void **)&q0, sizeof(uint16_t) * nw));
         CU(cudaMalloc((void **)&q1, sizeof(uint16_t) * nw));
         CU(cudaMemset(q1, 0xFF, sizeof(uint16_t) * nw));
-        tcu_dequant_f16(TCU_TYPE_Q4_0R, s.dr, s.rstride, n_in, n_out, q0, 0);
-        tcu_dequant_f16(TCU_TYPE_Q4_0T, s.dt[0], s.rstride, n_in, n_out, q1, 0);
+        tcu_dequant_f16(s.rt, s.dr, s.rstride, n_in, n_out, q0, 0);
+        tcu_dequant_f16(s.tt, s.dt[0], s.rstride, n_in, n_out, q1, 0);
         CU(cudaDeviceSynchronize());
         uint16_t *h0 = malloc(sizeof(uint16_t) * nw), *h1 = malloc(sizeof(uint16_t) * nw);
         CU(cudaMemcpy(h0, q0, sizeof(uint16_t) * nw, cudaMemcpyDeviceToHost));
@@ -294,6 +349,7 @@ static void check_shape(int64_t n_in, int64_t n_out) {
         CU(cudaFree(q0));
         CU(cudaFree(q1));
     }
+    if (n_in <= 2048) check_weights(&s);
     if (s.wsn) {
         float *const ya[3] = {dym, dym, dym};
         CHECK(call(-1, &s, s.dr, rows1, s.xp, 4, ya, 0) == 0, "%lldx%lld: a split call without its workspace ran",
@@ -387,8 +443,8 @@ static float time_call(int kind, int arm, const shape_t *s, void **dw, int m, fl
             void *w = dw[(r * 20 + i) % 4];
             if (kind == 0) ok &= call(arm, s, tiled(arm) ? s->dt[(r * 20 + i) % 4] : w, rows1, s->xp, m, ya, 1);
             else if (kind == 1)
-                ok &= tcu_gemm_mma_v2_arm(arm, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, m, dy, v2ws, v2wsn, 0);
-            else if (kind == 2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, w, s->rstride, s->n_in, s->n_out, s->xq, 1, dy, 0);
+                ok &= tcu_gemm_mma_v2_arm(arm, s->rt, w, s->rstride, s->n_in, s->n_out, s->xq, m, dy, v2ws, v2wsn, 0);
+            else if (kind == 2) tcu_gemv_dp4a_fam(-1, s->rt, w, s->rstride, s->n_in, s->n_out, s->xq, 1, dy, 0);
             else tcu_x16_to_f16(s->xq, m, s->n_in, s->xh, 0);
         }
         CU(cudaEventRecord(e1, 0));
@@ -403,26 +459,26 @@ static float time_call(int kind, int arm, const shape_t *s, void **dw, int m, fl
     return ok ? best * 1000.0f / 20 : -1.0f;
 }
 
-static void sweep(int64_t n_in, int64_t n_out) {
+static void sweep(int gt, int64_t n_in, int64_t n_out) {
     shape_t s;
-    setup(&s, n_in, n_out);
+    setup(&s, gt, n_in, n_out);
     const size_t wb = s.rstride * (size_t)n_out;
     void *dw[4];
     dw[0] = s.dr;
     for (int c = 1; c < 4; c++) {
         CU(cudaMalloc(&dw[c], wb));
         CU(cudaMemcpy(dw[c], s.dr, wb, cudaMemcpyDeviceToDevice));
-        CU(cudaMalloc(&s.dt[c], tcu_hm_tile_bytes(n_in, n_out)));
-        CU(cudaMemcpy(s.dt[c], s.dt[0], tcu_hm_tile_bytes(n_in, n_out), cudaMemcpyDeviceToDevice));
+        CU(cudaMalloc(&s.dt[c], tcu_hm_tile_bytes(s.rt, n_in, n_out)));
+        CU(cudaMemcpy(s.dt[c], s.dt[0], tcu_hm_tile_bytes(s.rt, n_in, n_out), cudaMemcpyDeviceToDevice));
     }
     float *dy, *v2ws;
     CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
     const size_t v2n = tcu_gemm_mma_v2_ws_floats(n_in, n_out, MMAX);
     CU(cudaMalloc((void **)&v2ws, sizeof(float) * (v2n ? v2n : 1)));
     tcu_gemv_order_set(1);
-    printf("sweep Q4_0 %lldx%lld (%.1f MB): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 chooser, hm chooser, "
+    printf("sweep %s %lldx%lld (%.1f MB): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 chooser, hm chooser, "
            "hm tiled chooser, hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241; tiled layout 141 240 140; bulk-copied weights 4, 2 stages)\n",
-           (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1);
+           tern_type_name(gt), (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1);
     static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
     for (int i = 0; i < 10; i++) {
         const int m = ms[i];
@@ -454,7 +510,7 @@ static int one(int argc, char **argv) {
         return 2;
     }
     shape_t s;
-    setup(&s, n_in, n_out);
+    setup(&s, g_type, n_in, n_out);
     float *dy;
     CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)n_out * MMAX));
     void *dw[4] = {s.dr, s.dr, s.dr, s.dr};
@@ -463,7 +519,7 @@ static int one(int argc, char **argv) {
     for (int i = 0; i < 30; i++) {
         const int64_t rows1[3] = {n_out, 0, 0};
         float *const ya[3] = {dy, dy, dy};
-        if (arm == -2) tcu_gemv_dp4a_fam(-1, TCU_TYPE_Q4_0R, s.dr, s.rstride, n_in, n_out, s.xq, 1, dy, 0);
+        if (arm == -2) tcu_gemv_dp4a_fam(-1, s.rt, s.dr, s.rstride, n_in, n_out, s.xq, 1, dy, 0);
         else if (!call(arm, &s, tiled(arm) ? s.dt[0] : s.dr, rows1, s.xp, m, ya, 1)) {
             fprintf(stderr, "gpu_hmma --one: the call did not run\n");
             CU(cudaFree(dy));
@@ -472,7 +528,7 @@ static int one(int argc, char **argv) {
         }
     }
     CU(cudaDeviceSynchronize());
-    printf("one %lldx%lld m %d arm %d: %.1f us (one copy of the weights)\n", (long long)n_in, (long long)n_out, m, arm,
+    printf("one %s %lldx%lld m %d arm %d: %.1f us (one copy of the weights)\n", tern_type_name(g_type), (long long)n_in, (long long)n_out, m, arm,
            time_call(arm == -2 ? 2 : 0, arm, &s, dw, m, dy, NULL, 0));
     CU(cudaFree(dy));
     release(&s);
@@ -488,35 +544,41 @@ int main(int argc, char **argv) {
     const char *se = getenv("GPU_TEST_SEED");
     rs = se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL) * 2654435761ull + 7;
     printf("gpu_hmma: seed %llu\n", (unsigned long long)rs);
+    tcu_gemm_hm_q8_set(1); /* Q8_0's f16 order (TERN_HM_Q8's arm in the engine) */
     if (!tcu_gemm_hm_supported(TCU_TYPE_Q4_0R, 4096)) {
         printf("gpu_hmma: no sm_90 device with the sm_90a code (the f16 order is Hopper's), skipped\ngpu_hmma: 0 passed, 0 failed\n");
         return 0;
     }
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--q8")) g_type = TERN_TYPE_Q8_0; /* the sweep's and --one's weights */
     if (argc > 1 && !strcmp(argv[1], "--one")) return one(argc, argv);
     const int sweep_only = argc > 1 && !strcmp(argv[1], "--sweep-only");
-    for (int i = 2; i + 1 < argc; i += 2) {
+    for (int i = 2; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--splits")) { /* the K split forced for every shape (a measurement) */
             tcu_gemm_hm_splits_set(atoi(argv[i + 1]));
             printf("gpu_hmma: K split forced to %d segments (fewer where a segment would have < 4 steps)\n", atoi(argv[i + 1]));
         }
     }
     if (!sweep_only) {
-        check_shape(4096, 1000);
-        check_shape(14336, 33);
-        check_shape(6144, 70);
-        check_shape(2048, 100);
-        check_shape(384, 130);
-        check_shape(128, 9);
-        check_shape(1056, 45);
-        check_shape(800, 7);
+        for (int q8 = 0; q8 < 2; q8++) {
+            const int gt = q8 ? TERN_TYPE_Q8_0 : TERN_TYPE_Q4_0;
+            check_shape(gt, 4096, 1000);
+            check_shape(gt, 14336, 33);
+            check_shape(gt, 6144, 70);
+            check_shape(gt, 2048, 100);
+            check_shape(gt, 384, 130);
+            check_shape(gt, 128, 9);
+            check_shape(gt, 1056, 45);
+            check_shape(gt, 800, 7);
+        }
         check_layout();
     }
     if (argc > 1 && (!strcmp(argv[1], "--sweep") || sweep_only)) {
-        sweep(4096, 14336);
-        sweep(14336, 4096);
-        sweep(4096, 4096);
-        sweep(4096, 6144);
-        sweep(4096, 28672);
+        sweep(g_type, 4096, 14336);
+        sweep(g_type, 14336, 4096);
+        sweep(g_type, 4096, 4096);
+        sweep(g_type, 4096, 6144);
+        sweep(g_type, 4096, 28672);
     }
     return check_summary("gpu_hmma");
 }

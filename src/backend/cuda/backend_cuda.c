@@ -313,6 +313,7 @@ static void wrank_plan(cuda_wrank *W, const tern_model *m, int rank, int n_rank)
     uint64_t wb = slice_bytes(&m->tok_embd, m->tok_embd.n_out, m->tok_embd.n_in);
     uint64_t max_mat = (uint64_t)E * V; /* the f16 tile holds one matrix the GEMM path reads (token_embd: rows only) */
     uint64_t max_layer = 0;             /* the prefetch slot (dq1) holds one layer matrix */
+    int q8 = m->output.type == TERN_TYPE_Q8_0; /* a Q8_0 matrix: the tiled copy takes 34 bytes a block, not 18 */
     if (m->output.data != m->tok_embd.data || n_rank > 1 || !m->output.data) wb += slice_bytes(&m->output, V, E);
     for (int il = 0; il < m->n_layer; il++) {
         for (int j = 0; j < 7; j++) {
@@ -320,6 +321,7 @@ static void wrank_plan(cuda_wrank *W, const tern_model *m, int rank, int n_rank)
             int64_t r0, nr, c0, nc;
             layer_slice(W, w, j, &r0, &nr, &c0, &nc);
             wb += slice_bytes(w, nr, nc);
+            q8 |= w->type == TERN_TYPE_Q8_0;
             if ((uint64_t)nr * nc > max_mat) max_mat = (uint64_t)nr * nc;
             if ((uint64_t)nr * nc > max_layer) max_layer = (uint64_t)nr * nc;
         }
@@ -340,6 +342,7 @@ static void wrank_plan(cuda_wrank *W, const tern_model *m, int rank, int n_rank)
     if (F > maxin) maxin = F;
     W->bytes = wb;
     W->max_mat = max_mat;
+    W->tile_b32 = q8 ? 34 : 18;
     W->max_layer_mat = max_layer;
     W->maxin = maxin;
 }
@@ -462,7 +465,7 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * bits of its one-column GEMV, i.e. the chunk or f16 order is on (tern_config.gemv_chunk) on Hopper and every matrix
  * is Q4_0, Q8_0 or Q4_K (uploaded repacked, which v2 and the f16 order read) or has the dp4a twins (Q6_K, Q4_1: run on
  * slices of 16 columns, exec.c matmul); else TCU_MULTI_MAX (the twins' columns). */
-/* 1 when every layer matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0 with n_in a multiple
+/* 1 when every layer matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0 or Q8_0, n_in a multiple
  * of 128, on Hopper), as each of n_tp ranks holds it: o and down have their inputs split over the ranks (wrank_plan),
  * so 14 heads of 64 at TP 2 give o 448 inputs a rank, which the f16 order does not take; the head has it or the dp4a
  * twins. */
@@ -482,7 +485,7 @@ static int hm_all(const tern_model *m, int n_tp) {
 }
 
 /* The f16 order's weights (issue 26): an engine in the f16 order on one GPU converts the matrices its passes read from
- * rows to the tiled layout (TCU_TYPE_Q4_0T, tcu_hm_tile: a 64-row tile's 4-block step one contiguous 4608-byte chunk),
+ * rows to the tiled layout (TCU_TYPE_Q4_0T / Q8_0T, tcu_hm_tile: a 64-row tile's 4-block step one contiguous chunk),
  * which gemm_hmma.cu's tiled arms and the prefill's tcu_dequant_f16 read; the rows are freed. The same bits as the
  * rows (gpu_batch's tiled check); docs/ledger.md 2026-12-04 "the f16 order over the tiled layout in the engine". Every
  * layer matrix and the head, not the token embeddings (a row lookup) nor a head tied to them (the f16 order reads
@@ -496,16 +499,16 @@ int cuda_model_tiled(const tern_model *m) {
     return cw && cw->r[0].tiled;
 }
 
-/* w's rows to tiles (w->d then the tiles, w->type TCU_TYPE_Q4_0T); 0 or -1 */
+/* w's rows to tiles (w->d then the tiles, w->type its tiled type: TCU_TYPE_Q4_0T or Q8_0T); 0 or -1 */
 static int tile_one(cuda_wrank *W, dweight *w) {
     void *t = NULL;
-    if (cudaMalloc(&t, tcu_hm_tile_bytes(w->n_in, w->n_out)) != cudaSuccess) {
+    if (cudaMalloc(&t, tcu_hm_tile_bytes(w->type, w->n_in, w->n_out)) != cudaSuccess) {
         (void)cudaGetLastError();
         tern_set_error("no room on GPU %d to convert a %lldx%lld matrix to the f16 order's tiled layout", W->dev,
                        (long long)w->n_out, (long long)w->n_in);
         return -1;
     }
-    tcu_hm_tile(w->d, w->stride, w->n_in, w->n_out, t, 0);
+    tcu_hm_tile(w->type, w->d, w->stride, w->n_in, w->n_out, t, 0);
     if (cudaDeviceSynchronize() != cudaSuccess) {
         tern_set_error("converting the weights on GPU %d to the tiled layout failed: %s", W->dev,
                        cudaGetErrorString(cudaGetLastError()));
@@ -514,7 +517,7 @@ static int tile_one(cuda_wrank *W, dweight *w) {
     }
     cudaFree(w->d);
     w->d = t;
-    w->type = TCU_TYPE_Q4_0T;
+    w->type = tcu_hm_tiled_type(w->type);
     return 0;
 }
 
@@ -525,7 +528,7 @@ static int wrank_tile(cuda_wrank *W) { /* converts what is still in rows (a retr
         dweight *fu[2] = {d->qkv, d->gu}, *parts[2][3] = {{d->wq, d->wk, d->wv}, {d->gate, d->up, NULL}};
         for (int k = 0; k < 2; k++) {
             dweight *f = fu[k];
-            if (!f || !f->own || f->type != TCU_TYPE_Q4_0R || !tcu_gemm_hm_supported(f->type, f->n_in)) continue;
+            if (!f || !f->own || !tcu_hm_tiled_type(f->type) || !tcu_gemm_hm_supported(f->type, f->n_in)) continue;
             int64_t off[3] = {0, 0, 0};
             int ok = 1;
             for (int j = 0; j < 3; j++) {
@@ -539,14 +542,14 @@ static int wrank_tile(cuda_wrank *W) { /* converts what is still in rows (a retr
             W->tiled = 1; /* from the first matrix converted: engines in another order are refused on these weights */
             for (int j = 0; j < 3; j++)
                 if (parts[k][j]) {
-                    parts[k][j]->d = (char *)f->d + tcu_hm_tile_bytes(f->n_in, off[j]);
-                    parts[k][j]->type = TCU_TYPE_Q4_0T;
+                    parts[k][j]->d = (char *)f->d + tcu_hm_tile_bytes(f->type, f->n_in, off[j]);
+                    parts[k][j]->type = f->type;
                 }
         }
     }
     for (int i = 0; i < W->n_w; i++) { /* the other matrices with their own rows, but the embeddings */
         dweight *w = &W->w[i];
-        if (!w->own || w->type != TCU_TYPE_Q4_0R || w == W->tok_embd || w->n_out < 1 ||
+        if (!w->own || !tcu_hm_tiled_type(w->type) || w == W->tok_embd || w->n_out < 1 ||
             !tcu_gemm_hm_supported(w->type, w->n_in))
             continue;
         int part = 0; /* a fused matrix left in rows (a part off a 64-row boundary) keeps its rows */
@@ -869,6 +872,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
     /* the GEMVs' float order (0 today's, 1 the chunk order, 2 the f16 order where every matrix has it): set process-wide
      * once this engine stands */
+    tcu_gemm_hm_q8_set(tern_cfg()->hm_q8); /* Q8_0 in the f16 order: an arm under measurement (tcu.h) */
     const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m, n_tp) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
     const int tile = ord == 2 && n_tp == 1 && g_hm_tiling; /* the f16 order's tiled layout: wrank_tile */
@@ -911,7 +915,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     for (int r = 0; r < n_tp && !refuse; r++) {
         const crank *g = be->rk[r];
         /* converting to tiles holds one matrix twice at a time (wrank_tile, once the KV pool and scratch stand) */
-        const uint64_t wb = (have_weights ? 0 : g->W->bytes) + (tile && !g->W->tiled ? g->W->max_mat / 32 * 18 : 0);
+        const uint64_t wb = (have_weights ? 0 : g->W->bytes) + (tile && !g->W->tiled ? g->W->max_mat / 32 * g->W->tile_b32 : 0);
         size_t free_b = 0, total_b = 0;
         if (cudaSetDevice(r) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
             (void)cudaGetLastError();

@@ -1,6 +1,7 @@
 /* gemm_hmma.cu: the f16 order of batched decode (issue 26; tern_config.gemv_chunk = 2, an arm under measurement):
  * y (m, n_out) = W · x_c for 1..TCU_PASS_MAX columns, the weights dequantized to f16 in registers (each value
- * f16(d·(q - 8)), rounded once: the bits tcu_dequant_f16 gives the prefill GEMM) and multiplied with the f16
+ * f16(d·(q - 8)) for Q4_0, f16(d·q) for Q8_0, rounded once: the bits tcu_dequant_f16 gives the prefill GEMM) and
+ * multiplied with the f16
  * activations by Hopper's warpgroup MMA (wgmma.mma_async m64nNk16, A from registers, B from shared memory, f32
  * accumulator; N = 8 ceil(m / 8)). No per-block float work is left to the ALUs. v2 (gemm_mma.cu) keeps an exact int32
  * dot a block and adds dw·dx·isum in f32 by the ALUs, 5-6 instructions an output and block (docs/ledger.md 2026-12-02).
@@ -31,7 +32,8 @@
  * producer warp filling a shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four
  * warpgroups a CTA.
  *
- * Types: the repacked Q4_0R (tcu.h), n_in a multiple of 128. Activations: f16 (m, n_in), each value f16(v) of the f32
+ * Types: the repacked Q4_0R and Q8_0R (tcu.h) and their tiled layouts, n_in a multiple of 128 (hm_ty: a type's
+ * constants; Q8_0 since 2026-12-05, its slab u the block's word u). Activations: f16 (m, n_in), each value f16(v) of the f32
  * activation at tcu_hm_pos of its index, written by its producer (exec.c f16_pass: the norms, the GLU, the decode
  * attention's kernels). tcu_x16_to_f16 (f16(d·q) of the x16 format, row-major) makes the tests' inputs. */
 #include <cuda_fp16.h>
@@ -167,41 +169,91 @@ static __device__ __forceinline__ uint32_t hm_w2(uint32_t p, int hi, __half2 d) 
                           d));
 }
 
-/* A lane's weights of one step: rows g and g + 8, block 4s + t. */
+/* Two Q8_0 weights f16(d·q) from the int8 bytes S & 3 and S >> 4 & 3 of p (S 0x4240: bytes 0 and 2; 0x4341: 1 and 3), p
+ * already xor 0x80808080 (q + 128, unsigned): PRMT puts 0x64 above each byte, 1024 + q + 128 in f16; minus 1152 is q
+ * exactly, then one rounding by the multiply (f32 d·q is exact, so tcu_dequant_f16's bits). */
+template <uint32_t S> static __device__ __forceinline__ uint32_t hm_w2_q8(uint32_t p, __half2 d) {
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(p), "r"(0x64646464u), "n"(S));
+    return hm_h2u(__hmul2(__hsub2(hm_u2h(r), __float2half2_rn(1152.0f)), d));
+}
+
+/* The weight types: T the repacked rows' id (Q4_0R, Q8_0R; the tiled layout of each is its own id, tcu.h). QB quant
+ * bytes a block, QN 16-byte quant loads a row and step (one block), GRP a rows' group (dequant.cuh), TCH a tiled
+ * chunk (64 rows x 4 blocks: quants then scales at SOF). */
+template <int T> struct hm_ty {
+    static constexpr int Q8 = T == TCU_TYPE_Q8_0R, QB = Q8 ? 32 : 16, QN = QB / 16, GRP = Q8 ? RQ80_GROUP : RQ40_GROUP;
+    static constexpr int TCH = Q8 ? TCU_HM_TCH8 : TCU_HM_TCH, SOF = 64 * 4 * QB;
+};
+
+/* A lane's weights of one step: rows g and g + 8, block 4s + t (Q8_0: qa its words 0..3, qa2 4..7; Q4_0 leaves qa2,
+ * qb2 unused, so its code is what it was before Q8_0 came) */
 struct hm_wregs {
-    uint4 qa, qb;
+    uint4 qa, qb, qa2, qb2;
     uint16_t da, db;
 };
 
+template <int T>
 static __device__ __forceinline__ void hm_wload(hm_wregs &r, const uint8_t *ra, const uint8_t *rb, int b) {
-    const size_t go = (size_t)(b >> 3) * RQ40_GROUP;
-    r.qa = __ldg((const uint4 *)(ra + go + 16 + 16 * (b & 7)));
-    r.qb = __ldg((const uint4 *)(rb + go + 16 + 16 * (b & 7)));
+    typedef hm_ty<T> Y;
+    const size_t go = (size_t)(b >> 3) * Y::GRP;
+    r.qa = __ldg((const uint4 *)(ra + go + 16 + Y::QB * (b & 7)));
+    r.qb = __ldg((const uint4 *)(rb + go + 16 + Y::QB * (b & 7)));
+    if constexpr (Y::Q8) {
+        r.qa2 = __ldg((const uint4 *)(ra + go + 32 + Y::QB * (b & 7)));
+        r.qb2 = __ldg((const uint4 *)(rb + go + 32 + Y::QB * (b & 7)));
+    }
     r.da = __ldg((const unsigned short *)(ra + go + 2 * (b & 7)));
     r.db = __ldg((const unsigned short *)(rb + go + 2 * (b & 7)));
 }
 
-/* The tiled layout (arms >= TCU_HM_TILED, tcu_hm_tile; a measurement): for each 64-row tile and 4-block step s one
- * contiguous HM_TCH-byte chunk, the 64 rows' quants [row][64] (blocks 4s..4s+3), then their scales [row][8]; tb the
- * tile's first chunk, rt the lane's row in the tile (g or g + 16 w), rt + 8 its second. */
-#define HM_TCH TCU_HM_TCH
+/* The tiled layout (arms >= TCU_HM_TILED, tcu_hm_tile): for each 64-row tile and 4-block step s one contiguous TCH-byte
+ * chunk, the 64 rows' quants, then their scales [row][8] at SOF; tb the tile's first chunk, rt the lane's row in the
+ * tile (g or g + 16 w), rt + 8 its second. Q4_0: quants [row][64] (blocks 4s..4s+3, Q4_0R's in-block order). Q8_0:
+ * [row][128], half h (words 4h..4h+3) of block t at 64 (h ^ (row & 1)) + 16 t: a warp's first 16-byte loads (rows g of
+ * both parities) then cover all 32 banks of shared memory, as Q4_0's do (the bulk-copy arms read the chunk there). */
+template <int T> static __device__ __forceinline__ int hm_qoff(int rt, int t, int h) {
+    return hm_ty<T>::Q8 ? rt * 128 + 64 * (h ^ (rt & 1)) + 16 * t : rt * 64 + 16 * t;
+}
+template <int T>
 static __device__ __forceinline__ void hm_wload_tl(hm_wregs &r, const uint8_t *tb, int s, int rt, int t) {
-    const uint8_t *c = tb + (size_t)s * HM_TCH;
-    r.qa = __ldg((const uint4 *)(c + rt * 64 + 16 * t));
-    r.qb = __ldg((const uint4 *)(c + (rt + 8) * 64 + 16 * t));
-    r.da = __ldg((const unsigned short *)(c + 4096 + rt * 8 + 2 * t));
-    r.db = __ldg((const unsigned short *)(c + 4096 + (rt + 8) * 8 + 2 * t));
+    typedef hm_ty<T> Y;
+    const uint8_t *c = tb + (size_t)s * Y::TCH;
+    if constexpr (Y::Q8) {
+        r.qa = __ldg((const uint4 *)(c + hm_qoff<T>(rt, t, 0)));
+        r.qa2 = __ldg((const uint4 *)(c + hm_qoff<T>(rt, t, 1)));
+        r.qb = __ldg((const uint4 *)(c + hm_qoff<T>(rt + 8, t, 0)));
+        r.qb2 = __ldg((const uint4 *)(c + hm_qoff<T>(rt + 8, t, 1)));
+    } else {
+        r.qa = __ldg((const uint4 *)(c + rt * 64 + 16 * t));
+        r.qb = __ldg((const uint4 *)(c + (rt + 8) * 64 + 16 * t));
+    }
+    r.da = __ldg((const unsigned short *)(c + Y::SOF + rt * 8 + 2 * t));
+    r.db = __ldg((const unsigned short *)(c + Y::SOF + (rt + 8) * 8 + 2 * t));
 }
 
-/* Slab u's A fragment (rows g, g + 8; k slots 2t, 2t+1, 2t+8, 2t+9) from the step's weights. */
+static __device__ __forceinline__ uint32_t hm_word(const uint4 &q, int wi) {
+    return wi == 0 ? q.x : wi == 1 ? q.y : wi == 2 ? q.z : q.w;
+}
+
+/* Slab u's A fragment (rows g, g + 8; k slots 2t, 2t+1, 2t+8, 2t+9) from the step's weights. Q4_0: word u % 4, the
+ * low nibbles for u < 4, the high ones past; Q8_0: word u (elements 4u..4u+3, the same elements: tcu_hm_pos). */
+template <int T>
 static __device__ __forceinline__ void hm_afrag(const hm_wregs &r, __half2 da, __half2 db, int u, uint32_t (&a)[4]) {
     const int wi = u & 3, hi = u >> 2;
-    const uint32_t wa = wi == 0 ? r.qa.x : wi == 1 ? r.qa.y : wi == 2 ? r.qa.z : r.qa.w;
-    const uint32_t wb = wi == 0 ? r.qb.x : wi == 1 ? r.qb.y : wi == 2 ? r.qb.z : r.qb.w;
-    a[0] = hm_w2(wa, hi, da);      /* row g: bytes 4w, 4w+2 */
-    a[1] = hm_w2(wb, hi, db);      /* row g + 8 */
-    a[2] = hm_w2(wa >> 8, hi, da); /* row g: bytes 4w+1, 4w+3 */
-    a[3] = hm_w2(wb >> 8, hi, db);
+    if constexpr (hm_ty<T>::Q8) {
+        const uint32_t wa = hm_word(hi ? r.qa2 : r.qa, wi) ^ 0x80808080u, wb = hm_word(hi ? r.qb2 : r.qb, wi) ^ 0x80808080u;
+        a[0] = hm_w2_q8<0x4240>(wa, da); /* row g: bytes 4u, 4u+2 */
+        a[1] = hm_w2_q8<0x4240>(wb, db); /* row g + 8 */
+        a[2] = hm_w2_q8<0x4341>(wa, da); /* row g: bytes 4u+1, 4u+3 */
+        a[3] = hm_w2_q8<0x4341>(wb, db);
+    } else {
+        const uint32_t wa = hm_word(r.qa, wi), wb = hm_word(r.qb, wi);
+        a[0] = hm_w2(wa, hi, da);      /* row g: bytes 4w, 4w+2 */
+        a[1] = hm_w2(wb, hi, db);      /* row g + 8 */
+        a[2] = hm_w2(wa >> 8, hi, da); /* row g: bytes 4w+1, 4w+3 */
+        a[3] = hm_w2(wb >> 8, hi, db);
+    }
 }
 
 /* The K split: S segments of K fixed by the launch's shape alone (every output's bits depend on it, not on m or the
@@ -295,7 +347,7 @@ static __device__ __forceinline__ void hm_epilogue(const float (&acc)[4 * NT], i
  * last read (every warp has waited for that step's groups at the barrier before the copy). The tiled arms at two
  * warpgroups ask for two CTAs an SM (<= 128 registers): unbounded, arm 7 at 64 columns took 130 and one CTA an SM, and
  * lost 51.5 -> 81.6 us on 4096x28672 (bench/gpu/s29-hmma/c-splits-sweep.txt); bounded 124, no spills (built, not run). */
-template <int NT, int WG, int NS, int BAT, int TL>
+template <int T, int NT, int WG, int NS, int BAT, int TL>
 __global__ void __launch_bounds__(128 * WG, TL && WG == 2 ? 2 : 0)
 gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const __half *__restrict__ x, int m,
           const hm_out yo, float *__restrict__ ws) {
@@ -308,11 +360,12 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     const int sb = (int)blockIdx.y * per, se = min(nst, sb + per); /* this CTA's 4-block steps [sb, se) */
     const uint8_t *ra = w + (size_t)min(r0 + g, n_out - 1) * stride, *rb = w + (size_t)min(r0 + g + 8, n_out - 1) * stride;
     /* TL: the tile's chunks (a second warpgroup past the last tile reads the last one: its rows are never stored) */
-    const uint8_t *tb = w + (size_t)min(r0 >> 6, (n_out - 1) >> 6) * (size_t)nst * HM_TCH;
+    typedef hm_ty<T> Y;
+    const uint8_t *tb = w + (size_t)min(r0 >> 6, (n_out - 1) >> 6) * (size_t)nst * Y::TCH;
     const int rt = (r0 & 63) + g;
     auto wload = [&](hm_wregs &r, int s) {
-        if (TL) hm_wload_tl(r, tb, s, rt, t);
-        else hm_wload(r, ra, rb, 4 * s + t);
+        if (TL) hm_wload_tl<T>(r, tb, s, rt, t);
+        else hm_wload<T>(r, ra, rb, 4 * s + t);
     };
     const size_t ldx = (size_t)nb * 32;
     /* the thread's x pieces: piece q of columns c0 + CS i (i < NCH), at a fixed offset in every stage. Columns past m
@@ -355,20 +408,25 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
         xcopy(s + NS - 2, cst); /* into step s - 2's stage */
         if (s + 4 < se) { /* the weights of 4 steps on into L2 (the registers hold the next one) */
             if (TL) {
-                const uint8_t *c = tb + (size_t)(s + 4) * HM_TCH;
-                pdl_prefetch_l2(c + rt * 64 + 16 * t);
-                pdl_prefetch_l2(lane < 16 ? c + (rt + 8) * 64 + 16 * t : c + 4096 + rt * 8);
+                const uint8_t *c = tb + (size_t)(s + 4) * Y::TCH;
+                if constexpr (Y::Q8) { /* the warp's 16 rows' 128-byte lines and its scales' line */
+                    pdl_prefetch_l2(c + rt * 128);
+                    pdl_prefetch_l2(t & 1 ? c + Y::SOF + (r0 & 63) * 8 : c + (rt + 8) * 128);
+                } else {
+                    pdl_prefetch_l2(c + rt * 64 + 16 * t);
+                    pdl_prefetch_l2(lane < 16 ? c + (rt + 8) * 64 + 16 * t : c + 4096 + rt * 8);
+                }
             } else {
                 const int bp = 4 * (s + 4) + t;
-                pdl_prefetch_l2(ra + (size_t)(bp >> 3) * RQ40_GROUP + 16 + 16 * (bp & 7));
-                pdl_prefetch_l2(rb + (size_t)(bp >> 3) * RQ40_GROUP + 16 + 16 * (bp & 7));
+                pdl_prefetch_l2(ra + (size_t)(bp >> 3) * Y::GRP + 16 + Y::QB * (bp & 7));
+                pdl_prefetch_l2(rb + (size_t)(bp >> 3) * Y::GRP + 16 + Y::QB * (bp & 7));
             }
         }
         const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * SB) >> 4);
         const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
         if (BAT) {
 #pragma unroll
-            for (int u = 0; u < 8; u++) hm_afrag(cur, da, db, u, af[u]);
+            for (int u = 0; u < 8; u++) hm_afrag<T>(cur, da, db, u, af[u]);
             wg_fence();
 #pragma unroll
             for (int u = 0; u < 8; u++) hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
@@ -377,7 +435,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 #pragma unroll
         for (int u = 0; u < 8 && !BAT; u++) {
             if (u) wg_wait_mma_n<7>(); /* the group that last read af[u] (8 back) */
-            hm_afrag(cur, da, db, u, af[u]);
+            hm_afrag<T>(cur, da, db, u, af[u]);
             wg_fence();
             hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
             wg_commit_mma();
@@ -398,7 +456,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 
 /* Arms 9, 10 (the tiled layout; NW 4, 2): arm 6's schedule (one warpgroup, x by cp.async NS - 2 steps ahead, the step's 8
  * wgmmas one group waited for at the next step's top) with the weights streamed into shared memory by bulk copies:
- * thread 0 copies a step's 4608-byte chunk (cp.async.bulk, completion in bytes on the stage's mbarrier) NW steps
+ * thread 0 copies a step's chunk (4608 bytes, Q8_0 8704; cp.async.bulk, completion in bytes on the stage's mbarrier) NW steps
  * ahead, the first NW before the PDL wait (the weights are constant); each lane reads its 16-byte quant words and its
  * scales from the stage (LDS) where arm 6 loads them from global memory one step ahead. A stage is refilled at the top
  * of the step after its use, past the CTA barrier every thread crosses after reading it (no proxy fence between those
@@ -406,11 +464,11 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
  * values as arm 6, so the same bits. In gpu_hmma's sweep ~10% ahead of arm 6 at 8, 16 and 32 columns; in the engine
  * ahead at one column and at 9..16 and 25..32, behind at 2..8 (docs/ledger.md 2026-12-04 "the f16 order's weights
  * by bulk copies"; hm_pick_tl). */
-template <int NT, int NW>
+template <int T, int NT, int NW>
 __global__ void __launch_bounds__(128)
 gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__restrict__ x, int m, const hm_out yo,
           float *__restrict__ ws) {
-    constexpr int NS = 4, R = 8 * NT, SB = R * 256, TH = 128, CS = TH / 16, NCH = (R + CS - 1) / CS;
+    constexpr int NS = 4, R = 8 * NT, SB = R * 256, TH = 128, CS = TH / 16, NCH = (R + CS - 1) / CS, TCH = hm_ty<T>::TCH;
     extern __shared__ __align__(16) uint8_t hw_sm[];
     __shared__ __align__(8) uint64_t hb_bar[NW];
     const uint32_t sbase = (hm_smem(hw_sm) + 1023u) & ~1023u, wbase = sbase + NS * SB;
@@ -419,7 +477,7 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
     const int r0 = (int)blockIdx.x * 64 + warp * 16;
     const int S = (int)gridDim.y, nst = nb / 4, per = (nst + S - 1) / S;
     const int sb = (int)blockIdx.y * per, se = min(nst, sb + per);
-    const uint8_t *tb = w + (size_t)blockIdx.x * (size_t)nst * HM_TCH;
+    const uint8_t *tb = w + (size_t)blockIdx.x * (size_t)nst * TCH;
     const int rt = warp * 16 + g;
     if (tid == 0) {
 #pragma unroll
@@ -429,10 +487,10 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
     __syncthreads();
     auto wissue = [&](int s, int k) { /* thread 0: step s's chunk into stage k */
         const uint32_t b = hm_smem(&hb_bar[k]);
-        wg_mbar_expect_tx(b, HM_TCH);
+        wg_mbar_expect_tx(b, TCH);
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                         wbase + (uint32_t)(k * HM_TCH)),
-                     "l"(tb + (size_t)s * HM_TCH), "n"(HM_TCH), "r"(b)
+                         wbase + (uint32_t)(k * TCH)),
+                     "l"(tb + (size_t)s * TCH), "n"(TCH), "r"(b)
                      : "memory");
     };
     if (tid == 0)
@@ -473,16 +531,23 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
         xcopy(s + NS - 2, cst);
         if (tid == 0 && s > sb && s - 1 + NW < se) wissue(s - 1 + NW, wk == 0 ? NW - 1 : wk - 1);
         wg_mbar_wait(hm_smem(&hb_bar[wk]), ph);
-        const uint8_t *c = wsm + wk * HM_TCH;
+        const uint8_t *c = wsm + wk * TCH;
         hm_wregs cur;
-        cur.qa = *(const uint4 *)(c + rt * 64 + 16 * t);
-        cur.qb = *(const uint4 *)(c + (rt + 8) * 64 + 16 * t);
-        cur.da = *(const unsigned short *)(c + 4096 + rt * 8 + 2 * t);
-        cur.db = *(const unsigned short *)(c + 4096 + (rt + 8) * 8 + 2 * t);
+        if constexpr (hm_ty<T>::Q8) {
+            cur.qa = *(const uint4 *)(c + hm_qoff<T>(rt, t, 0));
+            cur.qa2 = *(const uint4 *)(c + hm_qoff<T>(rt, t, 1));
+            cur.qb = *(const uint4 *)(c + hm_qoff<T>(rt + 8, t, 0));
+            cur.qb2 = *(const uint4 *)(c + hm_qoff<T>(rt + 8, t, 1));
+        } else {
+            cur.qa = *(const uint4 *)(c + rt * 64 + 16 * t);
+            cur.qb = *(const uint4 *)(c + (rt + 8) * 64 + 16 * t);
+        }
+        cur.da = *(const unsigned short *)(c + hm_ty<T>::SOF + rt * 8 + 2 * t);
+        cur.db = *(const unsigned short *)(c + hm_ty<T>::SOF + (rt + 8) * 8 + 2 * t);
         const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * SB) >> 4);
         const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
 #pragma unroll
-        for (int u = 0; u < 8; u++) hm_afrag(cur, da, db, u, af[u]);
+        for (int u = 0; u < 8; u++) hm_afrag<T>(cur, da, db, u, af[u]);
         wg_fence();
 #pragma unroll
         for (int u = 0; u < 8; u++) hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
@@ -507,48 +572,63 @@ static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, 
 
 static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * nt) * 256 + 1024; }
 
-template <int NT, int WG, int NS, int BAT, int TL = 0>
+template <int T, int NT, int WG, int NS, int BAT, int TL = 0>
 static void hm_launch(const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
                       float *ws, int S, cudaStream_t st) {
     const int rows = 64 * WG;
     const int smem = (int)hw_smem_bytes(NT, NS);
     static int set = 0; /* above 48 KiB a kernel must ask for its dynamic shared memory (once a process) */
     if (!set) {
-        cudaFuncSetAttribute(gemm_hw_k<NT, WG, NS, BAT, TL>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        cudaFuncSetAttribute(gemm_hw_k<T, NT, WG, NS, BAT, TL>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         set = 1;
     }
     const dim3 grid((unsigned)((n_out + rows - 1) / rows), (unsigned)S);
-    PDL_LAUNCH((gemm_hw_k<NT, WG, NS, BAT, TL>), grid, dim3(128 * WG), smem, st, w, stride, nb, n_out, x, m, o, ws);
+    PDL_LAUNCH((gemm_hw_k<T, NT, WG, NS, BAT, TL>), grid, dim3(128 * WG), smem, st, w, stride, nb, n_out, x, m, o, ws);
 }
 
-template <int NT, int NW>
+template <int T, int NT, int NW>
 static void hb_launch(const uint8_t *w, int nb, int n_out, const __half *x, int m, const hm_out &o, float *ws, int S,
                       cudaStream_t st) {
-    const int smem = (int)hw_smem_bytes(NT, 4) + NW * HM_TCH;
+    const int smem = (int)hw_smem_bytes(NT, 4) + NW * hm_ty<T>::TCH;
     static int set = 0;
     if (!set) {
-        cudaFuncSetAttribute(gemm_hb_k<NT, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        cudaFuncSetAttribute(gemm_hb_k<T, NT, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         set = 1;
     }
     const dim3 grid((unsigned)((n_out + 63) / 64), (unsigned)S);
-    PDL_LAUNCH((gemm_hb_k<NT, NW>), grid, dim3(128), smem, st, w, nb, n_out, x, m, o, ws);
+    PDL_LAUNCH((gemm_hb_k<T, NT, NW>), grid, dim3(128), smem, st, w, nb, n_out, x, m, o, ws);
 }
 
-template <int NT>
+template <int T, int NT>
 static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
                    float *ws, int S, cudaStream_t st) {
     switch (arm) {
-    case 0: hm_launch<NT, 1, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 1: hm_launch<NT, 2, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 2: hm_launch<NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 3: hm_launch<NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 4: hm_launch<NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 5: hm_launch<NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 6: hm_launch<NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 7: hm_launch<NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 8: hm_launch<NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 9: hb_launch<NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
-    default: hb_launch<NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
+    case 0: hm_launch<T, NT, 1, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 1: hm_launch<T, NT, 2, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 2: hm_launch<T, NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 3: hm_launch<T, NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 4: hm_launch<T, NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 5: hm_launch<T, NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 6: hm_launch<T, NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 7: hm_launch<T, NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 8: hm_launch<T, NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 9: hb_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
+    default: hb_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
+    }
+}
+
+template <int T>
+static void hm_type(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m,
+                    const hm_out &o, float *ws, int S, cudaStream_t st) {
+    switch ((m + 7) / 8) {
+    case 1: hm_arm<T, 1>(arm, w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 2: hm_arm<T, 2>(arm, w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 3: hm_arm<T, 3>(arm, w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 4: hm_arm<T, 4>(arm, w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 5: hm_arm<T, 5>(arm, w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 6: hm_arm<T, 6>(arm, w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    case 7: hm_arm<T, 7>(arm, w, stride, nb, n_out, x, m, o, ws, S, st); break;
+    default: hm_arm<T, 8>(arm, w, stride, nb, n_out, x, m, o, ws, S, st); break;
     }
 }
 
@@ -586,7 +666,7 @@ static int hm_device_ok(void) {
         ok = -1;
     else if (major != 9 || minor != 0)
         ok = 0;
-    else if (cudaFuncGetAttributes(&fa, gemm_hw_k<1, 1, 4, 0, 0>) != cudaSuccess)
+    else if (cudaFuncGetAttributes(&fa, gemm_hw_k<TCU_TYPE_Q4_0R, 1, 1, 4, 0, 0>) != cudaSuccess)
         ok = -1;
     else if (fa.binaryVersion != 90)
         ok = 0;
@@ -599,8 +679,23 @@ static int hm_device_ok(void) {
     return 1;
 }
 
+/* the rows' type of t (Q4_0R for Q4_0R and Q4_0T, Q8_0R for Q8_0R and Q8_0T), 0 for a type the f16 order lacks */
+static int hm_rows_type(int t) {
+    return t == TCU_TYPE_Q4_0R || t == TCU_TYPE_Q4_0T ? TCU_TYPE_Q4_0R
+           : t == TCU_TYPE_Q8_0R || t == TCU_TYPE_Q8_0T ? TCU_TYPE_Q8_0R
+                                                        : 0;
+}
+
+extern "C" int tcu_hm_tiled_type(int t) {
+    return t == TCU_TYPE_Q4_0R ? TCU_TYPE_Q4_0T : t == TCU_TYPE_Q8_0R ? TCU_TYPE_Q8_0T : 0;
+}
+
+static int g_hm_q8; /* tcu_gemm_hm_q8_set */
+extern "C" void tcu_gemm_hm_q8_set(int on) { g_hm_q8 = on != 0; }
+
 extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
-    return (t == TCU_TYPE_Q4_0R || t == TCU_TYPE_Q4_0T) && n_in >= 128 && n_in % 128 == 0 && hm_device_ok();
+    const int rt = hm_rows_type(t);
+    return rt && (rt != TCU_TYPE_Q8_0R || g_hm_q8) && n_in >= 128 && n_in % 128 == 0 && hm_device_ok();
 }
 
 extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) {
@@ -613,7 +708,7 @@ extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) 
 extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
                            const uint16_t *x, int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st) {
     const int64_t n_out = rows[0] + rows[1] + rows[2];
-    const int tl = t == TCU_TYPE_Q4_0T; /* the layout: rows' arms or the tiled ones */
+    const int tl = t == TCU_TYPE_Q4_0T || t == TCU_TYPE_Q8_0T; /* the layout: rows' arms or the tiled ones */
     if (m < 1 || m > TCU_PASS_MAX || rows[0] < 1 || rows[1] < 0 || rows[2] < 0 || n_out > INT32_MAX || arm < -1 ||
         arm >= TCU_HM_ARMS || (arm >= 0 && (arm >= TCU_HM_TILED) != tl) || !tcu_gemm_hm_supported(t, n_in))
         return 0;
@@ -625,42 +720,42 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
     const hm_out o = {{y[0], y[1], y[2]}, (int)rows[0], (int)(rows[0] + rows[1])};
     const uint8_t *wb = (const uint8_t *)w;
     const __half *xh = (const __half *)x;
-    switch ((m + 7) / 8) {
-    case 1: hm_arm<1>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
-    case 2: hm_arm<2>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
-    case 3: hm_arm<3>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
-    case 4: hm_arm<4>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
-    case 5: hm_arm<5>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
-    case 6: hm_arm<6>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
-    case 7: hm_arm<7>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
-    default: hm_arm<8>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st); break;
-    }
+    if (hm_rows_type(t) == TCU_TYPE_Q8_0R) hm_type<TCU_TYPE_Q8_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
+    else hm_type<TCU_TYPE_Q4_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
     return 1;
 }
 
-/* tcu.h: the tiled layout of a Q4_0R matrix (see HM_TCH): chunk (tile, s) row rt = row 64 tile + rt of w (clamped to the
- * last row), its blocks 4s..4s+3's quants then scales; one thread a (tile, step, row). */
+/* tcu.h: the tiled layout of a Q4_0R or Q8_0R matrix (hm_ty, hm_qoff): chunk (tile, s) row rt = row 64 tile + rt of w
+ * (clamped to the last row), its blocks 4s..4s+3's quants then scales; one thread a (tile, step, row). */
+template <int T>
 __global__ void hm_tile_k(const uint8_t *__restrict__ w, size_t stride, int nst, int n_out, int tiles,
                           uint8_t *__restrict__ dst) {
+    typedef hm_ty<T> Y;
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (int64_t)tiles * nst * 64) return;
     const int rt = (int)(i & 63), s = (int)((i >> 6) % nst), tile = (int)((i >> 6) / nst);
-    const uint8_t *row = w + (size_t)min(64 * tile + rt, n_out - 1) * stride + (size_t)(s >> 1) * RQ40_GROUP;
-    uint8_t *c = dst + ((size_t)tile * nst + s) * HM_TCH;
-    const uint4 *q = (const uint4 *)(row + 16 + 64 * (s & 1));
-    uint4 *qd = (uint4 *)(c + rt * 64);
-    for (int j = 0; j < 4; j++) qd[j] = q[j];
-    *(uint2 *)(c + 4096 + rt * 8) = *(const uint2 *)(row + 8 * (s & 1));
+    const uint8_t *row = w + (size_t)min(64 * tile + rt, n_out - 1) * stride + (size_t)(s >> 1) * Y::GRP;
+    uint8_t *c = dst + ((size_t)tile * nst + s) * Y::TCH;
+    const uint4 *q = (const uint4 *)(row + 16 + 4 * Y::QB * (s & 1)); /* blocks 4(s & 1).. of the group, in order */
+    for (int t = 0; t < 4; t++)
+        for (int h = 0; h < Y::QN; h++) *(uint4 *)(c + hm_qoff<T>(rt, t, h)) = q[Y::QN * t + h];
+    *(uint2 *)(c + Y::SOF + rt * 8) = *(const uint2 *)(row + 8 * (s & 1));
 }
 
-extern "C" size_t tcu_hm_tile_bytes(int64_t n_in, int64_t n_out) {
-    return (size_t)((n_out + 63) / 64) * (size_t)(n_in / 128) * HM_TCH;
+extern "C" size_t tcu_hm_tile_bytes(int t, int64_t n_in, int64_t n_out) {
+    const int rt = hm_rows_type(t);
+    if (!rt || n_in < 128 || n_out < 1) return 0;
+    return (size_t)((n_out + 63) / 64) * (size_t)(n_in / 128) * (rt == TCU_TYPE_Q8_0R ? TCU_HM_TCH8 : TCU_HM_TCH);
 }
 
-extern "C" void tcu_hm_tile(const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, void *dst, cudaStream_t st) {
+extern "C" void tcu_hm_tile(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, void *dst,
+                            cudaStream_t st) {
     if (n_in < 128 || n_in % 128 || n_out < 1 || n_out > INT32_MAX) return; /* not a shape the f16 order takes */
     const int nst = (int)(n_in / 128), tiles = (int)((n_out + 63) / 64);
     const int64_t n = (int64_t)tiles * nst * 64;
-    hm_tile_k<<<(unsigned)((n + 255) / 256), 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles,
-                                                          (uint8_t *)dst);
+    const unsigned gr = (unsigned)((n + 255) / 256);
+    if (t == TCU_TYPE_Q4_0R)
+        hm_tile_k<TCU_TYPE_Q4_0R><<<gr, 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles, (uint8_t *)dst);
+    else if (t == TCU_TYPE_Q8_0R)
+        hm_tile_k<TCU_TYPE_Q8_0R><<<gr, 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles, (uint8_t *)dst);
 }
