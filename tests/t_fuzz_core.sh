@@ -34,6 +34,8 @@ for h in $H; do
   else
     echo "FAIL t_fuzz_core: fuzz_$h rc=$rc after ${runs:-0} inputs:"
     grep -E 'ERROR|SUMMARY|runtime error|fuzz_' "$T.log" | head -8
+    echo "  the log's last lines (the log is deleted; an rc=1 in CI went unexplained without them):"
+    tail -8 "$T.log" | sed 's/^/  | /'
     ls "$T"/crash-* "$T"/leak-* "$T"/timeout-* "$T"/oom-* 2>/dev/null | head -3
     fail=$((fail + 1))
   fi
