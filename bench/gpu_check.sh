@@ -26,8 +26,9 @@
 #   issue slots busy and cycles an issued instruction (the stall reasons are in the .txt)
 #   timeline (not in the default list): TERN_TIMELINE's kernel records of a B = TIMELINE_B (4) decode run, TIMELINE_ENV
 #   (e.g. TERN_GEMV_CHUNK=2), summed by bench/timeline.py into $OUT/timeline.md (overlaps under PDL; ncu serialises)
-#   q8ab (not in the default list): Q8_0 in the f16 order (TERN_HM_Q8=1) against the chunk order: gpu_hmma --sweep-only
-#   --q8, then tern bench --parallel 1,4,16,64 on the synthetic Llama-3-8B Q8_0, two rounds interleaved ($OUT/q8ab.md)
+#   hmab (not in the default list): Q8_0 and Q4_K in the f16 order (TERN_HM_Q8=1, TERN_HM_Q4K=1) against the chunk
+#   order: gpu_hmma --sweep-only --q8 / --q4k, then tern bench --parallel 1,4,16,64 on the synthetic Llama-3-8B of each,
+#   two rounds interleaved ($OUT/hmab.md)
 #   sass (not in the default list): bench/sass_loops.py's loops (instruction counts, opcode histograms) of the functions
 #   of SASS_OBJ (default gemm_hmma.o) matching SASS_KERNEL (default gemm_hb_kILi1ELi2E), $OUT/sass.{md,txt}
 #   hmprof (not in the default list): the same for the f16 order, gpu_hmma --one, each HMPROF case (N_IN:N_OUT:M:ARM, arm
@@ -152,8 +153,9 @@ for s in $steps; do
     build-cuda/gpu/gpu_batch "$fg" chunk >"$OUT/batch-chunk-gemma3.log" 2>&1
     st=$(status_of "$OUT/batch-chunk-gemma3.log"); grep -q 'gemm_mma_v2=[1-9]' "$OUT/batch-chunk-gemma3.log" || st=FAIL
     note "batch chunk gemma3" "$st" "$(grep -E '^8 sequences' "$OUT/batch-chunk-gemma3.log" | cut -c1-90)"
-    # the f16 order (TERN_GEMV_CHUNK=2): every pass of 1..64 tokens through gemm_hmma.cu, on both models and a Q8_0 one
-    for mf in "$f" "$fg" "$(synth llama3.2-1b q8_0 4)"; do
+    # the f16 order (TERN_GEMV_CHUNK=2): every pass of 1..64 tokens through gemm_hmma.cu, on both models, a Q8_0 and a
+    # Q4_K one (gpu_batch turns their switches on)
+    for mf in "$f" "$fg" "$(synth llama3.2-1b q8_0 4)" "$(synth llama3.2-1b q4_k 4)"; do
       lg="$OUT/batch-f16-$(basename "$mf" .gguf).log"
       build-cuda/gpu/gpu_batch "$mf" f16 >"$lg" 2>&1
       st=$(status_of "$lg"); grep -q 'gemm_hm_tiled=[1-9]' "$lg" || st=FAIL
@@ -168,18 +170,27 @@ for s in $steps; do
       st=$(status_of "$lg"); grep -q 'gemv_slices=[1-9]' "$lg" || st=FAIL
       note "batch $2 mix $1" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) slices: $(grep -o 'gemv_slices=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
     done ;;
-  q8ab) # Q8_0 in the f16 order (TERN_HM_Q8=1, an arm under measurement) against the chunk order (TERN_GEMV_CHUNK=1):
-    # gpu_hmma's Q8_0 sweep of the arms at Llama-3-8B's shapes, then tern bench --parallel 1,4,16,64 -p 512 -n 128 on the
-    # synthetic Llama-3-8B Q8_0, Q8AB_ROUNDS (2) rounds interleaved; $OUT/q8ab.md (S_TG and S_PP rows), receipts beside it
-    timeout 300 build-cuda/gpu/gpu_hmma --sweep-only --q8 >"$OUT/sweep-q8.txt" 2>&1
-    f=$(synth llama3-8b q8_0 32); : >"$OUT/q8ab.md"
-    for r in $(seq 1 "${Q8AB_ROUNDS:-2}"); do for arm in TERN_HM_Q8=1 TERN_GEMV_CHUNK=1; do
-      env "$arm" ./tern bench -m "$f" --device cuda --parallel 1,4,16,64 -p 512 -n 128 -r 1 \
-        --receipt "$OUT/q8ab-${arm%%=*}-r$r.json" 2>"$OUT/q8ab-${arm%%=*}-r$r.err" |
-        grep -E '^\|  *512 ' | sed "s/^/r$r $arm /" >>"$OUT/q8ab.md"
-    done; done
-    cat "$OUT/q8ab.md"
-    note q8ab "$( [ "$(wc -l <"$OUT/q8ab.md")" -ge 8 ] && echo DONE || echo FAIL)" "$(grep -c . "$OUT/q8ab.md") rows: $OUT/q8ab.md, sweep: $OUT/sweep-q8.txt" ;;
+  hmab) # Q8_0 and Q4_K in the f16 order (TERN_HM_Q8=1, TERN_HM_Q4K=1: arms under measurement) against the chunk order
+    # (TERN_GEMV_CHUNK=1): gpu_hmma's sweep of the arms at Llama-3-8B's shapes for each, then tern bench --parallel
+    # 1,4,16,64 -p 512 -n 128 on the synthetic Llama-3-8B of each type, HMAB_ROUNDS (2) rounds interleaved; $OUT/hmab.md
+    # (the bench's S_PP / S_TG rows), receipts beside it. HMAB_TYPES: default "q8_0 q4_k"
+    : >"$OUT/hmab.md"
+    for ty in ${HMAB_TYPES:-q8_0 q4_k}; do
+      case $ty in q8_0) sw=TERN_HM_Q8=1 fl=--q8 ;; q4_k) sw=TERN_HM_Q4K=1 fl=--q4k ;; *) continue ;; esac
+      timeout 300 build-cuda/gpu/gpu_hmma --sweep-only "$fl" >"$OUT/sweep-$ty.txt" 2>&1
+      f=$(synth llama3-8b "$ty" 32)
+      for r in $(seq 1 "${HMAB_ROUNDS:-2}"); do for arm in "$sw" TERN_GEMV_CHUNK=1; do
+        env "$arm" ./tern bench -m "$f" --device cuda --parallel 1,4,16,64 -p 512 -n 128 -r 1 \
+          --receipt "$OUT/hmab-$ty-${arm%%=*}-r$r.json" 2>"$OUT/hmab-$ty-${arm%%=*}-r$r.err" |
+          grep -E '^\|  *512 ' | sed "s/^/r$r $ty $arm /" >>"$OUT/hmab.md"
+      done; done
+      # a FAIL unless every run gave its 4 rows and the switch's runs ran the f16 order (the receipt's gemv_order 2)
+      n=$(grep -c "^r[0-9]* $ty " "$OUT/hmab.md"); want=$(( 8 * ${HMAB_ROUNDS:-2} ))
+      nf=$(grep -l '"gemv_order": 2' "$OUT"/hmab-$ty-${sw%%=*}-r*.json 2>/dev/null | wc -l)
+      st=DONE; [ "$n" -eq "$want" ] && [ "$nf" -eq "${HMAB_ROUNDS:-2}" ] || st=FAIL
+      note "hmab $ty" "$st" "$n of $want rows, $nf of ${HMAB_ROUNDS:-2} switch runs in the f16 order: $OUT/hmab.md, $OUT/sweep-$ty.txt"
+    done
+    cat "$OUT/hmab.md" ;;
   parallel)
     OUT="$OUT" SYNTH_DIR="$SYNTH_DIR" LCPP_BIN="$LCPP_BIN" bench/parallel_peer.sh >"$OUT/parallel.log" 2>"$OUT/parallel.err"
     cat "$OUT/parallel_peer.md" 2>/dev/null

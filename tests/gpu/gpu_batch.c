@@ -5,7 +5,7 @@
  * chunk: everything below with tern_config.gemv_chunk = 1 (the chunk-major GEMV order; on a model whose matrices are
  * all Q4_0, Q8_0 or Q4_K the 64 sequences' decode steps are single passes of up to 64 tokens through gemm_mma v2) and
  * the trace on, so the engines' trace lines on stderr show gemm_mma_v2= (bench/gpu_check.sh step batch checks it).
- * f16: the same with tern_config.gemv_chunk = 2 (the f16 order, gemm_hmma.cu, on a Q4_0 or Q8_0 model: every matrix of a pass
+ * f16: the same with tern_config.gemv_chunk = 2 (the f16 order, gemm_hmma.cu, on a Q4_0, Q8_0 or Q4_K model: every matrix of a pass
  * of up to 64 tokens, one token too, over the matrices the engine converted to the tiled layout: the trace's
  * gemm_hm_tiled=), and 5. below.
  *
@@ -252,7 +252,7 @@ int main(int argc, char **argv) {
     if (argc > 2) {
         tern_config c = tern_config_get();
         c.gemv_chunk = f16 ? 2 : 1;
-        c.hm_q8 = 1; /* a Q8_0 model in the f16 order too (TERN_HM_Q8's arm) */
+        c.hm_q8 = c.hm_q4k = 1; /* Q8_0 and Q4_K models in the f16 order too (TERN_HM_Q8's and TERN_HM_Q4K's arms) */
         c.trace = 1;
         tern_config_set(&c);
     }

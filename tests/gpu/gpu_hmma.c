@@ -4,8 +4,8 @@
  *   the GLU and tcu_f32_to_f16 write value i at tcu_hm_pos(i), the bits they write row-major with it off;
  * - values: every output of the one-column call is within (K/16 + 32)·2^-22·Σ|w_k·x_k| of the float64 sum of the
  *   f16 products w_k·x_k, w_k = f16(d·(q - 8)) from the GGUF Q4_0 block or f16(d·q) from the Q8_0 block (computed
- *   here from the bytes), x_k the f16 activation: a wrong element, block, scale or row would be off by a whole term;
- * - batch invariance: for every arm (-1 the chooser on rows and on the tiled layout TCU_TYPE_Q4_0T / Q8_0T, 0..TCU_HM_ARMS-1;
+ *   here from the bytes), or f16 of quant.h's Q4_K dequantization, x_k the f16 activation: a wrong element, block, scale or row would be off by a whole term;
+ * - batch invariance: for every arm (-1 the chooser on rows and on the tiled layout TCU_TYPE_Q4_0T / Q8_0T / Q4_KT, 0..TCU_HM_ARMS-1;
  *   arms >= TCU_HM_TILED on the tiled layout) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the m-column call
  *   equals the rows' one-column call on x_c by memcmp, columns past m untouched; the fused form (rows in three parts
  *   into three buffers, rows and tiled) gives each output the bits of the plain call; an arm of the other layout is
@@ -15,13 +15,15 @@
  * The GEMM's inputs are the f16 columns permuted here by tcu_hm_pos (the layout the producers write).
  * Shapes: 4096 x 1000 (K split in 4), 14336 x 33 (in 8), 6144 x 70 (in 4), 2048 x 100 (in 2), 384 x 130 (3 steps, a
  * partial row tile; no split), 128 x 9 (one step); 1056 x 45 and 800 x 7 (n_in not a multiple of 128) refused.
- * Every check on Q4_0 and on Q8_0 weights: random GGUF blocks (Q8_0 with -128 and 127 in some), repacked by tcu_repack
- * as the upload does, the bytes it leaves unwritten NaN halves.
+ * Every check on Q4_0, Q8_0 and Q4_K weights: random GGUF blocks (Q8_0 with -128 and 127 in some; Q4_K at n_in a
+ * multiple of 256, random scale bytes, dmin negative in some), repacked by tcu_repack as the upload does, the bytes it
+ * leaves unwritten NaN halves.
  * --sweep: times (us, best of 10 rounds of 20 calls, weights rotated over 4 copies) of the arms against v2's chooser
  * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box.
  * `--sweep-only --splits S` (or `--sweep --splits S`, the checks too): every shape's K split forced to S segments
  * (tcu_gemm_hm_splits_set), the split rule's measurement.
- * --q8 (after the first argument; last for --one): the sweep's and --one's weights Q8_0 (the checks run both types).
+ * --q8 / --q4k (after the first argument; last for --one): the sweep's and --one's weights Q8_0 / Q4_K (the checks run
+ * every type).
  * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV; -3 the chooser on the tiled
  * layout) on one shape, for ncu
  * (bench/gpu_check.sh hmprof); prints its time as the sweep takes it. */
@@ -75,8 +77,8 @@ typedef struct {
     size_t wsn;
 } shape_t;
 
-/* bytes of a GGUF block of gt */
-static int gblock(int gt) { return gt == TERN_TYPE_Q8_0 ? 34 : 18; }
+/* bytes of a GGUF block of gt (Q4_K: a 256-element super-block) */
+static int gblock(int gt) { return gt == TERN_TYPE_Q8_0 ? 34 : gt == TERN_TYPE_Q4_K ? 144 : 18; }
 
 static void setup(shape_t *s, int gt, int64_t n_in, int64_t n_out) {
     s->n_in = n_in, s->n_out = n_out;
@@ -84,12 +86,19 @@ static void setup(shape_t *s, int gt, int64_t n_in, int64_t n_out) {
     s->gstride = (tern_type_row_size(gt, n_in) + 15) & ~(size_t)15;
     s->rstride = (tcu_repack_row_bytes(s->rt, n_in) + 15) & ~(size_t)15;
     s->hw = calloc(s->gstride, (size_t)n_out);
-    const int64_t nb = n_in / 32;
+    const int64_t nb = n_in / (gt == TERN_TYPE_Q4_K ? 256 : 32);
     const int bb = gblock(gt);
     for (int64_t r = 0; r < n_out; r++)
         for (int64_t b = 0; b < nb; b++) {
             uint8_t *p = s->hw + (size_t)r * s->gstride + (size_t)b * bb;
             for (int i = 2; i < bb; i++) p[i] = (uint8_t)rnd();
+            if (gt == TERN_TYPE_Q4_K) { /* d and dmin: small, positive, dmin's sign flipped in some super-blocks */
+                const uint16_t d = tern_fp32_to_fp16(frnd(0.002f) + 0.0025f);
+                const uint16_t dm = tern_fp32_to_fp16((frnd(0.002f) + 0.0025f) * (b % 3 == 2 ? -1.0f : 1.0f));
+                memcpy(p, &d, 2);
+                memcpy(p + 2, &dm, 2);
+                continue;
+            }
             /* Q8_0: -128 and 127 in some blocks (the dequantization's ends) */
             if (gt == TERN_TYPE_Q8_0 && b % 5 == 1) p[2 + (r % 32)] = 0x80, p[2 + ((r + 7) % 32)] = 0x7F;
             const uint16_t d = tern_fp32_to_fp16((frnd(0.02f) + 0.001f) * (gt == TERN_TYPE_Q8_0 ? 0.125f : 1.0f));
@@ -257,7 +266,11 @@ static void check_shape(int gt, int64_t n_in, int64_t n_out) {
     int bad = 0;
     double worst = 0;
     for (int64_t r = 0; r < n_out; r++) {
-        for (int64_t b = 0; b < nb; b++) {
+        if (gt == TERN_TYPE_Q4_K) { /* the reference dequantizer (quant.h), then f16 */
+            tern_dequantize_row(TERN_TYPE_Q4_K, s.hw + (size_t)r * s.gstride, wr, n_in);
+            for (int64_t k = 0; k < n_in; k++) wr[k] = tern_fp16_to_fp32(tern_fp32_to_fp16(wr[k]));
+        }
+        for (int64_t b = 0; b < nb && gt != TERN_TYPE_Q4_K; b++) {
             const uint8_t *p = s.hw + (size_t)r * s.gstride + (size_t)b * gblock(gt);
             uint16_t dh;
             memcpy(&dh, p, 2);
@@ -544,13 +557,15 @@ int main(int argc, char **argv) {
     const char *se = getenv("GPU_TEST_SEED");
     rs = se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL) * 2654435761ull + 7;
     printf("gpu_hmma: seed %llu\n", (unsigned long long)rs);
-    tcu_gemm_hm_q8_set(1); /* Q8_0's f16 order (TERN_HM_Q8's arm in the engine) */
+    tcu_gemm_hm_q8_set(1); /* Q8_0's and Q4_K's f16 order (TERN_HM_Q8's and TERN_HM_Q4K's arms in the engine) */
+    tcu_gemm_hm_q4k_set(1);
     if (!tcu_gemm_hm_supported(TCU_TYPE_Q4_0R, 4096)) {
         printf("gpu_hmma: no sm_90 device with the sm_90a code (the f16 order is Hopper's), skipped\ngpu_hmma: 0 passed, 0 failed\n");
         return 0;
     }
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--q8")) g_type = TERN_TYPE_Q8_0; /* the sweep's and --one's weights */
+        else if (!strcmp(argv[i], "--q4k")) g_type = TERN_TYPE_Q4_K;
     if (argc > 1 && !strcmp(argv[1], "--one")) return one(argc, argv);
     const int sweep_only = argc > 1 && !strcmp(argv[1], "--sweep-only");
     for (int i = 2; i + 1 < argc; i++) {
@@ -571,6 +586,13 @@ int main(int argc, char **argv) {
             check_shape(gt, 1056, 45);
             check_shape(gt, 800, 7);
         }
+        /* Q4_K: whole super-blocks (n_in a multiple of 256; 2 steps each) */
+        check_shape(TERN_TYPE_Q4_K, 4096, 1000);
+        check_shape(TERN_TYPE_Q4_K, 14336, 33);
+        check_shape(TERN_TYPE_Q4_K, 6144, 70);
+        check_shape(TERN_TYPE_Q4_K, 2048, 100);
+        check_shape(TERN_TYPE_Q4_K, 512, 130);
+        check_shape(TERN_TYPE_Q4_K, 256, 9);
         check_layout();
     }
     if (argc > 1 && (!strcmp(argv[1], "--sweep") || sweep_only)) {

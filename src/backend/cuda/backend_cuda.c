@@ -313,7 +313,10 @@ static void wrank_plan(cuda_wrank *W, const tern_model *m, int rank, int n_rank)
     uint64_t wb = slice_bytes(&m->tok_embd, m->tok_embd.n_out, m->tok_embd.n_in);
     uint64_t max_mat = (uint64_t)E * V; /* the f16 tile holds one matrix the GEMM path reads (token_embd: rows only) */
     uint64_t max_layer = 0;             /* the prefetch slot (dq1) holds one layer matrix */
-    int q8 = m->output.type == TERN_TYPE_Q8_0; /* a Q8_0 matrix: the tiled copy takes 34 bytes a block, not 18 */
+    /* the f16 order's tiled copy, bytes a 32-element block: Q4_0T 18, Q4_KT 19, Q8_0T 34 (the largest type present) */
+    int q8 = m->output.type == TERN_TYPE_Q8_0, k4 = m->output.type == TERN_TYPE_Q4_K;
+    /* Q4_KT is 19 bytes a block where the rows are 18: what the converted matrices add for good (tile_one) */
+    uint64_t grow = k4 && m->output.data && m->output.data != m->tok_embd.data ? (uint64_t)V * E / 32 : 0;
     if (m->output.data != m->tok_embd.data || n_rank > 1 || !m->output.data) wb += slice_bytes(&m->output, V, E);
     for (int il = 0; il < m->n_layer; il++) {
         for (int j = 0; j < 7; j++) {
@@ -322,6 +325,8 @@ static void wrank_plan(cuda_wrank *W, const tern_model *m, int rank, int n_rank)
             layer_slice(W, w, j, &r0, &nr, &c0, &nc);
             wb += slice_bytes(w, nr, nc);
             q8 |= w->type == TERN_TYPE_Q8_0;
+            k4 |= w->type == TERN_TYPE_Q4_K;
+            if (w->type == TERN_TYPE_Q4_K) grow += (uint64_t)nr * nc / 32;
             if ((uint64_t)nr * nc > max_mat) max_mat = (uint64_t)nr * nc;
             if ((uint64_t)nr * nc > max_layer) max_layer = (uint64_t)nr * nc;
         }
@@ -342,7 +347,8 @@ static void wrank_plan(cuda_wrank *W, const tern_model *m, int rank, int n_rank)
     if (F > maxin) maxin = F;
     W->bytes = wb;
     W->max_mat = max_mat;
-    W->tile_b32 = q8 ? 34 : 18;
+    W->tile_b32 = q8 ? 34 : k4 ? 19 : 18;
+    W->tile_grow = grow;
     W->max_layer_mat = max_layer;
     W->maxin = maxin;
 }
@@ -465,8 +471,8 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * bits of its one-column GEMV, i.e. the chunk or f16 order is on (tern_config.gemv_chunk) on Hopper and every matrix
  * is Q4_0, Q8_0 or Q4_K (uploaded repacked, which v2 and the f16 order read) or has the dp4a twins (Q6_K, Q4_1: run on
  * slices of 16 columns, exec.c matmul); else TCU_MULTI_MAX (the twins' columns). */
-/* 1 when every layer matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0 or Q8_0, n_in a multiple
- * of 128, on Hopper), as each of n_tp ranks holds it: o and down have their inputs split over the ranks (wrank_plan),
+/* 1 when every layer matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0, or Q8_0 and Q4_K under
+ * their switches, n_in a multiple of 128 (Q4_K 256), on Hopper), as each of n_tp ranks holds it: o and down have their inputs split over the ranks (wrank_plan),
  * so 14 heads of 64 at TP 2 give o 448 inputs a rank, which the f16 order does not take; the head has it or the dp4a
  * twins. */
 static int hm_all(const tern_model *m, int n_tp) {
@@ -872,7 +878,8 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
     /* the GEMVs' float order (0 today's, 1 the chunk order, 2 the f16 order where every matrix has it): set process-wide
      * once this engine stands */
-    tcu_gemm_hm_q8_set(tern_cfg()->hm_q8); /* Q8_0 in the f16 order: an arm under measurement (tcu.h) */
+    tcu_gemm_hm_q8_set(tern_cfg()->hm_q8); /* Q8_0 and Q4_K in the f16 order: arms under measurement (tcu.h) */
+    tcu_gemm_hm_q4k_set(tern_cfg()->hm_q4k);
     const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m, n_tp) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
     const int tile = ord == 2 && n_tp == 1 && g_hm_tiling; /* the f16 order's tiled layout: wrank_tile */
@@ -914,8 +921,10 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     }
     for (int r = 0; r < n_tp && !refuse; r++) {
         const crank *g = be->rk[r];
-        /* converting to tiles holds one matrix twice at a time (wrank_tile, once the KV pool and scratch stand) */
-        const uint64_t wb = (have_weights ? 0 : g->W->bytes) + (tile && !g->W->tiled ? g->W->max_mat / 32 * g->W->tile_b32 : 0);
+        /* converting to tiles holds one matrix twice at a time (wrank_tile, once the KV pool and scratch stand), and Q4_K's
+         * tiles stay a byte a block larger than its rows */
+        const uint64_t wb = (have_weights ? 0 : g->W->bytes) +
+                            (tile && !g->W->tiled ? g->W->max_mat / 32 * g->W->tile_b32 + g->W->tile_grow : 0);
         size_t free_b = 0, total_b = 0;
         if (cudaSetDevice(r) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
             (void)cudaGetLastError();

@@ -23,8 +23,8 @@
     } while (0)
 
 /* A matrix on one GPU: a rank's slice of a model weight, rows in the stored GGUF block type (Q4_0/Q8_0/Q4_K in
- * tcu.h's repacked layouts), each row padded to 16 bytes; or, once an f16-order engine converted it, Q4_0 or Q8_0 in the
- * tiled layout (type TCU_TYPE_Q4_0T or Q8_0T, d the tiles, stride the rows' as before: backend_cuda.c wrank_tile). */
+ * tcu.h's repacked layouts), each row padded to 16 bytes; or, once an f16-order engine converted it, Q4_0, Q8_0 or Q4_K in the
+ * tiled layout (type TCU_TYPE_Q4_0T, Q8_0T or Q4_KT, d the tiles, stride the rows' as before: backend_cuda.c wrank_tile). */
 typedef struct dweight {
     void *d;           /* device rows, stride bytes apart */
     int type;
@@ -60,7 +60,9 @@ typedef struct {
     uint64_t bytes;            /* device bytes of all of it */
     int tiled;                 /* an f16-order engine converted its matrices to the tiled layout (wrank_tile) */
     uint64_t max_mat, max_layer_mat; /* elements of the largest matrix the GEMM path dequantizes; of a layer's */
-    int tile_b32;              /* bytes a 32-element block of the f16 order's tiled copy: 18 (Q4_0T), 34 with a Q8_0 matrix */
+    int tile_b32;              /* bytes a 32-element block of the f16 order's tiled copy: 18 (Q4_0T), 19 with a Q4_K
+                                * matrix, 34 with a Q8_0 one */
+    uint64_t tile_grow;        /* bytes the Q4_K matrices' tiles add to their rows (19 against 18 a block) */
     int maxin;                 /* the widest matmul input */
     void *stage, *dstage;      /* upload staging (freed after the upload) */
     char errmsg[512];

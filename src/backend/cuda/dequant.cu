@@ -65,20 +65,32 @@ __global__ void dequant_f16_k(const uint8_t *w, size_t stride, int n_in, int64_t
     dq_store_f16x8(out + (size_t)r * n_in + e0, v);
 }
 
-/* The f16 order's tiled Q4_0 and Q8_0 (tcu.h TCU_TYPE_Q4_0T, Q8_0T): row r's 8 elements e0.. of step s = e0 / 128,
+/* The f16 order's tiled Q4_0, Q8_0 and Q4_K (tcu.h TCU_TYPE_Q4_0T, Q8_0T, Q4_KT; Q4_KT's below, in its branch): row r's 8 elements e0.. of step s = e0 / 128,
  * block t of it, in chunk (r / 64, s). Q4_0T: quants at 64 (r % 64) + 16 t (Q4_0R's in-block order), the scale at
  * 4096 + 8 (r % 64) + 2 t; the arithmetic of dequant8<TCU_TYPE_Q4_0R> (dq_q40_8). Q8_0T: bytes j.. (j = e0 % 32) at
  * 128 (r % 64) + 64 (j / 16 ^ r % 2) + 16 t + j % 16, the scale at 8192 + 8 (r % 64) + 2 t; dequant8<TCU_TYPE_Q8_0R>'s
  * arithmetic. So the rows' bits. */
-template <int Q8>
+template <int Q8, int K4 = 0>
 __global__ void dequant_f16_tl_k(const uint8_t *w, int n_in, int64_t n_out, uint16_t *out) {
     const int64_t r = blockIdx.y + (int64_t)blockIdx.z * gridDim.y;
     const int e0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
     if (r >= n_out || e0 >= n_in) return;
     const int s = e0 >> 7, tb = (e0 >> 5) & 3, j = e0 & 31, rt = (int)(r & 63);
-    const uint8_t *c = w + ((size_t)(r >> 6) * (size_t)(n_in >> 7) + (size_t)s) * (Q8 ? TCU_HM_TCH8 : TCU_HM_TCH);
-    const float d = dq_h2f(dq_ld16(c + (Q8 ? 8192 : 4096) + 8 * rt + 2 * tb));
+    const uint8_t *c = w + ((size_t)(r >> 6) * (size_t)(n_in >> 7) + (size_t)s) *
+                               (Q8 ? TCU_HM_TCH8 : K4 ? TCU_HM_TCHK : TCU_HM_TCH);
     float v[8];
+    if (K4) { /* dequant8<TCU_TYPE_Q4_KR>'s arithmetic on the tile's d, dmin and block tb's scale and min */
+        const uint8_t *k = c + 4096 + 12 * rt;
+        const float d = dq_h2f(dq_ld16(k)), dmin = dq_h2f(dq_ld16(k + 2));
+        const float dl = __fmul_rn(d, (float)k[4 + 2 * tb]), ml = __fmul_rn(dmin, (float)k[5 + 2 * tb]);
+        const uint2 q8 = *(const uint2 *)(c + 64 * rt + 16 * tb + (j & 15)); /* 8-byte aligned */
+        const int sh = j >= 16 ? 4 : 0;
+#pragma unroll
+        for (int i = 0; i < 8; i++) v[i] = __fsub_rn(__fmul_rn(dl, (float)((dq_byte(q8.x, q8.y, i) >> sh) & 0xF)), ml);
+        dq_store_f16x8(out + (size_t)r * n_in + e0, v);
+        return;
+    }
+    const float d = dq_h2f(dq_ld16(c + (Q8 ? 8192 : 4096) + 8 * rt + 2 * tb));
     if (Q8) {
         const uint2 q = *(const uint2 *)(c + 128 * rt + 64 * ((j >> 4) ^ (rt & 1)) + 16 * tb + (j & 15));
 #pragma unroll
@@ -94,11 +106,13 @@ extern "C" void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t 
     /* rows over grid.y (≤ 65535) and grid.z */
     const unsigned gy = n_out < 65535 ? (unsigned)n_out : 65535u;
     dim3 grid((unsigned)((n_in / 8 + 127) / 128), gy, (unsigned)((n_out + gy - 1) / gy));
-    if (t == TCU_TYPE_Q4_0T || t == TCU_TYPE_Q8_0T) { /* n_in a multiple of 128 (what the conversion takes) */
+    if (t == TCU_TYPE_Q4_0T || t == TCU_TYPE_Q8_0T || t == TCU_TYPE_Q4_KT) { /* n_in a multiple of 128 (what the conversion takes) */
         if (n_in % 128 == 0 && t == TCU_TYPE_Q4_0T)
             dequant_f16_tl_k<0><<<grid, 128, 0, st>>>((const uint8_t *)w, (int)n_in, n_out, out);
-        else if (n_in % 128 == 0)
+        else if (n_in % 128 == 0 && t == TCU_TYPE_Q8_0T)
             dequant_f16_tl_k<1><<<grid, 128, 0, st>>>((const uint8_t *)w, (int)n_in, n_out, out);
+        else if (n_in % 256 == 0)
+            dequant_f16_tl_k<0, 1><<<grid, 128, 0, st>>>((const uint8_t *)w, (int)n_in, n_out, out);
         TCU_CHECK_LAUNCH(st);
         return;
     }

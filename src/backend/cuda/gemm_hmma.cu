@@ -32,8 +32,9 @@
  * producer warp filling a shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four
  * warpgroups a CTA.
  *
- * Types: the repacked Q4_0R and Q8_0R (tcu.h) and their tiled layouts, n_in a multiple of 128 (hm_ty: a type's
- * constants; Q8_0 since 2026-12-05, its slab u the block's word u). Activations: f16 (m, n_in), each value f16(v) of the f32
+ * Types: the repacked Q4_0R, Q8_0R and Q4_KR (tcu.h) and their tiled layouts, n_in a multiple of 128 (of 256 for Q4_K;
+ * hm_ty: a type's constants; Q8_0 and Q4_K since 2026-12-05: Q8_0's slab u is the block's word u, Q4_K's weights are
+ * computed in f32, hm_w2_k4). Activations: f16 (m, n_in), each value f16(v) of the f32
  * activation at tcu_hm_pos of its index, written by its producer (exec.c f16_pass: the norms, the GLU, the decode
  * attention's kernels). tcu_x16_to_f16 (f16(d·q) of the x16 format, row-major) makes the tests' inputs. */
 #include <cuda_fp16.h>
@@ -178,23 +179,76 @@ template <uint32_t S> static __device__ __forceinline__ uint32_t hm_w2_q8(uint32
     return hm_h2u(__hmul2(__hsub2(hm_u2h(r), __float2half2_rn(1152.0f)), d));
 }
 
-/* The weight types: T the repacked rows' id (Q4_0R, Q8_0R; the tiled layout of each is its own id, tcu.h). QB quant
- * bytes a block, QN 16-byte quant loads a row and step (one block), GRP a rows' group (dequant.cuh), TCH a tiled
- * chunk (64 rows x 4 blocks: quants then scales at SOF). */
+/* Two Q4_K weights f16(fmaf(dw, n, mw)) from the nibbles of bytes 0 and 2 of p (p already shifted for the high ones):
+ * n exactly as f16 (Q4_0's 1024 + n trick), then to f32, one FFMA each (dw·n is exact in f32, so this is dequant8
+ * <TCU_TYPE_Q4_KR>'s __fsub_rn(__fmul_rn(dl, n), ml) with mw = -ml), one rounding to f16 (cvt.rn.f16x2.f32). */
+static __device__ __forceinline__ uint32_t hm_w2_k4(uint32_t p, float dw, float mw) {
+    const float2 n = __half22float2(__hsub2(hm_u2h(hm_lop_or<0x000F000Fu>(p)), __float2half2_rn(1024.0f)));
+    return hm_h2u(__floats2half2_rn(fmaf(dw, n.x, mw), fmaf(dw, n.y, mw)));
+}
+
+/* The weight types: T the repacked rows' id (Q4_0R, Q8_0R, Q4_KR; the tiled layout of each is its own id, tcu.h). QB
+ * quant bytes a block, QN 16-byte quant loads a row and step (one block), GRP a rows' group or super-block
+ * (dequant.cuh), TCH a tiled chunk (64 rows x 4 blocks: quants, then the scales [row][SRS] at SOF). */
 template <int T> struct hm_ty {
-    static constexpr int Q8 = T == TCU_TYPE_Q8_0R, QB = Q8 ? 32 : 16, QN = QB / 16, GRP = Q8 ? RQ80_GROUP : RQ40_GROUP;
-    static constexpr int TCH = Q8 ? TCU_HM_TCH8 : TCU_HM_TCH, SOF = 64 * 4 * QB;
+    static constexpr int Q8 = T == TCU_TYPE_Q8_0R, K4 = T == TCU_TYPE_Q4_KR, QB = Q8 ? 32 : 16, QN = QB / 16;
+    static constexpr int GRP = Q8 ? RQ80_GROUP : K4 ? 144 : RQ40_GROUP;
+    static constexpr int TCH = Q8 ? TCU_HM_TCH8 : K4 ? TCU_HM_TCHK : TCU_HM_TCH, SOF = 64 * 4 * QB, SRS = K4 ? 12 : 8;
 };
 
-/* A lane's weights of one step: rows g and g + 8, block 4s + t (Q8_0: qa its words 0..3, qa2 4..7; Q4_0 leaves qa2,
- * qb2 unused, so its code is what it was before Q8_0 came) */
-struct hm_wregs {
+/* A lane's weights of one step: rows g and g + 8, block 4s + t (Q8_0: qa its words 0..3, qa2 4..7; Q4_K: ha, hb the
+ * rows' scales, the super-block's 16-byte header (rows) or x = d | dmin << 16 and y = sc | mn << 8 (tiles); Q4_0 leaves
+ * the others unused, so its code is what it was before Q8_0 came) */
+template <int T> struct hm_wregs {
     uint4 qa, qb, qa2, qb2;
     uint16_t da, db;
 };
+template <> struct hm_wregs<TCU_TYPE_Q4_KR> {
+    uint4 qa, qb, qa2, qb2;
+    uint16_t da, db;
+    uint4 ha, hb;
+};
+
+/* Q4_K's scales of a step for the fragments: dw = d·sc and mw = -(dmin·mn) of each row in f32 (dequant.cuh k4_header's
+ * arithmetic); Q4_0 and Q8_0 take their rows' f16 d (da, db) instead */
+struct hm_scl {
+    float dwa, mwa, dwb, mwb;
+};
+/* Q4_K's 16-byte super-block header h, sub-block j: k4_header on registers */
+static __device__ __forceinline__ void hm_k4(uint4 h, int j, float &dw, float &mw) {
+    const float d = __half2float(__ushort_as_half((unsigned short)(h.x & 0xFFFFu)));
+    const float dmin = __half2float(__ushort_as_half((unsigned short)(h.x >> 16)));
+    const int sh = 8 * (j & 3);
+    const uint32_t b0 = (h.y >> sh) & 0xFFu, b1 = (h.z >> sh) & 0xFFu, b2 = (h.w >> sh) & 0xFFu;
+    const int sc = j < 4 ? (int)(b0 & 63u) : (int)((b2 & 0xFu) | ((b0 >> 6) << 4));
+    const int mn = j < 4 ? (int)(b1 & 63u) : (int)((b2 >> 4) | ((b1 >> 6) << 4));
+    dw = __fmul_rn(d, (float)sc);
+    mw = -__fmul_rn(dmin, (float)mn);
+}
+/* the tiles' form: x = d | dmin << 16, y = sc | mn << 8 */
+static __device__ __forceinline__ void hm_k4t(uint4 h, float &dw, float &mw) {
+    const float d = __half2float(__ushort_as_half((unsigned short)(h.x & 0xFFFFu)));
+    const float dmin = __half2float(__ushort_as_half((unsigned short)(h.x >> 16)));
+    dw = __fmul_rn(d, (float)(int)(h.y & 0xFFu));
+    mw = -__fmul_rn(dmin, (float)(int)((h.y >> 8) & 0xFFu));
+}
+/* b: the lane's block (4s + t), for Q4_K's rows (its sub-block b % 8); Q4_K only */
+template <int T, int TL> static __device__ __forceinline__ hm_scl hm_scales(const hm_wregs<T> &r, int b) {
+    hm_scl c;
+    if constexpr (hm_ty<T>::K4) {
+        if (TL) {
+            hm_k4t(r.ha, c.dwa, c.mwa);
+            hm_k4t(r.hb, c.dwb, c.mwb);
+        } else {
+            hm_k4(r.ha, b & 7, c.dwa, c.mwa);
+            hm_k4(r.hb, b & 7, c.dwb, c.mwb);
+        }
+    }
+    return c;
+}
 
 template <int T>
-static __device__ __forceinline__ void hm_wload(hm_wregs &r, const uint8_t *ra, const uint8_t *rb, int b) {
+static __device__ __forceinline__ void hm_wload(hm_wregs<T> &r, const uint8_t *ra, const uint8_t *rb, int b) {
     typedef hm_ty<T> Y;
     const size_t go = (size_t)(b >> 3) * Y::GRP;
     r.qa = __ldg((const uint4 *)(ra + go + 16 + Y::QB * (b & 7)));
@@ -203,20 +257,26 @@ static __device__ __forceinline__ void hm_wload(hm_wregs &r, const uint8_t *ra, 
         r.qa2 = __ldg((const uint4 *)(ra + go + 32 + Y::QB * (b & 7)));
         r.qb2 = __ldg((const uint4 *)(rb + go + 32 + Y::QB * (b & 7)));
     }
-    r.da = __ldg((const unsigned short *)(ra + go + 2 * (b & 7)));
-    r.db = __ldg((const unsigned short *)(rb + go + 2 * (b & 7)));
+    if constexpr (Y::K4) { /* the super-block's header */
+        r.ha = __ldg((const uint4 *)(ra + go));
+        r.hb = __ldg((const uint4 *)(rb + go));
+    } else {
+        r.da = __ldg((const unsigned short *)(ra + go + 2 * (b & 7)));
+        r.db = __ldg((const unsigned short *)(rb + go + 2 * (b & 7)));
+    }
 }
 
 /* The tiled layout (arms >= TCU_HM_TILED, tcu_hm_tile): for each 64-row tile and 4-block step s one contiguous TCH-byte
  * chunk, the 64 rows' quants, then their scales [row][8] at SOF; tb the tile's first chunk, rt the lane's row in the
- * tile (g or g + 16 w), rt + 8 its second. Q4_0: quants [row][64] (blocks 4s..4s+3, Q4_0R's in-block order). Q8_0:
+ * tile (g or g + 16 w), rt + 8 its second. Q4_0 and Q4_K: quants [row][64] (blocks 4s..4s+3, Q4_0R's in-block order;
+ * Q4_K's scales [row][12]: d | dmin << 16, then sc, mn of each block t at 4 + 2t, 5 + 2t). Q8_0:
  * [row][128], half h (words 4h..4h+3) of block t at 64 (h ^ (row & 1)) + 16 t: a warp's first 16-byte loads (rows g of
  * both parities) then cover all 32 banks of shared memory, as Q4_0's do (the bulk-copy arms read the chunk there). */
 template <int T> static __device__ __forceinline__ int hm_qoff(int rt, int t, int h) {
     return hm_ty<T>::Q8 ? rt * 128 + 64 * (h ^ (rt & 1)) + 16 * t : rt * 64 + 16 * t;
 }
 template <int T>
-static __device__ __forceinline__ void hm_wload_tl(hm_wregs &r, const uint8_t *tb, int s, int rt, int t) {
+static __device__ __forceinline__ void hm_wload_tl(hm_wregs<T> &r, const uint8_t *tb, int s, int rt, int t) {
     typedef hm_ty<T> Y;
     const uint8_t *c = tb + (size_t)s * Y::TCH;
     if constexpr (Y::Q8) {
@@ -228,8 +288,15 @@ static __device__ __forceinline__ void hm_wload_tl(hm_wregs &r, const uint8_t *t
         r.qa = __ldg((const uint4 *)(c + rt * 64 + 16 * t));
         r.qb = __ldg((const uint4 *)(c + (rt + 8) * 64 + 16 * t));
     }
-    r.da = __ldg((const unsigned short *)(c + Y::SOF + rt * 8 + 2 * t));
-    r.db = __ldg((const unsigned short *)(c + Y::SOF + (rt + 8) * 8 + 2 * t));
+    if constexpr (Y::K4) {
+        r.ha.x = __ldg((const unsigned int *)(c + Y::SOF + rt * 12));
+        r.ha.y = __ldg((const unsigned short *)(c + Y::SOF + rt * 12 + 4 + 2 * t));
+        r.hb.x = __ldg((const unsigned int *)(c + Y::SOF + (rt + 8) * 12));
+        r.hb.y = __ldg((const unsigned short *)(c + Y::SOF + (rt + 8) * 12 + 4 + 2 * t));
+    } else {
+        r.da = __ldg((const unsigned short *)(c + Y::SOF + rt * 8 + 2 * t));
+        r.db = __ldg((const unsigned short *)(c + Y::SOF + (rt + 8) * 8 + 2 * t));
+    }
 }
 
 static __device__ __forceinline__ uint32_t hm_word(const uint4 &q, int wi) {
@@ -239,7 +306,7 @@ static __device__ __forceinline__ uint32_t hm_word(const uint4 &q, int wi) {
 /* Slab u's A fragment (rows g, g + 8; k slots 2t, 2t+1, 2t+8, 2t+9) from the step's weights. Q4_0: word u % 4, the
  * low nibbles for u < 4, the high ones past; Q8_0: word u (elements 4u..4u+3, the same elements: tcu_hm_pos). */
 template <int T>
-static __device__ __forceinline__ void hm_afrag(const hm_wregs &r, __half2 da, __half2 db, int u, uint32_t (&a)[4]) {
+static __device__ __forceinline__ void hm_afrag(const hm_wregs<T> &r, __half2 da, __half2 db, int u, uint32_t (&a)[4]) {
     const int wi = u & 3, hi = u >> 2;
     if constexpr (hm_ty<T>::Q8) {
         const uint32_t wa = hm_word(hi ? r.qa2 : r.qa, wi) ^ 0x80808080u, wb = hm_word(hi ? r.qb2 : r.qb, wi) ^ 0x80808080u;
@@ -255,6 +322,23 @@ static __device__ __forceinline__ void hm_afrag(const hm_wregs &r, __half2 da, _
         a[3] = hm_w2(wb >> 8, hi, db);
     }
 }
+/* Q4_K's: Q4_0's words and nibbles (Q4_KR keeps Q4_0R's in-block order), its own arithmetic (hm_w2_k4). A function of
+ * its own, called under `if constexpr`, so the Q4_0 and Q8_0 kernels' code is what it was before Q4_K came. */
+static __device__ __forceinline__ void hm_afrag_k4(const hm_wregs<TCU_TYPE_Q4_KR> &r, const hm_scl &sc, int u,
+                                                   uint32_t (&a)[4]) {
+    const int wi = u & 3, hi = u >> 2;
+    const uint32_t wa = hm_word(r.qa, wi) >> (4 * hi), wb = hm_word(r.qb, wi) >> (4 * hi);
+    a[0] = hm_w2_k4(wa, sc.dwa, sc.mwa);      /* row g: bytes 4w, 4w+2 */
+    a[1] = hm_w2_k4(wb, sc.dwb, sc.mwb);      /* row g + 8 */
+    a[2] = hm_w2_k4(wa >> 8, sc.dwa, sc.mwa); /* row g: bytes 4w+1, 4w+3 */
+    a[3] = hm_w2_k4(wb >> 8, sc.dwb, sc.mwb);
+}
+/* slab u's fragment of either kind (Q4_K: sc; the others: da, db) */
+#define HM_AFRAG(u)                                                                                                    \
+    do {                                                                                                               \
+        if constexpr (hm_ty<T>::K4) hm_afrag_k4(cur, sc, (u), af[(u)]);                                                \
+        else hm_afrag<T>(cur, da, db, (u), af[(u)]);                                                                   \
+    } while (0)
 
 /* The K split: S segments of K fixed by the launch's shape alone (every output's bits depend on it, not on m or the
  * arm): enough warps (16 rows each) for ~12 an SM of 132, S a power of two up to 8, segments of at least 8 steps.
@@ -363,7 +447,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     typedef hm_ty<T> Y;
     const uint8_t *tb = w + (size_t)min(r0 >> 6, (n_out - 1) >> 6) * (size_t)nst * Y::TCH;
     const int rt = (r0 & 63) + g;
-    auto wload = [&](hm_wregs &r, int s) {
+    auto wload = [&](hm_wregs<T> &r, int s) {
         if (TL) hm_wload_tl<T>(r, tb, s, rt, t);
         else hm_wload<T>(r, ra, rb, 4 * s + t);
     };
@@ -378,7 +462,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
     float acc[4 * NT];
 #pragma unroll
     for (int i = 0; i < 4 * NT; i++) acc[i] = 0.0f;
-    hm_wregs cur, nx1;
+    hm_wregs<T> cur, nx1;
     uint32_t af[8][4]; /* slab u's fragment, read by its wgmma until that group is waited for */
     if (sb < se) wload(cur, sb); /* the weights are constant: before the wait */
     if (sb + 1 < se) wload(nx1, sb + 1);
@@ -414,7 +498,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
                     pdl_prefetch_l2(t & 1 ? c + Y::SOF + (r0 & 63) * 8 : c + (rt + 8) * 128);
                 } else {
                     pdl_prefetch_l2(c + rt * 64 + 16 * t);
-                    pdl_prefetch_l2(lane < 16 ? c + (rt + 8) * 64 + 16 * t : c + 4096 + rt * 8);
+                    pdl_prefetch_l2(lane < 16 ? c + (rt + 8) * 64 + 16 * t : c + 4096 + rt * Y::SRS);
                 }
             } else {
                 const int bp = 4 * (s + 4) + t;
@@ -424,9 +508,11 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
         }
         const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * SB) >> 4);
         const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
+        hm_scl sc;
+        if constexpr (hm_ty<T>::K4) sc = hm_scales<T, TL>(cur, 4 * s + t);
         if (BAT) {
 #pragma unroll
-            for (int u = 0; u < 8; u++) hm_afrag<T>(cur, da, db, u, af[u]);
+            for (int u = 0; u < 8; u++) HM_AFRAG(u);
             wg_fence();
 #pragma unroll
             for (int u = 0; u < 8; u++) hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
@@ -435,7 +521,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 #pragma unroll
         for (int u = 0; u < 8 && !BAT; u++) {
             if (u) wg_wait_mma_n<7>(); /* the group that last read af[u] (8 back) */
-            hm_afrag<T>(cur, da, db, u, af[u]);
+            HM_AFRAG(u);
             wg_fence();
             hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
             wg_commit_mma();
@@ -456,7 +542,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
 
 /* Arms 9, 10 (the tiled layout; NW 4, 2): arm 6's schedule (one warpgroup, x by cp.async NS - 2 steps ahead, the step's 8
  * wgmmas one group waited for at the next step's top) with the weights streamed into shared memory by bulk copies:
- * thread 0 copies a step's chunk (4608 bytes, Q8_0 8704; cp.async.bulk, completion in bytes on the stage's mbarrier) NW steps
+ * thread 0 copies a step's chunk (4608 bytes, Q8_0 8704, Q4_K 4864; cp.async.bulk, completion in bytes on the stage's mbarrier) NW steps
  * ahead, the first NW before the PDL wait (the weights are constant); each lane reads its 16-byte quant words and its
  * scales from the stage (LDS) where arm 6 loads them from global memory one step ahead. A stage is refilled at the top
  * of the step after its use, past the CTA barrier every thread crosses after reading it (no proxy fence between those
@@ -532,7 +618,7 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
         if (tid == 0 && s > sb && s - 1 + NW < se) wissue(s - 1 + NW, wk == 0 ? NW - 1 : wk - 1);
         wg_mbar_wait(hm_smem(&hb_bar[wk]), ph);
         const uint8_t *c = wsm + wk * TCH;
-        hm_wregs cur;
+        hm_wregs<T> cur;
         if constexpr (hm_ty<T>::Q8) {
             cur.qa = *(const uint4 *)(c + hm_qoff<T>(rt, t, 0));
             cur.qa2 = *(const uint4 *)(c + hm_qoff<T>(rt, t, 1));
@@ -542,12 +628,21 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
             cur.qa = *(const uint4 *)(c + rt * 64 + 16 * t);
             cur.qb = *(const uint4 *)(c + (rt + 8) * 64 + 16 * t);
         }
-        cur.da = *(const unsigned short *)(c + hm_ty<T>::SOF + rt * 8 + 2 * t);
-        cur.db = *(const unsigned short *)(c + hm_ty<T>::SOF + (rt + 8) * 8 + 2 * t);
+        if constexpr (hm_ty<T>::K4) {
+            cur.ha.x = *(const unsigned int *)(c + hm_ty<T>::SOF + rt * 12);
+            cur.ha.y = *(const unsigned short *)(c + hm_ty<T>::SOF + rt * 12 + 4 + 2 * t);
+            cur.hb.x = *(const unsigned int *)(c + hm_ty<T>::SOF + (rt + 8) * 12);
+            cur.hb.y = *(const unsigned short *)(c + hm_ty<T>::SOF + (rt + 8) * 12 + 4 + 2 * t);
+        } else {
+            cur.da = *(const unsigned short *)(c + hm_ty<T>::SOF + rt * 8 + 2 * t);
+            cur.db = *(const unsigned short *)(c + hm_ty<T>::SOF + (rt + 8) * 8 + 2 * t);
+        }
         const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * SB) >> 4);
         const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
+        hm_scl sc;
+        if constexpr (hm_ty<T>::K4) sc = hm_scales<T, 1>(cur, 4 * s + t);
 #pragma unroll
-        for (int u = 0; u < 8; u++) hm_afrag<T>(cur, da, db, u, af[u]);
+        for (int u = 0; u < 8; u++) HM_AFRAG(u);
         wg_fence();
 #pragma unroll
         for (int u = 0; u < 8; u++) hw_mma<NT>::run(acc, af[u], dst + (uint64_t)(((u >> 2) * (R * 128) + (u & 3) * 32) >> 4));
@@ -679,23 +774,28 @@ static int hm_device_ok(void) {
     return 1;
 }
 
-/* the rows' type of t (Q4_0R for Q4_0R and Q4_0T, Q8_0R for Q8_0R and Q8_0T), 0 for a type the f16 order lacks */
+/* the rows' type of t (Q4_0R for Q4_0R and Q4_0T, Q8_0R for Q8_0R and Q8_0T, Q4_KR for Q4_KR and Q4_KT), 0 for a type
+ * the f16 order lacks */
 static int hm_rows_type(int t) {
-    return t == TCU_TYPE_Q4_0R || t == TCU_TYPE_Q4_0T ? TCU_TYPE_Q4_0R
+    return t == TCU_TYPE_Q4_0R || t == TCU_TYPE_Q4_0T   ? TCU_TYPE_Q4_0R
            : t == TCU_TYPE_Q8_0R || t == TCU_TYPE_Q8_0T ? TCU_TYPE_Q8_0R
+           : t == TCU_TYPE_Q4_KR || t == TCU_TYPE_Q4_KT ? TCU_TYPE_Q4_KR
                                                         : 0;
 }
 
 extern "C" int tcu_hm_tiled_type(int t) {
-    return t == TCU_TYPE_Q4_0R ? TCU_TYPE_Q4_0T : t == TCU_TYPE_Q8_0R ? TCU_TYPE_Q8_0T : 0;
+    return t == TCU_TYPE_Q4_0R ? TCU_TYPE_Q4_0T : t == TCU_TYPE_Q8_0R ? TCU_TYPE_Q8_0T : t == TCU_TYPE_Q4_KR ? TCU_TYPE_Q4_KT : 0;
 }
 
-static int g_hm_q8; /* tcu_gemm_hm_q8_set */
+static int g_hm_q8, g_hm_q4k; /* tcu_gemm_hm_q8_set, tcu_gemm_hm_q4k_set */
 extern "C" void tcu_gemm_hm_q8_set(int on) { g_hm_q8 = on != 0; }
+extern "C" void tcu_gemm_hm_q4k_set(int on) { g_hm_q4k = on != 0; }
 
 extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
     const int rt = hm_rows_type(t);
-    return rt && (rt != TCU_TYPE_Q8_0R || g_hm_q8) && n_in >= 128 && n_in % 128 == 0 && hm_device_ok();
+    const int on = rt == TCU_TYPE_Q8_0R ? g_hm_q8 : rt == TCU_TYPE_Q4_KR ? g_hm_q4k : rt != 0;
+    const int blk = rt == TCU_TYPE_Q4_KR ? 256 : 128; /* Q4_K: whole super-blocks */
+    return on && n_in >= blk && n_in % blk == 0 && hm_device_ok();
 }
 
 extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) {
@@ -708,7 +808,7 @@ extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) 
 extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
                            const uint16_t *x, int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st) {
     const int64_t n_out = rows[0] + rows[1] + rows[2];
-    const int tl = t == TCU_TYPE_Q4_0T || t == TCU_TYPE_Q8_0T; /* the layout: rows' arms or the tiled ones */
+    const int tl = hm_rows_type(t) && t != hm_rows_type(t); /* the layout: rows' arms or the tiled ones */
     if (m < 1 || m > TCU_PASS_MAX || rows[0] < 1 || rows[1] < 0 || rows[2] < 0 || n_out > INT32_MAX || arm < -1 ||
         arm >= TCU_HM_ARMS || (arm >= 0 && (arm >= TCU_HM_TILED) != tl) || !tcu_gemm_hm_supported(t, n_in))
         return 0;
@@ -720,7 +820,9 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
     const hm_out o = {{y[0], y[1], y[2]}, (int)rows[0], (int)(rows[0] + rows[1])};
     const uint8_t *wb = (const uint8_t *)w;
     const __half *xh = (const __half *)x;
-    if (hm_rows_type(t) == TCU_TYPE_Q8_0R) hm_type<TCU_TYPE_Q8_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
+    const int rt = hm_rows_type(t);
+    if (rt == TCU_TYPE_Q8_0R) hm_type<TCU_TYPE_Q8_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
+    else if (rt == TCU_TYPE_Q4_KR) hm_type<TCU_TYPE_Q4_KR>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
     else hm_type<TCU_TYPE_Q4_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
     return 1;
 }
@@ -739,13 +841,25 @@ __global__ void hm_tile_k(const uint8_t *__restrict__ w, size_t stride, int nst,
     const uint4 *q = (const uint4 *)(row + 16 + 4 * Y::QB * (s & 1)); /* blocks 4(s & 1).. of the group, in order */
     for (int t = 0; t < 4; t++)
         for (int h = 0; h < Y::QN; h++) *(uint4 *)(c + hm_qoff<T>(rt, t, h)) = q[Y::QN * t + h];
-    *(uint2 *)(c + Y::SOF + rt * 8) = *(const uint2 *)(row + 8 * (s & 1));
+    if constexpr (Y::K4) { /* d | dmin << 16, then sub-block 4 (s & 1) + t's 6-bit scale and min as bytes */
+        uint8_t *k = c + Y::SOF + rt * 12;
+        *(uint32_t *)k = *(const uint32_t *)row;
+        for (int t = 0; t < 4; t++) {
+            int sc, mn;
+            dq_k4_scale_min(row + 4, 4 * (s & 1) + t, &sc, &mn);
+            k[4 + 2 * t] = (uint8_t)sc;
+            k[5 + 2 * t] = (uint8_t)mn;
+        }
+    } else {
+        *(uint2 *)(c + Y::SOF + rt * 8) = *(const uint2 *)(row + 8 * (s & 1));
+    }
 }
 
 extern "C" size_t tcu_hm_tile_bytes(int t, int64_t n_in, int64_t n_out) {
     const int rt = hm_rows_type(t);
-    if (!rt || n_in < 128 || n_out < 1) return 0;
-    return (size_t)((n_out + 63) / 64) * (size_t)(n_in / 128) * (rt == TCU_TYPE_Q8_0R ? TCU_HM_TCH8 : TCU_HM_TCH);
+    if (!rt || n_in < 128 || n_out < 1 || (rt == TCU_TYPE_Q4_KR && n_in % 256)) return 0;
+    return (size_t)((n_out + 63) / 64) * (size_t)(n_in / 128) *
+           (rt == TCU_TYPE_Q8_0R ? TCU_HM_TCH8 : rt == TCU_TYPE_Q4_KR ? TCU_HM_TCHK : TCU_HM_TCH);
 }
 
 extern "C" void tcu_hm_tile(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, void *dst,
@@ -758,4 +872,6 @@ extern "C" void tcu_hm_tile(int t, const void *w, size_t row_bytes, int64_t n_in
         hm_tile_k<TCU_TYPE_Q4_0R><<<gr, 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles, (uint8_t *)dst);
     else if (t == TCU_TYPE_Q8_0R)
         hm_tile_k<TCU_TYPE_Q8_0R><<<gr, 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles, (uint8_t *)dst);
+    else if (t == TCU_TYPE_Q4_KR && n_in % 256 == 0)
+        hm_tile_k<TCU_TYPE_Q4_KR><<<gr, 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles, (uint8_t *)dst);
 }
