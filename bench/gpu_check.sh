@@ -161,13 +161,15 @@ for s in $steps; do
       st=$(status_of "$lg"); grep -q 'gemm_hm_tiled=[1-9]' "$lg" || st=FAIL
       note "batch f16 $(basename "$mf" .gguf)" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) hm calls (tiled): $(grep -o 'gemm_hm_tiled=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
     done
-    # files of mixed types: a Q4_K_M (Q6_K attn_v and ffn_down in some layers, and the head) in the chunk order, and
-    # a Q4_0 with a Q6_K head in the f16 order; the Q6_K matrices of passes over 16 tokens run on slices of the
-    # twins (a PASS needs the trace's gemv_slices=)
-    for mm in "Q4_K_M chunk" "Q4_0 f16"; do
+    # files of mixed types: a Q4_K_M (Q6_K attn_v and ffn_down in some layers, and the head) in the chunk order and
+    # in the f16 order (its Q4_K matrices through gemm_hmma.cu under gpu_batch's TERN_HM_Q4K arm, the Q6_K ones on the
+    # twins), and a Q4_0 with a Q6_K head in the f16 order; the Q6_K matrices of passes over 16 tokens run on slices of
+    # the twins (a PASS needs the trace's gemv_slices=, and in the f16 order gemm_hm_tiled= too)
+    for mm in "Q4_K_M chunk" "Q4_K_M f16" "Q4_0 f16"; do
       set -- $mm; mf=$(mix llama3.2-1b 4 "$1"); lg="$OUT/batch-$2-mix-$1.log"
       TERN_TRACE=1 build-cuda/gpu/gpu_batch "$mf" "$2" >"$lg" 2>&1
       st=$(status_of "$lg"); grep -q 'gemv_slices=[1-9]' "$lg" || st=FAIL
+      [ "$2" = f16 ] && ! grep -q 'gemm_hm_tiled=[1-9]' "$lg" && st=FAIL
       note "batch $2 mix $1" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) slices: $(grep -o 'gemv_slices=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
     done ;;
   hmab) # Q8_0 and Q4_K in the f16 order (TERN_HM_Q8=1, TERN_HM_Q4K=1: arms under measurement) against the chunk order

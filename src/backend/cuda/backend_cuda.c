@@ -473,17 +473,22 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * slices of 16 columns, exec.c matmul); else TCU_MULTI_MAX (the twins' columns). */
 /* 1 when every layer matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0, or Q8_0 and Q4_K under
  * their switches, n_in a multiple of 128 (Q4_K 256), on Hopper), as each of n_tp ranks holds it: o and down have their inputs split over the ranks (wrank_plan),
- * so 14 heads of 64 at TP 2 give o 448 inputs a rank, which the f16 order does not take; the head has it or the dp4a
- * twins. */
+ * so 14 heads of 64 at TP 2 give o 448 inputs a rank, which the f16 order does not take; or the dp4a twins (a Q4_K_M
+ * file's Q6_K v and down beside its Q4_K matrices: exec.c runs them on slices of 16 columns, each column the bits of its
+ * one-column call, on the x16 input their producers write beside the f16; the same lowering as a Q6_K head's), with at
+ * least one matrix of the f16 GEMM; the head has it or the twins. */
 static int hm_all(const tern_model *m, int n_tp) {
+    int hm = 0;
     for (int l = 0; l < m->n_layer; l++) {
         const tern_layer *L = &m->layers[l];
         const tern_weight *w[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (int i = 0; i < 7; i++) {
             const int64_t n_in = i == 3 || i == 6 ? w[i]->n_in / n_tp : w[i]->n_in;
-            if (!tcu_gemm_hm_supported(tcu_repack_type(w[i]->type), n_in)) return 0;
+            if (tcu_gemm_hm_supported(tcu_repack_type(w[i]->type), n_in)) hm = 1;
+            else if (!tcu_gemv_dp4a_supported(w[i]->type)) return 0;
         }
     }
+    if (!hm) return 0;
     /* the head: the f16 order's, or the dp4a twins' (exec.c want_x16: its norm writes x16 activations too), as the
      * Q6_K head most Q4_0 downloads keep */
     return tcu_gemm_hm_supported(tcu_repack_type(m->output.type), m->output.n_in) ||
