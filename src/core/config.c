@@ -17,6 +17,7 @@ tern_config tern_config_g = {
     .pdl_max = 0,    /* PDL in passes of up to 48 tokens (exec.c PDL_MAX, ledger 2026-12-03); 1..64 under measurement */
     .hm_q8 = 0,      /* Q8_0 in the f16 order: off until measured on a GPU (ledger 2026-12-05 "Q8_0 in the f16 order") */
     .hm_q4k = 0,     /* Q4_K in the f16 order: the same (ledger 2026-12-05 "Q4_K in the f16 order") */
+    .hm_q6k = 0,     /* Q6_K in the f16 order: the same (ledger 2026-12-06 "Q6_K in the f16 order") */
 };
 
 tern_config tern_config_get(void) { return tern_config_g; }

@@ -7,7 +7,9 @@
  * the trace on, so the engines' trace lines on stderr show gemm_mma_v2= (bench/gpu_check.sh step batch checks it).
  * f16: the same with tern_config.gemv_chunk = 2 (the f16 order, gemm_hmma.cu, on a Q4_0, Q8_0 or Q4_K model: every matrix of a pass
  * of up to 64 tokens, one token too, over the matrices the engine converted to the tiled layout: the trace's
- * gemm_hm_tiled=), and 5. below.
+ * gemm_hm_tiled=; a Q6_K matrix on the dp4a twins), and 5. below. f16k6: f16 with Q6_K matrices in the f16 order too
+ * (tern_config.hm_q6k, the tiled Q6_KT), 5. in one step only (its 7- and 1-token steps would set Q6_KT's f16 order
+ * against the rows' twins).
  *
  * 1. Batch invariance (tests/batch_invariance.h) on CUDA: 64 sequences of 3..93 prompt tokens, 12 greedy tokens
  *    each, joining at steps 0..3 of one engine (prefills mixed with other sequences' decode tokens, KV blocks of 16
@@ -99,7 +101,9 @@ static int swa_feed(tern_model *m, tern_engine_params p, const int32_t *toks, in
     return rc;
 }
 
-static void tiled_check(const char *path, tern_model *m) {
+/* k6: only the 100-token step (the prefill GEMM over tcu_dequant_f16: Q6_KT's gives the rows' bits); in steps of 7 and 1
+ * a load kept in rows runs its Q6_K matrices on the twins, which Q6_KT's f16 order does not match */
+static void tiled_check(const char *path, tern_model *m, int k6) {
     tern_model *m0 = tern_model_load(path, 0);
     CHECK(m0 != NULL, "tiled: a second load: %s", tern_last_error());
     const int V = tern_model_n_vocab(m), N = 100;
@@ -108,7 +112,7 @@ static void tiled_check(const char *path, tern_model *m) {
     for (int i = 0; i < N; i++) toks[i] = 1 + (int32_t)(((uint64_t)i * 2654435761u + 777u) % (uint64_t)(V - 1));
     static const int chunks[3] = {100, 7, 1};
     CHECK(cuda_model_tiled(m) == 1, "tiled: the f16 engines converted the model's matrices");
-    for (int k = 0; k < 3 && m0; k++) {
+    for (int k = 0; k < (k6 ? 1 : 3) && m0; k++) {
         cuda_hm_tiling_set(0);
         const int r0 = swa_feed(m0, params(TERN_DEVICE_CUDA, 1, 0), toks, N, chunks[k], h0);
         cuda_hm_tiling_set(1);
@@ -244,15 +248,16 @@ static void guard_check(tern_model *m, int which, const char *path) {
 }
 
 int main(int argc, char **argv) {
-    const int f16 = argc > 2 && !strcmp(argv[2], "f16");
+    const int k6 = argc > 2 && !strcmp(argv[2], "f16k6"), f16 = k6 || (argc > 2 && !strcmp(argv[2], "f16"));
     if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && !f16)) {
-        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16]\n");
+        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16 | f16k6]\n");
         return 2;
     }
     if (argc > 2) {
         tern_config c = tern_config_get();
         c.gemv_chunk = f16 ? 2 : 1;
         c.hm_q8 = c.hm_q4k = 1; /* Q8_0 and Q4_K models in the f16 order too (TERN_HM_Q8's and TERN_HM_Q4K's arms) */
+        c.hm_q6k = k6;          /* f16k6: Q6_K matrices too, as tiles (TERN_HM_Q6K's arm); f16: on the dp4a twins */
         c.trace = 1;
         tern_config_set(&c);
     }
@@ -309,7 +314,7 @@ int main(int argc, char **argv) {
     }
     free(lg);
     free(lc);
-    if (f16) tiled_check(argv[1], m);
+    if (f16) tiled_check(argv[1], m, k6);
     guard_check(m, 0, argv[1]);
     guard_check(m, 1, argv[1]);
     swa_check(m, 0); /* new engines: the process-wide values back to this run's */

@@ -4,7 +4,7 @@
  *   the GLU and tcu_f32_to_f16 write value i at tcu_hm_pos(i), the bits they write row-major with it off;
  * - values: every output of the one-column call is within (K/16 + 32)·2^-22·Σ|w_k·x_k| of the float64 sum of the
  *   f16 products w_k·x_k, w_k = f16(d·(q - 8)) from the GGUF Q4_0 block or f16(d·q) from the Q8_0 block (computed
- *   here from the bytes), or f16 of quant.h's Q4_K dequantization, x_k the f16 activation: a wrong element, block, scale or row would be off by a whole term;
+ *   here from the bytes), or f16 of quant.h's Q4_K or Q6_K dequantization, x_k the f16 activation: a wrong element, block, scale or row would be off by a whole term;
  * - batch invariance: for every arm (-1 the chooser on rows and on the tiled layout TCU_TYPE_Q4_0T / Q8_0T / Q4_KT, 0..TCU_HM_ARMS-1;
  *   arms >= TCU_HM_TILED on the tiled layout) and m = 1, 2, 7, 8, 9, 16, 17, 33, 64, column c of the m-column call
  *   equals the rows' one-column call on x_c by memcmp, columns past m untouched; the fused form (rows in three parts
@@ -15,15 +15,17 @@
  * The GEMM's inputs are the f16 columns permuted here by tcu_hm_pos (the layout the producers write).
  * Shapes: 4096 x 1000 (K split in 4), 14336 x 33 (in 8), 6144 x 70 (in 4), 2048 x 100 (in 2), 384 x 130 (3 steps, a
  * partial row tile; no split), 128 x 9 (one step); 1056 x 45 and 800 x 7 (n_in not a multiple of 128) refused.
- * Every check on Q4_0, Q8_0 and Q4_K weights: random GGUF blocks (Q8_0 with -128 and 127 in some; Q4_K at n_in a
+ * Every check on Q4_0, Q8_0, Q4_K and Q6_K weights: random GGUF blocks (Q8_0 with -128 and 127 in some; Q4_K at n_in a
  * multiple of 256, random scale bytes, dmin negative in some), repacked by tcu_repack as the upload does, the bytes it
- * leaves unwritten NaN halves.
+ * leaves unwritten NaN halves; Q6_K (n_in a multiple of 256, random ql, qh and int8 scales with -128 and 127 in some, d
+ * negative in some) uploaded as it is and read as tiles only (Q6_KT): its rows arms and the chooser on rows refused,
+ * the one-column reference the chooser on the tiles.
  * --sweep: times (us, best of 10 rounds of 20 calls, weights rotated over 4 copies) of the arms against v2's chooser
  * at Llama-3-8B's shapes and m = 1..64, and the one-column dp4a GEMV. Run by bench/gpu_check.sh on a GPU box.
  * `--sweep-only --splits S` (or `--sweep --splits S`, the checks too): every shape's K split forced to S segments
  * (tcu_gemm_hm_splits_set), the split rule's measurement.
- * --q8 / --q4k (after the first argument; last for --one): the sweep's and --one's weights Q8_0 / Q4_K (the checks run
- * every type).
+ * --q8 / --q4k / --q6k (after the first argument; last for --one): the sweep's and --one's weights Q8_0 / Q4_K / Q6_K
+ * (the checks run every type).
  * --one N_IN N_OUT M ARM: 30 calls of one arm (-1 the chooser; -2 the one-column dp4a GEMV; -3 the chooser on the tiled
  * layout) on one shape, for ncu
  * (bench/gpu_check.sh hmprof); prints its time as the sweep takes it. */
@@ -77,21 +79,32 @@ typedef struct {
     size_t wsn;
 } shape_t;
 
-/* bytes of a GGUF block of gt (Q4_K: a 256-element super-block) */
-static int gblock(int gt) { return gt == TERN_TYPE_Q8_0 ? 34 : gt == TERN_TYPE_Q4_K ? 144 : 18; }
+/* bytes of a GGUF block of gt (Q4_K, Q6_K: a 256-element super-block) */
+static int gblock(int gt) { return gt == TERN_TYPE_Q8_0 ? 34 : gt == TERN_TYPE_Q4_K ? 144 : gt == TERN_TYPE_Q6_K ? 210 : 18; }
+/* 1 for a type the f16 order reads as tiles only (Q6_K: its GGUF rows are uploaded as they are, no rows arms) */
+static int tiles_only(int gt) { return gt == TERN_TYPE_Q6_K; }
+static int superblocks(int gt) { return gt == TERN_TYPE_Q4_K || gt == TERN_TYPE_Q6_K; }
 
 static void setup(shape_t *s, int gt, int64_t n_in, int64_t n_out) {
     s->n_in = n_in, s->n_out = n_out;
     s->gt = gt, s->rt = tcu_repack_type(gt), s->tt = tcu_hm_tiled_type(s->rt);
     s->gstride = (tern_type_row_size(gt, n_in) + 15) & ~(size_t)15;
-    s->rstride = (tcu_repack_row_bytes(s->rt, n_in) + 15) & ~(size_t)15;
+    s->rstride = tiles_only(gt) ? s->gstride : (tcu_repack_row_bytes(s->rt, n_in) + 15) & ~(size_t)15;
     s->hw = calloc(s->gstride, (size_t)n_out);
-    const int64_t nb = n_in / (gt == TERN_TYPE_Q4_K ? 256 : 32);
+    const int64_t nb = n_in / (superblocks(gt) ? 256 : 32);
     const int bb = gblock(gt);
     for (int64_t r = 0; r < n_out; r++)
         for (int64_t b = 0; b < nb; b++) {
             uint8_t *p = s->hw + (size_t)r * s->gstride + (size_t)b * bb;
             for (int i = 2; i < bb; i++) p[i] = (uint8_t)rnd();
+            if (gt == TERN_TYPE_Q6_K) { /* ql, qh, the int8 scales random (-128 and 127 in some), d at 208: its sign
+                                         * flipped in some super-blocks */
+                for (int i = 0; i < 208; i++) p[i] = (uint8_t)rnd();
+                if (b % 4 == 1) p[192 + (r % 16)] = 0x80, p[192 + ((r + 5) % 16)] = 0x7F;
+                const uint16_t d = tern_fp32_to_fp16((frnd(0.0004f) + 0.0005f) * (b % 3 == 2 ? -1.0f : 1.0f));
+                memcpy(p + 208, &d, 2);
+                continue;
+            }
             if (gt == TERN_TYPE_Q4_K) { /* d and dmin: small, positive, dmin's sign flipped in some super-blocks */
                 const uint16_t d = tern_fp32_to_fp16(frnd(0.002f) + 0.0025f);
                 const uint16_t dm = tern_fp32_to_fp16((frnd(0.002f) + 0.0025f) * (b % 3 == 2 ? -1.0f : 1.0f));
@@ -107,10 +120,14 @@ static void setup(shape_t *s, int gt, int64_t n_in, int64_t n_out) {
     void *dw;
     CU(cudaMalloc(&dw, s->gstride * (size_t)n_out));
     CU(cudaMemcpy(dw, s->hw, s->gstride * (size_t)n_out, cudaMemcpyHostToDevice));
-    CU(cudaMalloc(&s->dr, s->rstride * (size_t)n_out));
-    CU(cudaMemset(s->dr, 0xFF, s->rstride * (size_t)n_out));
-    tcu_repack(gt, dw, s->gstride, s->dr, s->rstride, n_in, n_out, 0);
-    CU(cudaFree(dw));
+    if (tiles_only(gt)) { /* uploaded as they are (the engine does the same) */
+        s->dr = dw;
+    } else {
+        CU(cudaMalloc(&s->dr, s->rstride * (size_t)n_out));
+        CU(cudaMemset(s->dr, 0xFF, s->rstride * (size_t)n_out));
+        tcu_repack(gt, dw, s->gstride, s->dr, s->rstride, n_in, n_out, 0);
+        CU(cudaFree(dw));
+    }
     float *hx = malloc(sizeof(float) * (size_t)n_in * MMAX), *dx;
     for (int64_t i = 0; i < n_in * MMAX; i++) hx[i] = frnd(2.0f) * (i % 97 == 0 ? 40.0f : 1.0f);
     for (int i = 0; i < 32 && n_in >= 64; i++) hx[(size_t)3 * n_in + 32 + i] = 0.0f; /* an all-zero block */
@@ -205,7 +222,7 @@ static void check_weights(const shape_t *s) {
     const int64_t rows1[3] = {n_out, 0, 0};
     float *const ya[3] = {dy, dy, dy};
     int bad = 0, ran = 1;
-    for (int tl = 0; tl < 2; tl++)
+    for (int tl = tiles_only(s->gt); tl < 2; tl++)
         for (int64_t k0 = 0; k0 < n_in; k0 += MMAX) {
             memset(hx, 0, sizeof(uint16_t) * (size_t)n_in * MMAX);
             for (int c = 0; c < MMAX; c++) hx[(size_t)c * n_in + tcu_hm_pos(k0 + c)] = 0x3C00; /* 1.0 */
@@ -251,11 +268,13 @@ static void check_shape(int gt, int64_t n_in, int64_t n_out) {
     CU(cudaMalloc((void **)&dy1, sizeof(float) * ny));
     CU(cudaMalloc((void **)&dym, sizeof(float) * ny));
     const int64_t rows1[3] = {n_out, 0, 0};
-    /* the one-column calls (the chooser), column c from x_c alone */
+    /* the one-column calls (the chooser; on the tiles for a type without rows arms), column c from x_c alone */
+    const int ref = tiles_only(gt) ? TL_PICK : -1;
+    void *const rw = tiles_only(gt) ? s.dt[0] : s.dr;
     int ran = 1;
     for (int c = 0; c < MMAX; c++) {
         float *const yc[3] = {dy1 + (size_t)c * n_out, dy1, dy1};
-        ran &= call(-1, &s, s.dr, rows1, s.xp + (size_t)c * n_in, 1, yc, 1);
+        ran &= call(ref, &s, rw, rows1, s.xp + (size_t)c * n_in, 1, yc, 1);
     }
     CU(cudaDeviceSynchronize());
     CHECK(ran, "%lldx%lld: the one-column call did not run", (long long)n_in, (long long)n_out);
@@ -266,11 +285,11 @@ static void check_shape(int gt, int64_t n_in, int64_t n_out) {
     int bad = 0;
     double worst = 0;
     for (int64_t r = 0; r < n_out; r++) {
-        if (gt == TERN_TYPE_Q4_K) { /* the reference dequantizer (quant.h), then f16 */
-            tern_dequantize_row(TERN_TYPE_Q4_K, s.hw + (size_t)r * s.gstride, wr, n_in);
+        if (superblocks(gt)) { /* the reference dequantizer (quant.h), then f16 */
+            tern_dequantize_row(gt, s.hw + (size_t)r * s.gstride, wr, n_in);
             for (int64_t k = 0; k < n_in; k++) wr[k] = tern_fp16_to_fp32(tern_fp32_to_fp16(wr[k]));
         }
-        for (int64_t b = 0; b < nb && gt != TERN_TYPE_Q4_K; b++) {
+        for (int64_t b = 0; b < nb && !superblocks(gt); b++) {
             const uint8_t *p = s.hw + (size_t)r * s.gstride + (size_t)b * gblock(gt);
             uint16_t dh;
             memcpy(&dh, p, 2);
@@ -310,13 +329,20 @@ static void check_shape(int gt, int64_t n_in, int64_t n_out) {
             const int ok = call(arm, &s, tiled(arm) ? s.dt[0] : s.dr, rows1, s.xp, m, ya, 1);
             CU(cudaDeviceSynchronize());
             CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
+            if (tiles_only(gt) && !tiled(arm)) { /* no rows arms: refused, nothing written */
+                int untouched = 1;
+                for (size_t k = 0; k < ny; k++) untouched &= ((uint32_t *)ym)[k] == 0xFFFFFFFFu;
+                CHECK(!ok && untouched, "%lldx%lld arm %d m %d: a rows arm on %s refused (ran %d, untouched %d)",
+                      (long long)n_in, (long long)n_out, arm, m, tern_type_name(gt), ok, untouched);
+                continue;
+            }
             int same = memcmp(ym, y1, sizeof(float) * (size_t)m * n_out) == 0, untouched = 1;
             for (size_t k = (size_t)m * n_out; k < ny; k++) untouched &= ((uint32_t *)ym)[k] == 0xFFFFFFFFu;
             CHECK(ok && same && untouched, "%lldx%lld arm %d m %d: ran %d, columns equal to the one-column call %d, "
                   "past m untouched %d", (long long)n_in, (long long)n_out, arm, m, ok, same, untouched);
         }
     /* fused: three parts into three buffers */
-    for (int tl = 0; tl < 2 && n_out >= 30; tl++) {
+    for (int tl = tiles_only(gt); tl < 2 && n_out >= 30; tl++) {
         const int64_t rows3[3] = {n_out / 2, n_out / 3, n_out - n_out / 2 - n_out / 3};
         const int m = 17;
         float *dp[3];
@@ -365,7 +391,7 @@ static void check_shape(int gt, int64_t n_in, int64_t n_out) {
     if (n_in <= 2048) check_weights(&s);
     if (s.wsn) {
         float *const ya[3] = {dym, dym, dym};
-        CHECK(call(-1, &s, s.dr, rows1, s.xp, 4, ya, 0) == 0, "%lldx%lld: a split call without its workspace ran",
+        CHECK(call(ref, &s, rw, rows1, s.xp, 4, ya, 0) == 0, "%lldx%lld: a split call without its workspace ran",
               (long long)n_in, (long long)n_out);
     }
     CU(cudaFree(dy1));
@@ -490,8 +516,9 @@ static void sweep(int gt, int64_t n_in, int64_t n_out) {
     CU(cudaMalloc((void **)&v2ws, sizeof(float) * (v2n ? v2n : 1)));
     tcu_gemv_order_set(1);
     printf("sweep %s %lldx%lld (%.1f MB): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 chooser, hm chooser, "
-           "hm tiled chooser, hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241; tiled layout 141 240 140; bulk-copied weights 4, 2 stages)\n",
-           tern_type_name(gt), (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1);
+           "hm tiled chooser, hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241; tiled layout 141 240 140; bulk-copied weights 4, 2 stages)%s\n",
+           tern_type_name(gt), (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1,
+           tiles_only(gt) ? "; Q6_K: no rows arms (-1), arm 7 runs as arm 8 past 40 columns (tcu_gemm_hm)" : "");
     static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
     for (int i = 0; i < 10; i++) {
         const int m = ms[i];
@@ -499,7 +526,7 @@ static void sweep(int gt, int64_t n_in, int64_t n_out) {
                time_call(1, -1, &s, dw, m, dy, v2ws, v2n), time_call(0, -1, &s, dw, m, dy, NULL, 0),
                time_call(0, TL_PICK, &s, dw, m, dy, NULL, 0));
         for (int a = 0; a < ARMS; a++) printf(" %7.1f", time_call(0, a, &s, dw, m, dy, NULL, 0));
-        const float best = time_call(0, -1, &s, dw, m, dy, NULL, 0);
+        const float best = time_call(0, tiles_only(gt) ? TL_PICK : -1, &s, dw, m, dy, NULL, 0);
         printf("   (chooser %.0f GB/s of weights)\n", wb / best * 1e-3);
     }
     for (int c = 1; c < 4; c++) {
@@ -517,7 +544,8 @@ static int one(int argc, char **argv) {
         return 2;
     }
     const int64_t n_in = atoll(argv[2]), n_out = atoll(argv[3]);
-    const int m = atoi(argv[4]), arm = atoi(argv[5]);
+    const int m = atoi(argv[4]), arm0 = atoi(argv[5]);
+    const int arm = arm0 == -1 && tiles_only(g_type) ? TL_PICK : arm0; /* Q6_K: the chooser on its tiles */
     if (n_in < 32 || n_in % 32 || n_out < 1 || m < 1 || m > MMAX || arm < TL_PICK || arm >= ARMS) {
         fprintf(stderr, "gpu_hmma --one: bad shape, m or arm\n");
         return 2;
@@ -557,8 +585,9 @@ int main(int argc, char **argv) {
     const char *se = getenv("GPU_TEST_SEED");
     rs = se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL) * 2654435761ull + 7;
     printf("gpu_hmma: seed %llu\n", (unsigned long long)rs);
-    tcu_gemm_hm_q8_set(1); /* Q8_0's and Q4_K's f16 order (TERN_HM_Q8's and TERN_HM_Q4K's arms in the engine) */
+    tcu_gemm_hm_q8_set(1); /* Q8_0's, Q4_K's and Q6_K's f16 order (TERN_HM_Q8's, TERN_HM_Q4K's, TERN_HM_Q6K's arms) */
     tcu_gemm_hm_q4k_set(1);
+    tcu_gemm_hm_q6k_set(1);
     if (!tcu_gemm_hm_supported(TCU_TYPE_Q4_0R, 4096)) {
         printf("gpu_hmma: no sm_90 device with the sm_90a code (the f16 order is Hopper's), skipped\ngpu_hmma: 0 passed, 0 failed\n");
         return 0;
@@ -566,6 +595,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--q8")) g_type = TERN_TYPE_Q8_0; /* the sweep's and --one's weights */
         else if (!strcmp(argv[i], "--q4k")) g_type = TERN_TYPE_Q4_K;
+        else if (!strcmp(argv[i], "--q6k")) g_type = TERN_TYPE_Q6_K;
     if (argc > 1 && !strcmp(argv[1], "--one")) return one(argc, argv);
     const int sweep_only = argc > 1 && !strcmp(argv[1], "--sweep-only");
     for (int i = 2; i + 1 < argc; i++) {
@@ -593,6 +623,13 @@ int main(int argc, char **argv) {
         check_shape(TERN_TYPE_Q4_K, 2048, 100);
         check_shape(TERN_TYPE_Q4_K, 512, 130);
         check_shape(TERN_TYPE_Q4_K, 256, 9);
+        /* Q6_K: tiles only (Q6_KT), whole super-blocks */
+        check_shape(TERN_TYPE_Q6_K, 4096, 1000);
+        check_shape(TERN_TYPE_Q6_K, 14336, 33);
+        check_shape(TERN_TYPE_Q6_K, 6144, 70);
+        check_shape(TERN_TYPE_Q6_K, 2048, 100);
+        check_shape(TERN_TYPE_Q6_K, 512, 130);
+        check_shape(TERN_TYPE_Q6_K, 256, 9);
         check_layout();
     }
     if (argc > 1 && (!strcmp(argv[1], "--sweep") || sweep_only)) {

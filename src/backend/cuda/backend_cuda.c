@@ -314,9 +314,13 @@ static void wrank_plan(cuda_wrank *W, const tern_model *m, int rank, int n_rank)
     uint64_t max_mat = (uint64_t)E * V; /* the f16 tile holds one matrix the GEMM path reads (token_embd: rows only) */
     uint64_t max_layer = 0;             /* the prefetch slot (dq1) holds one layer matrix */
     /* the f16 order's tiled copy, bytes a 32-element block: Q4_0T 18, Q4_KT 19, Q8_0T 34 (the largest type present) */
+    /* Q4_KT is 19 bytes a block where the rows are 18, Q6_KT 35 where they are 26.25: what the converted matrices add
+     * for good (tile_one); a head tied to the embeddings stays in rows */
+    const int own_head = m->output.data && m->output.data != m->tok_embd.data;
     int q8 = m->output.type == TERN_TYPE_Q8_0, k4 = m->output.type == TERN_TYPE_Q4_K;
-    /* Q4_KT is 19 bytes a block where the rows are 18: what the converted matrices add for good (tile_one) */
-    uint64_t grow = k4 && m->output.data && m->output.data != m->tok_embd.data ? (uint64_t)V * E / 32 : 0;
+    int q6 = own_head && m->output.type == TERN_TYPE_Q6_K;
+    uint64_t grow = k4 && own_head ? (uint64_t)V * E / 32 : 0;
+    uint64_t grow6 = q6 && own_head ? (uint64_t)V * E * 35 / 128 : 0;
     if (m->output.data != m->tok_embd.data || n_rank > 1 || !m->output.data) wb += slice_bytes(&m->output, V, E);
     for (int il = 0; il < m->n_layer; il++) {
         for (int j = 0; j < 7; j++) {
@@ -326,7 +330,9 @@ static void wrank_plan(cuda_wrank *W, const tern_model *m, int rank, int n_rank)
             wb += slice_bytes(w, nr, nc);
             q8 |= w->type == TERN_TYPE_Q8_0;
             k4 |= w->type == TERN_TYPE_Q4_K;
+            q6 |= w->type == TERN_TYPE_Q6_K;
             if (w->type == TERN_TYPE_Q4_K) grow += (uint64_t)nr * nc / 32;
+            if (w->type == TERN_TYPE_Q6_K) grow6 += (uint64_t)nr * nc * 35 / 128;
             if ((uint64_t)nr * nc > max_mat) max_mat = (uint64_t)nr * nc;
             if ((uint64_t)nr * nc > max_layer) max_layer = (uint64_t)nr * nc;
         }
@@ -349,6 +355,8 @@ static void wrank_plan(cuda_wrank *W, const tern_model *m, int rank, int n_rank)
     W->max_mat = max_mat;
     W->tile_b32 = q8 ? 34 : k4 ? 19 : 18;
     W->tile_grow = grow;
+    W->q6 = q6;
+    W->tile_grow6 = grow6;
     W->max_layer_mat = max_layer;
     W->maxin = maxin;
 }
@@ -476,7 +484,13 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * so 14 heads of 64 at TP 2 give o 448 inputs a rank, which the f16 order does not take; or the dp4a twins (a Q4_K_M
  * file's Q6_K v and down beside its Q4_K matrices: exec.c runs them on slices of 16 columns, each column the bits of its
  * one-column call, on the x16 input their producers write beside the f16; the same lowering as a Q6_K head's), with at
- * least one matrix of the f16 GEMM; the head has it or the twins. */
+ * least one matrix of the f16 GEMM; the head has it or the twins. A type the f16 order reads as tiles only (Q6_K under
+ * TERN_HM_Q6K) has it where the engine converts (one GPU, hm_takes). */
+static int g_hm_tiling;
+static int hm_takes(int type, int64_t n_in, int n_tp) {
+    const int rt = tcu_repack_type(type);
+    return tcu_gemm_hm_supported(rt, n_in) || (n_tp == 1 && g_hm_tiling && tcu_gemm_hm_supported(tcu_hm_tiled_type(rt), n_in));
+}
 static int hm_all(const tern_model *m, int n_tp) {
     int hm = 0;
     for (int l = 0; l < m->n_layer; l++) {
@@ -484,15 +498,14 @@ static int hm_all(const tern_model *m, int n_tp) {
         const tern_weight *w[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (int i = 0; i < 7; i++) {
             const int64_t n_in = i == 3 || i == 6 ? w[i]->n_in / n_tp : w[i]->n_in;
-            if (tcu_gemm_hm_supported(tcu_repack_type(w[i]->type), n_in)) hm = 1;
+            if (hm_takes(w[i]->type, n_in, n_tp)) hm = 1;
             else if (!tcu_gemv_dp4a_supported(w[i]->type)) return 0;
         }
     }
     if (!hm) return 0;
     /* the head: the f16 order's, or the dp4a twins' (exec.c want_x16: its norm writes x16 activations too), as the
-     * Q6_K head most Q4_0 downloads keep */
-    return tcu_gemm_hm_supported(tcu_repack_type(m->output.type), m->output.n_in) ||
-           tcu_gemv_dp4a_supported(m->output.type);
+     * Q6_K head most Q4_0 downloads keep (the f16 order's under TERN_HM_Q6K) */
+    return hm_takes(m->output.type, m->output.n_in, n_tp) || tcu_gemv_dp4a_supported(m->output.type);
 }
 
 /* The f16 order's weights (issue 26): an engine in the f16 order on one GPU converts the matrices its passes read from
@@ -510,7 +523,7 @@ int cuda_model_tiled(const tern_model *m) {
     return cw && cw->r[0].tiled;
 }
 
-/* w's rows to tiles (w->d then the tiles, w->type its tiled type: TCU_TYPE_Q4_0T or Q8_0T); 0 or -1 */
+/* w's rows to tiles (w->d then the tiles, w->type its tiled type: TCU_TYPE_Q4_0T, Q8_0T, Q4_KT or Q6_KT); 0 or -1 */
 static int tile_one(cuda_wrank *W, dweight *w) {
     void *t = NULL;
     if (cudaMalloc(&t, tcu_hm_tile_bytes(w->type, w->n_in, w->n_out)) != cudaSuccess) {
@@ -539,7 +552,7 @@ static int wrank_tile(cuda_wrank *W) { /* converts what is still in rows (a retr
         dweight *fu[2] = {d->qkv, d->gu}, *parts[2][3] = {{d->wq, d->wk, d->wv}, {d->gate, d->up, NULL}};
         for (int k = 0; k < 2; k++) {
             dweight *f = fu[k];
-            if (!f || !f->own || !tcu_hm_tiled_type(f->type) || !tcu_gemm_hm_supported(f->type, f->n_in)) continue;
+            if (!f || !f->own || !tcu_gemm_hm_supported(tcu_hm_tiled_type(f->type), f->n_in)) continue;
             int64_t off[3] = {0, 0, 0};
             int ok = 1;
             for (int j = 0; j < 3; j++) {
@@ -560,8 +573,7 @@ static int wrank_tile(cuda_wrank *W) { /* converts what is still in rows (a retr
     }
     for (int i = 0; i < W->n_w; i++) { /* the other matrices with their own rows, but the embeddings */
         dweight *w = &W->w[i];
-        if (!w->own || !tcu_hm_tiled_type(w->type) || w == W->tok_embd || w->n_out < 1 ||
-            !tcu_gemm_hm_supported(w->type, w->n_in))
+        if (!w->own || w == W->tok_embd || w->n_out < 1 || !tcu_gemm_hm_supported(tcu_hm_tiled_type(w->type), w->n_in))
             continue;
         int part = 0; /* a fused matrix left in rows (a part off a 64-row boundary) keeps its rows */
         for (int il = 0; il < W->m->n_layer && !part; il++) part = w == W->layers[il].qkv || w == W->layers[il].gu;
@@ -883,8 +895,9 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
     /* the GEMVs' float order (0 today's, 1 the chunk order, 2 the f16 order where every matrix has it): set process-wide
      * once this engine stands */
-    tcu_gemm_hm_q8_set(tern_cfg()->hm_q8); /* Q8_0 and Q4_K in the f16 order: arms under measurement (tcu.h) */
+    tcu_gemm_hm_q8_set(tern_cfg()->hm_q8); /* Q8_0, Q4_K and Q6_K in the f16 order: arms under measurement (tcu.h) */
     tcu_gemm_hm_q4k_set(tern_cfg()->hm_q4k);
+    tcu_gemm_hm_q6k_set(tern_cfg()->hm_q6k);
     const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m, n_tp) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
     const int tile = ord == 2 && n_tp == 1 && g_hm_tiling; /* the f16 order's tiled layout: wrank_tile */
@@ -927,9 +940,12 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     for (int r = 0; r < n_tp && !refuse; r++) {
         const crank *g = be->rk[r];
         /* converting to tiles holds one matrix twice at a time (wrank_tile, once the KV pool and scratch stand), and Q4_K's
-         * tiles stay a byte a block larger than its rows */
+         * and Q6_K's tiles stay larger than their rows */
+        const int q6t = g->W->q6 && tcu_gemm_hm_supported(TCU_TYPE_Q6_KT, 256);
         const uint64_t wb = (have_weights ? 0 : g->W->bytes) +
-                            (tile && !g->W->tiled ? g->W->max_mat / 32 * g->W->tile_b32 + g->W->tile_grow : 0);
+                            (tile && !g->W->tiled ? g->W->max_mat / 32 * (q6t ? 35 : g->W->tile_b32) + g->W->tile_grow +
+                                                        (q6t ? g->W->tile_grow6 : 0)
+                                                  : 0);
         size_t free_b = 0, total_b = 0;
         if (cudaSetDevice(r) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
             (void)cudaGetLastError();

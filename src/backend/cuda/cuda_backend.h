@@ -23,8 +23,9 @@
     } while (0)
 
 /* A matrix on one GPU: a rank's slice of a model weight, rows in the stored GGUF block type (Q4_0/Q8_0/Q4_K in
- * tcu.h's repacked layouts), each row padded to 16 bytes; or, once an f16-order engine converted it, Q4_0, Q8_0 or Q4_K in the
- * tiled layout (type TCU_TYPE_Q4_0T, Q8_0T or Q4_KT, d the tiles, stride the rows' as before: backend_cuda.c wrank_tile). */
+ * tcu.h's repacked layouts), each row padded to 16 bytes; or, once an f16-order engine converted it, Q4_0, Q8_0, Q4_K or Q6_K in
+ * the tiled layout (type TCU_TYPE_Q4_0T, Q8_0T, Q4_KT or Q6_KT, d the tiles, stride the rows' as before: backend_cuda.c
+ * wrank_tile). */
 typedef struct dweight {
     void *d;           /* device rows, stride bytes apart */
     int type;
@@ -63,6 +64,8 @@ typedef struct {
     int tile_b32;              /* bytes a 32-element block of the f16 order's tiled copy: 18 (Q4_0T), 19 with a Q4_K
                                 * matrix, 34 with a Q8_0 one */
     uint64_t tile_grow;        /* bytes the Q4_K matrices' tiles add to their rows (19 against 18 a block) */
+    int q6;                    /* a Q6_K matrix: with Q6_K in the f16 order (TERN_HM_Q6K) the copy is 35 bytes a block */
+    uint64_t tile_grow6;       /* and the Q6_K matrices' tiles add 35 - 26.25 bytes a block to their rows */
     int maxin;                 /* the widest matmul input */
     void *stage, *dstage;      /* upload staging (freed after the upload) */
     char errmsg[512];

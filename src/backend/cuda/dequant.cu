@@ -69,16 +69,26 @@ __global__ void dequant_f16_k(const uint8_t *w, size_t stride, int n_in, int64_t
  * block t of it, in chunk (r / 64, s). Q4_0T: quants at 64 (r % 64) + 16 t (Q4_0R's in-block order), the scale at
  * 4096 + 8 (r % 64) + 2 t; the arithmetic of dequant8<TCU_TYPE_Q4_0R> (dq_q40_8). Q8_0T: bytes j.. (j = e0 % 32) at
  * 128 (r % 64) + 64 (j / 16 ^ r % 2) + 16 t + j % 16, the scale at 8192 + 8 (r % 64) + 2 t; dequant8<TCU_TYPE_Q8_0R>'s
- * arithmetic. So the rows' bits. */
-template <int Q8, int K4 = 0>
+ * arithmetic. Q6_KT (K6): q bytes in Q8_0T's places, the row's d at 8192 + 12 (r % 64), sub-block 2t + j / 16's int8
+ * scale at 8192 + 12 (r % 64) + 4 + 2t + j / 16; dequant8<TERN_TYPE_Q6_K>'s arithmetic. So the rows' bits. */
+template <int Q8, int K4 = 0, int K6 = 0>
 __global__ void dequant_f16_tl_k(const uint8_t *w, int n_in, int64_t n_out, uint16_t *out) {
     const int64_t r = blockIdx.y + (int64_t)blockIdx.z * gridDim.y;
     const int e0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
     if (r >= n_out || e0 >= n_in) return;
     const int s = e0 >> 7, tb = (e0 >> 5) & 3, j = e0 & 31, rt = (int)(r & 63);
     const uint8_t *c = w + ((size_t)(r >> 6) * (size_t)(n_in >> 7) + (size_t)s) *
-                               (Q8 ? TCU_HM_TCH8 : K4 ? TCU_HM_TCHK : TCU_HM_TCH);
+                               (Q8 ? TCU_HM_TCH8 : K4 ? TCU_HM_TCHK : K6 ? TCU_HM_TCH6 : TCU_HM_TCH);
     float v[8];
+    if (K6) {
+        const uint8_t *k = c + 8192 + 12 * rt;
+        const float dl = __fmul_rn(dq_h2f(dq_ld16(k)), (float)(int8_t)k[4 + 2 * tb + (j >> 4)]);
+        const uint2 q = *(const uint2 *)(c + 128 * rt + 64 * ((j >> 4) ^ (rt & 1)) + 16 * tb + (j & 15));
+#pragma unroll
+        for (int i = 0; i < 8; i++) v[i] = __fmul_rn(dl, (float)((int)dq_byte(q.x, q.y, i) - 32));
+        dq_store_f16x8(out + (size_t)r * n_in + e0, v);
+        return;
+    }
     if (K4) { /* dequant8<TCU_TYPE_Q4_KR>'s arithmetic on the tile's d, dmin and block tb's scale and min */
         const uint8_t *k = c + 4096 + 12 * rt;
         const float d = dq_h2f(dq_ld16(k)), dmin = dq_h2f(dq_ld16(k + 2));
@@ -106,11 +116,14 @@ extern "C" void tcu_dequant_f16(int t, const void *w, size_t row_bytes, int64_t 
     /* rows over grid.y (≤ 65535) and grid.z */
     const unsigned gy = n_out < 65535 ? (unsigned)n_out : 65535u;
     dim3 grid((unsigned)((n_in / 8 + 127) / 128), gy, (unsigned)((n_out + gy - 1) / gy));
-    if (t == TCU_TYPE_Q4_0T || t == TCU_TYPE_Q8_0T || t == TCU_TYPE_Q4_KT) { /* n_in a multiple of 128 (what the conversion takes) */
+    if (t == TCU_TYPE_Q4_0T || t == TCU_TYPE_Q8_0T || t == TCU_TYPE_Q4_KT || t == TCU_TYPE_Q6_KT) { /* n_in a multiple of 128
+                                                                                            * (what the conversion takes) */
         if (n_in % 128 == 0 && t == TCU_TYPE_Q4_0T)
             dequant_f16_tl_k<0><<<grid, 128, 0, st>>>((const uint8_t *)w, (int)n_in, n_out, out);
         else if (n_in % 128 == 0 && t == TCU_TYPE_Q8_0T)
             dequant_f16_tl_k<1><<<grid, 128, 0, st>>>((const uint8_t *)w, (int)n_in, n_out, out);
+        else if (n_in % 256 == 0 && t == TCU_TYPE_Q6_KT)
+            dequant_f16_tl_k<0, 0, 1><<<grid, 128, 0, st>>>((const uint8_t *)w, (int)n_in, n_out, out);
         else if (n_in % 256 == 0)
             dequant_f16_tl_k<0, 1><<<grid, 128, 0, st>>>((const uint8_t *)w, (int)n_in, n_out, out);
         TCU_CHECK_LAUNCH(st);

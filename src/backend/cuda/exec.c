@@ -81,7 +81,9 @@ static int matmul_v2(crank *g, const dweight *w, int n, const void *xq, const in
                            n, (long long)w->n_out, w->type);
             return -1;
         }
-        g->tr[w->type == TCU_TYPE_Q4_0T || w->type == TCU_TYPE_Q8_0T || w->type == TCU_TYPE_Q4_KT ? TR_HM_TL : TR_HM]++;
+        const int tl = w->type == TCU_TYPE_Q4_0T || w->type == TCU_TYPE_Q8_0T || w->type == TCU_TYPE_Q4_KT ||
+                       w->type == TCU_TYPE_Q6_KT;
+        g->tr[tl ? TR_HM_TL : TR_HM]++;
         return 0;
     }
     if (!xq || !tcu_gemm_mma_v2_split(-1, w->type, w->d, w->stride, w->n_in, rows, xq, n, y, g->mmws, g->mmws_n, g->st)) {

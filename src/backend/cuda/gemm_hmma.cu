@@ -187,13 +187,29 @@ static __device__ __forceinline__ uint32_t hm_w2_k4(uint32_t p, float dw, float 
     return hm_h2u(__floats2half2_rn(fmaf(dw, n.x, mw), fmaf(dw, n.y, mw)));
 }
 
-/* The weight types: T the repacked rows' id (Q4_0R, Q8_0R, Q4_KR; the tiled layout of each is its own id, tcu.h). QB
- * quant bytes a block, QN 16-byte quant loads a row and step (one block), GRP a rows' group or super-block
- * (dequant.cuh), TCH a tiled chunk (64 rows x 4 blocks: quants, then the scales [row][SRS] at SOF). */
+/* Two Q6_K weights f16(fmaf(dw, 1024 + q, mw)) from the bytes S & 3 and S >> 4 & 3 of p (Q8_0's PRMT: 0x64 above each
+ * byte q = 0..63, 1024 + q in f16, exact), to f32, one FFMA each with mw = -1056·dw: dw = d·sc has at most 18
+ * significant bits, so 1056·dw is exact and so is dw·(q - 32), which the FFMA therefore returns; then one rounding to
+ * f16 (cvt.rn.f16x2.f32). tcu_dequant_f16's f16(dw·(q - 32)) but for a zero weight under a negative dw: +0 here, -0
+ * there, which no sum of products can show (the accumulator starts at +0). */
+template <uint32_t S> static __device__ __forceinline__ uint32_t hm_w2_k6(uint32_t p, float dw, float mw) {
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(r) : "r"(p), "r"(0x64646464u), "n"(S));
+    const float2 n = __half22float2(hm_u2h(r));
+    return hm_h2u(__floats2half2_rn(fmaf(dw, n.x, mw), fmaf(dw, n.y, mw)));
+}
+
+/* The weight types: T the repacked rows' id (Q4_0R, Q8_0R, Q4_KR; the tiled layout of each is its own id, tcu.h), or
+ * GGUF's Q6_K for Q6_KT (no rows arms: K6). QB quant bytes a block, QN 16-byte quant loads a row and step (one block),
+ * B8 a byte a weight in the tiles (Q8_0T's places: Q8_0, Q6_K), GRP a rows' group or super-block (dequant.cuh), TCH a
+ * tiled chunk (64 rows x 4 blocks: quants, then the scales [row][SRS] at SOF; Q4_K's and Q6_K's SRS = 12 as one
+ * form: a 4-byte word, then a 2-byte pair a block). */
 template <int T> struct hm_ty {
-    static constexpr int Q8 = T == TCU_TYPE_Q8_0R, K4 = T == TCU_TYPE_Q4_KR, QB = Q8 ? 32 : 16, QN = QB / 16;
-    static constexpr int GRP = Q8 ? RQ80_GROUP : K4 ? 144 : RQ40_GROUP;
-    static constexpr int TCH = Q8 ? TCU_HM_TCH8 : K4 ? TCU_HM_TCHK : TCU_HM_TCH, SOF = 64 * 4 * QB, SRS = K4 ? 12 : 8;
+    static constexpr int Q8 = T == TCU_TYPE_Q8_0R, K4 = T == TCU_TYPE_Q4_KR, K6 = T == TERN_TYPE_Q6_K, B8 = Q8 || K6;
+    static constexpr int QB = B8 ? 32 : 16, QN = QB / 16;
+    static constexpr int GRP = Q8 ? RQ80_GROUP : K4 ? 144 : K6 ? 210 : RQ40_GROUP;
+    static constexpr int TCH = Q8 ? TCU_HM_TCH8 : K4 ? TCU_HM_TCHK : K6 ? TCU_HM_TCH6 : TCU_HM_TCH, SOF = 64 * 4 * QB;
+    static constexpr int SRS = K4 || K6 ? 12 : 8, KS = K4 || K6; /* KS: scales in the 12-byte form (hm_scales) */
 };
 
 /* A lane's weights of one step: rows g and g + 8, block 4s + t (Q8_0: qa its words 0..3, qa2 4..7; Q4_K: ha, hb the
@@ -208,11 +224,21 @@ template <> struct hm_wregs<TCU_TYPE_Q4_KR> {
     uint16_t da, db;
     uint4 ha, hb;
 };
+template <> struct hm_wregs<TERN_TYPE_Q6_K> { /* Q8_0's quant words, Q4_K's scale form (ha, hb: x = d, y = sc | sc' << 8) */
+    uint4 qa, qb, qa2, qb2;
+    uint16_t da, db;
+    uint4 ha, hb;
+};
 
 /* Q4_K's scales of a step for the fragments: dw = d·sc and mw = -(dmin·mn) of each row in f32 (dequant.cuh k4_header's
- * arithmetic); Q4_0 and Q8_0 take their rows' f16 d (da, db) instead */
-struct hm_scl {
+ * arithmetic); Q6_K's: dw = d·sc and mw = -1056·dw of each row's two sub-blocks of 16 (the block's first 16 weights:
+ * dwa, mwa; the second: dwa1, mwa1); Q4_0 and Q8_0 take their rows' f16 d (da, db) instead */
+template <int T> struct hm_scl {
     float dwa, mwa, dwb, mwb;
+};
+template <> struct hm_scl<TERN_TYPE_Q6_K> {
+    float dwa, mwa, dwb, mwb;
+    float dwa1, mwa1, dwb1, mwb1;
 };
 /* Q4_K's 16-byte super-block header h, sub-block j: k4_header on registers */
 static __device__ __forceinline__ void hm_k4(uint4 h, int j, float &dw, float &mw) {
@@ -232,10 +258,21 @@ static __device__ __forceinline__ void hm_k4t(uint4 h, float &dw, float &mw) {
     dw = __fmul_rn(d, (float)(int)(h.y & 0xFFu));
     mw = -__fmul_rn(dmin, (float)(int)((h.y >> 8) & 0xFFu));
 }
-/* b: the lane's block (4s + t), for Q4_K's rows (its sub-block b % 8); Q4_K only */
-template <int T, int TL> static __device__ __forceinline__ hm_scl hm_scales(const hm_wregs<T> &r, int b) {
-    hm_scl c;
-    if constexpr (hm_ty<T>::K4) {
+/* Q6_KT's form: x = d (f16), y = the block's two int8 sub-block scales */
+static __device__ __forceinline__ void hm_k6t(uint4 h, float &dw0, float &mw0, float &dw1, float &mw1) {
+    const float d = __half2float(__ushort_as_half((unsigned short)(h.x & 0xFFFFu)));
+    dw0 = __fmul_rn(d, (float)(int)(int8_t)(h.y & 0xFFu));
+    dw1 = __fmul_rn(d, (float)(int)(int8_t)((h.y >> 8) & 0xFFu));
+    mw0 = __fmul_rn(-1056.0f, dw0);
+    mw1 = __fmul_rn(-1056.0f, dw1);
+}
+/* b: the lane's block (4s + t), for Q4_K's rows (its sub-block b % 8); Q4_K and Q6_K only */
+template <int T, int TL> static __device__ __forceinline__ hm_scl<T> hm_scales(const hm_wregs<T> &r, int b) {
+    hm_scl<T> c;
+    if constexpr (hm_ty<T>::K6) {
+        hm_k6t(r.ha, c.dwa, c.mwa, c.dwa1, c.mwa1);
+        hm_k6t(r.hb, c.dwb, c.mwb, c.dwb1, c.mwb1);
+    } else if constexpr (hm_ty<T>::K4) {
         if (TL) {
             hm_k4t(r.ha, c.dwa, c.mwa);
             hm_k4t(r.hb, c.dwb, c.mwb);
@@ -273,13 +310,13 @@ static __device__ __forceinline__ void hm_wload(hm_wregs<T> &r, const uint8_t *r
  * [row][128], half h (words 4h..4h+3) of block t at 64 (h ^ (row & 1)) + 16 t: a warp's first 16-byte loads (rows g of
  * both parities) then cover all 32 banks of shared memory, as Q4_0's do (the bulk-copy arms read the chunk there). */
 template <int T> static __device__ __forceinline__ int hm_qoff(int rt, int t, int h) {
-    return hm_ty<T>::Q8 ? rt * 128 + 64 * (h ^ (rt & 1)) + 16 * t : rt * 64 + 16 * t;
+    return hm_ty<T>::B8 ? rt * 128 + 64 * (h ^ (rt & 1)) + 16 * t : rt * 64 + 16 * t;
 }
 template <int T>
 static __device__ __forceinline__ void hm_wload_tl(hm_wregs<T> &r, const uint8_t *tb, int s, int rt, int t) {
     typedef hm_ty<T> Y;
     const uint8_t *c = tb + (size_t)s * Y::TCH;
-    if constexpr (Y::Q8) {
+    if constexpr (Y::B8) {
         r.qa = __ldg((const uint4 *)(c + hm_qoff<T>(rt, t, 0)));
         r.qa2 = __ldg((const uint4 *)(c + hm_qoff<T>(rt, t, 1)));
         r.qb = __ldg((const uint4 *)(c + hm_qoff<T>(rt + 8, t, 0)));
@@ -288,7 +325,7 @@ static __device__ __forceinline__ void hm_wload_tl(hm_wregs<T> &r, const uint8_t
         r.qa = __ldg((const uint4 *)(c + rt * 64 + 16 * t));
         r.qb = __ldg((const uint4 *)(c + (rt + 8) * 64 + 16 * t));
     }
-    if constexpr (Y::K4) {
+    if constexpr (Y::KS) {
         r.ha.x = __ldg((const unsigned int *)(c + Y::SOF + rt * 12));
         r.ha.y = __ldg((const unsigned short *)(c + Y::SOF + rt * 12 + 4 + 2 * t));
         r.hb.x = __ldg((const unsigned int *)(c + Y::SOF + (rt + 8) * 12));
@@ -324,7 +361,7 @@ static __device__ __forceinline__ void hm_afrag(const hm_wregs<T> &r, __half2 da
 }
 /* Q4_K's: Q4_0's words and nibbles (Q4_KR keeps Q4_0R's in-block order), its own arithmetic (hm_w2_k4). A function of
  * its own, called under `if constexpr`, so the Q4_0 and Q8_0 kernels' code is what it was before Q4_K came. */
-static __device__ __forceinline__ void hm_afrag_k4(const hm_wregs<TCU_TYPE_Q4_KR> &r, const hm_scl &sc, int u,
+static __device__ __forceinline__ void hm_afrag_k4(const hm_wregs<TCU_TYPE_Q4_KR> &r, const hm_scl<TCU_TYPE_Q4_KR> &sc, int u,
                                                    uint32_t (&a)[4]) {
     const int wi = u & 3, hi = u >> 2;
     const uint32_t wa = hm_word(r.qa, wi) >> (4 * hi), wb = hm_word(r.qb, wi) >> (4 * hi);
@@ -333,10 +370,24 @@ static __device__ __forceinline__ void hm_afrag_k4(const hm_wregs<TCU_TYPE_Q4_KR
     a[2] = hm_w2_k4(wa >> 8, sc.dwa, sc.mwa); /* row g: bytes 4w+1, 4w+3 */
     a[3] = hm_w2_k4(wb >> 8, sc.dwb, sc.mwb);
 }
-/* slab u's fragment of either kind (Q4_K: sc; the others: da, db) */
+/* Q6_K's: Q8_0's words (slab u: the block's word u, elements 4u..4u+3, in its first sub-block of 16 for u < 4), its own
+ * arithmetic (hm_w2_k6) with the sub-block's scale. Under `if constexpr` as Q4_K's. */
+static __device__ __forceinline__ void hm_afrag_k6(const hm_wregs<TERN_TYPE_Q6_K> &r, const hm_scl<TERN_TYPE_Q6_K> &sc, int u,
+                                                   uint32_t (&a)[4]) {
+    const int wi = u & 3, hi = u >> 2;
+    const uint32_t wa = hm_word(hi ? r.qa2 : r.qa, wi), wb = hm_word(hi ? r.qb2 : r.qb, wi);
+    const float dwa = hi ? sc.dwa1 : sc.dwa, mwa = hi ? sc.mwa1 : sc.mwa;
+    const float dwb = hi ? sc.dwb1 : sc.dwb, mwb = hi ? sc.mwb1 : sc.mwb;
+    a[0] = hm_w2_k6<0x4240>(wa, dwa, mwa); /* row g: bytes 4u, 4u+2 */
+    a[1] = hm_w2_k6<0x4240>(wb, dwb, mwb); /* row g + 8 */
+    a[2] = hm_w2_k6<0x4341>(wa, dwa, mwa); /* row g: bytes 4u+1, 4u+3 */
+    a[3] = hm_w2_k6<0x4341>(wb, dwb, mwb);
+}
+/* slab u's fragment of any kind (Q4_K, Q6_K: sc; the others: da, db) */
 #define HM_AFRAG(u)                                                                                                    \
     do {                                                                                                               \
-        if constexpr (hm_ty<T>::K4) hm_afrag_k4(cur, sc, (u), af[(u)]);                                                \
+        if constexpr (hm_ty<T>::K6) hm_afrag_k6(cur, sc, (u), af[(u)]);                                                \
+        else if constexpr (hm_ty<T>::K4) hm_afrag_k4(cur, sc, (u), af[(u)]);                                           \
         else hm_afrag<T>(cur, da, db, (u), af[(u)]);                                                                   \
     } while (0)
 
@@ -493,9 +544,9 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
         if (s + 4 < se) { /* the weights of 4 steps on into L2 (the registers hold the next one) */
             if (TL) {
                 const uint8_t *c = tb + (size_t)(s + 4) * Y::TCH;
-                if constexpr (Y::Q8) { /* the warp's 16 rows' 128-byte lines and its scales' line */
+                if constexpr (Y::B8) { /* the warp's 16 rows' 128-byte lines and its scales' line(s) */
                     pdl_prefetch_l2(c + rt * 128);
-                    pdl_prefetch_l2(t & 1 ? c + Y::SOF + (r0 & 63) * 8 : c + (rt + 8) * 128);
+                    pdl_prefetch_l2(t & 1 ? c + Y::SOF + (r0 & 63) * Y::SRS + (Y::K6 ? (t >> 1) * 128 : 0) : c + (rt + 8) * 128);
                 } else {
                     pdl_prefetch_l2(c + rt * 64 + 16 * t);
                     pdl_prefetch_l2(lane < 16 ? c + (rt + 8) * 64 + 16 * t : c + 4096 + rt * Y::SRS);
@@ -508,8 +559,8 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
         }
         const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * SB) >> 4);
         const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
-        hm_scl sc;
-        if constexpr (hm_ty<T>::K4) sc = hm_scales<T, TL>(cur, 4 * s + t);
+        hm_scl<T> sc;
+        if constexpr (hm_ty<T>::KS) sc = hm_scales<T, TL>(cur, 4 * s + t);
         if (BAT) {
 #pragma unroll
             for (int u = 0; u < 8; u++) HM_AFRAG(u);
@@ -619,7 +670,7 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
         wg_mbar_wait(hm_smem(&hb_bar[wk]), ph);
         const uint8_t *c = wsm + wk * TCH;
         hm_wregs<T> cur;
-        if constexpr (hm_ty<T>::Q8) {
+        if constexpr (hm_ty<T>::B8) {
             cur.qa = *(const uint4 *)(c + hm_qoff<T>(rt, t, 0));
             cur.qa2 = *(const uint4 *)(c + hm_qoff<T>(rt, t, 1));
             cur.qb = *(const uint4 *)(c + hm_qoff<T>(rt + 8, t, 0));
@@ -628,7 +679,7 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
             cur.qa = *(const uint4 *)(c + rt * 64 + 16 * t);
             cur.qb = *(const uint4 *)(c + (rt + 8) * 64 + 16 * t);
         }
-        if constexpr (hm_ty<T>::K4) {
+        if constexpr (hm_ty<T>::KS) {
             cur.ha.x = *(const unsigned int *)(c + hm_ty<T>::SOF + rt * 12);
             cur.ha.y = *(const unsigned short *)(c + hm_ty<T>::SOF + rt * 12 + 4 + 2 * t);
             cur.hb.x = *(const unsigned int *)(c + hm_ty<T>::SOF + (rt + 8) * 12);
@@ -639,8 +690,8 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
         }
         const uint64_t dst = desc0 + (uint64_t)(((uint32_t)stg * SB) >> 4);
         const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
-        hm_scl sc;
-        if constexpr (hm_ty<T>::K4) sc = hm_scales<T, 1>(cur, 4 * s + t);
+        hm_scl<T> sc;
+        if constexpr (hm_ty<T>::KS) sc = hm_scales<T, 1>(cur, 4 * s + t);
 #pragma unroll
         for (int u = 0; u < 8; u++) HM_AFRAG(u);
         wg_fence();
@@ -697,18 +748,28 @@ static void hb_launch(const uint8_t *w, int nb, int n_out, const __half *x, int 
 template <int T, int NT>
 static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
                    float *ws, int S, cudaStream_t st) {
-    switch (arm) {
-    case 0: hm_launch<T, NT, 1, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 1: hm_launch<T, NT, 2, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 2: hm_launch<T, NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 3: hm_launch<T, NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 4: hm_launch<T, NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 5: hm_launch<T, NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 6: hm_launch<T, NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 7: hm_launch<T, NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 8: hm_launch<T, NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
-    case 9: hb_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
-    default: hb_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
+    if constexpr (hm_ty<T>::K6) { /* tiles only (tcu_gemm_hm refuses the rows' arms for it) */
+        switch (arm) {
+        case 6: hm_launch<T, NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 7: hm_launch<T, NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 8: hm_launch<T, NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 9: hb_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
+        default: hb_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
+        }
+    } else {
+        switch (arm) {
+        case 0: hm_launch<T, NT, 1, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 1: hm_launch<T, NT, 2, 4, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 2: hm_launch<T, NT, 1, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 3: hm_launch<T, NT, 2, 6, 0>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 4: hm_launch<T, NT, 1, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 5: hm_launch<T, NT, 2, 4, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 6: hm_launch<T, NT, 1, 4, 1, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 7: hm_launch<T, NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 8: hm_launch<T, NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
+        case 9: hb_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
+        default: hb_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
+        }
     }
 }
 
@@ -774,27 +835,36 @@ static int hm_device_ok(void) {
     return 1;
 }
 
-/* the rows' type of t (Q4_0R for Q4_0R and Q4_0T, Q8_0R for Q8_0R and Q8_0T, Q4_KR for Q4_KR and Q4_KT), 0 for a type
- * the f16 order lacks */
+/* the rows' type of t (Q4_0R for Q4_0R and Q4_0T, Q8_0R for Q8_0R and Q8_0T, Q4_KR for Q4_KR and Q4_KT, GGUF's Q6_K for
+ * Q6_K and Q6_KT: hm_ty's T), 0 for a type the f16 order lacks */
 static int hm_rows_type(int t) {
     return t == TCU_TYPE_Q4_0R || t == TCU_TYPE_Q4_0T   ? TCU_TYPE_Q4_0R
            : t == TCU_TYPE_Q8_0R || t == TCU_TYPE_Q8_0T ? TCU_TYPE_Q8_0R
            : t == TCU_TYPE_Q4_KR || t == TCU_TYPE_Q4_KT ? TCU_TYPE_Q4_KR
+           : t == TERN_TYPE_Q6_K || t == TCU_TYPE_Q6_KT ? TERN_TYPE_Q6_K
                                                         : 0;
 }
 
 extern "C" int tcu_hm_tiled_type(int t) {
-    return t == TCU_TYPE_Q4_0R ? TCU_TYPE_Q4_0T : t == TCU_TYPE_Q8_0R ? TCU_TYPE_Q8_0T : t == TCU_TYPE_Q4_KR ? TCU_TYPE_Q4_KT : 0;
+    return t == TCU_TYPE_Q4_0R   ? TCU_TYPE_Q4_0T
+           : t == TCU_TYPE_Q8_0R ? TCU_TYPE_Q8_0T
+           : t == TCU_TYPE_Q4_KR ? TCU_TYPE_Q4_KT
+           : t == TERN_TYPE_Q6_K ? TCU_TYPE_Q6_KT
+                                 : 0;
 }
 
-static int g_hm_q8, g_hm_q4k; /* tcu_gemm_hm_q8_set, tcu_gemm_hm_q4k_set */
+static int g_hm_q8, g_hm_q4k, g_hm_q6k; /* tcu_gemm_hm_q8_set, tcu_gemm_hm_q4k_set, tcu_gemm_hm_q6k_set */
 extern "C" void tcu_gemm_hm_q8_set(int on) { g_hm_q8 = on != 0; }
 extern "C" void tcu_gemm_hm_q4k_set(int on) { g_hm_q4k = on != 0; }
+extern "C" void tcu_gemm_hm_q6k_set(int on) { g_hm_q6k = on != 0; }
 
 extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
     const int rt = hm_rows_type(t);
-    const int on = rt == TCU_TYPE_Q8_0R ? g_hm_q8 : rt == TCU_TYPE_Q4_KR ? g_hm_q4k : rt != 0;
-    const int blk = rt == TCU_TYPE_Q4_KR ? 256 : 128; /* Q4_K: whole super-blocks */
+    const int on = rt == TCU_TYPE_Q8_0R   ? g_hm_q8
+                   : rt == TCU_TYPE_Q4_KR ? g_hm_q4k
+                   : rt == TERN_TYPE_Q6_K ? g_hm_q6k && t == TCU_TYPE_Q6_KT /* Q6_K: tiles only */
+                                          : rt != 0;
+    const int blk = rt == TCU_TYPE_Q4_KR || rt == TERN_TYPE_Q6_K ? 256 : 128; /* K-quants: whole super-blocks */
     return on && n_in >= blk && n_in % blk == 0 && hm_device_ok();
 }
 
@@ -814,6 +884,9 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
         return 0;
     const int nb = (int)(n_in / 32);
     if (arm < 0) arm = tl ? hm_pick_tl(nb, (int)n_out, m) : hm_pick(nb, (int)n_out, m);
+    /* Q6_K: arm 7 (two warpgroups capped at 128 registers) spills 20-68 bytes at 41..64 columns (ptxas), so arm 8 (its
+     * one-warpgroup form) there; not swept */
+    if (arm == 7 && m > 40 && hm_rows_type(t) == TERN_TYPE_Q6_K) arm = 8;
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;
@@ -822,13 +895,14 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
     const __half *xh = (const __half *)x;
     const int rt = hm_rows_type(t);
     if (rt == TCU_TYPE_Q8_0R) hm_type<TCU_TYPE_Q8_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
+    else if (rt == TERN_TYPE_Q6_K) hm_type<TERN_TYPE_Q6_K>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
     else if (rt == TCU_TYPE_Q4_KR) hm_type<TCU_TYPE_Q4_KR>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
     else hm_type<TCU_TYPE_Q4_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
     return 1;
 }
 
-/* tcu.h: the tiled layout of a Q4_0R or Q8_0R matrix (hm_ty, hm_qoff): chunk (tile, s) row rt = row 64 tile + rt of w
- * (clamped to the last row), its blocks 4s..4s+3's quants then scales; one thread a (tile, step, row). */
+/* tcu.h: the tiled layout of a Q4_0R, Q8_0R, Q4_KR or Q6_K matrix (hm_ty, hm_qoff): chunk (tile, s) row rt = row
+ * 64 tile + rt of w (clamped to the last row), its blocks 4s..4s+3's quants then scales; one thread a (tile, step, row). */
 template <int T>
 __global__ void hm_tile_k(const uint8_t *__restrict__ w, size_t stride, int nst, int n_out, int tiles,
                           uint8_t *__restrict__ dst) {
@@ -838,6 +912,20 @@ __global__ void hm_tile_k(const uint8_t *__restrict__ w, size_t stride, int nst,
     const int rt = (int)(i & 63), s = (int)((i >> 6) % nst), tile = (int)((i >> 6) / nst);
     const uint8_t *row = w + (size_t)min(64 * tile + rt, n_out - 1) * stride + (size_t)(s >> 1) * Y::GRP;
     uint8_t *c = dst + ((size_t)tile * nst + s) * Y::TCH;
+    if constexpr (Y::K6) { /* the GGUF super-block (dequant8<TERN_TYPE_Q6_K>'s places): element e = 128 h + r, h = s & 1 */
+        const int h = s & 1;
+        for (int t = 0; t < 4; t++)
+            for (int k = 0; k < 32; k++) {
+                const int r = 32 * t + k;
+                const int q = ((row[64 * h + (r & 63)] >> (4 * (r >> 6))) & 0xF) |
+                              ((row[128 + 32 * h + (r & 31)] >> (2 * (r >> 5))) & 3) << 4;
+                c[hm_qoff<T>(rt, t, k >> 4) + (k & 15)] = (uint8_t)q;
+            }
+        uint8_t *k6 = c + Y::SOF + rt * 12; /* d, two zero bytes, the step's 8 sub-blocks' scales */
+        k6[0] = row[208], k6[1] = row[209], k6[2] = 0, k6[3] = 0;
+        for (int j = 0; j < 8; j++) k6[4 + j] = row[192 + 8 * h + j];
+        return;
+    }
     const uint4 *q = (const uint4 *)(row + 16 + 4 * Y::QB * (s & 1)); /* blocks 4(s & 1).. of the group, in order */
     for (int t = 0; t < 4; t++)
         for (int h = 0; h < Y::QN; h++) *(uint4 *)(c + hm_qoff<T>(rt, t, h)) = q[Y::QN * t + h];
@@ -857,9 +945,12 @@ __global__ void hm_tile_k(const uint8_t *__restrict__ w, size_t stride, int nst,
 
 extern "C" size_t tcu_hm_tile_bytes(int t, int64_t n_in, int64_t n_out) {
     const int rt = hm_rows_type(t);
-    if (!rt || n_in < 128 || n_out < 1 || (rt == TCU_TYPE_Q4_KR && n_in % 256)) return 0;
+    if (!rt || n_in < 128 || n_out < 1 || ((rt == TCU_TYPE_Q4_KR || rt == TERN_TYPE_Q6_K) && n_in % 256)) return 0;
     return (size_t)((n_out + 63) / 64) * (size_t)(n_in / 128) *
-           (rt == TCU_TYPE_Q8_0R ? TCU_HM_TCH8 : rt == TCU_TYPE_Q4_KR ? TCU_HM_TCHK : TCU_HM_TCH);
+           (rt == TCU_TYPE_Q8_0R   ? TCU_HM_TCH8
+            : rt == TCU_TYPE_Q4_KR ? TCU_HM_TCHK
+            : rt == TERN_TYPE_Q6_K ? TCU_HM_TCH6
+                                   : TCU_HM_TCH);
 }
 
 extern "C" void tcu_hm_tile(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, void *dst,
@@ -874,4 +965,6 @@ extern "C" void tcu_hm_tile(int t, const void *w, size_t row_bytes, int64_t n_in
         hm_tile_k<TCU_TYPE_Q8_0R><<<gr, 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles, (uint8_t *)dst);
     else if (t == TCU_TYPE_Q4_KR && n_in % 256 == 0)
         hm_tile_k<TCU_TYPE_Q4_KR><<<gr, 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles, (uint8_t *)dst);
+    else if (t == TERN_TYPE_Q6_K && n_in % 256 == 0)
+        hm_tile_k<TERN_TYPE_Q6_K><<<gr, 256, 0, st>>>((const uint8_t *)w, row_bytes, nst, (int)n_out, tiles, (uint8_t *)dst);
 }

@@ -177,8 +177,8 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * a K order fixed by the launch's shape: column c has the bits of the one-column call on x_c, for every arm and m.
  * x is in the f16 order's layout: element i of a row at tcu_hm_pos(i) (a permutation inside each 128 elements, so a
  * lane's 16-byte weight load feeds its MMA fragments without byte shuffles; the producers write it so). t: repacked
- * Q4_0R, Q8_0R or Q4_KR (rows, arms below TCU_HM_TILED) or their tiled layouts TCU_TYPE_Q4_0T / Q8_0T / Q4_KT (arms
- * from TCU_HM_TILED), n_in a multiple of 128 (of 256 for Q4_K), on an sm_90 device with the sm_90a code (tcu_gemm_hm_supported) only; returns
+ * Q4_0R, Q8_0R or Q4_KR (rows, arms below TCU_HM_TILED) or their tiled layouts TCU_TYPE_Q4_0T / Q8_0T / Q4_KT, or
+ * Q6_KT (arms from TCU_HM_TILED), n_in a multiple of 128 (of 256 for Q4_K and Q6_K), on an sm_90 device with the sm_90a code (tcu_gemm_hm_supported) only; returns
  * 0 (nothing launched) for another type, a shape it does not take or an arm out of range or of the other layout (arms
  * 0..TCU_HM_ARMS-1; -1 the chooser), else 1. The K order depends on the launch's shape (n_in and its total rows: a
  * fused matrix's outputs have the bits of the fused launch, which is the only form exec.c runs). A call whose K is
@@ -186,7 +186,7 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * first use (the split's tickets live there and are left zero), one stream at a time. rows as
  * tcu_gemm_mma_v2_split's (a fused matrix's parts into their own buffers). */
 #define TCU_HM_ARMS 11
-/* Arms >= TCU_HM_TILED read the tiled layout (TCU_TYPE_Q4_0T, Q8_0T, Q4_KT): 6, 7, 8 are otherwise arms 4, 1 and 0, 9 and 10
+/* Arms >= TCU_HM_TILED read the tiled layout (TCU_TYPE_Q4_0T, Q8_0T, Q4_KT, Q6_KT): 6, 7, 8 are otherwise arms 4, 1 and 0, 9 and 10
  * arm 6 with the weights streamed by bulk copies 4 or 2 steps ahead; the same bits. */
 #define TCU_HM_TILED 6
 /* The f16 order's tiled layouts (tcu_hm_tile: for each 64-row tile and 4-block step one contiguous chunk, tiles in row
@@ -196,20 +196,27 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * swap their halves, so a warp's loads from shared memory meet no bank twice), then the scales [row][8] at 8192.
  * Q4_KT: a 4864-byte chunk, the quants [row][64] (Q4_KR's sub-blocks, Q4_0R's in-block order), then [row][12] at 4096:
  * the super-block's f16 d and dmin (4 bytes), then block t's 6-bit scale and min as bytes 4 + 2t, 5 + 2t. Read by
- * tcu_gemm_hm and tcu_dequant_f16 (the same values as the rows they were made from); no other kernel takes them. */
+ * Q6_KT: an 8960-byte chunk, each weight's 6-bit q (0..63) as a byte [row][128] in Q8_0T's places, then [row][12] at
+ * 8192: the super-block's f16 d, two zero bytes, then the int8 scales of the step's 8 sub-blocks of 16 (block t's at
+ * 4 + 2t, 5 + 2t); Q6_K has no rows form in the f16 order (its GGUF rows, 210-byte super-blocks, are what the tiles are
+ * made from). Read by tcu_gemm_hm and tcu_dequant_f16 (the same values as the rows they were made from; Q6_KT's zero
+ * weights are +0 where the rows' are -0 under a negative scale, which no sum can show); no other kernel takes them. */
 #define TCU_TYPE_Q4_0T 1003
 #define TCU_TYPE_Q8_0T 1009
 #define TCU_TYPE_Q4_KT 1013
+#define TCU_TYPE_Q6_KT 1014
 #define TCU_HM_TCH 4608  /* bytes of a Q4_0T tile's step: 64 rows x (64 quant + 8 scale bytes) */
 #define TCU_HM_TCH8 8704 /* Q8_0T's: 64 rows x (128 + 8) */
 #define TCU_HM_TCHK 4864 /* Q4_KT's: 64 rows x (64 + 12) */
-/* The tiled type of rows type t (Q4_0R -> Q4_0T, Q8_0R -> Q8_0T, Q4_KR -> Q4_KT), 0 for another type. */
+#define TCU_HM_TCH6 8960 /* Q6_KT's: 64 rows x (128 + 12) */
+/* The tiled type of rows type t (Q4_0R -> Q4_0T, Q8_0R -> Q8_0T, Q4_KR -> Q4_KT, the GGUF Q6_K -> Q6_KT), 0 for another
+ * type. */
 int tcu_hm_tiled_type(int t);
-/* The tiled copy's bytes for a matrix of type t (Q4_0R, Q8_0R or Q4_KR, or their tiled ids) of n_out rows of n_in (a multiple
- * of 128): ceil(n_out / 64) tiles x n_in / 128 steps x the type's chunk; 0 for another type. tcu_hm_tile writes it on st
- * from the repacked rows w of type t (Q4_0R, Q8_0R or Q4_KR; row_bytes apart, tcu_repack's layout): tile rows past n_out copy
- * the last row; a shape the f16 order does not take (n_in not a positive multiple of 128, of 256 for Q4_K: 0 bytes)
- * or another type writes nothing. Layout: gemm_hmma.cu hm_ty, hm_qoff. */
+/* The tiled copy's bytes for a matrix of type t (Q4_0R, Q8_0R, Q4_KR or Q6_K, or their tiled ids) of n_out rows of n_in (a
+ * multiple of 128): ceil(n_out / 64) tiles x n_in / 128 steps x the type's chunk; 0 for another type. tcu_hm_tile writes it
+ * on st from the rows w of type t (Q4_0R, Q8_0R or Q4_KR in tcu_repack's layout, Q6_K as GGUF's; row_bytes apart): tile
+ * rows past n_out copy the last row; a shape the f16 order does not take (n_in not a positive multiple of 128, of 256 for
+ * Q4_K and Q6_K: 0 bytes) or another type writes nothing. Layout: gemm_hmma.cu hm_ty, hm_qoff. */
 size_t tcu_hm_tile_bytes(int t, int64_t n_in, int64_t n_out);
 void tcu_hm_tile(int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, void *dst, cudaStream_t st);
 #ifdef __CUDACC__
@@ -226,11 +233,13 @@ static inline TCU_HD int64_t tcu_hm_pos(int64_t i) {
     const int u = ((E & 15) >> 2) + 4 * (E >> 4);
     return (i & ~(int64_t)127) + 16 * u + 8 * (j & 1) + 2 * t + (j >> 1);
 }
-/* Q8_0 (Q8_0R, Q8_0T) and Q4_K (Q4_KR, Q4_KT) in the f16 order: tcu_gemm_hm_supported says 0 for them, and
- * tcu_gemm_hm refuses them, until tcu_gemm_hm_q8_set(1) / tcu_gemm_hm_q4k_set(1) (process-wide; the backend sets them
- * from tern_config.hm_q8 / hm_q4k when an engine is made, the tests set them): arms under measurement. */
+/* Q8_0 (Q8_0R, Q8_0T), Q4_K (Q4_KR, Q4_KT) and Q6_K (Q6_KT only) in the f16 order: tcu_gemm_hm_supported says 0 for
+ * them, and tcu_gemm_hm refuses them, until tcu_gemm_hm_q8_set(1) / tcu_gemm_hm_q4k_set(1) / tcu_gemm_hm_q6k_set(1)
+ * (process-wide; the backend sets them from tern_config.hm_q8 / hm_q4k / hm_q6k when an engine is made, the tests set
+ * them): arms under measurement. */
 void tcu_gemm_hm_q8_set(int on);
 void tcu_gemm_hm_q4k_set(int on);
+void tcu_gemm_hm_q6k_set(int on);
 int tcu_gemm_hm_supported(int t, int64_t n_in);
 size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 /* The K split's segment count for every shape (1..16; 0 the rule hm_splits): a measurement for gpu_hmma's sweep (a
