@@ -26,9 +26,9 @@
 #   issue slots busy and cycles an issued instruction (the stall reasons are in the .txt)
 #   timeline (not in the default list): TERN_TIMELINE's kernel records of a B = TIMELINE_B (4) decode run, TIMELINE_ENV
 #   (e.g. TERN_GEMV_CHUNK=2), summed by bench/timeline.py into $OUT/timeline.md (overlaps under PDL; ncu serialises)
-#   hmab (not in the default list): Q8_0, Q4_K and Q6_K in the f16 order (TERN_HM_Q8=1, TERN_HM_Q4K=1, TERN_HM_Q6K=1)
-#   against what runs without them: gpu_hmma --sweep-only --q8 / --q4k / --q6k, then tern bench --parallel 1,4,16,64 on
-#   the synthetic Llama-3-8B of each of HMAB_TYPES (q8_0 q4_k q4_k_m q4_0h), two rounds interleaved ($OUT/hmab.md)
+#   hmab (not in the default list): the f16 order against the chunk order for Q8_0, Q4_K and the Q4_K_M and Q4_0 mixes
+#   (Q6_K): gpu_hmma --sweep-only --q8 / --q4k / --q6k, then tern bench --parallel 1,4,16,64 on the synthetic
+#   Llama-3-8B of each of HMAB_TYPES (q8_0 q4_k q4_k_m q4_0h), two rounds interleaved ($OUT/hmab.md)
 #   sass (not in the default list): bench/sass_loops.py's loops (instruction counts, opcode histograms) of the functions
 #   of SASS_OBJ (default gemm_hmma.o) matching SASS_KERNEL (default gemm_hb_kILi1ELi2E), $OUT/sass.{md,txt}
 #   hmprof (not in the default list): the same for the f16 order, gpu_hmma --one, each HMPROF case (N_IN:N_OUT:M:ARM, arm
@@ -161,38 +161,37 @@ for s in $steps; do
       st=$(status_of "$lg"); grep -q 'gemm_hm_tiled=[1-9]' "$lg" || st=FAIL
       note "batch f16 $(basename "$mf" .gguf)" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) hm calls (tiled): $(grep -o 'gemm_hm_tiled=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
     done
-    # files of mixed types: a Q4_K_M (Q6_K attn_v and ffn_down in some layers, and the head) in the chunk order and
-    # in the f16 order (its Q4_K matrices through gemm_hmma.cu under gpu_batch's TERN_HM_Q4K arm, the Q6_K ones on the
-    # twins), and a Q4_0 with a Q6_K head in the f16 order; the Q6_K matrices of passes over 16 tokens run on slices of
-    # the twins (a PASS needs the trace's gemv_slices=, and in the f16 order gemm_hm_tiled= too); f16k6: both mixes
-    # of a 2-layer Llama-3-8B (its head untied: Llama-3.2-1B's Q6_K head is its embeddings, which stay rows on the
-    # twins) with the Q6_K matrices in the f16 order too (TERN_HM_Q6K's arm, the tiled Q6_KT: no slices left)
-    for mm in "Q4_K_M chunk" "Q4_K_M f16" "Q4_0 f16" "Q4_K_M f16k6" "Q4_0 f16k6"; do
+    # files of mixed types (tern quantize's mixes of a Q8_0 synth): a Q4_K_M (Q6_K attn_v and ffn_down in some layers,
+    # and the head) and a Q4_0 (a Q6_K head). Llama-3.2-1B's head is its embeddings (tied), which stay rows on the dp4a
+    # twins, so its mixes run slices of the twins in passes over 16 tokens (a PASS needs the trace's gemv_slices=);
+    # a 2-layer Llama-3-8B's head is its own, so there the f16 order converts every Q6_K matrix (Q6_KT) and no slices
+    # are left (a PASS needs none). f16k6: gpu_batch's f16 on a model with Q6_K matrices the engine converts; every
+    # f16 row needs gemm_hm_tiled=. Rows: MIX MODE ARCH LAYERS SLICES
+    for mm in "Q4_K_M chunk llama3.2-1b 4 yes" "Q4_K_M f16k6 llama3.2-1b 4 yes" "Q4_0 f16 llama3.2-1b 4 yes" \
+              "Q4_K_M f16k6 llama3-8b 2 no" "Q4_0 f16k6 llama3-8b 2 no"; do
       set -- $mm
-      if [ "$2" = f16k6 ]; then mf=$(mix llama3-8b 2 "$1"); else mf=$(mix llama3.2-1b 4 "$1"); fi
-      lg="$OUT/batch-$2-mix-$1.log"
+      mf=$(mix "$3" "$4" "$1"); lg="$OUT/batch-$2-mix-$1-$3.log"
       TERN_TRACE=1 build-cuda/gpu/gpu_batch "$mf" "$2" >"$lg" 2>&1
       st=$(status_of "$lg")
-      if [ "$2" = f16k6 ]; then grep -q 'gemv_slices=[1-9]' "$lg" && st=FAIL
+      if [ "$5" = no ]; then grep -q 'gemv_slices=[1-9]' "$lg" && st=FAIL
       else grep -q 'gemv_slices=[1-9]' "$lg" || st=FAIL; fi
       [ "$2" != chunk ] && ! grep -q 'gemm_hm_tiled=[1-9]' "$lg" && st=FAIL
-      note "batch $2 mix $1" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) slices: $(grep -o 'gemv_slices=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
+      note "batch $2 mix $1 $3" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) slices: $(grep -o 'gemv_slices=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
     done ;;
-  hmab) # Q8_0, Q4_K and Q6_K in the f16 order (TERN_HM_Q8=1, TERN_HM_Q4K=1, TERN_HM_Q6K=1: arms under measurement)
-    # against what runs without them: gpu_hmma's sweep of the arms at Llama-3-8B's shapes for each type, then tern bench
-    # --parallel 1,4,16,64 -p 512 -n 128 on the synthetic Llama-3-8B, HMAB_ROUNDS (2) rounds interleaved; $OUT/hmab.md
-    # (the bench's S_PP / S_TG rows; "sw" the switches, "base" without), receipts beside it. HMAB_TYPES (default
-    # "q8_0 q4_k q4_k_m q4_0h"): q8_0 and q4_k files against the chunk order; q4_k_m (tern quantize's Q4_K_M mix of the
-    # Q8_0 file: Q6_K attn_v, ffn_down in half the layers, and the head) with Q4_K and Q6_K in the f16 order against the
-    # chunk order; q4_0h (the Q4_0 mix: a Q6_K head) with the head in the f16 order against it on the twins (the f16
-    # order either way)
+  hmab) # the f16 order (the many-sequence default) against the chunk order (TERN_GEMV_CHUNK=1) per type: gpu_hmma's
+    # sweep of the arms at Llama-3-8B's shapes for each type, then tern bench --parallel 1,4,16,64 -p 512 -n 128 on the
+    # synthetic Llama-3-8B, HMAB_ROUNDS (2) rounds interleaved; $OUT/hmab.md (the bench's S_PP / S_TG rows; "sw" the
+    # default, "base" the chunk order), receipts beside it. HMAB_TYPES (default "q8_0 q4_k q4_k_m q4_0h"): q4_k_m and
+    # q4_0h are tern quantize's Q4_K_M and Q4_0 mixes of the Q8_0 file (Q6_K attn_v and ffn_down in half the layers and
+    # the head; a Q6_K head)
     : >"$OUT/hmab.md"
     for ty in ${HMAB_TYPES:-q8_0 q4_k q4_k_m q4_0h}; do
+      sw= base=TERN_GEMV_CHUNK=1
       case $ty in
-        q8_0) sw="TERN_HM_Q8=1" base=TERN_GEMV_CHUNK=1 fl=--q8 f=$(synth llama3-8b q8_0 32) ;;
-        q4_k) sw="TERN_HM_Q4K=1" base=TERN_GEMV_CHUNK=1 fl=--q4k f=$(synth llama3-8b q4_k 32) ;;
-        q4_k_m) sw="TERN_HM_Q4K=1 TERN_HM_Q6K=1" base=TERN_GEMV_CHUNK=1 fl=--q6k f=$(mix llama3-8b 32 Q4_K_M) ;;
-        q4_0h) sw="TERN_HM_Q6K=1" base=TERN_HM_Q6K=0 fl= f=$(mix llama3-8b 32 Q4_0) ;;
+        q8_0) fl=--q8 f=$(synth llama3-8b q8_0 32) ;;
+        q4_k) fl=--q4k f=$(synth llama3-8b q4_k 32) ;;
+        q4_k_m) fl=--q6k f=$(mix llama3-8b 32 Q4_K_M) ;;
+        q4_0h) fl= f=$(mix llama3-8b 32 Q4_0) ;;
         *) continue ;;
       esac
       [ -n "$fl" ] && timeout 300 build-cuda/gpu/gpu_hmma --sweep-only "$fl" >"$OUT/sweep-$ty.txt" 2>&1
@@ -202,11 +201,11 @@ for s in $steps; do
           --receipt "$OUT/hmab-$ty-$a-r$r.json" 2>"$OUT/hmab-$ty-$a-r$r.err" |
           grep -E '^\|  *512 ' | sed "s/^/r$r $ty $a ($ev) /" >>"$OUT/hmab.md"
       done; done
-      # a FAIL unless every run gave its 4 rows and the switch's runs ran the f16 order (the receipt's gemv_order 2)
+      # a FAIL unless every run gave its 4 rows and the default's runs ran the f16 order (the receipt's gemv_order 2)
       n=$(grep -c "^r[0-9]* $ty " "$OUT/hmab.md"); want=$(( 8 * ${HMAB_ROUNDS:-2} ))
       nf=$(grep -l '"gemv_order": 2' "$OUT"/hmab-$ty-sw-r*.json 2>/dev/null | wc -l)
       st=DONE; [ "$n" -eq "$want" ] && [ "$nf" -eq "${HMAB_ROUNDS:-2}" ] || st=FAIL
-      note "hmab $ty" "$st" "$n of $want rows, $nf of ${HMAB_ROUNDS:-2} switch runs in the f16 order: $OUT/hmab.md${fl:+, $OUT/sweep-$ty.txt}"
+      note "hmab $ty" "$st" "$n of $want rows, $nf of ${HMAB_ROUNDS:-2} default runs in the f16 order: $OUT/hmab.md${fl:+, $OUT/sweep-$ty.txt}"
     done
     cat "$OUT/hmab.md" ;;
   parallel)

@@ -19,7 +19,7 @@ typedef struct tern_sampler tern_sampler;
 
 /* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
  * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
- * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS, TERN_PDL_MAX, TERN_HM_Q8, TERN_HM_Q4K and TERN_HM_Q6K onto this table (docs/measuring.md). Set it before creating
+ * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS and TERN_PDL_MAX onto this table (docs/measuring.md). Set it before creating
  * engines. */
 typedef struct {
     int simd_scalar;      /* 1: the scalar CPU kernels (bit-identical to AVX2; the arm that checks it) */
@@ -43,15 +43,6 @@ typedef struct {
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
                            * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm
                            * under measurement; process-wide, read when an engine is made */
-    int hm_q8;            /* CUDA: 1 = Q8_0 matrices have the f16 order too (gemm_hmma.cu, the tiled Q8_0T), so Q8_0
-                           * files take it where gemv_chunk is 2. Default 0 until a GPU has run its checks and its A/B
-                           * against the chunk order (built and checked on the CPU only, 2026-12-05); an arm under
-                           * measurement, process-wide, read when an engine is made */
-    int hm_q4k;           /* the same for Q4_K (the tiled Q4_KT: per weight f16(fmaf(d·sc, q, -dmin·m)) in f32, ~3.5
-                           * instructions against Q4_0's 1.5); default 0, built and checked on the CPU only */
-    int hm_q6k;           /* the same for Q6_K (the tiled Q6_KT, a byte a weight: f16(fmaf(d·sc, 1024 + q, -1056·d·sc)) in
-                           * f32, ~3 instructions a weight): Q6_K layer matrices and heads (llama.cpp's Q4_K_M and Q4_0
-                           * files) in the f16 order where they run on the dp4a twins; default 0, built on the CPU only */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);

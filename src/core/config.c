@@ -15,9 +15,6 @@ tern_config tern_config_g = {
     .att_rps = 0,    /* 256 keys a decode-attention split (attention.cu); other values under measurement */
     .att_warps = 0,  /* the rule (attention.cu att_phys_warps); 4, 8, 16 under measurement */
     .pdl_max = 0,    /* PDL in passes of up to 48 tokens (exec.c PDL_MAX, ledger 2026-12-03); 1..64 under measurement */
-    .hm_q8 = 0,      /* Q8_0 in the f16 order: off until measured on a GPU (ledger 2026-12-05 "Q8_0 in the f16 order") */
-    .hm_q4k = 0,     /* Q4_K in the f16 order: the same (ledger 2026-12-05 "Q4_K in the f16 order") */
-    .hm_q6k = 0,     /* Q6_K in the f16 order: the same (ledger 2026-12-06 "Q6_K in the f16 order") */
 };
 
 tern_config tern_config_get(void) { return tern_config_g; }

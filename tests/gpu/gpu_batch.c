@@ -7,9 +7,9 @@
  * the trace on, so the engines' trace lines on stderr show gemm_mma_v2= (bench/gpu_check.sh step batch checks it).
  * f16: the same with tern_config.gemv_chunk = 2 (the f16 order, gemm_hmma.cu, on a Q4_0, Q8_0 or Q4_K model: every matrix of a pass
  * of up to 64 tokens, one token too, over the matrices the engine converted to the tiled layout: the trace's
- * gemm_hm_tiled=; a Q6_K matrix on the dp4a twins), and 5. below. f16k6: f16 with Q6_K matrices in the f16 order too
- * (tern_config.hm_q6k, the tiled Q6_KT), 5. in one step only (its 7- and 1-token steps would set Q6_KT's f16 order
- * against the rows' twins).
+ * gemm_hm_tiled=; a Q6_K head tied to the embeddings on the dp4a twins), and 5. below. f16k6: f16 on a model with
+ * Q6_K matrices the engine converts (Q6_KT: layer matrices, an untied head), 5. in one step only (in its 7- and 1-token
+ * steps a load kept in rows runs Q6_K on the twins, which Q6_KT's f16 order does not match).
  *
  * 1. Batch invariance (tests/batch_invariance.h) on CUDA: 64 sequences of 3..93 prompt tokens, 12 greedy tokens
  *    each, joining at steps 0..3 of one engine (prefills mixed with other sequences' decode tokens, KV blocks of 16
@@ -101,8 +101,9 @@ static int swa_feed(tern_model *m, tern_engine_params p, const int32_t *toks, in
     return rc;
 }
 
-/* k6: only the 100-token step (the prefill GEMM over tcu_dequant_f16: Q6_KT's gives the rows' bits); in steps of 7 and 1
- * a load kept in rows runs its Q6_K matrices on the twins, which Q6_KT's f16 order does not match */
+/* k6 (a model with Q6_K matrices the engine converts): only the 100-token step (the prefill GEMM over tcu_dequant_f16:
+ * Q6_KT's gives the rows' bits); in steps of 7 and 1 a load kept in rows runs its Q6_K matrices on the twins, which
+ * Q6_KT's f16 order does not match */
 static void tiled_check(const char *path, tern_model *m, int k6) {
     tern_model *m0 = tern_model_load(path, 0);
     CHECK(m0 != NULL, "tiled: a second load: %s", tern_last_error());
@@ -256,8 +257,6 @@ int main(int argc, char **argv) {
     if (argc > 2) {
         tern_config c = tern_config_get();
         c.gemv_chunk = f16 ? 2 : 1;
-        c.hm_q8 = c.hm_q4k = 1; /* Q8_0 and Q4_K models in the f16 order too (TERN_HM_Q8's and TERN_HM_Q4K's arms) */
-        c.hm_q6k = k6;          /* f16k6: Q6_K matrices too, as tiles (TERN_HM_Q6K's arm); f16: on the dp4a twins */
         c.trace = 1;
         tern_config_set(&c);
     }

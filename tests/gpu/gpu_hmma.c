@@ -585,9 +585,6 @@ int main(int argc, char **argv) {
     const char *se = getenv("GPU_TEST_SEED");
     rs = se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL) * 2654435761ull + 7;
     printf("gpu_hmma: seed %llu\n", (unsigned long long)rs);
-    tcu_gemm_hm_q8_set(1); /* Q8_0's, Q4_K's and Q6_K's f16 order (TERN_HM_Q8's, TERN_HM_Q4K's, TERN_HM_Q6K's arms) */
-    tcu_gemm_hm_q4k_set(1);
-    tcu_gemm_hm_q6k_set(1);
     if (!tcu_gemm_hm_supported(TCU_TYPE_Q4_0R, 4096)) {
         printf("gpu_hmma: no sm_90 device with the sm_90a code (the f16 order is Hopper's), skipped\ngpu_hmma: 0 passed, 0 failed\n");
         return 0;

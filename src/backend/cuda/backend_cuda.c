@@ -485,7 +485,7 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * file's Q6_K v and down beside its Q4_K matrices: exec.c runs them on slices of 16 columns, each column the bits of its
  * one-column call, on the x16 input their producers write beside the f16; the same lowering as a Q6_K head's), with at
  * least one matrix of the f16 GEMM; the head has it or the twins. A type the f16 order reads as tiles only (Q6_K under
- * TERN_HM_Q6K) has it where the engine converts (one GPU, hm_takes). */
+ * Q6_K) has it where the engine converts (one GPU, hm_takes). */
 static int g_hm_tiling;
 static int hm_takes(int type, int64_t n_in, int n_tp) {
     const int rt = tcu_repack_type(type);
@@ -504,7 +504,7 @@ static int hm_all(const tern_model *m, int n_tp) {
     }
     if (!hm) return 0;
     /* the head: the f16 order's, or the dp4a twins' (exec.c want_x16: its norm writes x16 activations too), as the
-     * Q6_K head most Q4_0 downloads keep (the f16 order's under TERN_HM_Q6K) */
+     * Q6_K head most Q4_0 downloads keep (the f16 order's as tiles on one GPU) */
     return hm_takes(m->output.type, m->output.n_in, n_tp) || tcu_gemv_dp4a_supported(m->output.type);
 }
 
@@ -895,9 +895,6 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
     /* the GEMVs' float order (0 today's, 1 the chunk order, 2 the f16 order where every matrix has it): set process-wide
      * once this engine stands */
-    tcu_gemm_hm_q8_set(tern_cfg()->hm_q8); /* Q8_0, Q4_K and Q6_K in the f16 order: arms under measurement (tcu.h) */
-    tcu_gemm_hm_q4k_set(tern_cfg()->hm_q4k);
-    tcu_gemm_hm_q6k_set(tern_cfg()->hm_q6k);
     const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m, n_tp) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
     const int tile = ord == 2 && n_tp == 1 && g_hm_tiling; /* the f16 order's tiled layout: wrank_tile */
@@ -941,7 +938,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         const crank *g = be->rk[r];
         /* converting to tiles holds one matrix twice at a time (wrank_tile, once the KV pool and scratch stand), and Q4_K's
          * and Q6_K's tiles stay larger than their rows */
-        const int q6t = g->W->q6 && tcu_gemm_hm_supported(TCU_TYPE_Q6_KT, 256);
+        const int q6t = g->W->q6 && tcu_gemm_hm_supported(TCU_TYPE_Q6_KT, 256); /* Hopper */
         const uint64_t wb = (have_weights ? 0 : g->W->bytes) +
                             (tile && !g->W->tiled ? g->W->max_mat / 32 * (q6t ? 35 : g->W->tile_b32) + g->W->tile_grow +
                                                         (q6t ? g->W->tile_grow6 : 0)

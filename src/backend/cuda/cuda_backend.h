@@ -64,7 +64,7 @@ typedef struct {
     int tile_b32;              /* bytes a 32-element block of the f16 order's tiled copy: 18 (Q4_0T), 19 with a Q4_K
                                 * matrix, 34 with a Q8_0 one */
     uint64_t tile_grow;        /* bytes the Q4_K matrices' tiles add to their rows (19 against 18 a block) */
-    int q6;                    /* a Q6_K matrix: with Q6_K in the f16 order (TERN_HM_Q6K) the copy is 35 bytes a block */
+    int q6;                    /* a Q6_K matrix (or untied head): the tiled copy (Q6_KT) is 35 bytes a block */
     uint64_t tile_grow6;       /* and the Q6_K matrices' tiles add 35 - 26.25 bytes a block to their rows */
     int maxin;                 /* the widest matmul input */
     void *stage, *dstage;      /* upload staging (freed after the upload) */

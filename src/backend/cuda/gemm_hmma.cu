@@ -853,17 +853,9 @@ extern "C" int tcu_hm_tiled_type(int t) {
                                  : 0;
 }
 
-static int g_hm_q8, g_hm_q4k, g_hm_q6k; /* tcu_gemm_hm_q8_set, tcu_gemm_hm_q4k_set, tcu_gemm_hm_q6k_set */
-extern "C" void tcu_gemm_hm_q8_set(int on) { g_hm_q8 = on != 0; }
-extern "C" void tcu_gemm_hm_q4k_set(int on) { g_hm_q4k = on != 0; }
-extern "C" void tcu_gemm_hm_q6k_set(int on) { g_hm_q6k = on != 0; }
-
 extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
     const int rt = hm_rows_type(t);
-    const int on = rt == TCU_TYPE_Q8_0R   ? g_hm_q8
-                   : rt == TCU_TYPE_Q4_KR ? g_hm_q4k
-                   : rt == TERN_TYPE_Q6_K ? g_hm_q6k && t == TCU_TYPE_Q6_KT /* Q6_K: tiles only */
-                                          : rt != 0;
+    const int on = rt == TERN_TYPE_Q6_K ? t == TCU_TYPE_Q6_KT /* Q6_K: tiles only */ : rt != 0;
     const int blk = rt == TCU_TYPE_Q4_KR || rt == TERN_TYPE_Q6_K ? 256 : 128; /* K-quants: whole super-blocks */
     return on && n_in >= blk && n_in % blk == 0 && hm_device_ok();
 }

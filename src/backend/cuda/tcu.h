@@ -233,13 +233,7 @@ static inline TCU_HD int64_t tcu_hm_pos(int64_t i) {
     const int u = ((E & 15) >> 2) + 4 * (E >> 4);
     return (i & ~(int64_t)127) + 16 * u + 8 * (j & 1) + 2 * t + (j >> 1);
 }
-/* Q8_0 (Q8_0R, Q8_0T), Q4_K (Q4_KR, Q4_KT) and Q6_K (Q6_KT only) in the f16 order: tcu_gemm_hm_supported says 0 for
- * them, and tcu_gemm_hm refuses them, until tcu_gemm_hm_q8_set(1) / tcu_gemm_hm_q4k_set(1) / tcu_gemm_hm_q6k_set(1)
- * (process-wide; the backend sets them from tern_config.hm_q8 / hm_q4k / hm_q6k when an engine is made, the tests set
- * them): arms under measurement. */
-void tcu_gemm_hm_q8_set(int on);
-void tcu_gemm_hm_q4k_set(int on);
-void tcu_gemm_hm_q6k_set(int on);
+/* 1 when tcu_gemm_hm takes type t (Q4_0R, Q8_0R, Q4_KR and their tiles; Q6_K as Q6_KT only) at n_in on this device. */
 int tcu_gemm_hm_supported(int t, int64_t n_in);
 size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 /* The K split's segment count for every shape (1..16; 0 the rule hm_splits): a measurement for gpu_hmma's sweep (a
