@@ -479,32 +479,29 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * bits of its one-column GEMV, i.e. the chunk or f16 order is on (tern_config.gemv_chunk) on Hopper and every matrix
  * is Q4_0, Q8_0 or Q4_K (uploaded repacked, which v2 and the f16 order read) or has the dp4a twins (Q6_K, Q4_1: run on
  * slices of 16 columns, exec.c matmul); else TCU_MULTI_MAX (the twins' columns). */
-/* 1 when every layer matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0, or Q8_0 and Q4_K under
- * their switches, n_in a multiple of 128 (Q4_K 256), on Hopper), as each of n_tp ranks holds it: o and down have their inputs split over the ranks (wrank_plan),
- * so 14 heads of 64 at TP 2 give o 448 inputs a rank, which the f16 order does not take; or the dp4a twins (a Q4_K_M
- * file's Q6_K v and down beside its Q4_K matrices: exec.c runs them on slices of 16 columns, each column the bits of its
- * one-column call, on the x16 input their producers write beside the f16; the same lowering as a Q6_K head's), with at
- * least one matrix of the f16 GEMM; the head has it or the twins. A type the f16 order reads as tiles only (Q6_K under
- * Q6_K) has it where the engine converts (one GPU, hm_takes). */
+/* 1 when every layer matrix a GEMV-path pass runs has the f16 order's GEMM (gemm_hmma.cu: Q4_0, Q8_0, Q4_K with n_in a
+ * multiple of 128 (K-quants 256), and Q6_K as the tiles an engine on one GPU converts it to (hm_takes), on Hopper), as
+ * each of n_tp ranks holds it: o and down have their inputs split over the ranks (wrank_plan), so 14 heads of 64 at TP 2
+ * give o 448 inputs a rank, which the f16 order does not take; the head has it or the dp4a twins. A layer matrix
+ * without it keeps the chunk order: its twins in an f16 pass (slices of 16 columns) measured worse than the chunk
+ * order at 1..16 sequences (docs/ledger.md 2026-12-06 "Q8_0, Q4_K and Q6_K take the f16 order": a Q4_K_M file with
+ * its Q6_K matrices on the twins). */
 static int g_hm_tiling;
 static int hm_takes(int type, int64_t n_in, int n_tp) {
     const int rt = tcu_repack_type(type);
     return tcu_gemm_hm_supported(rt, n_in) || (n_tp == 1 && g_hm_tiling && tcu_gemm_hm_supported(tcu_hm_tiled_type(rt), n_in));
 }
 static int hm_all(const tern_model *m, int n_tp) {
-    int hm = 0;
     for (int l = 0; l < m->n_layer; l++) {
         const tern_layer *L = &m->layers[l];
         const tern_weight *w[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (int i = 0; i < 7; i++) {
             const int64_t n_in = i == 3 || i == 6 ? w[i]->n_in / n_tp : w[i]->n_in;
-            if (hm_takes(w[i]->type, n_in, n_tp)) hm = 1;
-            else if (!tcu_gemv_dp4a_supported(w[i]->type)) return 0;
+            if (!hm_takes(w[i]->type, n_in, n_tp)) return 0;
         }
     }
-    if (!hm) return 0;
-    /* the head: the f16 order's, or the dp4a twins' (exec.c want_x16: its norm writes x16 activations too), as the
-     * Q6_K head most Q4_0 downloads keep (the f16 order's as tiles on one GPU) */
+    /* the head: the f16 order's, or the dp4a twins' (exec.c want_x16: its norm writes x16 activations too), as a Q6_K
+     * head tied to the embeddings (which stay rows) */
     return hm_takes(m->output.type, m->output.n_in, n_tp) || tcu_gemv_dp4a_supported(m->output.type);
 }
 

@@ -445,7 +445,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             xq = want_x16(g, n, l->wo, NULL, NULL);
             /* the f16 order's O input from the attention kernels (its layout is on in an f16 pass) */
             const int att_h16 = h16 && dec && f16_pass(g, n);
-            /* (an f16 pass's wo without the f16 GEMM (a Q6_K o: hm_all) has the twins: the quantize below writes its xq) */
+            /* (an f16 pass's wo has the f16 GEMM (hm_all), so no xq; were it to, the quantize below writes it) */
             const int att_x16 = xq && dec && !att_h16;
             const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
             if (!g->kv_q8)
