@@ -853,6 +853,9 @@ extern "C" int tcu_hm_tiled_type(int t) {
                                  : 0;
 }
 
+static int g_hm_bulk; /* tcu_gemm_hm_bulk_set */
+extern "C" void tcu_gemm_hm_bulk_set(int on) { g_hm_bulk = on != 0; }
+
 extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
     const int rt = hm_rows_type(t);
     const int on = rt == TERN_TYPE_Q6_K ? t == TCU_TYPE_Q6_KT /* Q6_K: tiles only */ : rt != 0;
@@ -875,10 +878,15 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
         arm >= TCU_HM_ARMS || (arm >= 0 && (arm >= TCU_HM_TILED) != tl) || !tcu_gemm_hm_supported(t, n_in))
         return 0;
     const int nb = (int)(n_in / 32);
+    const int pick = arm < 0;
     if (arm < 0) arm = tl ? hm_pick_tl(nb, (int)n_out, m) : hm_pick(nb, (int)n_out, m);
     /* Q6_K: arm 7 (two warpgroups capped at 128 registers) spills 20-68 bytes at 41..64 columns (ptxas), so arm 8 (its
      * one-warpgroup form) there; not swept */
     if (arm == 7 && m > 40 && hm_rows_type(t) == TERN_TYPE_Q6_K) arm = 8;
+    /* tcu_gemm_hm_bulk_set(1), an arm under measurement: Q8_0's, Q4_K's and Q6_K's tiles at every m by arm 10 (bulk
+     * copies, two stages), which gpu_hmma's sweep put ahead of the rule by 8-13% summed over Llama-3-8B's shapes on an
+     * H100 (bench/gpu/s39-hm/sweep-*.txt); for Q4_0 that sweep's lead was an engine loss at 2..8 columns */
+    if (g_hm_bulk && tl && hm_rows_type(t) != TCU_TYPE_Q4_0R && pick) arm = 10;
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;
