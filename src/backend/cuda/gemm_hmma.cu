@@ -32,9 +32,10 @@
  * producer warp filling a shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four
  * warpgroups a CTA.
  *
- * Types: the repacked Q4_0R, Q8_0R and Q4_KR (tcu.h) and their tiled layouts, n_in a multiple of 128 (of 256 for Q4_K;
- * hm_ty: a type's constants; Q8_0 and Q4_K since 2026-12-05: Q8_0's slab u is the block's word u, Q4_K's weights are
- * computed in f32, hm_w2_k4). Activations: f16 (m, n_in), each value f16(v) of the f32
+ * Types: the repacked Q4_0R, Q8_0R and Q4_KR (tcu.h) and their tiled layouts, and Q6_K as its tiles (Q6_KT) only, n_in
+ * a multiple of 128 (of 256 for the K-quants; hm_ty: a type's constants; Q8_0 and Q4_K built 2026-12-05, Q6_K 2026-12-06,
+ * all three the default since 2026-12-06: Q8_0's slab u is the block's word u, Q4_K's and Q6_K's weights are computed
+ * in f32, hm_w2_k4, hm_w2_k6). Activations: f16 (m, n_in), each value f16(v) of the f32
  * activation at tcu_hm_pos of its index, written by its producer (exec.c f16_pass: the norms, the GLU, the decode
  * attention's kernels). tcu_x16_to_f16 (f16(d·q) of the x16 format, row-major) makes the tests' inputs. */
 #include <cuda_fp16.h>
