@@ -10,7 +10,7 @@
 #   and table under $OUT/peer; PEER_PRESETS (ARCH:TYPE ..., default the script's four Q4_0 presets), DEPTH, ROUNDS, REPS
 #   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
 #   synthetic 4-layer Llama-3.2-1B (its orders, the gemma3 fixture, and tern quantize's Q4_K_M and Q4_0 mixes of it:
-#   Q6_K tensors on slices of the twins); recipes: tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and
+#   Q6_K tensors on slices of the twins in the chunk order, as Q6_KT tiles in the f16 order); recipes: tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and
 #   sliding-window gemma3 fixtures on CUDA against llama.cpp's logits); presets: gpu_model (GPU vs CPU) on each family's
 #   synthetic preset at a few layers; stepprof (not in the default list): ncu's kernel times of un-captured decode steps
 #   of STEPPROF_PRESETS (default gemma3-4b:q4_0:34 qwen2.5-7b:q4_0:28) by bench/ncu_step_sum.py (STEPPROF_PARALLEL=64:
@@ -156,7 +156,7 @@ for s in $steps; do
     st=$(status_of "$OUT/batch-chunk-gemma3.log"); grep -q 'gemm_mma_v2=[1-9]' "$OUT/batch-chunk-gemma3.log" || st=FAIL
     note "batch chunk gemma3" "$st" "$(grep -E '^8 sequences' "$OUT/batch-chunk-gemma3.log" | cut -c1-90)"
     # the f16 order (TERN_GEMV_CHUNK=2): every pass of 1..64 tokens through gemm_hmma.cu, on both models, a Q8_0 and a
-    # Q4_K one (gpu_batch turns their switches on)
+    # Q4_K one
     for mf in "$f" "$fg" "$(synth llama3.2-1b q8_0 4)" "$(synth llama3.2-1b q4_k 4)"; do
       lg="$OUT/batch-f16-$(basename "$mf" .gguf).log"
       build-cuda/gpu/gpu_batch "$mf" f16 >"$lg" 2>&1
@@ -222,9 +222,11 @@ for s in $steps; do
           --receipt "$OUT/hmbulk-$ty-$a-r$r.json" 2>"$OUT/hmbulk-$ty-$a-r$r.err" |
           grep -E '^\|  *512 ' | sed "s/^/r$r $ty TERN_HM_BULK=$a /" >>"$OUT/hmbulk.md"
       done; done
+      # a FAIL unless every run gave its 6 rows in the f16 order (the receipt's gemv_order 2; elsewhere the switch is moot)
       n=$(grep -c "^r[0-9]* $ty " "$OUT/hmbulk.md"); want=$(( 12 * ${HMBULK_ROUNDS:-2} ))
-      st=DONE; [ "$n" -eq "$want" ] || st=FAIL
-      note "hmbulk $ty" "$st" "$n of $want rows: $OUT/hmbulk.md"
+      nf=$(grep -l '"gemv_order": 2' "$OUT"/hmbulk-$ty-*-r*.json 2>/dev/null | wc -l)
+      st=DONE; [ "$n" -eq "$want" ] && [ "$nf" -eq $(( 2 * ${HMBULK_ROUNDS:-2} )) ] || st=FAIL
+      note "hmbulk $ty" "$st" "$n of $want rows, $nf of $(( 2 * ${HMBULK_ROUNDS:-2} )) runs in the f16 order: $OUT/hmbulk.md"
     done
     cat "$OUT/hmbulk.md" ;;
   parallel)

@@ -165,7 +165,7 @@ static void cli_config_from_env(void) {
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) cli_die("%s=%s: expected 0 or 1", flags[i].name, v);
         *(int *)((char *)&c + flags[i].off) = v[0] == '1';
     }
-    const char *gc = getenv("TERN_GEMV_CHUNK"); /* 0 today's order, 1 the chunk order, 2 the f16 order (Q4_0) */
+    const char *gc = getenv("TERN_GEMV_CHUNK"); /* 0 today's order, 1 the chunk order, 2 the f16 order */
     if (gc && *gc) c.gemv_chunk = (int)cli_parse_long("TERN_GEMV_CHUNK", gc, 0, 2);
     const char *rps = getenv("TERN_ATT_RPS");
     if (rps && *rps) c.att_rps = (int)cli_parse_long("TERN_ATT_RPS", rps, 16, 4096);
@@ -184,7 +184,7 @@ static void cli_config_from_env(void) {
 
 /* Many sequences at once (tern serve --parallel N > 1, tern bench --parallel with a B > 1) ask for the f16 order
  * (tern_config.gemv_chunk 2: CUDA passes of up to 64 tokens through the f16 MMA GEMM, each sequence's bits its own at
- * any B), which an engine takes where every layer matrix has it (Q4_0 on Hopper; the head may be Q6_K) and else runs the
+ * any B), which an engine takes where every layer matrix has it (Q4_0, Q8_0, Q4_K and Q6_K on Hopper) and else runs the
  * chunk order (1), unless
  * TERN_GEMV_CHUNK says otherwise. H200, synthetic Llama-3-8B Q4_0, S_TG against the chunk order (docs/ledger.md
  * 2026-12-05 "many sequences take the f16 order"): B = 4 +23%, 8 +25%, 16 +41%, 64 2.1x, but one sequence in such an

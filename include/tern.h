@@ -30,9 +30,9 @@ typedef struct {
     int cuda_graph;       /* 1: passes of up to 16 tokens replay captured CUDA graphs; 0: launched each time */
     int cuda_timing;      /* 1: device time of each pass from events, printed at engine free */
     int gemv_chunk;       /* 1: the CUDA dp4a GEMVs in the chunk-major order, with passes of up to 64 tokens through the
-                           * int8 MMA GEMM (issue 26); 2: the f16 order where every layer matrix is Q4_0 (gemm_hmma.cu:
-                           * every pass of 1..64 tokens through the f16 MMA GEMM; a head in another type on the dp4a
-                           * twins; else as 1). Default 0 (one sequence); the
+                           * int8 MMA GEMM (issue 26); 2: the f16 order where every layer matrix has it (gemm_hmma.cu:
+                           * Q4_0, Q8_0, Q4_K, and Q6_K as tiles on one GPU; every pass of 1..64 tokens through the f16
+                           * MMA GEMM; a head tied to Q6_K embeddings on the dp4a twins; else as 1). Default 0 (one sequence); the
                            * CLI asks for 2 for engines of many sequences (cli_batch_order) */
     int att_rps;          /* CUDA decode attention: keys a split (and the grid's splits: n_ctx / att_rps, at most 16);
                            * 0: 256, other values clamped to 16..4096. An arm under measurement (short contexts run

@@ -192,7 +192,7 @@ static int gather_logits(crank *g, int n) {
 }
 
 /* 1 when a GEMV-path pass of n tokens runs w with the dp4a kernel (on x16 activations): in an f16-order pass only a
- * matrix the f16 order lacks (a Q6_K head beside Q4_0 layers: backend_cuda.c hm_all). */
+ * matrix the f16 order lacks (a Q6_K head tied to the embeddings, which stay rows: backend_cuda.c hm_all). */
 static int dp4a_runs(const crank *g, int n, const dweight *w) {
     return w && tcu_gemv_dp4a_supported(w->type) && !(f16_pass(g, n) && v2_runs(g, w, n, NULL));
 }

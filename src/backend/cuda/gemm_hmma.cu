@@ -882,7 +882,7 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
     const int pick = arm < 0;
     if (arm < 0) arm = tl ? hm_pick_tl(nb, (int)n_out, m) : hm_pick(nb, (int)n_out, m);
     /* Q6_K: arm 7 (two warpgroups capped at 128 registers) spills 20-68 bytes at 41..64 columns (ptxas), so arm 8 (its
-     * one-warpgroup form) there; not swept */
+     * one-warpgroup form) there, named or picked (gpu_hmma's arm-7 rows at m > 40 time arm 8); not swept */
     if (arm == 7 && m > 40 && hm_rows_type(t) == TERN_TYPE_Q6_K) arm = 8;
     /* tcu_gemm_hm_bulk_set(1), an arm under measurement: Q8_0's, Q4_K's and Q6_K's tiles at every m by arm 10 (bulk
      * copies, two stages), which gpu_hmma's sweep put ahead of the rule by 8-13% summed over Llama-3-8B's shapes on an
