@@ -29,8 +29,6 @@
 #   hmab (not in the default list): the f16 order against the chunk order for Q8_0, Q4_K and the Q4_K_M and Q4_0 mixes
 #   (Q6_K): gpu_hmma --sweep-only --q8 / --q4k / --q6k, then tern bench --parallel 1,4,16,64 on the synthetic
 #   Llama-3-8B of each of HMAB_TYPES (q8_0 q4_k q4_k_m q4_0h), two rounds interleaved ($OUT/hmab.md)
-#   hmbulk (not in the default list): TERN_HM_BULK=1 against 0 (Q8_0, Q4_K, Q6_K by the bulk-copy arm), tern bench
-#   --parallel 1,4,8,16,32,64 on the synthetic Llama-3-8B of HMBULK_TYPES (q8_0 q4_k q4_k_m), two rounds ($OUT/hmbulk.md)
 #   sass (not in the default list): bench/sass_loops.py's loops (instruction counts, opcode histograms) of the functions
 #   of SASS_OBJ (default gemm_hmma.o) matching SASS_KERNEL (default gemm_hb_kILi1ELi2E), $OUT/sass.{md,txt}
 #   hmprof (not in the default list): the same for the f16 order, gpu_hmma --one, each HMPROF case (N_IN:N_OUT:M:ARM, arm
@@ -210,25 +208,6 @@ for s in $steps; do
       note "hmab $ty" "$st" "$n of $want rows, $nf of ${HMAB_ROUNDS:-2} default runs in the f16 order: $OUT/hmab.md${fl:+, $OUT/sweep-$ty.txt}"
     done
     cat "$OUT/hmab.md" ;;
-  hmbulk) # TERN_HM_BULK=1 (Q8_0's, Q4_K's and Q6_K's tiles by the bulk-copy arm 10 at every pass size) against Q4_0's
-    # arm rule (0), both in the f16 order: tern bench --parallel 1,4,8,16,32,64 -p 512 -n 128 on the synthetic
-    # Llama-3-8B of each of HMBULK_TYPES (default "q8_0 q4_k q4_k_m": the last tern quantize's Q4_K_M mix of the Q8_0
-    # file), HMBULK_ROUNDS (2) rounds interleaved; $OUT/hmbulk.md, receipts beside it
-    : >"$OUT/hmbulk.md"
-    for ty in ${HMBULK_TYPES:-q8_0 q4_k q4_k_m}; do
-      case $ty in q4_k_m) f=$(mix llama3-8b 32 Q4_K_M) ;; *) f=$(synth llama3-8b "$ty" 32) ;; esac
-      for r in $(seq 1 "${HMBULK_ROUNDS:-2}"); do for a in 1 0; do
-        TERN_HM_BULK=$a ./tern bench -m "$f" --device cuda --parallel 1,4,8,16,32,64 -p 512 -n 128 -r 1 \
-          --receipt "$OUT/hmbulk-$ty-$a-r$r.json" 2>"$OUT/hmbulk-$ty-$a-r$r.err" |
-          grep -E '^\|  *512 ' | sed "s/^/r$r $ty TERN_HM_BULK=$a /" >>"$OUT/hmbulk.md"
-      done; done
-      # a FAIL unless every run gave its 6 rows in the f16 order (the receipt's gemv_order 2; elsewhere the switch is moot)
-      n=$(grep -c "^r[0-9]* $ty " "$OUT/hmbulk.md"); want=$(( 12 * ${HMBULK_ROUNDS:-2} ))
-      nf=$(grep -l '"gemv_order": 2' "$OUT"/hmbulk-$ty-*-r*.json 2>/dev/null | wc -l)
-      st=DONE; [ "$n" -eq "$want" ] && [ "$nf" -eq $(( 2 * ${HMBULK_ROUNDS:-2} )) ] || st=FAIL
-      note "hmbulk $ty" "$st" "$n of $want rows, $nf of $(( 2 * ${HMBULK_ROUNDS:-2} )) runs in the f16 order: $OUT/hmbulk.md"
-    done
-    cat "$OUT/hmbulk.md" ;;
   parallel)
     OUT="$OUT" SYNTH_DIR="$SYNTH_DIR" LCPP_BIN="$LCPP_BIN" bench/parallel_peer.sh >"$OUT/parallel.log" 2>"$OUT/parallel.err"
     cat "$OUT/parallel_peer.md" 2>/dev/null

@@ -854,8 +854,6 @@ extern "C" int tcu_hm_tiled_type(int t) {
                                  : 0;
 }
 
-static int g_hm_bulk; /* tcu_gemm_hm_bulk_set */
-extern "C" void tcu_gemm_hm_bulk_set(int on) { g_hm_bulk = on != 0; }
 
 extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
     const int rt = hm_rows_type(t);
@@ -884,10 +882,11 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
     /* Q6_K: arm 7 (two warpgroups capped at 128 registers) spills 20-68 bytes at 41..64 columns (ptxas), so arm 8 (its
      * one-warpgroup form) there, named or picked (gpu_hmma's arm-7 rows at m > 40 time arm 8); not swept */
     if (arm == 7 && m > 40 && hm_rows_type(t) == TERN_TYPE_Q6_K) arm = 8;
-    /* tcu_gemm_hm_bulk_set(1), an arm under measurement: Q8_0's, Q4_K's and Q6_K's tiles at every m by arm 10 (bulk
-     * copies, two stages), which gpu_hmma's sweep put ahead of the rule by 8-13% summed over Llama-3-8B's shapes on an
-     * H100 (bench/gpu/s39-hm/sweep-*.txt); for Q4_0 that sweep's lead was an engine loss at 2..8 columns */
-    if (g_hm_bulk && tl && hm_rows_type(t) != TCU_TYPE_Q4_0R && pick) arm = 10;
+    /* Q8_0's tiles at every m, Q4_K's and Q6_K's up to 16 columns: arm 10 (bulk copies, two stages). The engine's A/B
+     * (H100, synthetic Llama-3-8B, S_TG, bench/gpu/s40-hm/hmbulk/): Q8_0 B = 4 +9.7%, 8 +7.4%, 16 +1.7%, 32 +13.2%, 64
+     * +3.3%; Q4_K B = 4 +3.8%, 8 +1.4%, 16 +2.6% but 32 -6.9%, 64 -7.2% (the Q4_K_M mix alike: +2..4%, then -3..4%);
+     * B = 1 level (arm 10 already). docs/ledger.md 2026-12-06 "the bulk-copy arm for Q8_0 and the K-quants" */
+    if (pick && tl && (hm_rows_type(t) == TCU_TYPE_Q8_0R || m <= 16) && hm_rows_type(t) != TCU_TYPE_Q4_0R) arm = 10;
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;

@@ -235,9 +235,6 @@ static inline TCU_HD int64_t tcu_hm_pos(int64_t i) {
 }
 /* 1 when tcu_gemm_hm takes type t (Q4_0R, Q8_0R, Q4_KR and their tiles; Q6_K as Q6_KT only) at n_in on this device. */
 int tcu_gemm_hm_supported(int t, int64_t n_in);
-/* The chooser's pick (arm -1) on Q8_0T, Q4_KT and Q6_KT: 1 = arm 10 at every m (the same bits: every arm's), an arm under
- * measurement (tern_config.hm_bulk, process-wide; the backend sets it when an engine is made); 0 = Q4_0's rule. */
-void tcu_gemm_hm_bulk_set(int on);
 size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 /* The K split's segment count for every shape (1..16; 0 the rule hm_splits): a measurement for gpu_hmma's sweep (a
  * count changes every output's bits), set before any call and any workspace sizing; the engine never sets it. */
