@@ -19,7 +19,7 @@ typedef struct tern_sampler tern_sampler;
 
 /* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
  * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
- * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS and TERN_PDL_MAX onto this table (docs/measuring.md). Set it before creating
+ * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS, TERN_PDL_MAX and TERN_HM_WARPS onto this table (docs/measuring.md). Set it before creating
  * engines. */
 typedef struct {
     int simd_scalar;      /* 1: the scalar CPU kernels (bit-identical to AVX2; the arm that checks it) */
@@ -42,6 +42,9 @@ typedef struct {
                            * bits do not depend on it (16 virtual warps). An arm under measurement */
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
                            * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm
+                           * under measurement; process-wide, read when an engine is made */
+    int hm_warps;         /* CUDA f16 order: 1 / 2 = passes of 1..8 tokens by gemm_hmma.cu's arm 11 / 12 (the chains by
+                           * warps on mma.sync, 4 / 2 steps of weights ahead); 0 the rule. No bit depends on it. An arm
                            * under measurement; process-wide, read when an engine is made */
 } tern_config;
 tern_config tern_config_get(void);

@@ -894,6 +894,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
     /* the GEMVs' float order (0 today's, 1 the chunk order, 2 the f16 order where every matrix has it): set process-wide
      * once this engine stands */
+    tcu_gemm_hm_warps_set(tern_cfg()->hm_warps); /* the f16 order's arm at 1..8 tokens: under measurement */
     const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m, n_tp) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
     const int tile = ord == 2 && n_tp == 1 && g_hm_tiling; /* the f16 order's tiled layout: wrank_tile */

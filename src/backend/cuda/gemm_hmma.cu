@@ -27,7 +27,7 @@
  * 1 and 0 over the tiled layout (TCU_TYPE_Q4_0T, tcu_hm_tile: a 64-row tile's step one contiguous chunk), which the
  * engine converts an f16-order model's matrices to (docs/ledger.md 2026-12-04 "a tiled weight layout" and "the f16
  * order over the tiled layout in the engine"); arms 9, 10 (gemm_hb_k) are arm 6 with the weights by bulk copies
- * ("the f16 order's weights by bulk copies"); the rows' arms stay for gpu_hmma and for tensor parallelism. Lost and
+ * ("the f16 order's weights by bulk copies"); arms 11, 12 (gemm_hp_k) run the chains by warps on mma.sync (2026-12-06); the rows' arms stay for gpu_hmma and for tensor parallelism. Lost and
  * deleted (docs/ledger.md 2026-12-04 "the streamed form and four warpgroups on the H200"): the streamed form (a
  * producer warp filling a shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four
  * warpgroups a CTA.
@@ -712,10 +712,85 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
     hm_epilogue<NT, TH>(acc, r0, g, t, m, n_out, yo, ws, last);
 }
 
+/* Arms 11, 12 (the tiled layout): the f16 order by warps (issue 26, B = 1..8). Each warp runs its 16 rows' chains alone
+ * with mma.sync m16n8k16, NT of them a slab (one per 8 columns): the A fragments are arm 6's (the same loads and
+ * dequantization), the B fragments 32-bit loads of x from global memory (L1; a step's 128 values of a column are 256
+ * contiguous bytes), no shared memory and no barrier in the loop; the warp keeps its next D steps' weights in registers
+ * (D 4 / 2 for the 4-bit types, half that for Q8_0 and Q6_K: a step's words are twice as many; D 8
+ * spilled 160-240 bytes at one column under the 128-register cap). mma.sync m16n8k16 gives
+ * wgmma m64nNk16's bits for the same fragments (dev/cuda/mma_bits.cu, docs/ledger.md 2026-12-06 "does mma.sync give
+ * wgmma's bits?"), so each output is the same chain of 16-deep MMAs over the same K segments as every other arm's, from
+ * +0: the same bits (gpu_hmma's memcmp against the one-column call). The grid, the 128-thread CTA of 64 rows and the
+ * epilogue are arm 10's. Why: at one column arm 10 waits on each step's copy and barrier (ledger 2026-12-05 "what bounds
+ * the f16 order at one column": 36.5% of stall samples on the copy's mbarrier, 8.2% at the step's barrier, DRAM 65.6%);
+ * here nothing ties a warp to the others, and D steps of weights are in flight a warp. <= 128 registers (4 CTAs an SM:
+ * gate|up's 448 tiles and down's 512 CTAs in one wave). */
+template <int T, int NT, int D0>
+__global__ void __launch_bounds__(128, 4)
+gemm_hp_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__restrict__ x, int m, const hm_out yo,
+          float *__restrict__ ws) {
+    typedef hm_ty<T> Y;
+    constexpr int D = Y::B8 ? D0 / 2 : D0;
+    const int tid = (int)threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int r0 = (int)blockIdx.x * 64 + warp * 16;
+    const int S = (int)gridDim.y, nst = nb / 4, per = (nst + S - 1) / S;
+    const int sb = (int)blockIdx.y * per, se = min(nst, sb + per);
+    const uint8_t *tb = w + (size_t)blockIdx.x * (size_t)nst * Y::TCH;
+    const int rt = warp * 16 + g;
+    hm_wregs<T> ring[D];
+#pragma unroll
+    for (int i = 0; i < D; i++)
+        if (sb + i < se) hm_wload_tl<T>(ring[i], tb, sb + i, rt, t); /* the weights are constant: before the wait */
+    pdl_wait();
+    const size_t ldx = (size_t)nb * 32;
+    /* the lane's x: column 8j + g (none past m), k slots 2t, 2t+1 (b0) and 2t+8, 2t+9 (b1) of each slab */
+    const unsigned *xg[NT];
+    bool xon[NT];
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        xon[j] = 8 * j + g < m;
+        xg[j] = (const unsigned *)(x + (size_t)(xon[j] ? 8 * j + g : 0) * ldx + 2 * t);
+    }
+    float acc[4 * NT];
+#pragma unroll
+    for (int i = 0; i < 4 * NT; i++) acc[i] = 0.0f;
+    for (int s0 = sb; s0 < se; s0 += D) {
+#pragma unroll
+        for (int p = 0; p < D; p++) {
+            const int s = s0 + p;
+            if (s >= se) break;
+            const hm_wregs<T> cur = ring[p];
+            if (s + D < se) hm_wload_tl<T>(ring[p], tb, s + D, rt, t);
+            const __half2 da = __half2half2(__ushort_as_half(cur.da)), db = __half2half2(__ushort_as_half(cur.db));
+            hm_scl<T> sc;
+            if constexpr (Y::KS) sc = hm_scales<T, 1>(cur, 4 * s + t);
+            uint32_t af[8][4];
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                HM_AFRAG(u);
+#pragma unroll
+                for (int j = 0; j < NT; j++) {
+                    const uint32_t b0 = xon[j] ? __ldg(xg[j] + 64 * s + 8 * u) : 0u; /* 128 halves a step, 16 a slab */
+                    const uint32_t b1 = xon[j] ? __ldg(xg[j] + 64 * s + 8 * u + 4) : 0u;
+                    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                                 : "+f"(acc[4 * j]), "+f"(acc[4 * j + 1]), "+f"(acc[4 * j + 2]), "+f"(acc[4 * j + 3])
+                                 : "r"(af[u][0]), "r"(af[u][1]), "r"(af[u][2]), "r"(af[u][3]), "r"(b0), "r"(b1));
+                }
+            }
+        }
+    }
+    pdl_trigger();
+
+    __shared__ int last;
+    hm_epilogue<NT, 128>(acc, r0, g, t, m, n_out, yo, ws, last);
+}
+
 /* Arms: (WG, NS, BAT). Every arm the same bits. */
 static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, {2, 6, 0}, {1, 4, 1}, {2, 4, 1},
                                                {1, 4, 1}, {2, 4, 0}, {1, 4, 0},  /* 6, 7, 8: arms 4, 1, 0 tiled */
-                                               {1, 4, 1}, {1, 4, 1}}; /* 9, 10: arm 6, weights by bulk copies */
+                                               {1, 4, 1}, {1, 4, 1},  /* 9, 10: arm 6, weights by bulk copies */
+                                               {1, 4, 1}, {1, 4, 1}}; /* 11, 12: by warps (mma.sync), D 4 and 2 */
 
 static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * nt) * 256 + 1024; }
 
@@ -746,6 +821,13 @@ static void hb_launch(const uint8_t *w, int nb, int n_out, const __half *x, int 
     PDL_LAUNCH((gemm_hb_k<T, NT, NW>), grid, dim3(128), smem, st, w, nb, n_out, x, m, o, ws);
 }
 
+template <int T, int NT, int D>
+static void hp_launch(const uint8_t *w, int nb, int n_out, const __half *x, int m, const hm_out &o, float *ws, int S,
+                      cudaStream_t st) {
+    const dim3 grid((unsigned)((n_out + 63) / 64), (unsigned)S);
+    PDL_LAUNCH((gemm_hp_k<T, NT, D>), grid, dim3(128), 0, st, w, nb, n_out, x, m, o, ws);
+}
+
 template <int T, int NT>
 static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, const __half *x, int m, const hm_out &o,
                    float *ws, int S, cudaStream_t st) {
@@ -755,6 +837,8 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
         case 7: hm_launch<T, NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
         case 8: hm_launch<T, NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
         case 9: hb_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
+        case 11: hp_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
+        case 12: hp_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
         default: hb_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
         }
     } else {
@@ -769,6 +853,8 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
         case 7: hm_launch<T, NT, 2, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
         case 8: hm_launch<T, NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
         case 9: hb_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
+        case 11: hp_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
+        case 12: hp_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
         default: hb_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
         }
     }
@@ -862,6 +948,9 @@ extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
     return on && n_in >= blk && n_in % blk == 0 && hm_device_ok();
 }
 
+static int g_hm_warps; /* tcu_gemm_hm_warps_set */
+extern "C" void tcu_gemm_hm_warps_set(int v) { g_hm_warps = v == 1 || v == 2 ? v : 0; }
+
 extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) {
     if (n_in < 32 || n_out < 1 || m_max < 1) return 0;
     const int S = hm_splits((int)(n_in / 32), n_out);
@@ -887,6 +976,9 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
      * +3.3%; Q4_K B = 4 +3.8%, 8 +1.4%, 16 +2.6% but 32 -6.9%, 64 -7.2% (the Q4_K_M mix alike: +2..4%, then -3..4%);
      * B = 1 level (arm 10 already). docs/ledger.md 2026-12-06 "the bulk-copy arm for Q8_0 and the K-quants" */
     if (pick && tl && (hm_rows_type(t) == TCU_TYPE_Q8_0R || m <= 16) && hm_rows_type(t) != TCU_TYPE_Q4_0R) arm = 10;
+    /* tcu_gemm_hm_warps_set(1 / 2), an arm under measurement: 1..8 columns on the tiles by arm 11 / 12 (the chains by
+     * warps on mma.sync, 4 / 2 steps of weights ahead) */
+    if (pick && tl && m <= 8 && g_hm_warps) arm = 10 + g_hm_warps;
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;
