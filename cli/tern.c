@@ -157,7 +157,8 @@ static void cli_config_from_env(void) {
         {"TERN_MATMUL_REF", offsetof(tern_config, matmul_ref)},
         {"TERN_TRACE", offsetof(tern_config, trace)},
         {"TERN_CUDA_GRAPH", offsetof(tern_config, cuda_graph)},
-        {"TERN_CUDA_TIMING", offsetof(tern_config, cuda_timing)}};
+        {"TERN_CUDA_TIMING", offsetof(tern_config, cuda_timing)},
+        {"TERN_HM_WARPS", offsetof(tern_config, hm_warps)}};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
         const char *v = getenv(flags[i].name);
         if (!v || !*v) continue;
@@ -178,8 +179,6 @@ static void cli_config_from_env(void) {
     if (tlp && *tlp && tern_cuda_timeline(tlp, getenv("TERN_CUPTI_LIB")) != 0) cli_die("%s", tern_last_error());
     const char *pm = getenv("TERN_PDL_MAX");
     if (pm && *pm) c.pdl_max = (int)cli_parse_long("TERN_PDL_MAX", pm, -1, 64);
-    const char *hw = getenv("TERN_HM_WARPS"); /* the f16 order's arm at 1..8 tokens: 0 the rule, 1 / 2 arm 11 / 12 */
-    if (hw && *hw) c.hm_warps = (int)cli_parse_long("TERN_HM_WARPS", hw, 0, 2);
     tern_config_set(&c);
 }
 

@@ -43,9 +43,9 @@ typedef struct {
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
                            * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm
                            * under measurement; process-wide, read when an engine is made */
-    int hm_warps;         /* CUDA f16 order: 1 / 2 = passes of 1..8 tokens by gemm_hmma.cu's arm 11 / 12 (the chains by
-                           * warps on mma.sync, 4 / 2 steps of weights ahead); 0 the rule. No bit depends on it. An arm
-                           * under measurement; process-wide, read when an engine is made */
+    int hm_warps;         /* CUDA f16 order: 1 = passes of 1..8 tokens by gemm_hmma.cu's arm 11 for every type (the
+                           * chains by warps on mma.sync); 0 the rule (arm 11 for Q4_K at 2..4 tokens). No bit depends
+                           * on it. An arm under measurement; process-wide, read when an engine is made */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);

@@ -27,9 +27,10 @@
  * 1 and 0 over the tiled layout (TCU_TYPE_Q4_0T, tcu_hm_tile: a 64-row tile's step one contiguous chunk), which the
  * engine converts an f16-order model's matrices to (docs/ledger.md 2026-12-04 "a tiled weight layout" and "the f16
  * order over the tiled layout in the engine"); arms 9, 10 (gemm_hb_k) are arm 6 with the weights by bulk copies
- * ("the f16 order's weights by bulk copies"); arms 11, 12 (gemm_hp_k) run the chains by warps on mma.sync (2026-12-06); the rows' arms stay for gpu_hmma and for tensor parallelism. Lost and
- * deleted (docs/ledger.md 2026-12-04 "the streamed form and four warpgroups on the H200"): the streamed form (a
- * producer warp filling a shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four
+ * ("the f16 order's weights by bulk copies"); arm 11 (gemm_hp_k) runs the chains by warps on mma.sync (2026-12-06
+ * "the f16 order by warps"); the rows' arms stay for gpu_hmma and for tensor parallelism. Lost and deleted
+ * (docs/ledger.md 2026-12-04 "the streamed form and four warpgroups on the H200"): the streamed form (a producer warp
+ * filling a shared-memory ring of weights and x behind mbarriers; its code at 2e5ae43) and four
  * warpgroups a CTA.
  *
  * Types: the repacked Q4_0R, Q8_0R and Q4_KR (tcu.h) and their tiled layouts, and Q6_K as its tiles (Q6_KT) only, n_in
@@ -712,19 +713,20 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
     hm_epilogue<NT, TH>(acc, r0, g, t, m, n_out, yo, ws, last);
 }
 
-/* Arms 11, 12 (the tiled layout): the f16 order by warps (issue 26, B = 1..8). Each warp runs its 16 rows' chains alone
- * with mma.sync m16n8k16, NT of them a slab (one per 8 columns): the A fragments are arm 6's (the same loads and
- * dequantization), the B fragments 32-bit loads of x from global memory (L1; a step's 128 values of a column are 256
+/* Arm 11 (the tiled layout): the f16 order by warps (issue 26; Q4_K's passes of 2..4 tokens). Each warp runs its 16
+ * rows' chains alone with mma.sync m16n8k16, NT of them a slab (one per 8 columns): the A fragments are arm 6's (the
+ * same loads and dequantization), the B fragments 32-bit loads of x from global memory (L1; a step's 128 values of a column are 256
  * contiguous bytes), no shared memory and no barrier in the loop; the warp keeps its next D steps' weights in registers
- * (D 4 / 2 for the 4-bit types, half that for Q8_0 and Q6_K: a step's words are twice as many; D 8
- * spilled 160-240 bytes at one column under the 128-register cap). mma.sync m16n8k16 gives
+ * (D 4 for the 4-bit types, 2 for Q8_0 and Q6_K: a step's words are twice as many; D 8 spilled 160-240 bytes at one
+ * column under the 128-register cap, D 2 (arm 12, deleted) summed level with D 4 in the sweep). mma.sync m16n8k16 gives
  * wgmma m64nNk16's bits for the same fragments (dev/cuda/mma_bits.cu, docs/ledger.md 2026-12-06 "does mma.sync give
  * wgmma's bits?"), so each output is the same chain of 16-deep MMAs over the same K segments as every other arm's, from
  * +0: the same bits (gpu_hmma's memcmp against the one-column call). The grid, the 128-thread CTA of 64 rows and the
- * epilogue are arm 10's. Why: at one column arm 10 waits on each step's copy and barrier (ledger 2026-12-05 "what bounds
- * the f16 order at one column": 36.5% of stall samples on the copy's mbarrier, 8.2% at the step's barrier, DRAM 65.6%);
- * here nothing ties a warp to the others, and D steps of weights are in flight a warp. <= 128 registers (4 CTAs an SM:
- * gate|up's 448 tiles and down's 512 CTAs in one wave). */
+ * epilogue are arm 10's. Built for one column, where arm 10 waits on each step's copy and barrier (ledger 2026-12-05
+ * "what bounds the f16 order at one column"): there it lost (H100 sweep: Q4_0 gate|up 33.8 against 29.0 us; the engine
+ * at B = 1 -8.4% on Q4_0, -1.7% on Q4_K), and at 8 columns, where every lane loads x (16 LDG a step), it lost more; it
+ * won in the engine on Q4_K at 2..4 columns only (ledger 2026-12-06 "the f16 order by warps"). <= 128 registers (4
+ * CTAs an SM: gate|up's 448 tiles and down's 512 CTAs in one wave). */
 template <int T, int NT, int D0>
 __global__ void __launch_bounds__(128, 4)
 gemm_hp_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__restrict__ x, int m, const hm_out yo,
@@ -790,7 +792,7 @@ gemm_hp_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
 static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, {2, 6, 0}, {1, 4, 1}, {2, 4, 1},
                                                {1, 4, 1}, {2, 4, 0}, {1, 4, 0},  /* 6, 7, 8: arms 4, 1, 0 tiled */
                                                {1, 4, 1}, {1, 4, 1},  /* 9, 10: arm 6, weights by bulk copies */
-                                               {1, 4, 1}, {1, 4, 1}}; /* 11, 12: by warps (mma.sync), D 4 and 2 */
+                                               {1, 4, 1}};            /* 11: by warps (mma.sync), D 4 */
 
 static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * nt) * 256 + 1024; }
 
@@ -838,7 +840,6 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
         case 8: hm_launch<T, NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
         case 9: hb_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
         case 11: hp_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
-        case 12: hp_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
         default: hb_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
         }
     } else {
@@ -854,7 +855,6 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
         case 8: hm_launch<T, NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
         case 9: hb_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
         case 11: hp_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
-        case 12: hp_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
         default: hb_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
         }
     }
@@ -949,7 +949,7 @@ extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
 }
 
 static int g_hm_warps; /* tcu_gemm_hm_warps_set */
-extern "C" void tcu_gemm_hm_warps_set(int v) { g_hm_warps = v == 1 || v == 2 ? v : 0; }
+extern "C" void tcu_gemm_hm_warps_set(int on) { g_hm_warps = on != 0; }
 
 extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) {
     if (n_in < 32 || n_out < 1 || m_max < 1) return 0;
@@ -976,9 +976,13 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
      * +3.3%; Q4_K B = 4 +3.8%, 8 +1.4%, 16 +2.6% but 32 -6.9%, 64 -7.2% (the Q4_K_M mix alike: +2..4%, then -3..4%);
      * B = 1 level (arm 10 already). docs/ledger.md 2026-12-06 "the bulk-copy arm for Q8_0 and the K-quants" */
     if (pick && tl && (hm_rows_type(t) == TCU_TYPE_Q8_0R || m <= 16) && hm_rows_type(t) != TCU_TYPE_Q4_0R) arm = 10;
-    /* tcu_gemm_hm_warps_set(1 / 2), an arm under measurement: 1..8 columns on the tiles by arm 11 / 12 (the chains by
-     * warps on mma.sync, 4 / 2 steps of weights ahead) */
-    if (pick && tl && m <= 8 && g_hm_warps) arm = 10 + g_hm_warps;
+    /* Q4_K's tiles at 2..4 columns: arm 11 (the chains by warps on mma.sync). The engine's A/B (H100, synthetic
+     * Llama-3-8B Q4_K, S_TG, bench/gpu/s40-hm/warps/): B = 2 +9.3%, B = 4 +12.6% over arm 10, but B = 1 -1.7% and B = 8
+     * -5.7%; Q4_0 lost at 1 (-8.4%), 2-4 (-1%) and 8 (-20%). B = 3 unmeasured; Q8_0 and Q6_K unmeasured. The sweep had
+     * arm 11 13% behind arm 10 on Q4_K at 2 columns: not understood (docs/ledger.md 2026-12-06 "the f16 order by warps") */
+    if (pick && tl && hm_rows_type(t) == TCU_TYPE_Q4_KR && m >= 2 && m <= 4) arm = 11;
+    /* tcu_gemm_hm_warps_set(1), an arm under measurement: 1..8 columns on every type's tiles by arm 11 */
+    if (pick && tl && m <= 8 && g_hm_warps) arm = 11;
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;

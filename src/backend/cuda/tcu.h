@@ -185,10 +185,10 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * split (fewer than ~24000 rows; tcu_gemm_hm_ws_floats > 0) needs ws: tcu_gemm_hm_ws_floats floats, zeroed before its
  * first use (the split's tickets live there and are left zero), one stream at a time. rows as
  * tcu_gemm_mma_v2_split's (a fused matrix's parts into their own buffers). */
-#define TCU_HM_ARMS 13
+#define TCU_HM_ARMS 12
 /* Arms >= TCU_HM_TILED read the tiled layout (TCU_TYPE_Q4_0T, Q8_0T, Q4_KT, Q6_KT): 6, 7, 8 are otherwise arms 4, 1 and 0, 9 and 10
- * arm 6 with the weights streamed by bulk copies 4 or 2 steps ahead, 11 and 12 by warps (mma.sync, each warp's weights
- * 4 or 2 steps ahead in registers; half that for Q8_0 and Q6_K); the same bits. */
+ * arm 6 with the weights streamed by bulk copies 4 or 2 steps ahead, 11 by warps (mma.sync, each warp's weights 4 steps
+ * ahead in registers, 2 for Q8_0 and Q6_K); the same bits. */
 #define TCU_HM_TILED 6
 /* The f16 order's tiled layouts (tcu_hm_tile: for each 64-row tile and 4-block step one contiguous chunk, tiles in row
  * order, a tile's steps in K order): what an f16-order engine converts its matrices to (backend_cuda.c wrank_tile).
@@ -236,10 +236,10 @@ static inline TCU_HD int64_t tcu_hm_pos(int64_t i) {
 }
 /* 1 when tcu_gemm_hm takes type t (Q4_0R, Q8_0R, Q4_KR and their tiles; Q6_K as Q6_KT only) at n_in on this device. */
 int tcu_gemm_hm_supported(int t, int64_t n_in);
-/* The chooser's pick (arm -1) on the tiled layouts at 1..8 columns: 1 / 2 = arm 11 / 12 (the chains by warps; the same
- * bits: every arm's), an arm under measurement (tern_config.hm_warps, process-wide; the backend sets it when an engine
- * is made); 0 = the rule. */
-void tcu_gemm_hm_warps_set(int v);
+/* The chooser's pick (arm -1) on the tiled layouts at 1..8 columns: 1 = arm 11 for every type (the chains by warps; the
+ * same bits: every arm's), an arm under measurement (tern_config.hm_warps, process-wide; the backend sets it when an
+ * engine is made); 0 = the rule (arm 11 for Q4_K at 2..4 columns only). */
+void tcu_gemm_hm_warps_set(int on);
 size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 /* The K split's segment count for every shape (1..16; 0 the rule hm_splits): a measurement for gpu_hmma's sweep (a
  * count changes every output's bits), set before any call and any workspace sizing; the engine never sets it. */
