@@ -10,10 +10,10 @@
 #   and table under $OUT/peer; PEER_PRESETS (ARCH:TYPE ..., default the script's four Q4_0 presets), DEPTH, ROUNDS, REPS
 #   batch: tests/gpu/gpu_batch (the engine's batch invariance at 64 sequences, GPU vs CPU on a batch, fork) on a
 #   synthetic 4-layer Llama-3.2-1B (its orders, the gemma3 fixture, and tern quantize's Q4_K_M and Q4_0 mixes of it:
-#   Q6_K tensors on slices of the twins in the chunk order, as Q6_KT tiles in the f16 order); recipes: tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and
-#   sliding-window gemma3 fixtures on CUDA against llama.cpp's logits); presets: gpu_model (GPU vs CPU) on each family's
-#   synthetic preset at a few layers; stepprof (not in the default list): ncu's kernel times of un-captured decode steps
-#   of STEPPROF_PRESETS (default gemma3-4b:q4_0:34 qwen2.5-7b:q4_0:28) by bench/ncu_step_sum.py (STEPPROF_PARALLEL=64:
+#   Q6_K tensors on slices of the twins in the chunk order, as Q6_KT tiles in the f16 order); recipes:
+#   tests/gpu/gpu_recipes (the qwen2, qwen3, phi3, YaRN, LongRoPE and sliding-window gemma3 fixtures on CUDA against
+#   llama.cpp's logits); presets: gpu_model (GPU vs CPU) on each family's synthetic preset at a few layers; stepprof
+#   (not in the default list): ncu's kernel times of un-captured decode steps of STEPPROF_PRESETS (default gemma3-4b:q4_0:34 qwen2.5-7b:q4_0:28) by bench/ncu_step_sum.py (STEPPROF_PARALLEL=64:
 #   steps of 64 sequences, by kernel and grid; with TERN_GEMV_CHUNK=1 for v2's passes); ab: bench/bins_ab.sh of $BASE_BIN (an older commit's tern) against ./tern,
 #   AB_TYPES (default q4_0 q8_0 q4_k), pp512, pp2048, tg128, two rounds interleaved (the no-regression A/B);
 #   parallel: issue 26's receipt, bench/parallel_peer.sh: tern bench --parallel 1,4,16,64 -p 512 -n 128 and

@@ -19,8 +19,8 @@ typedef struct tern_sampler tern_sampler;
 
 /* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
  * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
- * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS, TERN_PDL_MAX and TERN_HM_WARPS onto this table (docs/measuring.md). Set it before creating
- * engines. */
+ * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS, TERN_PDL_MAX and TERN_HM_WARPS
+ * onto this table (docs/measuring.md). Set it before creating engines. */
 typedef struct {
     int simd_scalar;      /* 1: the scalar CPU kernels (bit-identical to AVX2; the arm that checks it) */
     int matmul_ref;       /* 1: the CPU reference matmul (f32 activations, double dots) for float64 comparisons */
@@ -32,8 +32,8 @@ typedef struct {
     int gemv_chunk;       /* 1: the CUDA dp4a GEMVs in the chunk-major order, with passes of up to 64 tokens through the
                            * int8 MMA GEMM (issue 26); 2: the f16 order where every layer matrix has it (gemm_hmma.cu:
                            * Q4_0, Q8_0, Q4_K, and Q6_K as tiles on one GPU; every pass of 1..64 tokens through the f16
-                           * MMA GEMM; a head tied to Q6_K embeddings on the dp4a twins; else as 1). Default 0 (one sequence); the
-                           * CLI asks for 2 for engines of many sequences (cli_batch_order) */
+                           * MMA GEMM; a head tied to Q6_K embeddings on the dp4a twins; else as 1). Default 0 (one
+                           * sequence); the CLI asks for 2 for engines of many sequences (cli_batch_order) */
     int att_rps;          /* CUDA decode attention: keys a split (and the grid's splits: n_ctx / att_rps, at most 16);
                            * 0: 256, other values clamped to 16..4096. An arm under measurement (short contexts run
                            * one split on 8 CTAs); process-wide, set before making engines: an engine made under

@@ -485,9 +485,9 @@ static int pass_rows(const crank *g) { return g->gemv_max > TCU_MULTI_MAX ? g->g
  * each of n_tp ranks holds it: o and down have their inputs split over the ranks (wrank_plan), so 14 heads of 64 at TP 2
  * give o 448 inputs a rank, which the f16 order does not take; the head has it or the dp4a twins. A layer matrix
  * without it keeps the chunk order: its twins in an f16 pass (slices of 16 columns) measured worse than the chunk
- * order at 1..16 sequences (one exception, unmeasured: a fused Q6_K q|k|v or gate|up with a part off a 64-row
- * boundary stays rows (wrank_tile) and so runs on the twins; no shipped Llama-family shape has one) (docs/ledger.md 2026-12-06 "Q8_0, Q4_K and Q6_K take the f16 order": a Q4_K_M file with
- * its Q6_K matrices on the twins). */
+ * order at 1..16 sequences (docs/ledger.md 2026-12-06 "Q8_0, Q4_K and Q6_K take the f16 order": a Q4_K_M file with
+ * its Q6_K matrices on the twins). One exception, unmeasured: a fused Q6_K q|k|v or gate|up with a part off a 64-row
+ * boundary stays rows (wrank_tile) and so runs on the twins; no shipped Llama-family shape has one. */
 static int g_hm_tiling;
 static int hm_takes(int type, int64_t n_in, int n_tp) {
     const int rt = tcu_repack_type(type);
@@ -508,8 +508,8 @@ static int hm_all(const tern_model *m, int n_tp) {
 }
 
 /* The f16 order's weights (issue 26): an engine in the f16 order on one GPU converts the matrices its passes read from
- * rows to the tiled layout (TCU_TYPE_Q4_0T, Q8_0T, Q4_KT, Q6_KT; tcu_hm_tile: a 64-row tile's 4-block step one contiguous chunk),
- * which gemm_hmma.cu's tiled arms and the prefill's tcu_dequant_f16 read; the rows are freed. The same bits as the
+ * rows to the tiled layout (TCU_TYPE_Q4_0T, Q8_0T, Q4_KT, Q6_KT; tcu_hm_tile: a 64-row tile's 4-block step one
+ * contiguous chunk), which gemm_hmma.cu's tiled arms and the prefill's tcu_dequant_f16 read; the rows are freed. The same bits as the
  * rows (gpu_batch's tiled check); docs/ledger.md 2026-12-04 "the f16 order over the tiled layout in the engine". Every
  * layer matrix and the head, not the token embeddings (a row lookup) nor a head tied to them (the f16 order reads
  * rows too); a fused q|k|v or gate|up with a part starting off a 64-row boundary keeps its rows. Once per model (its

@@ -715,8 +715,8 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
 
 /* Arm 11 (the tiled layout): the f16 order by warps (issue 26; Q4_K's passes of 2..4 tokens). Each warp runs its 16
  * rows' chains alone with mma.sync m16n8k16, NT of them a slab (one per 8 columns): the A fragments are arm 6's (the
- * same loads and dequantization), the B fragments 32-bit loads of x from global memory (L1; a step's 128 values of a column are 256
- * contiguous bytes), no shared memory and no barrier in the loop; the warp keeps its next D steps' weights in registers
+ * same loads and dequantization), the B fragments 32-bit loads of x from global memory (L1; a step's 128 values of a
+ * column are 256 contiguous bytes), no shared memory and no barrier in the loop; the warp keeps its next D steps' weights in registers
  * (D 4 for the 4-bit types, 2 for Q8_0 and Q6_K: a step's words are twice as many; D 8 spilled 160-240 bytes at one
  * column under the 128-register cap, D 2 (arm 12, deleted) summed level with D 4 in the sweep). mma.sync m16n8k16 gives
  * wgmma m64nNk16's bits for the same fragments (dev/cuda/mma_bits.cu, docs/ledger.md 2026-12-06 "does mma.sync give
@@ -940,7 +940,6 @@ extern "C" int tcu_hm_tiled_type(int t) {
                                  : 0;
 }
 
-
 extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
     const int rt = hm_rows_type(t);
     const int on = rt == TERN_TYPE_Q6_K ? t == TCU_TYPE_Q6_KT /* Q6_K: tiles only */ : rt != 0;
@@ -966,21 +965,21 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
         arm >= TCU_HM_ARMS || (arm >= 0 && (arm >= TCU_HM_TILED) != tl) || !tcu_gemm_hm_supported(t, n_in))
         return 0;
     const int nb = (int)(n_in / 32);
-    const int pick = arm < 0;
+    const int pick = arm < 0, rt = hm_rows_type(t);
     if (arm < 0) arm = tl ? hm_pick_tl(nb, (int)n_out, m) : hm_pick(nb, (int)n_out, m);
     /* Q6_K: arm 7 (two warpgroups capped at 128 registers) spills 20-68 bytes at 41..64 columns (ptxas), so arm 8 (its
      * one-warpgroup form) there, named or picked (gpu_hmma's arm-7 rows at m > 40 time arm 8); not swept */
-    if (arm == 7 && m > 40 && hm_rows_type(t) == TERN_TYPE_Q6_K) arm = 8;
+    if (arm == 7 && m > 40 && rt == TERN_TYPE_Q6_K) arm = 8;
     /* Q8_0's tiles at every m, Q4_K's and Q6_K's up to 16 columns: arm 10 (bulk copies, two stages). The engine's A/B
      * (H100, synthetic Llama-3-8B, S_TG, bench/gpu/s40-hm/hmbulk/): Q8_0 B = 4 +9.7%, 8 +7.4%, 16 +1.7%, 32 +13.2%, 64
      * +3.3%; Q4_K B = 4 +3.8%, 8 +1.4%, 16 +2.6% but 32 -6.9%, 64 -7.2% (the Q4_K_M mix alike: +2..4%, then -3..4%);
      * B = 1 level (arm 10 already). docs/ledger.md 2026-12-06 "the bulk-copy arm for Q8_0 and the K-quants" */
-    if (pick && tl && (hm_rows_type(t) == TCU_TYPE_Q8_0R || m <= 16) && hm_rows_type(t) != TCU_TYPE_Q4_0R) arm = 10;
+    if (pick && tl && (rt == TCU_TYPE_Q8_0R || m <= 16) && rt != TCU_TYPE_Q4_0R) arm = 10;
     /* Q4_K's tiles at 2..4 columns: arm 11 (the chains by warps on mma.sync). The engine's A/B (H100, synthetic
      * Llama-3-8B Q4_K, S_TG, bench/gpu/s40-hm/warps/): B = 2 +9.3%, B = 4 +12.6% over arm 10, but B = 1 -1.7% and B = 8
      * -5.7%; Q4_0 lost at 1 (-8.4%), 2-4 (-1%) and 8 (-20%). B = 3 unmeasured; Q8_0 and Q6_K unmeasured. The sweep had
      * arm 11 13% behind arm 10 on Q4_K at 2 columns: not understood (docs/ledger.md 2026-12-06 "the f16 order by warps") */
-    if (pick && tl && hm_rows_type(t) == TCU_TYPE_Q4_KR && m >= 2 && m <= 4) arm = 11;
+    if (pick && tl && rt == TCU_TYPE_Q4_KR && m >= 2 && m <= 4) arm = 11;
     /* tcu_gemm_hm_warps_set(1), an arm under measurement: 1..8 columns on every type's tiles by arm 11 */
     if (pick && tl && m <= 8 && g_hm_warps) arm = 11;
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
@@ -989,7 +988,6 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
     const hm_out o = {{y[0], y[1], y[2]}, (int)rows[0], (int)(rows[0] + rows[1])};
     const uint8_t *wb = (const uint8_t *)w;
     const __half *xh = (const __half *)x;
-    const int rt = hm_rows_type(t);
     if (rt == TCU_TYPE_Q8_0R) hm_type<TCU_TYPE_Q8_0R>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
     else if (rt == TERN_TYPE_Q6_K) hm_type<TERN_TYPE_Q6_K>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
     else if (rt == TCU_TYPE_Q4_KR) hm_type<TCU_TYPE_Q4_KR>(arm, wb, row_bytes, nb, (int)n_out, xh, m, o, ws, S, st);
