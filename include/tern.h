@@ -46,8 +46,6 @@ typedef struct {
     int hm_warps;         /* CUDA f16 order: 1 = passes of 1..8 tokens by gemm_hmma.cu's arm 11 for every type (the
                            * chains by warps on mma.sync); 0 the rule (arm 11 for Q4_K at 2..4 tokens). No bit depends
                            * on it. An arm under measurement; process-wide, read when an engine is made */
-    int att_tc;           /* CUDA decode attention over an f16 cache: 1 = on the tensor cores (attention_tc.cu v7, hd 64
-                           * and 128), 0 v2. Other bits; an arm under measurement, process-wide like att_rps */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);

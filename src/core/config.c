@@ -15,7 +15,6 @@ tern_config tern_config_g = {
     .att_rps = 0,    /* 256 keys a decode-attention split (attention.cu); other values under measurement */
     .att_warps = 0,  /* the rule (attention.cu att_phys_warps); 4, 8, 16 under measurement */
     .hm_warps = 0,   /* the f16 order's arm rule at 1..8 tokens; 1 under measurement (ledger 2026-12-06) */
-    .att_tc = 0,     /* the decode attention's v2; 1 (v7, the tensor cores) under measurement */
     .pdl_max = 0,    /* PDL in passes of up to 48 tokens (exec.c PDL_MAX, ledger 2026-12-03); 1..64 under measurement */
 };
 

@@ -1087,48 +1087,6 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 4096, 1, 16, 1, 0);
         arms_case(128, 32, 8, 16, 512, 1, 3, 1, 1);
     }
-    /* v7 (tcu_attention_tc_set(1), the arm TERN_ATT_TC: the decode configuration over an f16 cache on the tensor cores,
-     * hd 64 and 128): v2's checks again (float64 at 1e-5 and cpu_attention at 1e-4, a token's row = its one-token call,
-     * tcu_attention_split = tcu_attention_decode, the paged identity, windows, other keys a split, the physical-warp
-     * arms' bytes), passes of up to 64 tokens, the arm ran; then its times beside v2's above */
-    if (!only_q8 && !only_wg) {
-        const uint64_t c0 = tcu_attention_tc_count();
-        const int fails0 = check_fail_;
-        tcu_attention_tc_set(1);
-        CHECK(tcu_attention_tc() == 1, "tcu_attention_tc_set(1) read back %d", tcu_attention_tc());
-        for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 3; b++) {
-                const int hd = hds[a], nh = heads[b][0], nkv = heads[b][1];
-                for (int i = 0; i < 6; i++) run_case(pool, hd, nh, nkv, 1, decode_pos[i]);
-                for (int n = 1; n <= 7; n++) run_case(pool, hd, nh, nkv, n, 0);
-                run_case(pool, hd, nh, nkv, 16, 37);
-                run_case(pool, hd, nh, nkv, 64, 300);
-            }
-        run_case(pool, 128, 40, 8, 5, 300); /* G = 5: two chunks of 3 heads, the second with a padding head */
-        run_case(pool, 64, 16, 8, 3, 700);  /* G = 2 */
-        for (int w = 0; w < 9; w++) {
-            window_case(128, 32, 16, wins[w][0], wins[w][1], wins[w][2]);
-            window_case(64, 9, 3, wins[w][0], wins[w][1], wins[w][2]);
-        }
-        for (int r = 0; r < 2; r++) {
-            tcu_attention_rps_set(r ? 64 : 16);
-            run_case(pool, 128, 32, 8, 1, 1000);
-            run_case(pool, 128, 32, 8, 7, 90);
-            run_case(pool, 64, 9, 3, 16, 200);
-        }
-        tcu_attention_rps_set(0);
-        arms_case(128, 32, 8, 64, 3, 131, 16, 0, 0);
-        arms_case(64, 9, 3, 13, 200, 77, 16, 0, 0);
-        printf("v7's times (its one configuration in every 'warps' column):\n");
-        static const int an[] = {1, 4, 16, 64};
-        for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 512, 1, 3, 1, 0);
-        for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 4096, 1, 16, 1, 0);
-        tcu_attention_tc_set(0);
-        const uint64_t ran = tcu_attention_tc_count() - c0;
-        CHECK(ran > 0, "v7 never ran under tcu_attention_tc_set(1)");
-        printf("v7 (the decode attention on the tensor cores): %llu launches, %d failed checks\n", (unsigned long long)ran,
-               check_fail_ - fails0);
-    }
     tern_pool_free(pool);
     printf("%-34s %15s\n", "tcu_attention_split_q8 (median of 20)", "time");
     static const int q8_pos[] = {32767, 8191, 127};

@@ -1,9 +1,7 @@
 /* gpu_batch: the engine's batch on the GPU (run by bench/gpu_check.sh on a GPU box, not in CI).
  *
- *   gpu_batch MODEL [chunk | f16] [tc]
+ *   gpu_batch MODEL [chunk | f16]
  *
- * tc: with tern_config.att_tc = 1 too (the decode attention on the tensor cores, attention_tc.cu v7: an arm under
- * measurement; its kernel-level checks are tests/gpu/gpu_attention.c's).
  * chunk: everything below with tern_config.gemv_chunk = 1 (the chunk-major GEMV order; on a model whose matrices are
  * all Q4_0, Q8_0 or Q4_K the 64 sequences' decode steps are single passes of up to 64 tokens through gemm_mma v2) and
  * the trace on, so the engines' trace lines on stderr show gemm_mma_v2= (bench/gpu_check.sh step batch checks it).
@@ -250,14 +248,13 @@ static void guard_check(tern_model *m, int which, const char *path) {
 int main(int argc, char **argv) {
     const int k6 = argc > 2 && !strcmp(argv[2], "f16k6"), f16 = k6 || (argc > 2 && !strcmp(argv[2], "f16"));
     if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && !f16)) {
-        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16 | f16k6] [tc]\n");
+        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16 | f16k6]\n");
         return 2;
     }
     if (argc > 2) {
         tern_config c = tern_config_get();
         c.gemv_chunk = f16 ? 2 : 1;
         c.trace = 1;
-        c.att_tc = argc > 3 && !strcmp(argv[3], "tc");
         tern_config_set(&c);
     }
     tern_model *m = tern_model_load(argv[1], 0);

@@ -63,12 +63,19 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "cuda/att.cuh"
 #include "cuda/check.cuh"
 #include "cuda/kv.cuh"
 #include "cuda/pdl.cuh"
 #include "cuda/tcu.h"
 #include "cuda/x16.cuh"
+
+/* The O GEMM's input, written beside out by the kernel that writes out (element e of (n, n_head * hd)): the dp4a
+ * GEMV's x16 format (plane > 0: x16_put, a warp's 32 values one block), or with plane 0 the f16 order's input, f16
+ * bits at tcu_hm_pos(e) (tcu_attention_decode_h16: tcu_f32_to_f16's bytes with the layout on). */
+static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, void *xq, size_t plane) {
+    if (plane) x16_put(v, lane, e / 32, xq, plane);
+    else ((uint16_t *)xq)[tcu_hm_pos(e)] = __half_as_ushort(__float2half_rn(v));
+}
 
 #define ATT_MAX_WARPS 16   /* decode CTA: 512 threads; __launch_bounds__ caps registers at 128 */
 #define ATT_RED_SLOTS 8    /* shared-memory partial slots; NW must be a multiple of this */
@@ -94,12 +101,12 @@ extern "C" void tcu_attention_rps_set(int rps) {
     __atomic_store_n(&g_att_rps, tcu_attention_rps_norm(rps), __ATOMIC_RELAXED);
 }
 extern "C" int tcu_attention_rps(void) { return __atomic_load_n(&g_att_rps, __ATOMIC_RELAXED); }
-/* (tcu.h) v7 for the decode configuration's f16-cache calls (attention_tc.cu), an arm under measurement */
-static int g_att_tc = 0;
-extern "C" void tcu_attention_tc_set(int on) { __atomic_store_n(&g_att_tc, on ? 1 : 0, __ATOMIC_RELAXED); }
-extern "C" int tcu_attention_tc(void) { return __atomic_load_n(&g_att_tc, __ATOMIC_RELAXED); }
 
 /* ---- ref: one thread per (token, head), two-pass softmax ------------------------------------------ */
+
+/* The first key a query at position p attends to: p - win + 1 under a sliding window of win keys (win > 0, the
+ * recipe's tern_layer.window, as cpu_attention_paged), else 0. */
+static __device__ __forceinline__ int att_first(int p, int win) { return win > 0 && p - win + 1 > 0 ? p - win + 1 : 0; }
 
 __global__ void attention_ref_kernel(const float *__restrict__ q, const uint16_t *__restrict__ kc,
                                      const uint16_t *__restrict__ vc, int n, const int32_t *__restrict__ pos,
@@ -285,6 +292,14 @@ template <int P> __device__ __forceinline__ float att_transpose_sum(float (&v)[P
     return r;
 }
 
+/* Splits a token at n_kv keys uses out of the grid's SZ: rps > 0, one per rps keys (at least 1, at most SZ);
+ * rps = 0, all SZ. A function of the token's position only, so a token gets the same bits in any call. */
+static __device__ __forceinline__ int att_active_splits(int n_kv, int SZ, int rps) {
+    if (rps <= 0) return SZ;
+    const int s = (n_kv + rps - 1) / rps;
+    return s < 1 ? 1 : s > SZ ? SZ : s;
+}
+
 /* A lane's K and V slices of one row from its ring slots (PF): f16, or Q8_0 with its block's scale in the
  * low (hs = 0) or high half of the copied scale word. */
 template <int EPL>
@@ -366,6 +381,13 @@ __device__ __forceinline__ void att_cta_ml(float (&sm_m)[NWM][QH], float (&sm_l)
     }
     __syncthreads();
 }
+/* The factor of a warp's accumulator for a head whose warp max is mg: e^(mg - M), divided by L when the CTA is
+ * the token's only split (S = 1: the output itself); 0 for an empty warp. L >= 1 whenever row 0 is visible
+ * (pos[t] >= 0); a negative pos gives zeros, not NaN. */
+__device__ __forceinline__ float att_warp_factor(float mg, float M, float L, int S) {
+    return mg == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? expf(mg - M) : expf(mg - M) / L;
+}
+
 /* att_cta_out: red (NSLOT, QH, HD) holds the CTA's partial outputs; element (g, d) is their sum in slot order,
  * written to the workspace (S > 1, unnormalised) or to out (and the O GEMV's x16 input when xq). Heads g with
  * h0 + g past the group (g >= n_real) are skipped. A warp's 32 values are one 32-element block of one head (HD
@@ -1108,11 +1130,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     pg.cfg = nv;
     size_t smem = 0;
     att_kernel_fn v5 = ks && dec && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, pg.bt != NULL, &smem) : NULL;
-    /* v7 (the arm TERN_ATT_TC): the decode configuration over an f16 cache on the tensor cores, where it takes the shape */
-    if (!ks && dec && tcu_attention_tc() &&
-        tcu_attention_tc_launch(q, kc, vc, n, pos, pg.bt, pg.bt_off, pg.lbs, pg.win, pg.rps, n_head, n_head_kv, hd, scale,
-                                out, S, ws, xq, plane, st)) {
-    } else if (v5) {
+    if (v5) {
         att_launch_s(v5, smem, grid, dim3(ATT_Q8W_WARPS * 32), st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv,
                      scale, out, n_chunk, ws, xq, plane);
         g_att_q8w_launches++;

@@ -925,7 +925,6 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         g->n_layer = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
         g->pen_cap = 4096;
         g->att_rps = tcu_attention_rps_norm(tern_cfg()->att_rps);
-        g->att_tc = tern_cfg()->att_tc ? 1 : 0;
         g->att_splits = att_splits_rule(p->n_ctx, g->att_rps);
         g->gemv_max = p->verify_fast ? 1 : plim;
         g->gemv_ord = ord;
@@ -1035,7 +1034,6 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     tcu_gemv_order_set(ord); /* process-wide (tcu.h): an engine made with the other order refuses its passes (exec.c) */
     tcu_attention_rps_set(tern_cfg()->att_rps); /* process-wide too (TERN_ATT_RPS): another value refuses passes (exec.c) */
     tcu_attention_warps_set(tern_cfg()->att_warps); /* no bit depends on it */
-    tcu_attention_tc_set(tern_cfg()->att_tc);       /* process-wide too (TERN_ATT_TC): another value refuses passes */
     return &be->base;
 }
 

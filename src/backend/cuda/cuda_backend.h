@@ -114,7 +114,6 @@ struct crank {
                                 * the chunk order: backend_cuda.c pass_limit; 1: verify fast) */
     int gemv_ord;              /* the GEMVs' float order this engine was made with (tcu_gemv_order: 0 today's, 1 chunk) */
     int att_rps;               /* the decode attention's keys a split this engine was made with (tcu_attention_rps) */
-    int att_tc;                /* and its kernel (tcu_attention_tc: v7 or v2, other bits) */
     uint16_t *x16, *dq, *dq1;  /* f16 GEMM input; dequantized weight tiles (slot 0, slot 1) */
     cudaEvent_t ready[2], free_[2];
     const dweight *held[2];

@@ -777,11 +777,6 @@ int cuda_exec(tern_backend *be_, const tern_graph *G, const tern_ubatch *ub) {
                        "another engine in this process set %d)", g->att_rps, tcu_attention_rps());
         return -1;
     }
-    if (tcu_attention_tc() != g->att_tc) {
-        tern_set_error("the decode attention's kernel changed under this engine (tern_config.att_tc %d here, another "
-                       "engine in this process set %d)", g->att_tc, tcu_attention_tc());
-        return -1;
-    }
     if (n < 1 || n > g->ubatch || ub->max_pos > g->n_ctx || ub->n_bt > g->bt_cap || ub->n_out > n ||
         (n > dec_max(g) && ub->n_seq != 1)) {
         tern_set_error("internal: a pass of %d tokens of %d sequences (ubatch %d) up to position %d (n_ctx %d), %d table "

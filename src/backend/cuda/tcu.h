@@ -151,17 +151,6 @@ void tcu_gemv_order_set(int ord);
 int tcu_attention_rps_norm(int rps);
 void tcu_attention_rps_set(int rps);
 int tcu_attention_rps(void);
-/* The decode attention over an f16 cache on the tensor cores (attention_tc.cu v7, hd 64 and 128; other shapes, a Q8_0
- * cache and devices below sm_80 keep v2): 1 on, 0 v2 (the default), an arm under measurement. Other bits than v2's, so
- * process-wide like tcu_attention_rps: the backend sets it from tern_config.att_tc when an engine is made, and an engine
- * made with the other value refuses its passes (exec.c). tcu_attention_tc_count: the v7 launches this host thread has
- * issued (tests: the arm ran). tcu_attention_tc_launch: attention.cu's hand-off (1 launched, 0 not this shape). */
-void tcu_attention_tc_set(int on);
-int tcu_attention_tc(void);
-uint64_t tcu_attention_tc_count(void);
-int tcu_attention_tc_launch(const float *q, const void *kc, const void *vc, int n, const int32_t *pos, const int32_t *bt,
-                            const int32_t *bt_off, int lbs, int win, int rps, int n_head, int n_head_kv, int hd,
-                            float scale, float *out, int S, float *ws, void *xq, size_t plane, cudaStream_t st);
 /* gemm_mma.cu v2: y (m, n_out) for any m >= 1, column c bit-identical to tcu_gemv_dp4a's one-column call on x_c in
  * the chunk order (whatever tcu_gemv_order says: v2 has only that order). Repacked Q4_0R, Q8_0R, Q4_KR; returns 0
  * (nothing launched) otherwise or for an arm out of range, else 1. Arms 0..TCU_MMA_V2_ARMS-1 are tilings (gemm_mma.cu

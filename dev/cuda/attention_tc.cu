@@ -1,5 +1,22 @@
-/* attention_tc.cu: v7, the decode attention on the tensor cores (an arm under measurement: TERN_ATT_TC, tcu.h
- * tcu_attention_tc_set). The decode configuration of attention.cu (passes of up to TCU_PASS_MAX tokens of any
+/* dev/cuda/attention_tc.cu: v7, the decode attention over an f16 cache on the tensor cores, moved out of
+ * src/backend/cuda/attention_tc.cu (at efbc016, where it ran behind the arm TERN_ATT_TC). NOT BUILT, and not compilable
+ * on its own: it needs efbc016's src/backend/cuda/att.cuh (att_first, att_active_splits, att_warp_factor, att_put, shared
+ * with attention.cu there) and attention.cu's hand-off in att_split_launch; to re-run it, check out efbc016 and set
+ * TERN_ATT_TC=1 (gpu_attention reruns v2's decode checks under it; gpu_batch MODEL f16 tc).
+ * Measured (H100, bench/gpu/s41-att/, docs/ledger.md 2026-12-06 "the decode attention on the tensor cores"): every check
+ * passed (gpu_attention 11568 / 0 with v7 in 2574 launches, float64 within 1e-5; gpu_batch f16 tc 289 / 0), but the
+ * kernel times were v2's (Llama-3-8B heads, depth 512: n = 1 15.7 against 16.8 us, 64 91.5 against 87.4) and the engine
+ * level at B = 1..16, -1.6% at 64: ~10x fewer instructions a row did not move it, so v2 is not issue-bound. What it
+ * teaches: the fragment layouts (q and p as two f16 halves in the MMA's spare columns, V^T by PRMT pairs, P^T by four
+ * shuffles), and that v2's time is not its arithmetic. In the harness a wave of CTAs (2 an SM) took ~15 us at depth 512
+ * and at 4096 alike (about 2 steps a warp in both), several times a step's load latency plus its compute: the likely
+ * reading, not measured, is each CTA's chain of dependent loads (pos, the block table's offset, q, a table entry, K/V).
+ * Known limits, from a review (not hit by the tests): |q| > 65504 makes its f16 high half inf and the score NaN (v2
+ * keeps f32 q); low halves under 2^-14 are subnormal, so q and p below ~1/8 carry fewer than 22 bits (a power-of-two
+ * scale before the split would fix both); the MMA's f32 accumulation truncates (Fasi et al. 2021).
+ * The design as it ran:
+ *
+ * The decode configuration of attention.cu (passes of up to TCU_PASS_MAX tokens of any
  * sequences, a speculative verify chunk) over an f16 cache at hd 64 and 128: the same grid as v2 (a CTA a token, KV
  * head, chunk of up to 4 query heads and split; the splits a function of the token's position, att.cuh), the same
  * workspace and combine kernel, another order inside a CTA.
