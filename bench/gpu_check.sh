@@ -31,6 +31,9 @@
 #   Llama-3-8B of each of HMAB_TYPES (q8_0 q4_k q4_k_m q4_0h), two rounds interleaved ($OUT/hmab.md)
 #   sass (not in the default list): bench/sass_loops.py's loops (instruction counts, opcode histograms) of the functions
 #   of SASS_OBJ (default gemm_hmma.o) matching SASS_KERNEL (default gemm_hb_kILi1ELi2E), $OUT/sass.{md,txt}
+#   attprof (not in the default list): where the decode attention's warps wait: ncu's source counters of one
+#   attention_split_kernel launch in a B = ATTPROF_B ("64 1") step of the synthetic Llama-3-8B Q4_0 (ATTPROF_ENV added),
+#   bench/ncu_src_top.py's instructions and opcodes by warp-stall samples ($OUT/attprof.md)
 #   hmprof (not in the default list): the same for the f16 order, gpu_hmma --one, each HMPROF case (N_IN:N_OUT:M:ARM, arm
 #   -2 the one-column dp4a GEMV; default 4096x14336: the GEMV and arm 4 at m = 1, arm 4 at 16, arm 1 at 64); $OUT/hmprof.md
 #   pdl (not in the default list): the PDL crossing of ledger 2026-12-03, TERN_PDL_MAX=PDL_ARMS (default "48 64"; 0 is
@@ -321,6 +324,28 @@ for s in $steps; do
     done
     cat "$OUT/hmprof.md"
     note hmprof "$([ -s "$OUT/hmprof.md" ] && echo DONE || echo FAIL)" "$(wc -l <"$OUT/hmprof.md") cases in hmprof.md" ;;
+  attprof) # (not in the default list) where the decode attention's warps wait (v2 at many sequences is neither issue- nor
+    # bandwidth-bound: ledger 2026-12-06 "the decode attention on the tensor cores"): ncu's source counters of one
+    # attention_split_kernel launch in a B = ATTPROF_B step (default "64 1") of the synthetic Llama-3-8B Q4_0 (f16 order),
+    # ATTPROF_ENV added to its environment; bench/ncu_src_top.py's instructions and opcodes by warp-stall samples
+    # ($OUT/attprof.md), ncu's details beside ($OUT/attprof-B.txt), the source page gzipped ($OUT/attprof-B-src.csv.gz)
+    f=$(synth llama3-8b q4_0 32)
+    : >"$OUT/attprof.md"
+    for b in ${ATTPROF_B:-64 1}; do
+      env ${ATTPROF_ENV:-} ncu --clock-control none -k regex:attention_split --launch-skip 128 --launch-count 1 \
+        --section SourceCounters --section WarpStateStats --section SpeedOfLight --section Occupancy \
+        --section SchedulerStats -f -o "$OUT/attprof-$b" ./tern bench -m "$f" --device cuda --parallel "$b" -p 512 -n 8 \
+        -r 1 >"$OUT/attprof-$b.log" 2>&1
+      ncu -i "$OUT/attprof-$b.ncu-rep" --page details >"$OUT/attprof-$b.txt" 2>&1
+      ncu -i "$OUT/attprof-$b.ncu-rep" --page source --csv --print-source sass 2>/dev/null | gzip >"$OUT/attprof-$b-src.csv.gz"
+      { echo "# B = $b ${ATTPROF_ENV:-}"
+        grep -E '^ +(Duration|DRAM Throughput|Achieved Occupancy|Issued Warp Per Scheduler)' "$OUT/attprof-$b.txt"
+        python3 bench/ncu_src_top.py "$OUT/attprof-$b-src.csv.gz" 20; } >>"$OUT/attprof.md" 2>&1
+      rm -f "$OUT/attprof-$b.ncu-rep"
+    done
+    cat "$OUT/attprof.md"
+    note attprof "$(grep -q 'warp-stall samples' "$OUT/attprof.md" && echo DONE || echo FAIL)" \
+      "$(grep -c 'warp-stall samples' "$OUT/attprof.md") kernels in attprof.md" ;;
   pdl) # (not in the default list) S_TG with PDL up to TERN_PDL_MAX tokens a pass, the arms interleaved
     f=$(synth llama3-8b q4_0 32)
     : >"$OUT/pdl.md"; po=${PDL_ORDER:-1}
