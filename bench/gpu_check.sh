@@ -31,6 +31,8 @@
 #   Llama-3-8B of each of HMAB_TYPES (q8_0 q4_k q4_k_m q4_0h), two rounds interleaved ($OUT/hmab.md)
 #   sass (not in the default list): bench/sass_loops.py's loops (instruction counts, opcode histograms) of the functions
 #   of SASS_OBJ (default gemm_hmma.o) matching SASS_KERNEL (default gemm_hb_kILi1ELi2E), $OUT/sass.{md,txt}
+#   envab (not in the default list): environment arms A/B'd by tern bench --parallel ENVAB_B on the synthetic Llama-3-8B
+#   of ENVAB_TYPES, ENVAB_ARMS (default "TERN_ATT_PW=0 TERN_ATT_PW=1"), ENVAB_ROUNDS rounds interleaved ($OUT/envab.md)
 #   attprof (not in the default list): where the decode attention's warps wait: ncu's source counters of one
 #   attention_split_kernel launch in a B = ATTPROF_B ("64 1") step of the synthetic Llama-3-8B Q4_0 (ATTPROF_ENV added),
 #   bench/ncu_src_top.py's instructions and opcodes by warp-stall samples ($OUT/attprof.md)
@@ -346,6 +348,26 @@ for s in $steps; do
     cat "$OUT/attprof.md"
     note attprof "$(grep -q 'warp-stall samples' "$OUT/attprof.md" && echo DONE || echo FAIL)" \
       "$(grep -c 'warp-stall samples' "$OUT/attprof.md") kernels in attprof.md" ;;
+  envab) # (not in the default list) an A/B of environment arms: tern bench --parallel ENVAB_B (1,4,16,64) -p 512 -n 128 on
+    # the synthetic Llama-3-8B of each of ENVAB_TYPES (q4_0), once under each of ENVAB_ARMS (space-separated, each
+    # comma-separated NAME=VALUE pairs; default "TERN_ATT_PW=0 TERN_ATT_PW=1"), ENVAB_ROUNDS (2) rounds interleaved, the
+    # second in reverse arm order; rows of S_PP / S_TG in $OUT/envab.md, receipts $OUT/envab-TYPE-ARM-rROUND.json
+    : >"$OUT/envab.md"
+    arms=(${ENVAB_ARMS:-TERN_ATT_PW=0 TERN_ATT_PW=1})
+    for ty in ${ENVAB_TYPES:-q4_0}; do
+      f=$(synth llama3-8b "$ty" 32)
+      for r in $(seq 1 "${ENVAB_ROUNDS:-2}"); do
+        order=$(seq 0 $((${#arms[@]} - 1))); [ $((r % 2)) = 0 ] && order=$(seq $((${#arms[@]} - 1)) -1 0)
+        for i in $order; do
+          a=${arms[$i]}
+          env ${a//,/ } ./tern bench -m "$f" --device cuda --parallel "${ENVAB_B:-1,4,16,64}" -p 512 -n 128 -r 1 \
+            --receipt "$OUT/envab-$ty-$i-r$r.json" 2>"$OUT/envab-$ty-$i-r$r.err" | grep -E '^\|  *512 ' |
+            sed "s/^/r$r $ty $a /" >>"$OUT/envab.md"
+        done
+      done
+    done
+    sort -k2,2 -k3,3 -k1,1 "$OUT/envab.md" | cut -c1-170
+    note envab "$([ -s "$OUT/envab.md" ] && echo DONE || echo FAIL)" "$(wc -l <"$OUT/envab.md") rows in envab.md" ;;
   pdl) # (not in the default list) S_TG with PDL up to TERN_PDL_MAX tokens a pass, the arms interleaved
     f=$(synth llama3-8b q4_0 32)
     : >"$OUT/pdl.md"; po=${PDL_ORDER:-1}

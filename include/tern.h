@@ -40,6 +40,8 @@ typedef struct {
                            * another value makes the earlier engines' passes fail (their bits would change) */
     int att_warps;        /* CUDA decode attention: physical warps a CTA, 4, 8 or 16 (0: the rule by the grid); the
                            * bits do not depend on it (16 virtual warps). An arm under measurement */
+    int att_pw;           /* CUDA decode attention over an f16 cache: 1 = its split's K/V rows asked of L2 before its PDL
+                           * wait (attention.cu att_prefetch_rows). No bit depends on it. An arm under measurement */
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
                            * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm
                            * under measurement; process-wide, read when an engine is made */

@@ -87,6 +87,9 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
 /* attention_split_kernel's cfg argument: the virtual warps NV (8 or 16), which fix the bits; the CTA's physical warps
  * (blockDim) only run them */
 #define ATT_CFG_NV 31
+/* cfg bit: before its PDL wait, the split kernel over an f16 cache reads its token's position and block table and asks
+ * L2 for its split's K/V rows (att_prefetch_rows; tcu_attention_pw_set, an arm under measurement) */
+#define ATT_CFG_PW 32
 /* Keys a split of the decode attention (att_active_splits): one split per 256 keys of a token's position, at
  * most the grid's count. H200, Llama-3-8B Q4_0 (docs/ledger.md "the split count follows the token's depth"):
  * tg128 in an 8192-position context +6.7% over every split of the grid, depth 1024 neutral, depth 8192 -0.7%. */
@@ -411,6 +414,33 @@ __device__ __forceinline__ void att_cta_out(const float (&red)[NSLOT][QH][HD], f
     }
 }
 
+/* The arm ATT_CFG_PW (f16 cache): before the PDL wait, a CTA asks L2 for the K and V slices (HD f16 of its KV head) of
+ * the rows [r0, r1) its split reads, 128-byte lines spread over its threads (prefetch.global.L2: no register, no L1
+ * line, so nothing read here can be stale after the wait). Only the call's inputs are read before the wait: pos, bt_off
+ * and bt are copied to the device before the pass's first kernel (exec.c run), and every kernel of a PDL chain starts
+ * after that copy completes; the rows themselves (the previous kernel writes the token's own row) are only prefetched.
+ * The loads after the wait are the plain path's, so the bits are. */
+template <int HD, int PG>
+__device__ __forceinline__ void att_prefetch_rows(const void *kc, const void *vc, int n, const int32_t *__restrict__ pos,
+                                                  int n_head_kv, int n_chunk, int rps, const int32_t *bt,
+                                                  const int32_t *bt_off, int lbs, int win) {
+    constexpr int LINES = (HD * 2 + 127) / 128; /* 128-byte lines of a row's slice */
+    const int t = n - 1 - (int)blockIdx.x, hk = (int)blockIdx.y / n_chunk;
+    const int jw = att_first(pos[t], win), n_kv = pos[t] + 1 - jw, SZ = (int)gridDim.z;
+    const int S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
+    if (z >= S || n_kv <= 0) return;
+    const int r0 = jw + (int)((int64_t)n_kv * z / S), r1 = jw + (int)((int64_t)n_kv * (z + 1) / S);
+    const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL;
+    const size_t stride = (size_t)n_head_kv * HD;
+    const int per = 2 * LINES; /* lines a row: K's, then V's */
+    for (int i = (int)threadIdx.x; i < (r1 - r0) * per; i += (int)blockDim.x) {
+        const int j = r0 + i / per, l = i % per;
+        const size_t row = (size_t)(PG ? kv_row(tb, lbs, j) : j);
+        const uint16_t *p = (const uint16_t *)(l < LINES ? kc : vc) + row * stride + (size_t)hk * HD + 64 * (l % LINES);
+        pdl_prefetch_l2(p);
+    }
+}
+
 /* PF = 1: the K/V prefetch ring (over a Q8_0 cache only: it lost over f16, docs/ledger.md). PG = 1: rows through
  * block tables (kv.cuh), PG = 0 the identity (bt unused): an instantiation of its own, since a table lookup on every
  * row's address cost the f16 kernel 13% at depth 32768 (H200, 16 splits: 56.7 vs 48.8-50.9 us) even with bt NULL. */
@@ -426,6 +456,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     static_assert(!PF || Q8, "the prefetch ring: over a Q8_0 cache only");
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH], sm_f[ATT_MAX_WARPS][QH];
     pdl_trigger();
+    if (!Q8 && (cfg & ATT_CFG_PW)) att_prefetch_rows<HD, PG>(kc, vc, n, pos, n_head_kv, n_chunk, rps, bt, bt_off, lbs, win);
     pdl_wait();
 
     const int t = n - 1 - (int)blockIdx.x; /* longest rows first */
@@ -1099,6 +1130,9 @@ static int att_sms(void) {
     }
     return __atomic_load_n(&sms[dev], __ATOMIC_RELAXED);
 }
+static int g_att_pw = 0;
+extern "C" void tcu_attention_pw_set(int on) { __atomic_store_n(&g_att_pw, on ? 1 : 0, __ATOMIC_RELAXED); }
+extern "C" int tcu_attention_pw(void) { return __atomic_load_n(&g_att_pw, __ATOMIC_RELAXED); }
 static int g_att_warps = 0;
 extern "C" void tcu_attention_warps_set(int warps) {
     __atomic_store_n(&g_att_warps, warps == 4 || warps == 8 || warps == 16 ? warps : 0, __ATOMIC_RELAXED);
@@ -1127,7 +1161,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
      * gets the bits of its own decode step */
     const int nv = dec ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS;
     const dim3 block(32 * (dec ? att_phys_warps(n * n_head_kv * n_chunk * S) : ATT_PREFILL_WARPS));
-    pg.cfg = nv;
+    pg.cfg = nv | (dec && !ks && tcu_attention_pw() ? ATT_CFG_PW : 0);
     size_t smem = 0;
     att_kernel_fn v5 = ks && dec && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, pg.bt != NULL, &smem) : NULL;
     if (v5) {
