@@ -702,7 +702,10 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
  * weights, Q8_0 cache, interleaved). Now issue-bound, not L1-bound: ncu 0.60 warps issued a cycle a scheduler
  * (2 warps a scheduler), DRAM 37%, ~656 SASS instructions an 8-row batch of which ~360 on the FP32 pipe (the
  * q.k and p.v FMAs for 4 heads, the int8 conversions) (bench/gpu/att-q8w-ncu-1a79245/). The next lever is the
- * tensor cores (q.k as an int8 mma on a quantized q, p.v as an f16 mma), not more bytes in flight. */
+ * tensor cores (q.k as an int8 mma on a quantized q, p.v as an f16 mma), not more bytes in flight. (But over the f16
+ * cache that lever was built and lost: v7, the decode attention on mma.sync at ~10 instructions a row, ran at v2's
+ * speed, which had read as issue-bound the same way; dev/cuda/attention_tc.cu, docs/ledger.md 2026-12-06 "the decode
+ * attention on the tensor cores". Measure where v5's warps wait first: bench/gpu_check.sh attprof.) */
 /* Ring stages a warp. 2..8 measured the same kernel time at depth 32768 and 8192 (48-51 us, 23-25 us in
  * gpu_attention's harness) and 6, 8 lost 1-4% end to end (bench/gpu/att-q8w-ns-e18ab91/; binaries of e18ab91
  * had the switch TERN_CUDA_ATT_Q8W_NS): not bytes-in-flight-bound. */
