@@ -330,7 +330,8 @@ for s in $steps; do
     # bandwidth-bound: ledger 2026-12-06 "the decode attention on the tensor cores"): ncu's source counters of one
     # attention_split_kernel launch in a B = ATTPROF_B step (default "64 1") of the synthetic Llama-3-8B Q4_0 (f16 order),
     # ATTPROF_ENV added to its environment; bench/ncu_src_top.py's instructions and opcodes by warp-stall samples
-    # ($OUT/attprof.md), ncu's details beside ($OUT/attprof-B.txt), the source page gzipped ($OUT/attprof-B-src.csv.gz)
+    # ($OUT/attprof.md), ncu's details beside ($OUT/attprof-B.txt), the source page gzipped ($OUT/attprof-B-src.csv.gz).
+    # ncu serialises kernels: no PDL window, so an arm that works inside it (TERN_ATT_PW) shows only its cost here
     f=$(synth llama3-8b q4_0 32)
     : >"$OUT/attprof.md"
     for b in ${ATTPROF_B:-64 1}; do
@@ -351,7 +352,8 @@ for s in $steps; do
   envab) # (not in the default list) an A/B of environment arms: tern bench --parallel ENVAB_B (1,4,16,64) -p 512 -n 128 on
     # the synthetic Llama-3-8B of each of ENVAB_TYPES (q4_0), once under each of ENVAB_ARMS (space-separated, each
     # comma-separated NAME=VALUE pairs; default "TERN_ATT_PW=0 TERN_ATT_PW=1"), ENVAB_ROUNDS (2) rounds interleaved, the
-    # second in reverse arm order; rows of S_PP / S_TG in $OUT/envab.md, receipts $OUT/envab-TYPE-ARM-rROUND.json
+    # second in reverse arm order; rows of S_PP / S_TG in $OUT/envab.md, receipts $OUT/envab-TYPE-I-rROUND.json (I: the
+    # arm's index in ENVAB_ARMS)
     : >"$OUT/envab.md"
     arms=(${ENVAB_ARMS:-TERN_ATT_PW=0 TERN_ATT_PW=1})
     for ty in ${ENVAB_TYPES:-q4_0}; do
@@ -362,7 +364,7 @@ for s in $steps; do
           a=${arms[$i]}
           env ${a//,/ } ./tern bench -m "$f" --device cuda --parallel "${ENVAB_B:-1,4,16,64}" -p 512 -n 128 -r 1 \
             --receipt "$OUT/envab-$ty-$i-r$r.json" 2>"$OUT/envab-$ty-$i-r$r.err" | grep -E '^\|  *512 ' |
-            sed "s/^/r$r $ty $a /" >>"$OUT/envab.md"
+            sed "s|^|r$r $ty $a |" >>"$OUT/envab.md"
         done
       done
     done

@@ -19,7 +19,8 @@ typedef struct tern_sampler tern_sampler;
 
 /* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
  * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
- * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS, TERN_PDL_MAX and TERN_HM_WARPS
+ * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS, TERN_ATT_PW, TERN_PDL_MAX and
+ * TERN_HM_WARPS
  * onto this table (docs/measuring.md). Set it before creating engines. */
 typedef struct {
     int simd_scalar;      /* 1: the scalar CPU kernels (bit-identical to AVX2; the arm that checks it) */

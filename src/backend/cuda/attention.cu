@@ -414,12 +414,14 @@ __device__ __forceinline__ void att_cta_out(const float (&red)[NSLOT][QH][HD], f
     }
 }
 
-/* The arm ATT_CFG_PW (f16 cache): before the PDL wait, a CTA asks L2 for the K and V slices (HD f16 of its KV head) of
- * the rows [r0, r1) its split reads, 128-byte lines spread over its threads (prefetch.global.L2: no register, no L1
+/* The arm ATT_CFG_PW (f16 cache, launches with PDL): before the PDL wait, a CTA asks L2 for the K and V slices (HD f16
+ * of its KV head) of the first ATT_PW_ROWS rows its split reads (one round of its virtual warps' batches at hd 128: a
+ * wave's CTAs together stay near the L2's size), 128-byte lines spread over its threads (prefetch.global.L2: no register, no L1
  * line, so nothing read here can be stale after the wait). Only the call's inputs are read before the wait: pos, bt_off
  * and bt are copied to the device before the pass's first kernel (exec.c run), and every kernel of a PDL chain starts
  * after that copy completes; the rows themselves (the previous kernel writes the token's own row) are only prefetched.
  * The loads after the wait are the plain path's, so the bits are. */
+#define ATT_PW_ROWS 128
 template <int HD, int PG>
 __device__ __forceinline__ void att_prefetch_rows(const void *kc, const void *vc, int n, const int32_t *__restrict__ pos,
                                                   int n_head_kv, int n_chunk, int rps, const int32_t *bt,
@@ -429,7 +431,8 @@ __device__ __forceinline__ void att_prefetch_rows(const void *kc, const void *vc
     const int jw = att_first(pos[t], win), n_kv = pos[t] + 1 - jw, SZ = (int)gridDim.z;
     const int S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
     if (z >= S || n_kv <= 0) return;
-    const int r0 = jw + (int)((int64_t)n_kv * z / S), r1 = jw + (int)((int64_t)n_kv * (z + 1) / S);
+    const int r0 = jw + (int)((int64_t)n_kv * z / S), r1e = jw + (int)((int64_t)n_kv * (z + 1) / S);
+    const int r1 = r1e - r0 > ATT_PW_ROWS ? r0 + ATT_PW_ROWS : r1e;
     const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL;
     const size_t stride = (size_t)n_head_kv * HD;
     const int per = 2 * LINES; /* lines a row: K's, then V's */
@@ -1164,7 +1167,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
      * gets the bits of its own decode step */
     const int nv = dec ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS;
     const dim3 block(32 * (dec ? att_phys_warps(n * n_head_kv * n_chunk * S) : ATT_PREFILL_WARPS));
-    pg.cfg = nv | (dec && !ks && tcu_attention_pw() ? ATT_CFG_PW : 0);
+    pg.cfg = nv | (dec && !ks && g_tcu_pdl && tcu_attention_pw() ? ATT_CFG_PW : 0); /* a window only under PDL */
     size_t smem = 0;
     att_kernel_fn v5 = ks && dec && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, pg.bt != NULL, &smem) : NULL;
     if (v5) {
