@@ -981,7 +981,8 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
         double kv = 0;
         for (int t = 0; t < n; t++) kv += (double)(pos[t] + 1) * row * (q8 ? 1.0 + 2.0 / 32 : 2.0) * 2;
         printf("decode attention%s n=%-2d pos %d+%d*t hd%d %d/%d (KV %.1f MB): warps 16 %.1f, 8 %.1f, 4 %.1f, the rule %.1f us "
-               "(%.0f GB/s); the rule with L2 asked before the wait (no window here: its cost) %.1f us\n", q8 ? " q8" : "", n, pos0, step, hd, n_head,
+               "(%.0f GB/s); the rule with L2 asked before the wait (no window here: its cost) "
+               "%.1f us\n", q8 ? " q8" : "", n, pos0, step, hd, n_head,
                n_head_kv, kv * 1e-6, us[0], us[1], us[2], us[3], kv / us[3] * 1e-3, us[4]);
     }
     free(pos), free(bt), free(off), free(o0), free(o1), free(x0), free(x1);

@@ -414,25 +414,31 @@ __device__ __forceinline__ void att_cta_out(const float (&red)[NSLOT][QH][HD], f
     }
 }
 
-/* The arm ATT_CFG_PW (f16 cache, launches with PDL): before the PDL wait, a CTA asks L2 for the K and V slices (HD f16
- * of its KV head) of the first ATT_PW_ROWS rows its split reads (one round of its virtual warps' batches at hd 128: a
- * wave's CTAs together stay near the L2's size), 128-byte lines spread over its threads (prefetch.global.L2: no register, no L1
- * line, so nothing read here can be stale after the wait). Only the call's inputs are read before the wait: pos, bt_off
- * and bt are copied to the device before the pass's first kernel (exec.c run), and every kernel of a PDL chain starts
- * after that copy completes; the rows themselves (the previous kernel writes the token's own row) are only prefetched.
- * The loads after the wait are the plain path's, so the bits are. */
+/* The split kernel's rows: a token at position p (its keys [jw, p], jw = att_first) takes S = att_active_splits of
+ * the grid's SZ, and split z reads rows [r0, r1) (the whole range when S = 1; none when z >= S), logical. */
+struct att_span { int S, r0, r1; };
+static __device__ __forceinline__ att_span att_span_of(int p, int win, int SZ, int rps, int z) {
+    const int jw = att_first(p, win), n_kv = p + 1 - jw, S = att_active_splits(n_kv, SZ, rps);
+    return {S, jw + (int)((int64_t)n_kv * z / S), jw + (int)((int64_t)n_kv * (z + 1) / S)};
+}
+
+/* The arm ATT_CFG_PW (f16 cache, launches with PDL): before the PDL wait, a CTA asks L2 for the K and V slices (HD
+ * f16 of its KV head) of the first ATT_PW_ROWS rows its split reads (one round of its virtual warps' batches at hd
+ * 128: a wave's CTAs together stay near the L2's size), 128-byte lines spread over its threads (prefetch.global.L2:
+ * no register, no L1 line, so nothing read here can be stale after the wait). Only the call's inputs are read before
+ * the wait: pos, bt_off and bt are copied to the device before the pass's first kernel (exec.c run), and every kernel
+ * of a PDL chain starts after that copy completes; the rows themselves (the previous kernel writes the token's own
+ * row) are only prefetched. The loads after the wait are the plain path's, so the bits are. */
 #define ATT_PW_ROWS 128
 template <int HD, int PG>
-__device__ __forceinline__ void att_prefetch_rows(const void *kc, const void *vc, int n, const int32_t *__restrict__ pos,
-                                                  int n_head_kv, int n_chunk, int rps, const int32_t *bt,
-                                                  const int32_t *bt_off, int lbs, int win) {
+__device__ __forceinline__ void att_prefetch_rows(const void *kc, const void *vc, int n,
+                                                  const int32_t *__restrict__ pos, int n_head_kv, int n_chunk, int rps,
+                                                  const int32_t *bt, const int32_t *bt_off, int lbs, int win) {
     constexpr int LINES = (HD * 2 + 127) / 128; /* 128-byte lines of a row's slice */
-    const int t = n - 1 - (int)blockIdx.x, hk = (int)blockIdx.y / n_chunk;
-    const int jw = att_first(pos[t], win), n_kv = pos[t] + 1 - jw, SZ = (int)gridDim.z;
-    const int S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
-    if (z >= S || n_kv <= 0) return;
-    const int r0 = jw + (int)((int64_t)n_kv * z / S), r1e = jw + (int)((int64_t)n_kv * (z + 1) / S);
-    const int r1 = r1e - r0 > ATT_PW_ROWS ? r0 + ATT_PW_ROWS : r1e;
+    const int t = n - 1 - (int)blockIdx.x, hk = (int)blockIdx.y / n_chunk, z = (int)blockIdx.z;
+    const att_span sp = att_span_of(pos[t], win, (int)gridDim.z, rps, z);
+    if (z >= sp.S) return;
+    const int r0 = sp.r0, r1 = sp.r1 - r0 > ATT_PW_ROWS ? r0 + ATT_PW_ROWS : sp.r1;
     const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL;
     const size_t stride = (size_t)n_head_kv * HD;
     const int per = 2 * LINES; /* lines a row: K's, then V's */
@@ -459,7 +465,8 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     static_assert(!PF || Q8, "the prefetch ring: over a Q8_0 cache only");
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH], sm_f[ATT_MAX_WARPS][QH];
     pdl_trigger();
-    if (!Q8 && (cfg & ATT_CFG_PW)) att_prefetch_rows<HD, PG>(kc, vc, n, pos, n_head_kv, n_chunk, rps, bt, bt_off, lbs, win);
+    if (!Q8 && (cfg & ATT_CFG_PW))
+        att_prefetch_rows<HD, PG>(kc, vc, n, pos, n_head_kv, n_chunk, rps, bt, bt_off, lbs, win);
     pdl_wait();
 
     const int t = n - 1 - (int)blockIdx.x; /* longest rows first */
@@ -470,12 +477,12 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, NWP = blockDim.x >> 5, NV = cfg & ATT_CFG_NV;
     /* SZ: the grid's splits (the workspace's stride); S: this token's (att_active_splits). A CTA past S has
      * no rows (CTA-uniform exit, after its PDL wait) */
-    /* the token's keys [j0, pos]: n_kv of them (all but under a sliding window) */
-    const int jw = att_first(pos[t], win), n_kv = pos[t] + 1 - jw, SZ = (int)gridDim.z;
-    const int S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
+    const int SZ = (int)gridDim.z, z = (int)blockIdx.z;
+    const att_span sp = att_span_of(pos[t], win, SZ, rps, z);
+    const int S = sp.S;
     if (z >= S) return;
-    /* this CTA's rows (v2 split z of S; the whole range when S = 1), logical; tb: the token's block table */
-    const int r0 = jw + (int)((int64_t)n_kv * z / S), r1 = jw + (int)((int64_t)n_kv * (z + 1) / S);
+    /* this CTA's rows (v2 split z of S), logical; tb: the token's block table */
+    const int r0 = sp.r0, r1 = sp.r1;
     const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL;
     const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
     const uint16_t *kb = (const uint16_t *)kc + (size_t)hk * HD + lane * EPL;

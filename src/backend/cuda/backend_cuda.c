@@ -509,11 +509,12 @@ static int hm_all(const tern_model *m, int n_tp) {
 
 /* The f16 order's weights (issue 26): an engine in the f16 order on one GPU converts the matrices its passes read from
  * rows to the tiled layout (TCU_TYPE_Q4_0T, Q8_0T, Q4_KT, Q6_KT; tcu_hm_tile: a 64-row tile's 4-block step one
- * contiguous chunk), which gemm_hmma.cu's tiled arms and the prefill's tcu_dequant_f16 read; the rows are freed. The same bits as the
- * rows (gpu_batch's tiled check); docs/ledger.md 2026-12-04 "the f16 order over the tiled layout in the engine". Every
- * layer matrix and the head, not the token embeddings (a row lookup) nor a head tied to them (the f16 order reads
- * rows too); a fused q|k|v or gate|up with a part starting off a 64-row boundary keeps its rows. Once per model (its
- * engines share the weights; an engine in another order or over several GPUs is refused on it afterwards).
+ * contiguous chunk), which gemm_hmma.cu's tiled arms and the prefill's tcu_dequant_f16 read; the rows are freed. The
+ * same bits as the rows (gpu_batch's tiled check); docs/ledger.md 2026-12-04 "the f16 order over the tiled layout in
+ * the engine". Every layer matrix and the head, not the token embeddings (a row lookup) nor a head tied to them (the
+ * f16 order reads rows too); a fused q|k|v or gate|up with a part starting off a 64-row boundary keeps its rows. Once
+ * per model (its engines share the weights; an engine in another order or over several GPUs is refused on it
+ * afterwards).
  * cuda_hm_tiling_set(0), a test hook, keeps the rows. 0 or -1 (the error set; the weights stay usable). */
 static int g_hm_tiling = 1;
 void cuda_hm_tiling_set(int on) { g_hm_tiling = on != 0; }

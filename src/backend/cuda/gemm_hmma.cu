@@ -716,17 +716,17 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
 /* Arm 11 (the tiled layout): the f16 order by warps (issue 26; Q4_K's passes of 2..4 tokens). Each warp runs its 16
  * rows' chains alone with mma.sync m16n8k16, NT of them a slab (one per 8 columns): the A fragments are arm 6's (the
  * same loads and dequantization), the B fragments 32-bit loads of x from global memory (L1; a step's 128 values of a
- * column are 256 contiguous bytes), no shared memory and no barrier in the loop; the warp keeps its next D steps' weights in registers
- * (D 4 for the 4-bit types, 2 for Q8_0 and Q6_K: a step's words are twice as many; D 8 spilled 160-240 bytes at one
- * column under the 128-register cap, D 2 (arm 12, deleted) summed level with D 4 in the sweep). mma.sync m16n8k16 gives
- * wgmma m64nNk16's bits for the same fragments (dev/cuda/mma_bits.cu, docs/ledger.md 2026-12-06 "does mma.sync give
- * wgmma's bits?"), so each output is the same chain of 16-deep MMAs over the same K segments as every other arm's, from
- * +0: the same bits (gpu_hmma's memcmp against the one-column call). The grid, the 128-thread CTA of 64 rows and the
- * epilogue are arm 10's. Built for one column, where arm 10 waits on each step's copy and barrier (ledger 2026-12-05
- * "what bounds the f16 order at one column"): there it lost (H100 sweep: Q4_0 gate|up 33.8 against 29.0 us; the engine
- * at B = 1 -8.4% on Q4_0, -1.7% on Q4_K), and at 8 columns, where every lane loads x (16 LDG a step), it lost more; it
- * won in the engine on Q4_K at 2..4 columns only (ledger 2026-12-06 "the f16 order by warps"). <= 128 registers (4
- * CTAs an SM: gate|up's 448 tiles and down's 512 CTAs in one wave). */
+ * column are 256 contiguous bytes), no shared memory and no barrier in the loop; the warp keeps its next D steps'
+ * weights in registers (D 4 for the 4-bit types, 2 for Q8_0 and Q6_K: a step's words are twice as many; D 8 spilled
+ * 160-240 bytes at one column under the 128-register cap, D 2 (arm 12, deleted) summed level with D 4 in the sweep).
+ * mma.sync m16n8k16 gives wgmma m64nNk16's bits for the same fragments (dev/cuda/mma_bits.cu, docs/ledger.md 2026-12-06
+ * "does mma.sync give wgmma's bits?"), so each output is the same chain of 16-deep MMAs over the same K segments as
+ * every other arm's, from +0: the same bits (gpu_hmma's memcmp against the one-column call). The grid, the 128-thread
+ * CTA of 64 rows and the epilogue are arm 10's. Built for one column, where arm 10 waits on each step's copy and
+ * barrier (ledger 2026-12-05 "what bounds the f16 order at one column"): there it lost (H100 sweep: Q4_0 gate|up 33.8
+ * against 29.0 us; the engine at B = 1 -8.4% on Q4_0, -1.7% on Q4_K), and at 8 columns, where every lane loads x (16
+ * LDG a step), it lost more; it won in the engine on Q4_K at 2..4 columns only (ledger 2026-12-06 "the f16 order by
+ * warps"). <= 128 registers (4 CTAs an SM: gate|up's 448 tiles and down's 512 CTAs in one wave). */
 template <int T, int NT, int D0>
 __global__ void __launch_bounds__(128, 4)
 gemm_hp_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__restrict__ x, int m, const hm_out yo,
