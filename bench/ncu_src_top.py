@@ -6,8 +6,8 @@
 FILE: `ncu -i REPORT.ncu-rep --page source --csv --print-source sass` (one block a kernel: a "Kernel Name" line, a
 header with "Address", "Source", "Warp Stall Sampling (All Samples)", ..., then a row an SASS instruction). For each
 kernel: its warp-stall samples, the TOP (default 15) instructions by samples (offset from the kernel's first address,
-the SASS, samples, share, executions), and the TOP opcodes by samples (the SASS's first word after a predicate) and
-the rest. Used by bench/gpu_check.sh attprof; the method of bench/gpu/s37-hb1 (docs/ledger.md 2026-12-05 "what bounds the
+the SASS, samples, share, executions), the TOP opcodes by samples (the SASS's first word after a predicate) and
+the rest, and the ten largest stall reasons (ncu's stall_* columns). Used by bench/gpu_check.sh attprof; the method of bench/gpu/s37-hb1 (docs/ledger.md 2026-12-05 "what bounds the
 f16 order at one column").
 """
 import csv
@@ -95,6 +95,18 @@ def main():
         rest = sum(s for _, s in ranked[top:])
         if rest:
             print(f"| the other {len(ranked) - top} | {rest:.0f} | {100 * rest / total:.1f}% |")
+        # the samples by stall reason (ncu's stall_* columns, all samples), summed over the kernel's instructions
+        cols = [(i, h[len("stall_"):]) for i, h in enumerate(head) if h.startswith("stall_") and "(Not Issued)" not in h]
+        if cols:
+            why = defaultdict(float)
+            for r in body:
+                for i, h in cols:
+                    if len(r) > i:
+                        why[h] += num(r[i])
+            print("\n| stall reason | samples | share |\n|---|---:|---:|")
+            for h, s in sorted(why.items(), key=lambda x: -x[1])[:10]:
+                if s:
+                    print(f"| {h} | {s:.0f} | {100 * s / total:.1f}% |")
         print()
     if not found:
         sys.exit(f"ncu_src_top: no kernel block in {path}")

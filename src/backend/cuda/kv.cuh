@@ -11,7 +11,7 @@ static __device__ __forceinline__ int kv_row(const int32_t *__restrict__ tb, int
     return tb ? (tb[j >> lbs] << lbs) | (j & ((1 << lbs) - 1)) : j;
 }
 /* Token t's table: bt + bt_off[t] (bt_off NULL: every token's is bt; bt NULL: the identity). Read after the PDL wait
- * (pdl.cuh: tables are a call's input, like pos; the arm TERN_ATT_PW reads them before it, pdl.cuh says why). */
+ * (pdl.cuh: tables are a call's input, like pos). */
 static __device__ __forceinline__ const int32_t *kv_table(const int32_t *bt, const int32_t *__restrict__ bt_off, int t) {
     return bt && bt_off ? bt + bt_off[t] : bt;
 }

@@ -7,12 +7,8 @@
  * an earlier kernel wrote and before it writes anything (griddepcontrol.wait returns when the previous grid
  * has completed and its memory is visible; since that grid waited too, every earlier kernel is complete).
  * Only constant data (weights) may be touched before pdl_wait(): the GEMV prefetches its first rows into L2
- * there, so the weight stream starts while the previous kernel drains. One exception, the arm TERN_ATT_PW
- * (attention.cu att_prefetch_rows): a pass's inputs (pos, slot, bt_off, bt: exec.c run copies them before the
- * pass's first kernel, and no kernel of a pass writes them; keep it so) may be read there too, and any address
- * may be prefetched into L2 (prefetch.global.L2 fills no L1 line, so nothing read after the wait is stale).
- * Kernels launched the plain way are unaffected (pdl_wait/pdl_trigger are no-ops without the launch attribute,
- * and below sm_90). */
+ * there, so the weight stream starts while the previous kernel drains. Kernels launched the plain way are
+ * unaffected (pdl_wait/pdl_trigger are no-ops without the launch attribute, and below sm_90). */
 #ifndef TERN_CUDA_PDL_CUH
 #define TERN_CUDA_PDL_CUH
 #include <cuda_runtime.h>
