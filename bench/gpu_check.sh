@@ -32,7 +32,7 @@
 #   sass (not in the default list): bench/sass_loops.py's loops (instruction counts, opcode histograms) of the functions
 #   of SASS_OBJ (default gemm_hmma.o) matching SASS_KERNEL (default gemm_hb_kILi1ELi2E), $OUT/sass.{md,txt}
 #   envab (not in the default list): environment arms A/B'd by tern bench --parallel ENVAB_B on the synthetic Llama-3-8B
-#   of ENVAB_TYPES, ENVAB_ARMS (default "TERN_ATT_RING=0 TERN_ATT_RING=1"), ENVAB_ROUNDS rounds interleaved ($OUT/envab.md)
+#   of ENVAB_TYPES, ENVAB_ARMS (default "TERN_GEMV_CHUNK=2 TERN_GEMV_CHUNK=1": the f16 order against the chunk order), ENVAB_ROUNDS rounds interleaved ($OUT/envab.md)
 #   attprof (not in the default list): where the decode attention's warps wait: ncu's source counters of one
 #   attention_split_kernel launch in a B = ATTPROF_B ("64 1") step of the synthetic Llama-3-8B Q4_0 (ATTPROF_ENV added),
 #   bench/ncu_src_top.py's instructions and opcodes by warp-stall samples ($OUT/attprof.md)
@@ -350,11 +350,11 @@ for s in $steps; do
       "$(grep -c 'warp-stall samples' "$OUT/attprof.md") kernels in attprof.md" ;;
   envab) # (not in the default list) an A/B of environment arms: tern bench --parallel ENVAB_B (1,4,16,64) -p 512 -n 128 on
     # the synthetic Llama-3-8B of each of ENVAB_TYPES (q4_0), once under each of ENVAB_ARMS (space-separated, each
-    # comma-separated NAME=VALUE pairs; default "TERN_ATT_RING=0 TERN_ATT_RING=1"), ENVAB_ROUNDS (2) rounds interleaved, the
+    # comma-separated NAME=VALUE pairs; default "TERN_GEMV_CHUNK=2 TERN_GEMV_CHUNK=1"), ENVAB_ROUNDS (2) rounds interleaved, the
     # second in reverse arm order; rows of S_PP / S_TG in $OUT/envab.md, receipts $OUT/envab-TYPE-I-rROUND.json (I: the
     # arm's index in ENVAB_ARMS)
     : >"$OUT/envab.md"
-    arms=(${ENVAB_ARMS:-TERN_ATT_RING=0 TERN_ATT_RING=1})
+    arms=(${ENVAB_ARMS:-TERN_GEMV_CHUNK=2 TERN_GEMV_CHUNK=1})
     for ty in ${ENVAB_TYPES:-q4_0}; do
       f=$(synth llama3-8b "$ty" 32)
       for r in $(seq 1 "${ENVAB_ROUNDS:-2}"); do

@@ -175,8 +175,6 @@ static void cli_config_from_env(void) {
         if (c.att_warps && c.att_warps != 4 && c.att_warps != 8 && c.att_warps != 16)
             cli_die("TERN_ATT_WARPS=%s: expected 0 (the rule), 4, 8 or 16", aw);
     }
-    const char *ar = getenv("TERN_ATT_RING"); /* bits: 1 the f16 K/V ring, 2 the merge's exps a thread each */
-    if (ar && *ar) c.att_ring = (int)cli_parse_long("TERN_ATT_RING", ar, 0, 3);
     const char *tlp = getenv("TERN_TIMELINE"); /* a file: every kernel's device times (CUPTI), bench/timeline.py */
     if (tlp && *tlp && tern_cuda_timeline(tlp, getenv("TERN_CUPTI_LIB")) != 0) cli_die("%s", tern_last_error());
     const char *pm = getenv("TERN_PDL_MAX");

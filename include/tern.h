@@ -19,7 +19,7 @@ typedef struct tern_sampler tern_sampler;
 
 /* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
  * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
- * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS, TERN_ATT_RING, TERN_PDL_MAX and
+ * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS, TERN_PDL_MAX and
  * TERN_HM_WARPS onto this table (docs/measuring.md). Set it before creating engines. */
 typedef struct {
     int simd_scalar;      /* 1: the scalar CPU kernels (bit-identical to AVX2; the arm that checks it) */
@@ -40,10 +40,6 @@ typedef struct {
                            * another value makes the earlier engines' passes fail (their bits would change) */
     int att_warps;        /* CUDA decode attention: physical warps a CTA, 4, 8 or 16 (0: the rule by the grid); the
                            * bits do not depend on it (16 virtual warps). An arm under measurement */
-    int att_ring;         /* CUDA split attention, bits: 1 = over an f16 cache a decode warp's next K/V rows are
-                           * copied into a shared-memory ring while it computes (attention.cu PF); 2 = the CTA's
-                           * merge takes its exps a thread each (ATT_CFG_PM). No bit depends on it. Arms under
-                           * measurement */
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
                            * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm
                            * under measurement; process-wide, read when an engine is made */

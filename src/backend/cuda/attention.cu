@@ -87,13 +87,6 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
 /* attention_split_kernel's cfg argument: the virtual warps NV (8 or 16), which fix the bits; the CTA's physical warps
  * (blockDim) only run them */
 #define ATT_CFG_NV 31
-/* cfg bit, read by the launcher only: an f16-cache decode launch takes the K/V prefetch ring (PF; tcu_attention_ring_set,
- * an arm under measurement) */
-#define ATT_CFG_RING 32
-/* cfg bit: the CTA's merge computes each (virtual warp, head)'s e^(m - M) on a thread of its own before thread g sums
- * the terms in warp order (the same operations and order as one thread's loop; an arm under measurement, with
- * ATT_CFG_RING in tcu_attention_ring_set's bits) */
-#define ATT_CFG_PM 64
 /* Keys a split of the decode attention (att_active_splits): one split per 256 keys of a token's position, at
  * most the grid's count. H200, Llama-3-8B Q4_0 (docs/ledger.md "the split count follows the token's depth"):
  * tg128 in an 8192-position context +6.7% over every split of the grid, depth 1024 neutral, depth 8192 -0.7%. */
@@ -426,8 +419,8 @@ static __device__ __forceinline__ att_span att_span_of(int p, int win, int SZ, i
     return {S, jw + (int)((int64_t)n_kv * z / S), jw + (int)((int64_t)n_kv * (z + 1) / S)};
 }
 
-/* PF = 1: the K/V prefetch ring (over a Q8_0 cache; over f16 it lost at one token, docs/ledger.md, and is the arm
- * ATT_CFG_RING in decode launches). PG = 1: rows through
+/* PF = 1: the K/V prefetch ring (over a Q8_0 cache only: over f16 it lost, docs/ledger.md 2026-11-30 at one token and
+ * 2026-12-06 "the decode attention's merge by (virtual warp, head)" at 64). PG = 1: rows through
  * block tables (kv.cuh), PG = 0 the identity (bt unused): an instantiation of its own, since a table lookup on every
  * row's address cost the f16 kernel 13% at depth 32768 (H200, 16 splits: 56.7 vs 48.8-50.9 us) even with bt NULL. */
 template <int EPL, int QH, int Q8, int PF, int PG>
@@ -439,6 +432,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                        size_t plane, int rps, const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off,
                        int lbs, int win, int cfg) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? ATT_Q8_U : att_batch<EPL>::U;
+    static_assert(!PF || Q8, "the prefetch ring: over a Q8_0 cache only");
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH], sm_f[ATT_MAX_WARPS][QH];
     pdl_trigger();
     pdl_wait();
@@ -498,26 +492,14 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
             for (int u = 0; u < U; u++)
                 if (jb + u < r1) {
                     const size_t row = (size_t)(PG ? kv_row(tb, lbs, jb + u) : jb + u);
-                    if constexpr (Q8) {
-                        att_cp<KB>(pfs(st, 0, u, KB), kb8 + row * stride);
-                        att_cp<KB>(pfs(st, 1, u, KB), vb8 + row * stride);
-                        att_cp<4>(pfs(st, 2, u, 4), (const void *)((uintptr_t)(ks + row * sstride + soff) & ~(uintptr_t)3));
-                        att_cp<4>(pfs(st, 3, u, 4), (const void *)((uintptr_t)(vs + row * sstride + soff) & ~(uintptr_t)3));
-                    } else {
-                        att_cp<KB>(pfs(st, 0, u, KB), kb + row * stride);
-                        att_cp<KB>(pfs(st, 1, u, KB), vb + row * stride);
-                    }
+                    att_cp<KB>(pfs(st, 0, u, KB), kb8 + row * stride);
+                    att_cp<KB>(pfs(st, 1, u, KB), vb8 + row * stride);
+                    att_cp<4>(pfs(st, 2, u, 4), (const void *)((uintptr_t)(ks + row * sstride + soff) & ~(uintptr_t)3));
+                    att_cp<4>(pfs(st, 3, u, 4), (const void *)((uintptr_t)(vs + row * sstride + soff) & ~(uintptr_t)3));
                 }
             att_commit();
         }
     };
-    /* PF: the ring runs through the physical warp's items in order (virtual warp v's batches, then v + NWP's), so the
-     * copy of the next virtual warp's first batch is in flight while v's last one is computed; st: the stage of the
-     * item being computed */
-    int st = 0;
-    if constexpr (PF) {
-        if (r0 + w * U < r1) issue(r0 + w * U, 0);
-    }
     for (int v = w; v < NV; v += NWP) {
     float acc[QH][EPL], m[QH], l[QH];
 #pragma unroll
@@ -528,16 +510,19 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         l[g] = 0.0f;
     }
     float mL = -INFINITY, lL = 0.0f;
+    int st = 0;
+    if constexpr (PF) {
+        if (r0 + v * U < r1) issue(r0 + v * U, 0);
+    }
     /* PG, the register path: a table load a row before its K/V loads. Measured (H200, 32/8 heads hd 128, one token, 16
      * splits): 60 us at depth 32767 with pages of 16 or 128 rows against the identity's 50; the two pages of a batch
      * loaded a batch ahead instead ran 92 us (not understood; no spills). The lever left: fewer dependent loads a
      * batch (a lane a row and shuffles), or the Q8_0 kernels' cp.async ring. */
     for (int j0 = r0 + v * U; j0 < r1; j0 += NV * U, st ^= 1) { /* warp-uniform: row j0 is visible */
         typename att_kv<EPL, Q8>::raw kr[U], vr[U];
-        if constexpr (PF) { /* the next item: v's next batch, else the first of virtual warp v + NWP (none past r1) */
-            const int jn = j0 + NV * U < r1 ? j0 + NV * U : v + NWP < NV ? r0 + (v + NWP) * U : r1;
-            if (jn < r1) {
-                issue(jn, st ^ 1);
+        if constexpr (PF) {
+            if (j0 + NV * U < r1) {
+                issue(j0 + NV * U, st ^ 1);
                 att_wait<1>();
             } else {
                 att_wait<0>();
@@ -625,29 +610,22 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     /* combine the virtual warps' (m, l, acc) in a fixed order: each head's (M, L) by thread g, in warp order (max, then
      * the sum of l e^(m - M), empty warps skipped); with S > 1 splits also to the workspace slot of the merge */
     const int h0 = hk * G + c * QH, n_real = G - c * QH < QH ? G - c * QH : QH; /* the CTA's first head, real heads */
-    const int pm = cfg & ATT_CFG_PM;
-    if (pm) { /* the arm ATT_CFG_PM: e^(m_v - M) of each (virtual warp, head) by a thread of its own, M by the same fold */
-        for (int i = (int)threadIdx.x; i < NV * QH; i += (int)blockDim.x) {
-            const int vv = i / QH, g = i % QH;
-            float M = -INFINITY;
-            for (int k = 0; k < NV; k++) M = fmaxf(M, sm_m[k][g]);
-            sm_f[vv][g] = sm_m[vv][g] == -INFINITY ? 0.0f : expf(sm_m[vv][g] - M);
-            if (vv == 0) sm_ML[0][g] = M;
-        }
-        __syncthreads();
+    /* e^(m_v - M) of each (virtual warp, head) on a thread of its own (M by every such thread, the same fold), then
+     * thread g sums the terms l_v e^(m_v - M) in warp order; four threads with NV serial exps each had held the CTA at
+     * a barrier (docs/ledger.md 2026-12-06 "the decode attention's merge by (virtual warp, head)": the same bits) */
+    for (int i = (int)threadIdx.x; i < NV * QH; i += (int)blockDim.x) {
+        const int vv = i / QH, g = i % QH;
+        float M = -INFINITY;
+        for (int k = 0; k < NV; k++) M = fmaxf(M, sm_m[k][g]);
+        sm_f[vv][g] = sm_m[vv][g] == -INFINITY ? 0.0f : expf(sm_m[vv][g] - M);
+        if (vv == 0) sm_ML[0][g] = M;
     }
+    __syncthreads();
     if ((int)threadIdx.x < QH) {
         const int g = (int)threadIdx.x;
-        float M = -INFINITY, L = 0.0f;
-        if (pm) { /* the same terms in the same order, their exps from sm_f */
-            M = sm_ML[0][g];
-            for (int i = 0; i < NV; i++) L = __fadd_rn(L, sm_m[i][g] == -INFINITY ? 0.0f : __fmul_rn(sm_l[i][g], sm_f[i][g]));
-        } else {
-            for (int i = 0; i < NV; i++) M = fmaxf(M, sm_m[i][g]);
-            for (int i = 0; i < NV; i++)
-                L = __fadd_rn(L, sm_m[i][g] == -INFINITY ? 0.0f : __fmul_rn(sm_l[i][g], expf(sm_m[i][g] - M)));
-        }
-        sm_ML[0][g] = M;
+        const float M = sm_ML[0][g];
+        float L = 0.0f;
+        for (int i = 0; i < NV; i++) L = __fadd_rn(L, sm_m[i][g] == -INFINITY ? 0.0f : __fmul_rn(sm_l[i][g], sm_f[i][g]));
         sm_ML[1][g] = L;
         if (S > 1 && g < n_real) {
             float *ml = ws + (size_t)n * n_head * SZ * HD;
@@ -657,13 +635,12 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         }
     }
     __syncthreads();
-    /* each virtual warp's factor e^(m_v - M) (/ L when S = 1: the output itself), once a (warp, head); under
-     * ATT_CFG_PM the exp is sm_f's (the same value) */
+    /* each virtual warp's factor e^(m_v - M) (att_warp_factor's, the exp from sm_f: / L when S = 1, the output itself; 0
+     * for an empty warp), once a (warp, head) */
     for (int i = (int)threadIdx.x; i < NV * QH; i += (int)blockDim.x) {
         const int vv = i / QH, g = i % QH;
-        const float mg = sm_m[vv][g], L = sm_ML[1][g];
-        sm_f[vv][g] = !pm ? att_warp_factor(mg, sm_ML[0][g], L, S)
-                          : mg == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? sm_f[vv][g] : sm_f[vv][g] / L;
+        const float L = sm_ML[1][g];
+        sm_f[vv][g] = sm_m[vv][g] == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? sm_f[vv][g] : sm_f[vv][g] / L;
     }
     __syncthreads();
     /* element (g, d): slot s = acc_s f_s + acc_{s+8} f_{s+8} (NV = 16), the slots summed in order s = 0..7; a warp's
@@ -1014,7 +991,7 @@ typedef struct {
     const int32_t *bt, *bt_off;
     int lbs, win; /* win: the sliding window (keys a query sees), 0 none */
     int rps;      /* keys a split: att_split_launch reads tcu_attention_rps() once for the kernel and the combine */
-    int cfg;      /* attention_split_kernel's virtual warps (ATT_CFG_NV) and arm bits (ATT_CFG_RING, ATT_CFG_PM) */
+    int cfg;      /* attention_split_kernel's virtual warps (ATT_CFG_NV) */
 } att_pages;
 static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, cudaStream_t st, const float *q,
                          const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
@@ -1088,7 +1065,7 @@ extern "C" int tcu_attention_q8_wide(int n_head, int n_head_kv, int hd) {
 
 /* The transposing kernel for (E, QH, Q8); over a Q8_0 cache with the K/V prefetch ring where att_pf::ok (the same
  * bits as plain loads; interleaved tg64, docs/ledger.md: Q8_0 cache +3.7% at depth 32768, +0.5% at 8192; over f16
- * -0.8% / -1.1%, so not there), over an f16 cache in the decode launches of the arm ATT_CFG_RING. */
+ * -0.8% / -1.1%, so not there). */
 template <int E, int QH, int Q8>
 static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc, const void *vc,
                           const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg, int n_head,
@@ -1098,17 +1075,15 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
      * opt-in asked once a kernel and device for the most any call asks (16 rings, 16 virtual warps) */
     const size_t vacc = (size_t)(pg.cfg & ATT_CFG_NV) * QH * E * 32 * sizeof(float);
     const size_t vmax = (size_t)ATT_MAX_WARPS * QH * E * 32 * sizeof(float);
-    if constexpr (att_pf<E, Q8>::ok) {
-        if (Q8 || (pg.cfg & ATT_CFG_RING)) {
-            att_kernel_fn kf = paged ? attention_split_kernel<E, QH, Q8, 1, 1> : attention_split_kernel<E, QH, Q8, 1, 0>;
-            /* a device that refuses the opt-in (99 KiB a block on sm_86/sm_89) runs the plain loads, whose bits are
-             * the same */
-            static unsigned ok_dev[2], no_dev[2];
-            if (att_smem_optin(kf, ATT_MAX_WARPS * att_pf<E, Q8>::WARP + vmax, &ok_dev[paged], &no_dev[paged])) {
-                att_launch_s(kf, (size_t)(block.x / 32) * att_pf<E, Q8>::WARP + vacc, grid, block, st, q, kc, vc, ks, vs,
-                             n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
-                return;
-            }
+    if constexpr (Q8 && att_pf<E, Q8>::ok) {
+        att_kernel_fn kf = paged ? attention_split_kernel<E, QH, Q8, 1, 1> : attention_split_kernel<E, QH, Q8, 1, 0>;
+        /* a device that refuses the opt-in (99 KiB a block on sm_86/sm_89) runs the plain loads, whose bits are the
+         * same */
+        static unsigned ok_dev[2], no_dev[2];
+        if (att_smem_optin(kf, ATT_MAX_WARPS * att_pf<E, Q8>::WARP + vmax, &ok_dev[paged], &no_dev[paged])) {
+            att_launch_s(kf, (size_t)(block.x / 32) * att_pf<E, Q8>::WARP + vacc, grid, block, st, q, kc, vc, ks, vs, n,
+                         pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
+            return;
         }
     }
     att_kernel_fn kf = paged ? attention_split_kernel<E, QH, Q8, 0, 1> : attention_split_kernel<E, QH, Q8, 0, 0>;
@@ -1149,10 +1124,6 @@ static int att_sms(void) {
     }
     return __atomic_load_n(&sms[dev], __ATOMIC_RELAXED);
 }
-/* The arm ATT_CFG_RING (tcu_attention_ring_set) */
-static int g_att_ring = 0;
-extern "C" void tcu_attention_ring_set(int on) { __atomic_store_n(&g_att_ring, on & 3, __ATOMIC_RELAXED); }
-extern "C" int tcu_attention_ring(void) { return __atomic_load_n(&g_att_ring, __ATOMIC_RELAXED); }
 static int g_att_warps = 0;
 extern "C" void tcu_attention_warps_set(int warps) {
     __atomic_store_n(&g_att_warps, warps == 4 || warps == 8 || warps == 16 ? warps : 0, __ATOMIC_RELAXED);
@@ -1181,7 +1152,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
      * gets the bits of its own decode step */
     const int nv = dec ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS;
     const dim3 block(32 * (dec ? att_phys_warps(n * n_head_kv * n_chunk * S) : ATT_PREFILL_WARPS));
-    pg.cfg = nv | (dec && !ks && (tcu_attention_ring() & 1) ? ATT_CFG_RING : 0) | (tcu_attention_ring() & 2 ? ATT_CFG_PM : 0);
+    pg.cfg = nv;
     size_t smem = 0;
     att_kernel_fn v5 = ks && dec && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, pg.bt != NULL, &smem) : NULL;
     if (v5) {

@@ -1035,7 +1035,6 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     tcu_gemv_order_set(ord); /* process-wide (tcu.h): an engine made with the other order refuses its passes (exec.c) */
     tcu_attention_rps_set(tern_cfg()->att_rps); /* process-wide too (TERN_ATT_RPS): another value refuses passes (exec.c) */
     tcu_attention_warps_set(tern_cfg()->att_warps); /* no bit depends on it */
-    tcu_attention_ring_set(tern_cfg()->att_ring);    /* nor on this */
     return &be->base;
 }
 

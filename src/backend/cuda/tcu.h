@@ -417,13 +417,6 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
  * CTAs). No bit depends on it: the 16 virtual warps fix which rows each sums and the order of their merge. */
 void tcu_attention_warps_set(int warps);
-/* Two arms of the split attention kernel, as bits (0, the default: neither): 1, the decode attention over an f16 cache
- * copies each warp's next batch of K/V rows into a shared-memory ring while it computes the current one (attention.cu
- * PF, running on through a physical warp's virtual warps); 2, the CTA's merge computes each (virtual warp, head)'s exp
- * on a thread of its own (ATT_CFG_PM). No bit depends on either; arms under measurement, process-wide like
- * tcu_attention_warps_set (the backend sets it from tern_config.att_ring). */
-void tcu_attention_ring_set(int on);
-int tcu_attention_ring(void);
 /* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_rows, n_head_kv, hd) int8 and
  * ks, vs (n_rows, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
  * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; the same bits for a
