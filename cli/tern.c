@@ -157,8 +157,7 @@ static void cli_config_from_env(void) {
         {"TERN_MATMUL_REF", offsetof(tern_config, matmul_ref)},
         {"TERN_TRACE", offsetof(tern_config, trace)},
         {"TERN_CUDA_GRAPH", offsetof(tern_config, cuda_graph)},
-        {"TERN_CUDA_TIMING", offsetof(tern_config, cuda_timing)},
-        {"TERN_HM_WARPS", offsetof(tern_config, hm_warps)}};
+        {"TERN_CUDA_TIMING", offsetof(tern_config, cuda_timing)}};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
         const char *v = getenv(flags[i].name);
         if (!v || !*v) continue;
@@ -169,6 +168,8 @@ static void cli_config_from_env(void) {
     if (gc && *gc) c.gemv_chunk = (int)cli_parse_long("TERN_GEMV_CHUNK", gc, 0, 2);
     const char *rps = getenv("TERN_ATT_RPS");
     if (rps && *rps) c.att_rps = (int)cli_parse_long("TERN_ATT_RPS", rps, 16, 4096);
+    const char *one = getenv("TERN_ATT_ONE");
+    if (one && *one) c.att_one = (int)cli_parse_long("TERN_ATT_ONE", one, 0, 65536);
     const char *aw = getenv("TERN_ATT_WARPS");
     if (aw && *aw) {
         c.att_warps = (int)cli_parse_long("TERN_ATT_WARPS", aw, 0, 16);

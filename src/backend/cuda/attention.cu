@@ -96,7 +96,14 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
  * contexts use 1 split of 256 keys: 8 CTAs for Llama-3-8B's 8 KV heads, ncu 7.3 us a layer at ~64 positions
  * (bench/gpu/s18-9363872/stepprof-chunk0). */
 static int g_att_rps = TCU_ATT_RPS;
-extern "C" int tcu_attention_rps_norm(int rps) { return rps <= 0 ? TCU_ATT_RPS : rps < 16 ? 16 : rps > 4096 ? 4096 : rps; }
+extern "C" int tcu_attention_rps_norm(int rps) {
+    const int r = rps & 0xFFFF, hi = rps & ~0xFFFF; /* keys a split; the one-split bound (tcu_attention_rule) */
+    return (r <= 0 ? TCU_ATT_RPS : r < 16 ? 16 : r > 4096 ? 4096 : r) | hi;
+}
+extern "C" int tcu_attention_rule(int rps, int one) {
+    one = one <= 0 ? 0 : one > TCU_ATT_ONE_MAX ? TCU_ATT_ONE_MAX : one;
+    return tcu_attention_rps_norm(rps & 0xFFFF) | ((one + 63) / 64) << 16;
+}
 extern "C" void tcu_attention_rps_set(int rps) {
     __atomic_store_n(&g_att_rps, tcu_attention_rps_norm(rps), __ATOMIC_RELAXED);
 }
@@ -292,11 +299,13 @@ template <int P> __device__ __forceinline__ float att_transpose_sum(float (&v)[P
     return r;
 }
 
-/* Splits a token at n_kv keys uses out of the grid's SZ: rps > 0, one per rps keys (at least 1, at most SZ);
- * rps = 0, all SZ. A function of the token's position only, so a token gets the same bits in any call. */
+/* Splits a token at n_kv keys uses out of the grid's SZ: rps > 0 (tcu_attention_rule's packing), one where n_kv is at
+ * most the one-split bound (64 x the bits above 16; the arm TERN_ATT_ONE), else one per (rps & 0xFFFF) keys (at least
+ * 1, at most SZ); rps = 0, all SZ. A function of the token's position only, so a token gets the same bits in any call. */
 static __device__ __forceinline__ int att_active_splits(int n_kv, int SZ, int rps) {
     if (rps <= 0) return SZ;
-    const int s = (n_kv + rps - 1) / rps;
+    if (n_kv <= (rps >> 16) * 64) return 1;
+    const int r = rps & 0xFFFF, s = (n_kv + r - 1) / r;
     return s < 1 ? 1 : s > SZ ? SZ : s;
 }
 

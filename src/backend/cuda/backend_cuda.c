@@ -468,6 +468,7 @@ static void upload_job(void *arg, int ith, int nth) {
  * per engine (a graph replays it); each token uses one split per 256 keys of its own position, up to it
  * (attention.cu), so a token's bits do not depend on its pass. */
 static int att_splits_rule(int n_ctx, int rps) {
+    rps &= 0xFFFF; /* the keys a split of tcu_attention_rule's packing */
     const int s = (n_ctx + rps - 1) / rps; /* rps: tern_config.att_rps (tcu_attention_rps_norm), TCU_ATT_RPS by default */
     return s < 1 ? 1 : s > 16 ? 16 : s;
 }
@@ -895,7 +896,6 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
      * and tree), so there a pass holds one token of one sequence's run among others (batch invariance) */
     /* the GEMVs' float order (0 today's, 1 the chunk order, 2 the f16 order where every matrix has it): set process-wide
      * once this engine stands */
-    tcu_gemm_hm_warps_set(tern_cfg()->hm_warps); /* the f16 order's arm at 1..8 tokens: under measurement */
     const int ord = tern_cfg()->gemv_chunk == 2 && hm_all(m, n_tp) ? 2 : tern_cfg()->gemv_chunk ? 1 : 0;
     const int plim = n_tp > 2 ? TCU_MULTI_MAX : pass_limit(m, ord, n_tp);
     const int tile = ord == 2 && n_tp == 1 && g_hm_tiling; /* the f16 order's tiled layout: wrank_tile */
@@ -925,7 +925,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         g->kv_rows_w = p->kv_rows_w;
         g->n_layer = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
         g->pen_cap = 4096;
-        g->att_rps = tcu_attention_rps_norm(tern_cfg()->att_rps);
+        g->att_rps = tcu_attention_rule(tern_cfg()->att_rps, tern_cfg()->att_one);
         g->att_splits = att_splits_rule(p->n_ctx, g->att_rps);
         g->gemv_max = p->verify_fast ? 1 : plim;
         g->gemv_ord = ord;
@@ -1033,7 +1033,8 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         return NULL;
     }
     tcu_gemv_order_set(ord); /* process-wide (tcu.h): an engine made with the other order refuses its passes (exec.c) */
-    tcu_attention_rps_set(tern_cfg()->att_rps); /* process-wide too (TERN_ATT_RPS): another value refuses passes (exec.c) */
+    /* process-wide too (TERN_ATT_RPS, TERN_ATT_ONE): another value refuses passes (exec.c) */
+    tcu_attention_rps_set(tcu_attention_rule(tern_cfg()->att_rps, tern_cfg()->att_one));
     tcu_attention_warps_set(tern_cfg()->att_warps); /* no bit depends on it */
     return &be->base;
 }

@@ -773,8 +773,9 @@ int cuda_exec(tern_backend *be_, const tern_graph *G, const tern_ubatch *ub) {
         return -1;
     }
     if (tcu_attention_rps() != g->att_rps) { /* the same for the decode attention's splits (a token's bits) */
-        tern_set_error("the decode attention's keys a split changed under this engine (tern_config.att_rps %d here, "
-                       "another engine in this process set %d)", g->att_rps, tcu_attention_rps());
+        tern_set_error("the decode attention's keys a split changed under this engine (tern_config.att_rps %d and att_one "
+                       "%d here, another engine in this process set %d and %d)", g->att_rps & 0xFFFF, (g->att_rps >> 16) * 64,
+                       tcu_attention_rps() & 0xFFFF, (tcu_attention_rps() >> 16) * 64);
         return -1;
     }
     if (n < 1 || n > g->ubatch || ub->max_pos > g->n_ctx || ub->n_bt > g->bt_cap || ub->n_out > n ||

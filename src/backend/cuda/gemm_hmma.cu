@@ -947,9 +947,6 @@ extern "C" int tcu_gemm_hm_supported(int t, int64_t n_in) {
     return on && n_in >= blk && n_in % blk == 0 && hm_device_ok();
 }
 
-static int g_hm_warps; /* tcu_gemm_hm_warps_set */
-extern "C" void tcu_gemm_hm_warps_set(int on) { g_hm_warps = on != 0; }
-
 extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) {
     if (n_in < 32 || n_out < 1 || m_max < 1) return 0;
     const int S = hm_splits((int)(n_in / 32), n_out);
@@ -977,11 +974,10 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
     if (pick && tl && (rt == TCU_TYPE_Q8_0R || m <= 16) && rt != TCU_TYPE_Q4_0R) arm = 10;
     /* Q4_K's tiles at 2..4 columns: arm 11 (the chains by warps on mma.sync). The engine's A/B (H100, synthetic
      * Llama-3-8B Q4_K, S_TG, bench/gpu/s40-hm/warps/): B = 2 +9.3%, B = 4 +12.6% over arm 10, but B = 1 -1.7% and B = 8
-     * -5.7%; Q4_0 lost at 1 (-8.4%), 2-4 (-1%) and 8 (-20%). B = 3 unmeasured; Q8_0 and Q6_K unmeasured. The sweep had
-     * arm 11 13% behind arm 10 on Q4_K at 2 columns: not understood (docs/ledger.md 2026-12-06 "the f16 order by warps") */
+     * -5.7%; Q4_0 lost at 1 (-8.4%), 2-4 (-1%) and 8 (-20%); Q8_0 at 1..8 columns -4 to -13.5% and the Q4_K_M mix (its
+     * Q6_K tiles too) at 1 and 8 -4.4% / -7.1% (bench/gpu/s42-att/hw/). B = 3 unmeasured. The sweep had arm 11 13% behind
+     * arm 10 on Q4_K at 2 columns: not understood (docs/ledger.md 2026-12-06 "the f16 order by warps") */
     if (pick && tl && rt == TCU_TYPE_Q4_KR && m >= 2 && m <= 4) arm = 11;
-    /* tcu_gemm_hm_warps_set(1), an arm under measurement: 1..8 columns on every type's tiles by arm 11 */
-    if (pick && tl && m <= 8 && g_hm_warps) arm = 11;
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;

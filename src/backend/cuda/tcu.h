@@ -142,13 +142,16 @@ int tcu_gemm_mma_arm(int arm, int fam, int t, const void *w, size_t row_bytes, i
  * today's order. */
 int tcu_gemv_order(void);
 void tcu_gemv_order_set(int ord);
-/* The decode attention's keys a split (attention.cu att_active_splits): TCU_ATT_RPS until tcu_attention_rps_set(r),
- * which the backend calls from tern_config.att_rps when an engine is made (an arm under measurement). Process-wide;
- * each launcher call reads it once for its split kernel and its combine, and an engine made with another value refuses
- * its passes (exec.c), as with the GEMV order. tcu_attention_rps_norm: the value r stands for (0 -> TCU_ATT_RPS,
- * clamped to 16..4096). */
+/* The decode attention's split rule (attention.cu att_active_splits): TCU_ATT_RPS keys a split until
+ * tcu_attention_rps_set(r), which the backend calls from tern_config.att_rps and att_one when an engine is made (arms
+ * under measurement). Process-wide; each launcher call reads it once for its split kernel and its combine, and an engine
+ * made with another value refuses its passes (exec.c), as with the GEMV order. r packs the keys a split (its low 16
+ * bits) and the keys up to which a token takes one split, in units of 64 (the bits above: tcu_attention_rule).
+ * tcu_attention_rps_norm: the value r stands for (keys a split 0 -> TCU_ATT_RPS, clamped to 16..4096). */
 #define TCU_ATT_RPS 256
+#define TCU_ATT_ONE_MAX 65536 /* tern_config.att_one's ceiling (keys) */
 int tcu_attention_rps_norm(int rps);
+int tcu_attention_rule(int rps, int one);
 void tcu_attention_rps_set(int rps);
 int tcu_attention_rps(void);
 /* gemm_mma.cu v2: y (m, n_out) for any m >= 1, column c bit-identical to tcu_gemv_dp4a's one-column call on x_c in
@@ -236,10 +239,6 @@ static inline TCU_HD int64_t tcu_hm_pos(int64_t i) {
 }
 /* 1 when tcu_gemm_hm takes type t (Q4_0R, Q8_0R, Q4_KR and their tiles; Q6_K as Q6_KT only) at n_in on this device. */
 int tcu_gemm_hm_supported(int t, int64_t n_in);
-/* The chooser's pick (arm -1) on the tiled layouts at 1..8 columns: 1 = arm 11 for every type (the chains by warps; the
- * same bits: every arm's), an arm under measurement (tern_config.hm_warps, process-wide; the backend sets it when an
- * engine is made); 0 = the rule (arm 11 for Q4_K at 2..4 columns only). */
-void tcu_gemm_hm_warps_set(int on);
 size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 /* The K split's segment count for every shape (1..16; 0 the rule hm_splits): a measurement for gpu_hmma's sweep (a
  * count changes every output's bits), set before any call and any workspace sizing; the engine never sets it. */
