@@ -369,6 +369,7 @@ typedef struct {
     int dirty;
     const char *cpu_name;
     int swa_compact;
+    int n_ctx; /* -c: each sequence's context (0: the prompt plus the generated tokens, the least it can be) */
 } bench_par_opts;
 
 typedef struct {
@@ -416,7 +417,10 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
     for (int i = 0; i < o->n_pp; i++) max_pp = o->pp[i] > max_pp ? o->pp[i] : max_pp;
     for (int i = 0; i < o->n_tg; i++) max_tg = o->tg[i] > max_tg ? o->tg[i] : max_tg;
     tern_engine_params ep = tern_engine_default_params();
+    /* each sequence's context: -c where given (at least what a row needs), so an engine can be made as tern serve makes
+     * one (its context fixes the CUDA decode attention's grid of splits, backend_cuda.c att_splits_rule) */
     ep.ctx.n_ctx = max_pp + max_tg > 0 ? max_pp + max_tg : 1;
+    if (o->n_ctx > ep.ctx.n_ctx) ep.ctx.n_ctx = o->n_ctx;
     ep.ctx.n_threads = o->n_threads;
     ep.ctx.device = o->device;
     ep.ctx.ubatch = o->ubatch;
@@ -520,9 +524,10 @@ static int bench_parallel(tern_model *m, const bench_par_opts *o) {
         /* gemv_chunk: the order asked for (tern_config); gemv_order: the one the CUDA engine runs (null on the CPU) */
         char ord[16] = "null";
         if (on_cuda) snprintf(ord, sizeof ord, "%d", tern_cuda_order());
-        fprintf(rf, ", \"threads\": %d, \"cache_type\": \"%s\", \"kv_block_size\": %d, \"gemv_chunk\": %d, \"gemv_order\": %s},\n"
-                    "  \"model\": {\"path\": ",
-                o->n_threads, o->kv_type == TERN_CACHE_Q8_0 ? "q8_0" : "f16", bs, tern_config_get().gemv_chunk, ord);
+        fprintf(rf, ", \"threads\": %d, \"cache_type\": \"%s\", \"kv_block_size\": %d, \"gemv_chunk\": %d, \"gemv_order\": %s, "
+                    "\"n_ctx\": %d},\n  \"model\": {\"path\": ",
+                o->n_threads, o->kv_type == TERN_CACHE_Q8_0 ? "q8_0" : "f16", bs, tern_config_get().gemv_chunk, ord,
+                ep.ctx.n_ctx);
         bench_json_str(rf, o->model);
         fputs(", \"desc\": ", rf);
         bench_json_str(rf, tern_model_desc(m));
@@ -589,7 +594,7 @@ int cmd_bench(int argc, char **argv) {
     tern_device device = cli_default_device();
     int ubatch = 0, tp = 1, syn_layers = 0, ctk = TERN_CACHE_F16, ctv = TERN_CACHE_F16, swa_compact = 0;
     const char *synthetic = NULL, *syn_type = "q4_0";
-    int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0;
+    int pp[MAX_TESTS] = {512}, n_pp = 1, tg[MAX_TESTS] = {128}, n_tg = 1, reps = 5, depth = 0, n_threads = 0, ctx_size = 0;
     int vr[MAX_TESTS] = {0}, n_vr = 0, par[MAX_TESTS] = {0}, n_par = 0, block = 0;
     double read_bw = 0, peak = 0; /* 0: not given (bench_parallel picks) */
     cli_args it = cli_args_begin(argc, argv);
@@ -607,6 +612,7 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-r") || !strcmp(a, "--repetitions")) reps = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) depth = (int)cli_parse_long(a, ARG(), 0, 1 << 20);
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ctx_size = (int)cli_parse_long(a, ARG(), 0, 1 << 24);
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out_fmt = ARG();
         else if (!strcmp(a, "--receipt")) receipt = ARG();
         else if (!strcmp(a, "--device")) device = cli_parse_device(ARG());
@@ -626,7 +632,7 @@ int cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--synthetic-layers")) syn_layers = (int)cli_parse_long(a, ARG(), 1, 1000);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             puts("usage: tern bench -m MODEL [-p 512,2048] [-n 128] [-v ROWS] [-r 5] [--device cpu|cuda|auto] [-t THREADS]\n"
-                 "                  [-ub UBATCH] [--tp N] [-o md|json|jsonl|csv] [--depth D] [--receipt PATH]\n"
+                 "                  [-ub UBATCH] [--tp N] [-o md|json|jsonl|csv] [--depth D] [-c CTX] [--receipt PATH]\n"
                  "                  [--parallel B,B... [--block-size N] [--read-bw B/S] [--matrix-peak FLOP/S]]\n"
                  "                  [-ctk f16|q8_0] [-ctv f16|q8_0]   (KV cache type; q8_0: CUDA, K and V the same)\n"
                  "                  [--swa-compact]   (sliding-window layers' KV in a pool of their own; a test that\n"
@@ -643,7 +649,9 @@ int cmd_bench(int argc, char **argv) {
                  "  -p, -n: comma-separated prompt / generation lengths (0 = skip); -v: rows of a speculative verify\n"
                  "  pass (1..16; vrN: 32 tern_eval_argmax passes of N tokens at one position, t/s = rows a second,\n"
                  "  the receipt adds ms a pass); -r: timed repetitions after one\n"
-                 "  warm-up; --depth D: tokens already in the KV cache; -o md (llama-bench's table), csv, jsonl: a row\n"
+                 "  warm-up; --depth D: tokens already in the KV cache; -c CTX: each sequence's context (default and\n"
+                 "  least: depth + prompt + generated; tern serve's default is the model's, at most 4096; on CUDA it sets\n"
+                 "  the decode attention's grid of splits); -o md (llama-bench's table), csv, jsonl: a row\n"
                  "  as each test finishes; -o json: the receipt (JSON, every sample) on stdout at the end; --receipt PATH\n"
                  "  writes the receipt to PATH too (nothing is written unless asked); each tg test also gives the KV\n"
                  "  cache bytes a token reads (from the shapes; sliding-window layers read at most their window)");
@@ -708,7 +716,7 @@ int cmd_bench(int argc, char **argv) {
     const int n_vocab = tern_model_n_vocab(m);
     if (n_par) {
         const bench_par_opts po = {device, n_threads, ubatch, tp, ctk, reps, block, read_bw, peak, pp, n_pp, tg, n_tg, par,
-                                   n_par, out_fmt, receipt, model, stamp, commit, dirty, ci.name, swa_compact};
+                                   n_par, out_fmt, receipt, model, stamp, commit, dirty, ci.name, swa_compact, ctx_size};
         const int rc = bench_parallel(m, &po);
         for (int ti = 0; ti < n_tests; ti++) {
             free(tests[ti].secs);
@@ -717,7 +725,7 @@ int cmd_bench(int argc, char **argv) {
         tern_model_free(m);
         return rc;
     }
-    const int n_ctx = depth + max_len;
+    const int n_ctx = depth + max_len > ctx_size ? depth + max_len : ctx_size;
     tern_context_params cp = tern_context_default_params();
     cp.n_ctx = n_ctx;
     cp.n_threads = n_threads;
