@@ -127,6 +127,17 @@ assert json.load(open(sys.argv[2]))["device"]["gemv_chunk"] == 0
 PY
 then ok; else bad "bench --parallel gemv_chunk: rc $rc1 $rc0"; fi
 
+# -c: each sequence's context in the receipt; the least a row needs by default, and never below it
+./tern bench -m "$MODEL" --parallel 1,2 -p 4 -n 2 -r 1 -t 2 -c 100 --receipt "$T/parc.json" >/dev/null 2>&1; rc1=$?
+./tern bench -m "$MODEL" --parallel 1 -p 4 -n 2 -r 1 -t 2 -c 3 --receipt "$T/parc0.json" >/dev/null 2>&1; rc0=$?
+if [ $rc1 -eq 0 ] && [ $rc0 -eq 0 ] && python3 - "$T/parc.json" "$T/parc0.json" "$T/par1.json" <<'PY'
+import json, sys
+assert json.load(open(sys.argv[1]))["device"]["n_ctx"] == 100
+assert json.load(open(sys.argv[2]))["device"]["n_ctx"] == 6
+assert json.load(open(sys.argv[3]))["device"]["n_ctx"] == 6
+PY
+then ok; else bad "bench --parallel -c: rc $rc1 $rc0"; fi
+
 # bench --parallel's floor (issue 26), recomputed here from the preset's shapes: a 1-layer synthetic Llama-3.2-1B
 # (every matrix Q4_0, 18 bytes a block of 32; tied, so the output head is the 512-row embedding table), ceilings
 # chosen so that B = 1 is bytes-bound and B = 3 FLOPs-bound (2 x params x 3 / 1e12 > 0.5625 x params / 1e11)
@@ -206,6 +217,7 @@ expect_err "bench -r 0" -- ./tern bench -m "$MODEL" -r 0
 expect_err "bench bad -p list" -- ./tern bench -m "$MODEL" -p 8,x
 expect_err "bench bad -o" -- ./tern bench -m "$MODEL" -o xml
 expect_err "bench --parallel 0" -- ./tern bench -m "$MODEL" --parallel 0
+expect_err "bench -c -1" -- ./tern bench -m "$MODEL" --parallel 1 -c -1
 expect_err "bench --read-bw 0" -- ./tern bench -m "$MODEL" --parallel 1 --read-bw 0
 expect_err "bench --matrix-peak junk" -- ./tern bench -m "$MODEL" --parallel 1 --matrix-peak 9x
 # --synthetic (in-memory models run on CUDA only) and --tp (CUDA GPUs only): refused on the CPU, one line
