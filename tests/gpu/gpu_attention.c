@@ -929,22 +929,28 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
     CK(cudaMemcpy(d_off, off, sizeof(int32_t) * n, cudaMemcpyHostToDevice));
     float *o0 = malloc(sizeof(float) * nq), *o1 = malloc(sizeof(float) * nq);
     uint8_t *x0 = malloc(xb), *x1 = malloc(xb);
-    /* arms 0..3: 16, 8, 4 physical warps, the rule */
-    static const int arms[] = {16, 8, 4, 0};
-    double us[4] = {0};
-    for (int a = 0; a < 4; a++) {
+    /* arms 0..3: 16, 8, 4 physical warps, the rule; arm 4: the rule launching only the splits the tokens can use
+     * (TCU_ATT_FIT, exec.c's arm TERN_ATT_FIT: the deepest token's count at 256 keys a split, at most S) */
+    static const int arms[] = {16, 8, 4, 0, 0};
+    int need = 1;
+    for (int t = 0; t < n; t++) need = (pos[t] + 256) / 256 > need ? (pos[t] + 256) / 256 : need;
+    need = need < S ? need : S;
+    double us[5] = {0};
+    for (int a = 0; a < 5; a++) {
+        const int sa = a == 4 ? TCU_ATT_FIT(S, need) : S;
         tcu_attention_warps_set(arms[a]);
         for (int rep = 0; rep < 2; rep++) {
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
             CK(cudaMemset(d_xq, 0x5A, xb));
             arms_call(q8, d_q, d_k, d_v, d_ks, d_vs, n, d_pos, d_bt, d_off, lbs, n_head, n_head_kv, hd, scale, d_out, d_ws,
-                      S, d_xq);
+                      sa, d_xq);
             CK(cudaGetLastError());
             CK(cudaMemcpy(a ? o1 : o0, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(a ? x1 : x0, d_xq, xb, cudaMemcpyDeviceToHost));
             if (a) CHECK(memcmp(o0, o1, sizeof(float) * nq) == 0 && memcmp(x0, x1, xb) == 0,
-                         "attention%s warps %d call %d hd=%d heads=%d/%d n=%d pos %d+%d*t: differs from 16 warps",
-                         q8 ? " q8" : "", arms[a], rep, hd, n_head, n_head_kv, n, pos0, step);
+                         "attention%s warps %d (fit %d of %d) call %d hd=%d heads=%d/%d n=%d pos %d+%d*t: "
+                         "differs from 16 warps",
+                         q8 ? " q8" : "", arms[a], a == 4 ? need : S, S, rep, hd, n_head, n_head_kv, n, pos0, step);
             else if (rep == 0) { /* the output was NaN (0xFF bytes) before the call: every element written, finite */
                 size_t bad = 0;
                 for (size_t i = 0; i < nq; i++) bad += !isfinite(o0[i]);
@@ -960,7 +966,7 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
             for (int r = 0; r < 20; r++) {
                 CK(cudaEventRecord(e0, 0));
                 arms_call(q8, d_q, d_k, d_v, d_ks, d_vs, n, d_pos, d_bt, d_off, lbs, n_head, n_head_kv, hd, scale, d_out,
-                          d_ws, S, d_xq);
+                          d_ws, sa, d_xq);
                 CK(cudaEventRecord(e1, 0));
                 CK(cudaEventSynchronize(e1));
                 CK(cudaEventElapsedTime(&ms[r], e0, e1));
@@ -976,8 +982,8 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
         double kv = 0;
         for (int t = 0; t < n; t++) kv += (double)(pos[t] + 1) * row * (q8 ? 1.0 + 2.0 / 32 : 2.0) * 2;
         printf("decode attention%s n=%-2d pos %d+%d*t hd%d %d/%d (KV %.1f MB): warps 16 %.1f, 8 %.1f, 4 %.1f, the rule %.1f us "
-               "(%.0f GB/s)\n", q8 ? " q8" : "", n, pos0, step, hd, n_head,
-               n_head_kv, kv * 1e-6, us[0], us[1], us[2], us[3], kv / us[3] * 1e-3);
+               "(%.0f GB/s); the rule over the %d of %d splits used %.1f us\n", q8 ? " q8" : "", n, pos0, step, hd,
+               n_head, n_head_kv, kv * 1e-6, us[0], us[1], us[2], us[3], kv / us[3] * 1e-3, need, S, us[4]);
     }
     free(pos), free(bt), free(off), free(o0), free(o1), free(x0), free(x1);
     CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_k)); CK(cudaFree(d_v)); CK(cudaFree(d_xq)); CK(cudaFree(d_ws));

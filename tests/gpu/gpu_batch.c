@@ -40,9 +40,12 @@
 #include "batch_invariance.h"
 #include "tern.h"
 
+/* each sequence's context: 256, or under "fit" (TERN_ATT_FIT) 1024, a grid of 4 splits of which the passes use 1 or 2 */
+static int g_n_ctx = 256;
+
 static tern_engine_params params(tern_device dev, int n_seq, int kv_q8) {
     tern_engine_params p = tern_engine_default_params();
-    p.ctx.n_ctx = 256;
+    p.ctx.n_ctx = g_n_ctx;
     p.ctx.device = dev;
     p.ctx.cache_type_k = p.ctx.cache_type_v = kv_q8 ? TERN_CACHE_Q8_0 : TERN_CACHE_F16;
     p.n_seq_max = n_seq;
@@ -247,15 +250,18 @@ static void guard_check(tern_model *m, int which, const char *path) {
 
 int main(int argc, char **argv) {
     const int k6 = argc > 2 && !strcmp(argv[2], "f16k6"), f16 = k6 || (argc > 2 && !strcmp(argv[2], "f16"));
-    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && !f16)) {
-        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16 | f16k6]\n");
+    const int fit = argc > 3 && !strcmp(argv[3], "fit");
+    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && !f16) || (argc > 3 && !fit)) {
+        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16 | f16k6 [fit]]\n");
         return 2;
     }
     if (argc > 2) {
         tern_config c = tern_config_get();
         c.gemv_chunk = f16 ? 2 : 1;
         c.trace = 1;
+        c.att_fit = fit; /* the decode attention over the splits a pass uses, its graphs captured again as they change */
         tern_config_set(&c);
+        if (fit) g_n_ctx = 1024;
     }
     tern_model *m = tern_model_load(argv[1], 0);
     CHECK(m != NULL, "load: %s", tern_last_error());

@@ -87,6 +87,9 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
 /* attention_split_kernel's cfg argument: the virtual warps NV (8 or 16), which fix the bits; the CTA's physical warps
  * (blockDim) only run them */
 #define ATT_CFG_NV 31
+/* cfg bits 8..15: the engine's splits SZ (att_active_splits' cap and the workspace's stride), which a launch's grid.z
+ * (the splits the pass's tokens can use, tcu.h TCU_ATT_FIT) may undercut */
+#define ATT_CFG_SZ_SHIFT 8
 /* Keys a split of the decode attention (att_active_splits): one split per 256 keys of a token's position, at
  * most the grid's count. H200, Llama-3-8B Q4_0 (docs/ledger.md "the split count follows the token's depth"):
  * tg128 in an 8192-position context +6.7% over every split of the grid, depth 1024 neutral, depth 8192 -0.7%. */
@@ -452,9 +455,9 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     /* NV virtual warps (the bits: warp v's batches v, v + NV, ..., their fold), run by the CTA's NWP physical warps,
      * physical warp w taking v = w, w + NWP, ... one after the other (att_cfg) */
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, NWP = blockDim.x >> 5, NV = cfg & ATT_CFG_NV;
-    /* SZ: the grid's splits (the workspace's stride); S: this token's (att_active_splits). A CTA past S has
-     * no rows (CTA-uniform exit, after its PDL wait) */
-    const int SZ = (int)gridDim.z, z = (int)blockIdx.z;
+    /* SZ: the engine's splits (cfg; the workspace's stride, the grid's z or more); S: this token's
+     * (att_active_splits). A CTA past S has no rows (CTA-uniform exit, after its PDL wait) */
+    const int SZ = cfg >> ATT_CFG_SZ_SHIFT, z = (int)blockIdx.z;
     const att_span sp = att_span_of(pos[t], win, SZ, rps, z);
     const int S = sp.S;
     if (z >= S) return;
@@ -766,7 +769,7 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
                      int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps,
                      const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off, int lbs, int win,
                      int cfg) {
-    (void)cfg; /* the split kernel's virtual warps: not v5's */
+    /* cfg: the split kernel's virtual warps (not v5's), and the engine's splits SZ (ATT_CFG_SZ_SHIFT) */
     typedef att_q8w<HD, QH> C;
     constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
     constexpr int NV = C::NV, O0 = C::O0;
@@ -781,7 +784,7 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
     const int hk = (int)blockIdx.y / n_chunk, c = (int)blockIdx.y % n_chunk;
     const int G = n_head / n_head_kv;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, r = lane / SL, s = lane % SL;
-    const int jw = att_first(pos[t], win), n_kv = pos[t] + 1 - jw, SZ = (int)gridDim.z; /* keys [jw, pos] */
+    const int jw = att_first(pos[t], win), n_kv = pos[t] + 1 - jw, SZ = cfg >> ATT_CFG_SZ_SHIFT; /* keys [jw, pos] */
     const int S = att_active_splits(n_kv, SZ, rps), z = (int)blockIdx.z;
     if (z >= S) return;
     const int r0 = jw + (int)((int64_t)n_kv * z / S), r1 = jw + (int)((int64_t)n_kv * (z + 1) / S); /* logical rows */
@@ -1000,7 +1003,7 @@ typedef struct {
     const int32_t *bt, *bt_off;
     int lbs, win; /* win: the sliding window (keys a query sees), 0 none */
     int rps;      /* keys a split: att_split_launch reads tcu_attention_rps() once for the kernel and the combine */
-    int cfg;      /* attention_split_kernel's virtual warps (ATT_CFG_NV) */
+    int cfg;      /* attention_split_kernel's virtual warps (ATT_CFG_NV) and the engine's splits (ATT_CFG_SZ_SHIFT) */
 } att_pages;
 static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, cudaStream_t st, const float *q,
                          const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
@@ -1154,14 +1157,19 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     pg.rps = tcu_attention_rps(); /* once: the split kernel and the combine must agree */
     const size_t plane = h16 ? 0 : x16_plane_bytes(n, (int64_t)n_head * hd); /* 0: xq is f16 in the f16 order's layout */
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
-    const int S = ws && splits > 1 && dec ? (splits < ATT_MAX_SPLITS ? splits : ATT_MAX_SPLITS) : 1;
-    const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)S);
+    /* S: the engine's splits (splits' low byte), SL: the launch's (its second byte, TCU_ATT_FIT: the splits the pass's
+     * deepest token can use; 0 or more than S: S). A token's splits are att_active_splits(.., S, ..) either way, so its
+     * bits; SL only drops CTAs that would have no rows */
+    const int sq = splits & 0xFF, sl = (splits >> 8) & 0xFF;
+    const int S = ws && sq > 1 && dec ? (sq < ATT_MAX_SPLITS ? sq : ATT_MAX_SPLITS) : 1;
+    const int SL = sl >= 1 && sl < S ? sl : S;
+    const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)SL);
     /* the decode configuration (passes of up to TCU_PASS_MAX tokens): a token's keys are split over the same warps
      * and combined in the same order as in a one-token call, so a token of a batched step or of a speculative verify
      * gets the bits of its own decode step */
     const int nv = dec ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS;
-    const dim3 block(32 * (dec ? att_phys_warps(n * n_head_kv * n_chunk * S) : ATT_PREFILL_WARPS));
-    pg.cfg = nv;
+    const dim3 block(32 * (dec ? att_phys_warps(n * n_head_kv * n_chunk * SL) : ATT_PREFILL_WARPS));
+    pg.cfg = nv | S << ATT_CFG_SZ_SHIFT;
     size_t smem = 0;
     att_kernel_fn v5 = ks && dec && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, pg.bt != NULL, &smem) : NULL;
     if (v5) {
@@ -1186,7 +1194,7 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
             ATT_CASE_QH(8, 0)
         }
     }
-    if (S > 1)
+    if (SL > 1)
         PDL_LAUNCH(attention_combine_kernel, dim3((unsigned)(n * n_head)), dim3(hd < 256 ? hd : 256), 0, st,
                    (const float *)ws, n, n_head, hd, S, out, xq, plane, pos, pg.rps, pg.win);
 }

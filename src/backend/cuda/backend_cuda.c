@@ -927,6 +927,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         g->pen_cap = 4096;
         g->att_rps = tcu_attention_rule(tern_cfg()->att_rps, tern_cfg()->att_one);
         g->att_splits = att_splits_rule(p->n_ctx, g->att_rps);
+        g->att_fit = tern_cfg()->att_fit;
         g->gemv_max = p->verify_fast ? 1 : plim;
         g->gemv_ord = ord;
         g->bt_cap = pass_rows(g) * blocks_per_seq; /* a pass mixes at most exact_rows sequences */

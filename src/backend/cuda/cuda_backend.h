@@ -114,6 +114,8 @@ struct crank {
                                 * the chunk order: backend_cuda.c pass_limit; 1: verify fast) */
     int gemv_ord;              /* the GEMVs' float order this engine was made with (tcu_gemv_order: 0 today's, 1 chunk) */
     int att_rps;               /* the decode attention's keys a split this engine was made with (tcu_attention_rps) */
+    int att_fit;               /* tern_config.att_fit: a pass's decode attention launches the splits its tokens use */
+    int att_sl;                /* this pass's: exec.c att_need under att_fit, else 0 (all; tcu.h TCU_ATT_FIT) */
     uint16_t *x16, *dq, *dq1;  /* f16 GEMM input; dequantized weight tiles (slot 0, slot 1) */
     cudaEvent_t ready[2], free_[2];
     const dweight *held[2];
@@ -145,6 +147,7 @@ struct crank {
     /* CUDA graphs of passes of n <= gemv_max tokens, by (identity table, output kind, n) */
     cudaGraphExec_t gexec[2][OUT_KINDS][TCU_PASS_MAX + 1];
     unsigned char gok[2][OUT_KINDS][TCU_PASS_MAX + 1];
+    unsigned char gsl[2][OUT_KINDS][TCU_PASS_MAX + 1]; /* the att_sl a graph was captured with (its launches' splits) */
     uint64_t gtr[2][OUT_KINDS][TCU_PASS_MAX + 1][TR_N];
     int use_graph, warm, n_graphs;
     int pdl, pdl_max; /* the device has programmatic dependent launch (sm_90+); a pass sets it by its size: up to

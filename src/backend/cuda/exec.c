@@ -463,10 +463,11 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 const uint16_t *ksd = g->kv_q8 ? L.ks : NULL, *vsd = g->kv_q8 ? L.vs : NULL;
                 if (att_h16)
                     tcu_attention_decode_h16(bq, kd, vd, ksd, vsd, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd,
-                                             sc, g->att, g->attws, g->att_splits, h16, st);
+                                             sc, g->att, g->attws, TCU_ATT_FIT(g->att_splits, g->att_sl), h16, st);
                 else
                     tcu_attention_decode_x16(bq, kd, vd, ksd, vsd, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd,
-                                             sc, g->att, g->attws, g->att_splits, att_x16 ? xq : NULL, st);
+                                             sc, g->att, g->attws, TCU_ATT_FIT(g->att_splits, g->att_sl),
+                                             att_x16 ? xq : NULL, st);
             } else { /* a prefill chunk of one sequence: its table is bt (offset 0) */
                 const uint16_t *kc = L.kc, *vc = L.vc;
                 const int32_t *pbt = lbt;
@@ -618,6 +619,20 @@ static void set_layout(crank *g, int n) {
     g->slot_w = g->pd + 4 * n + g->bt_cap, g->bt_w = g->pd + 5 * n + g->bt_cap; /* the window pool's (kv_rows_w > 0) */
 }
 
+/* The splits of the engine's decode-attention grid that a pass's tokens can use (the arm TERN_ATT_FIT): the most any
+ * token takes at its position by the engine's rule (attention.cu att_active_splits; a sliding window only lowers it),
+ * at most the grid's. Launching only those changes no bit (each token's count is the rule's) and drops CTAs without
+ * rows; a graph is captured again when it changes (run). */
+static int att_need(const crank *g, const int32_t *pos, int n) {
+    const int r = g->att_rps & 0xFFFF, one = (g->att_rps >> 16) * 64;
+    int s = 1;
+    for (int t = 0; t < n && r > 0; t++) {
+        const int n_kv = pos[t] + 1, st = n_kv <= one ? 1 : (n_kv + r - 1) / r;
+        s = st > s ? st : s;
+    }
+    return s < g->att_splits ? s : g->att_splits;
+}
+
 /* The pass's inputs to the device (one copy of 4n ints and the tables, none for an identity table), then its
  * forward pass: a graph replay where one is (or can be) captured, else launched. One rank, on its own thread.
  * *timed: the events bracket this call. */
@@ -645,6 +660,11 @@ static int run(crank *g, const tern_graph *G, const tern_ubatch *ub, const pass_
     const int can = P->kind != OUT_SUBSET && n <= g->gemv_max && g->use_graph &&
                     (g->n_rank == 1 || (n == 1 && g->warm));
     const int id = P->ident;
+    g->att_sl = g->att_fit ? att_need(g, ub->pos, n) : 0;
+    if (can && g->gok[id][P->kind][n] && g->gsl[id][P->kind][n] != g->att_sl) { /* captured with other splits */
+        CU(cudaGraphExecDestroy(g->gexec[id][P->kind][n]));
+        g->gok[id][P->kind][n] = 0;
+    }
     const int capture = can && !g->gok[id][P->kind][n];
     if (n == 1) g->warm = 1;
     *timed = g->timing && !capture;
@@ -653,6 +673,7 @@ static int run(crank *g, const tern_graph *G, const tern_ubatch *ub, const pass_
         if (capture) {
             if (capture_forward(g, G, P, &g->gexec[id][P->kind][n], g->gtr[id][P->kind][n])) return -1;
             g->gok[id][P->kind][n] = 1;
+            g->gsl[id][P->kind][n] = (unsigned char)g->att_sl;
             g->n_graphs++;
         }
         CU(cudaGraphLaunch(g->gexec[id][P->kind][n], g->st));
@@ -838,6 +859,7 @@ int cuda_prepare(tern_backend *be_, const tern_graph *G, int max_rows) {
         set_layout(g, n);
         if (capture_forward(g, G, &P, &g->gexec[1][OUT_ALL][n], g->gtr[1][OUT_ALL][n])) return -1;
         g->gok[1][OUT_ALL][n] = 1;
+        g->gsl[1][OUT_ALL][n] = (unsigned char)g->att_sl;
         g->n_graphs++;
         k++;
     }
