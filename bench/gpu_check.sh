@@ -32,7 +32,8 @@
 #   sass (not in the default list): bench/sass_loops.py's loops (instruction counts, opcode histograms) of the functions
 #   of SASS_OBJ (default gemm_hmma.o) matching SASS_KERNEL (default gemm_hb_kILi1ELi2E), $OUT/sass.{md,txt}
 #   envab (not in the default list): environment arms A/B'd by tern bench --parallel ENVAB_B on the synthetic Llama-3-8B
-#   of ENVAB_TYPES, ENVAB_ARMS (default "TERN_GEMV_CHUNK=2 TERN_GEMV_CHUNK=1": the f16 order against the chunk order), ENVAB_ROUNDS rounds interleaved ($OUT/envab.md)
+#   of ENVAB_TYPES, ENVAB_ARMS (default "TERN_GEMV_CHUNK=2 TERN_GEMV_CHUNK=1": the f16 order against the chunk order),
+#   ENVAB_ROUNDS rounds interleaved, ENVAB_ARGS added ($OUT/envab.md)
 #   attprof (not in the default list): where the decode attention's warps wait: ncu's source counters of one
 #   attention_split_kernel launch in a B = ATTPROF_B ("64 1") step of the synthetic Llama-3-8B Q4_0 (ATTPROF_ENV added),
 #   bench/ncu_src_top.py's instructions and opcodes by warp-stall samples ($OUT/attprof.md)
@@ -351,11 +352,11 @@ for s in $steps; do
     cat "$OUT/attprof.md"
     note attprof "$(grep -q 'warp-stall samples' "$OUT/attprof.md" && echo DONE || echo FAIL)" \
       "$(grep -c 'warp-stall samples' "$OUT/attprof.md") kernels in attprof.md" ;;
-  envab) # (not in the default list) an A/B of environment arms: tern bench --parallel ENVAB_B (1,4,16,64) -p 512 -n 128 on
-    # the synthetic Llama-3-8B of each of ENVAB_TYPES (q4_0), once under each of ENVAB_ARMS (space-separated, each
-    # comma-separated NAME=VALUE pairs; default "TERN_GEMV_CHUNK=2 TERN_GEMV_CHUNK=1"), ENVAB_ROUNDS (2) rounds interleaved, the
-    # second in reverse arm order; rows of S_PP / S_TG in $OUT/envab.md, receipts $OUT/envab-TYPE-I-rROUND.json (I: the
-    # arm's index in ENVAB_ARMS)
+  envab) # (not in the default list) an A/B of environment arms: tern bench --parallel ENVAB_B (1,4,16,64) -p 512 -n 128
+    # (and ENVAB_ARGS, e.g. "-c 4096": serve's context) on the synthetic Llama-3-8B of each of ENVAB_TYPES (q4_0), once
+    # under each of ENVAB_ARMS (space-separated, each comma-separated NAME=VALUE pairs; default "TERN_GEMV_CHUNK=2
+    # TERN_GEMV_CHUNK=1"), ENVAB_ROUNDS (2) rounds interleaved, the second in reverse arm order; rows of S_PP / S_TG in
+    # $OUT/envab.md, receipts $OUT/envab-TYPE-I-rROUND.json (I: the arm's index in ENVAB_ARMS)
     : >"$OUT/envab.md"
     arms=(${ENVAB_ARMS:-TERN_GEMV_CHUNK=2 TERN_GEMV_CHUNK=1})
     for ty in ${ENVAB_TYPES:-q4_0}; do
@@ -364,7 +365,7 @@ for s in $steps; do
         order=$(seq 0 $((${#arms[@]} - 1))); [ $((r % 2)) = 0 ] && order=$(seq $((${#arms[@]} - 1)) -1 0)
         for i in $order; do
           a=${arms[$i]}
-          env ${a//,/ } ./tern bench -m "$f" --device cuda --parallel "${ENVAB_B:-1,4,16,64}" -p 512 -n 128 -r 1 \
+          env ${a//,/ } ./tern bench -m "$f" --device cuda --parallel "${ENVAB_B:-1,4,16,64}" -p 512 -n 128 -r 1 ${ENVAB_ARGS:-} \
             --receipt "$OUT/envab-$ty-$i-r$r.json" 2>"$OUT/envab-$ty-$i-r$r.err" | grep -E '^\|  *512 ' |
             sed "s|^|r$r $ty $a |" >>"$OUT/envab.md"
         done
