@@ -871,15 +871,17 @@ static void window_case(int hd, int n_head, int n_head_kv, int n, int pos0, int 
  * (cudaEvent; the split kernel and the merge), the KV bytes once against the rule's time. */
 /* q8: the Q8_0 cache (int8 planes, an f16 scale a 32 values; hd 64/128/256, n <= 16) through the split kernel
  * (tcu_attention_split_q8_v2: v5, which the chooser takes on a Hopper, has its own fixed warps), whose K/V prefetch
- * ring (PF) then runs at each physical warp count; no x16 output there. */
+ * ring (PF) then runs at each physical warp count; no x16 output there. q8 = 2: the same cache through
+ * tcu_attention_decode_x16, i.e. v5 on a Hopper (its own warps: the warp arms repeat it; arm 4 gives it a grid of fewer
+ * splits than the engine's). */
 static void arms_call(int q8, const float *q, const void *k, const void *v, const uint16_t *ks, const uint16_t *vs, int n,
                       const int32_t *pos, const int32_t *bt, const int32_t *off, int lbs, int n_head, int n_head_kv, int hd,
                       float scale, float *out, float *ws, int S, void *xq) {
-    if (q8)
+    if (q8 == 1)
         tcu_attention_split_q8_v2(q, k, v, ks, vs, n, pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, out, ws, S, 0);
     else
-        tcu_attention_decode_x16(q, k, v, NULL, NULL, n, pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, out, ws, S,
-                                 xq, 0);
+        tcu_attention_decode_x16(q, k, v, q8 ? ks : NULL, q8 ? vs : NULL, n, pos, bt, off, lbs, 0, n_head, n_head_kv,
+                                 hd, scale, out, ws, S, xq, 0);
 }
 
 static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int step, int S, int timing, int q8) {
@@ -1090,6 +1092,8 @@ int main(int argc, char **argv) {
         arms_case(96, 32, 32, 3, 400, 1, 4, 0, 0);
         arms_case(128, 32, 8, 16, 3, 131, 16, 0, 1); /* the Q8_0 cache's split kernel at 4, 8, 16 physical warps */
         arms_case(64, 8, 2, 13, 200, 77, 16, 0, 1);
+        arms_case(128, 32, 8, 13, 200, 77, 16, 0, 2); /* v5: arm 4 over 5 of the 16 splits */
+        arms_case(128, 32, 8, 4, 100, 10, 16, 0, 0);  /* every token one split: arm 4 over 1 of 16, no combine */
         arms_case(256, 16, 4, 5, 500, 300, 16, 0, 1);
         static const int an[] = {1, 4, 16, 64};
         for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 512, 1, 3, 1, 0);

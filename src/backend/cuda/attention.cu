@@ -100,12 +100,14 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
  * (bench/gpu/s18-9363872/stepprof-chunk0). */
 static int g_att_rps = TCU_ATT_RPS;
 extern "C" int tcu_attention_rps_norm(int rps) {
+    if (rps <= 0) return TCU_ATT_RPS; /* 0 (and a negative value): the default */
     const int r = rps & 0xFFFF, hi = rps & ~0xFFFF; /* keys a split; the one-split bound (tcu_attention_rule) */
     return (r <= 0 ? TCU_ATT_RPS : r < 16 ? 16 : r > 4096 ? 4096 : r) | hi;
 }
-extern "C" int tcu_attention_rule(int rps, int one) {
+extern "C" int tcu_attention_rule(int rps, int one) { /* rps, one: tern_config's (keys a split, the bound) */
+    rps = rps <= 0 ? 0 : rps > 4096 ? 4096 : rps;
     one = one <= 0 ? 0 : one > TCU_ATT_ONE_MAX ? TCU_ATT_ONE_MAX : one;
-    return tcu_attention_rps_norm(rps & 0xFFFF) | ((one + 63) / 64) << 16;
+    return tcu_attention_rps_norm(rps) | ((one + 63) / 64) << 16;
 }
 extern "C" void tcu_attention_rps_set(int rps) {
     __atomic_store_n(&g_att_rps, tcu_attention_rps_norm(rps), __ATOMIC_RELAXED);
@@ -1157,10 +1159,11 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     pg.rps = tcu_attention_rps(); /* once: the split kernel and the combine must agree */
     const size_t plane = h16 ? 0 : x16_plane_bytes(n, (int64_t)n_head * hd); /* 0: xq is f16 in the f16 order's layout */
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
-    /* S: the engine's splits (splits' low byte), SL: the launch's (its second byte, TCU_ATT_FIT: the splits the pass's
-     * deepest token can use; 0 or more than S: S). A token's splits are att_active_splits(.., S, ..) either way, so its
-     * bits; SL only drops CTAs that would have no rows */
-    const int sq = splits & 0xFF, sl = (splits >> 8) & 0xFF;
+    /* S: the engine's splits, SL: the launch's (TCU_ATT_FIT's packing: the splits the pass's deepest token can use in
+     * the second byte; 0 or more than S: S). A token's splits are att_active_splits(.., S, ..) either way, so its bits;
+     * SL only drops CTAs that would have no rows */
+    const int fit = (splits & TCU_ATT_FIT_BIT) != 0;
+    const int sq = fit ? splits & 0xFF : splits, sl = fit ? (splits >> 8) & 0xFF : 0;
     const int S = ws && sq > 1 && dec ? (sq < ATT_MAX_SPLITS ? sq : ATT_MAX_SPLITS) : 1;
     const int SL = sl >= 1 && sl < S ? sl : S;
     const dim3 grid((unsigned)n, (unsigned)(n_head_kv * n_chunk), (unsigned)SL);

@@ -852,7 +852,9 @@ int cuda_prepare(tern_backend *be_, const tern_graph *G, int max_rows) {
     crank *g = be->rk[0];
     if (be->n_rank > 1 || !g->use_graph) return 0;
     int k = 0;
-    /* speculative decoding's verify passes: one sequence (a context), its table the identity */
+    /* speculative decoding's verify passes: one sequence (a context), its table the identity; captured over the
+     * decode attention's whole grid (TERN_ATT_FIT's passes capture theirs again at first use, run) */
+    g->att_sl = 0;
     for (int n = 2; n <= max_rows && n <= g->gemv_max && n <= g->ubatch; n++) {
         if (g->gok[1][OUT_ALL][n]) continue;
         const pass_t P = {n, n, OUT_ALL, 0, NULL, 1};

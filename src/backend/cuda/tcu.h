@@ -416,7 +416,8 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* splits for a launch that carries only the first sl of the engine's splits (1 <= sl < splits; else all): the
  * workspace's stride and each token's split count stay the engine's (no bit changes), CTAs no token of the pass can
  * use are not launched, and the physical warps follow the CTAs launched (exec.c, the arm TERN_ATT_FIT) */
-#define TCU_ATT_FIT(splits, sl) ((splits) | (sl) << 8)
+#define TCU_ATT_FIT_BIT (1 << 30)
+#define TCU_ATT_FIT(splits, sl) ((sl) > 0 ? (splits) | (sl) << 8 | TCU_ATT_FIT_BIT : (splits))
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
  * CTAs). No bit depends on it: the 16 virtual warps fix which rows each sums and the order of their merge. */
 void tcu_attention_warps_set(int warps);
