@@ -660,7 +660,8 @@ static int run(crank *g, const tern_graph *G, const tern_ubatch *ub, const pass_
     const int can = P->kind != OUT_SUBSET && n <= g->gemv_max && g->use_graph &&
                     (g->n_rank == 1 || (n == 1 && g->warm));
     const int id = P->ident;
-    g->att_sl = g->att_fit ? att_need(g, ub->pos, n) : 0;
+    const int need = g->att_fit ? att_need(g, ub->pos, n) : 0;
+    g->att_sl = need < g->att_splits ? need : 0; /* 0: the whole grid (a graph captured with it serves) */
     if (can && g->gok[id][P->kind][n] && g->gsl[id][P->kind][n] != g->att_sl) { /* captured with other splits */
         CU(cudaGraphExecDestroy(g->gexec[id][P->kind][n]));
         g->gok[id][P->kind][n] = 0;
