@@ -304,14 +304,10 @@ template <int P> __device__ __forceinline__ float att_transpose_sum(float (&v)[P
     return r;
 }
 
-/* Splits a token at n_kv keys uses out of the grid's SZ: rps > 0 (tcu_attention_rule's packing), one where n_kv is at
- * most the one-split bound (64 x the bits above 16; the arm TERN_ATT_ONE), else one per (rps & 0xFFFF) keys (at least
- * 1, at most SZ); rps = 0, all SZ. A function of the token's position only, so a token gets the same bits in any call. */
+/* Splits a token at n_kv keys uses out of the engine's SZ under the split rule rps (tcu.h tcu_att_splits, which
+ * exec.c's TERN_ATT_FIT counts with too). A function of the token's position only, so a token's bits in any call. */
 static __device__ __forceinline__ int att_active_splits(int n_kv, int SZ, int rps) {
-    if (rps <= 0) return SZ;
-    if (n_kv <= (rps >> 16) * 64) return 1;
-    const int r = rps & 0xFFFF, s = (n_kv + r - 1) / r;
-    return s < 1 ? 1 : s > SZ ? SZ : s;
+    return tcu_att_splits(n_kv, SZ, rps);
 }
 
 /* A lane's K and V slices of one row from its ring slots (PF): f16, or Q8_0 with its block's scale in the

@@ -624,13 +624,12 @@ static void set_layout(crank *g, int n) {
  * at most the grid's. Launching only those changes no bit (each token's count is the rule's) and drops CTAs without
  * rows; a graph is captured again when it changes (run). */
 static int att_need(const crank *g, const int32_t *pos, int n) {
-    const int r = g->att_rps & 0xFFFF, one = (g->att_rps >> 16) * 64;
     int s = 1;
-    for (int t = 0; t < n && r > 0; t++) {
-        const int n_kv = pos[t] + 1, st = n_kv <= one ? 1 : (n_kv + r - 1) / r;
+    for (int t = 0; t < n; t++) {
+        const int st = tcu_att_splits(pos[t] + 1, g->att_splits, g->att_rps);
         s = st > s ? st : s;
     }
-    return s < g->att_splits ? s : g->att_splits;
+    return s;
 }
 
 /* The pass's inputs to the device (one copy of 4n ints and the tables, none for an identity table), then its

@@ -237,6 +237,17 @@ static inline TCU_HD int64_t tcu_hm_pos(int64_t i) {
     const int u = ((E & 15) >> 2) + 4 * (E >> 4);
     return (i & ~(int64_t)127) + 16 * u + 8 * (j & 1) + 2 * t + (j >> 1);
 }
+/* The splits a decode-attention token at n_kv keys takes of the engine's SZ under the split rule `rule`
+ * (tcu_attention_rule's packing: keys a split in the low 16 bits, the one-split bound in units of 64 above them; rule
+ * <= 0: all SZ): one up to the bound, else one per keys-a-split keys, at least 1, at most SZ. A function of the token's
+ * position alone, so of its bits; attention.cu's kernels (att_active_splits) and exec.c's TERN_ATT_FIT (att_need) both
+ * take it from here. */
+static inline TCU_HD int tcu_att_splits(int n_kv, int SZ, int rule) {
+    if (rule <= 0) return SZ;
+    if (n_kv <= (rule >> 16) * 64) return 1;
+    const int r = rule & 0xFFFF, s = (n_kv + r - 1) / r;
+    return s < 1 ? 1 : s > SZ ? SZ : s;
+}
 /* 1 when tcu_gemm_hm takes type t (Q4_0R, Q8_0R, Q4_KR and their tiles; Q6_K as Q6_KT only) at n_in on this device. */
 int tcu_gemm_hm_supported(int t, int64_t n_in);
 size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
