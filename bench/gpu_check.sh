@@ -167,7 +167,8 @@ for s in $steps; do
       st=$(status_of "$lg"); grep -q 'gemm_hm_tiled=[1-9]' "$lg" || st=FAIL
       note "batch f16 $(basename "$mf" .gguf)" "$st" "$(grep -E '^8 sequences' "$lg" | cut -c1-90) hm calls (tiled): $(grep -o 'gemm_hm_tiled=[0-9]*' "$lg" | sort -t= -k2 -n | tail -1)"
     done
-    # the arm TERN_ATT_FIT (a pass's decode attention over the splits its tokens use) in engines of 1024 positions
+    # a pass's decode attention over the splits its tokens use (exec.c att_need, graph_slot) in engines of 1024
+    # positions at 32 keys a split: 16 splits deep, passes launching 1..4
     build-cuda/gpu/gpu_batch "$f" f16 fit >"$OUT/batch-f16-fit.log" 2>&1
     note "batch f16 fit" "$(status_of "$OUT/batch-f16-fit.log")" "$(grep -E '^8 sequences' "$OUT/batch-f16-fit.log" | cut -c1-90)"
     # files of mixed types (tern quantize's mixes of a Q8_0 synth): a Q4_K_M (Q6_K attn_v and ffn_down in some layers,

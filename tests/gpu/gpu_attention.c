@@ -932,7 +932,7 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
     float *o0 = malloc(sizeof(float) * nq), *o1 = malloc(sizeof(float) * nq);
     uint8_t *x0 = malloc(xb), *x1 = malloc(xb);
     /* arms 0..3: 16, 8, 4 physical warps, the rule; arm 4: the rule launching only the splits the tokens can use
-     * (TCU_ATT_FIT, exec.c's arm TERN_ATT_FIT: the deepest token's count at 256 keys a split, at most S) */
+     * (TCU_ATT_FIT, as exec.c's att_need launches: the deepest token's count at 256 keys a split, at most S) */
     static const int arms[] = {16, 8, 4, 0, 0};
     int need = 1;
     for (int t = 0; t < n; t++) need = (pos[t] + 256) / 256 > need ? (pos[t] + 256) / 256 : need;

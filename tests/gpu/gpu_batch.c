@@ -40,9 +40,9 @@
 #include "batch_invariance.h"
 #include "tern.h"
 
-/* each sequence's context: 256, or under "fit" (TERN_ATT_FIT, with 32 keys a split) 1024: a grid of 16 splits of
- * which the passes (positions up to ~105) use 1..4, the count growing as tokens cross multiples of 32 (graphs
- * captured again) */
+/* each sequence's context: 256, or under "fit" (32 keys a split) 1024: a grid of 16 splits of which the passes
+ * (positions up to ~105) launch 1..4 (exec.c att_need), the count growing as tokens cross multiples of 32 (a pass
+ * size's graph captured for each count, exec.c graph_slot) */
 static int g_n_ctx = 256;
 
 static tern_engine_params params(tern_device dev, int n_seq, int kv_q8) {
@@ -261,7 +261,6 @@ int main(int argc, char **argv) {
         tern_config c = tern_config_get();
         c.gemv_chunk = f16 ? 2 : 1;
         c.trace = 1;
-        c.att_fit = fit; /* the decode attention over the splits a pass uses, its graphs captured again as they change */
         if (fit) c.att_rps = 32;
         tern_config_set(&c);
         if (fit) g_n_ctx = 1024;

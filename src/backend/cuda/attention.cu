@@ -305,7 +305,7 @@ template <int P> __device__ __forceinline__ float att_transpose_sum(float (&v)[P
 }
 
 /* Splits a token at n_kv keys uses out of the engine's SZ under the split rule rps (tcu.h tcu_att_splits, which
- * exec.c's TERN_ATT_FIT counts with too). A function of the token's position only, so a token's bits in any call. */
+ * exec.c's att_need counts with too). A function of the token's position only, so a token's bits in any call. */
 static __device__ __forceinline__ int att_active_splits(int n_kv, int SZ, int rps) {
     return tcu_att_splits(n_kv, SZ, rps);
 }

@@ -759,7 +759,8 @@ static void crank_free(crank *g) {
     for (int a = 0; a < 2; a++)
         for (int k = 0; k < OUT_KINDS; k++)
             for (int n = 0; n <= TCU_PASS_MAX; n++)
-                if (g->gok[a][k][n]) cudaGraphExecDestroy(g->gexec[a][k][n]);
+                for (int j = 0; j < GRAPH_ALT; j++)
+                    if (g->gr[a][k][n][j].ok) cudaGraphExecDestroy(g->gr[a][k][n][j].ex);
     void *bufs[] = {g->kc, g->vc, g->kc16, g->vc16, g->x, g->x2, g->xn, g->tmp, g->q, g->att, g->k, g->v, g->g, g->u,
                     g->qkv1, g->gu1, g->attws, g->logits, g->x16, g->dq, g->dq1, g->xq, g->mmws, g->pd, g->ids, g->ropecs[0],
                     g->ropecs[1], g->freq[0], g->freq[1], g->amkeys, g->pen, g->ud, g->samp, g->gath, g->lfull};
@@ -927,7 +928,6 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         g->pen_cap = 4096;
         g->att_rps = tcu_attention_rule(tern_cfg()->att_rps, tern_cfg()->att_one);
         g->att_splits = att_splits_rule(p->n_ctx, g->att_rps);
-        g->att_fit = tern_cfg()->att_fit;
         g->gemv_max = p->verify_fast ? 1 : plim;
         g->gemv_ord = ord;
         g->bt_cap = pass_rows(g) * blocks_per_seq; /* a pass mixes at most exact_rows sequences */

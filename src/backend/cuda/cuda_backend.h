@@ -82,6 +82,15 @@ enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM,
 
 /* What a captured pass computes at its end: nothing, the last row's logits and argmax, every row's. */
 enum { OUT_NONE = 0, OUT_LAST = 1, OUT_ALL = 2, OUT_KINDS = 3 };
+/* One captured pass: its graph, the decode attention's launched splits it was captured with (att_sl), its last use
+ * (crank.gclock) and its trace counts. */
+#define GRAPH_ALT 4
+typedef struct {
+    cudaGraphExec_t ex;
+    unsigned char ok, sl;
+    unsigned used;
+    uint64_t tr[TR_N];
+} graph_slot_t;
 
 /* One engine's state on one GPU (a rank): the KV pool, scratch for max_rows tokens, the pass's device inputs,
  * the CUDA graphs. */
@@ -114,8 +123,7 @@ struct crank {
                                 * the chunk order: backend_cuda.c pass_limit; 1: verify fast) */
     int gemv_ord;              /* the GEMVs' float order this engine was made with (tcu_gemv_order: 0 today's, 1 chunk) */
     int att_rps;               /* the decode attention's keys a split this engine was made with (tcu_attention_rps) */
-    int att_fit;               /* tern_config.att_fit: a pass's decode attention launches the splits its tokens use */
-    int att_sl;                /* this pass's: exec.c att_need under att_fit, else 0 (all; tcu.h TCU_ATT_FIT) */
+    int att_sl;                /* this pass's decode-attention splits: exec.c att_need, 0 all (tcu.h TCU_ATT_FIT) */
     uint16_t *x16, *dq, *dq1;  /* f16 GEMM input; dequantized weight tiles (slot 0, slot 1) */
     cudaEvent_t ready[2], free_[2];
     const dweight *held[2];
@@ -144,11 +152,10 @@ struct crank {
     float *samp;
     float *lg;                 /* logits in vocabulary order, (ubatch, n_vocab): = logits at TP = 1, = lfull at TP > 1 */
     float *gath, *lfull;       /* TP: the all-gathered logits (n_rank, ubatch, vpad); rank 0's (ubatch, n_vocab) */
-    /* CUDA graphs of passes of n <= gemv_max tokens, by (identity table, output kind, n) */
-    cudaGraphExec_t gexec[2][OUT_KINDS][TCU_PASS_MAX + 1];
-    unsigned char gok[2][OUT_KINDS][TCU_PASS_MAX + 1];
-    unsigned char gsl[2][OUT_KINDS][TCU_PASS_MAX + 1]; /* the att_sl a graph was captured with (its launches' splits) */
-    uint64_t gtr[2][OUT_KINDS][TCU_PASS_MAX + 1][TR_N];
+    /* CUDA graphs of passes of n <= gemv_max tokens, by (identity table, output kind, n), GRAPH_ALT of them a key for
+     * as many decode-attention split counts (att_sl), the least recently used captured again (exec.c graph_slot) */
+    graph_slot_t gr[2][OUT_KINDS][TCU_PASS_MAX + 1][GRAPH_ALT];
+    unsigned gclock;
     int use_graph, warm, n_graphs;
     int pdl, pdl_max; /* the device has programmatic dependent launch (sm_90+); a pass sets it by its size: up to
                        * pdl_max tokens (tern_config.pdl_max; 0: exec.c PDL_MAX) */

@@ -619,7 +619,7 @@ static void set_layout(crank *g, int n) {
     g->slot_w = g->pd + 4 * n + g->bt_cap, g->bt_w = g->pd + 5 * n + g->bt_cap; /* the window pool's (kv_rows_w > 0) */
 }
 
-/* The splits of the engine's decode-attention grid that a pass's tokens can use (the arm TERN_ATT_FIT): the most any
+/* The splits of the engine's decode-attention grid that a pass's tokens can use (the rule, ledger 2026-12-06 "TERN_ATT_FIT"): the most any
  * token takes at its position by the engine's rule (attention.cu att_active_splits; a sliding window only lowers it),
  * at most the grid's. Launching only those changes no bit (each token's count is the rule's) and drops CTAs without
  * rows; a graph is captured again when it changes (run). */
@@ -630,6 +630,22 @@ static int att_need(const crank *g, const int32_t *pos, int n) {
         s = st > s ? st : s;
     }
     return s;
+}
+
+/* The graph slot of a pass of n tokens (identity table id, output kind) at this pass's att_sl: the one captured with
+ * it, else a free one or the least recently used, released, for the caller to capture (slot->ok 0). */
+static graph_slot_t *graph_slot(crank *g, int id, int kind, int n) {
+    graph_slot_t *s = g->gr[id][kind][n], *v = NULL;
+    for (int j = 0; j < GRAPH_ALT; j++) {
+        if (s[j].ok && s[j].sl == g->att_sl) { s[j].used = ++g->gclock; return &s[j]; }
+        if (!v || (v->ok && (!s[j].ok || s[j].used < v->used))) v = &s[j];
+    }
+    if (v->ok) {
+        cudaGraphExecDestroy(v->ex);
+        v->ok = 0;
+    }
+    v->sl = (unsigned char)g->att_sl, v->used = ++g->gclock;
+    return v;
 }
 
 /* The pass's inputs to the device (one copy of 4n ints and the tables, none for an identity table), then its
@@ -658,26 +674,21 @@ static int run(crank *g, const tern_graph *G, const tern_ubatch *ub, const pass_
      * passes of several tokens are launched each time */
     const int can = P->kind != OUT_SUBSET && n <= g->gemv_max && g->use_graph &&
                     (g->n_rank == 1 || (n == 1 && g->warm));
-    const int id = P->ident;
-    const int need = g->att_fit ? att_need(g, ub->pos, n) : 0;
+    const int need = att_need(g, ub->pos, n);
     g->att_sl = need < g->att_splits ? need : 0; /* 0: the whole grid (a graph captured with it serves) */
-    if (can && g->gok[id][P->kind][n] && g->gsl[id][P->kind][n] != g->att_sl) { /* captured with other splits */
-        CU(cudaGraphExecDestroy(g->gexec[id][P->kind][n]));
-        g->gok[id][P->kind][n] = 0;
-    }
-    const int capture = can && !g->gok[id][P->kind][n];
+    graph_slot_t *gs = can ? graph_slot(g, P->ident, P->kind, n) : NULL;
+    const int capture = gs && !gs->ok;
     if (n == 1) g->warm = 1;
     *timed = g->timing && !capture;
     if (*timed) CU(cudaEventRecord(g->ev0, g->st));
-    if (can) {
+    if (gs) {
         if (capture) {
-            if (capture_forward(g, G, P, &g->gexec[id][P->kind][n], g->gtr[id][P->kind][n])) return -1;
-            g->gok[id][P->kind][n] = 1;
-            g->gsl[id][P->kind][n] = (unsigned char)g->att_sl;
+            if (capture_forward(g, G, P, &gs->ex, gs->tr)) return -1;
+            gs->ok = 1;
             g->n_graphs++;
         }
-        CU(cudaGraphLaunch(g->gexec[id][P->kind][n], g->st));
-        for (int k = 0; k < TR_N; k++) g->tr[k] += g->gtr[id][P->kind][n][k];
+        CU(cudaGraphLaunch(gs->ex, g->st));
+        for (int k = 0; k < TR_N; k++) g->tr[k] += gs->tr[k];
     } else if (forward(g, G, P) != 0) {
         return -1;
     }
@@ -853,15 +864,15 @@ int cuda_prepare(tern_backend *be_, const tern_graph *G, int max_rows) {
     if (be->n_rank > 1 || !g->use_graph) return 0;
     int k = 0;
     /* speculative decoding's verify passes: one sequence (a context), its table the identity; captured over the
-     * decode attention's whole grid (TERN_ATT_FIT's passes capture theirs again at first use, run) */
+     * decode attention's whole grid (a pass launching fewer takes a graph slot of its own at first use, graph_slot) */
     g->att_sl = 0;
     for (int n = 2; n <= max_rows && n <= g->gemv_max && n <= g->ubatch; n++) {
-        if (g->gok[1][OUT_ALL][n]) continue;
+        graph_slot_t *gs = graph_slot(g, 1, OUT_ALL, n);
+        if (gs->ok) continue;
         const pass_t P = {n, n, OUT_ALL, 0, NULL, 1};
         set_layout(g, n);
-        if (capture_forward(g, G, &P, &g->gexec[1][OUT_ALL][n], g->gtr[1][OUT_ALL][n])) return -1;
-        g->gok[1][OUT_ALL][n] = 1;
-        g->gsl[1][OUT_ALL][n] = (unsigned char)g->att_sl;
+        if (capture_forward(g, G, &P, &gs->ex, gs->tr)) return -1;
+        gs->ok = 1;
         g->n_graphs++;
         k++;
     }

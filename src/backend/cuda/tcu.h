@@ -240,8 +240,8 @@ static inline TCU_HD int64_t tcu_hm_pos(int64_t i) {
 /* The splits a decode-attention token at n_kv keys takes of the engine's SZ under the split rule `rule`
  * (tcu_attention_rule's packing: keys a split in the low 16 bits, the one-split bound in units of 64 above them; rule
  * <= 0: all SZ): one up to the bound, else one per keys-a-split keys, at least 1, at most SZ. A function of the token's
- * position alone, so of its bits; attention.cu's kernels (att_active_splits) and exec.c's TERN_ATT_FIT (att_need) both
- * take it from here. */
+ * position alone, so of its bits; attention.cu's kernels (att_active_splits) and exec.c's att_need (the splits a pass
+ * launches) both take it from here. */
 static inline TCU_HD int tcu_att_splits(int n_kv, int SZ, int rule) {
     if (rule <= 0) return SZ;
     if (n_kv <= (rule >> 16) * 64) return 1;
@@ -426,7 +426,8 @@ void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc,
 size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* splits for a launch that carries only the first sl of the engine's splits (1 <= sl < splits; else all): the
  * workspace's stride and each token's split count stay the engine's (no bit changes), CTAs no token of the pass can
- * use are not launched, and the physical warps follow the CTAs launched (exec.c, the arm TERN_ATT_FIT) */
+ * use are not launched, and the physical warps follow the CTAs launched (exec.c att_need; ledger 2026-12-06
+ * "TERN_ATT_FIT") */
 #define TCU_ATT_FIT_BIT (1 << 30)
 #define TCU_ATT_FIT(splits, sl) ((sl) > 0 ? (splits) | (sl) << 8 | TCU_ATT_FIT_BIT : (splits))
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
