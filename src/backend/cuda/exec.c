@@ -619,10 +619,10 @@ static void set_layout(crank *g, int n) {
     g->slot_w = g->pd + 4 * n + g->bt_cap, g->bt_w = g->pd + 5 * n + g->bt_cap; /* the window pool's (kv_rows_w > 0) */
 }
 
-/* The splits of the engine's decode-attention grid that a pass's tokens can use (the rule, ledger 2026-12-06 "TERN_ATT_FIT"): the most any
- * token takes at its position by the engine's rule (attention.cu att_active_splits; a sliding window only lowers it),
- * at most the grid's. Launching only those changes no bit (each token's count is the rule's) and drops CTAs without
- * rows; a graph is captured again when it changes (run). */
+/* The splits of the engine's decode-attention grid that a pass launches (ledger 2026-12-06, "the splits its tokens
+ * use"): the most any token takes at its position by the engine's rule (tcu.h tcu_att_splits; a sliding window only
+ * lowers it), at most the grid's. Launching only those changes no bit (each token's count is the rule's) and drops
+ * CTAs without rows; each count a pass size runs gets a graph of its own (graph_slot). */
 static int att_need(const crank *g, const int32_t *pos, int n) {
     int s = 1;
     for (int t = 0; t < n; t++) {

@@ -426,8 +426,8 @@ void tcu_attention_split(const float *q, const uint16_t *kc, const uint16_t *vc,
 size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* splits for a launch that carries only the first sl of the engine's splits (1 <= sl < splits; else all): the
  * workspace's stride and each token's split count stay the engine's (no bit changes), CTAs no token of the pass can
- * use are not launched, and the physical warps follow the CTAs launched (exec.c att_need; ledger 2026-12-06
- * "TERN_ATT_FIT") */
+ * use are not launched, and the physical warps follow the CTAs launched (exec.c att_need; ledger 2026-12-06,
+ * "the splits its tokens use") */
 #define TCU_ATT_FIT_BIT (1 << 30)
 #define TCU_ATT_FIT(splits, sl) ((sl) > 0 ? (splits) | (sl) << 8 | TCU_ATT_FIT_BIT : (splits))
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
