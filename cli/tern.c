@@ -168,8 +168,6 @@ static void cli_config_from_env(void) {
     if (gc && *gc) c.gemv_chunk = (int)cli_parse_long("TERN_GEMV_CHUNK", gc, 0, 2);
     const char *rps = getenv("TERN_ATT_RPS");
     if (rps && *rps) c.att_rps = (int)cli_parse_long("TERN_ATT_RPS", rps, 16, 4096);
-    const char *one = getenv("TERN_ATT_ONE");
-    if (one && *one) c.att_one = (int)cli_parse_long("TERN_ATT_ONE", one, 0, 65536);
     const char *aw = getenv("TERN_ATT_WARPS");
     if (aw && *aw) {
         c.att_warps = (int)cli_parse_long("TERN_ATT_WARPS", aw, 0, 16);
@@ -178,6 +176,8 @@ static void cli_config_from_env(void) {
     }
     const char *tlp = getenv("TERN_TIMELINE"); /* a file: every kernel's device times (CUPTI), bench/timeline.py */
     if (tlp && *tlp && tern_cuda_timeline(tlp, getenv("TERN_CUPTI_LIB")) != 0) cli_die("%s", tern_last_error());
+    const char *l2 = getenv("TERN_L2PF"); /* MiB the decode attention prefetches of the next weights */
+    if (l2 && *l2) c.l2pf = (int)cli_parse_long("TERN_L2PF", l2, 0, 4096);
     const char *pm = getenv("TERN_PDL_MAX");
     if (pm && *pm) c.pdl_max = (int)cli_parse_long("TERN_PDL_MAX", pm, -1, 64);
     tern_config_set(&c);

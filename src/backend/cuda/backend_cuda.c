@@ -468,7 +468,6 @@ static void upload_job(void *arg, int ith, int nth) {
  * per engine (a graph replays it); each token uses one split per 256 keys of its own position, up to it
  * (attention.cu), so a token's bits do not depend on its pass. */
 static int att_splits_rule(int n_ctx, int rps) {
-    rps &= 0xFFFF; /* the keys a split of tcu_attention_rule's packing */
     const int s = (n_ctx + rps - 1) / rps; /* rps: tern_config.att_rps (tcu_attention_rps_norm), TCU_ATT_RPS by default */
     return s < 1 ? 1 : s > 16 ? 16 : s;
 }
@@ -715,6 +714,7 @@ static int crank_setup(crank *g) {
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
         g->pdl = cc_major >= 9;
         g->pdl_max = tern_cfg()->pdl_max; /* 0: the rule */
+        g->l2pf = tern_cfg()->l2pf;       /* TERN_L2PF, MiB (0: none) */
         tcu_set_pdl(g->pdl);
         g->flash = tcu_attention_flash_ok(W->nh, W->nkv, m->head_dim);
         const size_t pd_ints = (g->kv_rows_w > 0 ? 5 : 4) * (size_t)B + (g->kv_rows_w > 0 ? 2 : 1) * (size_t)g->bt_cap;
@@ -926,7 +926,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         g->kv_rows_w = p->kv_rows_w;
         g->n_layer = p->n_layer > 0 && p->n_layer < m->n_layer ? p->n_layer : m->n_layer;
         g->pen_cap = 4096;
-        g->att_rps = tcu_attention_rule(tern_cfg()->att_rps, tern_cfg()->att_one);
+        g->att_rps = tcu_attention_rps_norm(tern_cfg()->att_rps);
         g->att_splits = att_splits_rule(p->n_ctx, g->att_rps);
         g->gemv_max = p->verify_fast ? 1 : plim;
         g->gemv_ord = ord;
@@ -1034,8 +1034,8 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
         return NULL;
     }
     tcu_gemv_order_set(ord); /* process-wide (tcu.h): an engine made with the other order refuses its passes (exec.c) */
-    /* process-wide too (TERN_ATT_RPS, TERN_ATT_ONE): another value refuses passes (exec.c) */
-    tcu_attention_rps_set(tcu_attention_rule(tern_cfg()->att_rps, tern_cfg()->att_one));
+    /* process-wide too (TERN_ATT_RPS): another value refuses passes (exec.c) */
+    tcu_attention_rps_set(tern_cfg()->att_rps);
     tcu_attention_warps_set(tern_cfg()->att_warps); /* no bit depends on it */
     return &be->base;
 }

@@ -143,15 +143,13 @@ int tcu_gemm_mma_arm(int arm, int fam, int t, const void *w, size_t row_bytes, i
 int tcu_gemv_order(void);
 void tcu_gemv_order_set(int ord);
 /* The decode attention's split rule (attention.cu att_active_splits): TCU_ATT_RPS keys a split until
- * tcu_attention_rps_set(r), which the backend calls from tern_config.att_rps and att_one when an engine is made (arms
- * under measurement). Process-wide; each launcher call reads it once for its split kernel and its combine, and an engine
- * made with another value refuses its passes (exec.c), as with the GEMV order. r packs the keys a split (its low 16
- * bits) and the keys up to which a token takes one split, in units of 64 (the bits above: tcu_attention_rule).
- * tcu_attention_rps_norm: the value r stands for (keys a split 0 -> TCU_ATT_RPS, clamped to 16..4096). */
+ * tcu_attention_rps_set(r), which the backend calls from tern_config.att_rps when an engine is made (an arm under
+ * measurement). Process-wide; each launcher call reads it once for its split kernel and its combine, and an engine
+ * made with another value refuses its passes (exec.c), as with the GEMV order. tcu_attention_rps_norm: the value r
+ * stands for (keys a split 0 -> TCU_ATT_RPS, clamped to 16..4096). (A one-split bound packed above the keys a split,
+ * TERN_ATT_ONE, was measured and deleted: docs/ledger.md 2026-12-06 "the one-split bound under fit".) */
 #define TCU_ATT_RPS 256
-#define TCU_ATT_ONE_MAX 65536 /* tern_config.att_one's ceiling (keys) */
 int tcu_attention_rps_norm(int rps);
-int tcu_attention_rule(int rps, int one);
 void tcu_attention_rps_set(int rps);
 int tcu_attention_rps(void);
 /* gemm_mma.cu v2: y (m, n_out) for any m >= 1, column c bit-identical to tcu_gemv_dp4a's one-column call on x_c in
@@ -237,15 +235,13 @@ static inline TCU_HD int64_t tcu_hm_pos(int64_t i) {
     const int u = ((E & 15) >> 2) + 4 * (E >> 4);
     return (i & ~(int64_t)127) + 16 * u + 8 * (j & 1) + 2 * t + (j >> 1);
 }
-/* The splits a decode-attention token at n_kv keys takes of the engine's SZ under the split rule `rule`
- * (tcu_attention_rule's packing: keys a split in the low 16 bits, the one-split bound in units of 64 above them; rule
- * <= 0: all SZ): one up to the bound, else one per keys-a-split keys, at least 1, at most SZ. A function of the token's
- * position alone, so of its bits; attention.cu's kernels (att_active_splits) and exec.c's att_need (the splits a pass
- * launches) both take it from here. */
+/* The splits a decode-attention token at n_kv keys takes of the engine's SZ under the split rule `rule` (the keys a
+ * split, tcu_attention_rps_norm's; rule <= 0: all SZ): one per `rule` keys, at least 1, at most SZ. A function of the
+ * token's position alone, so of its bits; attention.cu's kernels (att_active_splits) and exec.c's att_need (the splits
+ * a pass launches) both take it from here. */
 static inline TCU_HD int tcu_att_splits(int n_kv, int SZ, int rule) {
     if (rule <= 0) return SZ;
-    if (n_kv <= (rule >> 16) * 64) return 1;
-    const int r = rule & 0xFFFF, s = (n_kv + r - 1) / r;
+    const int s = (n_kv + rule - 1) / rule;
     return s < 1 ? 1 : s > SZ ? SZ : s;
 }
 /* 1 when tcu_gemm_hm takes type t (Q4_0R, Q8_0R, Q4_KR and their tiles; Q6_K as Q6_KT only) at n_in on this device. */
@@ -433,6 +429,10 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
  * CTAs). No bit depends on it: the 16 virtual warps fix which rows each sums and the order of their merge. */
 void tcu_attention_warps_set(int warps);
+/* TERN_L2PF (an arm under measurement): the next decode-attention launch on this host thread has its CTAs ask L2 for
+ * bytes [0, n0) of p0 and [0, n1) of p1 (weights: constant memory) before their PDL wait, each CTA a share; consumed by
+ * that launch. NULL / 0: none. No bit depends on it. */
+void tcu_attention_l2_prefetch(const void *p0, size_t n0, const void *p1, size_t n1);
 /* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_rows, n_head_kv, hd) int8 and
  * ks, vs (n_rows, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
  * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; the same bits for a
