@@ -176,8 +176,6 @@ static void cli_config_from_env(void) {
     }
     const char *tlp = getenv("TERN_TIMELINE"); /* a file: every kernel's device times (CUPTI), bench/timeline.py */
     if (tlp && *tlp && tern_cuda_timeline(tlp, getenv("TERN_CUPTI_LIB")) != 0) cli_die("%s", tern_last_error());
-    const char *l2 = getenv("TERN_L2PF"); /* MiB the decode attention prefetches of the next weights */
-    if (l2 && *l2) c.l2pf = (int)cli_parse_long("TERN_L2PF", l2, 0, 4096);
     const char *pm = getenv("TERN_PDL_MAX");
     if (pm && *pm) c.pdl_max = (int)cli_parse_long("TERN_PDL_MAX", pm, -1, 64);
     tern_config_set(&c);

@@ -19,7 +19,7 @@ typedef struct tern_sampler tern_sampler;
 
 /* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
  * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
- * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS, TERN_L2PF and
+ * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS and
  * TERN_PDL_MAX onto this table (docs/measuring.md). Set it before creating engines. */
 typedef struct {
     int simd_scalar;      /* 1: the scalar CPU kernels (bit-identical to AVX2; the arm that checks it) */
@@ -40,9 +40,6 @@ typedef struct {
                            * another value makes the earlier engines' passes fail (their bits would change) */
     int att_warps;        /* CUDA decode attention: physical warps a CTA, 4, 8 or 16 (0: the rule by the grid); the
                            * bits do not depend on it (16 virtual warps). An arm under measurement */
-    int l2pf;             /* CUDA decode: MiB of the layer's next weights (the O projection, then gate|up) the decode
-                           * attention's CTAs ask L2 to prefetch while it runs (0: none). No bit depends on it. An arm
-                           * under measurement */
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
                            * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm
                            * under measurement; process-wide, read when an engine is made */

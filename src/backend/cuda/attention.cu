@@ -90,34 +90,6 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
 /* cfg bits 8..15: the engine's splits SZ (att_active_splits' cap and the workspace's stride), which a launch's grid.z
  * (the splits the pass's tokens can use, tcu.h TCU_ATT_FIT) may undercut */
 #define ATT_CFG_SZ_SHIFT 8
-/* TERN_L2PF (an arm under measurement; no bit depends on it): up to two weight ranges the decode attention's CTAs ask
- * L2 to fetch (cp.async.bulk.prefetch.L2) before their PDL wait, each CTA its 1/grid share, so the matrices after the
- * attention (the O projection, then gate|up) stream from DRAM while it runs. Weights are constant: touching them
- * before the wait keeps pdl.cuh's contract. A launch's ranges come from tcu_attention_l2_prefetch (exec.c), once. */
-typedef struct {
-    const char *p[2];
-    size_t n[2];
-} att_l2pf;
-static __device__ __forceinline__ void att_l2_prefetch(const att_l2pf &pf) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (threadIdx.x != 0 || (pf.n[0] | pf.n[1]) == 0) return;
-    const size_t nb = (size_t)gridDim.x * gridDim.y * gridDim.z;
-    const size_t b = blockIdx.x + (size_t)gridDim.x * (blockIdx.y + (size_t)gridDim.y * blockIdx.z);
-#pragma unroll
-    for (int r = 0; r < 2; r++) {
-        if (!pf.n[r]) continue;
-        const size_t per = ((pf.n[r] + nb - 1) / nb + 4095) & ~(size_t)4095; /* whole 4 KiB pages a CTA */
-        size_t a = b * per;
-        const size_t e = a + per < pf.n[r] ? a + per : pf.n[r];
-        for (; a + 16 <= e; a += 65536) {
-            const unsigned sz = (unsigned)((e - a < 65536 ? e - a : 65536) & ~(size_t)15);
-            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(pf.p[r] + a), "r"(sz) : "memory");
-        }
-    }
-#else
-    (void)pf;
-#endif
-}
 /* Keys a split of the decode attention (att_active_splits): one split per 256 keys of a token's position, at
  * most the grid's count. H200, Llama-3-8B Q4_0 (docs/ledger.md "the split count follows the token's depth"):
  * tg128 in an 8192-position context +6.7% over every split of the grid, depth 1024 neutral, depth 8192 -0.7%. */
@@ -462,12 +434,11 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                        int n, const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale,
                        float *__restrict__ out, int n_chunk, float *__restrict__ ws, void *__restrict__ xq,
                        size_t plane, int rps, const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off,
-                       int lbs, int win, int cfg, const att_l2pf pf) {
+                       int lbs, int win, int cfg) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? ATT_Q8_U : att_batch<EPL>::U;
     static_assert(!PF || Q8, "the prefetch ring: over a Q8_0 cache only");
     __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH], sm_f[ATT_MAX_WARPS][QH];
     pdl_trigger();
-    att_l2_prefetch(pf);
     pdl_wait();
 
     const int t = n - 1 - (int)blockIdx.x; /* longest rows first */
@@ -789,7 +760,7 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
                      const int32_t *__restrict__ pos, int n_head, int n_head_kv, float scale, float *__restrict__ out,
                      int n_chunk, float *__restrict__ ws, void *__restrict__ xq, size_t plane, int rps,
                      const int32_t *__restrict__ bt, const int32_t *__restrict__ bt_off, int lbs, int win,
-                     int cfg, const att_l2pf pf) {
+                     int cfg) {
     /* cfg: the split kernel's virtual warps (not v5's), and the engine's splits SZ (ATT_CFG_SZ_SHIFT) */
     typedef att_q8w<HD, QH> C;
     constexpr int SL = C::SL, RW = C::RW, QHP = C::QHP, B = C::B, P = C::P, REP = C::REP, BR = C::BR, NS = C::NS;
@@ -799,7 +770,6 @@ attention_q8w_kernel(const float *__restrict__ q, const void *__restrict__ kc, c
     __shared__ __align__(16) float red[NW][QH][HD];
     extern __shared__ __align__(16) uint8_t att_sm[];
     pdl_trigger();
-    att_l2_prefetch(pf);
     pdl_wait();
 
     const int t = n - 1 - (int)blockIdx.x; /* longest rows first */
@@ -1019,21 +989,20 @@ static int att_choose_qh(int n_head, int n_head_kv, int hd) {
 
 typedef void (*att_kernel_fn)(const float *, const void *, const void *, const uint16_t *, const uint16_t *, int,
                               const int32_t *, int, int, float, float *, int, float *, void *, size_t, int,
-                              const int32_t *, const int32_t *, int, int, int, att_l2pf);
+                              const int32_t *, const int32_t *, int, int, int);
 /* A call's block tables (kv.cuh): bt NULL is the identity */
 typedef struct {
     const int32_t *bt, *bt_off;
     int lbs, win; /* win: the sliding window (keys a query sees), 0 none */
     int rps;      /* keys a split: att_split_launch reads tcu_attention_rps() once for the kernel and the combine */
     int cfg;      /* attention_split_kernel's virtual warps (ATT_CFG_NV) and the engine's splits (ATT_CFG_SZ_SHIFT) */
-    att_l2pf pf;  /* the weights its CTAs ask L2 for (TERN_L2PF; none by default) */
 } att_pages;
 static void att_launch_s(att_kernel_fn kf, size_t smem, dim3 grid, dim3 block, cudaStream_t st, const float *q,
                          const void *kc, const void *vc, const uint16_t *ks, const uint16_t *vs, int n,
                          const int32_t *pos, att_pages pg, int n_head, int n_head_kv, float scale, float *out,
                          int n_chunk, float *ws, void *xq, size_t plane) {
     PDL_LAUNCH(kf, grid, block, smem, st, q, kc, vc, ks, vs, n, pos, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
-               plane, pg.rps, pg.bt, pg.bt_off, pg.lbs, pg.win, pg.cfg, pg.pf);
+               plane, pg.rps, pg.bt, pg.bt_off, pg.lbs, pg.win, pg.cfg);
 }
 
 /* The > 48 KiB dynamic shared-memory opt-in of kernel kf for `bytes`, asked once per device (bit d of *ok_dev or
@@ -1160,17 +1129,6 @@ static int att_sms(void) {
     return __atomic_load_n(&sms[dev], __ATOMIC_RELAXED);
 }
 static int g_att_warps = 0;
-static thread_local att_l2pf g_att_l2pf; /* tcu_attention_l2_prefetch's ranges for the next launch */
-extern "C" void tcu_attention_l2_prefetch(const void *p0, size_t n0, const void *p1, size_t n1) {
-    /* 16-byte aligned starts (rounded down: a few bytes more), whole 16-byte sizes */
-    const void *p[2] = {p0, p1};
-    const size_t n[2] = {p0 ? n0 : 0, p1 ? n1 : 0};
-    for (int r = 0; r < 2; r++) {
-        const uintptr_t a = (uintptr_t)p[r], a16 = a & ~(uintptr_t)15;
-        g_att_l2pf.p[r] = (const char *)a16;
-        g_att_l2pf.n[r] = n[r] ? (n[r] + (a - a16) + 15) & ~(size_t)15 : 0;
-    }
-}
 extern "C" void tcu_attention_warps_set(int warps) {
     __atomic_store_n(&g_att_warps, warps == 4 || warps == 8 || warps == 16 ? warps : 0, __ATOMIC_RELAXED);
 }
@@ -1189,8 +1147,6 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
                              float *out, float *ws, int splits, int qh, void *xq, cudaStream_t st, int dec, int no_v5 = 0,
                              int h16 = 0) {
     pg.rps = tcu_attention_rps(); /* once: the split kernel and the combine must agree */
-    pg.pf = g_att_l2pf; /* the ranges set for this launch (tcu_attention_l2_prefetch), once */
-    g_att_l2pf = att_l2pf{};
     const size_t plane = h16 ? 0 : x16_plane_bytes(n, (int64_t)n_head * hd); /* 0: xq is f16 in the f16 order's layout */
     const int G = n_head / n_head_kv, n_chunk = (G + qh - 1) / qh;
     /* S: the engine's splits, SL: the launch's (TCU_ATT_FIT's packing: the splits the pass's deepest token can use in

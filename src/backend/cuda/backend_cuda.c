@@ -714,7 +714,6 @@ static int crank_setup(crank *g) {
         cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->dev);
         g->pdl = cc_major >= 9;
         g->pdl_max = tern_cfg()->pdl_max; /* 0: the rule */
-        g->l2pf = tern_cfg()->l2pf;       /* TERN_L2PF, MiB (0: none) */
         tcu_set_pdl(g->pdl);
         g->flash = tcu_attention_flash_ok(W->nh, W->nkv, m->head_dim);
         const size_t pd_ints = (g->kv_rows_w > 0 ? 5 : 4) * (size_t)B + (g->kv_rows_w > 0 ? 2 : 1) * (size_t)g->bt_cap;

@@ -157,7 +157,6 @@ struct crank {
     graph_slot_t gr[2][OUT_KINDS][TCU_PASS_MAX + 1][GRAPH_ALT];
     unsigned gclock;
     int use_graph, warm, n_graphs;
-    int l2pf;         /* TERN_L2PF: MiB of the next weights the decode attention prefetches into L2 (exec.c; 0 none) */
     int pdl, pdl_max; /* the device has programmatic dependent launch (sm_90+); a pass sets it by its size: up to
                        * pdl_max tokens (tern_config.pdl_max; 0: exec.c PDL_MAX) */
     uint64_t tr[TR_N];

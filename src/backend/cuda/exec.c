@@ -305,23 +305,6 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
 
 /* The graph's ops over the pass's tokens (already in g->tok, g->pos, g->slot, g->bt_off, g->bt). Launched or
  * captured: a graph keeps the PDL setting it was captured with, and the outputs after a pass launch with it too. */
-/* A matrix's device bytes: its tiles (the f16 order's layout) or its rows */
-static size_t dw_bytes(const dweight *w) {
-    const int tl = w->type == TCU_TYPE_Q4_0T || w->type == TCU_TYPE_Q8_0T || w->type == TCU_TYPE_Q4_KT ||
-                   w->type == TCU_TYPE_Q6_KT;
-    return tl ? tcu_hm_tile_bytes(w->type, w->n_in, w->n_out) : w->stride * (size_t)w->n_out;
-}
-
-/* TERN_L2PF (an arm under measurement): the decode attention of layer l asks L2 for up to g->l2pf MiB of the weights
- * after it, the O projection, then gate|up (or gate), so they stream while it runs (tcu_attention_l2_prefetch) */
-static void att_l2pf(const crank *g, const dlayer *l) {
-    if (g->l2pf <= 0 || !l->wo) return;
-    const size_t cap = (size_t)g->l2pf << 20, no = dw_bytes(l->wo) < cap ? dw_bytes(l->wo) : cap;
-    const dweight *gu = l->gu ? l->gu : l->gate;
-    const size_t ng = gu && cap > no ? (dw_bytes(gu) < cap - no ? dw_bytes(gu) : cap - no) : 0;
-    tcu_attention_l2_prefetch(l->wo->d, no, ng ? gu->d : NULL, ng);
-}
-
 static int forward(crank *g, const tern_graph *G, const pass_t *P) {
     const int pmax = g->pdl_max > 0 ? g->pdl_max : PDL_MAX; /* TERN_PDL_MAX, under measurement */
     /* TERN_PDL_MAX -1: none in any pass; 0: the rule, its window included */
@@ -478,7 +461,6 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                 const void *kd = g->kv_q8 ? (const void *)L.kq : (const void *)L.kc;
                 const void *vd = g->kv_q8 ? (const void *)L.vq : (const void *)L.vc;
                 const uint16_t *ksd = g->kv_q8 ? L.ks : NULL, *vsd = g->kv_q8 ? L.vs : NULL;
-                att_l2pf(g, l);
                 if (att_h16)
                     tcu_attention_decode_h16(bq, kd, vd, ksd, vsd, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd,
                                              sc, g->att, g->attws, TCU_ATT_FIT(g->att_splits, g->att_sl), h16, st);
@@ -486,7 +468,6 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
                     tcu_attention_decode_x16(bq, kd, vd, ksd, vsd, n, g->pos, lbt, lbt_off, g->lbs, win, W->nh, W->nkv, hd,
                                              sc, g->att, g->attws, TCU_ATT_FIT(g->att_splits, g->att_sl),
                                              att_x16 ? xq : NULL, st);
-                tcu_attention_l2_prefetch(NULL, 0, NULL, 0); /* not left for another launch */
             } else { /* a prefill chunk of one sequence: its table is bt (offset 0) */
                 const uint16_t *kc = L.kc, *vc = L.vc;
                 const int32_t *pbt = lbt;

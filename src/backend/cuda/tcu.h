@@ -429,10 +429,6 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
  * CTAs). No bit depends on it: the 16 virtual warps fix which rows each sums and the order of their merge. */
 void tcu_attention_warps_set(int warps);
-/* TERN_L2PF (an arm under measurement): the next decode-attention launch on this host thread has its CTAs ask L2 for
- * bytes [0, n0) of p0 and [0, n1) of p1 (weights: constant memory) before their PDL wait, each CTA a share; consumed by
- * that launch. NULL / 0: none. No bit depends on it. */
-void tcu_attention_l2_prefetch(const void *p0, size_t n0, const void *p1, size_t n1);
 /* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_rows, n_head_kv, hd) int8 and
  * ks, vs (n_rows, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
  * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; the same bits for a
