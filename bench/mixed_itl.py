@@ -23,14 +23,14 @@ during the prefill is the gap between the arrival times of consecutive tokens (o
 event that carried k tokens is counted as k, k - 1 of them with a gap of 0, and counted in the receipt: a `tern synth`
 model's token texts are "[id]", counted from the text; a model with a tokenizer can hold a token's text back, a cut
 UTF-8 character, into the next event, so there the streams ask `logprobs: 0` and count the event's logprobs tokens,
-which adds the host logits path to every step: --count): its n_mixed gaps ending at the token of the long prompt's
-last chunk step
-(the last token that arrived by the long response + half the baseline ITL p50). Cross-checks, each in the receipt:
-per stream, the gaps that start after the long prompt was sent and end by its response number n_mixed - 1 to
-n_mixed + 2 (a pure decode step may end while the server parses the prompt); that last-chunk token of every stream
-arrived no earlier than that half gap before the response (it is published in the same step); /metrics'
-tern_steps_total rose by n_mixed to n_mixed + 4 (pure decode steps before admission and after the scrape),
-tern_prompt_tokens_total by exactly the long prompt (cached_tokens 0). A failed check makes the trial FAIL.
+which adds the host logits path to every step: --count): its n_mixed chunk-step gaps, the last ending at the token of
+the long prompt's last chunk step (the chunk step whose token arrives nearest the response). Before them, while the
+server receives and admits the prompt, a stream gets pure decode steps. Cross-checks (analyze(), each in the receipt):
+exactly n_mixed chunk steps a stream, all after its admission's steps; that last-chunk token within 10 ms of the
+response (published in the same step); between the /metrics scrapes every step ran the S streams' tokens
+(tern_step_tokens_total = S x steps + the prompt, tern_generation_tokens_total = S x steps + 1) and at least the
+window's steps; tern_prompt_tokens_total rose by exactly the long prompt (cached_tokens 0). A failed check makes the
+trial FAIL. --reanalyze RECEIPT runs the analysis again on a receipt's recorded token times.
 Baseline: the gaps that start after every stream had its first token and end before the long prompt was sent.
 Decode tok/s: each stream's tokens of the window / the window's length (per stream, summed over streams).
 On CUDA the step is several forward passes: the S decode tokens as one pass (up to 16 rows a pass: the GEMV twins,
@@ -225,66 +225,115 @@ def trial(url, a, budget, n_long, n_base, n_tail, seed, alone):
         raise RuntimeError("; ".join(errs[:3]))
     wait_idle(url, a.timeout)
 
-    # the analysis: token times relative to the long prompt's submission
-    base, during, spans_b, spans_d, n_b, win, first_gap, last_gap = [], [], [], [], [], [], [], []
-    for t in ths:
-        T = t.times
-        b = [(T[j] - T[j - 1]) * 1e3 for j in range(1, len(T)) if T[j - 1] >= t_all and T[j] < t_sub]
-        base += b
-        jb = [j for j in range(len(T)) if t_all <= T[j] < t_sub]
+    times = [[(x - t_sub) * 1e3 for x in t.times] for t in ths]  # ms from the long prompt's submission
+    rec["times_ms"] = [[round(x, 2) for x in T] for T in times]
+    rec.update({"t_all_ms": round((t_all - t_sub) * 1e3, 2), "t_done_ms": round((t_done - t_sub) * 1e3, 2),
+                "metrics_delta": {k: m1[k] - m0[k] for k in ("tern_steps_total", "tern_step_tokens_total",
+                                                            "tern_prompt_tokens_total", "tern_generation_tokens_total")},
+                "usage": usage, "multi": sum(t.multi for t in ths)})
+    analyze(rec)
+    if alone:
+        s0, s1, us = one_request(u, random_ids(n_long, V, f"{seed}-alone"), a.timeout)
+        rec["ttft_alone_ms"] = round((s1 - s0) * 1e3, 1)
+        rec["alone_cached_tokens"] = (us.get("prompt_tokens_details") or {}).get("cached_tokens")
+        wait_idle(url, a.timeout)
+    return rec
+
+
+def analyze(rec):
+    """The trial's numbers and cross-checks from its token times (rec: times_ms, t_all_ms, t_done_ms, all ms from
+    the long prompt's submission; n_mixed, streams, long_tokens; metrics_delta; usage or, in a receipt written before
+    usage was kept, the old checks' prompt counts). A stream's gaps after the submission are the pure decode steps
+    that run while the server receives and admits the prompt (a 32k-id body: ~20 ms, several steps once a step takes
+    ~3 ms), then its chunk steps, each slower than any pure decode step (threshold thr below). The prompt's last
+    chunk step is the chunk step whose token arrives nearest the response (the response and that step's SSE events
+    leave in the same step, a few ms apart either way). The checks: exactly n_mixed chunk steps in every stream's
+    window, all after its admission steps (no pure decode step between two chunks: the scheduler gives the prompt a
+    chunk in every step until it is done); the last one within `skew` of the response; between the two /metrics
+    scrapes, every step ran the S streams' tokens (step and generated token counts) and at least the window's steps;
+    the prompt counted in full, nothing cached. (Until 2026-12-06 the window was the n_mixed gaps back from the token
+    by the response + half a base gap, with steps - 1 .. + 2 gaps after the submission and /metrics steps + 4 allowed:
+    a tolerance of slower steps, which 3 ms decode steps outran: bench/gpu/s44-mixed.)"""
+    T, t_all, t_done = rec["times_ms"], rec["t_all_ms"], rec["t_done_ms"]
+    n_mixed, S, n_long = rec["n_mixed"], rec["streams"], rec["long_tokens"]
+    base, spans_b, n_b = [], [], []
+    for X in T:
+        base += [X[j] - X[j - 1] for j in range(1, len(X)) if X[j - 1] >= t_all and X[j] < 0.0]
+        jb = [j for j in range(len(X)) if t_all <= X[j] < 0.0]
         if len(jb) > 1:
-            spans_b.append(T[jb[-1]] - T[jb[0]])
+            spans_b.append((X[jb[-1]] - X[jb[0]]) / 1e3)
             n_b.append(len(jb) - 1)
-    tol = 0.5 * statistics.median(base) / 1e3 if base else 0.0
-    for t in ths:
-        T = t.times
-        i1 = max(j for j in range(len(T)) if T[j] <= t_done + tol)
-        i0 = i1 - n_mixed
-        if i0 < 0 or T[i0] < t_all:
-            raise RuntimeError(f"stream {t.i}: {i1} tokens by the long prompt's response, fewer than its "
-                               f"{n_mixed} steps after the baseline")
-        during += [(T[j] - T[j - 1]) * 1e3 for j in range(i0 + 1, i1 + 1)]
-        spans_d.append(T[i1] - T[i0])
-        first_gap.append((T[i0] - t_sub) * 1e3)
-        last_gap.append((T[i1] - t_done) * 1e3)
-        win.append(sum(1 for j in range(1, len(T)) if T[j - 1] >= t_sub and T[j] <= t_done + tol))
-    d_steps = int(m1["tern_steps_total"] - m0["tern_steps_total"])
-    d_prompt = int(m1["tern_prompt_tokens_total"] - m0["tern_prompt_tokens_total"])
+    if not base:
+        raise RuntimeError("no baseline gaps before the long prompt")
+    skew = 10.0  # ms the response and its step's SSE events may be apart
+    # a gap above thr is a chunk step: between a pure decode step (the baseline's p50, and above its p99) and the
+    # longest gap of the prompt's window (a chunk step), on a log scale
+    wmax = max(X[j] - X[j - 1] for X in T for j in range(1, len(X)) if X[j - 1] >= 0.0 and X[j] <= t_done + skew)
+    thr = max(math.sqrt(pct(base, 0.5) * wmax), pct(base, 0.99) + 1.0)
+    during, spans_d, win_chunk, win_fast, order_ok, first_gap, last_gap = [], [], [], [], [], [], []
+    for X in T:
+        # the chunk steps by the response (+ skew); the last chunk, the prompt's remainder, can be short enough for a
+        # step under thr: then the step after the last long one is it
+        cand = [j for j in range(1, len(X)) if X[j - 1] >= 0.0 and X[j] <= t_done + skew and X[j] - X[j - 1] > thr]
+        if not cand:
+            raise RuntimeError("a stream has no chunk step after the long prompt was sent")
+        i1 = cand[-1] if len(cand) >= n_mixed or cand[-1] + 1 >= len(X) else cand[-1] + 1
+        w = [j for j in range(1, i1 + 1) if X[j - 1] >= 0.0]  # the gaps from the submission to the last chunk step
+        chunk = [j for j in w if X[j] - X[j - 1] > thr or j == i1]
+        fast = [j for j in w if j not in chunk]
+        win_chunk.append(len(chunk))
+        win_fast.append(len(fast))
+        order_ok.append(not fast or not chunk or max(fast) < min(chunk))  # admission first, then chunk steps only
+        during += [X[j] - X[j - 1] for j in chunk]
+        i0 = chunk[0] - 1
+        spans_d.append((X[i1] - X[i0]) / 1e3)
+        first_gap.append(X[i0])
+        last_gap.append(X[i1] - t_done)
+    md = rec["metrics_delta"]
+    d_steps, d_prompt = int(md["tern_steps_total"]), int(md["tern_prompt_tokens_total"])
+    us = rec.get("usage")
+    if us is not None:
+        cached = (us.get("prompt_tokens_details") or {}).get("cached_tokens")
+        prompt_ok = d_prompt == n_long and us["prompt_tokens"] == n_long and not cached
+    else:  # a receipt from before usage was kept: its recorded check
+        old = rec.get("checks", {})
+        cached = old.get("cached_tokens")
+        prompt_ok = bool(old.get("prompt_ok")) and d_prompt == n_long
     checks = {
-        "window_gaps_min_max": [min(win), max(win)],
-        "window_gaps_ok": min(win) >= n_mixed - 1 and max(win) <= n_mixed + 2,
+        "chunk_threshold_ms": round(thr, 2),
+        "window_chunk_steps_min_max": [min(win_chunk), max(win_chunk)],
+        "window_chunk_steps_ok": min(win_chunk) == max(win_chunk) == n_mixed,
+        "admission_steps_min_max": [min(win_fast), max(win_fast)],
+        "admission_then_chunks_ok": all(order_ok),
         "last_step_token_minus_response_ms_min_max": [round(min(last_gap), 2), round(max(last_gap), 2)],
-        "last_step_ok": min(last_gap) >= -tol * 1e3,
+        "last_step_ok": max(abs(x) for x in last_gap) <= skew,
         "metrics_steps": d_steps,
-        "metrics_steps_ok": n_mixed <= d_steps <= n_mixed + 4,
+        # every step between the two scrapes ran the S streams' tokens (and the prompt's chunks): the scrapes, each an
+        # HTTP round trip, take several ~3 ms decode steps, so their count has no upper bound from the window
+        "metrics_steps_ok": d_steps >= n_mixed + min(win_fast) and
+        int(md["tern_step_tokens_total"]) == S * d_steps + n_long and
+        int(md["tern_generation_tokens_total"]) == S * d_steps + 1,
         "metrics_prompt_tokens": d_prompt,
-        "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens"),
-        "prompt_ok": d_prompt == n_long and usage["prompt_tokens"] == n_long and
-        (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0) == 0,
-        "events_with_several_tokens": sum(t.multi for t in ths),
-        "first_mixed_gap_starts_ms_after_send_min_max": [round(min(first_gap), 2), round(max(first_gap), 2)],
+        "cached_tokens": cached,
+        "prompt_ok": prompt_ok,
+        "events_with_several_tokens": rec["multi"] if "multi" in rec else
+        rec.get("checks", {}).get("events_with_several_tokens", 0),
+        "first_chunk_step_starts_ms_after_send_min_max": [round(min(first_gap), 2), round(max(first_gap), 2)],
     }
     rec["checks"] = checks
-    rec["ok"] = all(checks[k] for k in ("window_gaps_ok", "last_step_ok", "metrics_steps_ok", "prompt_ok"))
+    rec["ok"] = all(checks[k] for k in ("window_chunk_steps_ok", "admission_then_chunks_ok", "last_step_ok",
+                                        "metrics_steps_ok", "prompt_ok"))
     r2 = lambda x, nd=2: round(x, nd)
     rec.update({
         "itl_ms_during": {"p50": r2(pct(during, 0.5)), "p99": r2(pct(during, 0.99)), "max": r2(max(during)),
                           "n": len(during)},
         "itl_ms_base": {"p50": r2(pct(base, 0.5)), "p99": r2(pct(base, 0.99)), "max": r2(max(base)), "n": len(base)},
-        "ttft_ms": r2((t_done - t_sub) * 1e3, 1),
-        "prefill_tok_s": r2(n_long / (t_done - t_sub), 1),
+        "ttft_ms": r2(t_done, 1),
+        "prefill_tok_s": r2(n_long / (t_done / 1e3), 1),
         "decode_tok_s_during": r2(S * n_mixed / statistics.mean(spans_d), 1),
         "decode_tok_s_base": r2(sum(n_b) / statistics.mean(spans_b), 1) if spans_b else None,
-        "metrics_delta": {k: m1[k] - m0[k] for k in ("tern_steps_total", "tern_step_tokens_total",
-                                                    "tern_prompt_tokens_total", "tern_generation_tokens_total")},
-        "times_ms": [[r2((x - t_sub) * 1e3) for x in t.times] for t in ths],
-        "t_all_ms": r2((t_all - t_sub) * 1e3), "t_done_ms": r2((t_done - t_sub) * 1e3), "tol_ms": r2(tol * 1e3),
     })
-    if alone:
-        s0, s1, us = one_request(u, random_ids(n_long, V, f"{seed}-alone"), a.timeout)
-        rec["ttft_alone_ms"] = r2((s1 - s0) * 1e3, 1)
-        rec["alone_cached_tokens"] = (us.get("prompt_tokens_details") or {}).get("cached_tokens")
-        wait_idle(url, a.timeout)
+    rec.pop("tol_ms", None)
     return rec
 
 
@@ -295,7 +344,9 @@ def fmt(x, nd=1):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tern", default=os.path.join(HERE, "..", "tern"))
-    ap.add_argument("-m", "--model", required=True)
+    ap.add_argument("-m", "--model")
+    ap.add_argument("--reanalyze", metavar="RECEIPT", help="no run: the analysis of RECEIPT's recorded token times again "
+                    "(its trials' numbers and checks), written to --out and --md")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("-t", "--threads", type=int, default=0, help="-t for tern serve (0: its default)")
     ap.add_argument("--budgets", default="256,512,1024,2048,4096", help="--batch-tokens values, comma-separated")
@@ -315,6 +366,17 @@ def main():
     ap.add_argument("--md", required=True)
     ap.add_argument("--note", default="")
     a = ap.parse_args()
+    if a.reanalyze:
+        with open(a.reanalyze) as f:
+            rec = json.load(f)
+        for t in rec["trials"]:
+            if "times_ms" in t:
+                analyze(t)
+        rec["reanalyzed"] = {"from": a.reanalyze, "by": "bench/mixed_itl.py --reanalyze",
+                             "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        return report(rec, a.md, a.out)
+    if not a.model:
+        ap.error("-m MODEL is required (or --reanalyze RECEIPT)")
     sys.setswitchinterval(0.0005)  # 17 threads: a token's arrival is stamped within ~0.5 ms, not the default 5
     budgets = [int(x) for x in a.budgets.split(",") if x]
     S, P = a.streams, a.long_tokens
@@ -372,23 +434,33 @@ def main():
             else:
                 log(f"B={b} r{r + 1}: FAILED {t['error']}")
 
+    return report(rec, a.md, a.out)
+
+
+def report(rec, md_path, out_path):
+    """The markdown table (md_path) and the receipt (out_path) of rec; prints the table and the summary line (gpu_check's
+    note); 1 when a trial failed."""
+    budgets, S, P, rounds = rec["budgets"], rec["streams"], rec["long_tokens"], rec["rounds"]
+    common = rec["server_args"]
+    failures = [f"B={t['budget']} r{t['round']}: {t.get('error') or t.get('checks')}" for t in rec["trials"]
+                if not t.get("ok")]
     # the table: a row a budget, each cell round 1 / round 2 ...
     def cell(b, f, nd=1):
         rows = sorted((t for t in rec["trials"] if t["budget"] == b), key=lambda t: t["round"])
         return " / ".join(fmt(f(t), nd) if "itl_ms_during" in t else "FAIL" for t in rows)
 
-    tern = os.path.basename(a.model)
-    L = [f"# Decode ITL while a {P:,}-token prompt prefills, by chunk budget (issue 26): {tern}, {a.device}, "
+    tern = os.path.basename(rec["model"])
+    L = [f"# Decode ITL while a {P:,}-token prompt prefills, by chunk budget (issue 26): {tern}, {rec['device']}, "
          f"commit {rec.get('commit') or '?'}{' (dirty)' if rec.get('dirty') else ''}", "",
          f"Server: `tern serve {' '.join(common)} --batch-tokens B`, fresh for each budget and round. {S} streams "
-         f"decode (prompts of {a.short_tokens} token ids, greedy, ignore_eos); once all decode and each has "
-         f"{a.baseline_tokens} baseline tokens, one {P:,}-token prompt (ids, max_tokens 1) is sent. A step runs the "
+         f"decode (prompts of {rec['short_tokens']} token ids, greedy, ignore_eos); once all decode and each has "
+         f"{rec['baseline_tokens']} baseline tokens, one {P:,}-token prompt (ids, max_tokens 1) is sent. A step runs the "
          f"{S} decode tokens, then a chunk of max(B - {S}, 16) prompt tokens; the prompt takes 'steps' such steps, "
          f"each giving every stream one token. ITL: gaps between a stream's token arrivals (SSE), pooled over the "
          f"streams: during = its gaps of those steps; base = before the prompt was sent. TTFT: sending the prompt to "
          f"its response; alone: the same length with nothing else running. Tokens an event counted by "
          f"{rec.get('count', '?')} (bench/mixed_itl.py). Cells: round "
-         f"{' / '.join(str(i + 1) for i in range(a.rounds))} (round 2 ran the budgets in reverse order).", "",
+         f"{' / '.join(str(i + 1) for i in range(rounds))} (round 2 ran the budgets in reverse order).", "",
          "| budget B | chunk | steps | ITL p50 during | ITL p99 during | ITL max during | ITL p50 base | ITL p99 base "
          "| ITL max base | TTFT, s | TTFT alone, s | decode tok/s during | decode tok/s base |",
          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -400,16 +472,21 @@ def main():
                  f"{cell(b, lambda t: t['ttft_ms'] / 1e3, 2)} | "
                  f"{cell(b, lambda t: t['ttft_alone_ms'] / 1e3 if 'ttft_alone_ms' in t else None, 2)} | "
                  f"{cell(b, lambda t: t['decode_tok_s_during'])} | {cell(b, lambda t: t['decode_tok_s_base'])} |")
-    L += ["", "ITL in ms. Cross-checks (every trial; bench/mixed_itl.py says why): a stream's gaps inside the "
-          "prompt's window = steps - 1 .. steps + 2; its last-chunk token arrives with the prompt's response; /metrics "
-          "steps + steps .. steps + 4; prompt tokens = the prompt (nothing cached); events carrying several tokens: "
+    adm = [t["checks"]["admission_steps_min_max"] for t in rec["trials"] if "checks" in t]
+    L += ["", "ITL in ms. Cross-checks (every trial; bench/mixed_itl.py analyze says why): after the prompt is sent, a "
+          "stream's gaps are pure decode steps while the server admits it (" +
+          (f"{min(x[0] for x in adm)}-{max(x[1] for x in adm)} a stream here" if adm else "-") +
+          "), then exactly 'steps' chunk steps (each slower than any pure decode step), the last one's token within "
+          "10 ms of the prompt's response; /metrics between its two scrapes: at least steps + the admission's steps, "
+          "each with the S streams' tokens (step tokens = S x steps + the prompt, generated = S x steps + 1); prompt "
+          "tokens = the prompt (nothing cached); events carrying several tokens: "
           f"{sum(t['checks']['events_with_several_tokens'] for t in rec['trials'] if 'checks' in t)} in all."]
     if failures:
         L.append("FAILED: " + "; ".join(failures)[:1500])
     md = "\n".join(L) + "\n"
-    with open(a.md, "w") as f:
+    with open(md_path, "w") as f:
         f.write(md)
-    with open(a.out, "w") as f:
+    with open(out_path, "w") as f:
         json.dump(rec, f, indent=1)
         f.write("\n")
     print(md)
