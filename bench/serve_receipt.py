@@ -8,8 +8,11 @@ On one model file, with prompts of token ids (bench/serve_load.py --ids: exact l
 no tokenizer):
  (a) one stream through `tern serve` (prompt P, G generated, greedy, ignore_eos): its decode tok/s ((G - 1) / time
      from the first token to the last), against `tern bench -p P -n G` tg<G> (and tg<G> at depth P, the stream's
-     own depth) on the same file; --single-reps requests a round, median; rounds interleaved with the bench runs;
-     and one stream of a --short-prompt-tokens prompt (8: depth ~0, as tg<G> itself), against tg<G>;
+     own depth) on the same file, in the server's matmul order (its start-up line: a CUDA server of --parallel > 1
+     takes the f16 order, one-sequence `tern bench` the GEMV order; TERN_GEMV_CHUNK gives bench the server's), and
+     beside them tg<G> in bench's own order (what a --parallel 1 server decodes at); --single-reps requests a round,
+     median; rounds interleaved with the bench runs; and one stream of a --short-prompt-tokens prompt (8: depth ~0, as
+     tg<G> itself), against tg<G>;
  (b) --streams concurrent streams (prompt P, G each): aggregate generated tok/s (prefills included) and the aggregate
      while all streams decode, TTFT p50/p99, ITL p50/p99, a round each; beside llama.cpp's llama-batched-bench figure of the same box and shape (recorded in shared/peers/README.md:
      4,481 tok/s aggregate decode at 64 sequences, pp 512, tg 128; a batch benchmark, not a server) and, when
@@ -91,15 +94,27 @@ class Server:
         self.logf.close()
 
 
-def tern_bench(a, extra, receipt):
+def server_order(banner):
+    """The matmul order a server's start-up line names (cli/serve.c): 2 the f16 order, 1 the chunk order, else None
+    (one sequence's order, or the CPU)."""
+    text = " ".join(banner) if isinstance(banner, list) else banner
+    return 2 if "f16-order matmuls" in text else 1 if "chunk-order matmuls" in text else None
+
+
+def tern_bench(a, extra, receipt, order=None):
+    """tern bench; order: TERN_GEMV_CHUNK for it (the server's, so that one stream compares like for like: a server of
+    --parallel > 1 takes the many-sequence order, which one-sequence `tern bench` does not), None: bench's own."""
     cmd = [a.tern, "bench", "-m", a.model, "--device", a.device, "-r", str(a.bench_reps), "-o", "jsonl",
            "--receipt", receipt] + a.threads_args + extra
-    log("$ " + " ".join(shlex.quote(x) for x in cmd))
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    env = dict(os.environ)
+    if order is not None:
+        env["TERN_GEMV_CHUNK"] = str(order)
+    log("$ " + ("" if order is None else f"TERN_GEMV_CHUNK={order} ") + " ".join(shlex.quote(x) for x in cmd))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"tern bench failed ({r.returncode}): {r.stderr[-1500:]}")
     rows = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
-    return {"cmd": " ".join(cmd), "rows": rows}
+    return {"cmd": ("" if order is None else f"TERN_GEMV_CHUNK={order} ") + " ".join(cmd), "rows": rows}
 
 
 def bench_tok_s(b, n_prompt, n_gen):
@@ -197,17 +212,23 @@ def main():
             log(f"warm-up {n} streams: {w['completed']}/{n} completed, errors {w['errors']}")
         # (a) one stream vs tern bench, interleaved a round at a time
         rec["single"] = []
+        order = server_order(on.banner)
+        rec["server_order"] = order
         for r in range(a.rounds):
-            b = tern_bench(a, ["-p", str(P), "-n", str(G)], os.path.join(a.log_dir, f"serve-bench-r{r + 1}.json"))
+            b = tern_bench(a, ["-p", str(P), "-n", str(G)], os.path.join(a.log_dir, f"serve-bench-r{r + 1}.json"), order)
             bd = tern_bench(a, ["-p", "0", "-n", str(G), "--depth", str(P)],
-                            os.path.join(a.log_dir, f"serve-bench-d{P}-r{r + 1}.json"))
+                            os.path.join(a.log_dir, f"serve-bench-d{P}-r{r + 1}.json"), order)
+            # one sequence in its own engine (bench's own order), beside: what a --parallel 1 server would decode at
+            bo = tern_bench(a, ["-p", "0", "-n", str(G)], os.path.join(a.log_dir, f"serve-bench-own-r{r + 1}.json")) \
+                if order else None
             reqs = [serve_load.run(on.url, 1, P, G, ids=True, seed=10 * r + k) for k in range(a.single_reps)]
             dec = [q["decode_tok_s_stream_median"] for q in reqs if q["decode_tok_s_stream_median"]]
             sreqs = [serve_load.run(on.url, 1, a.short_prompt_tokens, G, ids=True, seed=10 * r + k + 5)
                      for k in range(a.single_reps)]
             sdec = [q["decode_tok_s_stream_median"] for q in sreqs if q["decode_tok_s_stream_median"]]
             row = {"round": r + 1, "bench_pp": bench_tok_s(b, P, 0), "bench_tg": bench_tok_s(b, 0, G),
-                   "bench_tg_depth": bench_tok_s(bd, 0, G), "serve_decode": round(statistics.median(dec), 2) if dec else None,
+                   "bench_tg_depth": bench_tok_s(bd, 0, G), "bench_tg_own": bench_tok_s(bo, 0, G) if bo else None,
+                   "serve_decode": round(statistics.median(dec), 2) if dec else None,
                    "serve_decode_samples": dec, "serve_ttft_ms": [q["ttft_ms_p50"] for q in reqs],
                    "serve_decode_short": round(statistics.median(sdec), 2) if sdec else None,
                    "serve_decode_short_samples": sdec, "short_prompt_tokens": a.short_prompt_tokens,
@@ -255,18 +276,27 @@ def main():
                       "all_decoding_tok_s": [x["all_decoding_tok_s"] for x in mu], "errors": errors,
                       "turn2_ttft_ms_on": pm["on"]["turn2_ttft_ms"], "turn2_ttft_ms_off": pm["off"]["turn2_ttft_ms"]}
     rr = lambda k, rows, nd=1: " / ".join(fmt(x[k], nd) for x in rows)
+    order = rec.get("server_order")
+    oname = {1: " (the server's order: chunk)", 2: " (the server's order: f16)"}.get(order, "")
+    s_own = med("bench_tg_own", sg) if order else None
+    o_cost = s_tg / s_own if s_tg and s_own else None
     L = [f"# tern serve receipts (issue 27): {os.path.basename(a.model)}, {a.device}, commit {rec.get('commit') or '?'}"
          f"{' (dirty)' if rec.get('dirty') else ''}",
          "", f"Server: `tern serve {' '.join(srv_args)}`; prompts of token ids (bench/serve_load.py --ids), greedy, "
-         f"ignore_eos. Rounds: {' / '.join(f'r{i + 1}' for i in range(a.rounds))}.", "",
+         f"ignore_eos. Rounds: {' / '.join(f'r{i + 1}' for i in range(a.rounds))}. The one-stream bars compare with `tern "
+         f"bench` in the server's matmul order{' (TERN_GEMV_CHUNK=' + str(order) + ')' if order else ''}.", "",
          "| measure | tern | llama.cpp | note |", "|---|---:|---:|---|",
          f"| one stream through tern serve, decode tok/s | {rr('serve_decode', sg, 2)} | - | prompt {P}, {G} generated; "
          f"median of {a.single_reps} requests a round; (G-1)/(last token - first token) |",
-         f"| tern bench tg{G}, tok/s | {rr('bench_tg', sg, 2)} | "
+         f"| tern bench tg{G}{oname}, tok/s | {rr('bench_tg', sg, 2)} | "
          f"{fmt(live.get(1), 2) if live else fmt(PEER_RECORDED['S_TG'][1] if (P, G) == (512, 128) else None, 0)} | "
          f"`tern bench -p {P} -n {G} -r {a.bench_reps}`; llama.cpp: llama-batched-bench S_TG at 1 sequence "
          f"({'live, same file' if live else 'recorded, shared/peers/README.md'}) |",
-         f"| tern bench tg{G} @ depth {P}, tok/s | {rr('bench_tg_depth', sg, 2)} | - | the stream's own depth |",
+         f"| tern bench tg{G} @ depth {P}{oname}, tok/s | {rr('bench_tg_depth', sg, 2)} | - | the stream's own depth |",
+         ] + ([f"| tern bench tg{G}, one sequence in its own engine, tok/s | {rr('bench_tg_own', sg, 2)} | - | what a "
+               f"`--parallel 1` server decodes at: a server of more sequences takes the order above (one per engine, "
+               f"so that a sequence's tokens do not depend on its batch), {fmt(o_cost * 100 if o_cost else None, 1)}% "
+               f"of this for one stream |"] if order else []) + [
          f"| one stream, {a.short_prompt_tokens}-token prompt, decode tok/s | {rr('serve_decode_short', sg, 2)} | - | "
          f"depth ~0, as tg{G}; / tg{G}: {fmt(ratio_s * 100 if ratio_s else None, 1)}% (issue 27: within 5%) |",
          f"| one stream / tg{G} | {fmt(ratio * 100 if ratio else None, 1)}% | - | issue 27: within 5%; / tg{G} @ d{P}: "
