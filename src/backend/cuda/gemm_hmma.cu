@@ -893,6 +893,12 @@ static int hm_pick_tl(int nb, int n_out, int m) {
     const int nt = (m + 7) / 8, a = hm_pick(nb, n_out, m);
     return m == 1 ? 10 : nt == 2 || nt == 4 ? 9 : a == 4 ? 6 : a == 1 ? 7 : 8;
 }
+/* TERN_HM_BULK28 (tern_config.hm_bulk28, under measurement): 1 = Q4_0's tiles at 2..8 columns by arm 10 instead of arm 6,
+ * 2 = at 2..16 (arm 10 at two columns' tiles too, for arm 9).
+ * The engine's loss of 2026-12-04 (above) was measured with PDL in those passes, at 0c35073's code; today's timeline
+ * without PDL (bench/gpu/s45-tl) has arm 6's GEMMs at B = 4 19% over arm 10's at B = 1 */
+static int g_hm_bulk28;
+extern "C" void tcu_gemm_hm_bulk28_set(int v) { __atomic_store_n(&g_hm_bulk28, v < 0 ? 0 : v > 2 ? 2 : v, __ATOMIC_RELAXED); }
 
 /* 1 when this device runs the wgmma kernels: compute capability 9.0 and their sm_90a code loaded (per device, once). */
 static int hm_device_ok(void) {
@@ -972,6 +978,10 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
      * +3.3%; Q4_K B = 4 +3.8%, 8 +1.4%, 16 +2.6% but 32 -6.9%, 64 -7.2% (the Q4_K_M mix alike: +2..4%, then -3..4%);
      * B = 1 level (arm 10 already). docs/ledger.md 2026-12-06 "the bulk-copy arm for Q8_0 and the K-quants" */
     if (pick && tl && (rt == TCU_TYPE_Q8_0R || m <= 16) && rt != TCU_TYPE_Q4_0R) arm = 10;
+    if (pick && tl && rt == TCU_TYPE_Q4_0R && m >= 2) {
+        const int b28 = __atomic_load_n(&g_hm_bulk28, __ATOMIC_RELAXED);
+        if ((b28 >= 1 && m <= 8) || (b28 == 2 && m <= 16)) arm = 10;
+    }
     /* Q4_K's tiles at 2..4 columns: arm 11 (the chains by warps on mma.sync). The engine's A/B (H100, synthetic
      * Llama-3-8B Q4_K, S_TG, bench/gpu/s40-hm/warps/): B = 2 +9.3%, B = 4 +12.6% over arm 10, but B = 1 -1.7% and B = 8
      * -5.7%; Q4_0 lost at 1 (-8.4%), 2-4 (-1%) and 8 (-20%); Q8_0 at 1..8 columns -4 to -13.5% and the Q4_K_M mix (its
