@@ -178,8 +178,6 @@ static void cli_config_from_env(void) {
     if (tlp && *tlp && tern_cuda_timeline(tlp, getenv("TERN_CUPTI_LIB")) != 0) cli_die("%s", tern_last_error());
     const char *pm = getenv("TERN_PDL_MAX");
     if (pm && *pm) c.pdl_max = (int)cli_parse_long("TERN_PDL_MAX", pm, -1, 64);
-    const char *hb = getenv("TERN_HM_BULK28"); /* the f16 order's Q4_0 tiles: 0 the rule, 1 arm 10 at 2..8 tokens, 2 at 2..16 */
-    if (hb && *hb) c.hm_bulk28 = (int)cli_parse_long("TERN_HM_BULK28", hb, 0, 2);
     tern_config_set(&c);
 }
 

@@ -19,8 +19,8 @@ typedef struct tern_sampler tern_sampler;
 
 /* Run-time settings, one table for the process (src/core/config.c gives each default and the measurement behind
  * it). The library never reads the environment; the tern CLI maps TERN_SIMD, TERN_MATMUL_REF, TERN_TRACE,
- * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS,
- * TERN_PDL_MAX and TERN_HM_BULK28 onto this table (docs/measuring.md). Set it before creating engines. */
+ * TERN_CUDA_GRAPH, TERN_CUDA_TIMING, TERN_GEMV_CHUNK, TERN_ATT_RPS, TERN_ATT_WARPS and
+ * TERN_PDL_MAX onto this table (docs/measuring.md). Set it before creating engines. */
 typedef struct {
     int simd_scalar;      /* 1: the scalar CPU kernels (bit-identical to AVX2; the arm that checks it) */
     int matmul_ref;       /* 1: the CPU reference matmul (f32 activations, double dots) for float64 comparisons */
@@ -43,9 +43,6 @@ typedef struct {
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
                            * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm
                            * under measurement; process-wide, read when an engine is made */
-    int hm_bulk28;        /* CUDA f16 order: 1 = Q4_0's tiles at 2..8 columns by gemm_hmma.cu's arm 10 (bulk copies, two
-                           * stages) instead of the rule's arm 6, 2 = at 2..16 (for arm 9 at 9..16 too); 0 the rule. No bit depends on it (every arm's bits are
-                           * the same). An arm under measurement; process-wide, read when an engine is made */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);

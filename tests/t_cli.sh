@@ -25,7 +25,6 @@ expect_err "bad device" "expects cpu, cuda or auto" -- ./tern run -m "$MODEL" -p
 expect_err "bad TERN_DEVICE" "TERN_DEVICE=bogus" -- env TERN_DEVICE=bogus ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_TRACE" "TERN_TRACE=yes" -- env TERN_TRACE=yes ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_CUDA_GRAPH" "TERN_CUDA_GRAPH=2: expected 0 or 1" -- env TERN_CUDA_GRAPH=2 ./tern run -m "$MODEL" -p hi
-expect_err "bad TERN_HM_BULK28" "TERN_HM_BULK28 expects an integer in .0, 2., got .3." -- env TERN_HM_BULK28=3 ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_PDL_MAX" "TERN_PDL_MAX expects an integer in .-1, 64., got .65." -- env TERN_PDL_MAX=65 ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_GEMV_CHUNK" "TERN_GEMV_CHUNK expects an integer in .0, 2., got .3." -- env TERN_GEMV_CHUNK=3 ./tern run -m "$MODEL" -p hi
 if ! command -v nvidia-smi >/dev/null 2>&1; then

@@ -14,7 +14,6 @@ tern_config tern_config_g = {
     .gemv_chunk = 0, /* one sequence's order; many sequences ask for 2 (cli_batch_order; docs/ledger.md 2026-12-05) */
     .att_rps = 0,    /* 256 keys a decode-attention split (attention.cu); other values under measurement */
     .att_warps = 0,  /* the rule (attention.cu att_phys_warps); 4, 8, 16 under measurement */
-    .hm_bulk28 = 0,  /* Q4_0's f16-order tiles at 2..8 columns: arm 6 (the rule); 1 arm 10, under measurement */
     .pdl_max = 0,    /* PDL in passes of up to 48 tokens (exec.c PDL_MAX, ledger 2026-12-03); 1..64 under measurement */
 };
 

@@ -297,10 +297,16 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
  * In the f16 order, none in passes of PDL_OFF_F16_LO..PDL_OFF_HI tokens (its arm 9 at two columns; 2026-12-05, TERN_PDL_MAX
  * 1 against the rule's 48, two rounds, bench/gpu/s35-pdl): B = 9 2,508 / 2,518 against 2,394 / 2,425, 10 2,770 /
  * 2,769 against 2,664 / 2,674, 12 3,146 / 3,167 against 2,987 / 2,992, 16 4,137 / 4,131 against 3,843 / 3,863; PDL
- * ahead at B = 2 (+8%), 4 (+1.7%), 8 (+4%), 20 (+4.5%), 24 (+4%), 32 (+2%) and 48 (+1.4%), level at B = 1. */
+ * ahead at B = 2 (+8%), 4 (+1.7%), 8 (+4%), 20 (+4.5%), 24 (+4%), 32 (+2%) and 48 (+1.4%), level at B = 1.
+ * Where no matrix is Q8_0 or Q4_K (cuda_wrank.tile_b32 18: Q4_0's tiles, and a Q6_K head or matrix where the file has
+ * one), none from PDL_OFF_F16Q4_LO = 2 tokens: Q4_0's passes of 2..8 tokens run arm 10 (bulk copies) since 2026-12-06,
+ * which gains without PDL only (H100, synthetic Llama-3-8B Q4_0, bench/gpu/s45-bulk28: B = 2 +3.4%, 4 +6.4%, 8 +4.6%
+ * over arm 6 with PDL; arm 10 with PDL +0.3..1%). Q8_0 and Q4_K, whose passes of 2..8 tokens ran arm 10 (Q4_K 11 at
+ * 2..4) with PDL when measured, keep PDL there: not measured without. */
 #define PDL_MAX 48
 #define PDL_OFF_LO 5
 #define PDL_OFF_F16_LO 9
+#define PDL_OFF_F16Q4_LO 2
 #define PDL_OFF_HI 16
 
 /* The graph's ops over the pass's tokens (already in g->tok, g->pos, g->slot, g->bt_off, g->bt). Launched or
@@ -308,7 +314,8 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
 static int forward(crank *g, const tern_graph *G, const pass_t *P) {
     const int pmax = g->pdl_max > 0 ? g->pdl_max : PDL_MAX; /* TERN_PDL_MAX, under measurement */
     /* TERN_PDL_MAX -1: none in any pass; 0: the rule, its window included */
-    const int lo = g->gemv_ord == 2 ? PDL_OFF_F16_LO : g->gemv_ord == 1 ? PDL_OFF_LO : PDL_MAX + 1;
+    const int lo = g->gemv_ord == 2 ? (g->W->tile_b32 == 18 ? PDL_OFF_F16Q4_LO : PDL_OFF_F16_LO)
+                   : g->gemv_ord == 1 ? PDL_OFF_LO : PDL_MAX + 1;
     const int off = g->pdl_max < 0 || (g->pdl_max == 0 && P->n >= lo && P->n <= PDL_OFF_HI);
     tcu_set_pdl(g->pdl && !off && (P->n <= pmax || P->n > g->gemv_max));
     const tern_model *m = g->m;

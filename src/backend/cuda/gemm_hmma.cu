@@ -601,8 +601,9 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
  * of the step after its use, past the CTA barrier every thread crosses after reading it (no proxy fence between those
  * reads and the copy: gemv_dp4a.cu's TMA form and CUTLASS's pipelines omit it too). The same operations on the same
  * values as arm 6, so the same bits. In gpu_hmma's sweep ~10% ahead of arm 6 at 8, 16 and 32 columns; in the engine
- * ahead at one column and at 9..16 and 25..32, behind at 2..8 (docs/ledger.md 2026-12-04 "the f16 order's weights
- * by bulk copies"; hm_pick_tl). */
+ * ahead at one column and at 9..16 and 25..32, behind at 2..8 with PDL (docs/ledger.md 2026-12-04 "the f16 order's
+ * weights by bulk copies") and ahead there without (2026-12-06 "Q4_0's f16 order at 2..8 tokens by bulk copies without
+ * PDL"; hm_pick_tl, exec.c PDL_OFF_F16Q4_LO). */
 template <int T, int NT, int NW>
 __global__ void __launch_bounds__(128)
 gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__restrict__ x, int m, const hm_out yo,
@@ -884,21 +885,17 @@ static int hm_pick(int nb, int n_out, int m) {
     return n_out >= 8192 || nb * 32 >= 8192 ? 1 : 0;
 }
 /* Over the tiled layout, by end-to-end S_TG (bench/gpu/s31-tiled call e; docs/ledger.md 2026-12-04 "the f16 order's
- * weights by bulk copies"): one column arm 10 (bulk copies, 2 stages: B = 1 380 against arm 6's 360); 2..8 columns arm 6
- * (the bulk arms lost 5-9% at B = 4 and 8 in the engine though they led by ~10% in gpu_hmma's sweep, and arm 8 lost to
- * arm 6 by ~3% at B = 4 though it led in the sweep); 16 and 32 columns (NT 2, 4) arm 9 (bulk copies, 4 stages: B = 16
- * +2-3%, B = 32 +16%); 24 columns (NT 3) and past 32 the rows' rule on the tiled twins of arms 4, 1 and 0 (the sweep: the
- * bulk arms 10-20% behind there). */
+ * weights by bulk copies"): 1..8 columns arm 10 (bulk copies, 2 stages: B = 1 380 against arm 6's 360; at 2..8 with
+ * exec.c's passes of 2..8 tokens without PDL, H100: B = 2 +3.4%, 4 +6.4%, 8 +4.6% over arm 6 with PDL, where the bulk
+ * arm with PDL is level, +0.3..1%: bench/gpu/s45-bulk28, docs/ledger.md 2026-12-06 "Q4_0's f16 order at 2..8 tokens by
+ * bulk copies without PDL"; on 2026-12-04 it had lost 5-9% there with PDL, on older code); 16 and 32 columns (NT 2, 4)
+ * arm 9 (bulk copies, 4 stages: B = 16 +2-3%, B = 32 +16%; arm 10 level with it at 12 and 16, s45-bulk28); 24 columns
+ * (NT 3) and past 32 the rows' rule on the tiled twins of arms 4, 1 and 0 (the sweep: the bulk arms 10-20% behind
+ * there). The other types' overrides follow in tcu_gemm_hm. */
 static int hm_pick_tl(int nb, int n_out, int m) {
     const int nt = (m + 7) / 8, a = hm_pick(nb, n_out, m);
-    return m == 1 ? 10 : nt == 2 || nt == 4 ? 9 : a == 4 ? 6 : a == 1 ? 7 : 8;
+    return m <= 8 ? 10 : nt == 2 || nt == 4 ? 9 : a == 4 ? 6 : a == 1 ? 7 : 8;
 }
-/* TERN_HM_BULK28 (tern_config.hm_bulk28, under measurement): 1 = Q4_0's tiles at 2..8 columns by arm 10 instead of arm 6,
- * 2 = at 2..16 (arm 10 at two columns' tiles too, for arm 9).
- * The engine's loss of 2026-12-04 (above) was measured with PDL in those passes, at 0c35073's code; today's timeline
- * without PDL (bench/gpu/s45-tl) has arm 6's GEMMs at B = 4 19% over arm 10's at B = 1 */
-static int g_hm_bulk28;
-extern "C" void tcu_gemm_hm_bulk28_set(int v) { __atomic_store_n(&g_hm_bulk28, v < 0 ? 0 : v > 2 ? 2 : v, __ATOMIC_RELAXED); }
 
 /* 1 when this device runs the wgmma kernels: compute capability 9.0 and their sm_90a code loaded (per device, once). */
 static int hm_device_ok(void) {
@@ -978,10 +975,6 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
      * +3.3%; Q4_K B = 4 +3.8%, 8 +1.4%, 16 +2.6% but 32 -6.9%, 64 -7.2% (the Q4_K_M mix alike: +2..4%, then -3..4%);
      * B = 1 level (arm 10 already). docs/ledger.md 2026-12-06 "the bulk-copy arm for Q8_0 and the K-quants" */
     if (pick && tl && (rt == TCU_TYPE_Q8_0R || m <= 16) && rt != TCU_TYPE_Q4_0R) arm = 10;
-    if (pick && tl && rt == TCU_TYPE_Q4_0R && m >= 2) {
-        const int b28 = __atomic_load_n(&g_hm_bulk28, __ATOMIC_RELAXED);
-        if ((b28 >= 1 && m <= 8) || (b28 == 2 && m <= 16)) arm = 10;
-    }
     /* Q4_K's tiles at 2..4 columns: arm 11 (the chains by warps on mma.sync). The engine's A/B (H100, synthetic
      * Llama-3-8B Q4_K, S_TG, bench/gpu/s40-hm/warps/): B = 2 +9.3%, B = 4 +12.6% over arm 10, but B = 1 -1.7% and B = 8
      * -5.7%; Q4_0 lost at 1 (-8.4%), 2-4 (-1%) and 8 (-20%); Q8_0 at 1..8 columns -4 to -13.5% and the Q4_K_M mix (its

@@ -429,9 +429,6 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
  * CTAs). No bit depends on it: the 16 virtual warps fix which rows each sums and the order of their merge. */
 void tcu_attention_warps_set(int warps);
-/* The f16 order's pick (arm -1) for Q4_0 tiles at 2..8 columns: 1 = arm 10 (bulk copies, two stages), 2 = at 2..16
- * columns, 0 = the rule's arm 6 / 9 (tern_config.hm_bulk28, an arm under measurement; process-wide, set when an engine is made). No bit depends on it. */
-void tcu_gemm_hm_bulk28_set(int v);
 /* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_rows, n_head_kv, hd) int8 and
  * ks, vs (n_rows, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
  * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; the same bits for a
