@@ -7,13 +7,16 @@
  * (tern roofline's read_stream_kernel form) over the same bytes. Question (issue 26): is arm 10's ~2.3 TB/s at one
  * column its copies' pattern, or the step's work between them?
  *
- * Standalone: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o /tmp/bulk_stream dev/cuda/bulk_stream.cu
+ * Standalone: nvcc -O3 -Isrc/backend -gencode=arch=compute_90a,code=sm_90a -o /tmp/bulk_stream dev/cuda/bulk_stream.cu
+ * (the mbarrier helpers are arm 10's own, cuda/wgmma.cuh)
  * Run: /tmp/bulk_stream (a table, one row a case: us a launch, TB/s). Buffers rotate over 16 copies (1 GB) so no
  * launch finds its bytes in L2; the bytes are random (never time on zeros). NOT BUILT by the Makefile. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "cuda/wgmma.cuh"
 
 #define CK(x)                                                                                            \
     do {                                                                                                 \
@@ -39,13 +42,13 @@ __global__ void __launch_bounds__(128) bulk_k(const uint8_t *__restrict__ w, int
     const uint32_t base = (smem_u32(sm) + 127u) & ~127u;
     const uint8_t *gsm = sm + (base - smem_u32(sm));
     if (tid == 0) {
-        for (int k = 0; k < NW; k++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(&bar[k])));
+        for (int k = 0; k < NW; k++) wg_mbar_init(smem_u32(&bar[k]), 1);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
     auto issue = [&](int s, int k) {
         const uint32_t b = smem_u32(&bar[k]);
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(cb) : "memory");
+        wg_mbar_expect_tx(b, (uint32_t)cb);
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
                          base + (uint32_t)(k * cb)),
                      "l"(tb + (size_t)s * cb), "r"(cb), "r"(b)
@@ -58,15 +61,7 @@ __global__ void __launch_bounds__(128) bulk_k(const uint8_t *__restrict__ w, int
     for (int s = sb; s < se; s++) {
         __syncthreads(); /* every thread past step s - 1's reads: its stage may be refilled */
         if (tid == 0 && s > sb && s - 1 + NW < se) issue(s - 1 + NW, wk == 0 ? NW - 1 : wk - 1);
-        const uint32_t b = smem_u32(&bar[wk]);
-        uint32_t ok;
-        do {
-            asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, "
-                         "0, p;\n\t}\n"
-                         : "=r"(ok)
-                         : "r"(b), "r"(ph)
-                         : "memory");
-        } while (!ok);
+        wg_mbar_wait(smem_u32(&bar[wk]), ph);
         const uint4 v = *(const uint4 *)(gsm + wk * cb + (16 * tid) % cb);
         acc ^= v.x ^ v.y ^ v.z ^ v.w;
         if (delay) {
@@ -123,10 +118,9 @@ static void run_bulk(int i, cudaStream_t st) {
     case 8: bulk_k<8><<<grid, 128, smem, st>>>(g_buf[i % NBUF], c_nst, c_cb, c_delay, g_sink); break;
     }
 }
+static int g_sms = 132;
 static void run_ldg(int i, cudaStream_t st) {
-    int sms = 132;
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-    ldg_k<<<sms * 8, 256, 0, st>>>((const uint4 *)g_buf[i % NBUF], c_bytes / 16, g_sink);
+    ldg_k<<<g_sms * 8, 256, 0, st>>>((const uint4 *)g_buf[i % NBUF], c_bytes / 16, g_sink);
 }
 
 static double time_us(launch_fn f, cudaStream_t st) {
@@ -154,6 +148,7 @@ int main(int argc, char **argv) {
     c_bytes = (size_t)tiles * steps * step_b;
     cudaDeviceProp pr;
     CK(cudaGetDeviceProperties(&pr, 0));
+    g_sms = pr.multiProcessorCount;
     printf("# %s, %d SMs; matrix %d x %d Q4_0: %d tiles x %d steps x %d bytes = %.1f MB\n", pr.name,
            pr.multiProcessorCount, rows, k, tiles, steps, step_b, c_bytes / 1e6);
     for (int i = 0; i < NBUF; i++) {
