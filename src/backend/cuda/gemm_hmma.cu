@@ -993,8 +993,9 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
      * arm 10 on Q4_K at 2 columns: not understood (docs/ledger.md 2026-12-06 "the f16 order by warps") */
     if (pick && tl && rt == TCU_TYPE_Q4_KR && m >= 2 && m <= 4) arm = 11;
     /* TERN_HM_BULK4 (under measurement, docs/ledger.md 2026-12-07 "the f16 order's weight stream without its work"):
-     * arm 10's stages of four steps (two for the byte types), a quarter (half) of the copies and barriers' waits */
-    if (pick && arm == 10 && __atomic_load_n(&g_hm_bulk4, __ATOMIC_RELAXED)) arm = 12;
+     * the bulk arms' (9, 10) stages as two of four steps (two for the byte types): a quarter (half) of the copies and
+     * mbarrier waits */
+    if (pick && (arm == 9 || arm == 10) && __atomic_load_n(&g_hm_bulk4, __ATOMIC_RELAXED)) arm = 12;
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;

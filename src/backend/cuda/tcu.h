@@ -430,7 +430,7 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
  * CTAs). No bit depends on it: the 16 virtual warps fix which rows each sums and the order of their merge. */
 void tcu_attention_warps_set(int warps);
-/* 1: the f16 order's chooser runs arm 12 where it picks arm 10 (TERN_HM_BULK4, an arm under measurement; the same bits) */
+/* 1: the f16 order's chooser runs arm 12 where it picks arm 9 or 10 (TERN_HM_BULK4, an arm under measurement; the same bits) */
 void tcu_gemm_hm_bulk4_set(int on);
 /* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_rows, n_head_kv, hd) int8 and
  * ks, vs (n_rows, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
