@@ -157,8 +157,7 @@ static void cli_config_from_env(void) {
         {"TERN_MATMUL_REF", offsetof(tern_config, matmul_ref)},
         {"TERN_TRACE", offsetof(tern_config, trace)},
         {"TERN_CUDA_GRAPH", offsetof(tern_config, cuda_graph)},
-        {"TERN_CUDA_TIMING", offsetof(tern_config, cuda_timing)},
-        {"TERN_HM_BULK4", offsetof(tern_config, hm_bulk4)}};
+        {"TERN_CUDA_TIMING", offsetof(tern_config, cuda_timing)}};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
         const char *v = getenv(flags[i].name);
         if (!v || !*v) continue;

@@ -43,9 +43,6 @@ typedef struct {
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
                            * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm
                            * under measurement; process-wide, read when an engine is made */
-    int hm_bulk4;         /* CUDA f16 order (sm_90a): 1 = the chooser's arms 9 and 10 (bulk copies, a step's chunk a copy)
-                           * run as arm 12 (two stages of four steps' chunks a copy, two for Q8_0 and Q6_K). No bit depends on it. An arm under
-                           * measurement; process-wide, read when an engine is made */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);

@@ -15,7 +15,6 @@ tern_config tern_config_g = {
     .att_rps = 0,    /* 256 keys a decode-attention split (attention.cu); other values under measurement */
     .att_warps = 0,  /* the rule (attention.cu att_phys_warps); 4, 8, 16 under measurement */
     .pdl_max = 0,    /* PDL in passes of up to 48 tokens (exec.c PDL_MAX, ledger 2026-12-03); 1..64 under measurement */
-    .hm_bulk4 = 0,   /* the f16 order's arm 10 as it is; 1 (arm 12) under measurement */
 };
 
 tern_config tern_config_get(void) { return tern_config_g; }

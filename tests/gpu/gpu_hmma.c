@@ -516,7 +516,7 @@ static void sweep(int gt, int64_t n_in, int64_t n_out) {
     CU(cudaMalloc((void **)&v2ws, sizeof(float) * (v2n ? v2n : 1)));
     tcu_gemv_order_set(1);
     printf("sweep %s %lldx%lld (%.1f MB): one-column dp4a (chunk order) %.1f us; m: x16->f16, v2 chooser, hm chooser, "
-           "hm tiled chooser, hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241; tiled layout 141 240 140; bulk-copied weights 4, 2 stages; by warps, mma.sync, 4 steps ahead; arm 10 with 4-step copies, 2 for Q8_0/Q6_K)%s\n",
+           "hm tiled chooser, hm arms 0..%d (warpgroups, x stages, one group a step = 140 240 160 260 141 241; tiled layout 141 240 140; bulk-copied weights 4, 2 stages; by warps, mma.sync, 4 steps ahead)%s\n",
            tern_type_name(gt), (long long)n_in, (long long)n_out, wb / 1e6, time_call(2, 0, &s, dw, 1, dy, NULL, 0), ARMS - 1,
            tiles_only(gt) ? "; Q6_K: no rows arms (-1), arm 7 runs as arm 8 past 40 columns (tcu_gemm_hm)" : "");
     static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};

@@ -604,7 +604,7 @@ gemm_hw_k(const uint8_t *__restrict__ w, size_t stride, int nb, int n_out, const
  * ahead at one column and at 9..16 and 25..32, behind at 2..8 with PDL (docs/ledger.md 2026-12-04 "the f16 order's
  * weights by bulk copies") and ahead there without (2026-12-06 "Q4_0's f16 order at 2..8 tokens by bulk copies without
  * PDL"; hm_pick_tl, exec.c PDL_OFF_F16Q4_LO). */
-template <int T, int NT, int NW, int P>
+template <int T, int NT, int NW>
 __global__ void __launch_bounds__(128)
 gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__restrict__ x, int m, const hm_out yo,
           float *__restrict__ ws) {
@@ -625,16 +625,16 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    auto wissue = [&](int s, int k) { /* thread 0: steps s..s + P - 1's chunks (those before se) into stage k */
-        const uint32_t b = hm_smem(&hb_bar[k]), n = (uint32_t)(min(P, se - s) * TCH);
-        wg_mbar_expect_tx(b, n);
+    auto wissue = [&](int s, int k) { /* thread 0: step s's chunk into stage k */
+        const uint32_t b = hm_smem(&hb_bar[k]);
+        wg_mbar_expect_tx(b, TCH);
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                         wbase + (uint32_t)(k * P * TCH)),
-                     "l"(tb + (size_t)s * TCH), "r"(n), "r"(b)
+                         wbase + (uint32_t)(k * TCH)),
+                     "l"(tb + (size_t)s * TCH), "n"(TCH), "r"(b)
                      : "memory");
     };
     if (tid == 0)
-        for (int i = 0; i < NW && sb + i * P < se; i++) wissue(sb + i * P, i);
+        for (int i = 0; i < NW && sb + i < se; i++) wissue(sb + i, i);
     pdl_wait();
     const size_t ldx = (size_t)nb * 32;
     const int q = tid & 15, c0 = tid >> 4;
@@ -661,7 +661,7 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
     };
 #pragma unroll
     for (int i = 0; i < NS - 2; i++) xcopy(sb + i, i);
-    int stg = 0, cst = NS - 2, wk = 0, pin = 0;
+    int stg = 0, cst = NS - 2, wk = 0;
     uint32_t ph = 0;
     for (int s = sb; s < se; s++) {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(NS - 3) : "memory");
@@ -669,11 +669,9 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
         wg_fence_proxy();
         __syncthreads(); /* every thread's x copies of step s; every thread past step s - 1's weight reads */
         xcopy(s + NS - 2, cst);
-        if (pin == 0) { /* a stage's first step: refill the stage before it (its last step was s - 1), wait for this one */
-            if (tid == 0 && s > sb && s + (NW - 1) * P < se) wissue(s + (NW - 1) * P, wk == 0 ? NW - 1 : wk - 1);
-            wg_mbar_wait(hm_smem(&hb_bar[wk]), ph);
-        }
-        const uint8_t *c = wsm + (wk * P + pin) * TCH;
+        if (tid == 0 && s > sb && s - 1 + NW < se) wissue(s - 1 + NW, wk == 0 ? NW - 1 : wk - 1);
+        wg_mbar_wait(hm_smem(&hb_bar[wk]), ph);
+        const uint8_t *c = wsm + wk * TCH;
         hm_wregs<T> cur;
         if constexpr (hm_ty<T>::B8) {
             cur.qa = *(const uint4 *)(c + hm_qoff<T>(rt, t, 0));
@@ -705,10 +703,7 @@ gemm_hb_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
         wg_commit_mma();
         stg = stg + 1 == NS ? 0 : stg + 1;
         cst = cst + 1 == NS ? 0 : cst + 1;
-        if (++pin == P) {
-            pin = 0;
-            if (++wk == NW) { wk = 0; ph ^= 1u; }
-        }
+        if (++wk == NW) { wk = 0; ph ^= 1u; }
     }
     wg_wait_mma_n<0>();
     wg_touch(acc);
@@ -798,8 +793,7 @@ gemm_hp_k(const uint8_t *__restrict__ w, int nb, int n_out, const __half *__rest
 static const int hm_arm_cfg[TCU_HM_ARMS][3] = {{1, 4, 0}, {2, 4, 0}, {1, 6, 0}, {2, 6, 0}, {1, 4, 1}, {2, 4, 1},
                                                {1, 4, 1}, {2, 4, 0}, {1, 4, 0},  /* 6, 7, 8: arms 4, 1, 0 tiled */
                                                {1, 4, 1}, {1, 4, 1},  /* 9, 10: arm 6, weights by bulk copies */
-                                               {1, 4, 1},             /* 11: by warps (mma.sync), D 4 */
-                                               {1, 4, 1}};            /* 12: arm 10, copies of 4 steps (B8: 2) */
+                                               {1, 4, 1}};            /* 11: by warps (mma.sync), D 4 */
 
 static size_t hw_smem_bytes(int nt, int ns) { return (size_t)ns * (size_t)(8 * nt) * 256 + 1024; }
 
@@ -817,17 +811,17 @@ static void hm_launch(const uint8_t *w, size_t stride, int nb, int n_out, const 
     PDL_LAUNCH((gemm_hw_k<T, NT, WG, NS, BAT, TL>), grid, dim3(128 * WG), smem, st, w, stride, nb, n_out, x, m, o, ws);
 }
 
-template <int T, int NT, int NW, int P = 1>
+template <int T, int NT, int NW>
 static void hb_launch(const uint8_t *w, int nb, int n_out, const __half *x, int m, const hm_out &o, float *ws, int S,
                       cudaStream_t st) {
-    const int smem = (int)hw_smem_bytes(NT, 4) + NW * P * hm_ty<T>::TCH;
+    const int smem = (int)hw_smem_bytes(NT, 4) + NW * hm_ty<T>::TCH;
     static int set = 0;
     if (!set) {
-        cudaFuncSetAttribute(gemm_hb_k<T, NT, NW, P>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        cudaFuncSetAttribute(gemm_hb_k<T, NT, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         set = 1;
     }
     const dim3 grid((unsigned)((n_out + 63) / 64), (unsigned)S);
-    PDL_LAUNCH((gemm_hb_k<T, NT, NW, P>), grid, dim3(128), smem, st, w, nb, n_out, x, m, o, ws);
+    PDL_LAUNCH((gemm_hb_k<T, NT, NW>), grid, dim3(128), smem, st, w, nb, n_out, x, m, o, ws);
 }
 
 template <int T, int NT, int D>
@@ -847,7 +841,6 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
         case 8: hm_launch<T, NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
         case 9: hb_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
         case 11: hp_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
-        case 12: hb_launch<T, NT, 2, hm_ty<T>::B8 ? 2 : 4>(w, nb, n_out, x, m, o, ws, S, st); break;
         default: hb_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
         }
     } else {
@@ -863,7 +856,6 @@ static void hm_arm(int arm, const uint8_t *w, size_t stride, int nb, int n_out, 
         case 8: hm_launch<T, NT, 1, 4, 0, 1>(w, stride, nb, n_out, x, m, o, ws, S, st); break;
         case 9: hb_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
         case 11: hp_launch<T, NT, 4>(w, nb, n_out, x, m, o, ws, S, st); break;
-        case 12: hb_launch<T, NT, 2, hm_ty<T>::B8 ? 2 : 4>(w, nb, n_out, x, m, o, ws, S, st); break;
         default: hb_launch<T, NT, 2>(w, nb, n_out, x, m, o, ws, S, st); break;
         }
     }
@@ -965,9 +957,6 @@ extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) 
     return S > 1 ? (size_t)HM_CNT + (size_t)S * (size_t)((n_out + 127) / 128 * 128) * (size_t)((m_max + 7) / 8 * 8) : 0;
 }
 
-static int g_hm_bulk4 = 0;
-extern "C" void tcu_gemm_hm_bulk4_set(int on) { __atomic_store_n(&g_hm_bulk4, on == 1, __ATOMIC_RELAXED); }
-
 extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
                            const uint16_t *x, int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st) {
     const int64_t n_out = rows[0] + rows[1] + rows[2];
@@ -992,10 +981,6 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
      * Q6_K tiles too) at 1 and 8 -4.4% / -7.1% (bench/gpu/s42-att/hw/). B = 3 unmeasured. The sweep had arm 11 13% behind
      * arm 10 on Q4_K at 2 columns: not understood (docs/ledger.md 2026-12-06 "the f16 order by warps") */
     if (pick && tl && rt == TCU_TYPE_Q4_KR && m >= 2 && m <= 4) arm = 11;
-    /* TERN_HM_BULK4 (under measurement, docs/ledger.md 2026-12-07 "the f16 order's weight stream without its work"):
-     * the bulk arms' (9, 10) stages as two of four steps (two for the byte types): a quarter (half) of the copies and
-     * mbarrier waits */
-    if (pick && (arm == 9 || arm == 10) && __atomic_load_n(&g_hm_bulk4, __ATOMIC_RELAXED)) arm = 12;
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;

@@ -186,11 +186,10 @@ size_t tcu_gemm_mma_v2_ws_floats(int64_t n_in, int64_t n_out, int m_max);
  * split (fewer than ~24000 rows; tcu_gemm_hm_ws_floats > 0) needs ws: tcu_gemm_hm_ws_floats floats, zeroed before its
  * first use (the split's tickets live there and are left zero), one stream at a time. rows as
  * tcu_gemm_mma_v2_split's (a fused matrix's parts into their own buffers). */
-#define TCU_HM_ARMS 13
+#define TCU_HM_ARMS 12
 /* Arms >= TCU_HM_TILED read the tiled layout (TCU_TYPE_Q4_0T, Q8_0T, Q4_KT, Q6_KT): 6, 7, 8 are otherwise arms 4, 1 and 0, 9 and 10
  * arm 6 with the weights streamed by bulk copies 4 or 2 steps ahead, 11 by warps (mma.sync, each warp's weights 4 steps
- * ahead in registers, 2 for Q8_0 and Q6_K), 12 arm 10 with a copy of 4 steps (2 for Q8_0 and Q6_K) a stage; the same
- * bits. */
+ * ahead in registers, 2 for Q8_0 and Q6_K); the same bits. */
 #define TCU_HM_TILED 6
 /* The f16 order's tiled layouts (tcu_hm_tile: for each 64-row tile and 4-block step one contiguous chunk, tiles in row
  * order, a tile's steps in K order): what an f16-order engine converts its matrices to (backend_cuda.c wrank_tile).
@@ -430,8 +429,6 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
  * CTAs). No bit depends on it: the 16 virtual warps fix which rows each sums and the order of their merge. */
 void tcu_attention_warps_set(int warps);
-/* 1: the f16 order's chooser runs arm 12 where it picks arm 9 or 10 (TERN_HM_BULK4, an arm under measurement; the same bits) */
-void tcu_gemm_hm_bulk4_set(int on);
 /* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_rows, n_head_kv, hd) int8 and
  * ks, vs (n_rows, n_head_kv * hd / 32) f16 scales (Q8_0 blocks of 32 along a row, split into planes: GGUF
  * spec's block_q8_0, d then qs). n <= TCU_MULTI_MAX (decode, verify), hd 64, 128 or 256; the same bits for a
