@@ -294,18 +294,22 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
  * 1,870.3 / 1,870.2 against 1,834.5 / 1,856.1, 12 2,201.0 / 2,206.3 against 2,136.5 / 2,127.1, 16 2,902.1 / 2,889.8
  * against 2,823.6 / 2,812.0; but B = 20 2,538.5 / 2,531.9 against 2,634.9 / 2,613.3, 24 -3%, 32 -1..-3%, 48 -2%, and
  * B = 4 (the GEMV twins) -4.5% without it (call c).
- * In the f16 order, none in passes of PDL_OFF_F16_LO..PDL_OFF_HI tokens (its arm 9 at two columns; 2026-12-05, TERN_PDL_MAX
+ * In the f16 order, none in passes of 9..PDL_OFF_HI tokens (its arm 9 at two columns; 2026-12-05, TERN_PDL_MAX
  * 1 against the rule's 48, two rounds, bench/gpu/s35-pdl): B = 9 2,508 / 2,518 against 2,394 / 2,425, 10 2,770 /
  * 2,769 against 2,664 / 2,674, 12 3,146 / 3,167 against 2,987 / 2,992, 16 4,137 / 4,131 against 3,843 / 3,863; PDL
  * ahead at B = 2 (+8%), 4 (+1.7%), 8 (+4%), 20 (+4.5%), 24 (+4%), 32 (+2%) and 48 (+1.4%), level at B = 1.
  * Where no matrix is Q8_0 or Q4_K (cuda_wrank.tile_b32 18: Q4_0's tiles, and a Q6_K head or matrix where the file has
  * one), none from PDL_OFF_F16Q4_LO = 2 tokens: Q4_0's passes of 2..8 tokens run arm 10 (bulk copies) since 2026-12-06,
  * which gains without PDL only (H100, synthetic Llama-3-8B Q4_0, bench/gpu/s45-bulk28: B = 2 +3.4%, 4 +6.4%, 8 +4.6%
- * over arm 6 with PDL; arm 10 with PDL +0.3..1%). Q8_0 and Q4_K, whose passes of 2..8 tokens ran arm 10 (Q4_K 11 at
- * 2..4) with PDL when measured, keep PDL there: not measured without. */
+ * over arm 6 with PDL; arm 10 with PDL +0.3..1%).
+ * Elsewhere in the f16 order (Q8_0 and Q4_K matrices), none from PDL_OFF_F16_LO = 5 tokens (2026-12-07, H100, synthetic
+ * Llama-3-8B, TERN_PDL_MAX 4 against the rule's 48 (then 9..16 only), two rounds, bench/gpu/s47-pdl): Q4_K B = 5
+ * +28%, 6 +28%, 7 +33%, 8 +16%; the Q4_K_M mix B = 5 +18.6%, 6 +22.6%, 7 +25.5%, 8 +11.0%; Q8_0 B = 5 +1.4%, 6 +2.1%,
+ * 7 +2.5%, 8 -0.8%. At 2..4 they keep it: without (TERN_PDL_MAX 1) Q4_K B = 2 -4.2%, 4 -1.8% (arm 11 loads its first
+ * steps' weights before its wait), Q8_0 level. */
 #define PDL_MAX 48
 #define PDL_OFF_LO 5
-#define PDL_OFF_F16_LO 9
+#define PDL_OFF_F16_LO 5
 #define PDL_OFF_F16Q4_LO 2
 #define PDL_OFF_HI 16
 
