@@ -305,8 +305,8 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
  * Elsewhere in the f16 order (Q8_0 and Q4_K matrices), none from PDL_OFF_F16_LO = 5 tokens (2026-12-07, H100, synthetic
  * Llama-3-8B, TERN_PDL_MAX 4 against the rule's 48 (then 9..16 only), two rounds, bench/gpu/s47-pdl): Q4_K B = 5
  * +28%, 6 +28%, 7 +33%, 8 +16%; the Q4_K_M mix B = 5 +18.6%, 6 +22.6%, 7 +25.5%, 8 +11.0%; Q8_0 B = 5 +1.4%, 6 +2.1%,
- * 7 +2.5%, 8 -0.8%. At 2..4 they keep it: without (TERN_PDL_MAX 1) Q4_K B = 2 -4.2%, 4 -1.8% (arm 11 loads its first
- * steps' weights before its wait), Q8_0 level. */
+ * 7 +2.5%, 8 -0.8%. At 2..4 they keep it: without (TERN_PDL_MAX 1) Q4_K B = 2 -4.2%, 4 -1.8%, Q8_0 level (why PDL
+ * helps Q4_K at 2..4 and hurts it at 5..8: not measured). */
 #define PDL_MAX 48
 #define PDL_OFF_LO 5
 #define PDL_OFF_F16_LO 5
