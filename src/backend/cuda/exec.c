@@ -306,8 +306,13 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
  * Llama-3-8B, TERN_PDL_MAX 4 against the rule's 48 (then 9..16 only), two rounds, bench/gpu/s47-pdl): Q4_K B = 5
  * +28%, 6 +28%, 7 +33%, 8 +16%; the Q4_K_M mix B = 5 +18.6%, 6 +22.6%, 7 +25.5%, 8 +11.0%; Q8_0 B = 5 +1.4%, 6 +2.1%,
  * 7 +2.5%, 8 -0.8%. At 2..4 they keep it: without (TERN_PDL_MAX 1) Q4_K B = 2 -4.2%, 4 -1.8%, Q8_0 level (why PDL
- * helps Q4_K at 2..4 and hurts it at 5..8: not measured). */
+ * helps Q4_K at 2..4 and hurts it at 5..8: not measured; a Q4_K B = 6 timeline with it puts every GEMM 7-17 us longer
+ * and the pass 4.81 ms against 3.70, bench/gpu/s48-pdl64/).
+ * The f16 order keeps it up to PDL_MAX_F16 = 64 tokens (PDL_MAX came from the chunk order's v2 at 64): 2026-12-07, H100,
+ * synthetic Llama-3-8B, TERN_PDL_MAX 64 against the rule's 48, two rounds (bench/gpu/s48-pdl64): Q4_0 B = 56 +3.2%,
+ * 64 +2.1%; Q8_0 56 +1.7%, 64 +3.1%; Q4_K 56 +2.9%, 64 +1.7%; B = 48 (PDL in both) level. */
 #define PDL_MAX 48
+#define PDL_MAX_F16 64
 #define PDL_OFF_LO 5
 #define PDL_OFF_F16_LO 5
 #define PDL_OFF_F16Q4_LO 2
@@ -316,7 +321,7 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
 /* The graph's ops over the pass's tokens (already in g->tok, g->pos, g->slot, g->bt_off, g->bt). Launched or
  * captured: a graph keeps the PDL setting it was captured with, and the outputs after a pass launch with it too. */
 static int forward(crank *g, const tern_graph *G, const pass_t *P) {
-    const int pmax = g->pdl_max > 0 ? g->pdl_max : PDL_MAX; /* TERN_PDL_MAX, under measurement */
+    const int pmax = g->pdl_max > 0 ? g->pdl_max : g->gemv_ord == 2 ? PDL_MAX_F16 : PDL_MAX; /* TERN_PDL_MAX: an arm */
     /* TERN_PDL_MAX -1: none in any pass; 0: the rule, its window included */
     const int lo = g->gemv_ord == 2 ? (g->W->tile_b32 == 18 ? PDL_OFF_F16Q4_LO : PDL_OFF_F16_LO)
                    : g->gemv_ord == 1 ? PDL_OFF_LO : PDL_MAX + 1;
