@@ -13,7 +13,7 @@
  *    on the same f16/bf16 operands; plus tcu_dequant_f16 -> tcu_gemm_f16 on a Q4_K weight.
  *  - tcu_rmsnorm (y32, y16, both), tcu_rope (positions 0, 1, 4095, 131071; n_rot < hd), tcu_kv_write
  *    (sentinel-filled cache), tcu_swiglu (with/without g16), tcu_add, tcu_add_bias, tcu_f32_to_f16 (overflow,
- *    subnormals, ties, NaN), tcu_pos_add, tcu_argmax (ties, NaN entries, all NaN), tcu_argmax_rows (1..16 rows, padded rows, twice).
+ *    subnormals, ties, NaN), tcu_pos_add, tcu_argmax (ties, NaN entries, all NaN), tcu_argmax_rows (1..16, 24, 48, 64 rows, padded rows, twice).
  *  - a timing table (cudaEvents, median of 20 after warm-up; no assertions).
  * Every output buffer is poisoned (0xFF bytes: NaN for f32/f16, -1 for int32) before each launch.
  * Seed: from the clock, printed; GPU_TEST_SEED=N replays a run. */
@@ -773,6 +773,20 @@ static void test_swiglu(void) {
                 CHECK(bad < 0, "swiglu n=%lld: g16[%lld]=0x%04x, f16(g)=0x%04x (g=%.9g)", (long long)n,
                       (long long)bad, bad < 0 ? 0 : y16[bad], bad < 0 ? 0 : tern_fp32_to_fp16(y[bad]),
                       bad < 0 ? 0.0 : y[bad]);
+                /* tcu_glu_f16: the same g16 bytes, g left as it was (the f16 order's decode passes) */
+                uint16_t *z16 = xmalloc(2 * (size_t)n);
+                float *gz = xmalloc(4 * (size_t)n);
+                h2d(dg, g, 4 * (size_t)n);
+                poison(dg16, 2 * (size_t)n);
+                tcu_glu_f16(act, dg, du, n, dg16, g_st);
+                SYNC();
+                d2h(z16, dg16, 2 * (size_t)n);
+                d2h(gz, dg, 4 * (size_t)n);
+                CHECK(!memcmp(z16, y16, 2 * (size_t)n), "glu_f16 act=%d n=%lld: g16 differs from tcu_glu's", act,
+                      (long long)n);
+                CHECK(!memcmp(gz, g, 4 * (size_t)n), "glu_f16 act=%d n=%lld: g was written", act, (long long)n);
+                free(z16);
+                free(gz);
             }
         }
         CU(cudaFree(dg)); CU(cudaFree(du)); CU(cudaFree(dg16));
@@ -963,7 +977,7 @@ static void test_pos_add(void) {
 
 /* ---- argmax ---------------------------------------------------------------------------------------- */
 
-static uint64_t *g_keys; /* tcu_argmax's key scratch (TCU_MULTI_MAX words, zero) */
+static uint64_t *g_keys; /* tcu_argmax's key scratch (TCU_PASS_MAX words, zero) */
 
 static void argmax_case(const char *name, const float *x, int n, float *dx, int32_t *dout) {
     int32_t got = -7;
@@ -978,8 +992,8 @@ static void argmax_case(const char *name, const float *x, int n, float *dx, int3
 }
 
 static void test_argmax(void) {
-    g_keys = dmalloc(sizeof(uint64_t) * TCU_MULTI_MAX);
-    CU(cudaMemset(g_keys, 0, sizeof(uint64_t) * TCU_MULTI_MAX));
+    g_keys = dmalloc(sizeof(uint64_t) * TCU_PASS_MAX);
+    CU(cudaMemset(g_keys, 0, sizeof(uint64_t) * TCU_PASS_MAX));
     const int max_n = 262144 + 37;
     float *x = xmalloc(4 * (size_t)max_n);
     float *dx = dmalloc(4 * (size_t)max_n);
@@ -1024,16 +1038,18 @@ static void test_argmax(void) {
     }
     CU(cudaFree(dx)); CU(cudaFree(dout));
     free(x);
-    /* tcu_argmax_rows: 1..16 rows (ld > n: padding that must not be read), each row its own pattern (random,
-     * ties, NaN, all NaN, max last), every row == tern_argmax of that row; twice in a row (the per-row keys
-     * are cleared for the next call) */
-    static const int rn[] = {1, 33, 49152};
+    /* tcu_argmax_rows: 1..16, 24, 48 and 64 rows (ld > n: padding that must not be read), each row its own pattern
+     * (random, ties, NaN, all NaN, max last), every row == tern_argmax of that row; twice in a row (the per-row keys
+     * are cleared for the next call); n up to Llama 3's vocabulary (a grid of fewer CTAs a row as rows grow) */
+    static const int rn[] = {1, 33, 49152, 128256};
     for (size_t s = 0; s < sizeof(rn) / sizeof(rn[0]); s++) {
         const int n = rn[s], ld = n + 5;
-        for (int rows = 1; rows <= TCU_MULTI_MAX; rows++) {
+        for (int rows = 1; rows <= TCU_PASS_MAX; rows = rows < TCU_MULTI_MAX ? rows + 1 : rows == TCU_MULTI_MAX ? 24
+                                                                                         : rows == 24 ? 48 : rows + 16) {
+            if (n == 128256 && rows > 2 && rows < 48) continue; /* the large rows at 1, 2, 48 and 64 */
             float *xr = xmalloc(4 * (size_t)ld * rows);
             float *dxr = dmalloc(4 * (size_t)ld * rows);
-            int32_t *dids = dmalloc(sizeof(int32_t) * TCU_MULTI_MAX), got[TCU_MULTI_MAX];
+            int32_t *dids = dmalloc(sizeof(int32_t) * TCU_PASS_MAX), got[TCU_PASS_MAX];
             for (int r = 0; r < rows; r++) {
                 float *row = xr + (size_t)r * ld;
                 fill_f32(row, (size_t)ld, -30.0f, 30.0f);
@@ -1046,7 +1062,7 @@ static void test_argmax(void) {
             }
             h2d(dxr, xr, 4 * (size_t)ld * rows);
             for (int rep = 0; rep < 2; rep++) {
-                poison(dids, sizeof(int32_t) * TCU_MULTI_MAX);
+                poison(dids, sizeof(int32_t) * TCU_PASS_MAX);
                 tcu_argmax_rows(dxr, n, rows, (size_t)ld, dids, g_keys, g_st);
                 SYNC();
                 d2h(got, dids, sizeof(int32_t) * (size_t)rows);

@@ -680,14 +680,15 @@ template <int ACT> static __device__ __forceinline__ float glu_act(float a) {
 
 /* With xq (n a multiple of 32, rows of a multiple of 32): the output also in the x16 format (a warp holds
  * one 32-element block in every pass: the stride is a multiple of 32). */
-template <int ACT>
+/* W32 0 (tcu_glu_f16): g is input only, the f16 output alone is written. */
+template <int ACT, int W32>
 __global__ void swiglu_k(float *g, const float *u, int64_t n, uint16_t *g16, void *xq, size_t plane, int hm) {
     pdl_trigger();
     pdl_wait();
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         const float a = g[i];
         const float v = __fmul_rn(glu_act<ACT>(a), u[i]);
-        g[i] = v;
+        if (W32) g[i] = v;
         if (g16) g16[f16_at(i, hm)] = __half_as_ushort(__float2half_rn(v));
         if (xq) x16_put(v, threadIdx.x & 31, i / 32, xq, plane);
     }
@@ -700,13 +701,18 @@ static unsigned ew_grid(int64_t n) {
 
 typedef void (*glu_fn)(float *, const float *, int64_t, uint16_t *, void *, size_t, int);
 extern "C" void tcu_glu(int act, float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st) {
-    const glu_fn kf = act ? swiglu_k<1> : swiglu_k<0>;
+    const glu_fn kf = act ? swiglu_k<1, 1> : swiglu_k<0, 1>;
     PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, g16, (void *)NULL, (size_t)0, g_tcu_hm);
+}
+
+extern "C" void tcu_glu_f16(int act, const float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st) {
+    const glu_fn kf = act ? swiglu_k<1, 0> : swiglu_k<0, 0>;
+    PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, (float *)g, u, n, g16, (void *)NULL, (size_t)0, g_tcu_hm);
 }
 
 extern "C" void tcu_glu_x16(int act, float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st) {
     const int64_t n = (int64_t)rows * dim;
-    const glu_fn kf = act ? swiglu_k<1> : swiglu_k<0>;
+    const glu_fn kf = act ? swiglu_k<1, 1> : swiglu_k<0, 1>;
     PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, (uint16_t *)NULL, xq, x16_plane_bytes(rows, dim), 0);
 }
 

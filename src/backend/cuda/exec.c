@@ -519,6 +519,8 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             const int act = nd->act == TERN_ACT_GELU_TANH;
             if (gu_rows) tcu_glu_rows(act, g->g, n, F, g->x16, st); /* the down GEMM reads x16 only */
             else if (xq) tcu_glu_x16(act, bg, bu, n, F, xq, st);
+            else if (f16_pass(g, n) && h16 && v2_runs(g, l->down, n, xq)) /* matmul_v2 below reads h16 alone */
+                tcu_glu_f16(act, bg, bu, (int64_t)n * F, h16, st);
             else tcu_glu(act, bg, bu, (int64_t)n * F, h16, st);
             if (matmul(g, l->down, n, bg, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
             gu_rows = 0;

@@ -353,6 +353,9 @@ void tcu_rope_table(const int32_t *pos, const float *freq, int n, int n_rot, flo
 /* g = act(g) * u, n elements (f32), act 0 SiLU (SwiGLU), 1 GELU tanh form (GeGLU); optionally also g16 = f16(g)
  * (NULL: skip). CPU reference: cpu_swiglu, cpu_geglu. */
 void tcu_glu(int act, float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st);
+/* As tcu_glu with the f16 output g16 alone (g is read, not written; g16 non-NULL): the f16 order's decode passes, whose
+ * down GEMM reads only g16 (the same g16 bits as tcu_glu's). */
+void tcu_glu_f16(int act, const float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st);
 /* As tcu_glu on rows x dim (dim a multiple of 32), writing the output also in the x16 format into xq. */
 void tcu_glu_x16(int act, float *g, const float *u, int rows, int dim, void *xq, cudaStream_t st);
 /* g16 (rows, dim) f16 = act(gate) * up from gu (rows, 2 * dim) f32 whose row t is [gate_t | up_t] (a fused gate|up
