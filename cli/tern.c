@@ -178,6 +178,14 @@ static void cli_config_from_env(void) {
     if (tlp && *tlp && tern_cuda_timeline(tlp, getenv("TERN_CUPTI_LIB")) != 0) cli_die("%s", tern_last_error());
     const char *pm = getenv("TERN_PDL_MAX");
     if (pm && *pm) c.pdl_max = (int)cli_parse_long("TERN_PDL_MAX", pm, -1, 64);
+    const char *ha = getenv("TERN_HM_ARM"); /* LO-HI:ARM, the f16 order's arm for passes of LO..HI tokens; 0 the chooser */
+    if (ha && *ha && strcmp(ha, "0") != 0) {
+        int lo = 0, hi = 0, arm = -1, nc = 0;
+        if (sscanf(ha, "%d-%d:%d%n", &lo, &hi, &arm, &nc) != 3 || ha[nc] || lo < 1 || hi < lo || hi > 64 || arm < 0 ||
+            arm > 11)
+            cli_die("TERN_HM_ARM=%s: expected LO-HI:ARM (1 <= LO <= HI <= 64, ARM 0..11) or 0", ha);
+        c.hm_arm_lo = lo, c.hm_arm_hi = hi, c.hm_arm = arm;
+    }
     tern_config_set(&c);
 }
 

@@ -41,8 +41,13 @@ typedef struct {
     int att_warps;        /* CUDA decode attention: physical warps a CTA, 4, 8 or 16 (0: the rule by the grid); the
                            * bits do not depend on it (16 virtual warps). An arm under measurement */
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
-                           * 1..64 (0: 48, the rule; prefill passes keep it; -1: none). No bit depends on it. An arm
-                           * under measurement; process-wide, read when an engine is made */
+                           * 1..64 (0: the rule, 48 and 64 in the f16 order, with its windows; prefill passes keep it;
+                           * -1: none). No bit depends on it. An arm under measurement; process-wide, read when an
+                           * engine is made */
+    int hm_arm_lo, hm_arm_hi, hm_arm; /* CUDA f16 order: passes of hm_arm_lo..hm_arm_hi tokens run gemm_hmma.cu's arm
+                           * hm_arm (0..11; the rows' arms below 6 on a rows matrix, the tiled ones from 6 on a tiled
+                           * one, else the chooser) on every matrix; hm_arm_hi 0: the chooser everywhere. No bit depends
+                           * on the arm. An arm under measurement (TERN_HM_ARM=LO-HI:ARM); process-wide */
 } tern_config;
 tern_config tern_config_get(void);
 void tern_config_set(const tern_config *c);

@@ -957,6 +957,14 @@ extern "C" size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max) 
     return S > 1 ? (size_t)HM_CNT + (size_t)S * (size_t)((n_out + 127) / 128 * 128) * (size_t)((m_max + 7) / 8 * 8) : 0;
 }
 
+/* TERN_HM_ARM (tcu_gemm_hm_arm_set): the chooser's arm replaced by g_hm_arm for m in g_hm_arm_lo..g_hm_arm_hi, where the
+ * arm reads the matrix's layout (an arm under measurement; no bit depends on the arm) */
+static int g_hm_arm_lo, g_hm_arm_hi, g_hm_arm;
+extern "C" void tcu_gemm_hm_arm_set(int lo, int hi, int arm) {
+    const int on = hi >= 1 && lo >= 1 && lo <= hi && arm >= 0 && arm < TCU_HM_ARMS;
+    g_hm_arm_lo = on ? lo : 0, g_hm_arm_hi = on ? hi : 0, g_hm_arm = on ? arm : 0;
+}
+
 extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3],
                            const uint16_t *x, int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st) {
     const int64_t n_out = rows[0] + rows[1] + rows[2];
@@ -981,6 +989,10 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
      * Q6_K tiles too) at 1 and 8 -4.4% / -7.1% (bench/gpu/s42-att/hw/). B = 3 unmeasured. The sweep had arm 11 13% behind
      * arm 10 on Q4_K at 2 columns: not understood (docs/ledger.md 2026-12-06 "the f16 order by warps") */
     if (pick && tl && rt == TCU_TYPE_Q4_KR && m >= 2 && m <= 4) arm = 11;
+    if (pick && g_hm_arm_hi && m >= g_hm_arm_lo && m <= g_hm_arm_hi && (g_hm_arm >= TCU_HM_TILED) == tl) {
+        arm = g_hm_arm; /* TERN_HM_ARM */
+        if (arm == 7 && m > 40 && rt == TERN_TYPE_Q6_K) arm = 8; /* as above: arm 7 spills there */
+    }
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;

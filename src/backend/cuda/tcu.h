@@ -250,6 +250,9 @@ size_t tcu_gemm_hm_ws_floats(int64_t n_in, int64_t n_out, int m_max);
 /* The K split's segment count for every shape (1..16; 0 the rule hm_splits): a measurement for gpu_hmma's sweep (a
  * count changes every output's bits), set before any call and any workspace sizing; the engine never sets it. */
 void tcu_gemm_hm_splits_set(int s);
+/* The chooser's arm replaced by arm (0..TCU_HM_ARMS-1) in calls of lo..hi columns where the arm reads the matrix's
+ * layout (TERN_HM_ARM, an arm under measurement; no bit depends on the arm); hi 0: the chooser. Process-wide. */
+void tcu_gemm_hm_arm_set(int lo, int hi, int arm);
 int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int64_t n_in, const int64_t rows[3], const uint16_t *x,
                 int m, float *const y[3], float *ws, size_t ws_floats, cudaStream_t st);
 /* The producers' f16 outputs (the norms' y16, the GLU's g16, tcu_f32_to_f16) in the f16 order's layout (on) or
