@@ -29,6 +29,8 @@ expect_err "bad TERN_PDL_MAX" "TERN_PDL_MAX expects an integer in .-1, 64., got 
 expect_err "bad TERN_HM_ARM" "TERN_HM_ARM=9-4:10: expected LO-HI:ARM" -- env TERN_HM_ARM=9-4:10 ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_HM_ARM arm" "TERN_HM_ARM=1-8:12: expected" -- env TERN_HM_ARM=1-8:12 ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_HM_ARM form" "TERN_HM_ARM=1-8: expected" -- env TERN_HM_ARM=1-8 ./tern run -m "$MODEL" -p hi
+expect_err "bad TERN_HM_ARM sign" "TERN_HM_ARM=+1-8:3: expected" -- env TERN_HM_ARM=+1-8:3 ./tern run -m "$MODEL" -p hi
+expect_err "bad TERN_HM_ARM overflow" "TERN_HM_ARM=1-8:4294967299: expected" -- env TERN_HM_ARM=1-8:4294967299 ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_GEMV_CHUNK" "TERN_GEMV_CHUNK expects an integer in .0, 2., got .3." -- env TERN_GEMV_CHUNK=3 ./tern run -m "$MODEL" -p hi
 if ! command -v nvidia-smi >/dev/null 2>&1; then
   expect_err "cuda without a GPU" "CUDA" -- ./tern run -m "$MODEL" -p hi -n 2 --device cuda

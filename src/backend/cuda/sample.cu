@@ -3,7 +3,7 @@
  * Argmax: the order "larger value, then lower index; NaN never; -0 ties with +0" makes the result equal
  * tern_argmax (src/runtime/sampler.c); all-NaN (or n = 0) gives 0. It is a total order, so it is one 64-bit key per
  * element, (order-preserving bits of the value) << 32 | (0xFFFFFFFF - index), and the argmax is the largest
- * key whatever the reduction order: a grid of CTAs reduces strided elements and each warp atomicMax-es its
+ * key whatever the reduction order: a grid of CTAs reduces strided elements and each CTA atomicMax-es its
  * best key into a word of the caller's keys buffer (one a row), then one thread writes the index and clears
  * the word for the next call (calls with one buffer are in stream order: each context owns its buffer and
  * uses one stream; a device-wide word would race between contexts evaluated at once from two threads). It was one CTA of
