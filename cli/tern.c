@@ -180,19 +180,13 @@ static void cli_config_from_env(void) {
     if (pm && *pm) c.pdl_max = (int)cli_parse_long("TERN_PDL_MAX", pm, -1, 64);
     const char *ha = getenv("TERN_HM_ARM"); /* LO-HI:ARM, the f16 order's arm for passes of LO..HI tokens; 0 the chooser */
     if (ha && *ha && strcmp(ha, "0") != 0) {
-        long v[3] = {0, 0, -1};
-        const char *p = ha, seps[3] = {'-', ':', '\0'};
-        int ok = 1;
-        for (int k = 0; k < 3 && ok; k++) { /* decimal digits only: no sign, space or overflow gets through */
-            char *end;
-            errno = 0;
-            v[k] = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
-            ok = *p >= '0' && *p <= '9' && !errno && end - p <= 2 && *end == seps[k];
-            if (ok) p = end + 1;
-        }
-        if (!ok || v[0] < 1 || v[1] < v[0] || v[1] > 64 || v[2] > 11)
+        char a[3], b[3], d[3]; /* up to two decimal digits each: no sign, space or overflow gets through */
+        int nc = 0;
+        const int ok = sscanf(ha, "%2[0-9]-%2[0-9]:%2[0-9]%n", a, b, d, &nc) == 3 && !ha[nc];
+        const int lo = ok ? atoi(a) : 0, hi = ok ? atoi(b) : 0, arm = ok ? atoi(d) : -1;
+        if (!ok || lo < 1 || hi < lo || hi > 64 || arm > 11)
             cli_die("TERN_HM_ARM=%s: expected LO-HI:ARM (1 <= LO <= HI <= 64, ARM 0..11) or 0", ha);
-        c.hm_arm_lo = (int)v[0], c.hm_arm_hi = (int)v[1], c.hm_arm = (int)v[2];
+        c.hm_arm_lo = lo, c.hm_arm_hi = hi, c.hm_arm = arm;
     }
     tern_config_set(&c);
 }

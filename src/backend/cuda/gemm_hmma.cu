@@ -975,9 +975,6 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
     const int nb = (int)(n_in / 32);
     const int pick = arm < 0, rt = hm_rows_type(t);
     if (arm < 0) arm = tl ? hm_pick_tl(nb, (int)n_out, m) : hm_pick(nb, (int)n_out, m);
-    /* Q6_K: arm 7 (two warpgroups capped at 128 registers) spills 20-68 bytes at 41..64 columns (ptxas), so arm 8 (its
-     * one-warpgroup form) there, named or picked (gpu_hmma's arm-7 rows at m > 40 time arm 8); not swept */
-    if (arm == 7 && m > 40 && rt == TERN_TYPE_Q6_K) arm = 8;
     /* Q8_0's tiles at every m, Q4_K's and Q6_K's up to 16 columns: arm 10 (bulk copies, two stages). The engine's A/B
      * (H100, synthetic Llama-3-8B, S_TG, bench/gpu/s40-hm/hmbulk/): Q8_0 B = 4 +9.7%, 8 +7.4%, 16 +1.7%, 32 +13.2%, 64
      * +3.3%; Q4_K B = 4 +3.8%, 8 +1.4%, 16 +2.6% but 32 -6.9%, 64 -7.2% (the Q4_K_M mix alike: +2..4%, then -3..4%);
@@ -989,10 +986,11 @@ extern "C" int tcu_gemm_hm(int arm, int t, const void *w, size_t row_bytes, int6
      * Q6_K tiles too) at 1 and 8 -4.4% / -7.1% (bench/gpu/s42-att/hw/). B = 3 unmeasured. The sweep had arm 11 13% behind
      * arm 10 on Q4_K at 2 columns: not understood (docs/ledger.md 2026-12-06 "the f16 order by warps") */
     if (pick && tl && rt == TCU_TYPE_Q4_KR && m >= 2 && m <= 4) arm = 11;
-    if (pick && g_hm_arm_hi && m >= g_hm_arm_lo && m <= g_hm_arm_hi && (g_hm_arm >= TCU_HM_TILED) == tl) {
+    if (pick && g_hm_arm_hi && m >= g_hm_arm_lo && m <= g_hm_arm_hi && (g_hm_arm >= TCU_HM_TILED) == tl)
         arm = g_hm_arm; /* TERN_HM_ARM */
-        if (arm == 7 && m > 40 && rt == TERN_TYPE_Q6_K) arm = 8; /* as above: arm 7 spills there */
-    }
+    /* Q6_K: arm 7 (two warpgroups capped at 128 registers) spills 20-68 bytes at 41..64 columns (ptxas), so arm 8 (its
+     * one-warpgroup form) there, named, picked or TERN_HM_ARM's (gpu_hmma's arm-7 rows at m > 40 time arm 8); not swept */
+    if (arm == 7 && m > 40 && rt == TERN_TYPE_Q6_K) arm = 8;
     const int tile = 64 * hm_arm_cfg[arm][0], S = hm_splits(nb, n_out); /* once: the grid and the check */
     if (S > 1 && ((n_out + tile - 1) / tile > HM_CNT || !ws || ws_floats < tcu_gemm_hm_ws_floats(n_in, n_out, m)))
         return 0;
