@@ -448,6 +448,28 @@ static void check_layout(void) {
     CU(cudaDeviceSynchronize());
     int bad = same_permuted(y0, y1, tot);
     CHECK(bad == 0, "SwiGLU's g16 in the f16 order's layout: %d of %lld values misplaced", bad, (long long)tot);
+    { /* tcu_glu_f16 (four elements a thread where the sizes allow: tot is a multiple of 4) writes tcu_glu's bytes in
+       * either layout, and at a size off the vector path (tot - 3 elements) too */
+        uint16_t *y2, *hy = malloc(sizeof(uint16_t) * (size_t)tot), *hz = malloc(sizeof(uint16_t) * (size_t)tot);
+        CU(cudaMalloc((void **)&y2, sizeof(uint16_t) * (size_t)tot));
+        for (int odd = 0; odd < 2; odd++)
+            for (int on = 0; on < 2; on++) {
+                const int64_t m = odd ? tot - 3 : tot;
+                tcu_set_hm_layout(on && !odd); /* the layout needs whole 128-element groups */
+                CU(cudaMemset(y2, 0xff, sizeof(uint16_t) * (size_t)tot));
+                CU(cudaMemcpy(gc, g, sizeof(float) * (size_t)tot, cudaMemcpyDeviceToDevice));
+                tcu_glu(0, gc, u, m, y1, 0);
+                tcu_glu_f16(0, g, u, m, y2, 0);
+                CU(cudaDeviceSynchronize());
+                CU(cudaMemcpy(hy, y1, sizeof(uint16_t) * (size_t)m, cudaMemcpyDeviceToHost));
+                CU(cudaMemcpy(hz, y2, sizeof(uint16_t) * (size_t)m, cudaMemcpyDeviceToHost));
+                CHECK(!memcmp(hy, hz, sizeof(uint16_t) * (size_t)m), "tcu_glu_f16 (%lld elements, layout %d): not tcu_glu's bytes",
+                      (long long)m, on && !odd);
+            }
+        CU(cudaFree(y2));
+        free(hy);
+        free(hz);
+    }
     for (int on = 0; on < 2; on++) {
         tcu_set_hm_layout(on);
         tcu_f32_to_f16(x, on ? y1 : y0, tot, 0);

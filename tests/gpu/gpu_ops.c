@@ -727,7 +727,7 @@ static void test_kv_write(void) {
 /* ---- SwiGLU, add, add_bias, f32_to_f16, pos_add ------------------------------------------------- */
 
 static void test_swiglu(void) {
-    static const int64_t ns[] = {1, 7, 4096, 14336 * 5 + 3, (1 << 20) + 1};
+    static const int64_t ns[] = {1, 7, 4096, 14336 * 5 + 3, 14336 * 64, (1 << 20) + 1};
     static const float specials[] = {0.0f, -0.0f, 20.0f, -20.0f, -30.0f, 40.0f, 1e-6f, -1e-6f};
     for (size_t cv = 0; cv < 2 * sizeof(ns) / sizeof(ns[0]); cv++) { /* act 0 SwiGLU, then 1 GeGLU (GELU tanh) */
         const size_t c = cv % (sizeof(ns) / sizeof(ns[0]));

@@ -83,6 +83,8 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
 #define ATT_PREFILL_WARPS 8
 #define ATT_MAX_SPLITS 64 /* split-K CTAs a head at most (the combine kernel's shared weights) */
 #define ATT_DECODE_WARPS 16 /* 8 lost by 4-19% at depth 8192/32768, also with 32 splits: bench/sweeps/att_cta.md */
+/* partials a combine thread loads beside the splits' (m, l) (attention_combine_kernel): 3 splits at 513..768 keys */
+#define ATT_COMB_PF 4
 #define ATT_Q8_U 8 /* rows a warp batch of v2 over a Q8_0 cache at hd 128 (4: spill-free, never measured) */
 /* attention_split_kernel's cfg argument: the virtual warps NV (8 or 16), which fix the bits; the CTA's physical warps
  * (blockDim) only run them */
@@ -948,26 +950,39 @@ __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, in
     const int p = pos[th / (size_t)n_head], S = att_active_splits(p + 1 - att_first(p, win), SZ, rps);
     if (S <= 1) return;
     const float *ml = ws + (size_t)n * n_head * SZ * hd + th * SZ * 2;
-    /* the splits' weights e^(m_z - M) (0 for an empty split) and L once, by thread 0, in split order (every
-     * thread computed them before: 2S expf a thread; the same operations, so the same bits) */
-    __shared__ float s_e[ATT_MAX_SPLITS], s_L;
+    /* the splits' (m, l) into shared memory and a thread's first ATT_COMB_PF partials into registers, all loads issued
+     * at once (they depend on S alone; a slot of an empty split is read and never used); then the weights e^(m_z - M)
+     * (0 for an empty split) and L once, by thread 0, in split order, as before: the same operations, the same bits */
+    __shared__ float s_e[ATT_MAX_SPLITS], s_m[ATT_MAX_SPLITS], s_l[ATT_MAX_SPLITS], s_L;
+    for (int z = (int)threadIdx.x; z < S; z += (int)blockDim.x) {
+        s_m[z] = ml[2 * z];
+        s_l[z] = ml[2 * z + 1];
+    }
+    const int d0 = (int)threadIdx.x; /* blockDim <= hd: every thread has a first element */
+    float pf[ATT_COMB_PF];
+#pragma unroll
+    for (int z = 0; z < ATT_COMB_PF; z++) pf[z] = z < S ? ws[(th * SZ + z) * hd + d0] : 0.0f;
+    __syncthreads();
     if (threadIdx.x == 0) {
         float M = -INFINITY;
-        for (int z = 0; z < S; z++) M = fmaxf(M, ml[2 * z]);
+        for (int z = 0; z < S; z++) M = fmaxf(M, s_m[z]);
         float L = 0.0f;
         for (int z = 0; z < S; z++) {
-            const float e = ml[2 * z] == -INFINITY ? 0.0f : expf(ml[2 * z] - M);
+            const float e = s_m[z] == -INFINITY ? 0.0f : expf(s_m[z] - M);
             s_e[z] = e;
-            L += ml[2 * z] == -INFINITY ? 0.0f : ml[2 * z + 1] * e;
+            L += s_m[z] == -INFINITY ? 0.0f : s_l[z] * e;
         }
         s_L = L;
     }
     __syncthreads();
     const float L = s_L;
-    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+    for (int d = d0; d < hd; d += blockDim.x) {
         float o = 0.0f;
-        for (int z = 0; z < S; z++)
-            if (ml[2 * z] != -INFINITY) o = fmaf(ws[(th * SZ + z) * hd + d], s_e[z], o);
+#pragma unroll
+        for (int z = 0; z < ATT_COMB_PF; z++)
+            if (z < S && s_m[z] != -INFINITY) o = fmaf(d == d0 ? pf[z] : ws[(th * SZ + z) * hd + d], s_e[z], o);
+        for (int z = ATT_COMB_PF; z < S; z++)
+            if (s_m[z] != -INFINITY) o = fmaf(ws[(th * SZ + z) * hd + d], s_e[z], o);
         const float r = L == 0.0f ? 0.0f : o / L;
         out[th * hd + d] = r;
         /* blockDim and hd multiples of 32: a warp holds one whole 32-element block */

@@ -130,32 +130,50 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
  * run (decode steps and verify chunks alike). x and xo may be the same buffer (each thread reads then writes
  * its own element). g is constant (a weight): loaded before the PDL wait. */
 #define RMS_CL_MAX 8
+/* Elements a thread of rmsnorm_cl_k (POST 0) in passes of RMS_CL_EPT_MIN rows or more: CTAs of dim / C / 2 threads (256
+ * at dim 4096), each thread standing for two of the order's (the same bits). Why: an H100 holds 62 clusters of 8
+ * 512-thread CTAs at once (cudaOccupancyMaxActiveClusters) and 124 of 256-thread ones, so 64 rows ran in two waves:
+ * 4.88 -> 3.56 us a launch at 64 rows, 3.33 -> 2.99 at 32 (dev/cuda/rms_probe.cu, graphs of 65 launches), and a B = 64
+ * decode step +1.1% (H100, synthetic Llama-3-8B Q4_0; docs/ledger.md 2026-12-07 "the combine's loads at once"). Below
+ * RMS_CL_EPT_MIN one element a thread: with two, one sequence's tg128 (the GEMV order) lost 1.2% in one A/B and 0.1% in
+ * another, where the probe has one row 2.38 -> 2.32 us (not understood). */
+#define RMS_CL_EPT 2
+#define RMS_CL_EPT_MIN 17
 /* POST (Gemma's post-norms, tcu_add_rmsnorm_post_to): r is first normalised itself, r' = rmsnorm(r) * pg (its own cluster
  * reduction, the same double sum and scale as the second), then v = x + r'. Two reductions, each with its own slot
  * array: a CTA's round-2 stores can reach a peer that is still summing round 1's slots. */
-template <int POST>
+template <int POST, int EPT>
 __global__ void __launch_bounds__(1024)
 rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float *__restrict__ g, float eps,
              int dim, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane,
              const float *__restrict__ pg, float peps, int hm) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    static_assert(!POST || EPT == 1, "Gemma's post-norms: one element a thread");
     __shared__ double red[32];
     __shared__ double part[RMS_CL_MAX];
     __shared__ double part0[POST ? RMS_CL_MAX : 1];
     const int t = (int)blockIdx.y, C = (int)gridDim.x, k = (int)blockIdx.x; /* gridDim.x == C: rank = blockIdx.x */
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    const int e = k * (int)blockDim.x + (int)threadIdx.x; /* this thread's element of the row */
-    const float gv = g[e];
-    const float pgv = POST ? pg[e] : 0.0f;
+    /* EPT > 1: blockDim.x = T / EPT threads, thread (w, lane) standing for the warps w, w + NW, ... (NW = the CTA's
+     * warps) of the order's T = dim / C threads: their elements, their butterflies, their slots of red */
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, NW = blockDim.x >> 5, nw = NW * EPT;
+    float gv[EPT], pgv[EPT], v[EPT];
+    const int e0 = k * nw * 32 + w * 32 + lane; /* this thread's element j of the row: e0 + 32 NW j */
+    const size_t i0 = (size_t)t * dim + (size_t)e0;
+#define ix(j) (i0 + (size_t)(32 * NW * (j)))
+#pragma unroll
+    for (int j = 0; j < EPT; j++) {
+        gv[j] = g[e0 + 32 * NW * j];
+        pgv[j] = POST ? pg[e0 + 32 * NW * j] : 0.0f;
+    }
     /* every CTA of the cluster has started before any stores into another's shared memory (the programming
      * guide's rule for distributed shared memory): a relaxed arrive now, its wait before the remote stores */
     __cluster_barrier_arrive_relaxed();
     pdl_trigger();
     pdl_wait();
-    const size_t i = (size_t)t * dim + (size_t)e;
-    float v = x[i];
+#pragma unroll
+    for (int j = 0; j < EPT; j++) v[j] = x[ix(j)];
     if (POST) { /* r' = rmsnorm(r) * pg: round 1 (the entry arrive's wait is this round's) */
-        const float rv = r[i];
+        const float rv = r[ix(0)];
         double s1 = (double)rv * (double)rv;
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) s1 += __shfl_xor_sync(0xffffffffu, s1, o);
@@ -173,17 +191,23 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
         double S1 = 0.0;
         for (int j = 0; j < C; j++) S1 += part0[j];
         const float sc1 = (float)(1.0 / sqrt(S1 / dim + (double)peps));
-        v = __fadd_rn(v, __fmul_rn(__fmul_rn(rv, sc1), pgv));
-        xo[i] = v; /* round 2 needs no entry barrier: every CTA is running, and warp 0's reads of red came before its
-                    * arrive above, so the red stores below follow them (part and part0 are separate slots) */
+        v[0] = __fadd_rn(v[0], __fmul_rn(__fmul_rn(rv, sc1), pgv[0]));
+        xo[ix(0)] = v[0]; /* round 2 needs no entry barrier: every CTA is running, and warp 0's reads of red came before
+                           * its arrive above, so the red stores below follow them (part and part0 are separate slots) */
     } else if (r) {
-        v = __fadd_rn(v, r[i]);
-        xo[i] = v;
-    }
-    double ss = (double)v * (double)v;
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
-    if (lane == 0) red[w] = ss;
+        for (int j = 0; j < EPT; j++) {
+            v[j] = __fadd_rn(v[j], r[ix(j)]);
+            xo[ix(j)] = v[j];
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < EPT; j++) {
+        double ss = (double)v[j] * (double)v[j];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+        if (lane == 0) red[w + j * NW] = ss;
+    }
     __syncthreads();
     if (!POST) __cluster_barrier_wait(); /* the entry arrive's: every CTA of the cluster is running */
     if (w == 0) {
@@ -197,10 +221,14 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
     double S = 0.0;
     for (int j = 0; j < C; j++) S += part[j];
     const float sc = (float)(1.0 / sqrt(S / dim + (double)eps));
-    const float y = __fmul_rn(__fmul_rn(v, sc), gv);
-    if (y32) y32[i] = y;
-    if (y16) y16[f16_at((int64_t)i, hm)] = __half_as_ushort(__float2half_rn(y));
-    if (xq) x16_put(y, lane, (int64_t)(i / 32), xq, plane);
+#pragma unroll
+    for (int j = 0; j < EPT; j++) {
+        const float y = __fmul_rn(__fmul_rn(v[j], sc), gv[j]);
+        if (y32) y32[ix(j)] = y;
+        if (y16) y16[f16_at((int64_t)ix(j), hm)] = __half_as_ushort(__float2half_rn(y));
+        if (xq) x16_put(y, lane, (int64_t)(ix(j) / 32), xq, plane);
+    }
+#undef ix
 #else
     (void)x; (void)xo; (void)r; (void)g; (void)eps; (void)dim; (void)y32; (void)y16; (void)xq; (void)plane; (void)pg;
     (void)peps; (void)hm;
@@ -300,7 +328,7 @@ static int rms_cl_ok(void) {
     int major = 0;
     cudaFuncAttributes fa;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 9 ||
-        cudaFuncGetAttributes(&fa, rmsnorm_cl_k<0>) != cudaSuccess || fa.ptxVersion < 90) {
+        cudaFuncGetAttributes(&fa, rmsnorm_cl_k<0, 1>) != cudaSuccess || fa.ptxVersion < 90) {
         (void)cudaGetLastError();
         __atomic_fetch_or(&no_dev, bit, __ATOMIC_RELAXED);
         return 0;
@@ -324,17 +352,21 @@ static int rms_cl_launch(const float *x, float *xo, const float *r, const float 
         at[na].val.programmaticStreamSerializationAllowed = 1;
         na++;
     }
+    /* the order's dim / C elements a CTA on dim / C / ept threads (RMS_CL_EPT; Gemma's post-norms: one a thread) */
+    const int ept = !pg && n >= RMS_CL_EPT_MIN && (dim / C) % (32 * RMS_CL_EPT) == 0 ? RMS_CL_EPT : 1;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)C, (unsigned)n);
-    cfg.blockDim = dim3((unsigned)(dim / C));
+    cfg.blockDim = dim3((unsigned)(dim / C / ept));
     cfg.dynamicSmemBytes = 0;
     cfg.stream = st;
     cfg.attrs = at;
     cfg.numAttrs = (unsigned)na;
-    const cudaError_t le = pg ? cudaLaunchKernelEx(&cfg, rmsnorm_cl_k<1>, x, xo, r, g, eps, dim, y32, y16, xq, plane, pg, peps,
-                                                   g_tcu_hm)
-                              : cudaLaunchKernelEx(&cfg, rmsnorm_cl_k<0>, x, xo, r, g, eps, dim, y32, y16, xq, plane,
-                                                   (const float *)NULL, 0.0f, g_tcu_hm);
+    const cudaError_t le = pg ? cudaLaunchKernelEx(&cfg, rmsnorm_cl_k<1, 1>, x, xo, r, g, eps, dim, y32, y16, xq, plane, pg,
+                                                   peps, g_tcu_hm)
+                         : ept > 1 ? cudaLaunchKernelEx(&cfg, rmsnorm_cl_k<0, RMS_CL_EPT>, x, xo, r, g, eps, dim, y32, y16, xq,
+                                                        plane, (const float *)NULL, 0.0f, g_tcu_hm)
+                                   : cudaLaunchKernelEx(&cfg, rmsnorm_cl_k<0, 1>, x, xo, r, g, eps, dim, y32, y16, xq, plane,
+                                                        (const float *)NULL, 0.0f, g_tcu_hm);
     if (le == cudaSuccess) TCU_CHECK_LAUNCH(st);
     if (le != cudaSuccess) {
         /* the caller runs rmsnorm_k instead, and so does every later call on this device (tcu_rms_cluster_ctas
@@ -705,7 +737,39 @@ extern "C" void tcu_glu(int act, float *g, const float *u, int64_t n, uint16_t *
     PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, g, u, n, g16, (void *)NULL, (size_t)0, g_tcu_hm);
 }
 
+/* tcu_glu_f16's kernel where n, g, u and g16 allow it: four consecutive elements a thread (16-byte loads of g and u),
+ * each by swiglu_k's operations (so the same bits), their f16 bits stored as two 32-bit words: elements 4q + j, j =
+ * 0..3, share tcu_hm_pos's slab u and block t, so they sit at p, p + 8, p + 1, p + 9 (p = tcu_hm_pos(4q)) under the
+ * f16 order's layout and at 4q..4q+3 without it. Motive: swiglu_k took 5.9 us of a B = 64 step's layer for ~9 MB
+ * (bench/gpu/s48-pdl64 tl-q40-64.md), one element, two 4-byte loads and a 2-byte store a thread. */
+template <int ACT>
+__global__ void swiglu_f16v_k(const float *__restrict__ g, const float *__restrict__ u, int64_t n4,
+                              uint16_t *__restrict__ g16, int hm) {
+    pdl_trigger();
+    pdl_wait();
+    for (int64_t q = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; q < n4; q += (int64_t)gridDim.x * blockDim.x) {
+        const float4 a = ((const float4 *)g)[q], b = ((const float4 *)u)[q];
+        const uint32_t h0 = __half_as_ushort(__float2half_rn(__fmul_rn(glu_act<ACT>(a.x), b.x)));
+        const uint32_t h1 = __half_as_ushort(__float2half_rn(__fmul_rn(glu_act<ACT>(a.y), b.y)));
+        const uint32_t h2 = __half_as_ushort(__float2half_rn(__fmul_rn(glu_act<ACT>(a.z), b.z)));
+        const uint32_t h3 = __half_as_ushort(__float2half_rn(__fmul_rn(glu_act<ACT>(a.w), b.w)));
+        if (hm) {
+            const int64_t p = tcu_hm_pos(4 * q);
+            *(uint32_t *)(g16 + p) = h0 | h2 << 16;
+            *(uint32_t *)(g16 + p + 8) = h1 | h3 << 16;
+        } else {
+            *(uint2 *)(g16 + 4 * q) = make_uint2(h0 | h1 << 16, h2 | h3 << 16);
+        }
+    }
+}
+
 extern "C" void tcu_glu_f16(int act, const float *g, const float *u, int64_t n, uint16_t *g16, cudaStream_t st) {
+    if (n % 4 == 0 && ((uintptr_t)g | (uintptr_t)u) % 16 == 0 && (uintptr_t)g16 % 8 == 0) {
+        const int64_t n4 = n / 4;
+        void (*kv)(const float *, const float *, int64_t, uint16_t *, int) = act ? swiglu_f16v_k<1> : swiglu_f16v_k<0>;
+        PDL_LAUNCH(kv, dim3(ew_grid(n4)), dim3(256), 0, st, g, u, n4, g16, g_tcu_hm);
+        return;
+    }
     const glu_fn kf = act ? swiglu_k<1, 0> : swiglu_k<0, 0>;
     PDL_LAUNCH(kf, dim3(ew_grid(n)), dim3(256), 0, st, (float *)g, u, n, g16, (void *)NULL, (size_t)0, g_tcu_hm);
 }
