@@ -414,7 +414,7 @@ static int same_permuted(const uint16_t *d0, const uint16_t *d1, int64_t n) {
 }
 
 static void check_layout(void) {
-    const int n = 3, dim = 4096;
+    const int n = 20, dim = 4096; /* the RMSNorms at 3 rows and at 20 (rmsnorm_cl_k on 256 threads from 17) */
     const int64_t tot = (int64_t)n * dim;
     float *h = malloc(sizeof(float) * (size_t)tot), *x, *xo, *g, *u, *gc;
     uint16_t *y0, *y1;
@@ -431,15 +431,17 @@ static void check_layout(void) {
     CU(cudaMemcpy(g, h, sizeof(float) * (size_t)tot, cudaMemcpyHostToDevice));
     for (int64_t i = 0; i < tot; i++) h[i] = frnd(2.0f);
     CU(cudaMemcpy(u, h, sizeof(float) * (size_t)tot, cudaMemcpyHostToDevice));
-    for (int dec = 0; dec < 2; dec++) { /* dec 1: the cluster kernel on sm_90 (or rmsnorm_k's 8 CTAs a row) */
-        for (int on = 0; on < 2; on++) {
-            tcu_set_hm_layout(on);
-            tcu_add_rmsnorm_dec_to(x, xo, NULL, g, 1e-5f, n, dim, NULL, on ? y1 : y0, NULL, dec, 0);
+    for (int dec = 0; dec < 2; dec++) /* dec 1: the cluster kernel on sm_90 (or rmsnorm_k's 8 CTAs a row) */
+        for (int nr = 3; nr <= n; nr += n - 3) {
+            for (int on = 0; on < 2; on++) {
+                tcu_set_hm_layout(on);
+                tcu_add_rmsnorm_dec_to(x, xo, NULL, g, 1e-5f, nr, dim, NULL, on ? y1 : y0, NULL, dec, 0);
+            }
+            CU(cudaDeviceSynchronize());
+            const int bad = same_permuted(y0, y1, (int64_t)nr * dim);
+            CHECK(bad == 0, "RMSNorm (dec %d, %d rows) in the f16 order's layout: %d of %lld values misplaced", dec, nr, bad,
+                  (long long)nr * dim);
         }
-        CU(cudaDeviceSynchronize());
-        const int bad = same_permuted(y0, y1, tot);
-        CHECK(bad == 0, "RMSNorm (dec %d) in the f16 order's layout: %d of %lld values misplaced", dec, bad, (long long)tot);
-    }
     for (int on = 0; on < 2; on++) {
         tcu_set_hm_layout(on);
         CU(cudaMemcpy(gc, g, sizeof(float) * (size_t)tot, cudaMemcpyDeviceToDevice)); /* the GLU writes its gate */
