@@ -134,9 +134,9 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
  * at dim 4096), each thread standing for two of the order's (the same bits). Why: an H100 holds 62 clusters of 8
  * 512-thread CTAs at once (cudaOccupancyMaxActiveClusters) and 124 of 256-thread ones, so 64 rows ran in two waves:
  * 4.88 -> 3.56 us a launch at 64 rows, 3.33 -> 2.99 at 32 (dev/cuda/rms_probe.cu, graphs of 65 launches), and a B = 64
- * decode step +1.1% (H100, synthetic Llama-3-8B Q4_0; docs/ledger.md 2026-12-07 "the combine's loads at once"). Below
- * RMS_CL_EPT_MIN one element a thread: with two, one sequence's tg128 (the GEMV order) lost 1.2% in one A/B and 0.1% in
- * another, where the probe has one row 2.38 -> 2.32 us (not understood). */
+ * decode step +1.1% (H100, synthetic Llama-3-8B Q4_0; docs/ledger.md 2026-12-07 "the decode pass's small kernels at
+ * the same bits"). Below RMS_CL_EPT_MIN one element a thread: with two, one sequence's tg128 (the GEMV order) lost 1.2%
+ * in one A/B and 0.1% in another, where the probe has one row 2.38 -> 2.32 us (not understood). */
 #define RMS_CL_EPT 2
 #define RMS_CL_EPT_MIN 17
 /* POST (Gemma's post-norms, tcu_add_rmsnorm_post_to): r is first normalised itself, r' = rmsnorm(r) * pg (its own cluster
