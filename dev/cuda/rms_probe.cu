@@ -1,4 +1,4 @@
-/* dev/cuda/rms_probe.cu: the decode RMSNorm in the cluster's order (elementwise.cu rmsnorm_cl_k<0>, rmsnorm_cs_k) at
+/* dev/cuda/rms_probe.cu: the decode RMSNorm in the cluster's order (elementwise.cu rmsnorm_cl_k<0>; rms_cs: rmsnorm_cs_k, deleted 2026-12-07) at
  * 1..64 rows of 4096, against the same order with fewer threads a CTA: rms_cl<EPT> runs rmsnorm_cl_k's cluster of C = 8
  * CTAs a row, but each CTA has 512 / EPT threads and thread (w, lane) holds the elements of rmsnorm_cl_k's warps
  * w, w + 16 / EPT, ... (EPT of them): each original warp's xor butterfly, then warp 0's butterfly over the 16 warp sums,

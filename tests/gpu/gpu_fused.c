@@ -159,8 +159,8 @@ int main(void) {
      * and the launch counted (tcu_rms_cluster_count); dims 4096 (C 8 CTAs of 512), 576 (C 6 of 96), 8192 (C 8
      * of 1024), 5120 (C 8 of 640), 96 (C 3 of 32); 16384 fits no C (rmsnorm_k runs: not counted); n 1, 3, 8, 16 and 40
      * (tcu_add_rmsnorm_dec_to with dec = 1, a GEMV-path pass longer than TCU_MULTI_MAX; the same call as
-     * tcu_add_rmsnorm_to at n <= 16); the order's other kernel (rmsnorm_cs_k, a CTA a row; the rule's in f16-order passes
-     * of 8..16 rows): each call is also made on each kernel forced (tcu_rms_cs_min_set) and must give the same bytes */
+     * tcu_add_rmsnorm_to at n <= 16); each call is made again in an f16-order pass (the hm layout on) and must give
+     * the same y32, x16 and residual bytes */
     {
         int major = 0;
         CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
@@ -188,28 +188,23 @@ int main(void) {
                     const int want = major >= 9 && dim != 16384;
                     CHECK(c1 - c0 == (uint64_t)want, "rms cluster dim=%d n=%d: %llu launches counted, want %d", dim, n,
                           (unsigned long long)(c1 - c0), want);
-                    for (int k = 0; k < 3 && want; k++) { /* rmsnorm_cs_k forced, rmsnorm_cl_k forced, then the rule in an
-                                                           * f16-order pass (hm layout on: cs at 8..16 rows): the same bytes */
+                    if (want) { /* the f16-order pass (hm layout on; y16 then in tcu_hm_pos order): the same bytes */
                         float *y2, *xo2;
                         uint16_t *h2;
                         void *q2;
                         CU(cudaMalloc((void **)&y2, sizeof(float) * nb)); CU(cudaMalloc((void **)&xo2, sizeof(float) * nb));
                         CU(cudaMalloc((void **)&h2, 2 * nb)); CU(cudaMalloc(&q2, xb));
                         CU(cudaMemset(q2, 0x5A, xb)); CU(cudaMemset(xo2, 0x7F, sizeof(float) * nb));
-                        tcu_rms_cs_min_set(k == 0 ? 1 : k == 1 ? 1 << 30 : 0);
-                        tcu_set_hm_layout(k == 2);
-                        const uint64_t c2 = tcu_rms_cluster_count(), s2 = tcu_rms_cs_count();
+                        tcu_set_hm_layout(1);
+                        const uint64_t c2 = tcu_rms_cluster_count();
                         tcu_add_rmsnorm_dec_to(x, xo2, withr ? r : NULL, g, eps, n, dim, y2, h2, q2, 1, 0);
-                        const uint64_t c3 = tcu_rms_cluster_count(), s3 = tcu_rms_cs_count();
-                        tcu_rms_cs_min_set(0);
+                        const uint64_t c3 = tcu_rms_cluster_count();
                         tcu_set_hm_layout(0);
                         CU(cudaDeviceSynchronize());
-                        const uint64_t want_cs = k == 0 || (k == 2 && n >= 8 && n <= 16);
-                        CHECK(c3 - c2 == 1 && s3 - s2 == want_cs && dev_eq(y, y2, sizeof(float) * nb) &&
-                                  (k == 2 || dev_eq(h, h2, 2 * nb)) && dev_eq(q, q2, xb) && dev_eq(xo, xo2, sizeof(float) * nb),
-                              "rms dim=%d n=%d r=%d: %s differs from the plain call (%llu launches, %llu of rmsnorm_cs_k, want "
-                              "%llu)", dim, n, withr, k == 0 ? "rmsnorm_cs_k forced" : k == 1 ? "rmsnorm_cl_k forced" : "the f16 pass's rule",
-                              (unsigned long long)(c3 - c2), (unsigned long long)(s3 - s2), (unsigned long long)want_cs);
+                        CHECK(c3 - c2 == 1 && dev_eq(y, y2, sizeof(float) * nb) && dev_eq(q, q2, xb) &&
+                                  dev_eq(xo, xo2, sizeof(float) * nb),
+                              "rms dim=%d n=%d r=%d: the f16 pass differs from the plain call (%llu launches)", dim, n, withr,
+                              (unsigned long long)(c3 - c2));
                         cudaFree(y2); cudaFree(xo2); cudaFree(h2); cudaFree(q2);
                     }
                     tcu_quantize_x16(y, n, dim, qc, 0);
@@ -269,7 +264,7 @@ int main(void) {
                         cudaFree(xo1);
                     }
                     /* in place (xo == x, the first layer's call has r NULL; with r the same bits) */
-                    if (withr && n == 3) {
+                    if (withr && (n == 3 || n == 16)) { /* one and two elements a thread (RMS_CL_EPT_MIN) */
                         tcu_add_rmsnorm_dec_to(xin, xin, r, g, eps, n, dim, y, NULL, NULL, 1, 0);
                         CU(cudaDeviceSynchronize());
                         float *hy2 = malloc(sizeof(float) * nb), *hx2 = malloc(sizeof(float) * nb);
@@ -277,16 +272,6 @@ int main(void) {
                         CU(cudaMemcpy(hx2, xin, sizeof(float) * nb, cudaMemcpyDeviceToHost));
                         CHECK(!memcmp(hy2, hy, sizeof(float) * nb) && !memcmp(hx2, hxo, sizeof(float) * nb),
                               "rms cluster dim=%d: in place differs from out of place", dim);
-                        /* rmsnorm_cs_k in place too */
-                        CU(cudaMemcpy(xin, x, sizeof(float) * nb, cudaMemcpyDeviceToDevice));
-                        tcu_rms_cs_min_set(1);
-                        tcu_add_rmsnorm_dec_to(xin, xin, r, g, eps, n, dim, y, NULL, NULL, 1, 0);
-                        tcu_rms_cs_min_set(0);
-                        CU(cudaDeviceSynchronize());
-                        CU(cudaMemcpy(hy2, y, sizeof(float) * nb, cudaMemcpyDeviceToHost));
-                        CU(cudaMemcpy(hx2, xin, sizeof(float) * nb, cudaMemcpyDeviceToHost));
-                        CHECK(!memcmp(hy2, hy, sizeof(float) * nb) && !memcmp(hx2, hxo, sizeof(float) * nb),
-                              "rms dim=%d: rmsnorm_cs_k in place differs from out of place", dim);
                         free(hy2); free(hx2);
                     }
                     free(hx); free(hr); free(hg); free(hxo); free(hy);

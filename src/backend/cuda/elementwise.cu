@@ -135,10 +135,13 @@ rmsnorm_k(const float *x, float *xo, /* no __restrict__: xo may be x (C = 1) */
  * 512-thread CTAs at once (cudaOccupancyMaxActiveClusters) and 124 of 256-thread ones, so 64 rows ran in two waves:
  * 4.88 -> 3.56 us a launch at 64 rows, 3.33 -> 2.99 at 32 (dev/cuda/rms_probe.cu, graphs of 65 launches), and a B = 64
  * decode step +1.1% (H100, synthetic Llama-3-8B Q4_0; docs/ledger.md 2026-12-07 "the decode pass's small kernels at
- * the same bits"). Below RMS_CL_EPT_MIN one element a thread: with two, one sequence's tg128 (the GEMV order) lost 1.2%
- * in one A/B and 0.1% in another, where the probe has one row 2.38 -> 2.32 us (not understood). */
+ * the same bits"). From 8 rows, where rmsnorm_cs_k (a CTA a row) ran in f16-order passes of 8..16 until 2026-12-07: the
+ * 256-thread cluster kernel there instead, the f16 order B = 8 +4.0%, 12 +3.9%, 16 +3.4% (H100, two rounds; docs/ledger.md
+ * 2026-12-07 "the cluster RMSNorm at 8..16 rows"). Below RMS_CL_EPT_MIN one element a thread: with two, one sequence's
+ * tg128 (the GEMV order) lost 1.2% in one A/B and 0.1% in another, where the probe has one row 2.38 -> 2.32 us (not
+ * understood). */
 #define RMS_CL_EPT 2
-#define RMS_CL_EPT_MIN 17
+#define RMS_CL_EPT_MIN 8
 /* POST (Gemma's post-norms, tcu_add_rmsnorm_post_to): r is first normalised itself, r' = rmsnorm(r) * pg (its own cluster
  * reduction, the same double sum and scale as the second), then v = x + r'. Two reductions, each with its own slot
  * array: a CTA's round-2 stores can reach a peer that is still summing round 1's slots. */
@@ -236,76 +239,9 @@ rmsnorm_cl_k(const float *x, float *xo, const float *__restrict__ r, const float
 #endif
 }
 
-/* rmsnorm_cl_k's order (POST = 0) on one CTA a row, where the rule takes it (rms_cs_takes: f16-order passes of 8..16
- * rows): T = dim / C threads, thread i owning elements kT + i of the row (k = 0..C-1, C = rms_cl_ctas(dim)). Slice k's
- * partial is each warp's xor butterfly over its 32 squares, then warp k's butterfly over the T / 32 warp sums (lanes
- * past them 0): rmsnorm_cl_k's CTA k, operation for operation; the C partials summed in slice order from 0, the same
- * scale expression. So every row gets rmsnorm_cl_k's bits (gpu_fused: each kernel forced, the same bytes), without
- * a cluster's C CTAs a row and its two cluster barriers (ncu, a B = 64 decode step: rmsnorm_cl_k 6.7 us a launch over
- * 8 x 64 CTAs of 512 threads, 65 launches a step). x and xo may be the same buffer (a thread reads, then writes, its
- * own elements). g is constant (a weight): loaded before the PDL wait. */
-__global__ void __launch_bounds__(1024)
-rmsnorm_cs_k(const float *x, float *xo, const float *__restrict__ r, const float *__restrict__ g, float eps, int dim,
-             int C, float *__restrict__ y32, uint16_t *__restrict__ y16, void *__restrict__ xq, size_t plane, int hm) {
-    __shared__ double red[RMS_CL_MAX][32];
-    __shared__ double part[RMS_CL_MAX];
-    const int T = (int)blockDim.x, tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5, nw = T >> 5;
-    float gv[RMS_CL_MAX], v[RMS_CL_MAX];
-#pragma unroll
-    for (int k = 0; k < RMS_CL_MAX; k++) gv[k] = k < C ? g[k * T + tid] : 0.0f;
-    pdl_trigger();
-    pdl_wait();
-    const size_t row = (size_t)blockIdx.x * dim + (size_t)tid;
-#pragma unroll
-    for (int k = 0; k < RMS_CL_MAX; k++) v[k] = k < C ? x[row + (size_t)k * T] : 0.0f;
-    if (r) {
-        float rv[RMS_CL_MAX];
-#pragma unroll
-        for (int k = 0; k < RMS_CL_MAX; k++) rv[k] = k < C ? r[row + (size_t)k * T] : 0.0f;
-#pragma unroll
-        for (int k = 0; k < RMS_CL_MAX; k++)
-            if (k < C) {
-                v[k] = __fadd_rn(v[k], rv[k]);
-                xo[row + (size_t)k * T] = v[k];
-            }
-    }
-#pragma unroll
-    for (int k = 0; k < RMS_CL_MAX; k++) {
-        if (k >= C) break;
-        double ss = (double)v[k] * (double)v[k];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
-        if (lane == 0) red[k][w] = ss;
-    }
-    __syncthreads();
-    for (int k = w; k < C; k += nw) { /* slice k's partial by warp k mod nw, as rmsnorm_cl_k's warp 0 of CTA k */
-        double s = lane < nw ? red[k][lane] : 0.0;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (lane == 0) part[k] = s;
-    }
-    __syncthreads();
-    double S = 0.0;
-    for (int j = 0; j < C; j++) S += part[j];
-    const float sc = (float)(1.0 / sqrt(S / dim + (double)eps));
-#pragma unroll
-    for (int k = 0; k < RMS_CL_MAX; k++) {
-        if (k >= C) break;
-        const size_t i = row + (size_t)k * T;
-        const float y = __fmul_rn(__fmul_rn(v[k], sc), gv[k]);
-        if (y32) y32[i] = y;
-        if (y16) y16[f16_at((int64_t)i, hm)] = __half_as_ushort(__float2half_rn(y));
-        if (xq) x16_put(y, lane, (int64_t)(i / 32), xq, plane); /* kT + 32w .. + 31: one block a warp */
-    }
-}
-
-/* launches in rmsnorm_cl_k's order (rmsnorm_cl_k or rmsnorm_cs_k) issued by this host thread (tcu_rms_cluster_count:
- * the trace and the tests count what ran) */
+/* launches of rmsnorm_cl_k issued by this host thread (tcu_rms_cluster_count: the trace and the tests count what ran) */
 static thread_local uint64_t g_rms_cl_launches;
 extern "C" uint64_t tcu_rms_cluster_count(void) { return g_rms_cl_launches; }
-/* of them, rmsnorm_cs_k's (tcu_rms_cs_count: the tests tell the two kernels apart) */
-static thread_local uint64_t g_rms_cs_launches;
-extern "C" uint64_t tcu_rms_cs_count(void) { return g_rms_cs_launches; }
 
 /* CTAs a row of rmsnorm_cl_k for dim: the largest C <= RMS_CL_MAX with dim % (32 C) == 0 and dim / C <= 1024;
  * 0 when none (C = 1 is rmsnorm_k's case). */
@@ -404,20 +340,6 @@ extern "C" void tcu_add_rmsnorm(float *x, const float *r, const float *g, float 
  * 8 CTAs a row"). 512- and 256-thread CTAs lost ("... the RMSNorm's CTA size (TERN_CUDA_RMS_T): LOST"). */
 #define RMS_SPLIT 8
 
-/* Where a decode pass's RMSNorm in the cluster's order runs rmsnorm_cs_k (a CTA a row) instead of the cluster kernel:
- * the same bits, so the choice is free. The rule: passes of the f16 order (g_tcu_hm) of RMS_CS_MIN..RMS_CS_MAX rows.
- * H200, synthetic Llama-3-8B Q4_0, S_TG two rounds (bench/gpu/s30-rms/ calls d, e; cs from 8 rows against the cluster):
- * the f16 order B = 8 1,884 -> 2,076 (+10%), B = 16 3,366 -> 3,609 (+7%), B = 32 5,949 -> 5,836 (-1.9%), B = 64 level;
- * the chunk order B = 16 2,808 -> 2,733 (-2.7%), B = 64 level; B = 1, 4 untouched. Why is not measured (docs/ledger.md
- * 2026-12-04). tcu_rms_cs_min_set: the tests' hook (n > 0: rmsnorm_cs_k from n rows in every pass; 0 the rule). */
-#define RMS_CS_MIN 8
-#define RMS_CS_MAX 16
-static int g_rms_cs_min = 0;
-extern "C" void tcu_rms_cs_min_set(int n) { g_rms_cs_min = n > 0 ? n : 0; }
-static int rms_cs_takes(int n) {
-    return g_rms_cs_min ? n >= g_rms_cs_min : g_tcu_hm && n >= RMS_CS_MIN && n <= RMS_CS_MAX;
-}
-
 extern "C" int tcu_rms_cluster_ctas(int dim) {
     if (dim % 32) return 0;
     const int C = rms_cl_ctas(dim);
@@ -432,14 +354,7 @@ extern "C" void tcu_add_rmsnorm_dec_to(const float *x, float *xo, const float *r
     const size_t pl = x16_plane_bytes(n, dim);
     if (dec) {
         const int C = rms_cl_ctas(dim);
-        if (C && rms_cl_ok()) { /* the cluster's order: on a CTA a row where the rule says, else the cluster */
-            if (rms_cs_takes(n)) {
-                PDL_LAUNCH(rmsnorm_cs_k, dim3((unsigned)n), dim3((unsigned)(dim / C)), 0, st, x, xo, r, g, eps, dim, C,
-                           y32, y16, xq, pl, g_tcu_hm);
-                g_rms_cl_launches++;
-                g_rms_cs_launches++;
-                return;
-            }
+        if (C && rms_cl_ok()) {
             if (rms_cl_launch(x, xo, r, g, eps, n, dim, C, y32, y16, xq, pl, NULL, 0.0f, st)) return;
         }
     }

@@ -290,8 +290,7 @@ void tcu_add_rmsnorm(float *x, const float *r, const float *g, float eps, int n,
  * xo. For n <= TCU_MULTI_MAX on sm_90 and later: a thread-block cluster of C <= 8 CTAs a row, each reducing only
  * its slice and sharing the partial sums through distributed shared memory (C the largest with dim % (32 C) == 0
  * and dim / C <= 1024: tcu_rms_cluster_ctas; another summation order than one CTA's, the same for every such n;
- * elementwise.cu rmsnorm_cl_k; passes of the f16 order of 8..16 rows: the same order and bits on one CTA a row,
- * rmsnorm_cs_k). Elsewhere (rows that fit no such C, other devices): 8 CTAs a row for n <=
+ * elementwise.cu rmsnorm_cl_k). Elsewhere (rows that fit no such C, other devices): 8 CTAs a row for n <=
  * TCU_MULTI_MAX (1 above), each reducing the whole row (the same bits as one CTA) and writing a slice (C lowered to
  * 1 for rows wider than 8192 and to a divisor whose slices are whole 32-element blocks). x and xo must not overlap
  * when more than one CTA a row writes and r != NULL (with r NULL xo is never written). */
@@ -309,14 +308,8 @@ void tcu_add_rmsnorm_dec_to(const float *x, float *xo, const float *r, const flo
 int tcu_rms_post_fused(int n, int dim);
 void tcu_add_rmsnorm_post_to(const float *x, float *xo, float *r, const float *pg, float peps, const float *g, float eps,
                              int n, int dim, float *y32, uint16_t *y16, void *xq, cudaStream_t st);
-/* launches in rmsnorm_cl_k's order (rmsnorm_cl_k, rmsnorm_cs_k) issued by the calling host thread so far (a count, for
- * the trace and the tests). */
+/* launches of rmsnorm_cl_k issued by the calling host thread so far (a count, for the trace and the tests) */
 uint64_t tcu_rms_cluster_count(void);
-/* of them, rmsnorm_cs_k's (one CTA a row) */
-uint64_t tcu_rms_cs_count(void);
-/* the tests' hook: rows from which that order runs on a CTA a row (rmsnorm_cs_k) in every pass; 0 the rule (f16-order
- * passes of 8..16 rows) */
-void tcu_rms_cs_min_set(int n);
 /* C, the CTAs a row tcu_add_rmsnorm_to's cluster kernel takes for rows of dim on this device now (n <=
  * TCU_MULTI_MAX), or 0 when that call would run the C-CTA kernel instead (no C fits, not sm_90). */
 int tcu_rms_cluster_ctas(int dim);
