@@ -301,7 +301,8 @@ static kv_layer layer_kv(const crank *g, int il, int Hkv) {
  * Where no matrix is Q8_0 or Q4_K (cuda_wrank.tile_b32 18: Q4_0's tiles, and a Q6_K head or matrix where the file has
  * one), none from PDL_OFF_F16Q4_LO = 2 tokens: Q4_0's passes of 2..8 tokens run arm 10 (bulk copies) since 2026-12-06,
  * which gains without PDL only (H100, synthetic Llama-3-8B Q4_0, bench/gpu/s45-bulk28: B = 2 +3.4%, 4 +6.4%, 8 +4.6%
- * over arm 6 with PDL; arm 10 with PDL +0.3..1%).
+ * over arm 6 with PDL; arm 10 with PDL +0.3..1%). Since 2026-12-07 passes of 3..8 tokens run arm 9 (bulk copies, four
+ * stages; measured without PDL as here: gemm_hmma.cu hm_pick_tl); with PDL not measured.
  * Elsewhere in the f16 order (Q8_0 and Q4_K matrices), none from PDL_OFF_F16_LO = 5 tokens (2026-12-07, H100, synthetic
  * Llama-3-8B, TERN_PDL_MAX 4 against the rule's 48 (then 9..16 only), two rounds, bench/gpu/s47-pdl): Q4_K B = 5
  * +28%, 6 +28%, 7 +33%, 8 +16%; the Q4_K_M mix B = 5 +18.6%, 6 +22.6%, 7 +25.5%, 8 +11.0%; Q8_0 B = 5 +1.4%, 6 +2.1%,

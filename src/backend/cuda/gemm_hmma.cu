@@ -891,10 +891,13 @@ static int hm_pick(int nb, int n_out, int m) {
  * bulk copies without PDL"; on 2026-12-04 it had lost 5-9% there with PDL, on older code); 16 and 32 columns (NT 2, 4)
  * arm 9 (bulk copies, 4 stages: B = 16 +2-3%, B = 32 +16%; arm 10 level with it at 12 and 16, s45-bulk28); 24 columns
  * (NT 3) and past 32 the rows' rule on the tiled twins of arms 4, 1 and 0 (the sweep: the bulk arms 10-20% behind
- * there). The other types' overrides follow in tcu_gemm_hm. */
+ * there). 3..8 columns arm 9 since 2026-12-07 (TERN_HM_ARM=3-8:9 against the rule, H100, synthetic Llama-3-8B Q4_0,
+ * S_TG r1 / r2, bench/gpu/s51-arm9: B = 3 +2.6 / +2.2%, 4 +2.6 / +2.4%, 6 +2.3 / +6.0%, 8 +2.7 / +3.2%; B = 2 -4.3 /
+ * +0.6% and B = 1 -0.3 / -1.3% (s50-rms) keep arm 10). The other types' overrides follow in tcu_gemm_hm: below 17
+ * columns this rule is Q4_0's only. */
 static int hm_pick_tl(int nb, int n_out, int m) {
     const int nt = (m + 7) / 8, a = hm_pick(nb, n_out, m);
-    return m <= 8 ? 10 : nt == 2 || nt == 4 ? 9 : a == 4 ? 6 : a == 1 ? 7 : 8;
+    return m <= 2 ? 10 : nt <= 2 || nt == 4 ? 9 : a == 4 ? 6 : a == 1 ? 7 : 8;
 }
 
 /* 1 when this device runs the wgmma kernels: compute capability 9.0 and their sm_90a code loaded (per device, once). */
