@@ -1,13 +1,9 @@
-/* gpu_mma: the small-M GEMM of batched decode (gemm_mma.cu, tcu_gemm_mma) must give, for every one of its m columns,
- * exactly the bits of the one-column dp4a GEMV (tcu_gemv_dp4a_fam) on that column in the same family (memcmp):
- * batch invariance rests on it (a token's logits do not depend on how many tokens share its pass, nor on which kernel
- * the pass size picks). Weights: random GGUF Q4_0 / Q8_0 / Q4_K blocks with finite f16 scales, repacked by tcu_repack
- * as the upload does; families 0 (cta), 1 (warp), 3 (tma) and the chooser's (-1); shapes with rows not a multiple of
- * 16 (1000, 7, 33, 45), block counts of 128 and 448 (Llama-3-8B's 4096 and 14336 inputs), 24 (three whole repacked
- * groups) and 33 (a partial group of one block, where the type allows; the bytes the repack leaves unwritten are NaN
- * halves); m = 1, 2, 7, 16, 17, 33, 64; outputs past m columns untouched.
- * These run in today's GEMV order (tcu_gemv_order_set(0)).
- * v2 (issue 26; check_chunk): in the chunk-major order (tcu_gemv_order_set(1), reduce.cuh) every dp4a family gives the
+/* gpu_mma: the small-M GEMM of batched decode (gemm_mma.cu v2, the chunk order) must give, for every one of its m
+ * columns, exactly the bits of the one-column dp4a GEMV (tcu_gemv_dp4a_fam) on that column (memcmp): batch invariance
+ * rests on it (a token's logits do not depend on how many tokens share its pass, nor on which kernel the pass size
+ * picks). Weights: random GGUF Q4_0 / Q8_0 / Q4_K blocks with finite f16 scales, repacked by tcu_repack as the upload
+ * does (the bytes the repack leaves unwritten are NaN halves).
+ * check_chunk: in the chunk-major order (tcu_gemv_order_set(1), reduce.cuh) every dp4a family gives the
  * same bits for a column, the twins' columns (m = 2, 7, 16) equal the one-column call, every column of v2 (each
  * tiling arm and the chooser, m = 1, 2, 7, 16, 17, 33, 64) equals it by memcmp with outputs past m untouched, and the
  * one-column call is within (16 + chunks)·2^-24·Σ|w_i·x_i| (Q4_K: Σ(|a_i| + |b_i|)·|x_i| for w = a - b, the scale and
@@ -15,9 +11,10 @@
  * dequantized x16 activations (a tree of depth 5 + chunks over leaves with 3 roundings each: the classical bound,
  * with margin); shapes of 128, 448, 80, 24 and 33 blocks (chunks whole and not, a partial repacked group, an odd
  * block count), rows 1000, 33, 70, 7, 45.
- * Then the crossover sweep (no assertions): Q4_0 / Q8_0 / Q4_K 4096 x 14336 and 14336 x 4096 at m = 1..64, the dp4a
- * twins in both orders (m > 16: in calls of 16 columns), the v1 arms and the v2 arms, weights rotated over 4 copies
- * (beyond the L2). Run by bench/gpu_check.sh (step mma) on a GPU box. */
+ * Then the crossover sweep (--sweep, no assertions): Q4_0 / Q8_0 / Q4_K 4096 x 14336 and 14336 x 4096 at m = 1..64,
+ * the dp4a twins in both orders (m > 16: in calls of 16 columns) and the v2 arms, weights rotated over 4 copies
+ * (beyond the L2). Run by bench/gpu_check.sh (step mma) on a GPU box. (v1, the MMAs in today's order, and its
+ * checks were deleted on 2026-12-07: docs/ledger.md "gemm_mma v1 deleted".) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +39,6 @@
     } while (0)
 
 #define MMAX 64
-#define N_ARMS 8 /* tcu_gemm_mma_arm's arms (gemm_mma.cu mma_arm), all checked and swept */
 
 static uint64_t rs;
 
@@ -135,57 +131,6 @@ static void release(shape_t *s) {
     CU(cudaFree(s->xq1));
     CU(cudaFree(s->dx));
     free(s->hw);
-}
-
-static void check_shape(int t, int64_t n_in, int64_t n_out) {
-    shape_t s;
-    tcu_gemv_order_set(0); /* v1 follows today's order */
-    setup(&s, t, n_in, n_out);
-    float *dy1, *dym;
-    const size_t ny = (size_t)n_out * (MMAX + 1);
-    CU(cudaMalloc((void **)&dy1, sizeof(float) * (size_t)n_out * MMAX));
-    CU(cudaMalloc((void **)&dym, sizeof(float) * ny));
-    float *y1 = malloc(sizeof(float) * (size_t)n_out * MMAX), *ym = malloc(sizeof(float) * ny);
-    static const int fams[4] = {-1, 0, 1, 3};
-    static const int ms[7] = {1, 2, 7, 16, 17, 33, 64};
-    for (int f = 0; f < 4; f++) {
-        const int fam = fams[f];
-        for (int c = 0; c < MMAX; c++)
-            tcu_gemv_dp4a_fam(fam, s.rt, s.dr, s.rstride, n_in, n_out, (char *)s.xq1 + (size_t)c * s.q1, 1,
-                              dy1 + (size_t)c * n_out, 0);
-        CU(cudaGetLastError());
-        CU(cudaMemcpy(y1, dy1, sizeof(float) * (size_t)n_out * MMAX, cudaMemcpyDeviceToHost));
-        int finite = 1;
-        for (size_t i = 0; i < (size_t)n_out * MMAX; i++) finite &= isfinite(y1[i]) != 0;
-        CHECK(finite, "mma %s %lldx%lld family %d: the one-column GEMV's outputs are not all finite", tern_type_name(t),
-              (long long)n_in, (long long)n_out, fam);
-        for (int mi = 0; mi < 7 * N_ARMS; mi++) {
-            const int m = ms[mi % 7], arm = mi / 7;
-            CU(cudaMemset(dym, 0xFF, sizeof(float) * ny));
-            quant_m(&s, m);
-            const int ran = tcu_gemm_mma_arm(arm, fam, s.rt, s.dr, s.rstride, n_in, n_out, s.xqm, m, dym, 0);
-            CU(cudaGetLastError());
-            CU(cudaMemcpy(ym, dym, sizeof(float) * ny, cudaMemcpyDeviceToHost));
-            int bad = -1;
-            for (int c = 0; c < m && bad < 0; c++)
-                if (memcmp(ym + (size_t)c * n_out, y1 + (size_t)c * n_out, sizeof(float) * (size_t)n_out)) bad = c;
-            int untouched = 1;
-            for (size_t i = (size_t)m * n_out; i < ny; i++) untouched &= isnan(ym[i]) != 0;
-            CHECK(ran && bad < 0 && untouched,
-                  "mma %s %lldx%lld family %d arm %d m=%d: ran %d, column %d differs from the one-column GEMV (got %.9g "
-                  "want %.9g at row 0), outputs past m untouched %d",
-                  tern_type_name(t), (long long)n_in, (long long)n_out, fam, arm, m, ran, bad,
-                  bad >= 0 ? (double)ym[(size_t)bad * n_out] : 0.0, bad >= 0 ? (double)y1[(size_t)bad * n_out] : 0.0,
-                  untouched);
-        }
-    }
-    printf("mma %s %lldx%lld: m = 1..64 columns equal the one-column dp4a GEMV, families -1/0/1/3, arms 0..%d\n",
-           tern_type_name(t), (long long)n_in, (long long)n_out, N_ARMS - 1);
-    free(y1);
-    free(ym);
-    CU(cudaFree(dy1));
-    CU(cudaFree(dym));
-    release(&s);
 }
 
 /* Q4_K (GGUF get_scale_min_k4): the min term dmin·mn of sub-block j of the super-block at p, the b of x = a - b. */
@@ -373,8 +318,8 @@ static void check_chunk(int t, int64_t n_in, int64_t n_out) {
     release(&s);
 }
 
-/* Best of 10 rounds of 20 calls, per call in us: the MMA GEMM (mma 1: v1's arm, 2: v2's arm) or the dp4a twins
- * (mma 0) in calls of <= 16 columns, in the order tcu_gemv_order_set gave. */
+/* Best of 10 rounds of 20 calls, per call in us: v2's arm (mma 2) or the dp4a twins (mma 0) in calls of <= 16 columns,
+ * in the order tcu_gemv_order_set gave. */
 static float time_call(int mma, int arm, const shape_t *s, void **dw, int nc, int m, float *dy, void *xq16) {
     cudaEvent_t e0, e1;
     CU(cudaEventCreate(&e0));
@@ -387,7 +332,6 @@ static float time_call(int mma, int arm, const shape_t *s, void **dw, int nc, in
         for (int i = 0; i < 20; i++) {
             void *w = dw[(r * 20 + i) % nc];
             if (mma == 2) tcu_gemm_mma_v2_arm(arm, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, g_ws, g_wsn, 0);
-            else if (mma) tcu_gemm_mma_arm(arm, -1, s->rt, w, s->rstride, s->n_in, s->n_out, s->xqm, m, dy, 0);
             else
                 for (int c0 = 0; c0 < m; c0 += 16) /* the dp4a twins take 16 columns a call (their own x16 buffers) */
                     tcu_gemv_dp4a_fam(-1, s->rt, w, s->rstride, s->n_in, s->n_out, (char *)xq16 + (c0 / 16) * pb16,
@@ -427,19 +371,16 @@ static void sweep(int t, int64_t n_in, int64_t n_out) {
     void *xq16; /* the m columns in calls of 16: each call's own buffer */
     CU(cudaMalloc(&xq16, pb16 * (MMAX / 16)));
     for (int c0 = 0; c0 < MMAX; c0 += 16) tcu_quantize_x16(s.dx + (size_t)c0 * n_in, 16, n_in, (char *)xq16 + (c0 / 16) * pb16, 0);
-    printf("sweep %s %lldx%lld (%.1f MB, family %d): m, dp4a us (today's order, chunk order), v1 arms 0..%d (Q8NT2 "
-           "Q8NT2pf Q4NT2 Q4NT2pf Q8NT1pf Q4NT1pf Q4NT1RT2 Q4NT1RT2pf), v2 the chooser, then arms 0..%d (64x32 64x64 32x64 128x32 64x16 64x8 32x64w16 64x16w8 32x8k4 32x16k4 32x16k2 128x32a 64x16a 64x64a 64x32a 128x32a2 64x8s8 64x16as6 64x8k4c 64x16ak4c)\n",
+    printf("sweep %s %lldx%lld (%.1f MB, family %d): m, dp4a us (today's order, chunk order), v2 the chooser, then arms 0..%d (64x32 64x64 32x64 128x32 64x16 64x8 32x64w16 64x16w8 32x8k4 32x16k4 32x16k2 128x32a 64x16a 64x64a 64x32a 128x32a2 64x8s8 64x16as6 64x8k4c 64x16ak4c)\n",
            tern_type_name(t), (long long)n_in, (long long)n_out, wb / 1e6,
-           tcu_gemv_dp4a_family(s.rt, s.rstride, n_in, n_out), N_ARMS - 1, TCU_MMA_V2_ARMS - 1);
+           tcu_gemv_dp4a_family(s.rt, s.rstride, n_in, n_out), TCU_MMA_V2_ARMS - 1);
     static const int ms[10] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64};
     for (int i = 0; i < 10; i++) {
         quant_m(&s, ms[i]);
         tcu_gemv_order_set(0);
         printf("  m=%2d  dp4a %8.1f", ms[i], time_call(0, 0, &s, dw, 4, ms[i], dy, xq16));
         tcu_gemv_order_set(1);
-        printf(" %8.1f  v1", time_call(0, 0, &s, dw, 4, ms[i], dy, xq16));
-        tcu_gemv_order_set(0);
-        for (int arm = 0; arm < N_ARMS; arm++) printf(" %8.1f", time_call(1, arm, &s, dw, 4, ms[i], dy, xq16));
+        printf(" %8.1f", time_call(0, 0, &s, dw, 4, ms[i], dy, xq16));
         printf("  v2");
         for (int arm = -1; arm < TCU_MMA_V2_ARMS; arm++) printf(" %8.1f", time_call(2, arm, &s, dw, 4, ms[i], dy, xq16));
         printf("\n");
@@ -519,14 +460,6 @@ int main(int argc, char **argv) {
     printf("gpu_mma: seed %llu\n", (unsigned long long)rs);
     if (argc > 1 && !strcmp(argv[1], "--one")) return one(argc, argv);
     static const int types[3] = {TERN_TYPE_Q4_0, TERN_TYPE_Q8_0, TERN_TYPE_Q4_K};
-    for (int ti = 0; ti < 3; ti++) {
-        const int t = types[ti];
-        check_shape(t, 4096, 1000);
-        check_shape(t, 14336, 33);
-        check_shape(t, 4096, 7);
-        if (t != TERN_TYPE_Q4_K) check_shape(t, 768, 70);  /* 24 blocks: three whole repacked groups */
-        if (t != TERN_TYPE_Q4_K) check_shape(t, 1056, 45); /* 33 blocks: a partial repacked group of 1 */
-    }
     for (int ti = 0; ti < 3; ti++) {
         const int t = types[ti];
         check_chunk(t, 4096, 1000); /* 128 blocks: 4 whole chunks */

@@ -125,16 +125,9 @@ int tcu_gemv_dp4a_cols(int fam, int t, const void *w, size_t row_bytes, int64_t 
                        int m_all, int c0, int m, float *y, cudaStream_t st);
 
 /* ---- small-M GEMM of batched decode (src/backend/cuda/gemm_mma.cu): int8 MMA over the x16 activations ---------
- * y (m, n_out) = W · x_c for m >= 1 columns in xq (tcu_x16_bytes(m, n_in)); column c bit-identical to
- * tcu_gemv_dp4a_fam(fam, ...)'s one-column call on x_c (fam as there; anything else: the chooser's). The repacked
- * Q4_0R, Q8_0R, Q4_KR only: returns 0 (nothing launched) for another type, else 1. */
+ * 1 for the types it takes (the repacked Q4_0R, Q8_0R, Q4_KR), else 0; its calls (tcu_gemm_mma_v2_*, the chunk order)
+ * follow the order's switch below. (v1, the same MMAs in today's order, was deleted: docs/ledger.md 2026-12-07.) */
 int tcu_gemm_mma_supported(int t);
-int tcu_gemm_mma(int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out, const void *xq, int m,
-                 float *y, cudaStream_t st);
-/* The same with the kernel arm under measurement (0..7, gemm_mma.cu mma_arm; 0 is tcu_gemm_mma's): every arm the same
- * bits. Returns 0 for an arm out of range too. */
-int tcu_gemm_mma_arm(int arm, int fam, int t, const void *w, size_t row_bytes, int64_t n_in, int64_t n_out,
-                     const void *xq, int m, float *y, cudaStream_t st);
 /* Issue 26 v2: the canonical float order of tcu_gemv_dp4a on the repacked types (reduce.cuh "the chunk-major order"):
  * 0 today's (chains of blocks t, t+C, ..., then an xor tree; the families differ), 1 chunk-major (32-block chunks, a
  * fixed tree each, chunks in order; every family the same bits). Process-wide, 0 until tcu_gemv_order_set (the
