@@ -885,13 +885,13 @@ static int hm_pick(int nb, int n_out, int m) {
     return n_out >= 8192 || nb * 32 >= 8192 ? 1 : 0;
 }
 /* Over the tiled layout, by end-to-end S_TG (bench/gpu/s31-tiled call e; docs/ledger.md 2026-12-04 "the f16 order's
- * weights by bulk copies"): 1..8 columns arm 10 (bulk copies, 2 stages: B = 1 380 against arm 6's 360; at 2..8 with
+ * weights by bulk copies"): 1..2 columns arm 10 (1..8 until 2026-12-07, below; bulk copies, 2 stages: B = 1 380 against arm 6's 360; at 2..8 with
  * exec.c's passes of 2..8 tokens without PDL, H100: B = 2 +3.4%, 4 +6.4%, 8 +4.6% over arm 6 with PDL, where the bulk
  * arm with PDL is level, +0.3..1%: bench/gpu/s45-bulk28, docs/ledger.md 2026-12-06 "Q4_0's f16 order at 2..8 tokens by
  * bulk copies without PDL"; on 2026-12-04 it had lost 5-9% there with PDL, on older code); 16 and 32 columns (NT 2, 4)
  * arm 9 (bulk copies, 4 stages: B = 16 +2-3%, B = 32 +16%; arm 10 level with it at 12 and 16, s45-bulk28); 24 columns
  * (NT 3) and past 32 the rows' rule on the tiled twins of arms 4, 1 and 0 (the sweep: the bulk arms 10-20% behind
- * there). 3..8 columns arm 9 since 2026-12-07 (TERN_HM_ARM=3-8:9 against the rule, H100, synthetic Llama-3-8B Q4_0,
+ * there); 3..8 columns arm 9 since 2026-12-07 (TERN_HM_ARM=3-8:9 against the rule, H100, synthetic Llama-3-8B Q4_0,
  * S_TG r1 / r2, bench/gpu/s51-arm9: B = 3 +2.6 / +2.2%, 4 +2.6 / +2.4%, 6 +2.3 / +6.0%, 8 +2.7 / +3.2%; B = 2 -4.3 /
  * +0.6% and B = 1 -0.3 / -1.3% (s50-rms) keep arm 10). The other types' overrides follow in tcu_gemm_hm: below 17
  * columns this rule is Q4_0's only. */
