@@ -874,13 +874,23 @@ static void window_case(int hd, int n_head, int n_head_kv, int n, int pos0, int 
  * ring (PF) then runs at each physical warp count; no x16 output there. q8 = 2: the same cache through
  * tcu_attention_decode_x16, i.e. v5 on a Hopper (its own warps: the warp arms repeat it; arm 4 gives it a grid of fewer
  * splits than the engine's). */
+/* g_arms_mode (f16 cache): bit 0 no block tables (every token reads rows 0..pos, the one-sequence kernels), bit 1 the f16
+ * order's side output (tcu_attention_decode_h16: f16 at tcu_hm_pos) instead of the x16 one, bit 2 a sliding window of
+ * ARMS_WIN keys */
+static int g_arms_mode;
+#define ARMS_WIN 300
 static void arms_call(int q8, const float *q, const void *k, const void *v, const uint16_t *ks, const uint16_t *vs, int n,
                       const int32_t *pos, const int32_t *bt, const int32_t *off, int lbs, int n_head, int n_head_kv, int hd,
                       float scale, float *out, float *ws, int S, void *xq) {
+    const int flat = !q8 && (g_arms_mode & 1), win = !q8 && (g_arms_mode & 4) ? ARMS_WIN : 0;
+    if (flat) bt = off = NULL;
     if (q8 == 1)
         tcu_attention_split_q8_v2(q, k, v, ks, vs, n, pos, bt, off, lbs, 0, n_head, n_head_kv, hd, scale, out, ws, S, 0);
+    else if (!q8 && (g_arms_mode & 2))
+        tcu_attention_decode_h16(q, k, v, NULL, NULL, n, pos, bt, off, lbs, win, n_head, n_head_kv, hd, scale, out, ws, S,
+                                 (uint16_t *)xq, 0);
     else
-        tcu_attention_decode_x16(q, k, v, q8 ? ks : NULL, q8 ? vs : NULL, n, pos, bt, off, lbs, 0, n_head, n_head_kv,
+        tcu_attention_decode_x16(q, k, v, q8 ? ks : NULL, q8 ? vs : NULL, n, pos, bt, off, lbs, win, n_head, n_head_kv,
                                  hd, scale, out, ws, S, xq, 0);
 }
 
@@ -932,27 +942,45 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
     float *o0 = malloc(sizeof(float) * nq), *o1 = malloc(sizeof(float) * nq);
     uint8_t *x0 = malloc(xb), *x1 = malloc(xb);
     /* arms 0..3: 16, 8, 4 physical warps, the rule; arm 4: the rule launching only the splits the tokens can use
-     * (TCU_ATT_FIT, as exec.c's att_need launches: the deepest token's count at 256 keys a split, at most S) */
-    static const int arms[] = {16, 8, 4, 0, 0};
+     * (TCU_ATT_FIT, as exec.c's att_need launches: the deepest token's count at 256 keys a split, at most S); arms 5..7:
+     * MS (tcu_attention_ms_set: a token's splits in one CTA, where the launch's splits are 2..4 at hd 128 over an f16
+     * cache) over the whole grid at its own warps, over the splits used (fit), and fit at 4 physical warps */
+    static const int arms[] = {16, 8, 4, 0, 0, 0, 0, 4}, arm_fit[] = {0, 0, 0, 0, 1, 0, 1, 1},
+                     arm_ms[] = {0, 0, 0, 0, 0, 1, 1, 1};
+    enum { N_ARMS = 8 };
     int need = 1;
     for (int t = 0; t < n; t++) need = (pos[t] + 256) / 256 > need ? (pos[t] + 256) / 256 : need;
     need = need < S ? need : S;
-    double us[5] = {0};
-    for (int a = 0; a < 5; a++) {
-        const int sa = a == 4 ? TCU_ATT_FIT(S, need) : S;
+    /* MS's shared memory (its launcher asks the opt-in for 4 splits of 16 virtual warps' accumulators, ~4 KiB static
+     * beside them): a device that refuses it runs the rule */
+    const int G = n_head / n_head_kv, n_chunk = (G + 3) / 4, qh = (G + n_chunk - 1) / n_chunk;
+    int optin = 0;
+    CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+    const int ms_fits = (size_t)optin >= (size_t)4 * 16 * qh * 128 * sizeof(float) + 4096;
+    double us[N_ARMS] = {0};
+    for (int a = 0; a < N_ARMS; a++) {
+        const int sa = arm_fit[a] ? TCU_ATT_FIT(S, need) : S, sl = arm_fit[a] ? need : S;
+        /* MS runs where attention.cu's launcher takes it: f16, hd 128, 2..4 splits launched */
+        const int ms_runs = arm_ms[a] && !q8 && hd == 128 && sl > 1 && sl <= 4 && ms_fits;
         tcu_attention_warps_set(arms[a]);
+        tcu_attention_ms_set(arm_ms[a]);
         for (int rep = 0; rep < 2; rep++) {
+            const uint64_t ms0 = tcu_attention_ms_count();
             CK(cudaMemset(d_out, 0xFF, sizeof(float) * nq));
             CK(cudaMemset(d_xq, 0x5A, xb));
             arms_call(q8, d_q, d_k, d_v, d_ks, d_vs, n, d_pos, d_bt, d_off, lbs, n_head, n_head_kv, hd, scale, d_out, d_ws,
                       sa, d_xq);
             CK(cudaGetLastError());
+            CHECK(tcu_attention_ms_count() - ms0 == (uint64_t)ms_runs, "attention%s arm %d hd=%d n=%d splits %d: %llu MS "
+                  "launches, want %d", q8 ? " q8" : "", a, hd, n, sl, (unsigned long long)(tcu_attention_ms_count() - ms0),
+                  ms_runs);
             CK(cudaMemcpy(a ? o1 : o0, d_out, sizeof(float) * nq, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(a ? x1 : x0, d_xq, xb, cudaMemcpyDeviceToHost));
             if (a) CHECK(memcmp(o0, o1, sizeof(float) * nq) == 0 && memcmp(x0, x1, xb) == 0,
-                         "attention%s warps %d (fit %d of %d) call %d hd=%d heads=%d/%d n=%d pos %d+%d*t: "
+                         "attention%s warps %d (fit %d of %d%s) call %d hd=%d heads=%d/%d n=%d pos %d+%d*t: "
                          "differs from 16 warps",
-                         q8 ? " q8" : "", arms[a], a == 4 ? need : S, S, rep, hd, n_head, n_head_kv, n, pos0, step);
+                         q8 ? " q8" : "", arms[a], arm_fit[a] ? need : S, S, ms_runs ? ", MS" : "", rep, hd, n_head,
+                         n_head_kv, n, pos0, step);
             else if (rep == 0) { /* the output was NaN (0xFF bytes) before the call: every element written, finite */
                 size_t bad = 0;
                 for (size_t i = 0; i < nq; i++) bad += !isfinite(o0[i]);
@@ -980,12 +1008,14 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
         }
     }
     tcu_attention_warps_set(0);
+    tcu_attention_ms_set(0);
     if (timing) {
         double kv = 0;
         for (int t = 0; t < n; t++) kv += (double)(pos[t] + 1) * row * (q8 ? 1.0 + 2.0 / 32 : 2.0) * 2;
         printf("decode attention%s n=%-2d pos %d+%d*t hd%d %d/%d (KV %.1f MB): warps 16 %.1f, 8 %.1f, 4 %.1f, the rule %.1f us "
-               "(%.0f GB/s); the rule over the %d of %d splits used %.1f us\n", q8 ? " q8" : "", n, pos0, step, hd,
-               n_head, n_head_kv, kv * 1e-6, us[0], us[1], us[2], us[3], kv / us[3] * 1e-3, need, S, us[4]);
+               "(%.0f GB/s); the rule over the %d of %d splits used %.1f us; MS %.1f, fit %.1f, fit at 4 warps %.1f us\n",
+               q8 ? " q8" : "", n, pos0, step, hd, n_head, n_head_kv, kv * 1e-6, us[0], us[1], us[2], us[3],
+               kv / us[3] * 1e-3, need, S, us[4], us[5], us[6], us[7]);
     }
     free(pos), free(bt), free(off), free(o0), free(o1), free(x0), free(x1);
     CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_k)); CK(cudaFree(d_v)); CK(cudaFree(d_xq)); CK(cudaFree(d_ws));
@@ -1093,6 +1123,21 @@ int main(int argc, char **argv) {
         arms_case(128, 32, 8, 13, 200, 77, 16, 0, 2); /* v5: arm 4 over 5 of the 16 splits */
         arms_case(128, 32, 8, 4, 100, 10, 16, 0, 0);  /* every token one split: arm 4 over 1 of 16, no combine */
         arms_case(256, 16, 4, 5, 500, 300, 16, 0, 1);
+        /* MS (arms 5..7) where it runs: tokens of 1..4 splits in one launch of 4 (whole grid and fit); 1..3 of a 16-deep
+         * grid (fit only); QH 3 with a head chunk of 2 real heads (G = 5); QH 1 and 2 */
+        arms_case(128, 32, 8, 13, 200, 77, 4, 0, 0);
+        arms_case(128, 32, 8, 16, 0, 40, 16, 0, 0);
+        arms_case(128, 20, 4, 9, 300, 50, 3, 0, 0);
+        arms_case(128, 8, 8, 6, 250, 100, 4, 0, 0);
+        arms_case(128, 16, 8, 5, 400, 60, 2, 0, 0);
+        /* and without block tables, with the f16 side output, and without tables under a window of ARMS_WIN keys (the
+         * rule's splits at <= 300 keys: 1 or 2 a token) */
+        static const int modes[] = {1, 2, 5};
+        for (int i = 0; i < 3; i++) {
+            g_arms_mode = modes[i];
+            arms_case(128, 32, 8, 13, 200, 77, 4, 0, 0);
+        }
+        g_arms_mode = 0;
         static const int an[] = {1, 4, 16, 64};
         for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 512, 1, 3, 1, 0);
         for (int i = 0; i < 4; i++) arms_case(128, 32, 8, an[i], 4096, 1, 16, 1, 0);

@@ -51,6 +51,9 @@
  *         workspace and attention_combine_kernel merges the S partials in order z = 0..S-1 (S = 1: the split
  *         kernel writes the output itself). S depends on the token's position only, so a verify chunk of k
  *         tokens still gives each token the bits of its decode step.
+ *         MS (an arm, TERN_ATT_MS; off by default): one CTA a (token, KV head, chunk) runs all S of the token's
+ *         splits and merges them as the S split CTAs and the combine kernel do (att_ms_merge): v2's bits from
+ *         fewer, wider CTAs and no combine launch, for decode steps of many tokens at depths of 2..4 splits.
  *
  * Numerics: f32 scores (fmaf over the lane's EPL elements, then a warp sum: TR = 1, one transposing
  * butterfly for a batch's QHP x U scores, att_transpose_sum; TR = 0, an xor tree per score), expf (not
@@ -85,6 +88,8 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
 #define ATT_DECODE_WARPS 16 /* 8 lost by 4-19% at depth 8192/32768, also with 32 splits: bench/sweeps/att_cta.md */
 /* partials a combine thread loads beside the splits' (m, l) (attention_combine_kernel): 3 splits at 513..768 keys */
 #define ATT_COMB_PF 4
+/* a token's splits in one CTA (MS) at most: its virtual warps' accumulators are 32 KiB a split at hd 128, QH 4 */
+#define ATT_MS_MAX 4
 #define ATT_Q8_U 8 /* rows a warp batch of v2 over a Q8_0 cache at hd 128 (4: spill-free, never measured) */
 /* attention_split_kernel's cfg argument: the virtual warps NV (8 or 16), which fix the bits; the CTA's physical warps
  * (blockDim) only run them */
@@ -92,6 +97,8 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
 /* cfg bits 8..15: the engine's splits SZ (att_active_splits' cap and the workspace's stride), which a launch's grid.z
  * (the splits the pass's tokens can use, tcu.h TCU_ATT_FIT) may undercut */
 #define ATT_CFG_SZ_SHIFT 8
+/* cfg bits 16..23 with MS: the launch's splits SL, which every token's must not pass (its shared memory's size) */
+#define ATT_CFG_SL_SHIFT 16
 /* Keys a split of the decode attention (att_active_splits): one split per 256 keys of a token's position, at
  * most the grid's count. H200, Llama-3-8B Q4_0 (docs/ledger.md "the split count follows the token's depth"):
  * tg128 in an 8192-position context +6.7% over every split of the grid, depth 1024 neutral, depth 8192 -0.7%. */
@@ -425,11 +432,104 @@ static __device__ __forceinline__ att_span att_span_of(int p, int win, int SZ, i
     return {S, jw + (int)((int64_t)n_kv * z / S), jw + (int)((int64_t)n_kv * (z + 1) / S)};
 }
 
+/* The combine kernel's fold of a (token, head)'s S split partials (M_z, L_z) (attention_combine_kernel and MS's
+ * att_ms_merge share it: the same operations in the same order): M = max M_z, e_z = e^(M_z - M) (0 for an empty
+ * split) into e[z * es], and L = sum L_z e_z in split order, returned. m and l are read at z * ms. */
+static __device__ __forceinline__ float att_comb_fold(const float *m, const float *l, int ms, float *e, int es, int S) {
+    float M = -INFINITY;
+    for (int z = 0; z < S; z++) M = fmaxf(M, m[z * ms]);
+    float L = 0.0f;
+    for (int z = 0; z < S; z++) {
+        const float ez = m[z * ms] == -INFINITY ? 0.0f : expf(m[z * ms] - M);
+        e[z * es] = ez;
+        L += m[z * ms] == -INFINITY ? 0.0f : l[z * ms] * ez;
+    }
+    return L;
+}
+
+/* MS (attention_split_kernel's last argument): one CTA runs all S of a token's splits (S <= ATT_MS_MAX), then does
+ * what S split CTAs and the combine kernel do after their loops, in the same order, so the same bits: each split's
+ * merge of its NV virtual warps (the rule's three steps below the kernel's loop: the e^(m_v - M), each head's (M_z,
+ * L_z), the factors, then element (g, d)'s slot sum: split z's unnormalised partial, kept in place of its virtual
+ * warp 0's accumulator, or with S = 1 the output itself), then the combine kernel's fold of the S partials. Why: a
+ * decode step of many tokens launches S CTAs a (token, KV head, head chunk) and a combine kernel; at depth ~512 (3
+ * splits) and 16 tokens the rule's 384 CTAs run 4 physical warps each, ~12 warps an SM, while one split a token
+ * (keys a split 1024) ran B = 16 +6.7% and B = 64 +7.9% with other bits (docs/ledger.md 2026-12-06 "the one-split
+ * bound under fit"). The slots: split z's virtual warp v at z * NV + v of sm_m, sm_l, sm_f and vacc. */
+template <int QH, int HD>
+__device__ __forceinline__ void att_ms_merge(float (*sm_m)[QH], float (*sm_l)[QH], float (*sm_f)[QH],
+                                             float *__restrict__ vacc, int NV, int S, int t, int h0, int n_real,
+                                             int n_head, float *__restrict__ out, void *__restrict__ xq, size_t plane,
+                                             int lane) {
+    __shared__ float sm_zml[ATT_MS_MAX][2][QH], sm_e[ATT_MS_MAX][QH], sm_cl[QH];
+    const int tid = (int)threadIdx.x, nt = (int)blockDim.x;
+    /* each split's e^(m_v - M): a thread a (split, virtual warp, head), M folded in warp order by each */
+    for (int i = tid; i < S * NV * QH; i += nt) {
+        const int zi = i / (NV * QH), vv = i / QH % NV, g = i % QH, b = zi * NV;
+        float M = -INFINITY;
+        for (int k = 0; k < NV; k++) M = fmaxf(M, sm_m[b + k][g]);
+        sm_f[b + vv][g] = sm_m[b + vv][g] == -INFINITY ? 0.0f : expf(sm_m[b + vv][g] - M);
+        if (vv == 0) sm_zml[zi][0][g] = M;
+    }
+    __syncthreads();
+    if (tid < S * QH) { /* (split, head): L_z, the sum of l_v e^(m_v - M) in warp order */
+        const int zi = tid / QH, g = tid % QH, b = zi * NV;
+        float L = 0.0f;
+        for (int i = 0; i < NV; i++) L = __fadd_rn(L, sm_m[b + i][g] == -INFINITY ? 0.0f : __fmul_rn(sm_l[b + i][g], sm_f[b + i][g]));
+        sm_zml[zi][1][g] = L;
+    }
+    __syncthreads();
+    for (int i = tid; i < S * NV * QH; i += nt) { /* the factors (/ L when S = 1: the output itself) */
+        const int zi = i / (NV * QH), vv = i / QH % NV, g = i % QH, b = zi * NV;
+        const float L = sm_zml[zi][1][g];
+        sm_f[b + vv][g] = sm_m[b + vv][g] == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? sm_f[b + vv][g] : sm_f[b + vv][g] / L;
+    }
+    __syncthreads();
+    /* element (z, g, d): the slot sum of split z; a warp's 32 values one 32-element block of one head */
+    for (int i = tid; i < S * QH * HD; i += nt) {
+        const int zi = i / (QH * HD), g = i / HD % QH, d = i % HD, b = zi * NV;
+        if (g >= n_real) continue;
+        float o = 0.0f;
+#pragma unroll
+        for (int s = 0; s < ATT_RED_SLOTS; s++) {
+            float a = __fmul_rn(vacc[((size_t)(b + s) * QH + g) * HD + d], sm_f[b + s][g]);
+            for (int r = 1; r < NV / ATT_RED_SLOTS; r++) {
+                const int vv = s + r * ATT_RED_SLOTS;
+                a = __fadd_rn(a, __fmul_rn(vacc[((size_t)(b + vv) * QH + g) * HD + d], sm_f[b + vv][g]));
+            }
+            o = s == 0 ? a : __fadd_rn(o, a);
+        }
+        if (S > 1) vacc[((size_t)b * QH + g) * HD + d] = o; /* read above by this thread alone */
+        else {
+            const size_t e = ((size_t)t * n_head + (size_t)(h0 + g)) * HD + d;
+            out[e] = o;
+            if (xq) att_put(o, lane, (int64_t)e, xq, plane);
+        }
+    }
+    if (S == 1) return; /* CTA-uniform */
+    __syncthreads();
+    if (tid < QH) /* the combine kernel's weights and L, a head */
+        sm_cl[tid] = att_comb_fold(&sm_zml[0][0][tid], &sm_zml[0][1][tid], 2 * QH, &sm_e[0][tid], QH, S);
+    __syncthreads();
+    for (int i = tid; i < QH * HD; i += nt) { /* the combine kernel's sum: partials in split order, / L */
+        const int g = i / HD, d = i % HD;
+        if (g >= n_real) continue;
+        const float L = sm_cl[g];
+        float o = 0.0f;
+        for (int z = 0; z < S; z++)
+            if (sm_zml[z][0][g] != -INFINITY) o = fmaf(vacc[((size_t)z * NV * QH + g) * HD + d], sm_e[z][g], o);
+        const float r = L == 0.0f ? 0.0f : o / L;
+        const size_t e = ((size_t)t * n_head + (size_t)(h0 + g)) * HD + d;
+        out[e] = r;
+        if (xq) att_put(r, lane, (int64_t)e, xq, plane);
+    }
+}
+
 /* PF = 1: the K/V prefetch ring (over a Q8_0 cache only: over f16 it lost, docs/ledger.md 2026-11-30 at one token and
  * 2026-12-06 "the decode attention's merge by (virtual warp, head)" at 64). PG = 1: rows through
  * block tables (kv.cuh), PG = 0 the identity (bt unused): an instantiation of its own, since a table lookup on every
  * row's address cost the f16 kernel 13% at depth 32768 (H200, 16 splits: 56.7 vs 48.8-50.9 us) even with bt NULL. */
-template <int EPL, int QH, int Q8, int PF, int PG>
+template <int EPL, int QH, int Q8, int PF, int PG, int MS>
 __global__ void __launch_bounds__(ATT_MAX_WARPS * 32)
 attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc, const void *__restrict__ vc,
                        const uint16_t *__restrict__ ks, const uint16_t *__restrict__ vs,
@@ -439,7 +539,11 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                        int lbs, int win, int cfg) {
     constexpr int HD = EPL * 32, U = Q8 && EPL == 4 ? ATT_Q8_U : att_batch<EPL>::U;
     static_assert(!PF || Q8, "the prefetch ring: over a Q8_0 cache only");
-    __shared__ float sm_m[ATT_MAX_WARPS][QH], sm_l[ATT_MAX_WARPS][QH], sm_ML[2][QH], sm_f[ATT_MAX_WARPS][QH];
+    static_assert(!MS || (!Q8 && !PF), "a token's splits in one CTA: over an f16 cache");
+    /* MS: (split, virtual warp) slots, split zi's virtual warp v at zi * NV + v */
+    constexpr int ZM = MS ? ATT_MS_MAX : 1;
+    __shared__ float sm_m[ZM * ATT_MAX_WARPS][QH], sm_l[ZM * ATT_MAX_WARPS][QH], sm_ML[2][QH],
+        sm_f[ZM * ATT_MAX_WARPS][QH];
     pdl_trigger();
     pdl_wait();
 
@@ -451,12 +555,15 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, NWP = blockDim.x >> 5, NV = cfg & ATT_CFG_NV;
     /* SZ: the engine's splits (cfg; the workspace's stride, the grid's z or more); S: this token's
      * (att_active_splits). A CTA past S has no rows (CTA-uniform exit, after its PDL wait) */
-    const int SZ = cfg >> ATT_CFG_SZ_SHIFT, z = (int)blockIdx.z;
+    const int SZ = MS ? (cfg >> ATT_CFG_SZ_SHIFT) & 0xFF : cfg >> ATT_CFG_SZ_SHIFT, z = (int)blockIdx.z;
     const att_span sp = att_span_of(pos[t], win, SZ, rps, z);
     const int S = sp.S;
     if (z >= S) return;
+    /* MS: a token's splits past the launch's (a caller's TCU_ATT_FIT count below its deepest token's) would run past
+     * the shared memory; the rule would leave them out (a wrong output), MS stops the launch */
+    if (MS && S > (cfg >> ATT_CFG_SL_SHIFT)) __trap();
     /* this CTA's rows (v2 split z of S), logical; tb: the token's block table */
-    const int r0 = sp.r0, r1 = sp.r1;
+    const int r1 = sp.r1; /* the ring's bound (PF: never with MS) */
     const int32_t *tb = PG ? kv_table(bt, bt_off, t) : NULL;
     const size_t stride = (size_t)n_head_kv * HD; /* elements between cache rows */
     const uint16_t *kb = (const uint16_t *)kc + (size_t)hk * HD + lane * EPL;
@@ -506,7 +613,13 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
             att_commit();
         }
     };
-    for (int v = w; v < NV; v += NWP) {
+    /* MS: the CTA runs all S of the token's splits, item it = v * S + zi being split zi's virtual warp v (v-major: the
+     * virtual warps with the most batches, the low v of every split, come first and spread over the physical warps) */
+    const int NI = MS ? S * NV : NV;
+    for (int it = w; it < NI; it += NWP) {
+    const int v = MS ? it / S : it, zi = MS ? it % S : 0, vs0 = zi * NV + v; /* vs0: the item's shared-memory slot */
+    const att_span si = MS ? att_span_of(pos[t], win, SZ, rps, zi) : sp;
+    const int rb = si.r0, re = si.r1; /* the item's rows (the CTA's r0, r1 without MS) */
     float acc[QH][EPL], m[QH], l[QH];
 #pragma unroll
     for (int g = 0; g < QH; g++) {
@@ -518,16 +631,16 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     float mL = -INFINITY, lL = 0.0f;
     int st = 0;
     if constexpr (PF) {
-        if (r0 + v * U < r1) issue(r0 + v * U, 0);
+        if (rb + v * U < re) issue(rb + v * U, 0);
     }
     /* PG, the register path: a table load a row before its K/V loads. Measured (H200, 32/8 heads hd 128, one token, 16
      * splits): 60 us at depth 32767 with pages of 16 or 128 rows against the identity's 50; the two pages of a batch
      * loaded a batch ahead instead ran 92 us (not understood; no spills). The lever left: fewer dependent loads a
      * batch (a lane a row and shuffles), or the Q8_0 kernels' cp.async ring. */
-    for (int j0 = r0 + v * U; j0 < r1; j0 += NV * U, st ^= 1) { /* warp-uniform: row j0 is visible */
+    for (int j0 = rb + v * U; j0 < re; j0 += NV * U, st ^= 1) { /* warp-uniform: row j0 is visible */
         typename att_kv<EPL, Q8>::raw kr[U], vr[U];
         if constexpr (PF) {
-            if (j0 + NV * U < r1) {
+            if (j0 + NV * U < re) {
                 issue(j0 + NV * U, st ^ 1);
                 att_wait<1>();
             } else {
@@ -536,12 +649,12 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            if (PF && j0 + u < r1) {
+            if (PF && j0 + u < re) {
                 /* sstride is even here (hd >= 128): the half of the scale word is soff's whatever the (logical or
                  * physical) row */
                 if constexpr (PF) att_sload<EPL>(kr[u], vr[u], pfs(st, 0, u, KB), pfs(st, 1, u, KB), pfs(st, 2, u, 4),
                                                  pfs(st, 3, u, 4), (int)(((size_t)(j0 + u) * sstride + soff) & 1));
-            } else if (j0 + u < r1) {
+            } else if (j0 + u < re) {
                 const size_t row = (size_t)(PG ? kv_row(tb, lbs, j0 + u) : j0 + u);
                 if constexpr (Q8) {
                     att_load<EPL>(kr[u], kb8 + row * stride, ks + row * sstride + soff);
@@ -568,7 +681,7 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                 pv[g * U + u] = att_row_scale<EPL>(kr[u], d); /* Q8_0: the lane's block scale, once */
             }
         const float dsum = att_transpose_sum<P>(pv, lane);
-        const float sc = gl < QH && j0 + ul < r1 ? dsum * scale : -INFINITY;
+        const float sc = gl < QH && j0 + ul < re ? dsum * scale : -INFINITY;
         float mx = sc;
 #pragma unroll
         for (int o = REP; o < U * REP; o <<= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
@@ -605,14 +718,19 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
     /* virtual warp v's (m, l) and raw accumulators to shared memory */
     if (lane == 0) {
 #pragma unroll
-        for (int g = 0; g < QH; g++) { sm_m[v][g] = m[g]; sm_l[v][g] = l[g]; }
+        for (int g = 0; g < QH; g++) { sm_m[vs0][g] = m[g]; sm_l[vs0][g] = l[g]; }
     }
 #pragma unroll
     for (int g = 0; g < QH; g++)
 #pragma unroll
-        for (int e = 0; e < EPL; e++) vacc[((size_t)v * QH + g) * HD + lane * EPL + e] = acc[g][e];
+        for (int e = 0; e < EPL; e++) vacc[((size_t)vs0 * QH + g) * HD + lane * EPL + e] = acc[g][e];
     } /* the virtual warps */
     __syncthreads();
+    if constexpr (MS) {
+        att_ms_merge<QH, HD>(sm_m, sm_l, sm_f, vacc, NV, S, t, hk * G + c * QH, G - c * QH < QH ? G - c * QH : QH,
+                             n_head, out, xq, plane, lane);
+        return;
+    }
     /* combine the virtual warps' (m, l, acc) in a fixed order: each head's (M, L) by thread g, in warp order (max, then
      * the sum of l e^(m - M), empty warps skipped); with S > 1 splits also to the workspace slot of the merge */
     const int h0 = hk * G + c * QH, n_real = G - c * QH < QH ? G - c * QH : QH; /* the CTA's first head, real heads */
@@ -963,17 +1081,7 @@ __global__ void attention_combine_kernel(const float *__restrict__ ws, int n, in
 #pragma unroll
     for (int z = 0; z < ATT_COMB_PF; z++) pf[z] = z < S ? ws[(th * SZ + z) * hd + d0] : 0.0f;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        float M = -INFINITY;
-        for (int z = 0; z < S; z++) M = fmaxf(M, s_m[z]);
-        float L = 0.0f;
-        for (int z = 0; z < S; z++) {
-            const float e = s_m[z] == -INFINITY ? 0.0f : expf(s_m[z] - M);
-            s_e[z] = e;
-            L += s_m[z] == -INFINITY ? 0.0f : s_l[z] * e;
-        }
-        s_L = L;
-    }
+    if (threadIdx.x == 0) s_L = att_comb_fold(s_m, s_l, 1, s_e, 1, S);
     __syncthreads();
     const float L = s_L;
     for (int d = d0; d < hd; d += blockDim.x) {
@@ -1095,7 +1203,7 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
     const size_t vacc = (size_t)(pg.cfg & ATT_CFG_NV) * QH * E * 32 * sizeof(float);
     const size_t vmax = (size_t)ATT_MAX_WARPS * QH * E * 32 * sizeof(float);
     if constexpr (Q8 && att_pf<E, Q8>::ok) {
-        att_kernel_fn kf = paged ? attention_split_kernel<E, QH, Q8, 1, 1> : attention_split_kernel<E, QH, Q8, 1, 0>;
+        att_kernel_fn kf = paged ? attention_split_kernel<E, QH, Q8, 1, 1, 0> : attention_split_kernel<E, QH, Q8, 1, 0, 0>;
         /* a device that refuses the opt-in (99 KiB a block on sm_86/sm_89) runs the plain loads, whose bits are the
          * same */
         static unsigned ok_dev[2], no_dev[2];
@@ -1105,7 +1213,7 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
             return;
         }
     }
-    att_kernel_fn kf = paged ? attention_split_kernel<E, QH, Q8, 0, 1> : attention_split_kernel<E, QH, Q8, 0, 0>;
+    att_kernel_fn kf = paged ? attention_split_kernel<E, QH, Q8, 0, 1, 0> : attention_split_kernel<E, QH, Q8, 0, 0, 0>;
     static unsigned ok0[2], no0[2];
     att_smem_optin(kf, vmax, &ok0[paged], &no0[paged]); /* static + dynamic past 48 KiB from hd 256 at QH 3 */
     att_launch_s(kf, vacc, grid, block, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq,
@@ -1122,6 +1230,23 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
         default: att_launch_tr<E, 4, Q8>(ATT_ARGS); break;                                                  \
         }                                                                                                   \
         break;
+
+/* MS's launch (hd 128 over an f16 cache; grid (n, n_head_kv * n_chunk), one CTA a token's splits): the accumulators of
+ * sl splits' virtual warps (32 KiB a split at QH 4). 0 where the device refuses the most any call asks (ATT_MS_MAX
+ * splits: 128 KiB at QH 4; sm_86 / sm_89 grant 99 KiB), the caller then launching the rule (the same bits). */
+template <int QH>
+static int att_launch_ms(int sl, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc, const void *vc,
+                         const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg, int n_head,
+                         int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
+    const int paged = pg.bt != NULL;
+    att_kernel_fn kf = paged ? attention_split_kernel<4, QH, 0, 0, 1, 1> : attention_split_kernel<4, QH, 0, 0, 0, 1>;
+    static unsigned ok[2], no[2];
+    if (!att_smem_optin(kf, (size_t)ATT_MS_MAX * ATT_MAX_WARPS * QH * 128 * sizeof(float), &ok[paged], &no[paged]))
+        return 0;
+    att_launch_s(kf, (size_t)sl * (pg.cfg & ATT_CFG_NV) * QH * 128 * sizeof(float), grid, block, st, q, kc, vc, ks, vs,
+                 n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
+    return 1;
+}
 
 extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) {
     return splits > 1 ? sizeof(float) * (size_t)n * n_head * splits * (hd + 2) : 0;
@@ -1154,6 +1279,34 @@ static int att_phys_warps(int ctas) {
     return ctas <= sms ? 16 : ctas <= 2 * sms ? 8 : 4;
 }
 
+/* MS (the arm TERN_ATT_MS, tcu_attention_ms_set): a token's splits in one CTA (att_ms_merge) where the rule's grid (n x
+ * n_head_kv x head chunks x the launch's splits) has at least g_att_ms CTAs; 0: never. No bit depends on it. */
+static int g_att_ms = 0;
+extern "C" void tcu_attention_ms_set(int min_ctas) {
+    __atomic_store_n(&g_att_ms, min_ctas > 0 ? min_ctas : 0, __ATOMIC_RELAXED);
+}
+/* MS launches issued by this host thread (the trace counts what ran) */
+static thread_local uint64_t g_att_ms_launches;
+extern "C" uint64_t tcu_attention_ms_count(void) { return g_att_ms_launches; }
+/* MS's physical warps (TERN_ATT_WARPS, else): 16 while its CTAs fit one an SM; else 8 where two CTAs' shared memory
+ * (smem dynamic bytes, ~5 KiB static and reserved beside it) fits an SM, so 16 warps an SM at 128 registers a
+ * thread; else 16 */
+static int att_ms_warps(int ctas, size_t smem) {
+    const int a = __atomic_load_n(&g_att_warps, __ATOMIC_RELAXED);
+    if (a) return a;
+    if (ctas <= att_sms()) return 16;
+    static int sm_bytes[32];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 32) return 16;
+    if (!__atomic_load_n(&sm_bytes[dev], __ATOMIC_RELAXED)) {
+        int v = 0;
+        if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess || v <= 0)
+            v = 228 * 1024;
+        __atomic_store_n(&sm_bytes[dev], v, __ATOMIC_RELAXED);
+    }
+    return 2 * (smem + 5 * 1024) <= (size_t)__atomic_load_n(&sm_bytes[dev], __ATOMIC_RELAXED) ? 8 : 16;
+}
+
 /* v1 / v2 / v5 for an f16 (ks = NULL) or Q8_0 cache; dec: the decode configuration (S splits when ws, the decode
  * warps, v5 for a Q8_0 cache), else the prefill one. qh != 0. xq != NULL: out is also written in the x16 format of
  * (n, n_head * hd) by the kernel that writes out. */
@@ -1178,6 +1331,29 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     const int nv = dec ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS;
     const dim3 block(32 * (dec ? att_phys_warps(n * n_head_kv * n_chunk * SL) : ATT_PREFILL_WARPS));
     pg.cfg = nv | S << ATT_CFG_SZ_SHIFT;
+    const int ms = __atomic_load_n(&g_att_ms, __ATOMIC_RELAXED);
+    if (ms && dec && !ks && SL > 1 && SL <= ATT_MS_MAX && hd == 128 && n * n_head_kv * n_chunk * SL >= ms) {
+        /* MS: a token's SL splits in one CTA, no combine (the same bits: att_ms_merge) */
+        const dim3 gm((unsigned)n, (unsigned)(n_head_kv * n_chunk), 1);
+        const size_t smem = (size_t)SL * nv * qh * 128 * sizeof(float);
+        const dim3 bm(32 * att_ms_warps(n * n_head_kv * n_chunk, smem));
+        const int cfg_rule = pg.cfg;
+        pg.cfg |= SL << ATT_CFG_SL_SHIFT;
+        int done = 0;
+#define ATT_MS_ARGS SL, gm, bm, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
+        switch (qh) {
+        case 1: done = att_launch_ms<1>(ATT_MS_ARGS); break;
+        case 2: done = att_launch_ms<2>(ATT_MS_ARGS); break;
+        case 3: done = att_launch_ms<3>(ATT_MS_ARGS); break;
+        default: done = att_launch_ms<4>(ATT_MS_ARGS); break;
+        }
+#undef ATT_MS_ARGS
+        if (done) {
+            g_att_ms_launches++;
+            return;
+        }
+        pg.cfg = cfg_rule;
+    }
     size_t smem = 0;
     att_kernel_fn v5 = ks && dec && !no_v5 ? att_q8_choose(n_head, n_head_kv, hd, pg.bt != NULL, &smem) : NULL;
     if (v5) {

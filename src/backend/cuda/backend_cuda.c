@@ -1036,6 +1036,7 @@ tern_backend *tern_backend_cuda_new(const tern_model *m, const tern_backend_para
     /* process-wide too (TERN_ATT_RPS): another value refuses passes (exec.c) */
     tcu_attention_rps_set(tern_cfg()->att_rps);
     tcu_attention_warps_set(tern_cfg()->att_warps); /* no bit depends on it */
+    tcu_attention_ms_set(tern_cfg()->att_ms);       /* nor on this */
     tcu_gemm_hm_arm_set(tern_cfg()->hm_arm_lo, tern_cfg()->hm_arm_hi, tern_cfg()->hm_arm); /* nor on this */
     return &be->base;
 }

@@ -77,7 +77,7 @@ typedef struct {
 } cuda_weights;
 
 /* Dispatch counters (TERN_TRACE=1, printed at free): which matmul and attention kernels a run used. */
-enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ATT_Q8W,
+enum { TR_DP4A_ROW, TR_DP4A_ROWS, TR_DP4A_TMA, TR_F32_ROW, TR_F32_ROWS, TR_GEMM, TR_ATT_SPLIT, TR_ATT, TR_ATT_Q8W, TR_ATT_MS,
        TR_RMS_CL, TR_MMA_V2, TR_HM, TR_HM_TL, TR_SLICE, TR_N };
 
 /* What a captured pass computes at its end: nothing, the last row's logits and argmax, every row's. */

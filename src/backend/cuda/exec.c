@@ -465,6 +465,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             /* (an f16 pass's wo has the f16 GEMM (hm_all), so no xq; were it to, the quantize below writes it) */
             const int att_x16 = xq && dec && !att_h16;
             const uint64_t q8w0 = tcu_attention_q8w_count(); /* v5 launches below: the trace counts what ran */
+            const uint64_t ms0 = tcu_attention_ms_count();   /* and MS launches (TERN_ATT_MS) */
             if (!g->kv_q8)
                 tcu_rope_kv(bq, bk, bv, n, W->nh, W->nkv, hd, m->n_rot, neox, g->mscale[tb], g->pos, kslot, g->freq[tb],
                             cs, hq, hk, heps, L.kc, L.vc, st);
@@ -504,6 +505,7 @@ static int forward(crank *g, const tern_graph *G, const pass_t *P) {
             }
             g->tr[dec && g->att_splits > 1 ? TR_ATT_SPLIT : TR_ATT]++;
             g->tr[TR_ATT_Q8W] += tcu_attention_q8w_count() - q8w0;
+            g->tr[TR_ATT_MS] += tcu_attention_ms_count() - ms0;
             if (h16 && !att_h16) tcu_f32_to_f16(g->att, h16, (int64_t)n * Hq, st);
             if (xq && !att_x16) tcu_quantize_x16(g->att, n, Hq, xq, st);
             if (matmul(g, l->wo, n, g->att, xq, g->x16, g->tmp) || allreduce(g, g->tmp, (size_t)n * E)) return -1;
@@ -900,13 +902,14 @@ int cuda_prepare(tern_backend *be_, const tern_graph *G, int max_rows) {
 void cuda_rank_trace_print(const crank *g) {
     fprintf(stderr, "trace: cuda gemv_dp4a_row=%llu gemv_dp4a_rows=%llu gemv_dp4a_tma=%llu gemv_f32_row=%llu "
                     "gemv_f32_rows=%llu gemm=%llu attention_split=%llu attention=%llu attention_q8w=%llu "
-                    "rmsnorm_cluster=%llu gemm_mma_v2=%llu gemm_hm=%llu gemm_hm_tiled=%llu gemv_slices=%llu graphs=%d "
+                    "attention_ms=%llu rmsnorm_cluster=%llu gemm_mma_v2=%llu gemm_hm=%llu gemm_hm_tiled=%llu gemv_slices=%llu graphs=%d "
                     "(rows <= %d: GEMV)\n",
             (unsigned long long)g->tr[TR_DP4A_ROW], (unsigned long long)g->tr[TR_DP4A_ROWS],
             (unsigned long long)g->tr[TR_DP4A_TMA], (unsigned long long)g->tr[TR_F32_ROW],
             (unsigned long long)g->tr[TR_F32_ROWS], (unsigned long long)g->tr[TR_GEMM],
             (unsigned long long)g->tr[TR_ATT_SPLIT], (unsigned long long)g->tr[TR_ATT],
-            (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_RMS_CL],
+            (unsigned long long)g->tr[TR_ATT_Q8W], (unsigned long long)g->tr[TR_ATT_MS],
+            (unsigned long long)g->tr[TR_RMS_CL],
             (unsigned long long)g->tr[TR_MMA_V2], (unsigned long long)g->tr[TR_HM], (unsigned long long)g->tr[TR_HM_TL],
             (unsigned long long)g->tr[TR_SLICE], g->n_graphs, g->gemv_max);
 }
