@@ -175,6 +175,11 @@ for s in $steps; do
     # positions at 32 keys a split: 16 splits deep, passes launching 1..4
     build-cuda/gpu/gpu_batch "$f" f16 fit >"$OUT/batch-f16-fit.log" 2>&1
     note "batch f16 fit" "$(status_of "$OUT/batch-f16-fit.log")" "$(grep -E '^8 sequences' "$OUT/batch-f16-fit.log" | cut -c1-90)"
+    # the same with the decode attention's MS arm (TERN_ATT_MS) in the batched passes only: invariance against engines
+    # of one sequence on the rule; a PASS needs the trace's attention_ms= (MS ran)
+    build-cuda/gpu/gpu_batch "$f" f16 fit ms >"$OUT/batch-f16-fit-ms.log" 2>&1
+    st=$(status_of "$OUT/batch-f16-fit-ms.log"); grep -q 'attention_ms=[1-9]' "$OUT/batch-f16-fit-ms.log" || st=FAIL
+    note "batch f16 fit ms" "$st" "$(grep -E '^8 sequences' "$OUT/batch-f16-fit-ms.log" | cut -c1-90) MS launches: $(grep -o 'attention_ms=[0-9]*' "$OUT/batch-f16-fit-ms.log" | sort -t= -k2 -n | tail -1)"
     # files of mixed types (tern quantize's mixes of a Q8_0 synth): a Q4_K_M (Q6_K attn_v and ffn_down in some layers,
     # and the head) and a Q4_0 (a Q6_K head). Llama-3.2-1B's head is its embeddings (tied), which stay rows on the dp4a
     # twins, so its mixes run slices of the twins in passes over 16 tokens (a PASS needs the trace's gemv_slices=);

@@ -40,7 +40,7 @@ typedef struct {
                            * another value makes the earlier engines' passes fail (their bits would change) */
     int att_warps;        /* CUDA decode attention: physical warps a CTA, 4, 8 or 16 (0: the rule by the grid); the
                            * bits do not depend on it (16 virtual warps). An arm under measurement */
-    int att_ms;           /* CUDA decode attention over an f16 cache at hd 128: a token's splits (2..4) in one CTA
+    int att_ms;           /* CUDA decode attention over an f16 cache at hd 64 / 128: a token's splits (2..4) in one CTA
                            * where the rule's grid has at least att_ms CTAs (0: never); the bits do not depend on it.
                            * An arm under measurement */
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,

@@ -943,7 +943,7 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
     uint8_t *x0 = malloc(xb), *x1 = malloc(xb);
     /* arms 0..3: 16, 8, 4 physical warps, the rule; arm 4: the rule launching only the splits the tokens can use
      * (TCU_ATT_FIT, as exec.c's att_need launches: the deepest token's count at 256 keys a split, at most S); arms 5..7:
-     * MS (tcu_attention_ms_set: a token's splits in one CTA, where the launch's splits are 2..4 at hd 128 over an f16
+     * MS (tcu_attention_ms_set: a token's splits in one CTA, where the launch's splits are 2..4 at hd 64 or 128 over an f16
      * cache) over the whole grid at its own warps, over the splits used (fit), and fit at 4 physical warps */
     static const int arms[] = {16, 8, 4, 0, 0, 0, 0, 4}, arm_fit[] = {0, 0, 0, 0, 1, 0, 1, 1},
                      arm_ms[] = {0, 0, 0, 0, 0, 1, 1, 1};
@@ -956,12 +956,12 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
     const int G = n_head / n_head_kv, n_chunk = (G + 3) / 4, qh = (G + n_chunk - 1) / n_chunk;
     int optin = 0;
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-    const int ms_fits = (size_t)optin >= (size_t)4 * 16 * qh * 128 * sizeof(float) + 4096;
+    const int ms_fits = (size_t)optin >= (size_t)4 * 16 * qh * hd * sizeof(float) + 4096;
     double us[N_ARMS] = {0};
     for (int a = 0; a < N_ARMS; a++) {
         const int sa = arm_fit[a] ? TCU_ATT_FIT(S, need) : S, sl = arm_fit[a] ? need : S;
-        /* MS runs where attention.cu's launcher takes it: f16, hd 128, 2..4 splits launched */
-        const int ms_runs = arm_ms[a] && !q8 && hd == 128 && sl > 1 && sl <= 4 && ms_fits;
+        /* MS runs where attention.cu's launcher takes it: f16, hd 64 or 128, 2..4 splits launched */
+        const int ms_runs = arm_ms[a] && !q8 && (hd == 64 || hd == 128) && sl > 1 && sl <= 4 && ms_fits;
         tcu_attention_warps_set(arms[a]);
         tcu_attention_ms_set(arm_ms[a]);
         for (int rep = 0; rep < 2; rep++) {
@@ -1130,6 +1130,8 @@ int main(int argc, char **argv) {
         arms_case(128, 20, 4, 9, 300, 50, 3, 0, 0);
         arms_case(128, 8, 8, 6, 250, 100, 4, 0, 0);
         arms_case(128, 16, 8, 5, 400, 60, 2, 0, 0);
+        arms_case(64, 32, 8, 13, 200, 77, 4, 0, 0); /* hd 64 (Llama-3.2-1B's heads) */
+        arms_case(64, 9, 3, 9, 100, 60, 4, 0, 0);   /* hd 64 at QH 3 */
         /* and without block tables, with the f16 side output, and without tables under a window of ARMS_WIN keys (the
          * rule's splits at <= 300 keys: 1 or 2 a token) */
         static const int modes[] = {1, 2, 5};

@@ -1,6 +1,6 @@
 /* gpu_batch: the engine's batch on the GPU (run by bench/gpu_check.sh on a GPU box, not in CI).
  *
- *   gpu_batch MODEL [chunk | f16]
+ *   gpu_batch MODEL [chunk | f16 | f16k6 [fit [ms]]]
  *
  * chunk: everything below with tern_config.gemv_chunk = 1 (the chunk-major GEMV order; on a model whose matrices are
  * all Q4_0, Q8_0 or Q4_K the 64 sequences' decode steps are single passes of up to 64 tokens through gemm_mma v2) and
@@ -42,7 +42,10 @@
 
 /* each sequence's context: 256, or under "fit" (32 keys a split) 1024: a grid of 16 splits of which the passes
  * (positions up to ~105) launch 1..4 (exec.c att_need), the count growing as tokens cross multiples of 32 (a pass
- * size's graph captured for each count, exec.c graph_slot) */
+ * size's graph captured for each count, exec.c graph_slot). "fit ms": the same with the decode attention's MS arm
+ * (tern_config.att_ms = 64: a token's splits in one CTA where the rule's grid has >= 64 CTAs), so the batched passes of
+ * 4 or more tokens at 2..4 splits run MS while the engines of one sequence (8 KV heads x <= 4 splits) run the rule:
+ * batch invariance then says MS gives the rule's bits in the engine (the trace's attention_ms= shows it ran) */
 static int g_n_ctx = 256;
 
 static tern_engine_params params(tern_device dev, int n_seq, int kv_q8) {
@@ -252,9 +255,10 @@ static void guard_check(tern_model *m, int which, const char *path) {
 
 int main(int argc, char **argv) {
     const int k6 = argc > 2 && !strcmp(argv[2], "f16k6"), f16 = k6 || (argc > 2 && !strcmp(argv[2], "f16"));
-    const int fit = argc > 3 && !strcmp(argv[3], "fit");
-    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && !f16) || (argc > 3 && !fit)) {
-        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16 | f16k6 [fit]]\n");
+    const int fit = argc > 3 && !strcmp(argv[3], "fit"), ms = fit && argc > 4 && !strcmp(argv[4], "ms");
+    if (argc < 2 || (argc > 2 && strcmp(argv[2], "chunk") && !f16) || (argc > 3 && !fit) || (argc > 4 && !ms) ||
+        argc > 5) {
+        fprintf(stderr, "usage: gpu_batch MODEL [chunk | f16 | f16k6 [fit [ms]]]\n");
         return 2;
     }
     if (argc > 2) {
@@ -262,6 +266,7 @@ int main(int argc, char **argv) {
         c.gemv_chunk = f16 ? 2 : 1;
         c.trace = 1;
         if (fit) c.att_rps = 32;
+        if (ms) c.att_ms = 64;
         tern_config_set(&c);
         if (fit) g_n_ctx = 1024;
     }

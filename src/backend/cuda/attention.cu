@@ -88,7 +88,8 @@ static __device__ __forceinline__ void att_put(float v, int lane, int64_t e, voi
 #define ATT_DECODE_WARPS 16 /* 8 lost by 4-19% at depth 8192/32768, also with 32 splits: bench/sweeps/att_cta.md */
 /* partials a combine thread loads beside the splits' (m, l) (attention_combine_kernel): 3 splits at 513..768 keys */
 #define ATT_COMB_PF 4
-/* a token's splits in one CTA (MS) at most: its virtual warps' accumulators are 32 KiB a split at hd 128, QH 4 */
+/* a token's splits in one CTA (MS, hd 64 and 128) at most: its virtual warps' accumulators are 32 KiB a split at hd
+ * 128, QH 4 */
 #define ATT_MS_MAX 4
 #define ATT_Q8_U 8 /* rows a warp batch of v2 over a Q8_0 cache at hd 128 (4: spill-free, never measured) */
 /* attention_split_kernel's cfg argument: the virtual warps NV (8 or 16), which fix the bits; the CTA's physical warps
@@ -1231,19 +1232,20 @@ static void att_launch_tr(dim3 grid, dim3 block, cudaStream_t st, const float *q
         }                                                                                                   \
         break;
 
-/* MS's launch (hd 128 over an f16 cache; grid (n, n_head_kv * n_chunk), one CTA a token's splits): the accumulators of
- * sl splits' virtual warps (32 KiB a split at QH 4). 0 where the device refuses the most any call asks (ATT_MS_MAX
- * splits: 128 KiB at QH 4; sm_86 / sm_89 grant 99 KiB), the caller then launching the rule (the same bits). */
-template <int QH>
+/* MS's launch (hd E * 32, 64 or 128, over an f16 cache; grid (n, n_head_kv * n_chunk), one CTA a token's splits): the
+ * accumulators of sl splits' virtual warps (32 KiB a split at hd 128, QH 4). 0 where the device refuses the most any
+ * call asks (ATT_MS_MAX splits: 128 KiB at hd 128, QH 4; sm_86 / sm_89 grant 99 KiB), the caller then launching the
+ * rule (the same bits). */
+template <int E, int QH>
 static int att_launch_ms(int sl, dim3 grid, dim3 block, cudaStream_t st, const float *q, const void *kc, const void *vc,
                          const uint16_t *ks, const uint16_t *vs, int n, const int32_t *pos, att_pages pg, int n_head,
                          int n_head_kv, float scale, float *out, int n_chunk, float *ws, void *xq, size_t plane) {
     const int paged = pg.bt != NULL;
-    att_kernel_fn kf = paged ? attention_split_kernel<4, QH, 0, 0, 1, 1> : attention_split_kernel<4, QH, 0, 0, 0, 1>;
+    att_kernel_fn kf = paged ? attention_split_kernel<E, QH, 0, 0, 1, 1> : attention_split_kernel<E, QH, 0, 0, 0, 1>;
     static unsigned ok[2], no[2];
-    if (!att_smem_optin(kf, (size_t)ATT_MS_MAX * ATT_MAX_WARPS * QH * 128 * sizeof(float), &ok[paged], &no[paged]))
+    if (!att_smem_optin(kf, (size_t)ATT_MS_MAX * ATT_MAX_WARPS * QH * E * 32 * sizeof(float), &ok[paged], &no[paged]))
         return 0;
-    att_launch_s(kf, (size_t)sl * (pg.cfg & ATT_CFG_NV) * QH * 128 * sizeof(float), grid, block, st, q, kc, vc, ks, vs,
+    att_launch_s(kf, (size_t)sl * (pg.cfg & ATT_CFG_NV) * QH * E * 32 * sizeof(float), grid, block, st, q, kc, vc, ks, vs,
                  n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane);
     return 1;
 }
@@ -1332,20 +1334,25 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     const dim3 block(32 * (dec ? att_phys_warps(n * n_head_kv * n_chunk * SL) : ATT_PREFILL_WARPS));
     pg.cfg = nv | S << ATT_CFG_SZ_SHIFT;
     const int ms = __atomic_load_n(&g_att_ms, __ATOMIC_RELAXED);
-    if (ms && dec && !ks && SL > 1 && SL <= ATT_MS_MAX && hd == 128 && n * n_head_kv * n_chunk * SL >= ms) {
+    if (ms && dec && !ks && SL > 1 && SL <= ATT_MS_MAX && (hd == 64 || hd == 128) &&
+        n * n_head_kv * n_chunk * SL >= ms) {
         /* MS: a token's SL splits in one CTA, no combine (the same bits: att_ms_merge) */
         const dim3 gm((unsigned)n, (unsigned)(n_head_kv * n_chunk), 1);
-        const size_t smem = (size_t)SL * nv * qh * 128 * sizeof(float);
+        const size_t smem = (size_t)SL * nv * qh * hd * sizeof(float);
         const dim3 bm(32 * att_ms_warps(n * n_head_kv * n_chunk, smem));
         const int cfg_rule = pg.cfg;
         pg.cfg |= SL << ATT_CFG_SL_SHIFT;
         int done = 0;
 #define ATT_MS_ARGS SL, gm, bm, st, q, kc, vc, ks, vs, n, pos, pg, n_head, n_head_kv, scale, out, n_chunk, ws, xq, plane
-        switch (qh) {
-        case 1: done = att_launch_ms<1>(ATT_MS_ARGS); break;
-        case 2: done = att_launch_ms<2>(ATT_MS_ARGS); break;
-        case 3: done = att_launch_ms<3>(ATT_MS_ARGS); break;
-        default: done = att_launch_ms<4>(ATT_MS_ARGS); break;
+        switch (qh * 8 + hd / 32) {
+        case 1 * 8 + 2: done = att_launch_ms<2, 1>(ATT_MS_ARGS); break;
+        case 2 * 8 + 2: done = att_launch_ms<2, 2>(ATT_MS_ARGS); break;
+        case 3 * 8 + 2: done = att_launch_ms<2, 3>(ATT_MS_ARGS); break;
+        case 4 * 8 + 2: done = att_launch_ms<2, 4>(ATT_MS_ARGS); break;
+        case 1 * 8 + 4: done = att_launch_ms<4, 1>(ATT_MS_ARGS); break;
+        case 2 * 8 + 4: done = att_launch_ms<4, 2>(ATT_MS_ARGS); break;
+        case 3 * 8 + 4: done = att_launch_ms<4, 3>(ATT_MS_ARGS); break;
+        default: done = att_launch_ms<4, 4>(ATT_MS_ARGS); break;
         }
 #undef ATT_MS_ARGS
         if (done) {

@@ -421,7 +421,7 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
  * CTAs). No bit depends on it: the 16 virtual warps fix which rows each sums and the order of their merge. */
 void tcu_attention_warps_set(int warps);
-/* The decode attention's MS arm, process-wide: over an f16 cache at hd 128, a pass whose splits (the launch's, TCU_ATT_FIT)
+/* The decode attention's MS arm, process-wide: over an f16 cache at hd 64 or 128, a pass whose splits (the launch's, TCU_ATT_FIT)
  * are 2..4 and whose rule grid (tokens x KV heads x head chunks x splits) has at least min_ctas CTAs runs a token's
  * splits in one CTA and merges them there, with no combine kernel (attention.cu att_ms_merge); 0: never. No bit depends
  * on it. tcu_attention_ms_count: the MS launches this host thread has issued. */
