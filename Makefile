@@ -30,8 +30,8 @@ override NVFLAGS += -DTERN_CUDA_DEBUG
 endif
 override CFLAGS += -DTERN_CUDA -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include # (CUPTI: TERN_TIMELINE)
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcublasLt -lcudart_static -ldl -lrt -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
-# the four slowest to compile first (2026-12-07, 3 archs on 2 cores: gemm_hmma.cu 267 s, gemm_mma.cu 324, attention.cu
-# 312, gemv_dp4a.cu 198, every other file 6-29 s): a parallel make starts them before the short ones and the C objects
+# the four slowest to compile first, so a parallel make starts them before the short ones and the C objects (the
+# library from clean 196 -> 179 s on 2 cores: docs/ledger.md 2026-12-07 "the CUDA build's four slowest files first")
 CU_SLOW := $(addprefix src/backend/cuda/,gemm_mma.cu attention.cu gemm_hmma.cu gemv_dp4a.cu)
 CU_SRCS := $(CU_SLOW) $(filter-out $(CU_SLOW),$(wildcard src/backend/cuda/*.cu))
 GPU_TESTS := $(patsubst tests/gpu/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/*.c))

@@ -448,47 +448,53 @@ static __device__ __forceinline__ float att_comb_fold(const float *m, const floa
     return L;
 }
 
-/* MS (attention_split_kernel's last argument): one CTA runs all S of a token's splits (S <= ATT_MS_MAX), then does
- * what S split CTAs and the combine kernel do after their loops, in the same order, so the same bits: each split's
- * merge of its NV virtual warps (the rule's three steps below the kernel's loop: the e^(m_v - M), each head's (M_z,
- * L_z), the factors, then element (g, d)'s slot sum: split z's unnormalised partial, kept in place of its virtual
- * warp 0's accumulator, or with S = 1 the output itself), then the combine kernel's fold of the S partials. Why: a
- * decode step of many tokens launches S CTAs a (token, KV head, head chunk) and a combine kernel; at depth ~512 (3
- * splits) and 16 tokens the rule's 384 CTAs run 4 physical warps each, ~12 warps an SM, while one split a token
- * (keys a split 1024) ran B = 16 +6.7% and B = 64 +7.9% with other bits (docs/ledger.md 2026-12-06 "the one-split
- * bound under fit"). The slots: split z's virtual warp v at z * NV + v of sm_m, sm_l, sm_f and vacc. */
-template <int QH, int HD>
-__device__ __forceinline__ void att_ms_merge(float (*sm_m)[QH], float (*sm_l)[QH], float (*sm_f)[QH],
-                                             float *__restrict__ vacc, int NV, int S, int t, int h0, int n_real,
-                                             int n_head, float *__restrict__ out, void *__restrict__ xq, size_t plane,
-                                             int lane) {
-    __shared__ float sm_zml[ATT_MS_MAX][2][QH], sm_e[ATT_MS_MAX][QH], sm_cl[QH];
-    const int tid = (int)threadIdx.x, nt = (int)blockDim.x;
-    /* each split's e^(m_v - M): a thread a (split, virtual warp, head), M folded in warp order by each */
-    for (int i = tid; i < S * NV * QH; i += nt) {
-        const int zi = i / (NV * QH), vv = i / QH % NV, g = i % QH, b = zi * NV;
+/* The merge after the split kernel's loop: the CTA's NV virtual warps' (m, l, acc) in a fixed order, for ZS splits at
+ * once (the rule: ZS = 1, the CTA's own split z; MS: ZS = S, split zi's virtual warp v in slot zi * NV + v of sm_m,
+ * sm_l, sm_f and vacc, (M, L) of split zi in sm_ml[zi]). Per split: e^(m_v - M) of each (virtual warp, head) on a thread
+ * of its own (M by every such thread, the same fold), then thread g sums the terms l_v e^(m_v - M) in warp order (four
+ * threads with NV serial exps each had held the CTA at a barrier: docs/ledger.md 2026-12-06 "the decode attention's
+ * merge by (virtual warp, head)", the same bits), the factors (/ L when S = 1: the output itself; 0 for an empty warp),
+ * then element (g, d)'s slot sum, slot s = acc_s f_s + acc_{s+8} f_{s+8} (NV = 16), the slots in order s = 0..7. Where
+ * it goes: S = 1, out (and xq); S > 1, the rule writes (M, L) and the unnormalised partial to the workspace slot of the
+ * combine kernel, MS keeps the partial in place of split zi's virtual warp 0's accumulator (read by this thread alone).
+ * A warp's 32 values are one 32-element block of one head (HD and blockDim multiples of 32), as x16_put needs. */
+template <int QH, int HD, int MS>
+__device__ __forceinline__ void att_vw_merge(float (*sm_m)[QH], float (*sm_l)[QH], float (*sm_f)[QH],
+                                             float (*sm_ml)[2][QH], float *__restrict__ vacc, int NV, int ZS, int S,
+                                             int t, int h0, int n_real, int n_head, int n, int SZ, int z,
+                                             float *__restrict__ ws, float *__restrict__ out, void *__restrict__ xq,
+                                             size_t plane, int lane) {
+    for (int i = (int)threadIdx.x; i < ZS * NV * QH; i += (int)blockDim.x) {
+        const int zi = MS ? i / (NV * QH) : 0, vv = MS ? i / QH % NV : i / QH, g = i % QH, b = zi * NV;
         float M = -INFINITY;
         for (int k = 0; k < NV; k++) M = fmaxf(M, sm_m[b + k][g]);
         sm_f[b + vv][g] = sm_m[b + vv][g] == -INFINITY ? 0.0f : expf(sm_m[b + vv][g] - M);
-        if (vv == 0) sm_zml[zi][0][g] = M;
+        if (vv == 0) sm_ml[zi][0][g] = M;
     }
     __syncthreads();
-    if (tid < S * QH) { /* (split, head): L_z, the sum of l_v e^(m_v - M) in warp order */
-        const int zi = tid / QH, g = tid % QH, b = zi * NV;
+    if ((int)threadIdx.x < ZS * QH) {
+        const int zi = MS ? (int)threadIdx.x / QH : 0, g = MS ? (int)threadIdx.x % QH : (int)threadIdx.x, b = zi * NV;
+        const float M = sm_ml[zi][0][g];
         float L = 0.0f;
-        for (int i = 0; i < NV; i++) L = __fadd_rn(L, sm_m[b + i][g] == -INFINITY ? 0.0f : __fmul_rn(sm_l[b + i][g], sm_f[b + i][g]));
-        sm_zml[zi][1][g] = L;
+        for (int i = 0; i < NV; i++)
+            L = __fadd_rn(L, sm_m[b + i][g] == -INFINITY ? 0.0f : __fmul_rn(sm_l[b + i][g], sm_f[b + i][g]));
+        sm_ml[zi][1][g] = L;
+        if (!MS && S > 1 && g < n_real) {
+            float *ml = ws + (size_t)n * n_head * SZ * HD;
+            const size_t sl = ((size_t)t * n_head + (size_t)(h0 + g)) * SZ + z;
+            ml[2 * sl] = M;
+            ml[2 * sl + 1] = L;
+        }
     }
     __syncthreads();
-    for (int i = tid; i < S * NV * QH; i += nt) { /* the factors (/ L when S = 1: the output itself) */
-        const int zi = i / (NV * QH), vv = i / QH % NV, g = i % QH, b = zi * NV;
-        const float L = sm_zml[zi][1][g];
+    for (int i = (int)threadIdx.x; i < ZS * NV * QH; i += (int)blockDim.x) {
+        const int zi = MS ? i / (NV * QH) : 0, vv = MS ? i / QH % NV : i / QH, g = i % QH, b = zi * NV;
+        const float L = sm_ml[zi][1][g];
         sm_f[b + vv][g] = sm_m[b + vv][g] == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? sm_f[b + vv][g] : sm_f[b + vv][g] / L;
     }
     __syncthreads();
-    /* element (z, g, d): the slot sum of split z; a warp's 32 values one 32-element block of one head */
-    for (int i = tid; i < S * QH * HD; i += nt) {
-        const int zi = i / (QH * HD), g = i / HD % QH, d = i % HD, b = zi * NV;
+    for (int i = (int)threadIdx.x; i < ZS * QH * HD; i += (int)blockDim.x) {
+        const int zi = MS ? i / (QH * HD) : 0, g = MS ? i / HD % QH : i / HD, d = i % HD, b = zi * NV;
         if (g >= n_real) continue;
         float o = 0.0f;
 #pragma unroll
@@ -500,19 +506,39 @@ __device__ __forceinline__ void att_ms_merge(float (*sm_m)[QH], float (*sm_l)[QH
             }
             o = s == 0 ? a : __fadd_rn(o, a);
         }
-        if (S > 1) vacc[((size_t)b * QH + g) * HD + d] = o; /* read above by this thread alone */
-        else {
+        if (S > 1) {
+            if (MS) vacc[((size_t)b * QH + g) * HD + d] = o;
+            else ws[(((size_t)t * n_head + (size_t)(h0 + g)) * SZ + z) * HD + d] = o;
+        } else {
             const size_t e = ((size_t)t * n_head + (size_t)(h0 + g)) * HD + d;
             out[e] = o;
             if (xq) att_put(o, lane, (int64_t)e, xq, plane);
         }
     }
+}
+
+/* MS (attention_split_kernel's last argument): one CTA runs all S of a token's splits (S <= ATT_MS_MAX), then does
+ * what S split CTAs and the combine kernel do after their loops, in the same order, so the same bits: each split's
+ * merge (att_vw_merge with ZS = S), then the combine kernel's fold of the S partials (att_comb_fold) and its sum. Why:
+ * a decode step of many tokens launches S CTAs a (token, KV head, head chunk) and a combine kernel; at depth ~512 (3
+ * splits) and 16 tokens the rule's 384 CTAs run 4 physical warps each, ~12 warps an SM, while one split a token (keys a
+ * split 1024) ran B = 16 +6.7% and B = 64 +7.9% with other bits (docs/ledger.md 2026-12-06 "the one-split bound under
+ * fit"). */
+template <int QH, int HD>
+__device__ __forceinline__ void att_ms_merge(float (*sm_m)[QH], float (*sm_l)[QH], float (*sm_f)[QH],
+                                             float *__restrict__ vacc, int NV, int S, int t, int h0, int n_real,
+                                             int n_head, float *__restrict__ out, void *__restrict__ xq, size_t plane,
+                                             int lane) {
+    __shared__ float sm_zml[ATT_MS_MAX][2][QH], sm_e[ATT_MS_MAX][QH], sm_cl[QH];
+    att_vw_merge<QH, HD, 1>(sm_m, sm_l, sm_f, sm_zml, vacc, NV, S, S, t, h0, n_real, n_head, 0, 0, 0, NULL, out, xq,
+                            plane, lane);
     if (S == 1) return; /* CTA-uniform */
     __syncthreads();
+    const int tid = (int)threadIdx.x;
     if (tid < QH) /* the combine kernel's weights and L, a head */
         sm_cl[tid] = att_comb_fold(&sm_zml[0][0][tid], &sm_zml[0][1][tid], 2 * QH, &sm_e[0][tid], QH, S);
     __syncthreads();
-    for (int i = tid; i < QH * HD; i += nt) { /* the combine kernel's sum: partials in split order, / L */
+    for (int i = tid; i < QH * HD; i += (int)blockDim.x) { /* the combine kernel's sum: partials in split order, / L */
         const int g = i / HD, d = i % HD;
         if (g >= n_real) continue;
         const float L = sm_cl[g];
@@ -732,64 +758,10 @@ attention_split_kernel(const float *__restrict__ q, const void *__restrict__ kc,
                              n_head, out, xq, plane, lane);
         return;
     }
-    /* combine the virtual warps' (m, l, acc) in a fixed order: each head's (M, L) by thread g, in warp order (max, then
-     * the sum of l e^(m - M), empty warps skipped); with S > 1 splits also to the workspace slot of the merge */
+    /* the rule: this CTA's split z, its (M, L) and partial to the workspace (S > 1) or the output itself */
     const int h0 = hk * G + c * QH, n_real = G - c * QH < QH ? G - c * QH : QH; /* the CTA's first head, real heads */
-    /* e^(m_v - M) of each (virtual warp, head) on a thread of its own (M by every such thread, the same fold), then
-     * thread g sums the terms l_v e^(m_v - M) in warp order; four threads with NV serial exps each had held the CTA at
-     * a barrier (docs/ledger.md 2026-12-06 "the decode attention's merge by (virtual warp, head)": the same bits) */
-    for (int i = (int)threadIdx.x; i < NV * QH; i += (int)blockDim.x) {
-        const int vv = i / QH, g = i % QH;
-        float M = -INFINITY;
-        for (int k = 0; k < NV; k++) M = fmaxf(M, sm_m[k][g]);
-        sm_f[vv][g] = sm_m[vv][g] == -INFINITY ? 0.0f : expf(sm_m[vv][g] - M);
-        if (vv == 0) sm_ML[0][g] = M;
-    }
-    __syncthreads();
-    if ((int)threadIdx.x < QH) {
-        const int g = (int)threadIdx.x;
-        const float M = sm_ML[0][g];
-        float L = 0.0f;
-        for (int i = 0; i < NV; i++) L = __fadd_rn(L, sm_m[i][g] == -INFINITY ? 0.0f : __fmul_rn(sm_l[i][g], sm_f[i][g]));
-        sm_ML[1][g] = L;
-        if (S > 1 && g < n_real) {
-            float *ml = ws + (size_t)n * n_head * SZ * HD;
-            const size_t sl = ((size_t)t * n_head + (size_t)(h0 + g)) * SZ + z;
-            ml[2 * sl] = M;
-            ml[2 * sl + 1] = L;
-        }
-    }
-    __syncthreads();
-    /* each virtual warp's factor e^(m_v - M) (att_warp_factor's, the exp from sm_f: / L when S = 1, the output itself; 0
-     * for an empty warp), once a (warp, head) */
-    for (int i = (int)threadIdx.x; i < NV * QH; i += (int)blockDim.x) {
-        const int vv = i / QH, g = i % QH;
-        const float L = sm_ML[1][g];
-        sm_f[vv][g] = sm_m[vv][g] == -INFINITY || L == 0.0f ? 0.0f : S > 1 ? sm_f[vv][g] : sm_f[vv][g] / L;
-    }
-    __syncthreads();
-    /* element (g, d): slot s = acc_s f_s + acc_{s+8} f_{s+8} (NV = 16), the slots summed in order s = 0..7; a warp's
-     * 32 values are one 32-element block of one head (HD and blockDim multiples of 32), as x16_put needs */
-    for (int i = (int)threadIdx.x; i < QH * HD; i += (int)blockDim.x) {
-        const int g = i / HD, d = i % HD;
-        if (g >= n_real) continue;
-        float o = 0.0f;
-#pragma unroll
-        for (int s = 0; s < ATT_RED_SLOTS; s++) {
-            float a = __fmul_rn(vacc[((size_t)s * QH + g) * HD + d], sm_f[s][g]);
-            for (int r = 1; r < NV / ATT_RED_SLOTS; r++) {
-                const int vv = s + r * ATT_RED_SLOTS;
-                a = __fadd_rn(a, __fmul_rn(vacc[((size_t)vv * QH + g) * HD + d], sm_f[vv][g]));
-            }
-            o = s == 0 ? a : __fadd_rn(o, a);
-        }
-        if (S > 1) ws[(((size_t)t * n_head + (size_t)(h0 + g)) * SZ + z) * HD + d] = o;
-        else {
-            const size_t e = ((size_t)t * n_head + (size_t)(h0 + g)) * HD + d;
-            out[e] = o;
-            if (xq) att_put(o, lane, (int64_t)e, xq, plane);
-        }
-    }
+    att_vw_merge<QH, HD, 0>(sm_m, sm_l, sm_f, &sm_ML, vacc, NV, 1, S, t, h0, n_real, n_head, n, SZ, z, ws, out, xq, plane,
+                            lane);
 }
 
 /* ---- v5: the Q8_0-cache decode kernel with 16-byte lane slices ------------------------------------
@@ -1259,16 +1231,21 @@ extern "C" size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits) 
  * registers a thread: one CTA's latency overlapped by another's). H100, Llama-3-8B heads, depth 512 (gpu_attention's
  * table): n = 64 89.3 us at 4 against 121.1 at 16, n = 16 28.3 against 37.2, n = 1 and 4 best at 16 (docs/ledger.md
  * 2026-12-02 "the decode attention's virtual warps"). */
+/* A device attribute of the current device, asked once a device (cache: the caller's static, 32 devices); fallback
+ * (an H100's value) where the runtime does not answer */
+static int att_dev_attr(cudaDeviceAttr a, int fallback, int (&cache)[32]) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 32) return fallback;
+    if (!__atomic_load_n(&cache[dev], __ATOMIC_RELAXED)) {
+        int v = 0;
+        if (cudaDeviceGetAttribute(&v, a, dev) != cudaSuccess || v <= 0) v = fallback;
+        __atomic_store_n(&cache[dev], v, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
+}
 static int att_sms(void) {
     static int sms[32];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 32) return 132;
-    if (!__atomic_load_n(&sms[dev], __ATOMIC_RELAXED)) {
-        int v = 0;
-        if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || v <= 0) v = 132;
-        __atomic_store_n(&sms[dev], v, __ATOMIC_RELAXED);
-    }
-    return __atomic_load_n(&sms[dev], __ATOMIC_RELAXED);
+    return att_dev_attr(cudaDevAttrMultiProcessorCount, 132, sms);
 }
 static int g_att_warps = 0;
 extern "C" void tcu_attention_warps_set(int warps) {
@@ -1298,15 +1275,9 @@ static int att_ms_warps(int ctas, size_t smem) {
     if (a) return a;
     if (ctas <= att_sms()) return 16;
     static int sm_bytes[32];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 32) return 16;
-    if (!__atomic_load_n(&sm_bytes[dev], __ATOMIC_RELAXED)) {
-        int v = 0;
-        if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess || v <= 0)
-            v = 228 * 1024;
-        __atomic_store_n(&sm_bytes[dev], v, __ATOMIC_RELAXED);
-    }
-    return 2 * (smem + 5 * 1024) <= (size_t)__atomic_load_n(&sm_bytes[dev], __ATOMIC_RELAXED) ? 8 : 16;
+    return 2 * (smem + 5 * 1024) <= (size_t)att_dev_attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor, 228 * 1024, sm_bytes)
+               ? 8
+               : 16;
 }
 
 /* v1 / v2 / v5 for an f16 (ks = NULL) or Q8_0 cache; dec: the decode configuration (S splits when ws, the decode
