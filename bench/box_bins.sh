@@ -13,6 +13,9 @@
 # Carry .box/binx with .box/sysx (PCRE2's headers and libraries for the link; PCRE env as gpu_check.sh's PCRE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+unxz_to() { # xz -dc, or Python's lzma where the box has no xz
+    if command -v xz >/dev/null; then xz -dc "$1" >"$2"; else python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" "$1" "$2"; fi
+}
 D=.box/binx
 srchash() { # the sources the CUDA library is compiled from, by content (the same set on the box's copy of the tree)
     find Makefile include src -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name Makefile \) |
@@ -35,7 +38,7 @@ unpack)
     h=$(srchash)
     [ "$h" = "$(cat "$D/stamp")" ] || { echo "box_bins: compiled from other sources ($(cat "$D/stamp"), tree $h)"; exit 1; }
     mkdir -p build-cuda
-    xz -dc "$D/libtern.a.xz" >build-cuda/libtern.a
+    unxz_to "$D/libtern.a.xz" build-cuda/libtern.a
     P=${PCRE:-$PWD/.box/sys}
     T=("$@")
     [ ${#T[@]} -gt 0 ] || T=(tern $(ls tests/gpu/*.c tests/test_*.c |

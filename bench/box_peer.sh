@@ -11,6 +11,9 @@
 # the box in an earlier call (box_bins.sh unpack): a warm box keeps it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+unxz_to() { # xz -dc, or Python's lzma where the box has no xz
+    if command -v xz >/dev/null; then xz -dc "$1" >"$2"; else python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" "$1" "$2"; fi
+}
 case "${1:-}" in
 pack)
     S=${LCPP_SRC:-/tmp/lcpp-dev}
@@ -31,7 +34,7 @@ pack)
 unpack)
     [ -s .box/lcpb/lbb.xz ] || { echo "box_peer: nothing carried (.box/lcpb/lbb.xz)"; exit 1; }
     mkdir -p /tmp/lcpp/build/bin
-    xz -dc .box/lcpb/lbb.xz >/tmp/lcpp/build/bin/llama-batched-bench
+    unxz_to .box/lcpb/lbb.xz /tmp/lcpp/build/bin/llama-batched-bench
     chmod +x /tmp/lcpp/build/bin/llama-batched-bench
     /tmp/lcpp/build/bin/llama-batched-bench --version 2>&1 | tail -2
     ;;
