@@ -174,8 +174,8 @@ static void cli_config_from_env(void) {
         if (c.att_warps && c.att_warps != 4 && c.att_warps != 8 && c.att_warps != 16)
             cli_die("TERN_ATT_WARPS=%s: expected 0 (the rule), 4, 8 or 16", aw);
     }
-    const char *ams = getenv("TERN_ATT_MS"); /* a token's splits in one CTA from this many of the rule's CTAs; 0 off */
-    if (ams && *ams) c.att_ms = (int)cli_parse_long("TERN_ATT_MS", ams, 0, 1 << 20);
+    const char *ams = getenv("TERN_ATT_MS"); /* a token's splits in one CTA: -1 MS's rule, 0 off, N from N rule CTAs */
+    if (ams && *ams) c.att_ms = (int)cli_parse_long("TERN_ATT_MS", ams, -1, 1 << 20);
     const char *tlp = getenv("TERN_TIMELINE"); /* a file: every kernel's device times (CUPTI), bench/timeline.py */
     if (tlp && *tlp && tern_cuda_timeline(tlp, getenv("TERN_CUPTI_LIB")) != 0) cli_die("%s", tern_last_error());
     const char *pm = getenv("TERN_PDL_MAX");

@@ -40,9 +40,10 @@ typedef struct {
                            * another value makes the earlier engines' passes fail (their bits would change) */
     int att_warps;        /* CUDA decode attention: physical warps a CTA, 4, 8 or 16 (0: the rule by the grid); the
                            * bits do not depend on it (16 virtual warps). An arm under measurement */
-    int att_ms;           /* CUDA decode attention over an f16 cache at hd 64 / 128: a token's splits (2..4) in one CTA
-                           * where the rule's grid has at least att_ms CTAs (0: never); the bits do not depend on it.
-                           * An arm under measurement */
+    int att_ms;           /* CUDA decode attention over an f16 cache at hd 64 / 128: a token's splits (2..4) in one CTA.
+                           * -1 (default): MS's rule (2..3 splits, its grid 0.7..1 wave; attention.cu att_ms_rule);
+                           * 0: never; N > 0 (an arm): where the rule's grid has at least N CTAs. The bits do not
+                           * depend on it */
     int pdl_max;          /* CUDA (sm_90+): programmatic dependent launch in GEMV-path passes of up to this many tokens,
                            * 1..64 (0: the rule, 48 and 64 in the f16 order, with its windows; prefill passes keep it;
                            * -1: none). No bit depends on it. An arm under measurement; process-wide, read when an

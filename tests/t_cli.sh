@@ -26,7 +26,7 @@ expect_err "bad TERN_DEVICE" "TERN_DEVICE=bogus" -- env TERN_DEVICE=bogus ./tern
 expect_err "bad TERN_TRACE" "TERN_TRACE=yes" -- env TERN_TRACE=yes ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_CUDA_GRAPH" "TERN_CUDA_GRAPH=2: expected 0 or 1" -- env TERN_CUDA_GRAPH=2 ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_PDL_MAX" "TERN_PDL_MAX expects an integer in .-1, 64., got .65." -- env TERN_PDL_MAX=65 ./tern run -m "$MODEL" -p hi
-expect_err "bad TERN_ATT_MS" "TERN_ATT_MS expects an integer in .0, 1048576., got .-1." -- env TERN_ATT_MS=-1 ./tern run -m "$MODEL" -p hi
+expect_err "bad TERN_ATT_MS" "TERN_ATT_MS expects an integer in .-1, 1048576., got .-2." -- env TERN_ATT_MS=-2 ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_HM_ARM" "TERN_HM_ARM=9-4:10: expected LO-HI:ARM" -- env TERN_HM_ARM=9-4:10 ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_HM_ARM arm" "TERN_HM_ARM=1-8:12: expected" -- env TERN_HM_ARM=1-8:12 ./tern run -m "$MODEL" -p hi
 expect_err "bad TERN_HM_ARM form" "TERN_HM_ARM=1-8: expected" -- env TERN_HM_ARM=1-8 ./tern run -m "$MODEL" -p hi

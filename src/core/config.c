@@ -14,7 +14,7 @@ tern_config tern_config_g = {
     .gemv_chunk = 0, /* one sequence's order; many sequences ask for 2 (cli_batch_order; docs/ledger.md 2026-12-05) */
     .att_rps = 0,    /* 256 keys a decode-attention split (attention.cu); other values under measurement */
     .att_warps = 0,  /* the rule (attention.cu att_phys_warps); 4, 8, 16 under measurement */
-    .att_ms = 0,     /* a split a CTA (attention.cu MS off); under measurement */
+    .att_ms = -1,    /* a token's splits in one CTA by attention.cu att_ms_rule (0 off, N > 0 the arm) */
     .pdl_max = 0,    /* PDL in passes of up to 48 tokens, 64 in the f16 order, outside its windows (exec.c PDL_MAX,
                       * PDL_MAX_F16); 1..64 under measurement */
     .hm_arm_lo = 0, .hm_arm_hi = 0, .hm_arm = 0, /* the f16 order's chooser (gemm_hmma.cu); an arm under measurement */

@@ -944,10 +944,11 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
     /* arms 0..3: 16, 8, 4 physical warps, the rule; arm 4: the rule launching only the splits the tokens can use
      * (TCU_ATT_FIT, as exec.c's att_need launches: the deepest token's count at 256 keys a split, at most S); arms 5..7:
      * MS (tcu_attention_ms_set: a token's splits in one CTA, where the launch's splits are 2..4 at hd 64 or 128 over an f16
-     * cache) over the whole grid at its own warps, over the splits used (fit), and fit at 4 physical warps */
-    static const int arms[] = {16, 8, 4, 0, 0, 0, 0, 4}, arm_fit[] = {0, 0, 0, 0, 1, 0, 1, 1},
-                     arm_ms[] = {0, 0, 0, 0, 0, 1, 1, 1};
-    enum { N_ARMS = 8 };
+     * cache) over the whole grid at its own warps, over the splits used (fit), and fit at 4 physical warps; arm 8: the
+     * default (tcu_attention_ms_set(-1): MS's rule, attention.cu att_ms_rule) over the splits used, as the engine runs */
+    static const int arms[] = {16, 8, 4, 0, 0, 0, 0, 4, 0}, arm_fit[] = {0, 0, 0, 0, 1, 0, 1, 1, 1},
+                     arm_ms[] = {0, 0, 0, 0, 0, 1, 1, 1, -1};
+    enum { N_ARMS = 9 };
     int need = 1;
     for (int t = 0; t < n; t++) need = (pos[t] + 256) / 256 > need ? (pos[t] + 256) / 256 : need;
     need = need < S ? need : S;
@@ -957,11 +958,23 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
     int optin = 0;
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
     const int ms_fits = (size_t)optin >= (size_t)4 * 16 * qh * hd * sizeof(float) + 4096;
+    /* MS's rule as docs/ledger.md 2026-12-08 states it (written here from the statement, not from attention.cu): 2 or 3
+     * splits launched, MS's n x KV heads x chunks CTAs at least 0.7 of the SMs and within one wave: one CTA an SM at 16
+     * warps (CTAs <= SMs), two at 8 warps (more CTAs, where two CTAs' accumulators of 16 virtual warps, ~5 KiB beside
+     * each, fit an SM's shared memory) */
+    int sms = 0, sm_smem = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaDeviceGetAttribute(&sm_smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
+    const int ms_ctas = n * n_head_kv * n_chunk;
+    const int two_fit = 2 * ((size_t)need * 16 * qh * hd * sizeof(float) + 5 * 1024) <= (size_t)sm_smem;
+    const int ms_rule = need >= 2 && need <= 3 && 10 * ms_ctas >= 7 * sms &&
+                        (ms_ctas <= sms || (two_fit && ms_ctas <= 2 * sms));
     double us[N_ARMS] = {0};
     for (int a = 0; a < N_ARMS; a++) {
         const int sa = arm_fit[a] ? TCU_ATT_FIT(S, need) : S, sl = arm_fit[a] ? need : S;
         /* MS runs where attention.cu's launcher takes it: f16, hd 64 or 128, 2..4 splits launched */
-        const int ms_runs = arm_ms[a] && !q8 && (hd == 64 || hd == 128) && sl > 1 && sl <= 4 && ms_fits;
+        const int ms_runs = arm_ms[a] && !q8 && (hd == 64 || hd == 128) && sl > 1 && sl <= 4 && ms_fits &&
+                            (arm_ms[a] > 0 || ms_rule);
         tcu_attention_warps_set(arms[a]);
         tcu_attention_ms_set(arm_ms[a]);
         for (int rep = 0; rep < 2; rep++) {
@@ -1008,14 +1021,16 @@ static void arms_case(int hd, int n_head, int n_head_kv, int n, int pos0, int st
         }
     }
     tcu_attention_warps_set(0);
-    tcu_attention_ms_set(0);
+    tcu_attention_ms_set(-1);
     if (timing) {
         double kv = 0;
         for (int t = 0; t < n; t++) kv += (double)(pos[t] + 1) * row * (q8 ? 1.0 + 2.0 / 32 : 2.0) * 2;
         printf("decode attention%s n=%-2d pos %d+%d*t hd%d %d/%d (KV %.1f MB): warps 16 %.1f, 8 %.1f, 4 %.1f, the rule %.1f us "
-               "(%.0f GB/s); the rule over the %d of %d splits used %.1f us; MS %.1f, fit %.1f, fit at 4 warps %.1f us\n",
+               "(%.0f GB/s); the rule over the %d of %d splits used %.1f us; MS %.1f, fit %.1f, fit at 4 warps %.1f us; the "
+               "default (%s) %.1f us\n",
                q8 ? " q8" : "", n, pos0, step, hd, n_head, n_head_kv, kv * 1e-6, us[0], us[1], us[2], us[3],
-               kv / us[3] * 1e-3, need, S, us[4], us[5], us[6], us[7]);
+               kv / us[3] * 1e-3, need, S, us[4], us[5], us[6], us[7],
+               !q8 && (hd == 64 || hd == 128) && ms_fits && ms_rule ? "MS" : "split", us[8]);
     }
     free(pos), free(bt), free(off), free(o0), free(o1), free(x0), free(x1);
     CK(cudaFree(d_q)); CK(cudaFree(d_out)); CK(cudaFree(d_k)); CK(cudaFree(d_v)); CK(cudaFree(d_xq)); CK(cudaFree(d_ws));

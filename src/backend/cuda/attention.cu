@@ -1258,11 +1258,12 @@ static int att_phys_warps(int ctas) {
     return ctas <= sms ? 16 : ctas <= 2 * sms ? 8 : 4;
 }
 
-/* MS (the arm TERN_ATT_MS, tcu_attention_ms_set): a token's splits in one CTA (att_ms_merge) where the rule's grid (n x
- * n_head_kv x head chunks x the launch's splits) has at least g_att_ms CTAs; 0: never. No bit depends on it. */
-static int g_att_ms = 0;
+/* MS (tcu_attention_ms_set, tern_config.att_ms, TERN_ATT_MS): a token's splits in one CTA (att_ms_merge). -1, the
+ * default: att_ms_rule below; 0: never; N > 0 (the arm): wherever the rule's grid (n x n_head_kv x head chunks x the
+ * launch's splits) has at least N CTAs. No bit depends on it. */
+static int g_att_ms = -1;
 extern "C" void tcu_attention_ms_set(int min_ctas) {
-    __atomic_store_n(&g_att_ms, min_ctas > 0 ? min_ctas : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_att_ms, min_ctas < 0 ? -1 : min_ctas, __ATOMIC_RELAXED);
 }
 /* MS launches issued by this host thread (the trace counts what ran) */
 static thread_local uint64_t g_att_ms_launches;
@@ -1278,6 +1279,18 @@ static int att_ms_warps(int ctas, size_t smem) {
     return 2 * (smem + 5 * 1024) <= (size_t)att_dev_attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor, 228 * 1024, sm_bytes)
                ? 8
                : 16;
+}
+
+/* MS's rule (att_ms -1): MS where the launch carries 2 or 3 splits and MS's grid (ctas: n x n_head_kv x head chunks, at
+ * the warps and shared memory att_ms_warps gives it) fills at least 0.7 of the SMs in one wave: 0.7 x SMs <= ctas <= SMs
+ * x its CTAs an SM (16 warps: 1; 8 warps: 2). H100, synthetic Llama-3-8B Q4_0 (hd 128, 8 KV heads, QH 4), S_TG against
+ * the rule's split + combine (docs/ledger.md 2026-12-08 "MS measured"): 2..3 splits, 96..256 CTAs +0.9..+5.1%; 64 CTAs
+ * (0.48 of the SMs) -4%; 320..384 (past one wave) -5..-8%; 512 level; 4 splits -0.3..-2.4% */
+static int att_ms_rule(int sl, int ctas, size_t smem) {
+    if (sl < 2 || sl > 3) return 0;
+    const int sms = att_sms(), w = att_ms_warps(ctas, smem);
+    const int per_sm = w == 16 ? 1 : w == 8 ? 2 : 4;
+    return 10 * ctas >= 7 * sms && ctas <= sms * per_sm;
 }
 
 /* v1 / v2 / v5 for an f16 (ks = NULL) or Q8_0 cache; dec: the decode configuration (S splits when ws, the decode
@@ -1305,11 +1318,12 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     const dim3 block(32 * (dec ? att_phys_warps(n * n_head_kv * n_chunk * SL) : ATT_PREFILL_WARPS));
     pg.cfg = nv | S << ATT_CFG_SZ_SHIFT;
     const int ms = __atomic_load_n(&g_att_ms, __ATOMIC_RELAXED);
+    const size_t ms_smem = (size_t)SL * nv * qh * hd * sizeof(float);
     if (ms && dec && !ks && SL > 1 && SL <= ATT_MS_MAX && (hd == 64 || hd == 128) &&
-        n * n_head_kv * n_chunk * SL >= ms) {
+        (ms > 0 ? n * n_head_kv * n_chunk * SL >= ms : att_ms_rule(SL, n * n_head_kv * n_chunk, ms_smem))) {
         /* MS: a token's SL splits in one CTA, no combine (the same bits: att_ms_merge) */
         const dim3 gm((unsigned)n, (unsigned)(n_head_kv * n_chunk), 1);
-        const size_t smem = (size_t)SL * nv * qh * hd * sizeof(float);
+        const size_t smem = ms_smem;
         const dim3 bm(32 * att_ms_warps(n * n_head_kv * n_chunk, smem));
         const int cfg_rule = pg.cfg;
         pg.cfg |= SL << ATT_CFG_SL_SHIFT;

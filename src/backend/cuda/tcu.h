@@ -421,10 +421,10 @@ size_t tcu_attention_ws_bytes(int n, int n_head, int hd, int splits);
 /* The decode attention's physical warps a CTA, process-wide: 4, 8 or 16 for every call, 0 the rule (by the grid's
  * CTAs). No bit depends on it: the 16 virtual warps fix which rows each sums and the order of their merge. */
 void tcu_attention_warps_set(int warps);
-/* The decode attention's MS arm, process-wide: over an f16 cache at hd 64 or 128, a pass whose splits (the launch's, TCU_ATT_FIT)
- * are 2..4 and whose rule grid (tokens x KV heads x head chunks x splits) has at least min_ctas CTAs runs a token's
- * splits in one CTA and merges them there, with no combine kernel (attention.cu att_ms_merge); 0: never. No bit depends
- * on it. tcu_attention_ms_count: the MS launches this host thread has issued. */
+/* The decode attention's MS, process-wide: over an f16 cache at hd 64 or 128, a pass whose splits (the launch's,
+ * TCU_ATT_FIT) are 2..4 runs a token's splits in one CTA and merges them there, with no combine kernel (attention.cu
+ * att_ms_merge): min_ctas -1 (the default) where att_ms_rule takes it (2..3 splits, MS's grid 0.7..1 wave), 0 never,
+ * N > 0 where the rule grid (tokens x KV heads x head chunks x splits) has at least N CTAs. No bit depends on it. tcu_attention_ms_count: the MS launches this host thread has issued. */
 void tcu_attention_ms_set(int min_ctas);
 uint64_t tcu_attention_ms_count(void);
 /* tcu_attention_split over a Q8_0 KV cache (--cache-type-k/v q8_0): kq, vq (n_rows, n_head_kv, hd) int8 and
