@@ -51,9 +51,9 @@
  *         workspace and attention_combine_kernel merges the S partials in order z = 0..S-1 (S = 1: the split
  *         kernel writes the output itself). S depends on the token's position only, so a verify chunk of k
  *         tokens still gives each token the bits of its decode step.
- *         MS (an arm, TERN_ATT_MS; off by default): one CTA a (token, KV head, chunk) runs all S of the token's
- *         splits and merges them as the S split CTAs and the combine kernel do (att_ms_merge): v2's bits from
- *         fewer, wider CTAs and no combine launch, for decode steps of many tokens at depths of 2..4 splits.
+ *         MS (where att_ms_rule takes it: 2..3 splits, its grid 0.7..1 wave; TERN_ATT_MS): one CTA a (token, KV
+ *         head, chunk) runs all S of the token's splits and merges them as the S split CTAs and the combine kernel
+ *         do (att_ms_merge): v2's bits from fewer, wider CTAs and no combine launch.
  *
  * Numerics: f32 scores (fmaf over the lane's EPL elements, then a warp sum: TR = 1, one transposing
  * butterfly for a batch's QHP x U scores, att_transpose_sum; TR = 0, an xor tree per score), expf (not
