@@ -1281,16 +1281,15 @@ static int att_ms_warps(int ctas, size_t smem) {
                : 16;
 }
 
-/* MS's rule (att_ms -1): MS where the launch carries 2 or 3 splits and MS's grid (ctas: n x n_head_kv x head chunks, at
- * the warps and shared memory att_ms_warps gives it) fills at least 0.7 of the SMs in one wave: 0.7 x SMs <= ctas <= SMs
- * x its CTAs an SM (16 warps: 1; 8 warps: 2). H100, synthetic Llama-3-8B Q4_0 (hd 128, 8 KV heads, QH 4), S_TG against
- * the rule's split + combine (docs/ledger.md 2026-12-08 "MS measured"): 2..3 splits, 96..256 CTAs +0.9..+5.1%; 64 CTAs
- * (0.48 of the SMs) -4%; 320..384 (past one wave) -5..-8%; 512 level; 4 splits -0.3..-2.4% */
-static int att_ms_rule(int sl, int ctas, size_t smem) {
-    if (sl < 2 || sl > 3) return 0;
-    const int sms = att_sms(), w = att_ms_warps(ctas, smem);
-    const int per_sm = w == 16 ? 1 : w == 8 ? 2 : 4;
-    return 10 * ctas >= 7 * sms && ctas <= sms * per_sm;
+/* MS's rule (att_ms -1): MS where the launch carries 2 or 3 splits and MS's grid (ctas: n x n_head_kv x head chunks, of
+ * `warps` physical warps, att_ms_warps's) fills at least 0.7 of the SMs in one wave: 0.7 x SMs <= ctas <= SMs x its
+ * CTAs an SM (16 / warps: att_ms_warps gives 8 only where two CTAs' shared memory fits an SM). H100, synthetic
+ * Llama-3-8B Q4_0 (hd 128, 8 KV heads, QH 4), S_TG against the split kernel + combine (docs/ledger.md 2026-12-08 "MS
+ * measured"): 2..3 splits, 96..256 CTAs +0.9..+5.1%; 64 CTAs (0.48 of the SMs) -4%; 320..384 (past one wave) -5..-8%;
+ * 512 level; 4 splits -0.4..-2.4% */
+static int att_ms_rule(int sl, int ctas, int warps) {
+    const int sms = att_sms();
+    return sl >= 2 && sl <= 3 && 10 * ctas >= 7 * sms && ctas <= sms * (16 / warps);
 }
 
 /* v1 / v2 / v5 for an f16 (ks = NULL) or Q8_0 cache; dec: the decode configuration (S splits when ws, the decode
@@ -1317,14 +1316,14 @@ static void att_split_launch(const float *q, const void *kc, const void *vc, con
     const int nv = dec ? ATT_DECODE_WARPS : ATT_PREFILL_WARPS;
     const dim3 block(32 * (dec ? att_phys_warps(n * n_head_kv * n_chunk * SL) : ATT_PREFILL_WARPS));
     pg.cfg = nv | S << ATT_CFG_SZ_SHIFT;
-    const int ms = __atomic_load_n(&g_att_ms, __ATOMIC_RELAXED);
-    const size_t ms_smem = (size_t)SL * nv * qh * hd * sizeof(float);
-    if (ms && dec && !ks && SL > 1 && SL <= ATT_MS_MAX && (hd == 64 || hd == 128) &&
-        (ms > 0 ? n * n_head_kv * n_chunk * SL >= ms : att_ms_rule(SL, n * n_head_kv * n_chunk, ms_smem))) {
-        /* MS: a token's SL splits in one CTA, no combine (the same bits: att_ms_merge) */
+    /* MS: a token's SL splits in one CTA, no combine (the same bits: att_ms_merge), at the warps att_ms_warps gives its
+     * ms_ctas CTAs and their shared memory */
+    const int ms = __atomic_load_n(&g_att_ms, __ATOMIC_RELAXED), ms_ctas = n * n_head_kv * n_chunk;
+    const int ms_can = ms && dec && !ks && SL > 1 && SL <= ATT_MS_MAX && (hd == 64 || hd == 128);
+    const int ms_w = ms_can ? att_ms_warps(ms_ctas, (size_t)SL * nv * qh * hd * sizeof(float)) : 0;
+    if (ms_can && (ms > 0 ? ms_ctas * SL >= ms : att_ms_rule(SL, ms_ctas, ms_w))) {
         const dim3 gm((unsigned)n, (unsigned)(n_head_kv * n_chunk), 1);
-        const size_t smem = ms_smem;
-        const dim3 bm(32 * att_ms_warps(n * n_head_kv * n_chunk, smem));
+        const dim3 bm(32 * ms_w);
         const int cfg_rule = pg.cfg;
         pg.cfg |= SL << ATT_CFG_SL_SHIFT;
         int done = 0;
