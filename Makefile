@@ -3,7 +3,7 @@
 # `make CUDA=1` builds the CUDA backend too (src/backend/cuda/*.cu with nvcc, objects in build-cuda/); the binary
 # links the CUDA runtime statically (it loads the driver itself, lazily) and cuBLASLt, never libcuda.
 CC      ?= cc
-# The source folders (DESIGN.md's layout): core/ (errors, threads, config), format/ (GGUF), model/ (recipes, the
+# The source folders (docs/layout.md): core/ (errors, threads, config), format/ (GGUF), model/ (recipes, the
 # graph), runtime/ (engine, KV cache, sampler, speculation), backend/cpu, backend/cuda, text/ (tokenizer, chat),
 # server/ (tern serve: HTTP, OpenAI JSON, the scheduler, the chat page).
 SRC_DIRS := src/core src/format src/model src/runtime src/backend src/backend/cpu src/backend/cuda src/text src/server

@@ -218,7 +218,7 @@ int cmd_quantize(int argc, char **argv) {
         else if (!tname) tname = a;
         else cli_die("quantize takes IN OUT TYPE; '%s' is one too many", a);
     }
-    if (!tname) cli_die("usage: tern quantize IN.gguf OUT.gguf TYPE [--threads N] (see tern quantize --help)");
+    if (!tname) cli_die("usage: tern quantize IN.gguf OUT.gguf TYPE [--threads N] [--pure] [--allow-requantize] (see tern quantize --help)");
     const qtype_opt *q = NULL;
     for (size_t k = 0; k < sizeof QTYPES / sizeof QTYPES[0]; k++)
         if (!strcasecmp(tname, QTYPES[k].name)) q = &QTYPES[k];
