@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "backend_cpu.h"
 #include "commands.h"
@@ -194,6 +196,41 @@ static void to_f32(const gguf_tensor *t, int64_t n, float *out) {
     }
 }
 
+/* A new or regular-file OUT is written as OUT.tmp.XXXXXX beside it and renamed over OUT once whole, so a failed or
+ * interrupted run (a full disk, a bad tensor) leaves no truncated model at OUT, and the temporary file is removed at
+ * exit; any other OUT (a device, a pipe) is written in place. OUT naming the input (the same file, or a link to it) is
+ * refused: the input is mapped while OUT is written. */
+static char g_tmp[4096];
+static void tmp_cleanup(void) {
+    if (g_tmp[0]) unlink(g_tmp);
+}
+static FILE *out_open(const char *in, const char *out) {
+    struct stat si, so;
+    if (stat(out, &so) == 0) {
+        if (S_ISDIR(so.st_mode)) cli_die("OUT '%s' is a directory", out);
+        if (stat(in, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+            cli_die("OUT '%s' is the input file; write the quantized model to another path", out);
+        if (!S_ISREG(so.st_mode)) {
+            FILE *fp = fopen(out, "wb");
+            if (!fp) cli_die("cannot write '%s': %s", out, strerror(errno));
+            return fp;
+        }
+    }
+    if (snprintf(g_tmp, sizeof g_tmp, "%s.tmp.XXXXXX", out) >= (int)sizeof g_tmp) cli_die("OUT path too long");
+    const int fd = mkstemp(g_tmp);
+    if (fd < 0) {
+        g_tmp[0] = 0;
+        cli_die("cannot write '%s': %s", out, strerror(errno));
+    }
+    atexit(tmp_cleanup);
+    const mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um); /* fopen's mode; mkstemp makes 0600 */
+    FILE *fp = fdopen(fd, "wb");
+    if (!fp) cli_die("cannot write '%s': %s", out, strerror(errno));
+    return fp;
+}
+
 int cmd_quantize(int argc, char **argv) {
     const char *in = NULL, *out = NULL, *tname = NULL;
     int n_threads = 0, pure = 0, requant = 0;
@@ -290,8 +327,7 @@ int cmd_quantize(int argc, char **argv) {
         if (gguf_writer_add_tensor(w, name, (int)t->n_dims, t->ne, (int)nt) != 0) cli_die("%s", tern_last_error());
     }
 
-    FILE *fp = fopen(out, "wb");
-    if (!fp) cli_die("cannot write '%s': %s", out, strerror(errno));
+    FILE *fp = out_open(in, out);
     if (gguf_writer_write_header(w, fp) != 0) cli_die("writing '%s': %s", out, tern_last_error());
     const double t0 = tern_time_s();
     double in_bytes = 0, out_bytes = 0;
@@ -333,6 +369,8 @@ int cmd_quantize(int argc, char **argv) {
         if (gguf_writer_write_pad(fp, nbytes) != 0) cli_die("writing '%s': %s", out, strerror(errno));
     }
     if (fclose(fp) != 0) cli_die("writing '%s': %s", out, strerror(errno));
+    if (g_tmp[0] && rename(g_tmp, out) != 0) cli_die("cannot write '%s': %s", out, strerror(errno));
+    g_tmp[0] = 0;
     printf("tern quantize: %s -> %s (%s): %.2f MiB -> %.2f MiB in %.1f s\n", in, out, q->name, in_bytes / 1048576.0,
            out_bytes / 1048576.0, tern_time_s() - t0);
     gguf_writer_free(w);

@@ -58,4 +58,26 @@ expect_err "missing input" "cannot open" -- ./tern quantize /nonexistent.gguf "$
 expect_err "requantize" "allow-requantize" -- ./tern quantize "$T/out-f32-Q4_0.gguf" "$T/x.gguf" Q8_0
 expect_err "Q2_K_S needs an imatrix" "importance matrix" -- ./tern quantize "$T/in-f32.gguf" "$T/x.gguf" Q2_K_S
 expect_err "too few arguments" "usage" -- ./tern quantize "$T/in-f32.gguf"
+# OUT naming the input (itself, or a link to it) is refused and the input is left whole; OUT is written beside itself
+# and renamed once whole, so a write that fails (a read-only directory: skipped as root) leaves no file at OUT
+h0=$(sha256sum <"$T/in-f32.gguf")
+expect_err "OUT is IN" "is the input file" -- ./tern quantize "$T/in-f32.gguf" "$T/in-f32.gguf" Q4_0
+ln -s "$T/in-f32.gguf" "$T/link.gguf"
+expect_err "OUT links to IN" "is the input file" -- ./tern quantize "$T/in-f32.gguf" "$T/link.gguf" Q4_0
+[ "$(sha256sum <"$T/in-f32.gguf")" = "$h0" ] && ok || bad "the input changed under OUT = IN"
+expect_err "OUT is a directory" "is a directory" -- ./tern quantize "$T/in-f32.gguf" "$T" Q4_0
+mkdir "$T/ro" && chmod 555 "$T/ro"
+if [ "$(id -u)" != 0 ]; then
+  expect_err "unwritable OUT" "cannot write" -- ./tern quantize "$T/in-f32.gguf" "$T/ro/x.gguf" Q4_0
+  [ ! -e "$T/ro/x.gguf" ] && ok || bad "a failed write left $T/ro/x.gguf"
+fi
+# a device OUT is written in place (never renamed over): /dev/full's write error, and /dev/full still the device
+if [ -c /dev/full ]; then
+  expect_err "OUT is /dev/full" "writing '/dev/full'" -- ./tern quantize "$T/in-f32.gguf" /dev/full Q4_0
+  [ -c /dev/full ] && ok || bad "/dev/full is no longer a device"
+fi
+# OUT in a missing directory: an error and nothing made; a finished run leaves OUT alone (no temporary file beside it)
+./tern quantize "$T/in-f32.gguf" "$T/q/x.gguf" Q4_0 >/dev/null 2>&1; [ ! -e "$T/q" ] && ok || bad "OUT in a missing directory"
+mkdir "$T/q" && ./tern quantize "$T/in-f32.gguf" "$T/q/x.gguf" Q4_0 >/dev/null 2>&1 && [ "$(ls "$T/q")" = x.gguf ] && ok ||
+  bad "quantize left: $(ls "$T/q")"
 echo "t_quantize: $pass passed, $fail failed"
