@@ -43,6 +43,7 @@
 #include "quant.h"
 #include "synth.h"
 #include "tern.h"
+#include "unicode.h"
 #include "util.h"
 
 #define BENCH_SEED 0x7465726eULL /* "tern" */
@@ -82,13 +83,26 @@ static int parse_list(const char *flag, const char *s, int *out, int max, long l
 
 /* ---- receipt helpers ------------------------------------------------------------------------ */
 
+/* s as a JSON string; bytes that are not UTF-8 (a model's name from its metadata or file name may hold any) as U+FFFD,
+ * each code point re-encoded in its shortest form, a surrogate as U+FFFD: the receipt stays JSON a strict reader takes */
 void bench_json_str(FILE *f, const char *s) {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p == '\n') fputs("\\n", f);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    for (size_t n = strlen((const char *)p); *p;) {
+        if (*p < 0x80) {
+            if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+            else if (*p == '\n') fputs("\\n", f);
+            else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+            else fputc(*p, f);
+            p++, n--;
+            continue;
+        }
+        int adv = 1;
+        uint32_t cp = tern_utf8_decode(p, n, &adv);
+        if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+        char u[4];
+        fwrite(u, 1, (size_t)tern_utf8_encode(cp, u), f);
+        p += adv, n -= (size_t)adv;
     }
     fputc('"', f);
 }

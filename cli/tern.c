@@ -972,7 +972,18 @@ static int cmd_chat(const options *o) {
     return 0;
 }
 
+/* Output that did not reach standard output (a full disk, /dev/full, a closed pipe with SIGPIPE ignored) is an error:
+ * one line and status 2 at exit, never status 0 over a lost answer */
+static void stdout_check(void) {
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tern: error: writing standard output: %s\n", errno ? strerror(errno) : "write error");
+        _exit(2);
+    }
+}
+
 int main(int argc, char **argv) {
+    atexit(stdout_check);
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

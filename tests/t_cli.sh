@@ -20,6 +20,13 @@ expect_err() {
 }
 
 expect_err "missing file" "cannot open" -- ./tern run -m /nonexistent.gguf -p hi
+# output lost on the way to standard output (a full device) is an error, never status 0
+if [ -c /dev/full ]; then
+  expect_err "stdout full: --version" "writing standard output" -- sh -c './tern --version >/dev/full'
+  expect_err "stdout full: tokenize" "writing standard output" -- sh -c './tern tokenize -m "$1" -p hello >/dev/full' sh "$MODEL"
+  ./tern run -m "$MODEL" -p hi -n 2 --temp 0 >/dev/full 2>"$T/err"; rc=$? # run's stderr has its timing line too
+  [ "$rc" -eq 2 ] && tail -1 "$T/err" | grep -q "writing standard output" && ok || bad "stdout full: run: rc=$rc $(tail -c 200 "$T/err")"
+fi
 # --device: a bad name, and cuda where the build or the machine has none (one line either way)
 expect_err "bad device" "expects cpu, cuda or auto" -- ./tern run -m "$MODEL" -p hi --device gpu
 expect_err "bad TERN_DEVICE" "TERN_DEVICE=bogus" -- env TERN_DEVICE=bogus ./tern run -m "$MODEL" -p hi

@@ -212,7 +212,7 @@ static int path_is(const char *url, const char *p) {
 static int authorized(const srv_http *h, struct MHD_Connection *conn) {
     if (!h->p.api_key) return 1;
     const char *a = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-    if (!a || strncmp(a, "Bearer ", 7) != 0) return 0;
+    if (!a || strncasecmp(a, "Bearer ", 7) != 0) return 0; /* the scheme is case-insensitive (RFC 9110 11.1) */
     a += 7;
     const size_t n = strlen(h->p.api_key);
     if (strlen(a) != n) return 0;

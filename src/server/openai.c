@@ -81,6 +81,14 @@ static char *utf8_lossy(const char *s, size_t n) {
     return o;
 }
 
+/* a string of the model's (its id: a file name or --alias; its description: GGUF metadata) as valid UTF-8, the JSON
+ * that carries it too */
+static void add_lossy(cJSON *o, const char *key, const char *v) {
+    char *t = utf8_lossy(v, strlen(v));
+    cJSON_AddStringToObject(o, key, t);
+    free(t);
+}
+
 char *srv_error_json(const srv_error *err) {
     cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
     char *msg = utf8_lossy(err->msg, strlen(err->msg));
@@ -104,6 +112,36 @@ static int depth_ok(const cJSON *j, int d) {
     for (const cJSON *c = j->child; c; c = c->next)
         if ((cJSON_IsArray(c) || cJSON_IsObject(c)) && !depth_ok(c, d + 1)) return 0;
     return 1;
+}
+
+/* A request body as one JSON value (cJSON's parse, then two checks it does not make): nothing but white space after the
+ * value, and no \u0000 escape (cJSON's strings end at a NUL byte, so "a\u0000b" would reach the model as "a", a role
+ * "user\u0000x" read as "user"). The scan needs no string state: outside strings a backslash is not JSON at all, and
+ * an escape's pair is skipped whole, so the text \\u0000 (a backslash, then u0000) passes. NULL: err says why. */
+static cJSON *json_body(const char *body, size_t len, srv_error *err) {
+    if (!srv_utf8_valid(body, len)) { srv_fail(err, 400, NULL, "the request body is not valid UTF-8"); return NULL; }
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (body[i] != '\\') continue;
+        if (body[i + 1] == 'u' && i + 5 < len && !memcmp(body + i + 2, "0000", 4)) {
+            srv_fail(err, 400, NULL, "the request body has a \\u0000 (U+0000) in a string (at byte %zu), which tern does not take", i);
+            return NULL;
+        }
+        i++;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    if (!root) {
+        const size_t at = end && end >= body && end <= body + len ? (size_t)(end - body) : 0;
+        srv_fail(err, 400, NULL, "the request body is not valid JSON (at byte %zu)", at);
+        return NULL;
+    }
+    while (end && end < body + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) end++;
+    if (end && end < body + len) {
+        srv_fail(err, 400, NULL, "the request body has more after its JSON value (at byte %zu)", (size_t)(end - body));
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
 }
 
 static int get_num(srv_error *err, const cJSON *v, const char *name, double lo, double hi, double *out) {
@@ -321,13 +359,8 @@ void srv_req_clear(srv_req *r) {
 }
 
 int srv_parse(const srv_ctx *c, srv_kind kind, const char *body, size_t len, srv_req *r, srv_error *err) {
-    if (!srv_utf8_valid(body, len)) return srv_fail(err, 400, NULL, "the request body is not valid UTF-8");
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-    if (!root) {
-        const size_t at = end && end >= body && end <= body + len ? (size_t)(end - body) : 0;
-        return srv_fail(err, 400, NULL, "the request body is not valid JSON (at byte %zu)", at);
-    }
+    cJSON *root = json_body(body, len, err);
+    if (!root) return -1;
     int rc = 0;
     if (!cJSON_IsObject(root)) { rc = srv_fail(err, 400, NULL, "the request body must be a JSON object"); goto out; }
     if (!depth_ok(root, 1)) { rc = srv_fail(err, 400, NULL, "the request body nests deeper than %d", SRV_MAX_DEPTH); goto out; }
@@ -364,7 +397,7 @@ int srv_parse(const srv_ctx *c, srv_kind kind, const char *body, size_t len, srv
         } else if (!strcmp(k, "seed")) {
             if (!(rc = get_int(err, f, k, -9.2e18, 9.2e18, &i))) {
                 r->sp.seed = (uint64_t)i;
-                r->seed_given = 1;
+                r->seed_given = i != -1; /* -1: a fresh draw, as tern run --seed -1 and llama.cpp's server */
             }
         } else if (!strcmp(k, "presence_penalty")) {
             if (!(rc = get_num(err, f, k, -2, 2, &x))) r->presence = (float)x;
@@ -571,7 +604,7 @@ static cJSON *head(const srv_ctx *c, const srv_req *r, const char *object) {
     cJSON_AddStringToObject(o, "id", r->id);
     cJSON_AddStringToObject(o, "object", object);
     cJSON_AddNumberToObject(o, "created", (double)r->created);
-    cJSON_AddStringToObject(o, "model", c->model_id);
+    add_lossy(o, "model", c->model_id);
     cJSON_AddStringToObject(o, "system_fingerprint", "tern");
     return o;
 }
@@ -693,9 +726,8 @@ void srv_sse_error(const srv_error *err, char **buf, size_t *len) {
 /* ---- /tokenize, /detokenize, /v1/models ---- */
 
 static cJSON *parse_object(const char *body, size_t len, srv_error *err) {
-    if (!srv_utf8_valid(body, len)) { srv_fail(err, 400, NULL, "the request body is not valid UTF-8"); return NULL; }
-    cJSON *root = cJSON_ParseWithLengthOpts(body, len, NULL, 0);
-    if (!root) { srv_fail(err, 400, NULL, "the request body is not valid JSON"); return NULL; }
+    cJSON *root = json_body(body, len, err);
+    if (!root) return NULL;
     if (!cJSON_IsObject(root) || !depth_ok(root, 1)) {
         srv_fail(err, 400, NULL, "the request body must be a JSON object nesting at most %d deep", SRV_MAX_DEPTH);
         cJSON_Delete(root);
@@ -818,12 +850,12 @@ char *srv_models_json(const srv_ctx *c) {
     cJSON_AddStringToObject(o, "object", "list");
     data = cJSON_AddArrayToObject(o, "data");
     cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "id", c->model_id);
+    add_lossy(m, "id", c->model_id);
     cJSON_AddStringToObject(m, "object", "model");
     cJSON_AddNumberToObject(m, "created", 0);
     cJSON_AddStringToObject(m, "owned_by", "tern");
     cJSON *meta = cJSON_AddObjectToObject(m, "meta");
-    cJSON_AddStringToObject(meta, "desc", tern_model_desc(c->m));
+    add_lossy(meta, "desc", tern_model_desc(c->m));
     cJSON_AddNumberToObject(meta, "n_ctx", c->n_ctx);
     cJSON_AddNumberToObject(meta, "n_vocab", tern_model_n_vocab(c->m));
     cJSON_AddNumberToObject(meta, "n_params", (double)tern_model_n_params(c->m));

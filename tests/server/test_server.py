@@ -294,6 +294,10 @@ def run_all(srv):
     a = cl.chat.completions.create(**kw, extra_body={"top_k": 20, "min_p": 0.02, "repetition_penalty": 1.1})
     b = cl.chat.completions.create(**kw, extra_body={"top_k": 20, "min_p": 0.02, "repetition_penalty": 1.1})
     check(a.choices[0].message.content == b.choices[0].message.content, "the same seed, the same text")
+    # seed -1: a fresh draw each request (tern run --seed -1, llama.cpp's server), not the fixed seed -1
+    hot = dict(model="m", messages=msgs, max_tokens=24, temperature=1.5, seed=-1)
+    outs = {cl.chat.completions.create(**hot).choices[0].message.content for _ in range(3)}
+    check(len(outs) >= 2, f"seed -1: three requests at temperature 1.5 gave one text: {outs}")
     # the sampler against tern run's: a request's seed and parameters give the text tern run gives with them
     for temp, top_p, top_k, min_p, rep, seed in ((0.9, 0.9, 20, 0.02, 1.1, 7), (1.3, 1.0, 0, 0.1, 1.0, 123)):
         args = ["--temp", str(temp), "--top-p", str(top_p), "--top-k", str(top_k), "--min-p", str(min_p),
@@ -349,6 +353,20 @@ def run_all(srv):
     expect(400, "completion prompt batch", body={"model": "m", "prompt": ["a", "b"]}, path="/v1/completions", want="prompt")
     expect(400, "token id out of range", body={"model": "m", "prompt": [1, 99999999]}, path="/v1/completions", want="prompt")
     expect(400, "not an object", raw=b"[1, 2]")
+    # cJSON's strings end at a NUL and its parse stops after one value: both checked before the fields are read
+    expect(400, "text after the JSON value", raw=json.dumps(base).encode() + b" trailing {", want="more after its JSON value")
+    expect(400, "trailing text on /apply-template", raw=json.dumps(base).encode() + b" x", path="/apply-template",
+           want="more after its JSON value")
+    expect(400, "U+0000 in content", raw=b'{"model": "m", "messages": [{"role": "user", "content": "abc\\u0000def"}]}',
+           want="U+0000")
+    expect(400, "U+0000 in a role", raw=b'{"model": "m", "messages": [{"role": "user\\u0000x", "content": "a"}]}',
+           want="U+0000")
+    expect(400, "U+0000 in a key", raw=b'{"model": "m", "max_tokens\\u0000x": 3, "messages": []}', want="U+0000")
+    expect(400, "U+0000 on /tokenize", raw=b'{"content": "a\\u0000b"}', path="/tokenize", want="U+0000")
+    st, _, b = srv.request("POST", "/tokenize", raw=b'{"content": "a\\\\u0000b"}')  # the text a\u0000b: no NUL
+    check(st == 200 and len(json.loads(b)["tokens"]) > 3, f"an escaped backslash before u0000 is text: {st} {b[:200]!r}")
+    st, _, b = srv.request("POST", "/tokenize", raw=b'{"content": "ab"} \n\t')
+    check(st == 200, f"white space after the JSON value: {st} {b[:200]!r}")
     expect(400, "empty body", raw=b"")
     # each field tern does not implement: a 400 whose param and message name it (never silently ignored)
     comp = {"model": "m", "prompt": "Hi"}
@@ -392,6 +410,8 @@ def run_all(srv):
     check(r.choices[0].message.content == expected(ref_chat, 5, eog)[0], f"neutral values of the unsupported fields: {r}")
     expect(401, "wrong API key", body=base, headers={"Authorization": "Bearer nope"})
     expect(401, "no API key", body=base, headers={"Authorization": ""})
+    st, _, b = srv.request("POST", "/tokenize", {"content": "a"}, headers={"Authorization": f"bearer {KEY}"})
+    check(st == 200, f"the auth scheme is case-insensitive (bearer): {st} {b[:200]!r}")
     expect(404, "unknown route", body=base, path="/v1/embeddings")
     expect(405, "GET a POST route", path="/v1/chat/completions", method="GET")
     try:
