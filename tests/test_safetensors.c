@@ -40,7 +40,7 @@ static const char *python(void) {
 }
 
 static void write_file(const char *dir, const char *name, const void *data, size_t n) {
-    char p[512];
+    char p[700];
     snprintf(p, sizeof p, "%s/%s", dir, name);
     FILE *f = fopen(p, "wb");
     if (f) {
@@ -93,6 +93,44 @@ static void check_bad(void) {
         tern_model *m = tern_model_load(dir, 0);
         CHECK(m == NULL && strstr(tern_last_error(), cases[i].want) && !strchr(tern_last_error(), '\n'),
               "%s: %s", cases[i].what, m ? "loaded" : tern_last_error());
+        tern_model_free(m);
+    }
+    /* config.json's optional numbers: a wrong type is an error (not the default), null is absent; tokenizer.json's
+     * parts: a wrong type is an error, not an empty vocabulary or merge list (the good tokenizer then fails on the
+     * empty safetensors file, past the tokenizer) */
+    static const char *tk_good = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": []}, "
+                                 "\"pre_tokenizer\": {\"type\": \"ByteLevel\"}}";
+    static const struct { const char *what, *config, *tok, *tok_cfg, *want; } cases2[] = {
+        {"rope_theta a string", "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 1, "
+         "\"intermediate_size\": 128, \"num_attention_heads\": 2, \"rope_theta\": \"1000000.0\"}", NULL, NULL,
+         "'rope_theta' must be a number"},
+        {"rms_norm_eps a list", "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 1, "
+         "\"intermediate_size\": 128, \"num_attention_heads\": 2, \"rms_norm_eps\": [1e-5]}", NULL, NULL,
+         "'rms_norm_eps' must be a number"},
+        {"head_dim null is absent", "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 1, "
+         "\"intermediate_size\": 128, \"num_attention_heads\": 2, \"head_dim\": null}", NULL, NULL, "0 layers"},
+        {"merges null", NULL,
+         "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": null}, \"pre_tokenizer\": {\"type\": \"ByteLevel\"}}",
+         NULL, "model.merges an array"},
+        {"a vocab id as a string", NULL,
+         "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": \"0\"}, \"merges\": []}, \"pre_tokenizer\": {\"type\": \"ByteLevel\"}}",
+         NULL, "is not a token id"},
+        {"an added token without an id", NULL,
+         "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, \"pre_tokenizer\": {\"type\": \"ByteLevel\"}, "
+         "\"added_tokens\": [{\"id\": \"1\", \"content\": \"x\"}]}", NULL, "added_tokens entry"},
+        {"tokenizer_config.json not JSON", NULL, NULL, "{\"bos_token\": ", "not valid JSON"},
+        {"the good tokenizer", NULL, NULL, NULL, "0 layers"},
+    };
+    for (size_t i = 0; i < sizeof cases2 / sizeof cases2[0]; i++) {
+        char dir[600];
+        snprintf(dir, sizeof dir, "%s/bad2-%zu", tmp, i);
+        make_bad(dir, cases2[i].config ? cases2[i].config : cfg, "{}", 0);
+        const char *tk = cases2[i].tok ? cases2[i].tok : tk_good;
+        write_file(dir, "tokenizer.json", tk, strlen(tk));
+        if (cases2[i].tok_cfg) write_file(dir, "tokenizer_config.json", cases2[i].tok_cfg, strlen(cases2[i].tok_cfg));
+        tern_model *m = tern_model_load(dir, 0);
+        CHECK(m == NULL && strstr(tern_last_error(), cases2[i].want) && !strchr(tern_last_error(), '\n'),
+              "%s: %s", cases2[i].what, m ? "loaded" : tern_last_error());
         tern_model_free(m);
     }
     /* a truncated file: header length past the end */

@@ -88,12 +88,17 @@ static char *slurp(const char *dir, const char *name, int required) {
     return b;
 }
 
-static cJSON *parse_json(const char *dir, const char *name, int required) {
+/* NULL: absent (an error only where required) or not JSON (always an error, *invalid = 1 where given) */
+static cJSON *parse_json(const char *dir, const char *name, int required, int *invalid) {
+    if (invalid) *invalid = 0;
     char *s = slurp(dir, name, required);
     if (!s) return NULL;
     cJSON *j = cJSON_Parse(s);
     free(s);
-    if (!j) tern_set_error("%s/%s is not valid JSON", dir, name);
+    if (!j) {
+        tern_set_error("%s/%s is not valid JSON", dir, name);
+        if (invalid) *invalid = 1;
+    }
     return j;
 }
 
@@ -101,6 +106,18 @@ static const cJSON *jget(const cJSON *o, const char *k) { return o ? cJSON_GetOb
 static int jnum(const cJSON *o, const char *k, double *v) {
     const cJSON *x = jget(o, k);
     if (!cJSON_IsNumber(x)) return -1;
+    *v = x->valuedouble;
+    return 0;
+}
+/* an optional number of config.json: absent or null keeps *v; any other non-number is an error (a "1e6" string
+ * silently read as the default would change the model's output) */
+static int jnum_opt(const char *dir, const cJSON *o, const char *k, double *v) {
+    const cJSON *x = jget(o, k);
+    if (!x || cJSON_IsNull(x)) return 0;
+    if (!cJSON_IsNumber(x)) {
+        tern_set_error("%s/config.json: '%s' must be a number", dir, k);
+        return -1;
+    }
     *v = x->valuedouble;
     return 0;
 }
@@ -337,13 +354,18 @@ static int64_t special_id(const cJSON *cfg_tok, const cJSON *added, const cJSON 
 }
 
 static int add_tokenizer(gguf_writer *w, const char *dir, const cJSON *cfg, int64_t n_vocab_cfg) {
-    cJSON *tj = parse_json(dir, "tokenizer.json", 0);
+    int invalid;
+    cJSON *tj = parse_json(dir, "tokenizer.json", 0, &invalid);
     if (!tj) {
-        if (strstr(tern_last_error(), "not valid JSON")) return -1;
+        if (invalid) return -1;
         gguf_writer_add_str(w, "tokenizer.ggml.model", "no_vocab"); /* ids only, as a GGUF without a vocabulary */
         return 0;
     }
-    cJSON *tc = parse_json(dir, "tokenizer_config.json", 0);
+    cJSON *tc = parse_json(dir, "tokenizer_config.json", 0, &invalid);
+    if (invalid) {
+        cJSON_Delete(tj);
+        return -1;
+    }
     const cJSON *model = jget(tj, "model"), *vocab = jget(model, "vocab"), *added = jget(tj, "added_tokens");
     const char *mtype = jstr(model, "type");
     int rc = -1;
@@ -358,10 +380,26 @@ static int add_tokenizer(gguf_writer *w, const char *dir, const cJSON *cfg, int6
                        cJSON_IsTrue(jget(model, "byte_fallback")) ? " with byte fallback" : "");
         goto out;
     }
+    if (!cJSON_IsObject(vocab) || !cJSON_IsArray(jget(model, "merges")) || (added && !cJSON_IsArray(added))) {
+        tern_set_error("%s/tokenizer.json: model.vocab must be an object, model.merges an array, added_tokens an array",
+                       dir);
+        goto out;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, vocab) if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= (1 << 24)) {
+        tern_set_error("%s/tokenizer.json: model.vocab['%.40s'] is not a token id", dir, e->string);
+        goto out;
+    }
+    cJSON_ArrayForEach(e, added) {
+        double id;
+        if (jnum(e, "id", &id) || id < 0 || id >= (1 << 24) || !jstr(e, "content")) {
+            tern_set_error("%s/tokenizer.json: an added_tokens entry without a token id and a content string", dir);
+            goto out;
+        }
+    }
     const char *pre = detect_pre(jget(tj, "pre_tokenizer"));
     if (!pre) { tern_set_error("%s/tokenizer.json: a pre-tokenizer tern does not recognise", dir); goto out; }
     /* the size: the largest id + 1, at least config.json's vocab_size (llama.cpp pads with [PADi], unused) */
-    const cJSON *e;
     cJSON_ArrayForEach(e, vocab) if (cJSON_IsNumber(e) && e->valuedouble + 1 > n) n = (int64_t)e->valuedouble + 1;
     cJSON_ArrayForEach(e, added) {
         double id;
@@ -454,7 +492,7 @@ out:
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 gguf_file *tern_safetensors_open(const char *dir) {
-    cJSON *cfg = parse_json(dir, "config.json", 1);
+    cJSON *cfg = parse_json(dir, "config.json", 1, NULL);
     if (!cfg) return NULL;
     st_keep *keep = tern_xcalloc(1, sizeof *keep);
     gguf_writer *w = gguf_writer_new();
@@ -478,12 +516,12 @@ gguf_file *tern_safetensors_open(const char *dir) {
         tern_set_error("%s/config.json lacks hidden_size, num_hidden_layers, intermediate_size or num_attention_heads", dir);
         goto done;
     }
-    if (jnum(cfg, "num_key_value_heads", &kv_heads)) kv_heads = heads;
-    jnum(cfg, "rms_norm_eps", &eps);
-    jnum(cfg, "rope_theta", &theta);
-    jnum(cfg, "max_position_embeddings", &ctx);
-    jnum(cfg, "vocab_size", &vocab);
-    const int explicit_hd = !jnum(cfg, "head_dim", &hd) && hd > 0;
+    kv_heads = heads;
+    if (jnum_opt(dir, cfg, "num_key_value_heads", &kv_heads) || jnum_opt(dir, cfg, "rms_norm_eps", &eps) ||
+        jnum_opt(dir, cfg, "rope_theta", &theta) || jnum_opt(dir, cfg, "max_position_embeddings", &ctx) ||
+        jnum_opt(dir, cfg, "vocab_size", &vocab) || jnum_opt(dir, cfg, "head_dim", &hd))
+        goto done;
+    const int explicit_hd = hd > 0;
     if (!explicit_hd) hd = heads > 0 ? hidden / heads : 0;
     if (!(hidden >= 1 && layers >= 1 && heads >= 1 && kv_heads >= 1 && hd >= 1 && hidden < 1e6 && layers < 1e4 &&
           heads < 1e4 && ff >= 1 && ff < 1e7)) {

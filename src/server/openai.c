@@ -291,6 +291,17 @@ static int parse_messages(const srv_ctx *c, srv_error *err, const cJSON *msgs, c
         m[k].role = role;
         m[k++].content = text_i;
     }
+    /* Gemma's template has no system turn: a system message is folded into the next user turn (llama.cpp's formatter,
+     * tern_chat_format), so one with no user message after it would vanish from the prompt: refused instead */
+    for (int j = k - 1, user_after = 0; !rc && c->chat == TERN_CHAT_GEMMA && j >= 0; j--) {
+        if (!strcmp(m[j].role, "user")) user_after = 1;
+        else if (!strcmp(m[j].role, "system") && !user_after) {
+            char param[64]; /* m[0] is the default system message's room where the template has one */
+            snprintf(param, sizeof param, "messages[%d]", j - (c->default_system[0] ? 1 : 0));
+            rc = srv_fail(err, 400, param, "'%s' is a system message with no user message after it: this model's "
+                          "template (gemma) has no system turn and folds a system message into the next user one", param);
+        }
+    }
     if (!rc) {
         int first = 0;
         if (c->default_system[0]) {

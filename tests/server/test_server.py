@@ -856,6 +856,16 @@ def swa_check():
         cached = r.usage.prompt_tokens_details.cached_tokens if r.usage.prompt_tokens_details else 0
         check(r.choices[0].text == want2 and 128 <= cached < 200 and cached % 16 == 0,
               f"swa: a prompt sharing ~160 tokens: {r.choices[0].text!r} vs {want2!r}, {cached} cached")
+        # gemma's template has no system turn: a system message folds into the next user one (llama.cpp's formatter);
+        # one with no user message after it is refused rather than dropped from the prompt
+        sysmsg = {"role": "system", "content": "S"}
+        st, _, b = srv.request("POST", "/apply-template", {"messages": [sysmsg, {"role": "user", "content": "U"}]})
+        check(st == 200 and "S\n\nU" in json.loads(b)["prompt"], f"gemma: a leading system message folded: {b[:200]!r}")
+        for msgs_g in ([{"role": "user", "content": "U"}, sysmsg], [sysmsg]):
+            st, _, b = srv.request("POST", "/v1/chat/completions", {"model": "m", "messages": msgs_g, "max_tokens": 2})
+            e = json.loads(b).get("error", {}) if st != 200 else {}
+            check(st == 400 and e.get("param") == f"messages[{len(msgs_g) - 1}]" and "no user message after" in
+                  e.get("message", ""), f"gemma: a system message with no user message after it: {st} {b[:200]!r}")
         m = srv.metrics()
         check(m.get("tern_kv_window_blocks_total", 0) > 0 and
               0 < m.get("tern_kv_window_blocks_used", 0) <= m["tern_kv_window_blocks_total"],
