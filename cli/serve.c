@@ -34,6 +34,8 @@ static void serve_usage(FILE *o) {
             "                          (default 128 on cpu, 2048 on cuda; docs/ledger.md)\n"
             "  --queue N               requests waiting for a slot at most; beyond: 503 + Retry-After (default 64)\n"
             "  --max-body BYTES        request body limit; beyond: 413 (default 8388608)\n"
+            "  --timeout SECONDS       close a connection idle this long: a request not sent, a kept-alive connection\n"
+            "                          between requests (default 60; a request being answered is never idle)\n"
             "  --no-prefix-cache       compute every prompt in full (default: reuse cached KV blocks of a prefix)\n"
             "  --block-size N          KV block rows, a power of two 16..256 (default: the device's)\n"
             "  --swa-full              a model's sliding-window layers keep every KV row (default: only their window's,\n"
@@ -76,7 +78,7 @@ int cmd_serve(int argc, char **argv) {
     const char *model = NULL, *host = "127.0.0.1", *api_key = NULL, *tmpl = NULL, *alias = NULL;
     int port = 8080, parallel = 4, n_ctx = 0, batch_tokens = 0, queue = 64, prefix_cache = 1, block_size = 0, swa_compact = 1;
     int n_threads = 0, ubatch = 0;
-    long long max_body = 8 << 20;
+    long long max_body = 8 << 20, timeout_s = 60;
     tern_device device = cli_default_device();
     tern_sampler_params sp = tern_sampler_default_params();
     cli_args it = cli_args_begin(argc, argv);
@@ -92,6 +94,7 @@ int cmd_serve(int argc, char **argv) {
         else if (!strcmp(a, "--batch-tokens")) batch_tokens = (int)cli_parse_long(a, ARG(), 1, 1 << 20);
         else if (!strcmp(a, "--queue")) queue = (int)cli_parse_long(a, ARG(), 0, 1 << 20);
         else if (!strcmp(a, "--max-body")) max_body = cli_parse_long(a, ARG(), 1024, 1L << 30);
+        else if (!strcmp(a, "--timeout")) timeout_s = cli_parse_long(a, ARG(), 1, 86400);
         else if (!strcmp(a, "--no-prefix-cache")) prefix_cache = 0;
         else if (!strcmp(a, "--swa-compact")) swa_compact = 1;
         else if (!strcmp(a, "--swa-full")) swa_compact = 0;
@@ -131,7 +134,7 @@ int cmd_serve(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    srv_http_params hp = {host, port, api_key, (size_t)max_body, 4 * parallel + queue + 64};
+    srv_http_params hp = {host, port, api_key, (size_t)max_body, 4 * parallel + queue + 64, (int)timeout_s};
     srv_http *h = srv_http_start(&hp);
     if (!h) cli_die("%s", tern_last_error());
     tern_model *m = tern_model_load(model, 0);

@@ -336,7 +336,7 @@ srv_http *srv_http_start(const srv_http_params *p) {
     h->d = MHD_start_daemon(flags, (uint16_t)p->port, NULL, NULL, on_request, h,
                             MHD_OPTION_SOCK_ADDR, ai->ai_addr,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)p->max_conn,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(p->timeout_s > 0 ? p->timeout_s : 60),
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                             MHD_OPTION_END);
     const int err = errno;

@@ -167,6 +167,7 @@ typedef struct {
     const char *api_key;            /* NULL: no auth */
     size_t max_body;                /* bytes a request body at most (413) */
     int max_conn;                   /* connections at once */
+    int timeout_s;                  /* a connection idle this long (its request unsent, or kept alive) is closed */
 } srv_http_params;
 
 /* 1 if the client of socket fd is gone, given poll's revents for it (asked for POLLIN | POLLRDHUP): a hang-up, an

@@ -187,6 +187,7 @@ def main():
     queue_check()
     small_pool_check()
     swa_check()
+    timeout_check()
     print(f"t_server: {passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0
 
@@ -821,6 +822,39 @@ def small_pool_check():
         srv.stop()
 
 
+def timeout_check():
+    """--timeout 1: a connection that sends nothing, and a kept-alive one after its answer, are closed after ~1 s of
+    idleness (150 idle sockets held every client out for the old fixed 600 s); an answer that takes longer than that
+    to make is not cut (idle means waiting on the client, not on the model)."""
+    srv = Server("--timeout", "1", "-c", "1024", "-t", "2")
+    try:
+        idle = socket.create_connection(("127.0.0.1", srv.port))
+        idle.settimeout(20)
+        t0 = time.time()
+        got = idle.recv(16)
+        t_idle = time.time() - t0
+        check(got == b"" and 0.5 < t_idle < 8, f"timeout: an idle connection closed after {t_idle:.1f} s ({got!r})")
+        idle.close()
+        t0 = time.time()
+        r = srv.client().completions.create(model="m", prompt="Once upon a time", max_tokens=800, temperature=0)
+        dt = time.time() - t0
+        check(dt > 1.5 and r.usage.completion_tokens >= 100 and r.choices[0].text,
+              f"timeout: an answer of {dt:.1f} s under --timeout 1 arrives whole ({r.usage.completion_tokens} tokens)")
+        c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=20)
+        c.request("GET", "/health")
+        ok = c.getresponse().read()
+        time.sleep(2.5)
+        try:
+            c.request("GET", "/health")
+            again = c.getresponse().status
+        except (http.client.HTTPException, OSError):
+            again = None
+        check(b"ok" in ok and again is None, f"timeout: a kept-alive connection closed when idle (second request: {again})")
+        print(f"t_server: timeout: an idle connection closed after {t_idle:.1f} s; a {dt:.1f} s answer whole", flush=True)
+    finally:
+        srv.stop()
+
+
 def swa_check():
     """The sliding-window layers' own KV pool (the default; --swa-full turns it off) on gemma-3-270m (window 512), when
     present: a ~800-token
@@ -836,7 +870,7 @@ def swa_check():
     full = ("--temp", "0", "--swa-full")
     want = tern_run(prompt, 12, full, model=G3)
     check(tern_run(prompt, 12, model=G3) == want, "tern run (window pool by default) = tern run --swa-full")
-    srv = Server("--api-key", KEY, "--parallel", "2", "-c", "1024", "-t", "2", model=G3)
+    srv = Server("--api-key", KEY, "--parallel", "2", "-c", "1024", "-t", "2", "--chat-template", "gemma", model=G3)
     try:
         srv.log.seek(0)
         line = srv.log.read()
