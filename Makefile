@@ -120,13 +120,13 @@ test: test-deps
 # libFuzzer over the server's request path too (tests/fuzz/fuzz_request.c; tests/t_fuzz.sh runs it for a bounded time),
 # built the same way against build-fuzz/libtern.a.
 FUZZ_CC ?= clang
+FUZZ_CORE := gguf tokenizer chat sampler
 fuzz: $(addprefix build-fuzz/fuzz/fuzz_,$(FUZZ_CORE) request)
 
 # libFuzzer over the parsers and the sampler (issue 28): tests/fuzz/fuzz_{gguf,tokenizer,chat,sampler}.c against a
 # libtern built by clang with coverage instrumentation, ASan and UBSan in build-fuzz/ (the code under test is
 # instrumented, not only the harness). tests/t_fuzz_core.sh runs each for seconds in `make test`; scripts/fuzz.sh
-# SECONDS runs them longer.
-FUZZ_CORE := gguf tokenizer chat sampler
+# SECONDS runs them longer (FUZZ_CORE, above: `make fuzz` names them before this point).
 FUZZ_SAN  := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 ifeq ($(BUILD),build-fuzz)
 # quant.c's run-time SIMD dispatch (GCC's target builtins) does not build with clang: gcc, uninstrumented, there

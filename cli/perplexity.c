@@ -40,7 +40,10 @@ int cmd_perplexity(int argc, char **argv) {
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) file = ARG();
         else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) n_ctx = (int)cli_parse_long(a, ARG(), 4, 1 << 20);
         else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) n_batch = (int)cli_parse_long(a, ARG(), 1, 1 << 20);
-        else if (!strcmp(a, "--chunks")) n_chunks = (int)cli_parse_long(a, ARG(), -1, 1 << 30);
+        else if (!strcmp(a, "--chunks")) {
+            n_chunks = (int)cli_parse_long(a, ARG(), -1, 1 << 30);
+            if (!n_chunks) cli_die("--chunks 0 scores nothing (-1, the default: every chunk)");
+        }
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) n_threads = (int)cli_parse_long(a, ARG(), 1, 1024);
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch")) ubatch = (int)cli_parse_long(a, ARG(), 1, 1 << 16);
         else if (!strcmp(a, "--device")) device = cli_parse_device(ARG());

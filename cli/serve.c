@@ -171,15 +171,16 @@ int cmd_serve(int argc, char **argv) {
         alias = name;
     }
     c.model_id = alias;
+    /* the pool's sizes for the banner, read before the scheduler's thread owns the engine */
+    int used, total, bs;
+    tern_engine_kv_usage(e, &used, &total, &bs);
+    tern_kv_stats kst;
+    tern_engine_kv_stats(e, &kst);
     const int cuda = !strcmp(tern_engine_device(e), "cuda");
     srv_sched_params spp = {parallel, queue, batch_tokens > 0 ? batch_tokens : cuda ? 2048 : 128};
     srv_sched *s = srv_sched_new(&c, e, &spp);
     if (!s) cli_die("%s", tern_last_error());
     srv_http_ready(h, &c, s);
-    int used, total, bs;
-    tern_engine_kv_usage(e, &used, &total, &bs);
-    tern_kv_stats kst;
-    tern_engine_kv_stats(e, &kst);
     char swa_pool[64] = "";
     if (kst.swa_blocks_total > 0) snprintf(swa_pool, sizeof swa_pool, " (+ %d in the window pool)", kst.swa_blocks_total);
     fprintf(stderr, "tern serve: %s on %s, %d parallel x %d positions, KV pool %d blocks of %d%s, batch %d tokens, prefix "

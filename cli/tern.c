@@ -149,6 +149,7 @@ tern_device cli_default_device(void) {
 static void cli_config_from_env(void) {
     tern_config c = tern_config_get();
     const char *simd = getenv("TERN_SIMD");
+    if (simd && !*simd) simd = NULL; /* empty: unset, as every other TERN_* */
     if (simd && strcmp(simd, "scalar") != 0 && strcmp(simd, "avx2") != 0 && strcmp(simd, "avxvnni") != 0 &&
         strcmp(simd, "avx512") != 0 && strcmp(simd, "avx512vnni") != 0)
         cli_die("TERN_SIMD=%s is not a SIMD path (scalar, avx2, avxvnni, avx512, avx512vnni)", simd);
@@ -902,6 +903,7 @@ static int cmd_chat(const options *o) {
         }
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if (!len) break;
+        if (memchr(line, 0, len)) cli_die("a line of the input contains a NUL byte (not text)"); /* as run's -f */
         warn_invalid_utf8(line, len);
         if (n_msgs + 2 > cap_msgs) {
             msgs = realloc(msgs, sizeof(tern_chat_msg) * (size_t)(cap_msgs *= 2));

@@ -4,7 +4,7 @@
  *       -f - (or a piped standard input without -p) reads the text from standard input, as it is (no newline
  *       dropped: the ids are of exactly these bytes); --no-special: control-token texts stay text; --no-bos: no BOS
  *   tern detokenize -m MODEL [-p IDS | -f FILE] [--special]
- *       the ids (any separators: "1 2 3", "[1, 2, 3]") back to text, as llama.cpp's llama_detokenize gives it;
+ *       the ids (separated by spaces, commas or brackets: "1 2 3", "[1, 2, 3]") back to text, as llama.cpp's llama_detokenize gives it;
  *       --special shows control tokens. stdout is valid UTF-8 (a byte sequence no character is made of: U+FFFD). */
 #include <ctype.h>
 #include <errno.h>
@@ -131,6 +131,9 @@ int cmd_detokenize(int argc, char **argv) {
     for (const char *p = in; *p;) {
         if (!isdigit((unsigned char)*p)) {
             if (*p == '-' && isdigit((unsigned char)p[1])) cli_die("token ids are >= 0 (got '-%c...')", p[1]);
+            /* separators: white space, commas, the brackets of a list; anything else is not an id (1e3 is not 1, 3) */
+            if (!isspace((unsigned char)*p) && *p != ',' && *p != '[' && *p != ']')
+                cli_die("'%.12s' is not a token id (ids are separated by spaces, commas or [ ])", p);
             p++;
             continue;
         }

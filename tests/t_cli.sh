@@ -255,6 +255,11 @@ for r in picked:
 print(len(picked), "strings")
 PY
 expect_err "detokenize out of range" "out of range" -- ./tern detokenize -m "$MODEL" -p "1 2 999999"
+expect_err "detokenize: a word among the ids" "'abc 30' is not a token id" -- ./tern detokenize -m "$MODEL" -p "28,abc 30"
+expect_err "detokenize: 1e3 is not 1, 3" "'e3' is not a token id" -- ./tern detokenize -m "$MODEL" -p "28 1e3"
+printf 'say: a\000b\n' | ./tern chat -m "$MODEL" -n 2 -t 1 >/dev/null 2>"$T/err"; rc=$? # chat's banner line first
+[ "$rc" -eq 2 ] && tail -1 "$T/err" | grep -q "NUL byte" && ok || bad "chat: a NUL in a line: rc=$rc $(tail -c 200 "$T/err")"
+expect_err "perplexity --chunks 0" "scores nothing" -- ./tern perplexity -m "$MODEL" -f tests/fixtures/perplexity/genesis.txt --chunks 0
 expect_err "tokenize unknown option" "unknown option" -- ./tern tokenize -m "$MODEL" -p hi --bogus
 # bytes SmolLM2's vocabulary cannot encode: the same ids as llama.cpp's (tests/fixtures/tokenizer/dropped.tsv, made by
 # tests/gen_dropped_fixture.sh with llama-tokenize), and a warning
