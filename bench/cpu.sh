@@ -46,6 +46,9 @@ res = {k: {"tern": med("tern", k), "llama_cpp": med("llama_cpp", k)} for k in ("
 for k in res:
     res[k]["ratio_tern_over_llama_cpp"] = res[k]["tern"] / res[k]["llama_cpp"]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+# "AMD EPYC" names every host this VM lands on: the family and model tell Zen 4 (25/17) from Zen 5 (26/...)
+fam = {l.split(":", 1)[0].strip(): l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if ":" in l}
+cpu += f" (family {fam.get('cpu family', '?')}, model {fam.get('model', '?')})"
 commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
 dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip())
 receipt = {"bench": "bench/cpu.sh", "date": datetime.datetime.utcnow().isoformat() + "Z", "git_commit": commit, "git_dirty": dirty,
