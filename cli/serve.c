@@ -170,7 +170,7 @@ int cmd_serve(int argc, char **argv) {
         if (k > 5 && !strcmp(name + k - 5, ".gguf")) name[k - 5] = 0;
         alias = name;
     }
-    c.model_id = alias;
+    c.model_id = srv_utf8_lossy(alias, strlen(alias)); /* a file name may hold any bytes; JSON carries UTF-8 (kept) */
     /* the pool's sizes for the banner, read before the scheduler's thread owns the engine */
     int used, total, bs;
     tern_engine_kv_usage(e, &used, &total, &bs);

@@ -385,10 +385,15 @@ static int add_tokenizer(gguf_writer *w, const char *dir, const cJSON *cfg, int6
                        dir);
         goto out;
     }
+    /* every id checked (a wrong one is an error, never skipped); the size: the largest id + 1, at least config.json's
+     * vocab_size (llama.cpp pads with [PADi], unused) */
     const cJSON *e;
-    cJSON_ArrayForEach(e, vocab) if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= (1 << 24)) {
-        tern_set_error("%s/tokenizer.json: model.vocab['%.40s'] is not a token id", dir, e->string);
-        goto out;
+    cJSON_ArrayForEach(e, vocab) {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= (1 << 24)) {
+            tern_set_error("%s/tokenizer.json: model.vocab['%.40s'] is not a token id", dir, e->string);
+            goto out;
+        }
+        if (e->valuedouble + 1 > n) n = (int64_t)e->valuedouble + 1;
     }
     cJSON_ArrayForEach(e, added) {
         double id;
@@ -396,33 +401,25 @@ static int add_tokenizer(gguf_writer *w, const char *dir, const cJSON *cfg, int6
             tern_set_error("%s/tokenizer.json: an added_tokens entry without a token id and a content string", dir);
             goto out;
         }
+        if (id + 1 > n) n = (int64_t)id + 1;
     }
     const char *pre = detect_pre(jget(tj, "pre_tokenizer"));
     if (!pre) { tern_set_error("%s/tokenizer.json: a pre-tokenizer tern does not recognise", dir); goto out; }
-    /* the size: the largest id + 1, at least config.json's vocab_size (llama.cpp pads with [PADi], unused) */
-    cJSON_ArrayForEach(e, vocab) if (cJSON_IsNumber(e) && e->valuedouble + 1 > n) n = (int64_t)e->valuedouble + 1;
-    cJSON_ArrayForEach(e, added) {
-        double id;
-        if (!jnum(e, "id", &id) && id + 1 > n) n = (int64_t)id + 1;
-    }
     if (n_vocab_cfg > n) n = n_vocab_cfg;
     if (n <= 0 || n > (1 << 24)) { tern_set_error("%s/tokenizer.json: %lld tokens", dir, (long long)n); goto out; }
     toks = tern_xcalloc((size_t)n, sizeof(char *));
     types = tern_xcalloc((size_t)n, sizeof(int32_t));
-    cJSON_ArrayForEach(e, vocab) {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 0) continue;
+    cJSON_ArrayForEach(e, vocab) { /* ids checked above */
         const int64_t id = (int64_t)e->valuedouble;
         free(toks[id]);
         toks[id] = strdup(e->string);
         types[id] = 1; /* normal */
     }
     cJSON_ArrayForEach(e, added) {
-        double id;
-        const char *c = jstr(e, "content");
-        if (jnum(e, "id", &id) || !c || id < 0) continue;
-        free(toks[(int64_t)id]);
-        toks[(int64_t)id] = strdup(c);
-        types[(int64_t)id] = cJSON_IsTrue(jget(e, "special")) ? 3 : 4; /* control : user-defined */
+        const int64_t id = (int64_t)jget(e, "id")->valuedouble; /* id and content checked above */
+        free(toks[id]);
+        toks[id] = strdup(jstr(e, "content"));
+        types[id] = cJSON_IsTrue(jget(e, "special")) ? 3 : 4; /* control : user-defined */
     }
     for (int64_t i = 0; i < n; i++)
         if (!toks[i]) {

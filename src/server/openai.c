@@ -60,7 +60,7 @@ int srv_utf8_valid(const char *s, size_t n) {
 
 /* s[0..n) as a NUL-terminated malloc'd string of valid UTF-8: an invalid or cut sequence and a NUL byte become
  * U+FFFD (JSON strings here cannot carry NUL). */
-static char *utf8_lossy(const char *s, size_t n) {
+char *srv_utf8_lossy(const char *s, size_t n) {
     char *o = tern_xmalloc(3 * n + 1);
     size_t w = 0;
     for (size_t i = 0; i < n;) {
@@ -81,17 +81,9 @@ static char *utf8_lossy(const char *s, size_t n) {
     return o;
 }
 
-/* a string of the model's (its id: a file name or --alias; its description: GGUF metadata) as valid UTF-8, the JSON
- * that carries it too */
-static void add_lossy(cJSON *o, const char *key, const char *v) {
-    char *t = utf8_lossy(v, strlen(v));
-    cJSON_AddStringToObject(o, key, t);
-    free(t);
-}
-
 char *srv_error_json(const srv_error *err) {
     cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
-    char *msg = utf8_lossy(err->msg, strlen(err->msg));
+    char *msg = srv_utf8_lossy(err->msg, strlen(err->msg));
     cJSON_AddStringToObject(e, "message", msg);
     free(msg);
     cJSON_AddStringToObject(e, "type", err->type ? err->type : "invalid_request_error");
@@ -539,7 +531,7 @@ static void add_token_fields(const srv_ctx *c, cJSON *o, int32_t id, float lp) {
     char *raw;
     int n;
     token_bytes(c, id, &raw, &n);
-    char *s = utf8_lossy(raw, (size_t)n);
+    char *s = srv_utf8_lossy(raw, (size_t)n);
     cJSON_AddStringToObject(o, "token", s);
     cJSON_AddNumberToObject(o, "logprob", isfinite(lp) ? lp : -9999.0);
     cJSON *bytes = cJSON_AddArrayToObject(o, "bytes");
@@ -579,7 +571,7 @@ static cJSON *completion_logprobs(const srv_ctx *c, const srv_req *r, int l0, in
         char *raw;
         int n;
         token_bytes(c, e->id, &raw, &n);
-        char *s = utf8_lossy(raw, (size_t)n);
+        char *s = srv_utf8_lossy(raw, (size_t)n);
         cJSON_AddItemToArray(toks, cJSON_CreateString(s));
         cJSON_AddItemToArray(tlp, cJSON_CreateNumber(isfinite(e->lp) ? e->lp : -9999.0));
         cJSON_AddItemToArray(off, cJSON_CreateNumber((double)at));
@@ -589,7 +581,7 @@ static cJSON *completion_logprobs(const srv_ctx *c, const srv_req *r, int l0, in
         cJSON *t = cJSON_CreateObject();
         for (int k = 0; k < e->n_top; k++) {
             token_bytes(c, e->top_id[k], &raw, &n);
-            s = utf8_lossy(raw, (size_t)n);
+            s = srv_utf8_lossy(raw, (size_t)n);
             if (!cJSON_GetObjectItemCaseSensitive(t, s))
                 cJSON_AddNumberToObject(t, s, isfinite(e->top_lp[k]) ? e->top_lp[k] : -9999.0);
             free(s);
@@ -615,7 +607,7 @@ static cJSON *head(const srv_ctx *c, const srv_req *r, const char *object) {
     cJSON_AddStringToObject(o, "id", r->id);
     cJSON_AddStringToObject(o, "object", object);
     cJSON_AddNumberToObject(o, "created", (double)r->created);
-    add_lossy(o, "model", c->model_id);
+    cJSON_AddStringToObject(o, "model", c->model_id);
     cJSON_AddStringToObject(o, "system_fingerprint", "tern");
     return o;
 }
@@ -774,7 +766,7 @@ char *srv_tokenize(const srv_ctx *c, const char *body, size_t len, srv_error *er
             int k;
             token_bytes(c, ids[i], &raw, &k);
             if (srv_utf8_valid(raw, (size_t)k) && !memchr(raw, 0, (size_t)k)) {
-                char *s = utf8_lossy(raw, (size_t)k);
+                char *s = srv_utf8_lossy(raw, (size_t)k);
                 cJSON_AddStringToObject(t, "piece", s);
                 free(s);
             } else { /* not a whole character: its bytes, as llama-server gives them */
@@ -821,7 +813,7 @@ char *srv_detokenize(const srv_ctx *c, const char *body, size_t len, srv_error *
         free(piece);
     }
     if (!rc) {
-        char *s = utf8_lossy(raw ? raw : "", n);
+        char *s = srv_utf8_lossy(raw ? raw : "", n);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "content", s);
         out = cJSON_PrintUnformatted(o);
@@ -861,12 +853,14 @@ char *srv_models_json(const srv_ctx *c) {
     cJSON_AddStringToObject(o, "object", "list");
     data = cJSON_AddArrayToObject(o, "data");
     cJSON *m = cJSON_CreateObject();
-    add_lossy(m, "id", c->model_id);
+    cJSON_AddStringToObject(m, "id", c->model_id);
     cJSON_AddStringToObject(m, "object", "model");
     cJSON_AddNumberToObject(m, "created", 0);
     cJSON_AddStringToObject(m, "owned_by", "tern");
     cJSON *meta = cJSON_AddObjectToObject(m, "meta");
-    add_lossy(meta, "desc", tern_model_desc(c->m));
+    char *desc = srv_utf8_lossy(tern_model_desc(c->m), strlen(tern_model_desc(c->m))); /* GGUF metadata: any bytes */
+    cJSON_AddStringToObject(meta, "desc", desc);
+    free(desc);
     cJSON_AddNumberToObject(meta, "n_ctx", c->n_ctx);
     cJSON_AddNumberToObject(meta, "n_vocab", tern_model_n_vocab(c->m));
     cJSON_AddNumberToObject(meta, "n_params", (double)tern_model_n_params(c->m));

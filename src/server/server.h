@@ -41,7 +41,7 @@ typedef struct {
     char default_system[1024];      /* the template's default system message ("" if none) */
     tern_sampler_params sp;         /* sampling defaults (the command line's) */
     int n_ctx;                      /* positions a sequence at most */
-    const char *model_id;           /* the name /v1/models lists and responses carry */
+    const char *model_id;           /* the name /v1/models lists and responses carry (valid UTF-8: srv_utf8_lossy) */
 } srv_ctx;
 
 typedef struct srv_req {
@@ -108,6 +108,8 @@ int srv_parse(const srv_ctx *c, srv_kind kind, const char *body, size_t len, srv
 void srv_req_clear(srv_req *r);
 /* 1 if s[0..n) is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF). */
 int srv_utf8_valid(const char *s, size_t n);
+/* s[0..n) as a NUL-terminated malloc'd string of valid UTF-8: an invalid or cut sequence and a NUL byte become U+FFFD */
+char *srv_utf8_lossy(const char *s, size_t n);
 /* The OpenAI error object {"error": {...}} as a malloc'd string. */
 char *srv_error_json(const srv_error *err);
 /* Fill err and return -1. */
